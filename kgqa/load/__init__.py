@@ -1,0 +1,53 @@
+"""Load stage: datasets, runs (and, in kgqa.execute, knowledge graphs).
+
+``load_dataset(spec)`` takes a registry name (``qald-9-test``, ``ck25``, ...) or a file path;
+``load_run(path, dataset=...)`` reads a system's output.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kgqa.load import formats
+from kgqa.model import Dataset, InputError, Run
+
+
+def _paths(spec: str | Path | list) -> list[Path]:
+    if isinstance(spec, (list, tuple)):
+        return [Path(p) for p in spec]
+    return [Path(spec)]
+
+
+def load_dataset(spec: str | Path | list, format: str | None = None, **options: Any) -> Dataset:
+    """A dataset from a registry name or from file path(s)."""
+    paths = _paths(spec)
+    if len(paths) == 1 and not paths[0].exists():
+        from kgqa.load import registry
+
+        entry = registry.find(str(spec))
+        if entry is None:
+            raise InputError(spec, "no such file, and not a registered dataset name (see `kgqa datasets list`)")
+        return registry.load(entry, **options)
+    for p in paths:
+        if not p.exists():
+            raise InputError(p, "no such file")
+    fmt = formats.get("dataset", format) if format else formats.detect(paths, "dataset")
+    ds = fmt.load(paths, **options)
+    ds.format = ds.format or fmt.name
+    return ds
+
+
+def load_run(spec: str | Path | list, format: str | None = None, dataset: Dataset | None = None, **options: Any) -> Run:
+    """A run from file path(s). ``dataset`` lets formats that need it (e.g. id mapping) see it."""
+    paths = _paths(spec)
+    for p in paths:
+        if not p.exists():
+            raise InputError(p, "no such file")
+    fmt = formats.get("run", format) if format else formats.detect(paths, "run")
+    run = fmt.load(paths, dataset=dataset, **options)
+    run.format = run.format or fmt.name
+    return run
+
+
+__all__ = ["load_dataset", "load_run", "formats"]

@@ -1,0 +1,125 @@
+"""The registry of file formats kgqa reads (datasets and runs) and writes.
+
+Each format module calls :func:`register` at import time with a :class:`Format`. A format
+knows how to recognise a file (``sniff``), load it, and optionally write it. Detection asks
+every format of the wanted kind to sniff the file and takes the most confident answer;
+``--format NAME`` skips detection.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from kgqa.model.problems import InputError
+
+Kind = Literal["dataset", "run"]
+
+#: Modules that register formats. Each module registers its own; keep one line per module.
+FORMAT_MODULES: list[str] = [
+]
+
+MAX_SNIFF_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Sample:
+    """What a sniffer sees of a file: its path, its first bytes decoded leniently as text,
+    and (lazily, for JSON files) the parsed document when it is small enough."""
+
+    path: Path
+    head: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Format:
+    """A file format.
+
+    ``sniff(sample) -> float`` returns a confidence in [0, 1] (0: not this format).
+    ``load(paths, **options)`` returns a :class:`~kgqa.model.Dataset` (kind ``dataset``) or a
+    :class:`~kgqa.model.Run` (kind ``run``); it raises :class:`~kgqa.model.InputError` for a
+    file it cannot read at all and records per-record problems in the result's ``problems``.
+    ``write(obj, path)`` writes the object in this format (writers are optional).
+    """
+
+    name: str
+    kind: Kind
+    description: str
+    sniff: Callable[[Sample], float]
+    load: Callable[..., Any]
+    write: Callable[[Any, Path], None] | None = None
+    extensions: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = field(default_factory=tuple)
+
+
+_FORMATS: dict[tuple[Kind, str], Format] = {}
+_loaded = False
+
+
+def register(fmt: Format) -> Format:
+    for name in (fmt.name, *fmt.aliases):
+        key = (fmt.kind, name)
+        if key in _FORMATS and _FORMATS[key] is not fmt:
+            raise ValueError(f"format {name!r} ({fmt.kind}) registered twice")
+        _FORMATS[key] = fmt
+    return fmt
+
+
+def _ensure_loaded() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for mod in FORMAT_MODULES:
+            importlib.import_module(mod)
+
+
+def formats(kind: Kind | None = None) -> list[Format]:
+    _ensure_loaded()
+    seen: dict[int, Format] = {}
+    for (k, _), f in _FORMATS.items():
+        if kind is None or k == kind:
+            seen.setdefault(id(f), f)
+    return sorted(seen.values(), key=lambda f: (f.kind, f.name))
+
+
+def get(kind: Kind, name: str) -> Format:
+    _ensure_loaded()
+    try:
+        return _FORMATS[(kind, name)]
+    except KeyError:
+        names = ", ".join(f.name for f in formats(kind))
+        raise InputError("--format", f"unknown {kind} format {name!r}; known: {names}") from None
+
+
+def sample(path: Path) -> Sample:
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_SNIFF_BYTES)
+        size = path.stat().st_size
+    except OSError as e:
+        raise InputError(path, f"cannot read file: {e.strerror or e}") from None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    return Sample(path, raw.decode("utf-8", errors="replace"), size)
+
+
+def detect(paths: Sequence[Path], kind: Kind) -> Format:
+    """The most confident format of ``kind`` for the first path."""
+    _ensure_loaded()
+    s = sample(paths[0])
+    best: tuple[float, Format | None] = (0.0, None)
+    for f in formats(kind):
+        try:
+            c = f.sniff(s)
+        except Exception:  # a sniffer must never break detection
+            c = 0.0
+        if c > best[0]:
+            best = (c, f)
+    if best[1] is None:
+        names = ", ".join(f.name for f in formats(kind))
+        raise InputError(paths[0], f"cannot tell which {kind} format this is; pass --format (one of: {names})")
+    return best[1]

@@ -1,0 +1,67 @@
+"""A benchmark item and a dataset (a list of items with where they came from)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgqa.model.answer import Answer
+from kgqa.model.problems import Problem
+
+
+@dataclass
+class Item:
+    """One question of a benchmark.
+
+    ``questions`` maps a language code to the question text; ``keywords`` likewise to keyword
+    lists. ``answer`` is the stored gold answer (None when the dataset has none, e.g. LC-QuAD,
+    which must be executed). ``answer_type`` is the dataset's own label (resource, number,
+    date, boolean, string, ...). ``groups`` holds grouping keys such as ``template`` or
+    ``paraphrase``; ``metadata`` everything else the source file says about the item.
+    """
+
+    id: str
+    questions: dict[str, str] = field(default_factory=dict)
+    sparql: str | None = None
+    answer: Answer | None = None
+    answer_type: str | None = None
+    keywords: dict[str, list[str]] = field(default_factory=dict)
+    groups: dict[str, str] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def question(self, lang: str = "en") -> str | None:
+        if lang in self.questions:
+            return self.questions[lang]
+        return next(iter(self.questions.values()), None)
+
+
+@dataclass
+class Dataset:
+    """Items in file order, keyed by id. ``problems`` lists what the loader skipped or repaired."""
+
+    name: str
+    items: list[Item]
+    format: str = ""
+    source: list[Path] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._by_id = {it.id: it for it in self.items}
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __getitem__(self, item_id: str) -> Item:
+        return self._by_id[item_id]
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._by_id
+
+    @property
+    def ids(self) -> list[str]:
+        return [it.id for it in self.items]

@@ -1,0 +1,49 @@
+"""What happened when a system (or kgqa, executing its query) produced an answer.
+
+A query that fails to parse, errors, times out or is refused is an outcome of its own, never
+an empty answer; a question the run does not cover is ``missing``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from kgqa.model.answer import Answer, is_empty
+
+
+class Status(str, Enum):
+    OK = "ok"
+    PARSE_ERROR = "parse_error"
+    EXEC_ERROR = "exec_error"
+    TIMEOUT = "timeout"
+    REFUSED = "refused"
+    MISSING = "missing"
+
+    @property
+    def failed(self) -> bool:
+        return self is not Status.OK
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    status: Status
+    answer: Answer | None = None
+    message: str = ""
+    elapsed: float | None = None
+
+    @property
+    def label(self) -> str:
+        """``ok`` / ``empty`` / ``parse_error`` / ``exec_error`` / ``timeout`` / ``refused`` /
+        ``missing``: the per-question outcome shown in reports."""
+        if self.status is Status.OK and is_empty(self.answer):
+            return "empty"
+        return self.status.value
+
+    @classmethod
+    def ok(cls, answer: Answer, elapsed: float | None = None) -> "Outcome":
+        return cls(Status.OK, answer, "", elapsed)
+
+    @classmethod
+    def missing(cls, message: str = "no entry in the run") -> "Outcome":
+        return cls(Status.MISSING, None, message)

@@ -1,0 +1,71 @@
+"""A run: what one system produced for the questions of a dataset."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgqa.model.answer import Answer
+from kgqa.model.outcome import Outcome, Status
+from kgqa.model.problems import Problem
+from kgqa.model.terms import Term
+
+
+@dataclass
+class Prediction:
+    """A system's output for one question: predicted SPARQL and/or a predicted answer, an
+    optional ranked list of answer terms (for Hits@k / MRR), timing and anything else.
+
+    ``status`` is the outcome the *system* reports (e.g. a GERBIL run marking an error);
+    execution by kgqa later turns ``sparql`` into an :class:`Outcome` of its own.
+    """
+
+    id: str
+    sparql: str | None = None
+    answer: Answer | None = None
+    ranked: list[Term] | None = None
+    elapsed: float | None = None
+    status: Status = Status.OK
+    message: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def outcome(self) -> Outcome:
+        """The outcome from the stored answer alone (no execution)."""
+        if self.status is not Status.OK:
+            return Outcome(self.status, None, self.message, self.elapsed)
+        if self.answer is None and self.ranked is None:
+            if self.sparql is not None:
+                return Outcome(Status.MISSING, None, "run has a query but no answer; execute it with --kg")
+            return Outcome(Status.MISSING, None, "run entry has neither an answer nor a query")
+        answer = self.answer
+        if answer is None and self.ranked is not None:
+            from kgqa.model.answer import TableAnswer
+
+            answer = TableAnswer.single_column(self.ranked)
+        return Outcome(Status.OK, answer, "", self.elapsed)
+
+
+@dataclass
+class Run:
+    name: str
+    predictions: list[Prediction]
+    format: str = ""
+    source: list[Path] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._by_id = {p.id: p for p in self.predictions}
+
+    def __len__(self) -> int:
+        return len(self.predictions)
+
+    def __iter__(self):
+        return iter(self.predictions)
+
+    def get(self, item_id: str) -> Prediction | None:
+        return self._by_id.get(item_id)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._by_id

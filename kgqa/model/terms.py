@@ -1,0 +1,272 @@
+"""Typed RDF terms: IRI, Literal (with datatype or language tag), blank node.
+
+Answers in kgqa are made of these terms, never of bare strings. How two terms are
+compared is explicit: see :class:`TermMatching`, whose ``key`` maps a term to a hashable
+comparison key (numbers by value, dates by value, language tags and case as settings, IRIs
+after percent-encoding normalisation).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from collections.abc import Hashable
+from typing import Any, Literal as _Lit, Union
+from urllib.parse import unquote
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+XSD_STRING = XSD + "string"
+XSD_BOOLEAN = XSD + "boolean"
+XSD_INTEGER = XSD + "integer"
+XSD_DECIMAL = XSD + "decimal"
+XSD_DOUBLE = XSD + "double"
+XSD_DATE = XSD + "date"
+XSD_DATETIME = XSD + "dateTime"
+RDF_LANGSTRING = RDF + "langString"
+
+NUMERIC_TYPES = frozenset(
+    XSD + t
+    for t in (
+        "integer decimal float double int long short byte nonNegativeInteger positiveInteger "
+        "nonPositiveInteger negativeInteger unsignedInt unsignedLong unsignedShort unsignedByte"
+    ).split()
+)
+DATE_TYPES = frozenset(XSD + t for t in ("date", "dateTime", "dateTimeStamp", "gYear", "gYearMonth"))
+
+
+@dataclass(frozen=True, slots=True)
+class IRI:
+    value: str
+
+    def n3(self) -> str:
+        return f"<{self.value}>"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    """An RDF literal. ``datatype`` is None for a simple literal (xsd:string); a literal with a
+    language tag has ``language`` set and datatype None."""
+
+    value: str
+    datatype: str | None = None
+    language: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.language is not None and self.datatype not in (None, RDF_LANGSTRING):
+            raise ValueError(f"literal {self.value!r} has both a language tag and datatype {self.datatype}")
+
+    def n3(self) -> str:
+        body = '"' + self.value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+        if self.language:
+            return f"{body}@{self.language}"
+        if self.datatype and self.datatype != XSD_STRING:
+            return f"{body}^^<{self.datatype}>"
+        return body
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class BNode:
+    id: str
+
+    def n3(self) -> str:
+        return f"_:{self.id}"
+
+    def __str__(self) -> str:
+        return f"_:{self.id}"
+
+
+Term = Union[IRI, Literal, BNode]
+
+TRUE = Literal("true", XSD_BOOLEAN)
+FALSE = Literal("false", XSD_BOOLEAN)
+
+
+# --------------------------------------------------------------------------- conversions
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:[^\s]*$")
+
+
+def looks_like_iri(text: str) -> bool:
+    """True for an absolute IRI such as ``http://x/y`` or ``urn:a:b`` (no whitespace)."""
+    return bool(_SCHEME.match(text)) and not text[: text.index(":")].isdigit()
+
+
+def guess_term(text: str) -> Term:
+    """Type a bare string from an untyped source (Text2SPARQL answer bags, CSV): absolute
+    IRIs become :class:`IRI`, everything else a simple :class:`Literal`."""
+    if text.startswith("http://") or text.startswith("https://") or text.startswith("urn:"):
+        return IRI(text) if " " not in text else Literal(text)
+    return Literal(text)
+
+
+def from_sparql_json(cell: dict[str, Any]) -> Term:
+    """A term from one binding of SPARQL 1.1 Query Results JSON (also Virtuoso's
+    ``typed-literal`` and the QALD variants ``"type": "uri"|"literal"``)."""
+    if not isinstance(cell, dict):
+        raise ValueError(f"expected a binding object with 'type' and 'value', got {cell!r}")
+    kind = cell.get("type")
+    value = cell.get("value")
+    if value is None:
+        raise ValueError(f"binding without 'value': {cell!r}")
+    value = str(value)
+    if kind in ("uri", "iri"):
+        return IRI(value)
+    if kind == "bnode":
+        return BNode(value)
+    if kind in ("literal", "typed-literal", None):
+        lang = cell.get("xml:lang") or cell.get("lang")
+        dt = cell.get("datatype")
+        if lang:
+            return Literal(value, None, str(lang))
+        return Literal(value, None if dt in (None, XSD_STRING) else str(dt))
+    raise ValueError(f"unknown binding type {kind!r} (expected uri, literal, typed-literal or bnode)")
+
+
+def to_sparql_json(term: Term) -> dict[str, str]:
+    if isinstance(term, IRI):
+        return {"type": "uri", "value": term.value}
+    if isinstance(term, BNode):
+        return {"type": "bnode", "value": term.id}
+    out = {"type": "literal", "value": term.value}
+    if term.language:
+        out["xml:lang"] = term.language
+    elif term.datatype and term.datatype != XSD_STRING:
+        out["datatype"] = term.datatype
+    return out
+
+
+# --------------------------------------------------------------------------- comparison
+
+_NUMBER = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")
+_DATE = re.compile(r"^(-?\d{4,})-(\d{2})-(\d{2})(Z|[+-]\d{2}:\d{2})?$")
+_DATETIME = re.compile(r"^(-?\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2}(?:\.\d+)?)(Z|[+-]\d{2}:\d{2})?$")
+
+
+def _number(text: str) -> Decimal | None:
+    if not _NUMBER.match(text):
+        return None
+    try:
+        d = Decimal(text.strip())
+    except InvalidOperation:  # pragma: no cover - regex guards this
+        return None
+    return d.normalize() if d != 0 else Decimal(0)
+
+
+def _date_key(text: str) -> tuple | None:
+    """Value key of an xsd:date / xsd:dateTime lexical form. Timezone offsets are applied;
+    a dateTime at midnight compares equal to the bare date (DBpedia and Wikidata disagree on
+    which of the two they return for a day)."""
+    text = text.strip()
+    m = _DATE.match(text)
+    if m:
+        return ("date", int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    m = _DATETIME.match(text)
+    if not m:
+        return None
+    y, mo, d, h, mi = (int(m.group(i)) for i in range(1, 6))
+    sec = Decimal(m.group(6))
+    tz = m.group(7)
+    if tz and tz not in ("Z", "+00:00", "-00:00"):
+        sign = 1 if tz[0] == "+" else -1
+        offset = sign * (int(tz[1:3]) * 60 + int(tz[4:6]))
+        try:
+            moment = _dt.datetime(y, mo, d, h, mi) - _dt.timedelta(minutes=offset)
+        except ValueError:
+            return None
+        y, mo, d, h, mi = moment.year, moment.month, moment.day, moment.hour, moment.minute
+    if (h, mi, sec) == (0, 0, 0):
+        return ("date", y, mo, d)
+    return ("dateTime", y, mo, d, h, mi, sec.normalize())
+
+
+_BOOL = {"true": True, "1": True, "false": False, "0": False}
+
+
+@dataclass(frozen=True)
+class TermMatching:
+    """How answer terms are compared. Every field is part of the score signature.
+
+    - ``mode``: ``typed`` compares terms by kind and value (the rules below);
+      ``lexical`` compares only the lexical form string (what Text2SPARQL's pytrec_eval bags
+      and GERBIL's string sets do).
+    - ``numbers``: ``value`` (``"8"``, ``"8.0"``, ``"8"^^xsd:int`` equal) or ``lexical``.
+    - ``untyped_numbers``: simple literals whose text is a number compare as that number.
+    - ``dates``: ``value`` (``2020-01-05`` equals ``2020-01-05T00:00:00Z``) or ``lexical``.
+    - ``language``: ``ignore`` language tags, or ``match`` them (case-insensitively, as BCP47).
+    - ``case``: ``sensitive`` or ``insensitive`` for literal text.
+    - ``iri``: ``percent-decode`` (``%40`` equals ``@``), or ``exact``.
+    - ``literal_vs_iri``: when True, a literal whose text equals an IRI matches the IRI.
+    """
+
+    mode: _Lit["typed", "lexical"] = "typed"
+    numbers: _Lit["value", "lexical"] = "value"
+    untyped_numbers: bool = True
+    dates: _Lit["value", "lexical"] = "value"
+    language: _Lit["ignore", "match"] = "ignore"
+    case: _Lit["sensitive", "insensitive"] = "sensitive"
+    iri: _Lit["percent-decode", "exact"] = "percent-decode"
+    literal_vs_iri: bool = False
+
+    def signature(self) -> str:
+        if self.mode == "lexical":
+            return "lexical"
+        parts = [
+            f"num:{self.numbers}{'+untyped' if self.untyped_numbers and self.numbers == 'value' else ''}",
+            f"date:{self.dates}",
+            f"lang:{self.language}",
+            f"case:{self.case}",
+            f"iri:{self.iri}",
+        ]
+        if self.literal_vs_iri:
+            parts.append("lit=iri")
+        return ",".join(parts)
+
+    def key(self, term: Term | None) -> Hashable:
+        """Comparison key of a term: two terms match iff their keys are equal."""
+        if term is None:
+            return ("unbound",)
+        if self.mode == "lexical":
+            return term.value if not isinstance(term, BNode) else "_:" + term.id
+        if isinstance(term, IRI):
+            v = unquote(term.value) if self.iri == "percent-decode" else term.value
+            return ("text", v) if self.literal_vs_iri else ("iri", v)
+        if isinstance(term, BNode):
+            return ("bnode", term.id)
+        return self._literal_key(term)
+
+    def _literal_key(self, lit: Literal) -> Hashable:
+        dt = lit.datatype
+        text = lit.value
+        if dt in NUMERIC_TYPES or (dt is None and lit.language is None and self.untyped_numbers):
+            if self.numbers == "value":
+                n = _number(text)
+                if n is not None:
+                    return ("num", n)
+        if dt == XSD_BOOLEAN:
+            b = _BOOL.get(text.strip().lower())
+            if b is not None:
+                return ("bool", b)
+        if dt in DATE_TYPES or (dt is None and lit.language is None and self.untyped_numbers):
+            if self.dates == "value":
+                d = _date_key(text)
+                if d is not None:
+                    return d
+        if self.case == "insensitive":
+            text = text.casefold()
+        if dt is not None and dt not in (XSD_STRING, RDF_LANGSTRING) and dt not in NUMERIC_TYPES and dt not in DATE_TYPES:
+            return ("typed", text, dt)
+        if self.language == "match" and lit.language:
+            return ("text", text, lit.language.lower())
+        return ("text", text)
+
+DEFAULT_MATCHING = TermMatching()
+LEXICAL_MATCHING = TermMatching(mode="lexical")
