@@ -1,0 +1,43 @@
+"""The ``kgqa`` command line. Each command group lives in its own module and is added here."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from kgqa.model import InputError
+
+app = typer.Typer(
+    name="kgqa",
+    help="Benchmark question answering over knowledge graphs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err = Console(stderr=True)
+
+#: Modules that add commands to ``app`` (each defines ``register(app)``).
+COMMAND_MODULES: list[str] = [
+]
+
+
+def _register() -> None:
+    import importlib
+
+    for mod in COMMAND_MODULES:
+        importlib.import_module(mod).register(app)
+
+
+def main(argv: list[str] | None = None) -> None:
+    _register()
+    try:
+        app(args=argv, standalone_mode=True)
+    except InputError as e:
+        err.print(f"[bold red]error:[/] {e}", highlight=False)
+        sys.exit(2)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,36 @@
+"""Shared fixtures. Real-data tests use ../shared/data (or $KGQA_DATA_DIR) and are skipped,
+with the reason, only when that folder is absent."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _shared_data() -> Path | None:
+    env = os.environ.get("KGQA_DATA_DIR")
+    for cand in ([Path(env)] if env else []) + [REPO.parent / "shared" / "data"]:
+        if cand.is_dir():
+            return cand
+    return None
+
+
+SHARED = _shared_data()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if SHARED is None:
+        pytest.skip("real benchmark data not found: set KGQA_DATA_DIR or place shared/data beside the checkout")
+    return SHARED
+
+
+@pytest.fixture(autouse=True)
+def _data_dir_env(monkeypatch):
+    """Point the dataset registry at the shared data during tests, as .ci/run does."""
+    if SHARED is not None and not os.environ.get("KGQA_DATA_DIR"):
+        monkeypatch.setenv("KGQA_DATA_DIR", str(SHARED))
