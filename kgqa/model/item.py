@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ class Item:
     keywords: dict[str, list[str]] = field(default_factory=dict)
     groups: dict[str, str] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+    lang_ids: dict[str, str] = field(default_factory=dict)
 
     def question(self, lang: str = "en") -> str | None:
         if lang in self.questions:
@@ -65,3 +66,23 @@ class Dataset:
     @property
     def ids(self) -> list[str]:
         return [it.id for it in self.items]
+
+    def by_language(self, langs: list[str] | None = None) -> "Dataset":
+        """The scoring units: an item with ``lang_ids`` becomes one item per language (in
+        ``langs``, or all when None), with that language's id and question; other items are
+        kept as they are. Item order is preserved (languages in the item's order)."""
+        if not any(it.lang_ids for it in self.items):
+            return self
+        out: list[Item] = []
+        for it in self.items:
+            if not it.lang_ids:
+                out.append(it)
+                continue
+            for lang, lid in it.lang_ids.items():
+                if langs is not None and lang not in langs:
+                    continue
+                q = {lang: it.questions[lang]} if lang in it.questions else {}
+                kw = {lang: it.keywords[lang]} if lang in it.keywords else {}
+                out.append(replace(it, id=lid, questions=q, keywords=kw, lang_ids={},
+                                   metadata={**it.metadata, "item": it.id, "language": lang}))
+        return Dataset(self.name, out, self.format, self.source, self.problems, self.metadata)
