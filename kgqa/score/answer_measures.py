@@ -1,0 +1,180 @@
+"""Answer measures: precision, recall, F1, exact match, accuracy, QALD macro F1, Hits@k,
+MRR and coverage, each with its edge-case rule as an explicit parameter."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from kgqa.model import Status
+from kgqa.score.measures import ItemContext, MeasureDef, Param, register
+from kgqa.score.rules import RULES, micro
+
+RULE = Param("rule", "kgqa", tuple(RULES), "per-question edge-case rule (see kgqa.score.rules)")
+AGG = Param("agg", "macro", ("macro", "micro"), "macro: mean of per-question values; micro: from summed counts")
+
+
+def _prf(ctx: ItemContext, rule: str) -> tuple[float, float, float] | None:
+    if ctx.failed:
+        return 0.0, 0.0, 0.0
+    return RULES[rule](ctx.counts)
+
+
+def _component(index: int):
+    def item(ctx: ItemContext, rule: str, agg: str) -> float | None:
+        if agg == "micro":
+            return None
+        v = _prf(ctx, rule)
+        return None if v is None else v[index]
+
+    def aggregate(ctxs: Sequence[ItemContext], values: Sequence[float | None], rule: str, agg: str) -> float:
+        if agg == "micro":
+            # failed items contribute as an empty system answer (their counts already are)
+            return micro([c.counts for c in ctxs if RULES[rule](c.counts) is not None or c.failed], rule)[index]
+        vals = [v for v in values if v is not None]
+        return math.fsum(vals) / len(vals) if vals else float("nan")
+
+    return item, aggregate
+
+
+for _i, (_name, _what) in enumerate((("P", "precision"), ("R", "recall"), ("F1", "F1"))):
+    _item, _agg = _component(_i)
+    register(MeasureDef(
+        name=_name,
+        definition=(
+            f"Answer {_what} over the compared answer collections (the profile's view: flattened "
+            f"values or rows). agg=macro: mean of per-question {_what}; agg=micro: {_what} of the "
+            "summed TP/FP/FN. Edge cases by `rule`: kgqa (both empty 1, one empty 0), gerbil "
+            "(TP=0: 1 if FP=FN=0 else 0), gerbil-qald (empty system: P=1,R=0), qald (empty gold: 1 "
+            "iff system empty; empty system: P=1,R=0), pytrec (0 whenever a denominator is 0), "
+            "graphquestions (lists; empty gold undefined; empty system P=1,R=0). A failed query "
+            "scores 0 when the profile says failures=zero."
+        ),
+        convention="answer",
+        item=_item,
+        aggregate=_agg,
+        params=(RULE, AGG),
+    ))
+
+
+def _qald_f1_item(ctx: ItemContext, rule: str) -> float | None:
+    return None  # corpus-level only
+
+
+def _qald_f1_agg(ctxs: Sequence[ItemContext], values: Sequence[float | None], rule: str) -> float:
+    per = [_prf(c, rule) for c in ctxs]
+    per = [v for v in per if v is not None]
+    if not per:
+        return float("nan")
+    p = math.fsum(v[0] for v in per) / len(per)
+    r = math.fsum(v[1] for v in per) / len(per)
+    # GERBIL prints NaN when P+R = 0; kgqa reports 0.0 (the F of a system that got nothing)
+    return 2 * p * r / (p + r) if p + r > 0 else 0.0
+
+
+register(MeasureDef(
+    name="QALDF1",
+    definition=(
+        "QALD macro F1: the F1 of the macro-averaged precision and recall, F = 2·mean(P)·mean(R) / "
+        "(mean(P)+mean(R)), with per-question P and R from `rule` (default gerbil-qald: an empty "
+        "system answer counts as P=1, R=0). 0/0 gives 0.0 (GERBIL prints NaN)."
+    ),
+    convention="answer",
+    item=_qald_f1_item,
+    aggregate=_qald_f1_agg,
+    params=(Param("rule", "gerbil-qald", tuple(RULES), "per-question P/R rule"),),
+))
+
+
+def _em(ctx: ItemContext) -> float:
+    if ctx.failed:
+        return 0.0
+    return 1.0 if ctx.gold_items == ctx.sys_items else 0.0
+
+
+register(MeasureDef(
+    name="AnswerEM",
+    definition=(
+        "Answer exact match: 1 if the system's answer collection equals the gold one under the "
+        "profile's term matching and view (both empty counts as equal; a boolean must match the "
+        "boolean), else 0; a failed query scores 0."
+    ),
+    convention="answer",
+    item=lambda ctx: _em(ctx),
+    binary=True,
+))
+
+register(MeasureDef(
+    name="Accuracy",
+    definition=(
+        "Accuracy as simple-QA papers report it: the fraction of questions answered exactly right "
+        "(per question identical to AnswerEM)."
+    ),
+    convention="answer",
+    item=lambda ctx: _em(ctx),
+    binary=True,
+))
+
+
+def _hits(ctx: ItemContext, k: int) -> float | None:
+    if ctx.failed:
+        return 0.0
+    if not ctx.gold_items:
+        return None  # nothing to hit: undefined, reported as skipped for this measure
+    return 1.0 if any(x in ctx.gold_items for x in ctx.ranked[:k]) else 0.0
+
+
+register(MeasureDef(
+    name="Hits",
+    definition=(
+        "Hits@k: 1 if any of the system's first k ranked answers is in the gold answer, else 0. "
+        "The ranking is the run's `ranked` list, else the order of the answer rows. Undefined (left "
+        "out of the mean) for an empty gold answer."
+    ),
+    convention="ranking",
+    item=_hits,
+    params=(Param("k", 1, None, "cut-off"),),
+    binary=True,
+))
+
+
+def _rr(ctx: ItemContext) -> float | None:
+    if ctx.failed:
+        return 0.0
+    if not ctx.gold_items:
+        return None
+    for i, x in enumerate(ctx.ranked, 1):
+        if x in ctx.gold_items:
+            return 1.0 / i
+    return 0.0
+
+
+register(MeasureDef(
+    name="MRR",
+    definition=(
+        "Mean reciprocal rank: 1/rank of the first ranked system answer found in the gold answer "
+        "(0 if none), averaged over questions with a non-empty gold answer."
+    ),
+    convention="ranking",
+    item=_rr,
+))
+
+
+def _coverage(ctx: ItemContext) -> float:
+    if ctx.outcome.status is not Status.OK:
+        return 0.0
+    return 0.0 if ctx.outcome.label == "empty" else 1.0
+
+
+register(MeasureDef(
+    name="Coverage",
+    definition=(
+        "Coverage: the fraction of questions the system answered (an OK outcome with a non-empty "
+        "answer; a boolean counts as answered)."
+    ),
+    convention="answer",
+    item=_coverage,
+    binary=True,
+))
+
+

@@ -1,0 +1,260 @@
+"""Score a run against a dataset under a profile.
+
+Inputs come from the earlier stages: the dataset (load), the run (load) and, when queries
+were executed, the outcomes of predicted and gold queries (execute). Output is an
+:class:`Evaluation`: aggregate scores by the profile's labels, per-question scores and
+outcomes, what was skipped and why, and a signature naming everything that changed the
+numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import kgqa
+from kgqa.model import Answer, BooleanAnswer, Dataset, Item, Outcome, Prediction, Run, Status, TableAnswer
+from kgqa.model.answer import answer_items
+from kgqa.model.terms import TermMatching, guess_term
+from kgqa.score.measures import ItemContext, Measure
+from kgqa.score.profiles import MeasureSpec, Profile
+from kgqa.score.rules import Counts
+
+
+@dataclass
+class QuestionScore:
+    id: str
+    outcome: str
+    scores: dict[str, float | None]
+    message: str = ""
+    counts: Counts | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "outcome": self.outcome, "scores": self.scores}
+        if self.message:
+            out["message"] = self.message
+        if self.counts is not None:
+            out["counts"] = {"tp": self.counts.tp, "fp": self.counts.fp, "fn": self.counts.fn}
+        return out
+
+
+@dataclass
+class Evaluation:
+    signature: str
+    profile: str
+    dataset: str
+    run: str
+    measures: list[MeasureSpec]
+    aggregate: dict[str, float]
+    questions: list[QuestionScore]
+    skipped: list[dict[str, str]]
+    outcomes: dict[str, int]
+    unknown_ids: list[str] = field(default_factory=list)
+    missing_ids: list[str] = field(default_factory=list)
+    execution: dict[str, int] | None = None
+    problems: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "signature": self.signature,
+            "profile": self.profile,
+            "dataset": self.dataset,
+            "run": self.run,
+            "aggregate": {k: _json_float(v) for k, v in self.aggregate.items()},
+            "questions": [q.to_json() for q in self.questions],
+            "skipped": self.skipped,
+            "outcomes": self.outcomes,
+            "missing_ids": self.missing_ids,
+            "unknown_ids": self.unknown_ids,
+            "measures": {s.label: s.measure.full for s in self.measures},
+        }
+        if self.execution is not None:
+            out["execution"] = self.execution
+        if self.problems:
+            out["problems"] = self.problems
+        return out
+
+
+def _json_float(v: float) -> float | None:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+
+def signature(parts: Mapping[str, Any]) -> str:
+    """``kgqa:0.1.0|profile:gerbil|match:lexical|...``: every setting that changed the numbers."""
+    return "|".join([f"kgqa:{kgqa.__version__}"] + [f"{k}:{v}" for k, v in parts.items() if v not in (None, "")])
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+def _collect(answer: Answer | None, matching: TermMatching, view: str) -> Any:
+    if view == "list":
+        if answer is None:
+            return []
+        if isinstance(answer, BooleanAnswer):
+            return list(answer_items(answer, matching, "values"))
+        return [matching.key(c) for row in answer.rows for c in row if c is not None]
+    if view == "tuples" and isinstance(answer, TableAnswer):
+        # a row as the sorted multiset of its cells: neither column order nor names matter
+        return frozenset(
+            tuple(sorted((matching.key(c) for c in row), key=repr))
+            for row in answer.rows
+            if any(c is not None for c in row)
+        )
+    return answer_items(answer, matching, "values")
+
+
+def _counts(gold: Any, system: Any) -> Counts:
+    if isinstance(gold, list):
+        return Counts.from_lists(gold, system if isinstance(system, list) else list(system))
+    return Counts.from_sets(gold, system)
+
+
+def _qrels_gold(item: Item) -> frozenset | None:
+    qrels = item.metadata.get("qrels")
+    if not isinstance(qrels, dict):
+        return None
+    bag = qrels.get(item.metadata.get("language")) if item.metadata.get("language") in qrels else None
+    if bag is None and len(qrels) == 1:
+        bag = next(iter(qrels.values()))
+    if bag is None:
+        return None
+    return frozenset(k for k, g in bag.items() if g > 0)
+
+
+def _ranked(pred: Prediction | None, outcome: Outcome, matching: TermMatching) -> list[Hashable]:
+    if pred is not None and pred.ranked:
+        return [matching.key(t) for t in pred.ranked]
+    a = outcome.answer
+    if isinstance(a, TableAnswer):
+        seen: list[Hashable] = []
+        for row in a.rows:
+            for c in row:
+                if c is not None:
+                    k = matching.key(c)
+                    if k not in seen:
+                        seen.append(k)
+        return seen
+    if isinstance(a, BooleanAnswer):
+        return list(answer_items(a, matching, "values"))
+    return []
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+def evaluate(
+    dataset: Dataset,
+    run: Run,
+    profile: Profile,
+    *,
+    predicted: Mapping[str, Outcome] | None = None,
+    gold: Mapping[str, Outcome] | None = None,
+    signature_extra: Mapping[str, Any] | None = None,
+    execution: dict[str, int] | None = None,
+) -> Evaluation:
+    """Score ``run`` on ``dataset`` (already expanded to scoring units, see
+    :meth:`Dataset.by_language`).
+
+    ``predicted`` holds outcomes of executed predicted queries (they take precedence over the
+    run's stored answers for those ids); ``gold`` holds outcomes of executed gold queries (they
+    replace stored gold answers for those ids). Questions without a usable gold answer are
+    skipped with the reason; run ids the dataset lacks are listed in ``unknown_ids``; dataset
+    questions the run lacks get the profile's ``missing`` rule and are listed in
+    ``missing_ids``.
+    """
+    predicted = predicted or {}
+    gold = gold or {}
+    m = profile.matching
+    ctxs: list[ItemContext] = []
+    skipped: list[dict[str, str]] = []
+    missing_ids: list[str] = []
+    outcome_counter: Counter[str] = Counter()
+    for item in dataset.items:
+        # ---- gold side
+        gold_answer: Answer | None
+        if item.id in gold:
+            g = gold[item.id]
+            if g.status is not Status.OK:
+                skipped.append({"id": item.id, "reason": f"gold query {g.status.value}: {g.message}".strip()})
+                continue
+            gold_answer = g.answer
+        else:
+            gold_answer = item.answer
+        qrels_gold = _qrels_gold(item) if profile.qrels and item.id not in gold else None
+        if gold_answer is None and qrels_gold is None:
+            skipped.append({"id": item.id, "reason": "no gold answer (execute the gold queries with --kg)"})
+            continue
+        # ---- system side
+        pred = run.get(item.id)
+        if item.id in predicted:
+            outcome = predicted[item.id]
+        elif pred is None:
+            outcome = Outcome.missing()
+            missing_ids.append(item.id)
+            if profile.missing == "skip":
+                skipped.append({"id": item.id, "reason": "not in the run (profile rule missing=skip)"})
+                outcome_counter["missing"] += 1
+                continue
+        else:
+            outcome = pred.outcome()
+        outcome_counter[outcome.label] += 1
+        failed = outcome.status is not Status.OK
+        zero = failed and (profile.failures == "zero" if outcome.status is not Status.MISSING else profile.missing == "zero")
+        sys_answer = outcome.answer if not failed else None
+        gold_items = qrels_gold if qrels_gold is not None else _collect(gold_answer, m, profile.view)
+        bag = pred.metadata.get("bag") if (profile.qrels and pred is not None and item.id not in predicted) else None
+        if isinstance(bag, dict) and not failed:
+            sys_items: Any = frozenset(bag)
+        else:
+            sys_items = _collect(sys_answer, m, profile.view)
+        if qrels_gold is not None and not isinstance(bag, dict) and isinstance(sys_answer, BooleanAnswer):
+            sys_items = frozenset({"true" if sys_answer.value else "false"})
+        ctxs.append(ItemContext(
+            id=item.id, item=item, outcome=outcome, gold_items=gold_items, sys_items=sys_items,
+            counts=_counts(gold_items, sys_items), failed=zero,
+            ranked=_ranked(pred, outcome, m) if not failed else [],
+        ))
+
+    known = set(dataset.ids)
+    unknown_ids = [p.id for p in run.predictions if p.id not in known]
+    for uid in unknown_ids:
+        skipped.append({"id": uid, "reason": "in the run but not in the dataset"})
+
+    aggregate: dict[str, float] = {}
+    per_item: dict[str, dict[str, float | None]] = {c.id: {} for c in ctxs}
+    for spec in profile.measures:
+        sel = ctxs
+        if spec.over == "processed":
+            sel = [c for c in ctxs if c.outcome.label == "ok"]
+        values = [spec.measure.item_value(c) for c in sel]
+        for c, v in zip(sel, values):
+            if v is not None:
+                per_item[c.id][spec.label] = v
+        aggregate[spec.label] = spec.measure.aggregate(sel, values) if sel else float("nan")
+
+    questions = [
+        QuestionScore(c.id, c.outcome.label, per_item[c.id], c.outcome.message, c.counts) for c in ctxs
+    ]
+    parts: dict[str, Any] = dict(profile.signature_parts())
+    parts.update(signature_extra or {})
+    parts["n"] = len(ctxs)
+    sig = signature(parts)
+    return Evaluation(
+        signature=sig,
+        profile=profile.name,
+        dataset=dataset.name,
+        run=run.name,
+        measures=list(profile.measures),
+        aggregate=aggregate,
+        questions=questions,
+        skipped=skipped,
+        outcomes=dict(sorted(outcome_counter.items())),
+        unknown_ids=unknown_ids,
+        missing_ids=missing_ids,
+        execution=execution,
+        problems=[str(p) for p in (*dataset.problems, *run.problems)],
+    )

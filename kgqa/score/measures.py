@@ -1,0 +1,236 @@
+"""Measures: small declarative objects in a registry (as in ir_measures).
+
+A registered :class:`MeasureDef` has a name, documented parameters with defaults, a
+definition (shown by ``kgqa measures`` and in the README), the convention it comes from,
+and two functions: ``item(ctx, **params)`` gives the per-question value (or None where the
+measure is undefined for that question) and ``aggregate(ctxs, values, **params)`` the corpus
+value (mean of the defined per-question values unless the measure says otherwise, e.g. micro
+averages and QALD's F of averaged P and R).
+
+A :class:`Measure` is a definition bound to parameter values; its ``key`` is the name alone
+when every parameter has its default, else ``Name(k=v,...)`` in a canonical order, which is
+what JSON output and signatures use. :func:`parse` reads the same syntax back.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgqa.model import Item, Outcome
+from kgqa.score.rules import Counts
+
+
+@dataclass
+class ItemContext:
+    """Everything a measure may look at for one question (built by the evaluator).
+
+    ``gold_items``/``sys_items`` are the compared collections under the profile's term
+    matching and answer view; ``counts`` their counts; ``failed`` is True when the outcome
+    is a failure (error, timeout, refused, missing) that the profile scores as zero;
+    ``ranked`` holds the comparison keys of the system's ranked answers, best first."""
+
+    id: str
+    item: Item
+    outcome: Outcome
+    gold_items: Any
+    sys_items: Any
+    counts: Counts
+    failed: bool
+    ranked: list[Any] = field(default_factory=list)
+    gold_failed: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+ItemFn = Callable[..., float | None]
+AggFn = Callable[..., float]
+
+
+def mean_of_defined(ctxs: Sequence[ItemContext], values: Sequence[float | None], **_: Any) -> float:
+    vals = [v for v in values if v is not None]
+    return math.fsum(vals) / len(vals) if vals else float("nan")
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: Any
+    choices: tuple[Any, ...] | None = None
+    doc: str = ""
+
+    def check(self, value: Any) -> Any:
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(f"parameter {self.name}={value!r}: expected one of {', '.join(map(str, self.choices))}")
+        if isinstance(self.default, bool):
+            if not isinstance(value, bool):
+                raise ValueError(f"parameter {self.name}={value!r}: expected true or false")
+        elif isinstance(self.default, int) and not isinstance(value, int):
+            raise ValueError(f"parameter {self.name}={value!r}: expected an integer")
+        elif isinstance(self.default, float) and not isinstance(value, (int, float)):
+            raise ValueError(f"parameter {self.name}={value!r}: expected a number")
+        return value
+
+
+@dataclass(frozen=True)
+class MeasureDef:
+    name: str
+    definition: str
+    convention: str
+    item: ItemFn | None
+    aggregate: AggFn = mean_of_defined
+    params: tuple[Param, ...] = ()
+    binary: bool = False
+    needs: tuple[str, ...] = ()  # e.g. ("ranked",) or ("query",): shown by `kgqa measures`
+
+    def __call__(self, **params: Any) -> "Measure":
+        return Measure(self, self._bind(params))
+
+    def _bind(self, params: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+        known = {p.name: p for p in self.params}
+        for k in params:
+            if k not in known:
+                names = ", ".join(known) or "none"
+                raise ValueError(f"measure {self.name} has no parameter {k!r} (parameters: {names})")
+        return tuple((p.name, p.check(params.get(p.name, p.default))) for p in self.params)
+
+
+@dataclass(frozen=True)
+class Measure:
+    defn: MeasureDef
+    params: tuple[tuple[str, Any], ...]
+
+    @property
+    def name(self) -> str:
+        return self.defn.name
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    @property
+    def key(self) -> str:
+        """``Name`` when all parameters are defaults, else ``Name(k=v,...)``: the JSON key."""
+        changed = [(k, v) for (k, v), p in zip(self.params, self.defn.params) if v != p.default]
+        if not changed:
+            return self.defn.name
+        return f"{self.defn.name}(" + ",".join(f"{k}={_fmt(v)}" for k, v in changed) + ")"
+
+    @property
+    def full(self) -> str:
+        """Name with every parameter, for signatures."""
+        if not self.params:
+            return self.defn.name
+        return f"{self.defn.name}(" + ",".join(f"{k}={_fmt(v)}" for k, v in self.params) + ")"
+
+    def item_value(self, ctx: ItemContext) -> float | None:
+        if self.defn.item is None:
+            return None
+        return self.defn.item(ctx, **self.kwargs)
+
+    def aggregate(self, ctxs: Sequence[ItemContext], values: Sequence[float | None]) -> float:
+        return self.defn.aggregate(ctxs, values, **self.kwargs)
+
+    def __str__(self) -> str:
+        return self.key
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+REGISTRY: dict[str, MeasureDef] = {}
+
+
+def register(defn: MeasureDef) -> MeasureDef:
+    if defn.name in REGISTRY:
+        raise ValueError(f"measure {defn.name} registered twice")
+    REGISTRY[defn.name] = defn
+    return defn
+
+
+def all_measures() -> list[MeasureDef]:
+    _ensure_loaded()
+    return sorted(REGISTRY.values(), key=lambda d: (d.convention, d.name))
+
+
+#: Modules that register measures (each registers its own).
+MEASURE_MODULES: list[str] = [
+    "kgqa.score.answer_measures",
+]
+
+_loaded = False
+
+
+def _ensure_loaded() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        import importlib
+
+        for mod in MEASURE_MODULES:
+            importlib.import_module(mod)
+
+
+def split_list(text: str) -> list[str]:
+    """Split a comma-separated measure list, ignoring commas inside parentheses."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return [m for m in out if m]
+
+
+def _value(text: str) -> Any:
+    t = text.strip()
+    if t.lower() in ("true", "false"):
+        return t.lower() == "true"
+    try:
+        return ast.literal_eval(t)
+    except (ValueError, SyntaxError):
+        return t
+
+
+def parse(spec: str) -> Measure:
+    """``"F1"``, ``"F1(rule=gerbil,agg=micro)"``, ``"Hits(k=5)"`` -> a bound :class:`Measure`.
+    Raises ValueError with the known names / parameters on a bad spec."""
+    _ensure_loaded()
+    s = spec.strip()
+    name, params = s, {}
+    if "(" in s:
+        if not s.endswith(")"):
+            raise ValueError(f"measure {spec!r}: expected Name(param=value,...)")
+        name, inner = s[: s.index("(")].strip(), s[s.index("(") + 1 : -1]
+        for part in split_list(inner):
+            if "=" not in part:
+                raise ValueError(f"measure {spec!r}: parameter {part!r} is not of the form name=value")
+            k, v = part.split("=", 1)
+            params[k.strip()] = _value(v)
+    defn = REGISTRY.get(name)
+    if defn is None:
+        lower = {k.lower(): k for k in REGISTRY}
+        if name.lower() in lower:
+            defn = REGISTRY[lower[name.lower()]]
+        else:
+            raise ValueError(f"unknown measure {name!r}; known: {', '.join(sorted(REGISTRY))}")
+    return defn(**params)
+
+
+def parse_list(text: str | Sequence[str]) -> list[Measure]:
+    specs = split_list(text) if isinstance(text, str) else [s for t in text for s in split_list(t)]
+    return [parse(s) for s in specs]

@@ -1,0 +1,129 @@
+"""Profiles: data (YAML files in ``kgqa/score/profiles/``) that select measures, their names,
+the term matching, the answer view and the edge-case rules of one official convention.
+
+Nothing about a convention is coded as an if-chain elsewhere: to add one, add a YAML file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from kgqa.model.terms import TermMatching
+from kgqa.score.measures import Measure, parse
+
+PROFILE_DIR = Path(__file__).parent / "profiles"
+
+View = Literal["values", "tuples", "list"]
+FailureRule = Literal["zero", "empty"]
+MissingRule = Literal["zero", "empty", "skip"]
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    """One measure as a profile shows it: its label (the official tool's name for it), the
+    bound measure, and over which questions it is averaged (``all`` or ``processed``: those
+    with a non-empty system answer, as QALD's evaluation.rb also reports)."""
+
+    label: str
+    measure: Measure
+    over: Literal["all", "processed"] = "all"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A scoring convention.
+
+    - ``matching``: how terms compare (:class:`~kgqa.model.terms.TermMatching`).
+    - ``view``: ``values`` (all bound cells flattened to a set), ``tuples`` (each row a tuple,
+      column order and names ignored) or ``list`` (flattened values with duplicates kept).
+    - ``failures``: a parse/execution error, timeout or refusal is scored ``zero`` on every
+      measure (and counted apart), or treated as an ``empty`` answer (what the legacy tools do).
+    - ``missing``: a question the run lacks is scored ``zero``, treated as ``empty``, or
+      ``skip``-ped (left out of the averages and listed).
+    - ``qrels``: use Text2SPARQL's graded bags where the data has them (gold: grade > 0 is
+      relevant; system: every key is retrieved), exactly as pytrec_eval reads them.
+    """
+
+    name: str
+    description: str
+    reference: str
+    matching: TermMatching
+    view: View
+    failures: FailureRule
+    missing: MissingRule
+    measures: tuple[MeasureSpec, ...]
+    qrels: bool = False
+    source: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def signature_parts(self) -> dict[str, str]:
+        return {
+            "profile": self.name,
+            "match": self.matching.signature(),
+            "view": self.view,
+            "fail": self.failures,
+            "missing": self.missing,
+            **({"qrels": "yes"} if self.qrels else {}),
+        }
+
+    def with_measures(self, measures: list[Measure]) -> "Profile":
+        specs = tuple(MeasureSpec(m.key, m) for m in measures)
+        return Profile(**{**self.__dict__, "measures": specs})
+
+
+_ALLOWED = {"name", "description", "reference", "matching", "view", "failures", "missing", "measures", "qrels"}
+
+
+def _from_dict(doc: dict[str, Any], source: str) -> Profile:
+    unknown = set(doc) - _ALLOWED
+    if unknown:
+        raise ValueError(f"{source}: unknown profile keys {sorted(unknown)}")
+    try:
+        matching = TermMatching(**(doc.get("matching") or {}))
+        specs = []
+        for i, m in enumerate(doc["measures"]):
+            spec = parse(m["measure"])
+            specs.append(MeasureSpec(str(m.get("label", spec.key)), spec, m.get("over", "all")))
+        return Profile(
+            name=doc["name"],
+            description=" ".join(str(doc.get("description", "")).split()),
+            reference=str(doc.get("reference", "")),
+            matching=matching,
+            view=doc.get("view", "values"),
+            failures=doc.get("failures", "zero"),
+            missing=doc.get("missing", "zero"),
+            measures=tuple(specs),
+            qrels=bool(doc.get("qrels", False)),
+            source=source,
+        )
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{source}: invalid profile: {e}") from None
+
+
+@lru_cache(maxsize=None)
+def _builtin() -> dict[str, Profile]:
+    out = {}
+    for path in sorted(PROFILE_DIR.glob("*.yaml")):
+        p = _from_dict(yaml.safe_load(path.read_text(encoding="utf-8")), path.name)
+        out[p.name] = p
+    return out
+
+
+def names() -> list[str]:
+    return sorted(_builtin())
+
+
+def get(name_or_path: str) -> Profile:
+    """A built-in profile by name, or a profile YAML file of the user's."""
+    builtin = _builtin()
+    if name_or_path in builtin:
+        return builtin[name_or_path]
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") and path.exists():
+        return _from_dict(yaml.safe_load(path.read_text(encoding="utf-8")), str(path))
+    raise ValueError(f"unknown profile {name_or_path!r}; built-in: {', '.join(sorted(builtin))} (or a .yaml file)")
