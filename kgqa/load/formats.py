@@ -20,6 +20,10 @@ Kind = Literal["dataset", "run"]
 
 #: Modules that register formats. Each module registers its own; keep one line per module.
 FORMAT_MODULES: list[str] = [
+    "kgqa.load.qald_json",
+    "kgqa.load.qald_xml",
+    "kgqa.load.text2sparql",
+    "kgqa.load.rubq",
 ]
 
 MAX_SNIFF_BYTES = 64 * 1024
