@@ -1,0 +1,581 @@
+"""Statistics over per-question scores: bootstrap confidence intervals, paired significance
+tests, multiple-comparison corrections and the multi-system comparison behind `kgqa compare`.
+
+Every function takes plain numbers (sequences or numpy arrays of per-question scores; for paired
+tests two arrays aligned question by question) and is deterministic given ``seed``: random
+draws come from ``numpy.random.Generator(PCG64(seed))`` and are consumed in an order that
+depends only on the input sizes, so the same inputs and seed give bit-identical floats.
+Resampling is vectorised in blocks of about two million draws, so 10,000 resamples of 10,000
+questions take well under a second.
+
+Definitions (``n`` questions, scores ``x_1..x_n``; for paired tests ``d_i = a_i - b_i``):
+
+* percentile bootstrap CI of the mean: draw ``B`` resamples of size ``n`` with replacement,
+  take each resample's mean, and report the ``(1-c)/2`` and ``(1+c)/2`` quantiles of those
+  ``B`` means (linear interpolation, ``numpy.quantile``'s default), ``c`` the confidence;
+* paired bootstrap: the same on ``d`` (resampling questions, keeping pairs together); its
+  two-sided p-value is the shifted-null bootstrap test (Efron & Tibshirani 1993, sec. 16.4;
+  Berg-Kirkpatrick et al. 2012): ``p = (#{b : |mean(d*_b) - mean(d)| >= |mean(d)|} + 1) / (B + 1)``;
+* approximate randomization (paired sign flipping, Noreen 1989): ``p = (c + 1) / (T + 1)`` with
+  ``c = #{t : |mean(s_t * d)| >= |mean(d)|}`` over ``T`` trials of independent fair signs
+  ``s_t in {-1, +1}^n``;
+* McNemar's exact test: two-sided exact binomial test of ``n01`` against ``Binomial(n01 + n10,
+  1/2)`` where ``n01 = #{a_i = 1, b_i = 0}`` and ``n10 = #{a_i = 0, b_i = 1}``;
+* Wilcoxon signed-rank: ``scipy.stats.wilcoxon`` on ``d`` with ``zero_method="wilcox"``
+  (zero differences are discarded) and ``method="auto"``;
+* Holm (1979) step-down and Benjamini-Hochberg (1995) step-up adjusted p-values.
+
+All p-values returned lie in (0, 1] (an analytic p-value that underflows to 0 is reported as
+the smallest positive double). Comparisons "at or beyond the observed statistic" use a
+relative tolerance of 1e-9 (``_TOL``) so that floating-point summation order never decides
+whether the identity permutation counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+from scipy import stats as _st
+
+__all__ = [
+    "CI",
+    "PairedBootstrap",
+    "WinTieLoss",
+    "Comparison",
+    "bootstrap_ci",
+    "paired_bootstrap",
+    "randomization_test",
+    "mcnemar_exact",
+    "wilcoxon",
+    "holm",
+    "benjamini_hochberg",
+    "win_tie_loss",
+    "is_binary",
+    "common_ids",
+    "system_letters",
+    "significance_letters",
+    "compare_systems",
+]
+
+_BLOCK = 2_000_000  # random draws per vectorised block (bounded memory, ~16 MB of int64)
+_TOL = 1e-9
+_TINY = float(np.nextafter(0.0, 1.0))
+
+
+def _generator(seed: int) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(seed))
+
+
+def _as_scores(values: Sequence[float] | np.ndarray, what: str = "scores") -> np.ndarray:
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim != 1:
+        raise ValueError(f"{what}: expected a one-dimensional sequence of numbers, got shape {arr.shape}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{what}: expected finite numbers, position {i} is {arr[i]!r}")
+    return arr
+
+
+def _as_pair(a, b) -> tuple[np.ndarray, np.ndarray]:
+    x = _as_scores(a, "a")
+    y = _as_scores(b, "b")
+    if x.shape != y.shape:
+        raise ValueError(f"paired scores must have the same length: a has {x.size}, b has {y.size}")
+    if x.size == 0:
+        raise ValueError("paired test needs at least one pair of scores, got none")
+    return x, y
+
+
+def _floor(p: float) -> float:
+    """Clip an analytic p-value into (0, 1]: underflow to 0 becomes the smallest positive double."""
+    return float(min(1.0, max(p, _TINY)))
+
+
+def _check_confidence(confidence: float) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
+
+
+def _check_count(value: int, what: str) -> None:
+    if int(value) != value or value < 1:
+        raise ValueError(f"{what} must be a positive integer, got {value!r}")
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+@dataclass(frozen=True)
+class CI:
+    """A mean with a confidence interval ``[low, high]``.
+
+    ``n`` is the number of scores; ``reason`` explains a degenerate interval (``n == 0``: all
+    fields NaN; ``n == 1`` or constant scores: ``low == high == mean``)."""
+
+    mean: float
+    low: float
+    high: float
+    n: int = 0
+    confidence: float = 0.95
+    reason: str | None = None
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+
+def _bootstrap_means(x: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Means of ``resamples`` resamples of ``x`` drawn with replacement, in blocks."""
+    n = x.size
+    out = np.empty(resamples, dtype=np.float64)
+    rows = max(1, _BLOCK // n)
+    for start in range(0, resamples, rows):
+        k = min(rows, resamples - start)
+        idx = rng.integers(0, n, size=(k, n))
+        out[start : start + k] = x[idx].mean(axis=1)
+    return out
+
+
+def _degenerate(x: np.ndarray, confidence: float) -> CI | None:
+    n = x.size
+    if n == 0:
+        nan = float("nan")
+        return CI(nan, nan, nan, 0, confidence, "no scores: mean and interval are undefined")
+    if n == 1:
+        v = float(x[0])
+        return CI(v, v, v, 1, confidence, "a single score: the interval is degenerate")
+    if np.all(x == x[0]):
+        v = float(x[0])
+        return CI(v, v, v, n, confidence, "all scores are equal: the interval is degenerate")
+    return None
+
+
+def bootstrap_ci(
+    scores: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> CI:
+    """Percentile bootstrap confidence interval of the mean of ``scores``.
+
+    Draws ``resamples`` resamples of size ``n`` with replacement (``Generator(PCG64(seed))``),
+    computes each resample's mean, and returns ``CI(mean, low, high)`` where ``mean`` is the
+    sample mean and ``low``/``high`` are the ``(1-confidence)/2`` and ``(1+confidence)/2``
+    quantiles of the resample means (``numpy.quantile``, linear interpolation) -- the same
+    interval as ``scipy.stats.bootstrap(..., method="percentile")`` up to Monte Carlo error.
+
+    ``n == 0`` gives NaNs with a ``reason``; ``n == 1`` and constant scores give the degenerate
+    interval ``[mean, mean]`` with a ``reason``. Non-finite scores raise ``ValueError``."""
+    _check_confidence(confidence)
+    _check_count(resamples, "resamples")
+    x = _as_scores(scores)
+    degenerate = _degenerate(x, confidence)
+    if degenerate is not None:
+        return degenerate
+    means = _bootstrap_means(x, int(resamples), _generator(seed))
+    alpha = 1.0 - confidence
+    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return CI(float(x.mean()), float(low), float(high), int(x.size), confidence)
+
+
+@dataclass(frozen=True)
+class PairedBootstrap:
+    """Paired bootstrap of ``mean(a - b)``: its percentile CI (``diff``) and the two-sided
+    shifted-null bootstrap p-value (see the module docstring)."""
+
+    diff: CI
+    p: float
+    resamples: int
+
+
+def paired_bootstrap(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> PairedBootstrap:
+    """Paired bootstrap of the mean difference ``mean(a - b)`` (questions resampled with their
+    pair kept together).
+
+    ``diff`` is the percentile CI of the mean difference (as :func:`bootstrap_ci` on ``a - b``
+    with the same seed). ``p`` is two-sided: the bootstrap distribution is shifted to mean 0
+    (the null) and ``p = (#{|mean(d*) - mean(d)| >= |mean(d)|} + 1) / (resamples + 1)``;
+    identical systems (all differences 0) give ``p = 1``."""
+    _check_confidence(confidence)
+    _check_count(resamples, "resamples")
+    x, y = _as_pair(a, b)
+    d = x - y
+    degenerate = _degenerate(d, confidence)
+    observed = float(d.mean())
+    if degenerate is not None:
+        # n == 1 or constant differences: every resample equals the observed mean.
+        p = 1.0 if observed == 0.0 else 1.0 / (resamples + 1)
+        return PairedBootstrap(degenerate, p, int(resamples))
+    means = _bootstrap_means(d, int(resamples), _generator(seed))
+    alpha = 1.0 - confidence
+    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    threshold = abs(observed) - _TOL * max(1.0, abs(observed))
+    count = int(np.count_nonzero(np.abs(means - observed) >= threshold))
+    p = (count + 1) / (resamples + 1)
+    return PairedBootstrap(CI(observed, float(low), float(high), int(d.size), confidence), p, int(resamples))
+
+
+# --------------------------------------------------------------------------- paired tests
+
+
+def randomization_test(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    trials: int = 10_000,
+    seed: int = 0,
+) -> float:
+    """Approximate randomization test (paired sign flipping), two-sided on ``|mean(a - b)|``.
+
+    Each trial swaps the two systems' scores on each question independently with probability
+    1/2, i.e. multiplies ``d_i = a_i - b_i`` by a fair random sign. With ``c`` the number of
+    trials whose ``|mean(s * d)|`` is at least the observed ``|mean(d)|`` (relative tolerance
+    1e-9), ``p = (c + 1) / (trials + 1)``: never 0, and 1 when all differences are 0."""
+    _check_count(trials, "trials")
+    x, y = _as_pair(a, b)
+    d = x - y
+    n = d.size
+    total = float(d.sum())
+    observed = abs(total)
+    if not np.any(d):
+        return 1.0
+    threshold = observed - _TOL * max(1.0, float(np.abs(d).sum()))
+    rng = _generator(seed)
+    bytes_per_row = (n + 7) // 8
+    rows = max(1, _BLOCK // n)
+    count = 0
+    for start in range(0, trials, rows):
+        k = min(rows, trials - start)
+        raw = np.frombuffer(rng.bytes(k * bytes_per_row), dtype=np.uint8).reshape(k, bytes_per_row)
+        keep = np.unpackbits(raw, axis=1, count=n).astype(np.float64)  # 1 = sign +1, 0 = sign -1
+        # sum(s * d) with s = 2*keep - 1 equals 2 * (keep @ d) - sum(d)
+        stats = np.abs(2.0 * (keep @ d) - total)
+        count += int(np.count_nonzero(stats >= threshold))
+    return (count + 1) / (trials + 1)
+
+
+def is_binary(values: Sequence[float] | np.ndarray) -> bool:
+    """True when every value is 0 or 1 (booleans and floats 0.0 / 1.0 included)."""
+    arr = np.asarray(values, dtype=np.float64)
+    return bool(np.all((arr == 0.0) | (arr == 1.0)))
+
+
+def _as_binary(values, what: str) -> np.ndarray:
+    arr = _as_scores(values, what)
+    bad = ~((arr == 0.0) | (arr == 1.0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"McNemar's test needs binary outcomes (0/1, e.g. exact match or accuracy); "
+            f"{what} has {arr[i]!r} at position {i}"
+        )
+    return arr.astype(bool)
+
+
+def mcnemar_exact(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
+    """McNemar's exact test for paired binary outcomes (two-sided).
+
+    With ``n01`` the questions ``a`` gets right and ``b`` wrong and ``n10`` the reverse, returns
+    the two-sided exact binomial p-value of ``n01`` successes in ``n01 + n10`` trials with
+    probability 1/2, i.e. ``min(1, 2 * P(X <= min(n01, n10)))`` for ``X ~ Binomial(n01 + n10, 1/2)``
+    (identical to ``scipy.stats.binomtest(n01, n01 + n10).pvalue``). No discordant pairs gives
+    ``p = 1``. Values other than 0/1 raise ``ValueError``."""
+    x = _as_binary(a, "a")
+    y = _as_binary(b, "b")
+    if x.shape != y.shape:
+        raise ValueError(f"paired outcomes must have the same length: a has {x.size}, b has {y.size}")
+    n01 = int(np.count_nonzero(x & ~y))
+    n10 = int(np.count_nonzero(~x & y))
+    n = n01 + n10
+    if n == 0:
+        return 1.0
+    return _floor(2.0 * float(_st.binom.cdf(min(n01, n10), n, 0.5)))
+
+
+def wilcoxon(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
+    """Two-sided Wilcoxon signed-rank test on ``d = a - b`` via ``scipy.stats.wilcoxon``.
+
+    Zero differences are discarded (``zero_method="wilcox"``, Wilcoxon's original convention);
+    ``method="auto"`` (scipy: exact null distribution for up to 50 differences without ties or
+    zeros, exhaustive permutation for up to 13 with ties/zeros, normal approximation with tie
+    correction otherwise -- all deterministic). When every difference is 0 the systems are
+    indistinguishable and ``p = 1`` (scipy would return NaN with a warning)."""
+    x, y = _as_pair(a, b)
+    d = x - y
+    if not np.any(d):
+        return 1.0
+    p = float(_st.wilcoxon(d, zero_method="wilcox", method="auto").pvalue)
+    if not np.isfinite(p):  # defensive: scipy gives NaN only for all-zero input, handled above
+        return 1.0
+    return _floor(p)
+
+
+# --------------------------------------------------------------------------- corrections
+
+
+def _as_pvalues(pvalues: Iterable[float]) -> np.ndarray:
+    p = np.asarray(list(pvalues), dtype=np.float64)
+    if p.ndim != 1:
+        raise ValueError(f"p-values: expected a flat sequence, got shape {p.shape}")
+    bad = ~((p >= 0.0) & (p <= 1.0))  # also catches NaN
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"p-values must lie in [0, 1]; position {i} is {p[i]!r}")
+    return p
+
+
+def holm(pvalues: Iterable[float]) -> list[float]:
+    """Holm (1979) step-down adjusted p-values, in the input order.
+
+    With ``p_(1) <= ... <= p_(m)`` sorted ascending, ``adj_(i) = max_{j <= i} min(1, (m - j + 1)
+    * p_(j))``: monotone in the raw p-values, never below the raw value, capped at 1. Reject at
+    level alpha exactly where ``adj < alpha`` (equivalently ``<=``)."""
+    p = _as_pvalues(pvalues)
+    m = p.size
+    if m == 0:
+        return []
+    order = np.argsort(p, kind="stable")
+    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    adjusted = np.maximum.accumulate(scaled)
+    out = np.empty(m)
+    out[order] = adjusted
+    return [float(v) for v in out]
+
+
+def benjamini_hochberg(pvalues: Iterable[float]) -> list[float]:
+    """Benjamini-Hochberg (1995) step-up adjusted p-values ("q-values"), in the input order.
+
+    With ``p_(1) <= ... <= p_(m)`` sorted ascending, ``adj_(i) = min_{j >= i} min(1, m / j *
+    p_(j))``: monotone, never below the raw value, capped at 1; equal to
+    ``scipy.stats.false_discovery_control(p, method="bh")``."""
+    p = _as_pvalues(pvalues)
+    m = p.size
+    if m == 0:
+        return []
+    order = np.argsort(p, kind="stable")
+    # p * (m / j): the factor is >= 1 in floating point too, so rounding never pushes an
+    # adjusted value below its raw p-value (p * m / j could, by one ulp).
+    scaled = np.minimum(1.0, p[order] * (m / np.arange(1, m + 1)))
+    adjusted = np.minimum.accumulate(scaled[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.maximum(adjusted, p[order])
+    return [float(v) for v in out]
+
+
+# --------------------------------------------------------------------------- win / tie / loss
+
+
+@dataclass(frozen=True)
+class WinTieLoss:
+    """Questions where ``a`` beats ``b`` (``a - b > eps``), ties (``|a - b| <= eps``), losses."""
+
+    wins: int
+    ties: int
+    losses: int
+
+    @property
+    def n(self) -> int:
+        return self.wins + self.ties + self.losses
+
+
+def win_tie_loss(
+    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, eps: float = 1e-12
+) -> WinTieLoss:
+    """Count per-question wins, ties and losses of ``a`` against ``b`` (tie when ``|a-b| <= eps``)."""
+    x = _as_scores(a, "a")
+    y = _as_scores(b, "b")
+    if x.shape != y.shape:
+        raise ValueError(f"paired scores must have the same length: a has {x.size}, b has {y.size}")
+    d = x - y
+    wins = int(np.count_nonzero(d > eps))
+    losses = int(np.count_nonzero(d < -eps))
+    return WinTieLoss(wins, int(d.size) - wins - losses, losses)
+
+
+# --------------------------------------------------------------------------- comparison of systems
+
+TESTS = ("bootstrap", "randomization", "wilcoxon", "mcnemar")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One paired comparison of ``system_a`` against ``system_b`` on one measure.
+
+    ``diff`` is the paired-bootstrap CI of ``mean(a - b)`` over the ``n`` common questions;
+    ``dropped_a``/``dropped_b`` count each system's question ids left out because they are not
+    scored for every compared system. ``p`` holds the raw two-sided p-values per test
+    (``"bootstrap"``, ``"randomization"``, ``"wilcoxon"`` and, for binary measures,
+    ``"mcnemar"``); ``p_holm`` and ``p_bh`` the same tests adjusted across all comparisons of
+    the call (one family per test). ``primary`` names the test that decides ``significant``
+    (Holm-adjusted p < ``alpha``) and ``better`` the significantly better system, if any."""
+
+    measure: str
+    system_a: str
+    system_b: str
+    n: int
+    dropped_a: int
+    dropped_b: int
+    mean_a: float
+    mean_b: float
+    diff: CI
+    wtl: WinTieLoss
+    p: dict[str, float]
+    p_holm: dict[str, float] = field(default_factory=dict)
+    p_bh: dict[str, float] = field(default_factory=dict)
+    primary: str = "randomization"
+    alpha: float = 0.05
+    significant: bool = False
+    better: str | None = None
+
+
+def common_ids(scores: Mapping[str, Mapping[str, float]]) -> tuple[list[str], dict[str, int]]:
+    """Question ids scored for every system (sorted by ``str``), and per system how many of its
+    ids are not in that intersection (so they are dropped from paired tests)."""
+    if not scores:
+        return [], {}
+    sets = {system: set(per) for system, per in scores.items()}
+    common = set.intersection(*sets.values())
+    ids = sorted(common, key=lambda q: (str(type(q).__name__), str(q)))
+    return ids, {system: len(s - common) for system, s in sets.items()}
+
+
+def system_letters(systems: Sequence[str]) -> dict[str, str]:
+    """Letters for systems in order: a, b, ..., z, aa, ab, ... (as ranx marks significance)."""
+    out: dict[str, str] = {}
+    for i, system in enumerate(systems):
+        label = ""
+        k = i
+        while True:
+            label = chr(ord("a") + k % 26) + label
+            k = k // 26 - 1
+            if k < 0:
+                break
+        out[system] = label
+    return out
+
+
+def significance_letters(
+    comparisons: Sequence[Comparison], systems: Sequence[str]
+) -> dict[str, str]:
+    """Superscript letters per system, as ranx does: system ``i`` (in the order of ``systems``)
+    gets letter ``a``, ``b``, ``c``...; a system's cell carries, in letter order, the letters of
+    the systems it significantly beats, i.e. every comparison where it has the higher mean and
+    the ``primary`` test's Holm-adjusted p-value is below ``alpha`` (``Comparison.better``).
+    Systems that beat nobody get the empty string."""
+    letters = system_letters(systems)
+    beaten: dict[str, set[str]] = {s: set() for s in systems}
+    for c in comparisons:
+        if c.better is None:
+            continue
+        loser = c.system_b if c.better == c.system_a else c.system_a
+        beaten.setdefault(c.better, set()).add(loser)
+    return {s: "".join(letters[x] for x in systems if x in beaten.get(s, ())) for s in systems}
+
+
+def compare_systems(
+    scores: Mapping[str, Mapping[str, float]],
+    *,
+    baseline: str | None = None,
+    measure: str = "",
+    binary: bool | None = None,
+    seed: int = 0,
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    trials: int = 10_000,
+    primary: str | None = None,
+) -> list[Comparison]:
+    """Paired comparisons of systems on one measure.
+
+    ``scores`` maps system -> question id -> per-question score. Tests run on the questions
+    scored for every system (:func:`common_ids`); the number of ids dropped for each system is
+    reported in every comparison (``dropped_a``/``dropped_b``), never silently ignored. With
+    ``baseline`` each other system is compared with it (``system_a`` = the other system,
+    ``system_b`` = baseline, so positive differences favour the other system); without it,
+    every pair ``(i, j)``, ``i < j`` in the order of ``scores``.
+
+    Each comparison runs the paired bootstrap, approximate randomization and Wilcoxon, plus
+    McNemar's exact test when the measure is binary (``binary=None`` detects it: every score 0
+    or 1). Each test's p-values are Holm- and BH-adjusted across all comparisons of this call.
+    Every comparison uses the same ``seed`` so a pair's result does not depend on which other
+    systems are compared. ``primary`` (default: ``"mcnemar"`` for binary measures, else
+    ``"randomization"``) decides ``significant`` (Holm-adjusted p < ``alpha``) and ``better``."""
+    if not scores:
+        raise ValueError("compare_systems needs at least two systems, got none")
+    systems = list(scores)
+    if len(systems) < 2:
+        raise ValueError(f"compare_systems needs at least two systems, got only {systems[0]!r}")
+    if baseline is not None and baseline not in scores:
+        raise ValueError(f"baseline {baseline!r} is not among the systems {systems}")
+    ids, dropped = common_ids(scores)
+    if not ids:
+        raise ValueError(f"no question id is scored for every system ({', '.join(map(str, systems))})")
+    arrays = {s: _as_scores([scores[s][q] for q in ids], f"scores of {s!r}") for s in systems}
+    if binary is None:
+        binary = all(is_binary(v) for v in arrays.values())
+    if primary is None:
+        primary = "mcnemar" if binary else "randomization"
+    if primary not in TESTS or (primary == "mcnemar" and not binary):
+        raise ValueError(f"primary test must be one of {TESTS[:3] + (('mcnemar',) if binary else ())}, got {primary!r}")
+
+    if baseline is not None:
+        pairs = [(s, baseline) for s in systems if s != baseline]
+    else:
+        pairs = list(combinations(systems, 2))
+
+    raw: list[tuple[str, str, PairedBootstrap, WinTieLoss, dict[str, float]]] = []
+    for sa, sb in pairs:
+        a, b = arrays[sa], arrays[sb]
+        boot = paired_bootstrap(a, b, confidence=confidence, resamples=resamples, seed=seed)
+        p = {
+            "bootstrap": boot.p,
+            "randomization": randomization_test(a, b, trials=trials, seed=seed),
+            "wilcoxon": wilcoxon(a, b),
+        }
+        if binary:
+            p["mcnemar"] = mcnemar_exact(a, b)
+        raw.append((sa, sb, boot, win_tie_loss(a, b), p))
+
+    tests = list(raw[0][4])
+    adj_holm = {t: holm([r[4][t] for r in raw]) for t in tests}
+    adj_bh = {t: benjamini_hochberg([r[4][t] for r in raw]) for t in tests}
+    out: list[Comparison] = []
+    for i, (sa, sb, boot, wtl, p) in enumerate(raw):
+        ph = {t: adj_holm[t][i] for t in tests}
+        pb = {t: adj_bh[t][i] for t in tests}
+        mean_a, mean_b = float(arrays[sa].mean()), float(arrays[sb].mean())
+        significant = ph[primary] < alpha and mean_a != mean_b
+        better = (sa if mean_a > mean_b else sb) if significant else None
+        out.append(
+            Comparison(
+                measure=measure,
+                system_a=sa,
+                system_b=sb,
+                n=len(ids),
+                dropped_a=dropped[sa],
+                dropped_b=dropped[sb],
+                mean_a=mean_a,
+                mean_b=mean_b,
+                diff=boot.diff,
+                wtl=wtl,
+                p=p,
+                p_holm=ph,
+                p_bh=pb,
+                primary=primary,
+                alpha=alpha,
+                significant=significant,
+                better=better,
+            )
+        )
+    return out
