@@ -1,0 +1,300 @@
+"""RDF files and persistent stores: format detection, loading with progress, KG fingerprints.
+
+A KG loaded by kgqa is identified by its **content fingerprint**::
+
+    sha256( "".join(sorted(f"{sha256(content(f))}\\n" for f in files)) + f"graph={IRI}\\n" )
+
+written ``"sha256:<64 hex>"``, where ``content(f)`` is the *decompressed* bytes of file ``f``
+and the ``graph=`` line is present only when the files are loaded into a named graph. The
+fingerprint therefore depends on the files' contents and the target graph, never on their
+names, paths, order on the command line, or compression.
+
+A persistent store (``kgqa kg load FILE... --store DIR``) is an Oxigraph RocksDB directory
+plus :data:`MANIFEST` (``kgqa-store.json``) recording the fingerprint, the files loaded
+(name, size, sha256, quads added), the target graph, the total quad count and the pyoxigraph
+version. kgqa reopens such a store read-only.
+"""
+
+from __future__ import annotations
+
+import bz2
+import datetime as _dt
+import gzip
+import hashlib
+import io
+import json
+import lzma
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+
+from kgqa.model.problems import InputError
+
+MANIFEST = "kgqa-store.json"
+
+#: File name extension (after removing a compression suffix) -> RDF format.
+RDF_EXTENSIONS: dict[str, ox.RdfFormat] = {
+    ".ttl": ox.RdfFormat.TURTLE,
+    ".turtle": ox.RdfFormat.TURTLE,
+    ".nt": ox.RdfFormat.N_TRIPLES,
+    ".ntriples": ox.RdfFormat.N_TRIPLES,
+    ".nq": ox.RdfFormat.N_QUADS,
+    ".nquads": ox.RdfFormat.N_QUADS,
+    ".trig": ox.RdfFormat.TRIG,
+    ".rdf": ox.RdfFormat.RDF_XML,
+    ".owl": ox.RdfFormat.RDF_XML,
+    ".xml": ox.RdfFormat.RDF_XML,
+    ".rdfxml": ox.RdfFormat.RDF_XML,
+    ".n3": ox.RdfFormat.N3,
+    ".jsonld": ox.RdfFormat.JSON_LD,
+}
+COMPRESSIONS = {".gz": gzip.GzipFile, ".bz2": bz2.BZ2File, ".xz": lzma.LZMAFile}
+
+Progress = Callable[[int], None]  # called with the number of (compressed) bytes just read
+
+
+def rdf_format(path: str | Path) -> tuple[ox.RdfFormat, str | None]:
+    """The RDF format of ``path`` from its extension, and its compression suffix (``.gz``,
+    ``.bz2``, ``.xz`` or None). Raises :class:`InputError` for an unknown extension."""
+    p = Path(path)
+    suffixes = [s.lower() for s in p.suffixes]
+    comp = suffixes[-1] if suffixes and suffixes[-1] in COMPRESSIONS else None
+    ext = (suffixes[-2] if comp and len(suffixes) >= 2 else (suffixes[-1] if suffixes and not comp else ""))
+    fmt = RDF_EXTENSIONS.get(ext)
+    if fmt is None:
+        known = ", ".join(sorted(RDF_EXTENSIONS))
+        raise InputError(path, f"unknown RDF file extension {ext or '(none)'!r}; expected one of {known}"
+                               " (optionally followed by .gz, .bz2 or .xz)")
+    return fmt, comp
+
+
+def is_rdf_file(path: str | Path) -> bool:
+    try:
+        rdf_format(path)
+    except InputError:
+        return False
+    return True
+
+
+class _HashingReader(io.RawIOBase):
+    """Reads the decompressed stream, hashing what it reads and reporting raw progress."""
+
+    def __init__(self, path: Path, progress: Progress | None):
+        self.raw = open(path, "rb")
+        _, comp = rdf_format(path)
+        self.stream = COMPRESSIONS[comp](fileobj=self.raw) if comp else self.raw
+        self.sha = hashlib.sha256()
+        self.progress = progress
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        n = self.stream.readinto(b)
+        if n:
+            self.sha.update(memoryview(b)[:n])
+        if self.progress is not None:
+            pos = self.raw.tell()
+            if pos != self._pos:
+                self.progress(pos - self._pos)
+                self._pos = pos
+        return n or 0
+
+    def close(self) -> None:
+        try:
+            if self.stream is not self.raw:
+                self.stream.close()
+        finally:
+            self.raw.close()
+            super().close()
+
+
+def file_digest(path: str | Path) -> str:
+    """sha256 hex of the decompressed content of one RDF file."""
+    r = _HashingReader(Path(path), None)
+    try:
+        while r.read(1 << 20):
+            pass
+        return r.sha.hexdigest()
+    finally:
+        r.close()
+
+
+def combine_fingerprint(digests: Sequence[str], graph: str | None = None) -> str:
+    """The KG fingerprint from per-file content digests (see the module docstring)."""
+    h = hashlib.sha256()
+    for d in sorted(digests):
+        h.update(f"{d}\n".encode())
+    if graph:
+        h.update(f"graph={graph}\n".encode())
+    return "sha256:" + h.hexdigest()
+
+
+def fingerprint(paths: Sequence[str | Path], graph: str | None = None) -> str:
+    """The KG fingerprint of files, without loading them."""
+    return combine_fingerprint([file_digest(p) for p in paths], graph)
+
+
+@dataclass
+class LoadedFile:
+    name: str
+    size: int
+    sha256: str
+    quads: int
+
+
+@dataclass
+class Manifest:
+    """What was loaded into a store (memory or disk). ``quads`` counts all quads in the store."""
+
+    fingerprint: str
+    files: list[LoadedFile] = field(default_factory=list)
+    graph: str | None = None
+    quads: int = 0
+    pyoxigraph: str = ox.__version__
+    created: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any], where: str) -> "Manifest":
+        try:
+            files = [LoadedFile(**f) for f in doc.get("files", [])]
+            return cls(fingerprint=str(doc["fingerprint"]), files=files, graph=doc.get("graph"),
+                       quads=int(doc.get("quads", 0)), pyoxigraph=str(doc.get("pyoxigraph", "")),
+                       created=str(doc.get("created", "")))
+        except (KeyError, TypeError, ValueError) as e:
+            raise InputError(where, f"not a kgqa store manifest ({e}); expected keys fingerprint, files, quads")
+
+
+def _check_files(paths: Sequence[str | Path]) -> list[Path]:
+    out = []
+    for p in paths:
+        p = Path(p)
+        if not p.is_file():
+            raise InputError(p, "RDF file not found")
+        rdf_format(p)
+        out.append(p)
+    if not out:
+        raise InputError("(kg)", "no RDF files given")
+    return out
+
+
+def _load_one(store: ox.Store, path: Path, graph: str | None, bulk: bool, progress: Progress | None,
+              loaded: list[LoadedFile]) -> LoadedFile:
+    fmt, _ = rdf_format(path)
+    before = len(store)
+    reader = _HashingReader(path, progress)
+    to_graph = ox.NamedNode(graph) if graph else None
+    base = path.resolve().as_uri()
+    try:
+        if bulk:
+            store.bulk_load(input=reader, format=fmt, to_graph=to_graph, base_iri=base)
+        else:
+            store.load(input=reader, format=fmt, to_graph=to_graph, base_iri=base)
+        # the parser may stop before EOF (e.g. trailing data after a final statement)
+        while reader.read(1 << 20):
+            pass
+    except SyntaxError as e:
+        done = sum(f.quads for f in loaded)
+        what = (f"{len(loaded)} earlier file(s) with {done} quads were loaded" if loaded
+                else "nothing was loaded")
+        this = ("the store is incomplete and was not finalised" if bulk
+                else "nothing from this file was loaded")
+        raise InputError(path, f"not valid {fmt.name}: {e.args[0] if e.args else e}; "
+                               f"{this} ({what})") from None
+    except (OSError, EOFError, ValueError) as e:
+        raise InputError(path, f"cannot read {fmt.name} file: {e}") from None
+    finally:
+        reader.close()
+    return LoadedFile(path.name, path.stat().st_size, reader.sha.hexdigest(), len(store) - before)
+
+
+def _progress_bar(paths: list[Path], enabled: bool):
+    from contextlib import nullcontext
+
+    if not enabled:
+        return nullcontext(None)
+    from rich.progress import (BarColumn, DownloadColumn, Progress as RichProgress, TextColumn,
+                               TimeRemainingColumn, TransferSpeedColumn)
+    from rich.console import Console
+
+    return RichProgress(TextColumn("[bold]loading[/] {task.description}"), BarColumn(), DownloadColumn(),
+                        TransferSpeedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
+                        transient=True)
+
+
+def load_files(paths: Sequence[str | Path], graph: str | None = None, *, progress: bool = False,
+               store: ox.Store | None = None, bulk: bool = False) -> tuple[ox.Store, Manifest]:
+    """Load RDF files into ``store`` (a new in-memory store by default), triples into
+    ``graph`` when given (quad formats keep their own graphs). Each file is loaded in one
+    transaction (``bulk=False``): a file with a syntax error adds nothing and raises
+    :class:`InputError` naming the file, line and column and what was loaded before it."""
+    files = _check_files(paths)
+    store = ox.Store() if store is None else store
+    loaded: list[LoadedFile] = []
+    with _progress_bar(files, progress) as bar:
+        for p in files:
+            cb = None
+            if bar is not None:
+                task = bar.add_task(p.name, total=p.stat().st_size)
+                cb = lambda n, task=task: bar.advance(task, n)  # noqa: E731
+            loaded.append(_load_one(store, p, graph, bulk, cb, loaded))
+    fp = combine_fingerprint([f.sha256 for f in loaded], graph)
+    return store, Manifest(fp, loaded, graph, len(store),
+                           created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+
+
+def create_store(paths: Sequence[str | Path], directory: str | Path, graph: str | None = None, *,
+                 progress: bool = False, replace: bool = False) -> Manifest:
+    """Bulk-load RDF files into a new persistent store at ``directory`` and write its
+    manifest. An existing non-empty directory is refused, unless ``replace`` is set and it is
+    a kgqa store (has a manifest), which is then deleted first. The manifest is written only
+    after every file loaded, so a directory without one is an incomplete store."""
+    d = Path(directory)
+    if d.exists() and (not d.is_dir() or any(d.iterdir())):
+        if replace and (d / MANIFEST).is_file():
+            shutil.rmtree(d)
+        else:
+            hint = " (pass --replace to overwrite a kgqa store)" if (d / MANIFEST).is_file() else ""
+            raise InputError(d, f"store directory exists and is not empty{hint}")
+    files = _check_files(paths)
+    d.mkdir(parents=True, exist_ok=True)
+    store = ox.Store(str(d))
+    try:
+        _, manifest = load_files(files, graph, progress=progress, store=store, bulk=True)
+        store.flush()
+        store.optimize()
+        manifest.quads = len(store)
+    finally:
+        del store
+    tmp = d / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest.to_json(), indent=2) + "\n", encoding="utf-8")
+    tmp.replace(d / MANIFEST)
+    return manifest
+
+
+def read_manifest(directory: str | Path) -> Manifest:
+    """The manifest of a persistent store, or :class:`InputError` if it has none."""
+    d = Path(directory)
+    m = d / MANIFEST
+    if not m.is_file():
+        raise InputError(d, f"not a kgqa store: {MANIFEST} missing (create one with `kgqa kg load FILE... --store DIR`;"
+                            " a store without it is incomplete)")
+    try:
+        doc = json.loads(m.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise InputError(m, f"unreadable manifest: {e}")
+    if not isinstance(doc, dict):
+        raise InputError(m, "manifest is not a JSON object")
+    return Manifest.from_json(doc, str(m))
+
+
+def is_store_dir(path: str | Path) -> bool:
+    return Path(path).is_dir() and (Path(path) / MANIFEST).is_file()
