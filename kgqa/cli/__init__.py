@@ -20,6 +20,8 @@ err = Console(stderr=True)
 
 #: Modules that add commands to ``app`` (each defines ``register(app)``).
 COMMAND_MODULES: list[str] = [
+    "kgqa.cli.datasets",
+    "kgqa.cli.evaluate",
 ]
 
 

@@ -119,9 +119,9 @@ register(MeasureDef(
 def _hits(ctx: ItemContext, k: int) -> float | None:
     if ctx.failed:
         return 0.0
-    if not ctx.gold_items:
-        return None  # nothing to hit: undefined, reported as skipped for this measure
-    return 1.0 if any(x in ctx.gold_items for x in ctx.ranked[:k]) else 0.0
+    if not ctx.gold_values:
+        return None  # nothing to hit: undefined, left out of the mean
+    return 1.0 if any(x in ctx.gold_values for x in ctx.ranked[:k]) else 0.0
 
 
 register(MeasureDef(
@@ -141,10 +141,10 @@ register(MeasureDef(
 def _rr(ctx: ItemContext) -> float | None:
     if ctx.failed:
         return 0.0
-    if not ctx.gold_items:
+    if not ctx.gold_values:
         return None
     for i, x in enumerate(ctx.ranked, 1):
-        if x in ctx.gold_items:
+        if x in ctx.gold_values:
             return 1.0 / i
     return 0.0
 

@@ -217,6 +217,7 @@ def evaluate(
             id=item.id, item=item, outcome=outcome, gold_items=gold_items, sys_items=sys_items,
             counts=_counts(gold_items, sys_items), failed=zero,
             ranked=_ranked(pred, outcome, m) if not failed else [],
+            gold_values=qrels_gold if qrels_gold is not None else answer_items(gold_answer, m, "values"),
         ))
 
     known = set(dataset.ids)

@@ -31,7 +31,8 @@ class ItemContext:
     ``gold_items``/``sys_items`` are the compared collections under the profile's term
     matching and answer view; ``counts`` their counts; ``failed`` is True when the outcome
     is a failure (error, timeout, refused, missing) that the profile scores as zero;
-    ``ranked`` holds the comparison keys of the system's ranked answers, best first."""
+    ``ranked`` holds the comparison keys of the system's ranked answers, best first, and
+    ``gold_values`` the gold answer's flattened value keys they are looked up in."""
 
     id: str
     item: Item
@@ -41,7 +42,7 @@ class ItemContext:
     counts: Counts
     failed: bool
     ranked: list[Any] = field(default_factory=list)
-    gold_failed: bool = False
+    gold_values: frozenset = frozenset()
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -1,0 +1,173 @@
+"""``kgqa evaluate``, ``kgqa measures``, ``kgqa profiles`` and ``kgqa demo``."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kgqa.load import load_dataset, load_run
+from kgqa.model import Dataset, InputError
+from kgqa.report import evaluation as report
+from kgqa.score import measures as measure_registry
+from kgqa.score import profiles
+from kgqa.score.evaluate import Evaluation, evaluate
+
+out = Console()
+
+
+class OutFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    md = "md"
+
+
+def _select_language(ds: Dataset, lang: str) -> Dataset:
+    langs = None if lang == "all" else [x.strip() for x in lang.split(",") if x.strip()]
+    return ds.by_language(langs)
+
+
+def run_evaluations(
+    dataset_spec: str,
+    run_specs: list[str],
+    *,
+    profile: str = "kgqa",
+    measures: str | None = None,
+    lang: str = "all",
+    dataset_format: str | None = None,
+    run_format: str | None = None,
+    kg: str | None = None,
+    graph: str | None = None,
+    gold_answers: str = "stored",
+    timeout: float = 30.0,
+    normalise: bool = True,
+) -> list[Evaluation]:
+    """Load, (execute,) score: the shared body of ``evaluate`` and ``demo``."""
+    try:
+        prof = profiles.get(profile)
+    except ValueError as e:
+        raise InputError("--profile", str(e)) from None
+    if measures:
+        try:
+            prof = prof.with_measures(measure_registry.parse_list(measures))
+        except ValueError as e:
+            raise InputError("--measures", str(e)) from None
+    ds = _select_language(load_dataset(dataset_spec, format=dataset_format), lang)
+    results = []
+    for spec in run_specs:
+        run = load_run(spec, format=run_format, dataset=ds)
+        if not run.name:
+            run.name = Path(spec).stem
+        extra: dict[str, object] = {"lang": lang, "gold": gold_answers if kg else "stored"}
+        if measures:
+            extra["measures"] = "+".join(s.measure.full for s in prof.measures)
+        predicted = gold = None
+        execution = None
+        if kg is not None:
+            from kgqa.execute.session import execute_for_evaluation
+
+            ex = execute_for_evaluation(ds, run, kg, graph=graph, gold=gold_answers, timeout=timeout, normalise=normalise)
+            predicted, gold, execution = ex.predicted, ex.gold, ex.counts
+            extra["engine"] = ex.engine_signature
+            extra["normalise"] = "yes" if normalise else "no"
+        results.append(evaluate(ds, run, prof, predicted=predicted, gold=gold, signature_extra=extra, execution=execution))
+    return results
+
+
+def emit(evals: list[Evaluation], fmt: OutFormat, per_question: bool, output: Optional[Path]) -> None:
+    if fmt is OutFormat.table and output is None:
+        report.terminal(out, evals, per_question=per_question)
+        return
+    text = {
+        OutFormat.json: report.to_json,
+        OutFormat.csv: report.to_csv,
+        OutFormat.md: report.to_markdown,
+        OutFormat.table: report.to_markdown,
+    }[fmt](evals)
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+        Console(stderr=True).print(f"wrote {output}")
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("evaluate")
+    def evaluate_cmd(
+        dataset: str = typer.Argument(..., help="Registry name (kgqa datasets list) or dataset file."),
+        runs: list[str] = typer.Argument(..., help="One or more run files."),
+        profile: str = typer.Option("kgqa", "--profile", "-p", help=f"Scoring convention: {', '.join(profiles.names())}, or a profile .yaml file."),
+        measures: Optional[str] = typer.Option(None, "--measures", "-m", help="Comma-separated measures, e.g. 'F1(rule=gerbil),AnswerEM' (replaces the profile's list)."),
+        lang: str = typer.Option("all", "--lang", help="Languages to score for per-language datasets (Text2SPARQL), comma-separated, or 'all'."),
+        fmt: OutFormat = typer.Option(OutFormat.table, "--format", "-f", help="Output format."),
+        per_question: bool = typer.Option(False, "--per-question", "-q", help="Also print the per-question table."),
+        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
+        dataset_format: Optional[str] = typer.Option(None, "--dataset-format", help="Force the dataset format."),
+        run_format: Optional[str] = typer.Option(None, "--run-format", help="Force the run format."),
+        kg: Optional[str] = typer.Option(None, "--kg", help="Execute queries on this KG: RDF file(s), a store directory, or an http(s) SPARQL endpoint."),
+        graph: Optional[str] = typer.Option(None, "--graph", help="Default graph IRI for an endpoint."),
+        gold_answers: str = typer.Option("stored", "--gold-answers", help="stored: the dataset's gold answers; executed: re-run gold queries on --kg."),
+        timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
+        no_normalise: bool = typer.Option(False, "--no-normalise", help="Execute queries exactly as written (no prefix injection or dialect fixes)."),
+    ) -> None:
+        """Score one or more runs on a dataset."""
+        if gold_answers not in ("stored", "executed"):
+            raise InputError("--gold-answers", f"expected stored or executed, got {gold_answers!r}")
+        evals = run_evaluations(
+            dataset, runs, profile=profile, measures=measures, lang=lang, dataset_format=dataset_format,
+            run_format=run_format, kg=kg, graph=graph, gold_answers=gold_answers, timeout=timeout,
+            normalise=not no_normalise,
+        )
+        emit(evals, fmt, per_question, output)
+
+    @app.command("measures")
+    def measures_cmd() -> None:
+        """List every registered measure with its parameters and definition."""
+        t = Table(title="kgqa measures", show_lines=True)
+        t.add_column("measure", style="bold")
+        t.add_column("parameters")
+        t.add_column("definition")
+        for d in measure_registry.all_measures():
+            params = ", ".join(
+                f"{p.name}={p.default}" + (f" ({'|'.join(map(str, p.choices))})" if p.choices else "") for p in d.params
+            )
+            t.add_row(d.name, params or "-", d.definition)
+        out.print(t)
+
+    @app.command("profiles")
+    def profiles_cmd() -> None:
+        """List the scoring profiles and what each selects."""
+        for name in profiles.names():
+            p = profiles.get(name)
+            out.print(f"[bold]{p.name}[/] — {p.reference}", highlight=False)
+            out.print(f"  {p.description}", highlight=False)
+            out.print("  measures: " + ", ".join(f"{s.label} = {s.measure.full}" + (" over processed" if s.over != "all" else "") for s in p.measures), highlight=False)
+            out.print(f"  signature: {'|'.join(f'{k}:{v}' for k, v in p.signature_parts().items())}", highlight=False)
+
+    @app.command("demo")
+    def demo_cmd(
+        profile: str = typer.Option("kgqa", "--profile", "-p", help="Scoring convention."),
+        fmt: OutFormat = typer.Option(OutFormat.table, "--format", "-f"),
+        per_question: bool = typer.Option(False, "--per-question", "-q"),
+    ) -> None:
+        """Evaluate the built-in demo runs on the built-in demo KG (offline) and compare them."""
+        from kgqa.demo import DATA
+
+        runs = sorted(str(p) for p in (DATA / "runs").glob("*.json"))
+        kg = str(DATA / "kg.ttl") if _engine_available() else None
+        evals = run_evaluations(str(DATA / "questions.json"), runs, profile=profile, kg=kg)
+        emit(evals, fmt, per_question, None)
+
+
+def _engine_available() -> bool:
+    try:
+        import kgqa.execute.session  # noqa: F401
+    except ImportError:
+        return False
+    return True
