@@ -24,6 +24,11 @@ FORMAT_MODULES: list[str] = [
     "kgqa.load.qald_xml",
     "kgqa.load.text2sparql",
     "kgqa.load.rubq",
+    "kgqa.load.lcquad",
+    "kgqa.load.simpledbpediaqa",
+    "kgqa.load.graphquestions",
+    "kgqa.load.nspm",
+    "kgqa.load.generic",
 ]
 
 MAX_SNIFF_BYTES = 64 * 1024

@@ -1,0 +1,556 @@
+"""Generic datasets and runs: JSON Lines and CSV, with a lossless JSONL writer.
+
+**JSONL dataset** (``--format jsonl``): one JSON object per non-blank line::
+
+    {"id": "q1", "question": "Who wrote Hamlet?", "sparql": "SELECT ...",
+     "answers": ["http://dbpedia.org/resource/William_Shakespeare"], "answer_type": "resource"}
+
+Fields of a record, mapped to an :class:`~kgqa.model.Item`:
+
+- ``id`` (required): a string or integer (integers become their decimal string);
+- the question: ``questions`` (an object language -> text), and/or ``question_<lang>`` keys
+  (``question_en``, ``question_de``, ...), and/or ``question`` (a string: English, or an
+  object language -> text). At least one question text is required;
+- ``sparql`` or ``query``: the gold SPARQL (a string);
+- ``answers`` (or ``answer``): see :func:`parse_answer`;
+- ``answer_type``: a string;
+- ``keywords`` (object language -> list of strings), ``groups`` (object of strings),
+  ``lang_ids`` (object language -> id) and ``metadata`` (object) are read into the item's
+  fields of that name (the JSONL writer produces them);
+- every other key goes to ``metadata`` unchanged.
+
+A record that is not an object, lacks an id or a question, or has a malformed answer is
+skipped and reported as a :class:`~kgqa.model.Problem` naming its line (``line 7``); a
+duplicate id is reported and the later record skipped. A line that is not JSON at all is
+such a problem too (the file stays loadable); a file that is not UTF-8 is an InputError.
+
+**CSV dataset** (``--format csv``): a header row, then one item per row. Columns ``id``,
+``question`` or ``question_<lang>``, ``sparql`` or ``query``, ``answers`` (or ``answer``),
+``answer_type``; every other non-empty cell goes to ``metadata`` as a string. An ``answers``
+cell holding a JSON list, object or boolean is parsed as JSON (see :func:`parse_answer`);
+otherwise it is split on ``answer_separator`` (default ``"|"``), each part stripped and
+typed with :func:`~kgqa.model.terms.guess_term`. An empty cell means "no stored answer".
+Problems name the CSV line (``line 4``, the header being line 1).
+
+**JSONL run** (kind ``run``, name ``jsonl``): one object per line::
+
+    {"id": "q1", "query": "SELECT ...", "answer": <answer>, "ranked": [...],
+     "elapsed": 0.42, "error": "timeout talking to the KG"}
+
+- ``query`` (or ``sparql``): the predicted SPARQL; ``answer`` (or ``answers``): a predicted
+  answer as in :func:`parse_answer`; ``ranked``: a list of terms (term objects or strings)
+  in rank order; ``elapsed``: seconds (a non-negative number);
+- ``error`` (a string): the system reports a failure: ``status`` becomes
+  :attr:`~kgqa.model.Status.EXEC_ERROR` and the message is the error string. ``status``
+  (one of the :class:`~kgqa.model.Status` values) and ``message`` may be given explicitly
+  (the writer does this); ``metadata`` (an object) is read back; any other key goes to
+  ``metadata``.
+- A duplicate id is a problem: the first record is kept, later ones are skipped and reported.
+
+**Writer**: :func:`write` writes a Dataset or a Run as JSONL, one object per item/prediction,
+losslessly: answers as SPARQL 1.1 results objects (variables, rows, unbound cells and
+booleans kept; terms as SPARQL-JSON term objects with datatype / language), questions as a
+``questions`` object, and every other field under its own key. Reading the file back gives
+equal items and predictions (metadata must be JSON-serialisable: the writer raises
+TypeError otherwise).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from kgqa.load import formats
+from kgqa.load.jsonio import read_text
+from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Prediction, Problem, Run, Status, TableAnswer
+from kgqa.model.answer import Answer, from_results_json, to_results_json
+from kgqa.model.terms import XSD, Literal, Term, from_sparql_json, guess_term, to_sparql_json
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def parse_term(value: Any) -> Term:
+    """One answer term: a SPARQL-JSON term object (``{"type": "uri", "value": ...}``) or a
+    bare string typed with :func:`~kgqa.model.terms.guess_term`; a JSON integer becomes an
+    ``xsd:integer`` literal, any other JSON number an ``xsd:decimal`` literal (a non-finite
+    number is refused). Raises ValueError otherwise."""
+    if isinstance(value, dict):
+        return from_sparql_json(value)
+    if isinstance(value, str):
+        return guess_term(value)
+    if isinstance(value, bool):
+        return Literal("true" if value else "false", XSD + "boolean")
+    if isinstance(value, int):
+        return Literal(str(value), XSD + "integer")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"answer value {value!r} is not a finite number")
+        return Literal(repr(value), XSD + "decimal")
+    raise ValueError(f"expected a term object or a string as an answer value, got {type(value).__name__} {value!r}")
+
+
+def parse_answer(value: Any, variable: str = "answer") -> Answer | None:
+    """An answer from its JSON form:
+
+    - ``null``: no answer (None);
+    - ``true`` / ``false``: a :class:`~kgqa.model.BooleanAnswer`;
+    - an object: a SPARQL 1.1 results object (``{"head":..., "results":...}`` or
+      ``{"head":..., "boolean":...}``);
+    - a list: one term per element (term objects, strings typed with ``guess_term``, or
+      numbers), as a one-column table over ``variable`` (order and duplicates kept).
+
+    Raises ValueError with what was expected."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return BooleanAnswer(value)
+    if isinstance(value, dict):
+        return from_results_json(value)
+    if isinstance(value, list):
+        terms = []
+        for i, v in enumerate(value):
+            try:
+                terms.append(parse_term(v))
+            except ValueError as e:
+                raise ValueError(f"answer element {i + 1}: {e}") from None
+        return TableAnswer.single_column(terms, variable)
+    raise ValueError(
+        f"expected an answer as a list of terms, a SPARQL results object or a boolean, got {type(value).__name__} {value!r}"
+    )
+
+
+def text_lines(path: Path) -> list[str]:
+    """The lines of a UTF-8 text file, split on ``\\n`` only (a ``\\r`` before it is dropped;
+    other Unicode line separators stay inside their line). A final newline does not start
+    an extra line."""
+    text = read_text(path)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
+def unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> list[Any]:
+    """Objects (anything with an ``id``) given as ``(file, record, obj)``, keeping the first
+    of each id in order; a later duplicate is an error problem naming where the first one
+    is, and is skipped."""
+    first: dict[str, tuple[str, str]] = {}
+    out = []
+    for file, record, obj in records:
+        if obj.id in first:
+            f0, r0 = first[obj.id]
+            where = r0 if f0 == file else f"{f0}, {r0}"
+            problems.append(Problem(file, record, f"duplicate id {obj.id!r} (first at {where}); skipped"))
+            continue
+        first[obj.id] = (file, record)
+        out.append(obj)
+    return out
+
+
+def _id(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        raise ValueError(f"expected an id (a string or an integer), got {value!r}")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    raise ValueError(f"expected an id (a non-empty string or an integer), got {value!r}")
+
+
+def write_atomic(path: Path, chunks: Iterable[str]) -> None:
+    """Write text to ``path`` via a temporary file in the same folder and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            for c in chunks:
+                fh.write(c)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# --------------------------------------------------------------------------- JSONL reading
+
+
+def _jsonl_records(path: Path, problems: list[Problem]) -> list[tuple[str, int, Any]]:
+    """(record name, line number, parsed value) for every non-blank line; a line that is not
+    JSON is a problem naming line and column."""
+    file = str(path)
+    out = []
+    for n, line in enumerate(text_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append((f"line {n}", n, json.loads(line)))
+        except json.JSONDecodeError as e:
+            problems.append(Problem(file, f"line {n}", f"not valid JSON at column {e.colno}: {e.msg}; skipped"))
+    return out
+
+
+_QUESTION_KEY = re.compile(r"^question_([A-Za-z]{2,3}(?:[-_][A-Za-z0-9]+)*)$")
+_ITEM_KEYS = {"id", "question", "questions", "sparql", "query", "answers", "answer", "answer_type",
+              "keywords", "groups", "lang_ids", "metadata"}
+
+
+def _str_map(value: Any, what: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise ValueError(f"'{what}' must be an object of strings, got {value!r}")
+    return dict(value)
+
+
+def item_from_record(rec: Any, default_lang: str = "en") -> Item:
+    """An Item from one generic record (a JSON object or a CSV row as a dict); raises
+    ValueError naming what is wrong."""
+    if not isinstance(rec, dict):
+        raise ValueError(f"expected a JSON object, got {type(rec).__name__}")
+    if "id" not in rec:
+        raise ValueError("no 'id'")
+    item_id = _id(rec["id"])
+    questions: dict[str, str] = {}
+    q = rec.get("question")
+    if isinstance(q, str):
+        if q.strip():
+            questions[default_lang] = q
+    elif isinstance(q, dict):
+        questions.update(_str_map(q, "question"))
+    elif q is not None:
+        raise ValueError(f"'question' must be a string or an object language -> text, got {q!r}")
+    if rec.get("questions") is not None:
+        questions.update(_str_map(rec["questions"], "questions"))
+    metadata: dict[str, Any] = {}
+    for k, v in rec.items():
+        m = _QUESTION_KEY.match(k)
+        if m and isinstance(v, str):
+            if v.strip():
+                questions[m.group(1)] = v
+        elif k not in _ITEM_KEYS and not m:
+            metadata[k] = v
+    if not questions:
+        raise ValueError("no question text ('question', 'questions' or 'question_<lang>')")
+    sparql = rec.get("sparql", rec.get("query"))
+    if sparql is not None and not isinstance(sparql, str):
+        raise ValueError(f"'sparql' must be a string, got {type(sparql).__name__}")
+    raw_answer = rec["answers"] if "answers" in rec else rec.get("answer")
+    answer = parse_answer(raw_answer)
+    answer_type = rec.get("answer_type")
+    if answer_type is not None and not isinstance(answer_type, str):
+        raise ValueError(f"'answer_type' must be a string, got {answer_type!r}")
+    keywords: dict[str, list[str]] = {}
+    if rec.get("keywords") is not None:
+        kw = rec["keywords"]
+        if not isinstance(kw, dict) or not all(
+            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in kw.values()
+        ):
+            raise ValueError(f"'keywords' must be an object language -> list of strings, got {kw!r}")
+        keywords = {k: list(v) for k, v in kw.items()}
+    groups = _str_map(rec["groups"], "groups") if rec.get("groups") is not None else {}
+    lang_ids = _str_map(rec["lang_ids"], "lang_ids") if rec.get("lang_ids") is not None else {}
+    if rec.get("metadata") is not None:
+        if not isinstance(rec["metadata"], dict):
+            raise ValueError(f"'metadata' must be an object, got {rec['metadata']!r}")
+        metadata = {**rec["metadata"], **metadata}
+    return Item(item_id, questions, sparql, answer, answer_type, keywords, groups, metadata, lang_ids)
+
+
+def load_jsonl_dataset(paths: list[Path], **options: Any) -> Dataset:
+    """JSONL dataset file(s), concatenated; ids must be unique across them. Option ``lang``
+    (default ``en``): the language of a plain-string ``question``."""
+    problems: list[Problem] = []
+    parsed: list[tuple[str, str, Item]] = []
+    lang = options.get("lang", "en")
+    for path in paths:
+        file = str(path)
+        for record, _, rec in _jsonl_records(path, problems):
+            try:
+                parsed.append((file, record, item_from_record(rec, lang)))
+            except ValueError as e:
+                problems.append(Problem(file, record, f"{e}; skipped"))
+    return Dataset(Path(paths[0]).stem, unique(parsed, problems), "jsonl", list(paths), problems)
+
+
+# --------------------------------------------------------------------------- CSV
+
+
+def _csv_answer(cell: str, sep: str) -> Answer | None:
+    text = cell.strip()
+    if not text:
+        return None
+    if text[0] in "[{" or text in ("true", "false"):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"answers cell looks like JSON but is not valid JSON (column {e.colno}: {e.msg})") from None
+        return parse_answer(value)
+    parts = [p.strip() for p in text.split(sep)] if sep else [text]
+    return TableAnswer.single_column([guess_term(p) for p in parts if p], "answer")
+
+
+def load_csv_dataset(paths: list[Path], **options: Any) -> Dataset:
+    """CSV dataset file(s) (comma-separated, RFC 4180 quoting, UTF-8)."""
+    sep = options.get("answer_separator", "|")
+    lang = options.get("lang", "en")
+    problems: list[Problem] = []
+    parsed: list[tuple[str, str, Item]] = []
+    for path in paths:
+        file = str(path)
+        text = read_text(path)
+        reader = csv.reader(io.StringIO(text, newline=""))
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise InputError(path, "empty CSV file: expected a header row with at least 'id' and 'question'") from None
+        except csv.Error as e:
+            raise InputError(path, f"malformed CSV at line 1: {e}") from None
+        header = [h.strip() for h in header]
+        has_q = any(h == "question" or _QUESTION_KEY.match(h) for h in header)
+        if "id" not in header or not has_q:
+            raise InputError(path, f"CSV header must name an 'id' and a 'question' (or 'question_<lang>') column; got {header}")
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as e:
+                raise InputError(path, f"malformed CSV at line {reader.line_num}: {e}") from None
+            record = f"line {reader.line_num}"
+            if not any(c.strip() for c in row):
+                continue
+            if len(row) != len(header):
+                problems.append(Problem(file, record, f"{len(row)} cells for {len(header)} header columns; skipped"))
+                continue
+            rec: dict[str, Any] = {}
+            answer_cell = None
+            for h, c in zip(header, row):
+                if h in ("answers", "answer"):
+                    answer_cell = c
+                elif c.strip() or h == "id":
+                    rec[h] = c
+            try:
+                answer = _csv_answer(answer_cell, sep) if answer_cell is not None else None
+                it = item_from_record(rec, lang)
+            except ValueError as e:
+                problems.append(Problem(file, record, f"{e}; skipped"))
+                continue
+            it.answer = answer
+            parsed.append((file, record, it))
+    return Dataset(Path(paths[0]).stem, unique(parsed, problems), "csv", list(paths), problems)
+
+
+# --------------------------------------------------------------------------- JSONL runs
+
+_RUN_KEYS = {"id", "query", "sparql", "answer", "answers", "ranked", "elapsed", "error", "status", "message", "metadata"}
+
+
+def prediction_from_record(rec: Any, file: str, record: str, problems: list[Problem]) -> Prediction:
+    """A Prediction from one JSONL run record; raises ValueError for a record to skip and
+    appends warnings (kept record, field dropped) to ``problems``."""
+    if not isinstance(rec, dict):
+        raise ValueError(f"expected a JSON object, got {type(rec).__name__}")
+    if "id" not in rec:
+        raise ValueError("no 'id'")
+    pid = _id(rec["id"])
+    sparql = rec.get("query", rec.get("sparql"))
+    if sparql is not None and not isinstance(sparql, str):
+        raise ValueError(f"'query' must be a string, got {type(sparql).__name__}")
+    answer = parse_answer(rec["answer"] if "answer" in rec else rec.get("answers"))
+    ranked = None
+    if rec.get("ranked") is not None:
+        if not isinstance(rec["ranked"], list):
+            raise ValueError(f"'ranked' must be a list of terms, got {type(rec['ranked']).__name__}")
+        ranked = []
+        for i, v in enumerate(rec["ranked"]):
+            try:
+                ranked.append(parse_term(v))
+            except ValueError as e:
+                raise ValueError(f"'ranked' element {i + 1}: {e}") from None
+    elapsed = rec.get("elapsed")
+    if elapsed is not None and (isinstance(elapsed, bool) or not isinstance(elapsed, (int, float))
+                                or not math.isfinite(elapsed) or elapsed < 0):
+        problems.append(Problem(file, record, f"'elapsed' must be a non-negative number of seconds, got {elapsed!r}; ignored", "warning"))
+        elapsed = None
+    status = Status.OK
+    message = ""
+    error = rec.get("error")
+    if error is not None:
+        if not isinstance(error, str):
+            raise ValueError(f"'error' must be a string (the system's error message), got {error!r}")
+        status, message = Status.EXEC_ERROR, error
+    if rec.get("status") is not None:
+        try:
+            status = Status(rec["status"])
+        except ValueError:
+            raise ValueError(f"unknown status {rec['status']!r} (expected one of: {', '.join(s.value for s in Status)})") from None
+    if rec.get("message") is not None:
+        if not isinstance(rec["message"], str):
+            raise ValueError(f"'message' must be a string, got {rec['message']!r}")
+        message = rec["message"]
+    metadata = {k: v for k, v in rec.items() if k not in _RUN_KEYS}
+    if rec.get("metadata") is not None:
+        if not isinstance(rec["metadata"], dict):
+            raise ValueError(f"'metadata' must be an object, got {rec['metadata']!r}")
+        metadata = {**rec["metadata"], **metadata}
+    return Prediction(pid, sparql, answer, ranked, float(elapsed) if elapsed is not None else None,
+                      status, message, metadata)
+
+
+def load_jsonl_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
+    """JSONL run file(s), concatenated."""
+    problems: list[Problem] = []
+    parsed: list[tuple[str, str, Prediction]] = []
+    for path in paths:
+        file = str(path)
+        for record, _, rec in _jsonl_records(path, problems):
+            try:
+                parsed.append((file, record, prediction_from_record(rec, file, record, problems)))
+            except ValueError as e:
+                problems.append(Problem(file, record, f"{e}; skipped"))
+    return Run(Path(paths[0]).stem, unique(parsed, problems), "jsonl", list(paths), problems)
+
+
+# --------------------------------------------------------------------------- writer
+
+
+def item_to_json(it: Item) -> dict[str, Any]:
+    """The JSONL object of an item (the inverse of :func:`item_from_record`)."""
+    out: dict[str, Any] = {"id": it.id, "questions": dict(it.questions)}
+    if it.sparql is not None:
+        out["sparql"] = it.sparql
+    if it.answer is not None:
+        out["answers"] = to_results_json(it.answer)
+    if it.answer_type is not None:
+        out["answer_type"] = it.answer_type
+    if it.keywords:
+        out["keywords"] = {k: list(v) for k, v in it.keywords.items()}
+    if it.groups:
+        out["groups"] = dict(it.groups)
+    if it.lang_ids:
+        out["lang_ids"] = dict(it.lang_ids)
+    if it.metadata:
+        out["metadata"] = dict(it.metadata)
+    return out
+
+
+def prediction_to_json(p: Prediction) -> dict[str, Any]:
+    """The JSONL object of a prediction (the inverse of :func:`prediction_from_record`)."""
+    out: dict[str, Any] = {"id": p.id}
+    if p.sparql is not None:
+        out["query"] = p.sparql
+    if p.answer is not None:
+        out["answer"] = to_results_json(p.answer)
+    if p.ranked is not None:
+        out["ranked"] = [to_sparql_json(t) for t in p.ranked]
+    if p.elapsed is not None:
+        out["elapsed"] = p.elapsed
+    if p.status is not Status.OK:
+        out["status"] = p.status.value
+    if p.message:
+        out["message"] = p.message
+    if p.metadata:
+        out["metadata"] = dict(p.metadata)
+    return out
+
+
+def write(obj: Dataset | Run, path: Path) -> None:
+    """Write a Dataset or a Run as JSONL (UTF-8, one compact object per line), atomically."""
+    if isinstance(obj, Dataset):
+        rows = (item_to_json(it) for it in obj.items)
+    elif isinstance(obj, Run):
+        rows = (prediction_to_json(p) for p in obj.predictions)
+    else:
+        raise TypeError(f"cannot write {type(obj).__name__} as JSONL")
+    write_atomic(path, (json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows))
+
+
+# --------------------------------------------------------------------------- sniffing
+
+
+def _first_object(sample: formats.Sample) -> dict[str, Any] | None:
+    """The first non-blank line of the sample parsed as a JSON object (None otherwise)."""
+    for line in sample.head.split("\n"):
+        if not line.strip():
+            continue
+        if "\n" not in sample.head and sample.size > len(sample.head.encode("utf-8")):
+            return None  # the first line is cut off: cannot tell
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            return None
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def _has_question(obj: dict[str, Any]) -> bool:
+    return any(k in ("question", "questions") or _QUESTION_KEY.match(k) for k in obj)
+
+
+def sniff_jsonl_dataset(sample: formats.Sample) -> float:
+    obj = _first_object(sample)
+    if obj is None or "id" not in obj or not _has_question(obj):
+        return 0.0
+    return 0.6 if sample.path.suffix.lower() in (".jsonl", ".ndjson") else 0.5
+
+
+def sniff_jsonl_run(sample: formats.Sample) -> float:
+    obj = _first_object(sample)
+    if obj is None or "id" not in obj:
+        return 0.0
+    if not any(k in obj for k in ("query", "sparql", "answer", "answers", "ranked", "error", "status")):
+        return 0.0
+    return 0.6 if sample.path.suffix.lower() in (".jsonl", ".ndjson") else 0.5
+
+
+def sniff_csv(sample: formats.Sample) -> float:
+    if sample.path.suffix.lower() != ".csv":
+        return 0.0
+    first = sample.head.split("\n", 1)[0]
+    try:
+        header = [h.strip() for h in next(csv.reader([first]))]
+    except (csv.Error, StopIteration):
+        return 0.0
+    if "id" in header and any(h == "question" or _QUESTION_KEY.match(h) for h in header):
+        return 0.6
+    return 0.0
+
+
+JSONL_DATASET = formats.register(formats.Format(
+    name="jsonl",
+    kind="dataset",
+    description="generic JSON Lines dataset: one {id, question(s), sparql, answers, ...} object per line",
+    sniff=sniff_jsonl_dataset,
+    load=load_jsonl_dataset,
+    write=write,
+    extensions=(".jsonl", ".ndjson"),
+))
+
+CSV_DATASET = formats.register(formats.Format(
+    name="csv",
+    kind="dataset",
+    description="generic CSV dataset: columns id, question / question_<lang>, sparql, answers, ...",
+    sniff=sniff_csv,
+    load=load_csv_dataset,
+    extensions=(".csv",),
+))
+
+JSONL_RUN = formats.register(formats.Format(
+    name="jsonl",
+    kind="run",
+    description="generic JSON Lines run: one {id, query?, answer?, ranked?, elapsed?, error?} object per line",
+    sniff=sniff_jsonl_run,
+    load=load_jsonl_run,
+    write=write,
+    extensions=(".jsonl", ".ndjson"),
+))
