@@ -1,0 +1,46 @@
+"""Acceptance on real data: self-evaluation and the official Text2SPARQL'25 CK25 scores."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from kgqa.cli import app, _register
+from kgqa.cli.evaluate import run_evaluations
+from kgqa.score import profiles
+
+ALL = profiles.names()
+
+
+@pytest.fixture(scope="module")
+def cli():
+    _register()
+    return CliRunner()
+
+
+@pytest.mark.parametrize("profile", ALL)
+def test_qald9_test_against_itself_scores_one_everywhere(shared_data, profile):
+    path = str(shared_data / "qald-9" / "qald-9-test-multilingual.json")
+    (e,) = run_evaluations(path, [path], profile=profile, run_format="qald-json")
+    assert len(e.questions) == 150
+    assert e.outcomes == {"ok": 150}
+    assert e.aggregate and all(v == 1.0 for v in e.aggregate.values()), e.aggregate
+
+
+@pytest.mark.parametrize("team", ["WSE"])
+def test_text2sparql_profile_reproduces_official_ck25_scores(shared_data, team, cli):
+    run = shared_data / "ck25-runs" / team / "ck25_system_result_set.json"
+    res = cli.invoke(app, ["evaluate", "ck25", str(run), "--profile", "text2sparql", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    official = json.loads((shared_data / "ck25-runs" / team / "ck25_eval.json").read_text())
+    assert [q["id"] for q in doc["questions"]] == [f"ck25:{i}-en" for i in range(1, 51)]
+    for q in doc["questions"]:
+        for m in ("set_P", "set_recall", "set_F"):
+            assert q["scores"][m] == pytest.approx(official[q["id"]][m], abs=1e-12), (q["id"], m)
+    for m in ("set_P", "set_recall", "set_F"):
+        assert doc["aggregate"][m] == pytest.approx(official["average"][m], abs=1e-15)
+    assert doc["signature"].startswith("kgqa:") and "profile:text2sparql" in doc["signature"]
+    assert doc["skipped"] == [] and doc["missing_ids"] == []
