@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from kgqa.score import measures, profiles
-from tests.conftest import REPO
+from conftest import REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 
