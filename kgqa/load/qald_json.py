@@ -49,7 +49,7 @@ from kgqa.load import formats
 from kgqa.load.jsonio import read_json
 from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Prediction, Problem, Run, TableAnswer
 from kgqa.model.answer import Answer, from_results_json, merge, to_results_json
-from kgqa.model.terms import IRI, BNode, Literal, NUMERIC_TYPES, DATE_TYPES
+from kgqa.model.terms import IRI, BNode, Literal, to_sparql_json
 
 #: answer types used by QALD, GERBIL and kgqa writers
 KNOWN_ANSWER_TYPES = frozenset({"resource", "uri", "number", "date", "boolean", "string", "list", "literal"})
@@ -336,6 +336,7 @@ def _item_json(it: Item) -> dict[str, Any]:
     paraphrases = extra.pop("paraphrases", {}) or {}
     query_rest = extra.pop("query", None)
     for k, v in extra.items():
+        v = _plain(v)
         if k in _TOP_KEYS:
             k = f"{k}_"  # never shadow a QALD key (not expected in practice)
         out[k] = v
@@ -388,6 +389,19 @@ def to_json(obj: Dataset | Run) -> dict[str, Any]:
     if isinstance(obj, Run):
         return {"dataset": {"id": obj.name}, "questions": [_prediction_json(p) for p in obj.predictions]}
     raise TypeError(f"cannot write {type(obj).__name__} as QALD JSON")
+
+
+def _plain(v: Any) -> Any:
+    """Metadata value with answers and terms replaced by their SPARQL-results JSON form."""
+    if isinstance(v, (BooleanAnswer, TableAnswer)):
+        return to_results_json(v)
+    if isinstance(v, (IRI, Literal, BNode)):
+        return to_sparql_json(v)
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
 
 
 def _jsonable(v: Any) -> bool:

@@ -161,7 +161,8 @@ def load_dataset(paths: list[Path], gold: str | Path | None = None, **options: A
                 metadata["qrels"] = qrels
             if answers:
                 answer = next(iter(answers.values()))
-                if any(a != answer for a in answers.values()):
+                first = next(iter(qrels.values()))
+                if any(b != first for b in qrels.values()):
                     metadata["answers_by_language"] = answers
                     problems.append(Problem(str(gold_path), iid, "gold bags differ between languages "
                                             f"({', '.join(answers)}); item answer is the {next(iter(answers))} one", "warning"))

@@ -1,0 +1,124 @@
+"""``kgqa datasets``: list, inspect, validate and export benchmark datasets."""
+
+from __future__ import annotations
+
+from collections import Counter
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kgqa.load import formats, load_dataset, registry
+from kgqa.load.validate import has_errors, validate
+from kgqa.model import BooleanAnswer, Dataset, InputError
+
+out = Console()
+err = Console(stderr=True)
+
+datasets_app = typer.Typer(help="List, inspect, validate and export benchmark datasets.", no_args_is_help=True)
+
+
+def _fail(e: InputError, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {e}", highlight=False)
+    raise typer.Exit(code)
+
+
+def _load(spec: str, fmt: str | None = None) -> Dataset:
+    return load_dataset(spec, format=fmt)
+
+
+@datasets_app.command("list")
+def list_cmd() -> None:
+    """Registered datasets: name, items, format and where their files resolve."""
+    table = Table(title="kgqa datasets")
+    for col in ("name", "items", "format", "where", "description"):
+        table.add_column(col, justify="right" if col == "items" else "left")
+    for e in registry.entries():
+        table.add_row(e.name, "" if e.items is None else str(e.items), e.format, registry.where(e), e.description)
+    out.print(table)
+
+
+@datasets_app.command("info")
+def info_cmd(
+    spec: str = typer.Argument(..., help="registered dataset name or file path"),
+    format: Optional[str] = typer.Option(None, "--format", "-f", help="dataset format (default: detect)"),
+) -> None:
+    """Counts per language, answer types, items with SPARQL / answers, and problems."""
+    try:
+        ds = _load(spec, format)
+    except InputError as e:
+        _fail(e)
+    entry = registry.find(spec) if not Path(spec).exists() else None
+    langs: Counter[str] = Counter(lang for it in ds for lang in it.questions)
+    types: Counter[str] = Counter(it.answer_type or "-" for it in ds)
+    kinds: Counter[str] = Counter(
+        "none" if it.answer is None else "boolean" if isinstance(it.answer, BooleanAnswer)
+        else "empty" if len(it.answer) == 0 else "table" for it in ds)
+    out.print(f"[bold]{ds.name}[/]  format {ds.format}  items {len(ds)}", highlight=False)
+    if entry is not None:
+        out.print(f"licence: {entry.licence}", highlight=False)
+        if entry.citation:
+            out.print(f"cite: {entry.citation}", highlight=False)
+    out.print("source: " + ", ".join(str(p) for p in ds.source), highlight=False)
+    out.print(f"with SPARQL: {sum(it.sparql is not None for it in ds)}   "
+              f"with gold answer: {sum(it.answer is not None for it in ds)}", highlight=False)
+    out.print("answers: " + ", ".join(f"{k} {v}" for k, v in kinds.most_common()), highlight=False)
+    out.print("answer types: " + ", ".join(f"{k} {v}" for k, v in types.most_common()), highlight=False)
+    out.print("questions per language: " + ", ".join(f"{k} {v}" for k, v in langs.most_common()), highlight=False)
+    if any(it.lang_ids for it in ds):
+        out.print(f"scoring units (item x language): {len(ds.by_language())}", highlight=False)
+    errors = sum(p.severity == "error" for p in ds.problems)
+    out.print(f"problems: {errors} error(s), {len(ds.problems) - errors} warning(s)", highlight=False)
+    for p in ds.problems:
+        out.print(f"  {p.severity}: {p}", highlight=False)
+
+
+@datasets_app.command("validate")
+def validate_cmd(
+    paths: list[Path] = typer.Argument(..., help="dataset or run files"),
+    format: Optional[str] = typer.Option(None, "--format", "-f", help="format name (default: detect)"),
+) -> None:
+    """Every problem, one per line; exit status 1 if any is an error."""
+    problems = validate(list(paths), format)
+    for p in problems:
+        out.print(f"{p.severity}: {p}", highlight=False, soft_wrap=True)
+    errors = sum(p.severity == "error" for p in problems)
+    out.print(f"{len(paths)} file(s): {errors} error(s), {len(problems) - errors} warning(s)", highlight=False)
+    if has_errors(problems):
+        raise typer.Exit(1)
+
+
+class ExportFormat(str, Enum):
+    qald_json = "qald-json"
+    jsonl = "jsonl"
+
+
+@datasets_app.command("export")
+def export_cmd(
+    spec: str = typer.Argument(..., help="registered dataset name or file path"),
+    to: ExportFormat = typer.Option(..., "--to", help="output format"),
+    output: Path = typer.Option(..., "--output", "-o", help="file to write"),
+    format: Optional[str] = typer.Option(None, "--format", "-f", help="input dataset format (default: detect)"),
+) -> None:
+    """Write a dataset in another format with that format's writer."""
+    try:
+        ds = _load(spec, format)
+        fmt = formats.get("dataset", to.value)
+        if fmt.write is None:
+            raise InputError("--to", f"format {to.value!r} has no writer")
+        if output.resolve() in {Path(p).resolve() for p in ds.source}:
+            raise InputError(output, "refusing to overwrite an input file")
+        fmt.write(ds, output)
+    except InputError as e:
+        _fail(e)
+    out.print(f"wrote {len(ds)} items to {output} ({to.value})", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    if getattr(app, "_kgqa_datasets_registered", False):
+        return
+    app.add_typer(datasets_app, name="datasets")
+    app._kgqa_datasets_registered = True  # type: ignore[attr-defined]

@@ -1,0 +1,261 @@
+"""Named benchmark datasets: where their files come from, their checksums, how to load them.
+
+Each :class:`Entry` lists its files as paths relative to a data directory laid out like the
+project's shared data folder (``qald-9/qald-9-test-multilingual.json``, ...), each with its
+upstream URL (a raw GitHub URL pinned to a commit) and its SHA-256.
+
+:func:`resolve` finds each file, in this order:
+
+1. ``$KGQA_DATA_DIR/<relpath>`` when the variable is set and the file exists (its SHA-256
+   is verified; a mismatch raises :class:`~kgqa.model.InputError` unless ``verify=False``);
+2. the user cache ``$KGQA_CACHE_DIR/<relpath>`` (default ``~/.cache/kgqa/datasets``), verified
+   the same way;
+3. a download of the upstream URL with httpx (rich progress bar on a terminal) into a
+   temporary file next to the cache path, verified, then atomically renamed into place.
+   A checksum mismatch deletes the temporary file and raises InputError.
+
+Files of the built-in ``demo`` entry live inside the package and need no download.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from kgqa.model import Dataset, InputError
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+Where = Literal["package", "data dir", "cache", "not downloaded"]
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One file of a dataset: ``path`` relative to the data dir (or to the ``kgqa`` package
+    when ``package`` is True), its upstream ``url`` and ``sha256`` (None: not checked)."""
+
+    path: str
+    url: str | None = None
+    sha256: str | None = None
+    package: bool = False
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    description: str
+    format: str
+    files: tuple[DataFile, ...]
+    items: int | None = None
+    licence: str = ""
+    citation: str = ""
+    homepage: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+_QALD = "https://raw.githubusercontent.com/ag-sc/QALD/7a43e2b99a523f74377c317630f5ec55a6d8c1cf/"
+_QALD10 = "https://raw.githubusercontent.com/KGQA/QALD-10/89caa86371c7a65c6c87a64e0eeaa0e247ff5fe5/"
+_T2S = "https://raw.githubusercontent.com/AKSW/text2sparql.aksw.org/d317a8476a3be27a2eef5bfc5f670a58f5c128ee/"
+_CK25 = "https://raw.githubusercontent.com/eccenca/ck25-dataset/c838fcc95b1f7ad98492ccfb9ceacc7c84c5e02c/"
+_RUBQ = "https://raw.githubusercontent.com/vladislavneon/RuBQ/fade3eae6a4807c35b19cfce20dfa805fc8c0cdf/"
+
+_QALD9_CITE = ("Usbeck, Gusmita, Ngonga Ngomo, Saleem: 9th Challenge on Question Answering over Linked Data "
+               "(QALD-9). Semdeep/NLIWoD@ISWC 2018, CEUR-WS vol. 2241.")
+_T2S_CITE = ("Text2SPARQL'25 challenge, Text2KG workshop at ESWC 2025 (AKSW, eccenca); "
+             "https://text2sparql.aksw.org/")
+
+ENTRIES: tuple[Entry, ...] = (
+    Entry(
+        "demo", "built-in demo: a few questions over the small demo KG shipped with kgqa", "qald-json",
+        (DataFile("demo/data/questions.json", package=True),),
+        licence="same as kgqa", citation="",
+    ),
+    Entry(
+        "qald-9-train", "QALD-9 multilingual train set (DBpedia 2016-10), 408 questions, 12 languages", "qald-json",
+        (DataFile("qald-9/qald-9-train-multilingual.json", _QALD + "9/data/qald-9-train-multilingual.json",
+                  "1f85913e6d62a0a55d52b6b70ccb3e828aeaa5e79cd888d270d2a251417bdb9c"),),
+        items=408, licence="MIT", citation=_QALD9_CITE, homepage="https://github.com/ag-sc/QALD",
+    ),
+    Entry(
+        "qald-9-test", "QALD-9 multilingual test set (DBpedia 2016-10), 150 questions, 12 languages", "qald-json",
+        (DataFile("qald-9/qald-9-test-multilingual.json", _QALD + "9/data/qald-9-test-multilingual.json",
+                  "ee61ebacfe14f2a9e70df2d6b1bdd5338d8616b715b628353b3934b26b7d9d78"),),
+        items=150, licence="MIT", citation=_QALD9_CITE, homepage="https://github.com/ag-sc/QALD",
+    ),
+    Entry(
+        "qald-10", "QALD-10 test set (Wikidata), 394 questions", "qald-json",
+        (DataFile("qald-10/qald_10.json", _QALD10 + "data/qald_10/qald_10.json",
+                  "55720cbc9effb250f4b814a9c27ce5f5d61d863d5943bc8aa93773f6f761c6cc"),),
+        items=394, licence="MIT",
+        citation=("Usbeck, Yan, Perevalov, Jiang, Schulz, Kraft, Möller, Huang, Reineke, Ngonga Ngomo, Saleem, "
+                  "Both: QALD-10 - The 10th Challenge on Question Answering over Linked Data. Semantic Web "
+                  "journal, 2023."),
+        homepage="https://github.com/KGQA/QALD-10",
+    ),
+    Entry(
+        "ck25", "Text2SPARQL'25 corporate benchmark CK25: 50 English questions over the CK25 KG", "text2sparql",
+        (DataFile("ck25/questions.yml", _CK25 + "questions.yml",
+                  "305263d864bca6c7452d5d10bfd57fc9598a815d7c4fd930d0e36e699ba0e6a6"),
+         DataFile("ck25/official-gold/ck25_true_result_set.json", _T2S + "docs/benchmark/ck25_true_result_set.json",
+                  "8563a66faa72bc803833d22773bb5c41d33656645d0906c84cce135a84f68771")),
+        items=50, licence="CC BY 4.0 (questions), CC BY-SA 4.0 (gold result set)",
+        citation=("Tramp, Pietzsch et al.: The CK25 Corporate Knowledge Reference Dataset for Benchmarking "
+                  "Text 2 SPARQL Question Answering Approaches (2025), doi:10.5281/zenodo.16912605"),
+        homepage="https://github.com/eccenca/ck25-dataset",
+    ),
+    Entry(
+        "db25", "Text2SPARQL'25 DBpedia benchmark DB25: 100 questions in English and Spanish", "text2sparql",
+        (DataFile("db25/questions_db25.yaml", _T2S + "docs/benchmark/questions_db25.yaml",
+                  "41c447c361f5315b066c157f1dd9801e60ce6029cb02f56af9937fae9cfcebb6"),
+         DataFile("db25/db25_true_result_set.json", _T2S + "docs/benchmark/db25_true_result_set.json",
+                  "e5001e581283b43dbe16c0710bb718fb98e08845c67e2ddef2e8610533175302")),
+        items=100, licence="CC BY-SA 4.0", citation=_T2S_CITE, homepage="https://text2sparql.aksw.org/",
+    ),
+    Entry(
+        "rubq-1.0-dev", "RuBQ 1.0 dev set: 300 Russian questions (with English translations) over Wikidata", "rubq",
+        (DataFile("rubq-1.0/RuBQ_1.0_dev.json", _RUBQ + "RuBQ_1.0/RuBQ_1.0_dev.json",
+                  "c9cc36e6312836fe1c5373fd2c06fb3cb41712385985f2d529c6eb892a59df85"),),
+        items=300, licence="CC BY-SA 4.0",
+        citation="Korablinov, Braslavski: RuBQ: A Russian Dataset for Question Answering over Wikidata. ISWC 2020, 97-110.",
+        homepage="https://github.com/vladislavneon/RuBQ",
+    ),
+    Entry(
+        "rubq-1.0-test", "RuBQ 1.0 test set: 1,200 Russian questions (with English translations) over Wikidata", "rubq",
+        (DataFile("rubq-1.0/RuBQ_1.0_test.json", _RUBQ + "RuBQ_1.0/RuBQ_1.0_test.json",
+                  "fddf13605226756f4cec7185066ba48c0089592d9d48d3f2e023625afeeeb5d3"),),
+        items=1200, licence="CC BY-SA 4.0",
+        citation="Korablinov, Braslavski: RuBQ: A Russian Dataset for Question Answering over Wikidata. ISWC 2020, 97-110.",
+        homepage="https://github.com/vladislavneon/RuBQ",
+    ),
+)
+
+
+def entries() -> list[Entry]:
+    return list(ENTRIES)
+
+
+def find(name: str) -> Entry | None:
+    key = name.strip().lower()
+    return next((e for e in ENTRIES if e.name == key), None)
+
+
+# --------------------------------------------------------------------------- locations
+
+
+def data_dir() -> Path | None:
+    env = os.environ.get("KGQA_DATA_DIR")
+    return Path(env).expanduser() if env else None
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("KGQA_CACHE_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "kgqa" / "datasets"
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _verify(path: Path, f: DataFile, where: str, verify: bool) -> Path:
+    if verify and f.sha256:
+        got = sha256_of(path)
+        if got != f.sha256:
+            raise InputError(path, f"checksum mismatch in the {where}: sha256 {got}, expected {f.sha256} "
+                                   f"(upstream {f.url}); replace the file, or pass verify=False to use it anyway")
+    return path
+
+
+def locate(f: DataFile) -> tuple[Where, Path]:
+    """Where a file would be taken from, without downloading or verifying it."""
+    if f.package:
+        p = PACKAGE_DIR / f.path
+        return ("package" if p.exists() else "not downloaded"), p
+    dd = data_dir()
+    if dd is not None and (dd / f.path).is_file():
+        return "data dir", dd / f.path
+    cp = cache_dir() / f.path
+    if cp.is_file():
+        return "cache", cp
+    return "not downloaded", cp
+
+
+def where(entry: Entry) -> Where:
+    """Where the entry's files resolve now: the least available location of its files."""
+    order: list[Where] = ["package", "data dir", "cache", "not downloaded"]
+    return max((locate(f)[0] for f in entry.files), key=order.index)
+
+
+def _download(f: DataFile, dest: Path, verify: bool) -> Path:
+    import httpx
+
+    if not f.url:
+        raise InputError(dest, "file is not available locally and has no download URL")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=dest.name + ".", suffix=".part", dir=dest.parent)
+    tmp = Path(tmp_name)
+    h = hashlib.sha256()
+    try:
+        with os.fdopen(fd, "wb") as out, httpx.stream("GET", f.url, follow_redirects=True, timeout=60.0) as resp:
+            if resp.status_code != 200:
+                raise InputError(f.url, f"download failed: HTTP {resp.status_code}")
+            total = int(resp.headers.get("content-length") or 0) or None
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+
+            with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                          transient=True) as progress:
+                task = progress.add_task(f"downloading {f.path}", total=total)
+                for chunk in resp.iter_bytes():
+                    out.write(chunk)
+                    h.update(chunk)
+                    progress.update(task, advance=len(chunk))
+        if verify and f.sha256 and h.hexdigest() != f.sha256:
+            raise InputError(f.url, f"checksum mismatch after download: sha256 {h.hexdigest()}, expected {f.sha256}; "
+                                    "the upstream file changed or the download is corrupt (nothing was saved)")
+        os.replace(tmp, dest)
+        return dest
+    except httpx.HTTPError as e:
+        raise InputError(f.url, f"download failed: {e}") from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def resolve_file(f: DataFile, verify: bool = True, download: bool = True) -> Path:
+    kind, path = locate(f)
+    if kind == "package":
+        return path
+    if f.package:
+        raise InputError(path, "built-in data file is missing from the kgqa package")
+    if kind == "data dir":
+        return _verify(path, f, "data dir ($KGQA_DATA_DIR)", verify)
+    if kind == "cache":
+        return _verify(path, f, "download cache", verify)
+    if not download:
+        raise InputError(path, f"not downloaded (upstream {f.url})")
+    return _download(f, path, verify)
+
+
+def resolve(entry: Entry, verify: bool = True, download: bool = True) -> list[Path]:
+    """Local paths of the entry's files (downloading missing ones; see module docstring)."""
+    return [resolve_file(f, verify, download) for f in entry.files]
+
+
+def load(entry: Entry, verify: bool = True, **options: Any) -> Dataset:
+    """The entry's dataset, loaded with its format (``options`` go to the format's loader)."""
+    from kgqa.load import formats
+
+    paths = resolve(entry, verify=verify)
+    fmt = formats.get("dataset", entry.format)
+    ds = fmt.load(paths, **{**entry.options, **options})
+    ds.name = entry.name
+    ds.format = ds.format or fmt.name
+    ds.metadata = {**ds.metadata, "registry": entry.name}
+    return ds
