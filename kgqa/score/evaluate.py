@@ -218,6 +218,7 @@ def evaluate(
             counts=_counts(gold_items, sys_items), failed=zero,
             ranked=_ranked(pred, outcome, m) if not failed else [],
             gold_values=qrels_gold if qrels_gold is not None else answer_items(gold_answer, m, "values"),
+            prediction=pred, gold_outcome=gold.get(item.id),
         ))
 
     known = set(dataset.ids)

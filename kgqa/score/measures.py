@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgqa.model import Item, Outcome
+from kgqa.model import Item, Outcome, Prediction
 from kgqa.score.rules import Counts
 
 
@@ -32,7 +32,10 @@ class ItemContext:
     matching and answer view; ``counts`` their counts; ``failed`` is True when the outcome
     is a failure (error, timeout, refused, missing) that the profile scores as zero;
     ``ranked`` holds the comparison keys of the system's ranked answers, best first, and
-    ``gold_values`` the gold answer's flattened value keys they are looked up in."""
+    ``gold_values`` the gold answer's flattened value keys they are looked up in.
+    ``prediction`` is the run's entry (predicted SPARQL in ``prediction.sparql``; None when the
+    run lacks the question) and ``gold_outcome`` the executed gold query's outcome, if any.
+    ``extra`` carries per-question data later stages attach (e.g. answer item types)."""
 
     id: str
     item: Item
@@ -43,6 +46,8 @@ class ItemContext:
     failed: bool
     ranked: list[Any] = field(default_factory=list)
     gold_values: frozenset = frozenset()
+    prediction: Prediction | None = None
+    gold_outcome: Outcome | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
