@@ -1,0 +1,313 @@
+"""A persistent result cache (SQLite, WAL) and :class:`CachedEngine`, the engine wrapper that
+uses it and counts what happened.
+
+**Location**: ``$KGQA_CACHE_DIR/results.sqlite``, by default ``~/.cache/kgqa/results.sqlite``
+(``$XDG_CACHE_HOME/kgqa`` when that is set).
+
+**Key**: (engine identity, sha256 of the exact query text). The engine identity is
+``<kind>-<version>:kg=<fingerprint>`` with the *full* fingerprint (see
+:class:`~kgqa.execute.engine.EngineInfo`); the query text is the one the engine receives,
+i.e. after the normaliser. **Value**: the outcome: status, answer as SPARQL 1.1 results JSON,
+message, elapsed seconds, plus the timeout and row cap it ran under.
+
+**What a lookup with (timeout T, row cap R) returns**:
+
+- ``OK``: a hit when its row count is <= R; a cached table with more than R rows is
+  returned as the over-cap ``EXEC_ERROR`` (it would not fit the cap). OK results are returned
+  whatever T is (the answer is known; timeouts protect runs, they are not part of the answer).
+- ``EXEC_ERROR`` "result has more than C rows": a hit when R <= C, a miss otherwise (re-run with
+  the larger cap).
+- ``TIMEOUT`` under limit L: a hit when T <= L, a miss when T > L (re-run with the larger
+  limit; the new outcome replaces the old).
+- ``PARSE_ERROR`` and other ``EXEC_ERROR``: hits.
+- ``REFUSED`` outcomes are never stored (they depend on sandbox settings, not on the KG).
+
+**Durability**: every store is one ``BEGIN IMMEDIATE`` transaction, so concurrent writers
+(several processes, each with its own connection) serialise on SQLite's lock (``busy_timeout``
+60 s) and a process killed mid-write leaves either the whole entry or nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kgqa.execute.engine import (DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, Engine, EngineInfo,
+                                 too_many_rows_message)
+from kgqa.model.answer import TableAnswer, from_results_json, to_results_json
+from kgqa.model.outcome import Outcome, Status
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    engine      TEXT    NOT NULL,
+    query_hash  TEXT    NOT NULL,
+    query       TEXT    NOT NULL,
+    status      TEXT    NOT NULL,
+    answer      TEXT,
+    n_rows      INTEGER,
+    message     TEXT    NOT NULL DEFAULT '',
+    elapsed     REAL,
+    timeout     REAL,
+    row_cap     INTEGER,
+    capped      INTEGER NOT NULL DEFAULT 0,
+    created     REAL    NOT NULL,
+    PRIMARY KEY (engine, query_hash)
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("KGQA_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "kgqa"
+
+
+def default_cache_path() -> Path:
+    return default_cache_dir() / "results.sqlite"
+
+
+def engine_key(info: EngineInfo) -> str:
+    """The engine part of a cache key: kind, version and the full KG fingerprint."""
+    return f"{info.kind}-{info.version}:kg={info.fingerprint}"
+
+
+def query_hash(query: str) -> str:
+    return hashlib.sha256(query.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    path: str
+    entries: int
+    size_bytes: int
+    by_engine: dict[str, dict[str, int]]  # engine key -> status -> count
+
+
+class ResultCache:
+    """The SQLite result cache (see the module docstring). Thread-safe; open one per process."""
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path is not None else default_cache_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None,
+                                   check_same_thread=False)
+        self._db.execute("PRAGMA busy_timeout = 60000")
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        with self._lock:
+            self._db.executescript(_SCHEMA)  # idempotent; each statement commits on its own
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        if row and row[0] != str(SCHEMA_VERSION):
+            raise RuntimeError(f"{self.path}: result cache schema {row[0]}, this kgqa writes {SCHEMA_VERSION};"
+                               " clear it with `kgqa cache clear`")
+
+    # ------------------------------------------------------------------ lookups
+
+    def get(self, engine: str, query: str, timeout: float = DEFAULT_TIMEOUT,
+            max_rows: int = DEFAULT_MAX_ROWS) -> Outcome | None:
+        """The cached outcome for this query under these limits, or None (a miss)."""
+        return self.get_many(engine, [query], timeout, max_rows)[0]
+
+    def get_many(self, engine: str, queries: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
+                 max_rows: int = DEFAULT_MAX_ROWS) -> list[Outcome | None]:
+        hashes = [query_hash(q) for q in queries]
+        found: dict[str, tuple] = {}
+        with self._lock:
+            for start in range(0, len(hashes), 500):
+                chunk = hashes[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                for row in self._db.execute(
+                        f"SELECT query_hash, status, answer, n_rows, message, elapsed, timeout, row_cap, capped "
+                        f"FROM results WHERE engine = ? AND query_hash IN ({marks})", [engine, *chunk]):
+                    found[row[0]] = row
+        return [self._usable(found.get(h), timeout, max_rows) for h in hashes]
+
+    @staticmethod
+    def _usable(row: tuple | None, timeout: float, max_rows: int) -> Outcome | None:
+        if row is None:
+            return None
+        _, status, answer, n_rows, message, elapsed, limit, row_cap, capped = row
+        st = Status(status)
+        if st is Status.TIMEOUT:
+            return Outcome(st, None, message, elapsed) if limit is not None and timeout <= limit else None
+        if capped:
+            return Outcome(st, None, too_many_rows_message(max_rows), elapsed) if max_rows <= row_cap else None
+        if st is Status.OK:
+            if n_rows is not None and n_rows > max_rows:
+                return Outcome(Status.EXEC_ERROR, None, too_many_rows_message(max_rows), elapsed)
+            return Outcome(st, from_results_json(json.loads(answer)), "", elapsed)
+        return Outcome(st, None, message, elapsed)
+
+    # ------------------------------------------------------------------ stores
+
+    def put(self, engine: str, query: str, outcome: Outcome, timeout: float = DEFAULT_TIMEOUT,
+            max_rows: int = DEFAULT_MAX_ROWS) -> None:
+        self.put_many(engine, [(query, outcome)], timeout, max_rows)
+
+    def put_many(self, engine: str, entries: Sequence[tuple[str, Outcome]], timeout: float = DEFAULT_TIMEOUT,
+                 max_rows: int = DEFAULT_MAX_ROWS) -> int:
+        """Store outcomes (REFUSED and MISSING are skipped) in one transaction; returns how
+        many were stored."""
+        rows = []
+        now = time.time()
+        cap_msg = too_many_rows_message(max_rows)
+        for query, o in entries:
+            if o.status in (Status.REFUSED, Status.MISSING):
+                continue
+            answer = n_rows = None
+            if o.status is Status.OK and o.answer is not None:
+                answer = json.dumps(to_results_json(o.answer), ensure_ascii=False, separators=(",", ":"))
+                n_rows = len(o.answer.rows) if isinstance(o.answer, TableAnswer) else 1
+            capped = int(o.status is Status.EXEC_ERROR and o.message == cap_msg)
+            rows.append((engine, query_hash(query), query, o.status.value, answer, n_rows, o.message,
+                         o.elapsed, timeout, max_rows, capped, now))
+        if not rows:
+            return 0
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return len(rows)
+
+    # ------------------------------------------------------------------ maintenance
+
+    def stats(self) -> CacheStats:
+        by: dict[str, dict[str, int]] = {}
+        with self._lock:
+            for engine, status, n in self._db.execute(
+                    "SELECT engine, status, COUNT(*) FROM results GROUP BY engine, status ORDER BY engine, status"):
+                by.setdefault(engine, {})[status] = n
+        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
+        return CacheStats(str(self.path), sum(sum(d.values()) for d in by.values()), size, by)
+
+    def clear(self, engine: str | None = None) -> int:
+        """Delete all entries (or those of one engine key, or of engine keys starting with it
+        when it ends in ``*``); returns how many were deleted."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                if engine is None:
+                    n = self._db.execute("DELETE FROM results").rowcount
+                elif engine.endswith("*"):
+                    n = self._db.execute("DELETE FROM results WHERE substr(engine, 1, ?) = ?",
+                                         (len(engine) - 1, engine[:-1])).rowcount
+                else:
+                    n = self._db.execute("DELETE FROM results WHERE engine = ?", (engine,)).rowcount
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            if engine is None:
+                self._db.execute("VACUUM")
+        return n
+
+    def integrity(self) -> str:
+        with self._lock:
+            return self._db.execute("PRAGMA integrity_check").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> "ResultCache":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+COUNT_KEYS = ("executed", "cache_hits", "errors", "timeouts", "refused")
+
+
+class CachedEngine:
+    """An :class:`~kgqa.execute.engine.Engine` that answers from a :class:`ResultCache` when it
+    can, executes the rest on ``engine`` (each distinct query text once per batch) and stores
+    the new outcomes. With ``cache=None`` it only counts.
+
+    ``counts`` (cumulative over calls):
+
+    - ``executed``: queries sent to the wrapped engine (cache misses; a query text repeated in
+      one batch is executed once, its repeats count as ``cache_hits``);
+    - ``cache_hits``: queries answered from the cache (or from a repeat in the same batch);
+    - ``refused``: REFUSED outcomes (these never count as executed or cached);
+    - ``errors``: PARSE_ERROR and EXEC_ERROR outcomes, ``timeouts``: TIMEOUT outcomes, whether
+      fresh or from the cache.
+
+    So ``executed + cache_hits + refused`` is the number of queries asked.
+    """
+
+    def __init__(self, engine: Engine, cache: ResultCache | None = None):
+        self.engine = engine
+        self.cache = cache
+        self.info = engine.info
+        self.key = engine_key(engine.info)
+        self.counts: dict[str, int] = dict.fromkeys(COUNT_KEYS, 0)
+
+    def execute(self, query: str, timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS) -> Outcome:
+        return self.execute_many([query], timeout=timeout, max_rows=max_rows)[0]
+
+    def execute_many(self, queries: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
+                     max_rows: int = DEFAULT_MAX_ROWS,
+                     progress: Callable[[int], None] | None = None) -> list[Outcome]:
+        cached = (self.cache.get_many(self.key, queries, timeout, max_rows) if self.cache is not None
+                  else [None] * len(queries))
+        results: list[Outcome | None] = list(cached)
+        todo: dict[str, list[int]] = {}
+        hits = 0
+        for i, (q, c) in enumerate(zip(queries, cached)):
+            if c is None:
+                todo.setdefault(q, []).append(i)
+            else:
+                hits += 1
+        if progress is not None and hits:
+            progress(hits)
+        distinct = list(todo)
+        if distinct:
+            def inner_progress(n: int) -> None:
+                if progress is not None:
+                    progress(n)
+
+            outs = self.engine.execute_many(distinct, timeout=timeout, max_rows=max_rows, progress=inner_progress)
+            if self.cache is not None:
+                self.cache.put_many(self.key, list(zip(distinct, outs)), timeout, max_rows)
+            for q, o in zip(distinct, outs):
+                idx = todo[q]
+                for i in idx:
+                    results[i] = o
+                if o.status is Status.REFUSED:
+                    self.counts["refused"] += len(idx)
+                else:
+                    self.counts["executed"] += 1
+                    hits += len(idx) - 1
+                if progress is not None and len(idx) > 1:
+                    progress(len(idx) - 1)
+        self.counts["cache_hits"] += hits
+        for o in results:
+            assert o is not None
+            if o.status in (Status.PARSE_ERROR, Status.EXEC_ERROR):
+                self.counts["errors"] += 1
+            elif o.status is Status.TIMEOUT:
+                self.counts["timeouts"] += 1
+        return results  # type: ignore[return-value]
+
+    def close(self) -> None:
+        self.engine.close()
+

@@ -1,0 +1,447 @@
+"""The embedded engine: pyoxigraph, with real timeouts, in worker processes.
+
+pyoxigraph cannot cancel a running query, so queries never run in the calling process. An
+:class:`EmbeddedEngine` keeps ``workers`` processes (default: the usable CPU cores), each
+holding the KG:
+
+- an **in-memory** KG (RDF files) is loaded once in the parent and the workers are forked
+  from it, so they share its memory copy-on-write and start in milliseconds (where ``fork``
+  is unavailable, each spawned worker loads the files itself);
+- a **persistent store** directory is opened read-only (``Store.read_only``) by each worker.
+
+``execute_many`` feeds the queries to idle workers; a query still running ``timeout`` seconds
+after it was sent is answered ``TIMEOUT`` and its worker is killed (SIGKILL) and replaced by a
+fresh one, so the run carries on. A worker that dies (e.g. out of memory) yields
+``EXEC_ERROR`` and is replaced too.
+
+Safety: workers only ever call ``Store.query``, which cannot execute SPARQL Update; an
+in-memory worker holds a private copy-on-write copy, a disk worker a read-only handle, so no
+query can change the KG. Queries refused by :func:`kgqa.execute.sandbox.refusal` (Update
+keywords, and ``SERVICE`` unless ``allow_service``) never reach a worker. On Linux, unless
+``allow_service``, each worker also moves itself into empty user and network namespaces
+(``unshare``), so even a query that slipped through could not reach the network
+(``network_isolated`` says whether that succeeded).
+
+Queries see the union of all graphs as their default graph (``union_default_graph=True``,
+what Virtuoso does without ``default-graph-uri``), so files loaded with ``--graph`` are
+queryable without ``GRAPH``; ``FROM`` clauses still select graphs explicitly.
+
+Result conversion (see :mod:`kgqa.execute.engine` for the outcome contract): SELECT ->
+:class:`TableAnswer` over the projected variables; ASK -> :class:`BooleanAnswer`; CONSTRUCT /
+DESCRIBE -> a table over ``subject, predicate, object``. Literals keep their datatype
+(``xsd:string`` becomes no datatype) and language tag; an RDF 1.2 triple term becomes a
+literal holding its N-Triples text.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing as mp
+import multiprocessing.connection as mpc
+import os
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+
+from kgqa.execute.engine import (DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, GRAPH_VARIABLES, EngineInfo,
+                                 too_many_rows_message)
+from kgqa.execute.kgfile import Manifest, load_files, read_manifest
+from kgqa.execute.sandbox import refusal
+from kgqa.model.answer import BooleanAnswer, TableAnswer
+from kgqa.model.outcome import Outcome, Status
+from kgqa.model.problems import InputError
+from kgqa.model.terms import RDF_LANGSTRING, XSD_STRING, BNode, IRI, Literal
+
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+_PR_SET_PDEATHSIG = 1
+
+
+def usable_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+# --------------------------------------------------------------------------- worker side
+
+
+def _cell(t: Any):
+    """Compact wire form of a term: an IRI is its string, a literal ``(value, datatype,
+    language)``, a blank node ``(id,)``; see :func:`_decode`."""
+    cls = type(t)
+    if cls is ox.NamedNode:
+        return t.value
+    if cls is ox.Literal:
+        lang = t.language
+        if lang:
+            return (t.value, None, lang)
+        dt = t.datatype.value
+        return (t.value, None if dt in (XSD_STRING, RDF_LANGSTRING) else dt, None)
+    if cls is ox.BlankNode:
+        return (t.value,)
+    if t is None:
+        return None
+    return (str(t), None, None)  # RDF 1.2 triple term
+
+
+def _decode(c: Any):
+    if c.__class__ is str:
+        return IRI(c)
+    if c is None:
+        return None
+    if len(c) == 3:
+        return Literal(*c)
+    return BNode(c[0])
+
+
+def evaluate(store: ox.Store, query: str, max_rows: int, union: bool = True) -> tuple:
+    """Run one query on ``store`` and return a picklable result message: ``("table", vars,
+    rows)`` (cells in the compact form of :func:`_cell`), ``("bool", value)``, ``("parse", message)`` or ``("error", message)``. Used by
+    the workers (and by benchmarks to time the same conversion in-process)."""
+    try:
+        res = store.query(query, use_default_graph_as_union=union)
+        if isinstance(res, ox.QueryBoolean):
+            return ("bool", bool(res))
+        rows = []
+        if isinstance(res, ox.QuerySolutions):
+            variables = tuple(v.value for v in res.variables)
+            idx = range(len(variables))
+            for sol in res:
+                if len(rows) >= max_rows:
+                    return ("error", too_many_rows_message(max_rows))
+                rows.append(tuple(_cell(sol[i]) for i in idx))
+            return ("table", variables, rows)
+        for tr in res:  # QueryTriples
+            if len(rows) >= max_rows:
+                return ("error", too_many_rows_message(max_rows))
+            rows.append((_cell(tr.subject), _cell(tr.predicate), _cell(tr.object)))
+        return ("table", GRAPH_VARIABLES, rows)
+    except SyntaxError as e:
+        return ("parse", str(e.args[0]) if e.args else str(e))
+    except Exception as e:  # noqa: BLE001 - every engine failure is an outcome
+        return ("error", f"{type(e).__name__}: {e}")
+
+
+def _isolate_network() -> bool:
+    """Move this (single-threaded, freshly forked) process into new user + network
+    namespaces: afterwards it has only a down loopback interface. Best effort."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) == 0
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _die_with_parent() -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, 9)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _worker_main(conn, store, store_dir, files, graph, isolate, union, close, pdeathsig) -> None:
+    for c in close:  # other workers' pipe ends inherited through fork
+        try:
+            c.close()
+        except OSError:
+            pass
+    if pdeathsig:
+        _die_with_parent()
+    isolated = _isolate_network() if isolate else False
+    try:
+        if store is None:
+            if store_dir is not None:
+                store = ox.Store.read_only(str(store_dir))
+            else:
+                store, _ = load_files(files, graph)
+    except Exception as e:  # noqa: BLE001
+        conn.send(("failed", f"{type(e).__name__}: {e}"))
+        return
+    conn.send(("ready", isolated))
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        query, max_rows = msg
+        try:
+            conn.send(evaluate(store, query, max_rows, union))
+        except (BrokenPipeError, OSError):
+            return
+
+
+# --------------------------------------------------------------------------- parent side
+
+
+class _Worker:
+    __slots__ = ("proc", "conn", "ready", "job", "isolated")
+
+    def __init__(self, ctx, kwargs: dict[str, Any], siblings: list["_Worker"]):
+        parent_end, child_end = ctx.Pipe(duplex=True)
+        fork = ctx.get_start_method() == "fork"
+        close = [w.conn for w in siblings] + [parent_end] if fork else []
+        pdeathsig = threading.current_thread() is threading.main_thread()
+        self.proc = ctx.Process(target=_worker_main, name="kgqa-oxigraph-worker", daemon=True,
+                                args=(child_end, kwargs["store"] if fork else None, kwargs["store_dir"],
+                                      kwargs["files"], kwargs["graph"], kwargs["isolate"], kwargs["union"],
+                                      close, pdeathsig))
+        self.proc.start()
+        child_end.close()
+        self.conn = parent_end
+        self.ready = False
+        self.job: tuple[int, float] | None = None
+        self.isolated = False
+
+    def kill(self) -> None:
+        try:
+            self.proc.kill()
+            self.proc.join(2)
+        except (OSError, ValueError, AssertionError):
+            pass
+        try:
+            self.conn.close()
+        except OSError:
+            pass
+
+    def stop(self) -> None:
+        try:
+            self.conn.send(None)
+        except (OSError, ValueError):
+            pass
+        self.proc.join(1)
+        if self.proc.is_alive():
+            self.kill()
+        else:
+            self.conn.close()
+
+
+class EmbeddedEngine:
+    """pyoxigraph in worker processes. Build one with :meth:`from_files` or
+    :meth:`from_store`; use it as a context manager or call :meth:`close`."""
+
+    kind = "oxigraph"
+
+    def __init__(self, *, manifest: Manifest, store: ox.Store | None = None,
+                 store_dir: str | Path | None = None, files: Sequence[str | Path] = (),
+                 graph: str | None = None, workers: int | None = None, allow_service: bool = False,
+                 isolate_network: bool | None = None, union_default_graph: bool = True,
+                 start_method: str | None = None, startup_timeout: float = 300.0):
+        if store is None and store_dir is None:
+            raise ValueError("EmbeddedEngine needs an in-memory store or a store directory")
+        self.manifest = manifest
+        self.info = EngineInfo(self.kind, ox.__version__, manifest.fingerprint)
+        self.allow_service = allow_service
+        self.workers = max(1, workers if workers is not None else usable_cores())
+        self.startup_timeout = startup_timeout
+        if start_method is None:
+            start_method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+        if start_method != "fork" and store_dir is None and not files:
+            raise ValueError("without fork, an in-memory engine needs the RDF files to load in each worker")
+        self._ctx = mp.get_context(start_method)
+        self._kwargs = dict(store=store if store_dir is None else None, store_dir=store_dir,
+                            files=[str(f) for f in files], graph=graph,
+                            isolate=(not allow_service) if isolate_network is None else isolate_network,
+                            union=union_default_graph)
+        self._store = store  # kept alive for forking replacements
+        self._lock = threading.RLock()
+        self._pool: list[_Worker] = []
+        self._closed = False
+        self.restarts = 0
+        self._start_pool()
+
+    # ------------------------------------------------------------------ constructors
+
+    @classmethod
+    def from_files(cls, paths: Sequence[str | Path], graph: str | None = None, *, progress: bool = False,
+                   **options: Any) -> "EmbeddedEngine":
+        """Load RDF files into memory (see :func:`kgqa.execute.kgfile.load_files`)."""
+        store, manifest = load_files(paths, graph, progress=progress)
+        return cls(manifest=manifest, store=store, files=paths, graph=graph, **options)
+
+    @classmethod
+    def from_store(cls, directory: str | Path, **options: Any) -> "EmbeddedEngine":
+        """Open a persistent store made by ``kgqa kg load --store`` read-only."""
+        manifest = read_manifest(directory)
+        return cls(manifest=manifest, store_dir=Path(directory), **options)
+
+    # ------------------------------------------------------------------ pool
+
+    @property
+    def quads(self) -> int:
+        return self.manifest.quads
+
+    @property
+    def network_isolated(self) -> bool:
+        """True when every ready worker runs without network access."""
+        ready = [w for w in self._pool if w.ready]
+        return bool(ready) and all(w.isolated for w in ready)
+
+    def _spawn(self) -> _Worker:
+        return _Worker(self._ctx, self._kwargs, self._pool)
+
+    def _start_pool(self) -> None:
+        for _ in range(self.workers):
+            self._pool.append(self._spawn())
+        deadline = time.monotonic() + self.startup_timeout
+        for w in self._pool:
+            self._await_ready(w, deadline)
+
+    def _await_ready(self, w: _Worker, deadline: float) -> None:
+        if w.ready:
+            return
+        if not w.conn.poll(max(0.0, deadline - time.monotonic())):
+            self.close()
+            raise RuntimeError(f"oxigraph worker did not start within {self.startup_timeout:g} s")
+        self._on_message(w)
+
+    def _on_message(self, w: _Worker) -> Any:
+        """Receive from ``w``; handles the start-up handshake. Returns the message, or
+        raises EOFError when the worker died."""
+        msg = w.conn.recv()
+        if not w.ready:
+            if msg[0] == "failed":
+                where = self._kwargs["store_dir"] or ", ".join(self._kwargs["files"]) or "(memory)"
+                self.close()
+                raise InputError(str(where), f"cannot open the KG in a worker: {msg[1]}")
+            w.ready = True
+            w.isolated = bool(msg[1])
+            return None
+        return msg
+
+    def _replace(self, w: _Worker) -> None:
+        w.kill()
+        i = self._pool.index(w)
+        self._pool[i] = self._spawn()
+        self.restarts += 1
+
+    # ------------------------------------------------------------------ Engine
+
+    def execute(self, query: str, timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS) -> Outcome:
+        return self.execute_many([query], timeout=timeout, max_rows=max_rows)[0]
+
+    def execute_many(self, queries: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
+                     max_rows: int = DEFAULT_MAX_ROWS,
+                     progress: Callable[[int], None] | None = None) -> list[Outcome]:
+        if self._closed:
+            raise RuntimeError("engine is closed")
+        if timeout <= 0:
+            raise ValueError("timeout must be positive")
+        results: list[Outcome | None] = [None] * len(queries)
+        pending: deque[int] = deque()
+        for i, q in enumerate(queries):
+            reason = refusal(q, allow_service=self.allow_service)
+            if reason is not None:
+                results[i] = Outcome(Status.REFUSED, None, reason, 0.0)
+                if progress is not None:
+                    progress(1)
+            else:
+                pending.append(i)
+        with self._lock:
+            self._run(queries, pending, results, timeout, max_rows, progress)
+        return results  # type: ignore[return-value]
+
+    def _run(self, queries, pending, results, timeout, max_rows, progress) -> None:
+        def finish(i: int, outcome: Outcome) -> None:
+            results[i] = outcome
+            if progress is not None:
+                progress(1)
+
+        while True:
+            now = time.monotonic()
+            for w in self._pool:
+                if w.ready and w.job is None and pending:
+                    i = pending.popleft()
+                    try:
+                        w.conn.send((queries[i], max_rows))
+                    except (OSError, ValueError):  # worker died while idle: retry elsewhere
+                        pending.appendleft(i)
+                        self._replace(w)
+                        continue
+                    w.job = (i, time.monotonic())
+            busy = [w for w in self._pool if w.job is not None]
+            starting = [w for w in self._pool if not w.ready]
+            if not busy and not pending:
+                return
+            waits = [w.job[1] + timeout - now for w in busy]
+            wait_for = max(0.0, min(waits)) if waits else self.startup_timeout
+            ready = mpc.wait([w.conn for w in busy + starting], timeout=wait_for)
+            ready_ids = {id(c) for c in ready}
+            for w in list(busy + starting):
+                if id(w.conn) not in ready_ids:
+                    continue
+                job = w.job
+                try:
+                    msg = self._on_message(w)
+                except (EOFError, OSError):
+                    code = w.proc.exitcode if not w.proc.is_alive() else None
+                    if job is not None:
+                        elapsed = time.monotonic() - job[1]
+                        finish(job[0], Outcome(Status.EXEC_ERROR, None,
+                                               f"query worker died (exit code {code}); "
+                                               "the query may have exhausted memory", elapsed))
+                    elif not w.ready:
+                        raise RuntimeError(f"oxigraph worker failed to start (exit code {code})")
+                    w.job = None
+                    self._replace(w)
+                    continue
+                if msg is None or job is None:
+                    continue
+                w.job = None
+                finish(job[0], _outcome(msg, time.monotonic() - job[1]))
+            now = time.monotonic()
+            for w in self._pool:
+                if w.job is not None and now - w.job[1] >= timeout:
+                    i, start = w.job
+                    w.job = None
+                    self._replace(w)
+                    finish(i, Outcome(Status.TIMEOUT, None,
+                                      f"timeout: query ran longer than {timeout:g} s and was stopped",
+                                      now - start))
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for w in self._pool:
+            w.stop()
+        self._pool.clear()
+        self._store = None
+        self._kwargs["store"] = None
+
+    def __enter__(self) -> "EmbeddedEngine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # pragma: no cover - best effort
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _outcome(msg: tuple, elapsed: float) -> Outcome:
+    kind = msg[0]
+    if kind == "table":
+        dec = _decode
+        rows = tuple(tuple(dec(c) for c in row) for row in msg[2])
+        return Outcome(Status.OK, TableAnswer(msg[1], rows), "", elapsed)
+    if kind == "bool":
+        return Outcome(Status.OK, BooleanAnswer(msg[1]), "", elapsed)
+    if kind == "parse":
+        return Outcome(Status.PARSE_ERROR, None, msg[1], elapsed)
+    return Outcome(Status.EXEC_ERROR, None, msg[1], elapsed)
