@@ -225,6 +225,10 @@ def test_run_quality_ordering():
     # exactly right answers (F1 = 1) per run
     right = [sum(f1(q["answers"][0], predicted(n, qid)) == 1.0 for qid, q in questions().items()) for n in RUN_NAMES]
     assert right == [21, 12, 5]
+    # the reference figures in README.md are these
+    readme = (DATA / "README.md").read_text(encoding="utf-8")
+    for name, score, n in zip(RUN_NAMES, (strong, medium, weak), right):
+        assert f"| {name} | {score:.4f} | {n} |" in readme, name
 
 
 def test_make_demo_reproduces_files_byte_for_byte():
