@@ -1,0 +1,2004 @@
+"""Tolerant SPARQL analyzer: what a query contains, even when it is broken or truncated.
+
+:func:`analyze` runs a hand-written recursive-descent parser for the SPARQL 1.1 query and
+update grammars over the tokens of :mod:`kgqa.sparql.lexer`. It never raises. On a syntax
+error it records the first error (message and character offset), recovers (skips the
+offending token, closes what is open at the end of the text) and keeps collecting, so a model's
+output that lacks its closing ``}`` still yields all its triple patterns.
+
+Definitions (exact):
+
+- ``valid``: the text is a SPARQL 1.1 query (or update) under the grammar of the W3C
+  recommendation, *where prefixes that are used but not declared are taken from*
+  :data:`~kgqa.sparql.prefixes.STANDARD_PREFIXES` (or the ``prefixes`` argument). A prefix that is
+  neither declared nor known makes the query invalid. ``strictly_valid`` additionally requires
+  every prefix to be declared (what a bare SPARQL engine accepts). Checked: the grammar,
+  string escapes, built-in function arity, VALUES row lengths. Not checked (semantic rules an
+  engine may also reject): variable scoping of ``AS``, grouping consistency, aggregate placement.
+- terms: prefixed names, ``a`` and relative IRIs (against ``BASE``) are expanded, so a prefixed
+  name and the full IRI compare equal. An unresolvable prefixed name becomes ``IRI("pfx:local")``.
+  Numbers become literals typed ``xsd:integer`` / ``xsd:decimal`` / ``xsd:double``, booleans
+  ``xsd:boolean``. ``[]``, ``[ ... ]`` and collection nodes get fresh blank nodes
+  ``BNode("anon#N")`` (``#`` cannot occur in a blank-node label, so they never clash).
+  Collections ``( x y )`` are expanded to ``rdf:first`` / ``rdf:rest`` / ``rdf:nil`` triples.
+- ``triples``: every triple pattern of the WHERE clause, in source order, with ``;`` and ``,``
+  expanded, each with its ``context``: the path of enclosing constructs from the outside in,
+  e.g. ``()``, ``("OPTIONAL",)``, ``("UNION", 1)`` (second branch), ``("OPTIONAL", "UNION",
+  0)``; the constructs are ``OPTIONAL``, ``UNION`` (followed by the branch index), ``MINUS``,
+  ``GRAPH``, ``SERVICE``, ``SUBQUERY``, ``EXISTS``, ``NOT EXISTS``. A predicate is an
+  :class:`IRI`, a :class:`Var`, or a :class:`Path` (a property path other than a single IRI).
+  CONSTRUCT templates and INSERT/DELETE data go to ``template`` (context ``("CONSTRUCT",)``,
+  ``("INSERT",)``, ``("DELETE",)``), not to ``triples``.
+- ``entities``: IRIs in subject or object position of ``triples`` and ``template`` (classes
+  included) and IRIs in VALUES rows. ``predicates``: IRIs in predicate position, including every
+  IRI inside a property path. ``classes``: objects of ``rdf:type`` / ``a``. ``literals``: literals
+  in triple patterns and VALUES rows (not those inside FILTER/BIND expressions).
+- ``iris``: every IRI the query uses as a term: triple patterns, paths, VALUES, expressions
+  (including function IRIs such as ``xsd:integer(...)``), GRAPH/SERVICE/FROM/DESCRIBE. *Not*
+  included: the IRIs of PREFIX/BASE declarations and literal datatypes (those are in
+  ``datatypes``). All tuples of terms are de-duplicated, in first-occurrence order.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Union
+from urllib.parse import urljoin
+
+from kgqa.model.terms import (
+    BNode,
+    IRI,
+    Literal,
+    RDF,
+    XSD_BOOLEAN,
+    XSD_DECIMAL,
+    XSD_DOUBLE,
+    XSD_INTEGER,
+)
+from kgqa.sparql.lexer import AGGREGATES, BUILTINS, Token, tokenize, unescape_string
+from kgqa.sparql.prefixes import STANDARD_PREFIXES
+
+__all__ = [
+    "analyze", "QueryInfo", "Var", "Path", "TriplePattern", "Projection", "Aggregate",
+    "OrderCondition", "Filter", "ValuesBlock", "Expr", "Group", "QueryNode",
+]
+
+RDF_TYPE = IRI(RDF + "type")
+RDF_FIRST = IRI(RDF + "first")
+RDF_REST = IRI(RDF + "rest")
+RDF_NIL = IRI(RDF + "nil")
+
+MAX_DEPTH = 200
+
+
+# --------------------------------------------------------------------------- result types
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    """A SPARQL variable; ``name`` is without the ``?`` / ``$`` sigil."""
+
+    name: str
+
+    def n3(self) -> str:
+        return "?" + self.name
+
+    def __str__(self) -> str:
+        return "?" + self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Path:
+    """A property path in predicate position. ``text`` is the path with every IRI written in
+    full (``<http://...>``), ``a`` as ``rdf:type``, and operators as in SPARQL
+    (``/ | ^ ! ? * +``, parentheses as written); ``iris`` the IRIs it mentions."""
+
+    text: str
+    iris: tuple[IRI, ...]
+
+    def n3(self) -> str:
+        return self.text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+Node = Union[IRI, Literal, BNode, Var]
+
+
+@dataclass(frozen=True, slots=True)
+class TriplePattern:
+    subject: Node
+    predicate: Union[IRI, Var, Path]
+    object: Node
+    context: tuple = ()
+
+    def n3(self) -> str:
+        return f"{self.subject.n3()} {self.predicate.n3()} {self.object.n3()} ."
+
+    @property
+    def spo(self) -> tuple:
+        """``(subject, predicate, object)`` without the context."""
+        return (self.subject, self.predicate, self.object)
+
+
+@dataclass(frozen=True, slots=True)
+class Projection:
+    """One projected variable; ``expression`` is the source text of ``(expr AS ?v)``'s expr."""
+
+    var: Var
+    expression: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    """``function`` upper-cased (COUNT, SUM, MIN, MAX, AVG, SAMPLE, GROUP_CONCAT); ``argument``
+    the source text of the argument (``*`` for ``COUNT(*)``)."""
+
+    function: str
+    distinct: bool
+    argument: str
+    separator: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OrderCondition:
+    """``expression``: source text of the sort key without ``ASC(...)``/``DESC(...)``;
+    ``direction``: ``ASC`` or ``DESC``."""
+
+    expression: str
+    direction: str = "ASC"
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """A FILTER (or HAVING is separate): ``text`` is the source text of the constraint,
+    ``operators`` the comparison operators it uses in order (``= != < > <= >= IN NOT IN``)."""
+
+    text: str
+    operators: tuple[str, ...]
+    context: tuple = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ValuesBlock:
+    """Inline data: variables and rows (``None`` for UNDEF)."""
+
+    variables: tuple[Var, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    context: tuple = ()
+
+
+# --------------------------------------------------------------------------- syntax tree
+# A light tree kept for canonicalisation (kgqa.sparql.canonical) and structure templates.
+
+
+@dataclass(slots=True)
+class Expr:
+    """An expression: its source ``text`` and ``items``, a flat list of tokens, terms
+    (IRI/Literal/Var) and nested :class:`Group` s (the patterns of EXISTS)."""
+
+    text: str
+    items: list
+
+
+@dataclass(slots=True)
+class Group:
+    """A group graph pattern: elements in source order, each a tuple whose first item names
+    it: ``("bgp", [TriplePattern])``, ``("optional", Group)``, ``("minus", Group)``,
+    ``("union", [Group])``, ``("group", Group)``, ``("graph", term, Group)``,
+    ``("service", silent, term, Group)``, ``("filter", Expr)``, ``("bind", Expr, Var)``,
+    ``("values", ValuesBlock)``, ``("subquery", QueryNode)``. Triple blocks separated only by
+    FILTERs form one ``bgp`` (FILTER position inside a group is irrelevant in SPARQL)."""
+
+    elements: list = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class QueryNode:
+    form: str = "unknown"
+    modifier: str | None = None  # DISTINCT / REDUCED
+    select_all: bool = False
+    projection: list = field(default_factory=list)  # (Var, Expr | None)
+    datasets: list = field(default_factory=list)  # (named: bool, IRI)
+    template: list | None = None  # CONSTRUCT template triples
+    describe: list = field(default_factory=list)
+    where: Group | None = None
+    group_by: list = field(default_factory=list)  # (Expr, Var | None)
+    having: list = field(default_factory=list)  # Expr
+    order: list = field(default_factory=list)  # (direction, Expr, explicit ASC/DESC)
+    limit: int | None = None
+    offset: int | None = None
+    values: ValuesBlock | None = None
+    aggregated: bool = False  # an aggregate occurs at this query level
+    projection_tokens: list = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- QueryInfo
+
+
+@dataclass(frozen=True)
+class QueryInfo:
+    """Everything :func:`analyze` found in a query. See the module docstring for definitions."""
+
+    query: str
+    valid: bool
+    error: str | None
+    error_offset: int | None
+    form: str
+    base: str | None
+    prefixes: dict
+    undeclared_prefixes: tuple[str, ...]
+    unresolved_prefixes: tuple[str, ...]
+    distinct: bool
+    reduced: bool
+    select_all: bool
+    projection: tuple[Projection, ...]
+    triples: tuple[TriplePattern, ...]
+    template: tuple[TriplePattern, ...]
+    entities: tuple[IRI, ...]
+    predicates: tuple[IRI, ...]
+    classes: tuple[IRI, ...]
+    literals: tuple[Literal, ...]
+    iris: tuple[IRI, ...]
+    datatypes: tuple[IRI, ...]
+    paths: tuple[Path, ...]
+    values: tuple[ValuesBlock, ...]
+    filters: tuple[Filter, ...]
+    aggregates: tuple[Aggregate, ...]
+    group_by: tuple[str, ...]
+    having: tuple[str, ...]
+    order_by: tuple[OrderCondition, ...]
+    limit: int | None
+    offset: int | None
+    services: tuple
+    graphs: tuple
+    variables: tuple[Var, ...]
+    features: frozenset[str]
+    tree: QueryNode | None = field(default=None, compare=False, repr=False)
+    projected_in: tuple[Var, ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def strictly_valid(self) -> bool:
+        """Valid without relying on standard prefixes (every prefix declared)."""
+        return self.valid and not self.undeclared_prefixes
+
+    @property
+    def projected_variables(self) -> tuple[Var, ...]:
+        return tuple(p.var for p in self.projection)
+
+    @property
+    def is_ask(self) -> bool:
+        return self.form == "ASK"
+
+    @property
+    def is_select(self) -> bool:
+        return self.form == "SELECT"
+
+    # ------------------------------------------------------------------ characteristics
+
+    def hops(self) -> int:
+        """Hops from the projected variable: over the undirected *pattern graph* whose nodes
+        are the subject/object terms of all ``triples`` (equal terms are one node) and whose
+        edges are the triple patterns (a property path is one edge), the largest shortest-path
+        distance from a projected variable to any node it reaches; the maximum over projected
+        variables. Projected variables are those named in the projection, including those
+        inside projection expressions (``?x`` in ``(COUNT(?x) AS ?c)``); with ``SELECT *`` all
+        variables; for ASK/CONSTRUCT/DESCRIBE or when no projected variable occurs in a
+        pattern, every node is a start (the largest eccentricity, i.e. the diameter of the
+        largest component). 0 when there are no triple patterns."""
+        adj: dict[Any, set] = {}
+        for t in self.triples:
+            s, o = t.subject, t.object
+            adj.setdefault(s, set()).add(o)
+            adj.setdefault(o, set()).add(s)
+        if not adj:
+            return 0
+        if self.form == "SELECT" and not self.select_all:
+            starts = [v for v in self.projected_in if v in adj]
+        else:
+            starts = []
+        if not starts:
+            starts = list(adj)
+        best = 0
+        for start in starts:
+            dist = {start: 0}
+            queue = deque([start])
+            while queue:
+                n = queue.popleft()
+                for m in adj[n]:
+                    if m not in dist:
+                        dist[m] = dist[n] + 1
+                        queue.append(m)
+            best = max(best, max(dist.values()))
+        return best
+
+    def function_class(self) -> str:
+        """``count`` if a COUNT aggregate occurs; else ``superlative`` if ORDER BY together with
+        LIMIT, or a MIN/MAX aggregate, occurs; else ``comparative`` if a FILTER (or HAVING)
+        uses ``<``, ``>``, ``<=`` or ``>=``; else ``none``. The precedence is that order:
+        ``SELECT (COUNT(?x) AS ?c) ... ORDER BY ... LIMIT 1`` is ``count``."""
+        funcs = {a.function for a in self.aggregates}
+        if "COUNT" in funcs:
+            return "count"
+        if (self.order_by and self.limit is not None) or funcs & {"MIN", "MAX"}:
+            return "superlative"
+        if "COMPARATIVE" in self.features:
+            return "comparative"
+        return "none"
+
+    def characteristics(self) -> dict[str, Any]:
+        """Derived per-query characteristics (all keys always present):
+        ``triples`` (number of triple patterns), ``variables`` (number of distinct variables
+        anywhere in the query), ``hops`` (:meth:`hops`), ``function``
+        (:meth:`function_class`), ``form``, and booleans ``optional``, ``union``, ``minus``,
+        ``filter``, ``group_by``, ``subquery``, ``property_path``, ``values``, ``service``,
+        ``ask``, ``select``, ``valid``."""
+        f = self.features
+        return {
+            "triples": len(self.triples),
+            "variables": len(self.variables),
+            "hops": self.hops(),
+            "function": self.function_class(),
+            "form": self.form,
+            "optional": "OPTIONAL" in f,
+            "union": "UNION" in f,
+            "minus": "MINUS" in f,
+            "filter": "FILTER" in f,
+            "group_by": "GROUP BY" in f,
+            "subquery": "SUBQUERY" in f,
+            "property_path": "PROPERTY PATH" in f,
+            "values": "VALUES" in f,
+            "service": "SERVICE" in f,
+            "ask": self.form == "ASK",
+            "select": self.form == "SELECT",
+            "valid": self.valid,
+        }
+
+    def structure_template(self) -> str | None:
+        """The query's structure with every IRI and literal in a term position replaced by a
+        placeholder (``<>`` for IRIs except ``rdf:type``, which is kept, ``""`` for literals;
+        function IRIs and LIMIT/OFFSET numbers are kept), variables renamed canonically and
+        triple patterns sorted as in :func:`kgqa.sparql.canonical.canonical_form`; stable under
+        whitespace, keyword case, pattern order and variable renaming. None if the query is not
+        valid."""
+        from kgqa.sparql.canonical import render
+
+        return render(self, abstract=True)
+
+
+# --------------------------------------------------------------------------- the parser
+
+
+class _TooDeep(Exception):
+    pass
+
+
+_TERM_START = frozenset({"VAR", "IRIREF", "PNAME", "STRING", "NUMBER", "BOOLEAN", "BNODE", "ANON", "NIL"})
+_VERB_START = frozenset({"VAR", "IRIREF", "PNAME", "A"})
+_UPDATE_START = frozenset("INSERT DELETE LOAD CLEAR DROP CREATE ADD MOVE COPY WITH".split())
+_REL_OPS = frozenset(("=", "!=", "<", ">", "<=", ">="))
+_EOF_KIND = "EOF"
+
+
+def _describe(tok: Token) -> str:
+    if tok.kind == _EOF_KIND:
+        return "end of query"
+    if tok.kind in ("KEYWORD", "PUNCT", "A", "NIL", "ANON"):
+        return repr(tok.value)
+    return f"{tok.kind} {tok.value!r}"
+
+
+class _Parser:
+    def __init__(self, text: str, extra: dict[str, str] | None):
+        self.text = text
+        toks = tokenize(text)
+        toks.append(Token(_EOF_KIND, "", len(text), len(text)))
+        self.toks = toks
+        self.i = 0
+        self.extra = extra or {}
+        self.error: str | None = None
+        self.error_offset: int | None = None
+        self.base: str | None = None
+        self.declared: dict[str, str] = {}
+        self.undeclared: dict[str, None] = {}
+        self.unresolved: dict[str, None] = {}
+        self.ctx: tuple = ()
+        self.depth = 0
+        self.bnodes = 0
+        self.in_template: tuple | None = None
+        self.cur_bgp: list | None = None
+        self.cur_ops: list | None = None
+        self.cur_query: QueryNode | None = None
+        # collected
+        self.triples: list[TriplePattern] = []
+        self.template: list[TriplePattern] = []
+        self.iris: dict[IRI, None] = {}
+        self.datatypes: dict[IRI, None] = {}
+        self.value_terms: list = []
+        self.paths: list[Path] = []
+        self.values: list[ValuesBlock] = []
+        self.filters: list[Filter] = []
+        self.aggregates: list[Aggregate] = []
+        self.services: dict = {}
+        self.graphs: dict = {}
+        self.vars: dict[Var, None] = {}
+        self.features: set[str] = set()
+        self.term_at: dict[int, tuple[int, Any]] = {}
+        self.group_at: dict[int, tuple[int, Group]] = {}
+        self.brace_match: dict[int, int] = {}
+        stack = []
+        for k, t in enumerate(toks):
+            if t.kind == "PUNCT":
+                if t.value == "{":
+                    stack.append(k)
+                elif t.value == "}" and stack:
+                    self.brace_match[stack.pop()] = k
+
+    # ------------------------------------------------------------------ helpers
+
+    @property
+    def tok(self) -> Token:
+        return self.toks[self.i]
+
+    def peek(self, k: int = 1) -> Token:
+        j = self.i + k
+        return self.toks[j] if j < len(self.toks) else self.toks[-1]
+
+    def advance(self) -> Token:
+        t = self.toks[self.i]
+        if t.kind != _EOF_KIND:
+            self.i += 1
+        return t
+
+    def at_p(self, value: str) -> bool:
+        t = self.toks[self.i]
+        return t.kind == "PUNCT" and t.value == value
+
+    def at_kw(self, value: str) -> bool:
+        t = self.toks[self.i]
+        return t.kind == "KEYWORD" and t.value == value
+
+    def fail(self, message: str, tok: Token | None = None) -> None:
+        if self.error is not None:
+            return
+        tok = tok or self.tok
+        off = tok.start
+        line = self.text.count("\n", 0, off) + 1
+        col = off - (self.text.rfind("\n", 0, off) + 1) + 1
+        found = _describe(tok)
+        if tok.kind == _EOF_KIND:
+            message += " (the query is truncated)"
+        self.error = f"{message}, found {found} at offset {off} (line {line}, column {col})"
+        self.error_offset = off
+
+    def expect_p(self, value: str, what: str | None = None) -> bool:
+        if self.at_p(value):
+            self.i += 1
+            return True
+        self.fail(f"expected {what or repr(value)}")
+        return False
+
+    def expect_kw(self, value: str) -> bool:
+        if self.at_kw(value):
+            self.i += 1
+            return True
+        self.fail(f"expected {value}")
+        return False
+
+    def enter(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self.fail(f"nesting deeper than {MAX_DEPTH} levels")
+            raise _TooDeep
+
+    def source(self, start: int, end: int) -> str:
+        """Source text of tokens[start:end]."""
+        if end <= start:
+            return ""
+        return self.text[self.toks[start].start : self.toks[end - 1].end]
+
+    def fresh_bnode(self) -> BNode:
+        self.bnodes += 1
+        return BNode(f"anon#{self.bnodes}")
+
+    def var(self, name: str) -> Var:
+        v = Var(name)
+        self.vars[v] = None
+        return v
+
+    def skip_to_close(self) -> None:
+        """Error recovery inside parentheses: skip to just after the ``)`` closing the current
+        level, or stop before ``}`` / the end."""
+        depth = 0
+        while True:
+            t = self.tok
+            if t.kind == _EOF_KIND:
+                return
+            if t.kind == "PUNCT":
+                if t.value == "(":
+                    depth += 1
+                elif t.value == ")":
+                    self.i += 1
+                    if depth == 0:
+                        return
+                    depth -= 1
+                    continue
+                elif t.value == "}" or t.value == "{":
+                    return
+            self.i += 1
+
+    # ------------------------------------------------------------------ terms
+
+    def iri_of(self, t: Token) -> IRI:
+        if t.kind == "IRIREF":
+            value = t.value
+            if "\\" in value:
+                value = _unescape_iri(value)
+            if _ABSOLUTE.match(value) is None:
+                if self.base is None:
+                    self.fail("relative IRI without BASE (an IRI needs a scheme such as 'http:')", t)
+                else:
+                    try:
+                        value = urljoin(self.base, value)
+                    except ValueError:
+                        self.fail("IRI cannot be resolved against BASE", t)
+            if "%" in value and _BAD_PERCENT.search(value):
+                self.fail("invalid percent-encoding in IRI", t)
+            if value.count("#") > 1:
+                self.fail("IRI has more than one '#'", t)
+            m = _AUTHORITY.match(value)
+            if m is not None:
+                hostport = m.group(1).rpartition("@")[2]
+                if not hostport.startswith("[") and ":" in hostport:
+                    port = hostport.rpartition(":")[2]
+                    if port and not port.isdigit():
+                        self.fail("invalid port in IRI", t)
+            return IRI(value)
+        text = t.value
+        pfx, _, local = text.partition(":")
+        if "\\" in local:
+            local = _unescape_local(local)
+        ns = self.declared.get(pfx)
+        if ns is None:
+            ns = self.extra.get(pfx)
+            if ns is None:
+                ns = STANDARD_PREFIXES.get(pfx)
+            if pfx not in self.undeclared:
+                self.undeclared[pfx] = None
+            if ns is None:
+                if pfx not in self.unresolved:
+                    self.unresolved[pfx] = None
+                    self.fail(f"undeclared prefix {pfx!r}", t)
+                return IRI(f"{pfx}:{local}")
+        return IRI(ns + local)
+
+    def use_iri(self, iri: IRI) -> IRI:
+        self.iris[iri] = None
+        return iri
+
+    def literal(self) -> Literal | None:
+        """STRING (LANGTAG | ^^ iri)? / NUMBER / BOOLEAN / signed NUMBER at the cursor."""
+        t = self.tok
+        if t.kind == "STRING":
+            self.i += 1
+            value, err = unescape_string(t.value)
+            if err:
+                self.fail(err, t)
+            nxt = self.tok
+            if nxt.kind == "LANGTAG":
+                self.i += 1
+                if not _LANGTAG.match(nxt.value):
+                    self.fail("invalid language tag (BCP 47)", nxt)
+                return Literal(value, None, nxt.value)
+            if nxt.kind == "PUNCT" and nxt.value == "^^":
+                self.i += 1
+                d = self.tok
+                if d.kind in ("IRIREF", "PNAME"):
+                    self.i += 1
+                    dt = self.iri_of(d)
+                    self.datatypes[dt] = None
+                    return Literal(value, dt.value)
+                self.fail("expected a datatype IRI after '^^'")
+            return Literal(value)
+        if t.kind == "NUMBER":
+            self.i += 1
+            return _number(t.value)
+        if t.kind == "BOOLEAN":
+            self.i += 1
+            return Literal(t.value, XSD_BOOLEAN)
+        if t.kind == "PUNCT" and t.value in ("+", "-") and self.peek().kind == "NUMBER":
+            self.i += 2
+            lit = _number(self.toks[self.i - 1].value)
+            return Literal(("-" if t.value == "-" else "") + lit.value, lit.datatype)
+        return None
+
+    def var_or_term(self) -> Any:
+        """Var | GraphTerm at the cursor, or None (nothing consumed)."""
+        t = self.tok
+        k = t.kind
+        if k == "VAR":
+            self.i += 1
+            return self.var(t.value)
+        if k == "IRIREF" or k == "PNAME":
+            self.i += 1
+            return self.use_iri(self.iri_of(t))
+        if k == "BNODE":
+            self.i += 1
+            return BNode(t.value)
+        if k == "ANON":
+            self.i += 1
+            return self.fresh_bnode()
+        if k == "NIL":
+            self.i += 1
+            return self.use_iri(RDF_NIL)
+        return self.literal()
+
+    def var_or_iri(self) -> Any:
+        t = self.tok
+        if t.kind == "VAR":
+            self.i += 1
+            return self.var(t.value)
+        if t.kind in ("IRIREF", "PNAME"):
+            self.i += 1
+            return self.use_iri(self.iri_of(t))
+        self.fail("expected a variable or an IRI")
+        return None
+
+    def iri(self) -> IRI | None:
+        t = self.tok
+        if t.kind in ("IRIREF", "PNAME"):
+            self.i += 1
+            return self.use_iri(self.iri_of(t))
+        self.fail("expected an IRI")
+        return None
+
+    # ------------------------------------------------------------------ prologue
+
+    def prologue(self) -> None:
+        while True:
+            if self.at_kw("BASE"):
+                self.i += 1
+                t = self.tok
+                if t.kind == "IRIREF":
+                    self.i += 1
+                    self.base = urljoin(self.base, t.value) if self.base else t.value
+                else:
+                    self.fail("expected an IRI after BASE")
+            elif self.at_kw("PREFIX") or (
+                self.tok.kind == "PNAME" and self.tok.value[:6].upper() == "PREFIX"
+                and self.tok.value.endswith(":") and self.tok.value.count(":") == 1
+            ):
+                t = self.tok
+                if t.kind == "PNAME":  # 'PREFIXdbo:' -- pyoxigraph reads 'PREFIX dbo:'
+                    t = Token("PNAME", t.value[6:], t.start + 6, t.end)
+                else:
+                    self.i += 1
+                    t = self.tok
+                if t.kind == "PNAME" and t.value.endswith(":") and t.value.count(":") == 1:
+                    self.i += 1
+                    iri_tok = self.tok
+                    if iri_tok.kind == "IRIREF":
+                        self.i += 1
+                        self.declared[t.value[:-1]] = self.iri_of(iri_tok).value
+                    else:
+                        self.fail("expected an IRI in PREFIX declaration")
+                else:
+                    self.fail("expected a prefix name ending in ':' after PREFIX")
+                    if t.kind in ("PNAME", "ERROR"):
+                        self.i += 1
+                    if self.tok.kind == "IRIREF":
+                        self.i += 1
+            else:
+                return
+
+    # ------------------------------------------------------------------ top level
+
+    def parse(self) -> QueryNode:
+        self.prologue()
+        t = self.tok
+        node: QueryNode
+        if t.kind == "KEYWORD" and t.value in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
+            node = self.query()
+            if self.at_kw("VALUES"):
+                self.i += 1
+                node.values = self.data_block()
+        elif t.kind == "KEYWORD" and t.value in _UPDATE_START:
+            node = QueryNode(form="UPDATE")
+            self.update()
+        else:
+            node = QueryNode()
+            if t.kind == _EOF_KIND:
+                self.fail("empty query: expected SELECT, ASK, CONSTRUCT, DESCRIBE or an update")
+            else:
+                self.fail("expected SELECT, ASK, CONSTRUCT, DESCRIBE or an update")
+        if self.tok.kind != _EOF_KIND:
+            if node.form != "unknown":
+                self.fail("unexpected text after the end of the query")
+            self.harvest(node)
+        return node
+
+    def harvest(self, node: QueryNode) -> None:
+        """Recovery: read whatever is left as group content, to collect its patterns."""
+        group = Group()
+        while self.tok.kind != _EOF_KIND:
+            before = self.i
+            if self.at_p("}"):
+                self.i += 1
+                continue
+            if self.tok.kind == "KEYWORD" and self.tok.value in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
+                sub = self.query()
+                if node.form == "unknown":
+                    node.form = sub.form
+                    node.where = sub.where
+                continue
+            self.group_sub(group)
+            if self.i == before:
+                self.i += 1
+        if node.where is None and group.elements:
+            node.where = group
+
+    def query(self) -> QueryNode:
+        t = self.advance()
+        node = QueryNode(form=t.value)
+        saved_query, self.cur_query = self.cur_query, node
+        try:
+            self.query_body(t, node)
+        finally:
+            self.cur_query = saved_query
+        if node.form == "SELECT" and (node.group_by or node.aggregated):
+            grouped = {e.items[0] for e, _ in node.group_by if len(e.items) == 1 and isinstance(e.items[0], Var)}
+            grouped |= {alias for _, alias in node.group_by if alias is not None}
+            if node.select_all:
+                self.fail("SELECT * is not allowed with GROUP BY or aggregates", t)
+            for (v, e), tok in zip(node.projection, node.projection_tokens):
+                if e is None and v not in grouped:
+                    self.fail(f"variable ?{v.name} is projected but neither grouped nor aggregated", tok)
+        return node
+
+    def query_body(self, t: Token, node: QueryNode) -> None:
+        if t.value == "SELECT":
+            self.select_clause(node)
+            self.datasets(node)
+            self.where_clause(node)
+        elif t.value == "ASK":
+            self.datasets(node)
+            self.where_clause(node)
+        elif t.value == "CONSTRUCT":
+            if self.at_p("{"):
+                node.template = self.template_block(("CONSTRUCT",))
+                self.datasets(node)
+                self.where_clause(node)
+            else:
+                self.datasets(node)
+                if self.expect_kw("WHERE"):
+                    node.template = self.template_block(("CONSTRUCT",))
+                    node.where = Group([("bgp", list(node.template))])
+        else:  # DESCRIBE
+            if self.at_p("*"):
+                self.i += 1
+                node.select_all = True
+            else:
+                while self.tok.kind in ("VAR", "IRIREF", "PNAME"):
+                    node.describe.append(self.var_or_iri())
+                if not node.describe:
+                    self.fail("expected variables, IRIs or '*' after DESCRIBE")
+            self.datasets(node)
+            if self.at_kw("WHERE") or self.at_p("{"):
+                self.where_clause(node)
+        self.solution_modifiers(node)
+
+    def datasets(self, node: QueryNode) -> None:
+        while self.at_kw("FROM"):
+            self.i += 1
+            named = False
+            if self.at_kw("NAMED"):
+                self.i += 1
+                named = True
+            iri = self.iri()
+            if iri is not None:
+                node.datasets.append((named, iri))
+
+    def where_clause(self, node: QueryNode) -> None:
+        if self.at_kw("WHERE"):
+            self.i += 1
+        node.where = self.group_graph_pattern()
+
+    def select_clause(self, node: QueryNode) -> None:
+        if self.at_kw("DISTINCT") or self.at_kw("REDUCED"):
+            node.modifier = self.advance().value
+        if self.at_p("*"):
+            self.i += 1
+            node.select_all = True
+            return
+        while True:
+            t = self.tok
+            if t.kind == "VAR":
+                self.i += 1
+                node.projection.append((self.var(t.value), None))
+                node.projection_tokens.append(t)
+            elif t.kind == "PUNCT" and t.value == "(":
+                self.i += 1
+                self.enter()
+                expr = self.expression()
+                if self.expect_kw("AS"):
+                    v = self.tok
+                    if v.kind == "VAR":
+                        self.i += 1
+                        node.projection.append((self.var(v.value), expr))
+                        node.projection_tokens.append(v)
+                    else:
+                        self.fail("expected a variable after AS")
+                if not self.expect_p(")"):
+                    self.skip_to_close()
+                self.depth -= 1
+            elif t.kind == "KEYWORD" and (t.value in AGGREGATES or t.value in BUILTINS):
+                # Virtuoso dialect: SELECT COUNT(?x) / SELECT DISTINCT COUNT(?x) without AS
+                self.fail("expected a variable, '(' or '*' in SELECT (an expression needs '(... AS ?var)')")
+                self.expression()
+            elif t.kind in ("IRIREF", "PNAME") and self.peek().kind == "PUNCT" and self.peek().value == "(":
+                self.fail("expected a variable, '(' or '*' in SELECT (an expression needs '(... AS ?var)')")
+                self.expression()
+            else:
+                break
+        if not node.projection and not node.select_all:
+            self.fail("expected a variable, '(' or '*' in SELECT")
+
+    def solution_modifiers(self, node: QueryNode) -> None:
+        if self.at_kw("GROUP"):
+            self.i += 1
+            self.expect_kw("BY")
+            self.features.add("GROUP BY")
+            while True:
+                t = self.tok
+                start = self.i
+                if t.kind == "VAR":
+                    self.i += 1
+                    self.term_at[start] = (self.i, self.var(t.value))
+                    node.group_by.append((self.make_expr(start, self.i), None))
+                elif t.kind == "PUNCT" and t.value == "(":
+                    self.i += 1
+                    self.enter()
+                    e = self.expression()
+                    alias = None
+                    if self.at_kw("AS"):
+                        self.i += 1
+                        if self.tok.kind == "VAR":
+                            alias = self.var(self.advance().value)
+                        else:
+                            self.fail("expected a variable after AS")
+                    if not self.expect_p(")"):
+                        self.skip_to_close()
+                    self.depth -= 1
+                    node.group_by.append((e, alias))
+                elif t.kind in ("KEYWORD", "IRIREF", "PNAME") and (t.kind != "KEYWORD" or t.value in BUILTINS or t.value in AGGREGATES or t.value in ("NOT", "EXISTS")):
+                    e = self.expression_at(self.primary)
+                    node.group_by.append((e, None))
+                else:
+                    break
+            if not node.group_by:
+                self.fail("expected a grouping condition after GROUP BY")
+        if self.at_kw("HAVING"):
+            self.i += 1
+            self.features.add("HAVING")
+            while self.starts_constraint():
+                ops: list = []
+                saved, self.cur_ops = self.cur_ops, ops
+                node.having.append(self.constraint())
+                self.cur_ops = saved
+                if any(o in ("<", ">", "<=", ">=") for o in ops):
+                    self.features.add("COMPARATIVE")
+            if not node.having:
+                self.fail("expected a constraint after HAVING")
+        if self.at_kw("ORDER"):
+            self.i += 1
+            self.expect_kw("BY")
+            self.features.add("ORDER BY")
+            while True:
+                t = self.tok
+                start = self.i
+                if t.kind == "KEYWORD" and t.value in ("ASC", "DESC"):
+                    self.i += 1
+                    if self.at_p("("):
+                        e = self.expression_at(self.primary)
+                    else:
+                        self.fail("expected '(' after " + t.value)
+                        e = self.make_expr(self.i, self.i)
+                    node.order.append((t.value, e, True))
+                elif t.kind == "VAR":
+                    self.i += 1
+                    self.term_at[start] = (self.i, self.var(t.value))
+                    node.order.append(("ASC", self.make_expr(start, self.i), False))
+                elif self.starts_constraint():
+                    node.order.append(("ASC", self.constraint(), False))
+                else:
+                    break
+            if not node.order:
+                self.fail("expected an order condition after ORDER BY")
+        for _ in range(2):
+            if self.at_kw("LIMIT") and node.limit is None:
+                self.i += 1
+                self.features.add("LIMIT")
+                node.limit = self.integer()
+            elif self.at_kw("OFFSET") and node.offset is None:
+                self.i += 1
+                self.features.add("OFFSET")
+                node.offset = self.integer()
+
+    def integer(self) -> int | None:
+        t = self.tok
+        if t.kind == "NUMBER" and t.value.isdigit():
+            self.i += 1
+            return int(t.value)
+        self.fail("expected an integer")
+        return None
+
+    def starts_constraint(self) -> bool:
+        t = self.tok
+        if t.kind == "PUNCT":
+            return t.value == "("
+        if t.kind == "KEYWORD":
+            return t.value in BUILTINS or t.value in AGGREGATES or t.value in ("NOT", "EXISTS")
+        if t.kind in ("IRIREF", "PNAME"):
+            n = self.peek()
+            return n.kind == "NIL" or (n.kind == "PUNCT" and n.value == "(")
+        return False
+
+    # ------------------------------------------------------------------ update
+
+    def update(self) -> None:
+        while True:
+            self.prologue()
+            t = self.tok
+            if t.kind == _EOF_KIND:
+                return
+            if t.kind != "KEYWORD" or t.value not in _UPDATE_START:
+                self.fail("expected an update operation")
+                return
+            self.i += 1
+            op = t.value
+            if op == "LOAD":
+                self.silent()
+                self.iri()
+                if self.at_kw("INTO"):
+                    self.i += 1
+                    self.expect_kw("GRAPH")
+                    self.iri()
+            elif op in ("CLEAR", "DROP"):
+                self.silent()
+                if self.at_kw("GRAPH"):
+                    self.i += 1
+                    self.iri()
+                elif self.tok.kind == "KEYWORD" and self.tok.value in ("DEFAULT", "NAMED", "ALL"):
+                    self.i += 1
+                else:
+                    self.fail("expected GRAPH, DEFAULT, NAMED or ALL")
+            elif op == "CREATE":
+                self.silent()
+                self.expect_kw("GRAPH")
+                self.iri()
+            elif op in ("ADD", "MOVE", "COPY"):
+                self.silent()
+                self.graph_or_default()
+                self.expect_kw("TO")
+                self.graph_or_default()
+            elif op == "INSERT":
+                if self.at_kw("DATA"):
+                    self.i += 1
+                    self.quad_pattern(("INSERT",))
+                else:
+                    self.quad_pattern(("INSERT",))
+                    self.using_where()
+            elif op == "DELETE":
+                if self.at_kw("DATA"):
+                    self.i += 1
+                    self.quad_pattern(("DELETE",))
+                elif self.at_kw("WHERE"):
+                    self.i += 1
+                    self.quad_pattern(("DELETE",))
+                else:
+                    self.quad_pattern(("DELETE",))
+                    if self.at_kw("INSERT"):
+                        self.i += 1
+                        self.quad_pattern(("INSERT",))
+                    self.using_where()
+            elif op == "WITH":
+                self.iri()
+                if self.at_kw("DELETE"):
+                    self.i += 1
+                    self.quad_pattern(("DELETE",))
+                    if self.at_kw("INSERT"):
+                        self.i += 1
+                        self.quad_pattern(("INSERT",))
+                elif self.at_kw("INSERT"):
+                    self.i += 1
+                    self.quad_pattern(("INSERT",))
+                else:
+                    self.fail("expected DELETE or INSERT after WITH")
+                self.using_where()
+            if self.at_p(";"):
+                self.i += 1
+                continue
+            return
+
+    def silent(self) -> None:
+        if self.at_kw("SILENT"):
+            self.i += 1
+
+    def graph_or_default(self) -> None:
+        if self.at_kw("DEFAULT"):
+            self.i += 1
+            return
+        if self.at_kw("GRAPH"):
+            self.i += 1
+        self.iri()
+
+    def using_where(self) -> None:
+        while self.at_kw("USING"):
+            self.i += 1
+            if self.at_kw("NAMED"):
+                self.i += 1
+            self.iri()
+        self.expect_kw("WHERE")
+        self.group_graph_pattern()
+
+    def quad_pattern(self, ctx: tuple) -> None:
+        if not self.expect_p("{"):
+            return
+        self.enter()
+        while True:
+            t = self.tok
+            if t.kind == _EOF_KIND or self.at_p("}"):
+                break
+            before = self.i
+            if self.at_kw("GRAPH"):
+                self.i += 1
+                self.var_or_iri()
+                self.template_block(ctx)
+                if self.at_p("."):
+                    self.i += 1
+            else:
+                self.template_triples(ctx)
+            if self.i == before:
+                self.fail("unexpected token in quad pattern")
+                self.i += 1
+        self.expect_p("}", "'}'")
+        self.depth -= 1
+
+    def template_block(self, ctx: tuple) -> list:
+        """'{' TriplesTemplate? '}' (no property paths); triples go to ``template``."""
+        out: list = []
+        if not self.expect_p("{"):
+            return out
+        self.enter()
+        start = len(self.template)
+        while self.tok.kind != _EOF_KIND and not self.at_p("}"):
+            before = self.i
+            self.template_triples(ctx)
+            if self.i == before:
+                self.fail("unexpected token in triples template")
+                self.i += 1
+        self.expect_p("}", "'}'")
+        self.depth -= 1
+        return self.template[start:]
+
+    def template_triples(self, ctx: tuple) -> None:
+        saved, self.in_template = self.in_template, ctx
+        try:
+            while self.starts_triples():
+                self.triples_same_subject(paths=False)
+                if self.at_p("."):
+                    self.i += 1
+                else:
+                    break
+        finally:
+            self.in_template = saved
+
+    # ------------------------------------------------------------------ graph patterns
+
+    def group_graph_pattern(self) -> Group:
+        group = Group()
+        if not self.at_p("{"):
+            self.fail("expected '{'")
+            return group
+        self.i += 1
+        self.enter()
+        if self.at_kw("SELECT"):
+            self.features.add("SUBQUERY")
+            saved = self.ctx
+            self.ctx = saved + ("SUBQUERY",)
+            sub = self.query()
+            if self.at_kw("VALUES"):
+                self.i += 1
+                sub.values = self.data_block()
+            self.ctx = saved
+            group.elements.append(("subquery", sub))
+        else:
+            self.group_sub(group)
+        if not self.at_p("}"):
+            self.fail("expected '}'")
+        else:
+            self.i += 1
+        self.depth -= 1
+        return group
+
+    def starts_triples(self) -> bool:
+        t = self.tok
+        k = t.kind
+        if k in _TERM_START:
+            return True
+        if k == "PUNCT":
+            if t.value in ("[", "("):
+                return True
+            if t.value in ("+", "-") and self.peek().kind == "NUMBER":
+                return True
+        return False
+
+    def group_sub(self, group: Group) -> None:
+        els = group.elements
+        need_dot = False  # a triples block without a final '.' was just read
+        while True:
+            t = self.tok
+            k = t.kind
+            if k == _EOF_KIND or (k == "PUNCT" and t.value == "}"):
+                return
+            before = self.i
+            if self.starts_triples():
+                if need_dot:
+                    self.fail("expected '.' or '}' between triple patterns")
+                need_dot = self.triples_block(els)
+                continue
+            need_dot = False
+            if k == "KEYWORD":
+                v = t.value
+                if v in ("OPTIONAL", "MINUS"):
+                    self.i += 1
+                    self.features.add(v)
+                    saved = self.ctx
+                    self.ctx = saved + (v,)
+                    g = self.group_graph_pattern()
+                    self.ctx = saved
+                    els.append((v.lower(), g))
+                elif v == "GRAPH":
+                    self.i += 1
+                    self.features.add("GRAPH")
+                    term = self.var_or_iri()
+                    if term is not None:
+                        self.graphs[term] = None
+                    saved = self.ctx
+                    self.ctx = saved + ("GRAPH",)
+                    g = self.group_graph_pattern()
+                    self.ctx = saved
+                    els.append(("graph", term, g))
+                elif v == "SERVICE":
+                    self.i += 1
+                    self.features.add("SERVICE")
+                    silent = False
+                    if self.at_kw("SILENT"):
+                        self.i += 1
+                        silent = True
+                    term = self.var_or_iri()
+                    if term is not None:
+                        self.services[term] = None
+                    saved = self.ctx
+                    self.ctx = saved + ("SERVICE",)
+                    g = self.group_graph_pattern()
+                    self.ctx = saved
+                    els.append(("service", silent, term, g))
+                elif v == "FILTER":
+                    self.i += 1
+                    self.features.add("FILTER")
+                    if self.starts_constraint():
+                        ops: list = []
+                        saved_ops, self.cur_ops = self.cur_ops, ops
+                        e = self.constraint()
+                        self.cur_ops = saved_ops
+                        self.filters.append(Filter(e.text, tuple(ops), self.ctx))
+                        if any(o in ("<", ">", "<=", ">=") for o in ops):
+                            self.features.add("COMPARATIVE")
+                        els.append(("filter", e))
+                    else:
+                        self.fail("expected '(' or a function call after FILTER")
+                elif v == "BIND":
+                    self.i += 1
+                    self.features.add("BIND")
+                    if self.expect_p("("):
+                        self.enter()
+                        e = self.expression()
+                        target = None
+                        if self.expect_kw("AS"):
+                            if self.tok.kind == "VAR":
+                                target = self.var(self.advance().value)
+                            else:
+                                self.fail("expected a variable after AS")
+                        if not self.expect_p(")"):
+                            self.skip_to_close()
+                        self.depth -= 1
+                        els.append(("bind", e, target))
+                elif v == "VALUES":
+                    self.i += 1
+                    vb = self.data_block()
+                    if vb is not None:
+                        els.append(("values", vb))
+                else:
+                    self.fail(f"unexpected keyword {v} in a graph pattern")
+            elif k == "PUNCT" and t.value == "{":
+                close = self.brace_match.get(self.i)
+                after = self.toks[close + 1] if close is not None else None
+                if after is not None and after.kind == "KEYWORD" and after.value == "UNION":
+                    self.features.add("UNION")
+                    branches = []
+                    saved = self.ctx
+                    n = 0
+                    while True:
+                        self.ctx = saved + ("UNION", n)
+                        branches.append(self.group_graph_pattern())
+                        if self.at_kw("UNION"):
+                            self.i += 1
+                            n += 1
+                            if not self.at_p("{"):
+                                self.fail("expected '{' after UNION")
+                                break
+                        else:
+                            break
+                    self.ctx = saved
+                    els.append(("union", branches))
+                else:
+                    els.append(("group", self.group_graph_pattern()))
+            else:
+                self.fail(f"unexpected {_describe(t)} in a graph pattern")
+            if self.at_p(".") and self.i != before:
+                self.i += 1
+            if self.i == before:
+                self.i += 1  # recovery: skip the token (the error is recorded)
+
+    def triples_block(self, els: list) -> bool:
+        """Read a TriplesBlock into a ``bgp`` element (merged with a preceding bgp when only
+        FILTERs lie between). Returns True when it ended without a '.'."""
+        target = None
+        for el in reversed(els):
+            if el[0] == "filter":
+                continue
+            if el[0] == "bgp":
+                target = el[1]
+            break
+        if target is None:
+            target = []
+            els.append(("bgp", target))
+        saved, self.cur_bgp = self.cur_bgp, target
+        try:
+            self.triples_same_subject(paths=True)
+            while True:
+                t = self.tok
+                if t.kind == "PUNCT" and t.value == ".":
+                    self.i += 1
+                    if not self.starts_triples():
+                        return False
+                    self.triples_same_subject(paths=True)
+                elif t.kind == "NUMBER" and t.value[0] == "." and t.value[1:2].isdigit():
+                    # '?o .421 :p ?x': pyoxigraph reads '?o . 421 :p ?x' (a DECIMAL for W3C)
+                    self.i += 1
+                    if not self.starts_verb(True):
+                        self.fail("expected a predicate")
+                        return True
+                    self.property_list(_number(t.value[1:]), True)
+                else:
+                    return True
+        finally:
+            self.cur_bgp = saved
+
+    def add_triple(self, s: Any, p: Any, o: Any) -> None:
+        if self.in_template is not None:
+            self.template.append(TriplePattern(s, p, o, self.in_template))
+            return
+        tp = TriplePattern(s, p, o, self.ctx)
+        self.triples.append(tp)
+        if self.cur_bgp is not None:
+            self.cur_bgp.append(tp)
+
+    def triples_same_subject(self, paths: bool) -> None:
+        t = self.tok
+        if t.kind == "PUNCT" and t.value in ("[", "("):
+            subject = self.graph_node(paths)
+            if subject is None:
+                return
+            if self.starts_verb(paths):
+                self.property_list(subject, paths)
+            elif t.value == "(":
+                self.fail("expected a predicate after a collection")
+            return
+        subject = self.var_or_term()
+        if subject is None:
+            self.fail("expected a subject")
+            return
+        if not self.starts_verb(paths):
+            self.fail("expected a predicate")
+            return
+        self.property_list(subject, paths)
+
+    def starts_verb(self, paths: bool) -> bool:
+        t = self.tok
+        if t.kind in _VERB_START:
+            return True
+        return paths and t.kind == "PUNCT" and t.value in ("^", "!", "(")
+
+    def property_list(self, subject: Any, paths: bool) -> None:
+        self.verb_objects(subject, paths)
+        while self.at_p(";"):
+            self.i += 1
+            if self.starts_verb(paths):
+                self.verb_objects(subject, paths)
+
+    def verb_objects(self, subject: Any, paths: bool) -> None:
+        t = self.tok
+        if t.kind == "VAR":
+            self.i += 1
+            verb: Any = self.var(t.value)
+        elif paths:
+            verb = self.path()
+        elif t.kind == "A":
+            self.i += 1
+            verb = self.use_iri(RDF_TYPE)
+        elif t.kind in ("IRIREF", "PNAME"):
+            self.i += 1
+            verb = self.use_iri(self.iri_of(t))
+        else:
+            self.fail("expected a predicate")
+            return
+        if verb is None:
+            return
+        while True:
+            obj = self.graph_node(paths)
+            if obj is None:
+                self.fail("expected an object")
+                return
+            self.add_triple(subject, verb, obj)
+            if self.at_p(","):
+                self.i += 1
+            else:
+                return
+
+    def graph_node(self, paths: bool) -> Any:
+        t = self.tok
+        if t.kind == "PUNCT" and t.value == "[":
+            self.i += 1
+            self.enter()
+            b = self.fresh_bnode()
+            if self.starts_verb(paths):
+                self.property_list(b, paths)
+            else:
+                self.fail("expected a predicate in '[ ... ]'")
+            self.expect_p("]")
+            self.depth -= 1
+            return b
+        if t.kind == "PUNCT" and t.value == "(":
+            self.i += 1
+            self.enter()
+            items = []
+            while not self.at_p(")") and self.tok.kind != _EOF_KIND:
+                before = self.i
+                item = self.graph_node(paths)
+                if item is None:
+                    self.fail("expected a collection member")
+                    if self.i == before:
+                        break
+                    continue
+                items.append(item)
+            self.expect_p(")")
+            self.depth -= 1
+            if not items:
+                return self.use_iri(RDF_NIL)
+            nodes = [self.fresh_bnode() for _ in items]
+            self.use_iri(RDF_FIRST)
+            self.use_iri(RDF_REST)
+            for k, (node, item) in enumerate(zip(nodes, items)):
+                self.add_triple(node, RDF_FIRST, item)
+                self.add_triple(node, RDF_REST, nodes[k + 1] if k + 1 < len(nodes) else self.use_iri(RDF_NIL))
+            return nodes[0]
+        term = self.var_or_term()
+        return term
+
+    # ------------------------------------------------------------------ property paths
+
+    def path(self) -> Any:
+        """A Path (VerbPath) at the cursor: a single IRI or ``a`` gives an IRI, anything
+        else a :class:`Path`; None on error."""
+        self.enter()
+        iris: list[IRI] = []
+        start = self.i
+        text = self.path_alt(iris)
+        self.depth -= 1
+        if text is None:
+            return None
+        if self.i == start + 1 and len(iris) == 1 and not text.startswith(("(", "!", "^")):
+            return iris[0]
+        if len(iris) == 1 and text == iris[0].n3():
+            return iris[0]
+        self.features.add("PROPERTY PATH")
+        p = Path(text, tuple(dict.fromkeys(iris)))
+        self.paths.append(p)
+        return p
+
+    def path_alt(self, iris: list) -> str | None:
+        parts = [self.path_seq(iris)]
+        while self.at_p("|") and parts[-1] is not None:
+            self.i += 1
+            parts.append(self.path_seq(iris))
+        if any(p is None for p in parts):
+            return None
+        return "|".join(parts)
+
+    def path_seq(self, iris: list) -> str | None:
+        parts = [self.path_elt(iris)]
+        while self.at_p("/") and parts[-1] is not None:
+            self.i += 1
+            parts.append(self.path_elt(iris))
+        if any(p is None for p in parts):
+            return None
+        return "/".join(parts)
+
+    def path_elt(self, iris: list) -> str | None:
+        inverse = False
+        if self.at_p("^"):
+            self.i += 1
+            inverse = True
+        prim = self.path_primary(iris)
+        if prim is None:
+            return None
+        t = self.tok
+        if t.kind == "PUNCT" and t.value in ("?", "*", "+"):
+            self.i += 1
+            prim += t.value
+        return ("^" + prim) if inverse else prim
+
+    def path_iri(self, iris: list) -> str | None:
+        t = self.tok
+        if t.kind == "A":
+            self.i += 1
+            iri = RDF_TYPE
+        elif t.kind in ("IRIREF", "PNAME"):
+            self.i += 1
+            iri = self.iri_of(t)
+        else:
+            self.fail("expected an IRI in a property path")
+            return None
+        self.use_iri(iri)
+        iris.append(iri)
+        return iri.n3()
+
+    def path_primary(self, iris: list) -> str | None:
+        t = self.tok
+        if t.kind == "PUNCT" and t.value == "(":
+            self.i += 1
+            self.enter()
+            inner = self.path_alt(iris)
+            self.depth -= 1
+            if inner is None:
+                return None
+            if not self.expect_p(")"):
+                return None
+            return "(" + inner + ")"
+        if t.kind == "PUNCT" and t.value == "!":
+            self.i += 1
+            if self.at_p("("):
+                self.i += 1
+                parts = []
+                while True:
+                    one = self.path_one_in_set(iris)
+                    if one is None:
+                        return None
+                    parts.append(one)
+                    if self.at_p("|"):
+                        self.i += 1
+                        continue
+                    break
+                if not self.expect_p(")"):
+                    return None
+                return "!(" + "|".join(parts) + ")"
+            if self.tok.kind == "NIL":
+                self.i += 1
+                return "!()"
+            one = self.path_one_in_set(iris)
+            return None if one is None else "!" + one
+        return self.path_iri(iris)
+
+    def path_one_in_set(self, iris: list) -> str | None:
+        if self.at_p("^"):
+            self.i += 1
+            one = self.path_iri(iris)
+            return None if one is None else "^" + one
+        return self.path_iri(iris)
+
+    # ------------------------------------------------------------------ VALUES
+
+    def data_block(self) -> ValuesBlock | None:
+        self.features.add("VALUES")
+        t = self.tok
+        variables: list[Var] = []
+        rows: list[tuple] = []
+        if t.kind == "VAR":
+            self.i += 1
+            variables.append(self.var(t.value))
+            single = True
+        elif t.kind == "NIL":
+            self.i += 1
+            single = False
+        elif self.at_p("("):
+            self.i += 1
+            while self.tok.kind == "VAR":
+                variables.append(self.var(self.advance().value))
+            if not self.expect_p(")"):
+                self.skip_to_close()
+            single = False
+        else:
+            self.fail("expected a variable or '(' after VALUES")
+            return None
+        if not self.expect_p("{"):
+            return None
+        while self.tok.kind != _EOF_KIND and not self.at_p("}"):
+            before = self.i
+            if single:
+                val, ok = self.data_value()
+                if not ok:
+                    self.fail("expected an IRI, a literal or UNDEF in VALUES")
+                    self.i += 1
+                    continue
+                rows.append((val,))
+            elif self.tok.kind == "NIL":
+                self.i += 1
+                if variables:
+                    self.fail(f"VALUES row has 0 values for {len(variables)} variables", self.toks[before])
+                rows.append(())
+            elif self.at_p("("):
+                self.i += 1
+                row = []
+                while not self.at_p(")") and self.tok.kind != _EOF_KIND:
+                    val, ok = self.data_value()
+                    if not ok:
+                        self.fail("expected an IRI, a literal or UNDEF in VALUES")
+                        break
+                    row.append(val)
+                if not self.expect_p(")"):
+                    self.skip_to_close()
+                if len(row) != len(variables):
+                    self.fail(f"VALUES row has {len(row)} values for {len(variables)} variables", self.toks[before])
+                rows.append(tuple(row))
+            else:
+                self.fail("expected '(' for a VALUES row")
+            if self.i == before:
+                self.i += 1
+        self.expect_p("}", "'}'")
+        vb = ValuesBlock(tuple(variables), tuple(rows), self.ctx)
+        self.values.append(vb)
+        for row in rows:
+            self.value_terms.extend(row)
+        return vb
+
+    def data_value(self) -> tuple[Any, bool]:
+        t = self.tok
+        if t.kind == "KEYWORD" and t.value == "UNDEF":
+            self.i += 1
+            return None, True
+        if t.kind in ("IRIREF", "PNAME"):
+            self.i += 1
+            return self.use_iri(self.iri_of(t)), True
+        lit = self.literal()
+        if lit is not None:
+            return lit, True
+        return None, False
+
+    # ------------------------------------------------------------------ expressions
+
+    def make_expr(self, start: int, end: int) -> Expr:
+        items: list = []
+        k = start
+        term_at, group_at, toks = self.term_at, self.group_at, self.toks
+        while k < end:
+            if k in group_at:
+                e, g = group_at[k]
+                items.append(toks[k])
+                items.append(g)
+                k = e
+            elif k in term_at:
+                e, term = term_at[k]
+                items.append(term)
+                k = e
+            else:
+                items.append(toks[k])
+                k += 1
+        return Expr(self.source(start, end), items)
+
+    def expression(self) -> Expr:
+        start = self.i
+        self.or_expr()
+        return self.make_expr(start, self.i)
+
+    def expression_at(self, fn) -> Expr:
+        start = self.i
+        fn()
+        return self.make_expr(start, self.i)
+
+    def constraint(self) -> Expr:
+        """BrackettedExpression | BuiltInCall | FunctionCall."""
+        return self.expression_at(self.primary)
+
+    def or_expr(self) -> None:
+        self.and_expr()
+        while self.at_p("||"):
+            self.i += 1
+            self.and_expr()
+
+    def and_expr(self) -> None:
+        self.rel_expr()
+        while self.at_p("&&"):
+            self.i += 1
+            self.rel_expr()
+
+    def rel_expr(self) -> None:
+        self.add_expr()
+        t = self.tok
+        if t.kind == "PUNCT" and t.value in _REL_OPS:
+            self.i += 1
+            if self.cur_ops is not None:
+                self.cur_ops.append(t.value)
+            self.add_expr()
+        elif t.kind == "KEYWORD" and (t.value == "IN" or (t.value == "NOT" and self.peek().kind == "KEYWORD" and self.peek().value == "IN")):
+            op = "IN" if t.value == "IN" else "NOT IN"
+            self.i += 1 if op == "IN" else 2
+            if self.cur_ops is not None:
+                self.cur_ops.append(op)
+            self.expression_list()
+
+    def expression_list(self) -> int:
+        """NIL | '(' Expression ( ',' Expression )* ')'; returns the number of expressions."""
+        if self.tok.kind == "NIL":
+            self.i += 1
+            return 0
+        if not self.expect_p("("):
+            return 0
+        self.enter()
+        n = 1
+        self.or_expr()
+        while self.at_p(","):
+            self.i += 1
+            self.or_expr()
+            n += 1
+        if not self.expect_p(")"):
+            self.skip_to_close()
+        self.depth -= 1
+        return n
+
+    def add_expr(self) -> None:
+        self.mul_expr()
+        while True:
+            t = self.tok
+            if t.kind == "PUNCT" and t.value in ("+", "-"):
+                self.i += 1
+                self.mul_expr()
+            else:
+                return
+
+    def mul_expr(self) -> None:
+        self.unary_expr()
+        while True:
+            t = self.tok
+            if t.kind == "PUNCT" and t.value in ("*", "/"):
+                self.i += 1
+                self.unary_expr()
+            else:
+                return
+
+    def unary_expr(self) -> None:
+        t = self.tok
+        if t.kind == "PUNCT" and t.value in ("!", "+", "-"):
+            self.i += 1
+            self.enter()
+            self.unary_expr() if t.value == "!" else self.primary()
+            self.depth -= 1
+            return
+        self.primary()
+
+    def primary(self) -> None:
+        t = self.tok
+        k = t.kind
+        start = self.i
+        if k == "VAR":
+            self.i += 1
+            self.term_at[start] = (self.i, self.var(t.value))
+            return
+        if k == "PUNCT" and t.value == "(":
+            self.i += 1
+            self.enter()
+            self.or_expr()
+            if not self.expect_p(")"):
+                self.skip_to_close()
+            self.depth -= 1
+            return
+        if k in ("IRIREF", "PNAME"):
+            self.i += 1
+            iri = self.use_iri(self.iri_of(t))
+            self.term_at[start] = (self.i, iri)
+            n = self.tok
+            if n.kind == "NIL":
+                self.i += 1
+            elif n.kind == "PUNCT" and n.value == "(":
+                self.i += 1
+                self.enter()
+                if self.at_kw("DISTINCT"):
+                    self.i += 1
+                self.or_expr()
+                while self.at_p(","):
+                    self.i += 1
+                    self.or_expr()
+                if not self.expect_p(")"):
+                    self.skip_to_close()
+                self.depth -= 1
+            return
+        if k in ("STRING", "NUMBER", "BOOLEAN"):
+            lit = self.literal()
+            self.term_at[start] = (self.i, lit)
+            return
+        if k == "KEYWORD":
+            v = t.value
+            if v in AGGREGATES:
+                self.aggregate()
+                return
+            if v == "EXISTS" or (v == "NOT" and self.peek().kind == "KEYWORD" and self.peek().value == "EXISTS"):
+                label = "EXISTS" if v == "EXISTS" else "NOT EXISTS"
+                self.i += 1 if v == "EXISTS" else 2
+                self.features.add(label)
+                saved, saved_ops = self.ctx, self.cur_ops
+                self.ctx = saved + (label,)
+                self.cur_ops = None
+                g = self.group_graph_pattern()
+                self.ctx, self.cur_ops = saved, saved_ops
+                self.group_at[start if v == "EXISTS" else start + 1] = (self.i, g)
+                return
+            if v == "BOUND":
+                self.i += 1
+                if self.expect_p("("):
+                    vt = self.tok
+                    if vt.kind == "VAR":
+                        self.i += 1
+                        self.term_at[self.i - 1] = (self.i, self.var(vt.value))
+                    else:
+                        self.fail("expected a variable in BOUND(...)")
+                    if not self.expect_p(")"):
+                        self.skip_to_close()
+                return
+            if v in BUILTINS:
+                self.i += 1
+                lo, hi = BUILTINS[v]
+                if self.tok.kind == "NIL":
+                    self.i += 1
+                    n = 0
+                elif self.at_p("("):
+                    n = self.expression_list()
+                else:
+                    self.fail(f"expected '(' after {v}")
+                    return
+                if n < lo or (hi is not None and n > hi):
+                    want = str(lo) if lo == hi else (f"{lo} to {hi}" if hi is not None else f"at least {lo}")
+                    self.fail(f"{v} takes {want} argument(s), got {n}", t)
+                return
+        self.fail("expected an expression")
+
+    def aggregate(self) -> None:
+        t = self.advance()
+        fn = t.value
+        self.features.add("AGGREGATE")
+        if self.cur_query is not None:
+            self.cur_query.aggregated = True
+        if not self.expect_p("("):
+            return
+        self.enter()
+        distinct = False
+        if self.at_kw("DISTINCT"):
+            self.i += 1
+            distinct = True
+        start = self.i
+        separator = None
+        if fn == "COUNT" and self.at_p("*"):
+            self.i += 1
+        else:
+            self.or_expr()
+        arg = self.source(start, self.i)
+        if fn == "GROUP_CONCAT" and self.at_p(";"):
+            self.i += 1
+            if self.expect_kw("SEPARATOR") and self.expect_p("="):
+                s = self.tok
+                if s.kind == "STRING":
+                    self.i += 1
+                    separator = unescape_string(s.value)[0]
+                else:
+                    self.fail("expected a string after SEPARATOR =")
+        if not self.expect_p(")"):
+            self.skip_to_close()
+        self.depth -= 1
+        self.aggregates.append(Aggregate(fn, distinct, arg, separator))
+
+
+_ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://([^/?#]*)")
+_LANGTAG = re.compile(r"(?:[A-Za-z]{2,8}|[xXiI])(?:-[A-Za-z0-9]{1,8})*(?:--[A-Za-z]+)?$")
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_UCHAR = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+
+
+def _unescape_iri(value: str) -> str:
+    def repl(m: re.Match) -> str:
+        try:
+            return chr(int(m.group(1) or m.group(2), 16))
+        except (ValueError, OverflowError):
+            return m.group(0)
+
+    return _UCHAR.sub(repl, value)
+
+
+def _unescape_local(local: str) -> str:
+    if "\\" not in local:
+        return local
+    out = []
+    k = 0
+    while k < len(local):
+        c = local[k]
+        if c == "\\" and k + 1 < len(local):
+            out.append(local[k + 1])
+            k += 2
+        else:
+            out.append(c)
+            k += 1
+    return "".join(out)
+
+
+def _number(text: str) -> Literal:
+    if "e" in text or "E" in text:
+        return Literal(text, XSD_DOUBLE)
+    if "." in text:
+        return Literal(text, XSD_DECIMAL)
+    return Literal(text, XSD_INTEGER)
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def analyze(query: str, prefixes: dict[str, str] | None = None) -> QueryInfo:
+    """Analyze a SPARQL query (or update, or any text). Never raises.
+
+    ``prefixes`` maps prefix names to namespaces used for prefixes the query uses without
+    declaring them (taking precedence over :data:`STANDARD_PREFIXES`). Results are cached.
+    """
+    key = tuple(sorted(prefixes.items())) if prefixes else ()
+    try:
+        return _analyze_cached(query if isinstance(query, str) else str(query), key)
+    except TypeError:  # unhashable prefix values
+        return _analyze(str(query), dict(prefixes or {}))
+
+
+@functools.lru_cache(maxsize=8192)
+def _analyze_cached(query: str, prefixes: tuple) -> QueryInfo:
+    return _analyze(query, dict(prefixes))
+
+
+def _analyze(query: str, prefixes: dict) -> QueryInfo:
+    try:
+        p = _Parser(query, prefixes)
+    except Exception as exc:  # pragma: no cover - tokenize is total
+        return _empty(query, f"internal error while tokenizing: {exc!r}")
+    node = QueryNode()
+    try:
+        node = p.parse()
+    except _TooDeep:
+        pass
+    except RecursionError:
+        p.fail("nesting too deep")
+    except Exception as exc:  # pragma: no cover - a bug; reported, never raised
+        p.error = p.error or f"internal error in the analyzer: {exc!r}"
+        if p.error_offset is None:
+            p.error_offset = p.tok.start if p.i < len(p.toks) else len(query)
+    try:
+        return _build(query, p, node)
+    except Exception as exc:  # pragma: no cover - a bug; reported, never raised
+        return _empty(query, f"internal error in the analyzer: {exc!r}")
+
+
+def _empty(query: str, error: str) -> QueryInfo:
+    return QueryInfo(
+        query, False, error, 0, "unknown", None, {}, (), (), False, False, False, (), (), (), (),
+        (), (), (), (), (), (), (), (), (), (), (), (), None, None, (), (), (), frozenset(), None, (),
+    )
+
+
+def _uniq(items) -> tuple:
+    return tuple(dict.fromkeys(items))
+
+
+def _build(query: str, p: _Parser, node: QueryNode) -> QueryInfo:
+    ents: dict = {}
+    preds: dict = {}
+    classes: dict = {}
+    lits: dict = {}
+    for t in p.triples + p.template:
+        s, pr, o = t.subject, t.predicate, t.object
+        if isinstance(s, IRI):
+            ents[s] = None
+        elif isinstance(s, Literal):
+            lits[s] = None
+        if isinstance(o, IRI):
+            ents[o] = None
+            if pr == RDF_TYPE:
+                classes[o] = None
+        elif isinstance(o, Literal):
+            lits[o] = None
+        if isinstance(pr, IRI):
+            preds[pr] = None
+        elif isinstance(pr, Path):
+            for i in pr.iris:
+                preds[i] = None
+    for v in p.value_terms:
+        if isinstance(v, IRI):
+            ents[v] = None
+        elif isinstance(v, Literal):
+            lits[v] = None
+
+    projection = tuple(Projection(v, e.text if e is not None else None) for v, e in node.projection)
+    projected_in: dict = {}
+    if node.form == "SELECT":
+        for v, e in node.projection:
+            if e is None:
+                projected_in[v] = None
+            else:
+                for it in e.items:
+                    if isinstance(it, Var):
+                        projected_in[it] = None
+    filters = tuple(p.filters)
+    valid = p.error is None
+    return QueryInfo(
+        query=query,
+        valid=valid,
+        error=p.error,
+        error_offset=p.error_offset,
+        form=node.form,
+        base=p.base,
+        prefixes=dict(p.declared),
+        undeclared_prefixes=tuple(p.undeclared),
+        unresolved_prefixes=tuple(p.unresolved),
+        distinct=node.modifier == "DISTINCT",
+        reduced=node.modifier == "REDUCED",
+        select_all=node.select_all,
+        projection=projection,
+        triples=tuple(p.triples),
+        template=tuple(p.template),
+        entities=tuple(ents),
+        predicates=tuple(preds),
+        classes=tuple(classes),
+        literals=tuple(lits),
+        iris=tuple(p.iris),
+        datatypes=tuple(p.datatypes),
+        paths=_uniq(p.paths),
+        values=tuple(p.values),
+        filters=filters,
+        aggregates=tuple(p.aggregates),
+        group_by=tuple(e.text for e, _ in node.group_by),
+        having=tuple(e.text for e in node.having),
+        order_by=tuple(OrderCondition(_strip_dir(e.text) if explicit else e.text, d) for d, e, explicit in node.order),
+        limit=node.limit,
+        offset=node.offset,
+        services=tuple(p.services),
+        graphs=tuple(p.graphs),
+        variables=tuple(p.vars),
+        features=frozenset(p.features),
+        tree=node,
+        projected_in=tuple(projected_in),
+    )
+
+
+def _strip_dir(text: str) -> str:
+    """``(?x)`` -> ``?x`` for the sort key of ``DESC(?x)`` / ``ASC(?x)``."""
+    t = text.strip()
+    if t.startswith("(") and t.endswith(")"):
+        return t[1:-1].strip()
+    return t

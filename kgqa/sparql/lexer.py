@@ -1,0 +1,236 @@
+"""A fast, total SPARQL 1.1 tokenizer: one compiled regular expression, never raises.
+
+:func:`tokenize` turns any text into a list of :class:`Token` s covering every non-blank,
+non-comment character. Token kinds (``Token.kind``):
+
+``IRIREF``
+    ``<...>`` with no whitespace, quotes, braces, ``|``, ``^``, backtick or backslash inside.
+    This resolves the ``<`` ambiguity the way SPARQL parsers do: ``?a<?b`` followed later by
+    ``>`` on the same token run is an IRI only if nothing forbidden occurs in between, so
+    ``?x < 5 && ?y > 3`` lexes as comparisons.
+``PNAME``
+    a prefixed name ``prefix:local`` or a bare namespace ``prefix:`` (``value`` is the text).
+``VAR``
+    ``?name`` or ``$name`` (``value`` is the name without the sigil).
+``STRING``
+    any of the four quote styles; ``value`` is the raw body between the quotes (escapes are
+    *not* decoded here, see :func:`unescape_string`). A language tag and a ``^^`` datatype are
+    **separate tokens** (``LANGTAG`` and ``PUNCT '^^'``); the analyzer attaches them.
+``LANGTAG``
+    ``@en``, ``@en-GB`` (``value`` without the ``@``).
+``NUMBER``
+    unsigned INTEGER / DECIMAL / DOUBLE (a sign is a separate ``PUNCT``).
+``BOOLEAN``
+    ``true`` / ``false`` (any case; ``value`` lower-cased).
+``KEYWORD``
+    a SPARQL keyword or built-in function name, any case; ``value`` is upper-cased. A word made
+    of keywords glued together (``SELECTDISTINCT``, ``FILTERregex``) becomes one KEYWORD token
+    per keyword, as pyoxigraph reads it.
+``A``
+    the lower-case keyword ``a`` (``rdf:type``).
+``BNODE``
+    ``_:label`` (``value`` is the label).
+``ANON``
+    ``[ ]`` (blank node; whitespace allowed inside).
+``NIL``
+    ``( )`` (whitespace allowed inside).
+``PUNCT``
+    ``{ } ( ) . , ; [ ] * / | ^ ^^ + - ? ! = != < > <= >= && ||``.
+``ERROR``
+    anything else: an unknown bare word, an unterminated string (to the end of its line), or a
+    single unrecognised character.
+
+Comments (``# ...`` to end of line) and whitespace are skipped. ``Token.start`` / ``end`` are
+character offsets into the input.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+__all__ = ["Token", "tokenize", "KEYWORDS", "BUILTINS", "AGGREGATES", "unescape_string"]
+
+AGGREGATES = frozenset("COUNT SUM MIN MAX AVG SAMPLE GROUP_CONCAT".split())
+
+#: Built-in function names and their allowed argument counts (None: any number).
+BUILTINS: dict[str, tuple[int, int | None]] = {
+    **{n: (0, 0) for n in "RAND NOW UUID STRUUID".split()},
+    **{
+        n: (1, 1)
+        for n in (
+            "STR LANG DATATYPE IRI URI ABS CEIL FLOOR ROUND STRLEN UCASE LCASE ENCODE_FOR_URI "
+            "YEAR MONTH DAY HOURS MINUTES SECONDS TIMEZONE TZ MD5 SHA1 SHA256 SHA384 SHA512 "
+            "ISIRI ISURI ISBLANK ISLITERAL ISNUMERIC BOUND "
+            # SPARQL 1.2 (accepted by pyoxigraph 0.5)
+            "LANGDIR HASLANG HASLANGDIR ISTRIPLE SUBJECT PREDICATE OBJECT"
+        ).split()
+    },
+    "BNODE": (0, 1),
+    **{
+        n: (2, 2)
+        for n in "LANGMATCHES CONTAINS STRSTARTS STRENDS STRBEFORE STRAFTER STRLANG STRDT SAMETERM".split()
+    },
+    "REGEX": (2, 3),
+    "SUBSTR": (2, 3),
+    "REPLACE": (3, 4),
+    "IF": (3, 3),
+    "TRIPLE": (3, 3),
+    "STRLANGDIR": (3, 3),
+    "CONCAT": (0, None),
+    "COALESCE": (0, None),
+}
+
+KEYWORDS = frozenset(
+    (
+        "SELECT CONSTRUCT DESCRIBE ASK BASE PREFIX FROM NAMED WHERE ORDER BY ASC DESC LIMIT "
+        "OFFSET DISTINCT REDUCED OPTIONAL UNION MINUS GRAPH SERVICE SILENT FILTER BIND AS VALUES "
+        "UNDEF GROUP HAVING EXISTS NOT IN SEPARATOR LOAD CLEAR DROP CREATE ADD MOVE COPY TO INTO "
+        "INSERT DELETE DATA WITH USING DEFAULT ALL"
+    ).split()
+) | AGGREGATES | frozenset(BUILTINS)
+
+
+class Token(NamedTuple):
+    kind: str
+    value: str
+    start: int
+    end: int
+
+    def __repr__(self) -> str:  # compact, for error messages and debugging
+        return f"{self.kind}({self.value!r}@{self.start})"
+
+
+_PN_CHARS_BASE = (
+    "A-Za-z\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037F-\u1FFF\u200C-\u200D"
+    "\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD\U00010000-\U000EFFFF"
+)
+_PN_CHARS_U = _PN_CHARS_BASE + "_"
+_PN_CHARS = _PN_CHARS_U + r"\-0-9\u00B7\u0300-\u036F\u203F-\u2040"
+_PLX = r"%[0-9A-Fa-f]{2}|\\[_~.\-!$&'()*+,;=/?#@%]"
+_PN_PREFIX = rf"[{_PN_CHARS_BASE}](?:[{_PN_CHARS}.]*[{_PN_CHARS}])?"
+_PN_LOCAL = (
+    rf"(?:[{_PN_CHARS_U}:0-9]|{_PLX})"
+    rf"(?:(?:[{_PN_CHARS}.:]|{_PLX})*(?:[{_PN_CHARS}:]|{_PLX}))?"
+)
+_VARNAME = rf"[{_PN_CHARS_U}0-9][{_PN_CHARS_U}0-9\u00B7\u0300-\u036F\u203F-\u2040]*"
+_EXP = r"[eE][+-]?[0-9]+"
+
+_SPEC = [
+    ("WS", r"\s+"),
+    ("COMMENT", r"#[^\n\r]*"),
+    ("IRIREF", r"<[^<>\"{}|^`\\\x00-\x20]*>"),
+    ("STRING_LONG2", r'"""(?:(?:"|"")?(?:[^"\\]|\\.))*"""'),
+    ("STRING_LONG1", r"'''(?:(?:'|'')?(?:[^'\\]|\\.))*'''"),
+    ("STRING2", r'"(?:[^"\\\n\r]|\\.)*"'),
+    ("STRING1", r"'(?:[^'\\\n\r]|\\.)*'"),
+    ("UNTERMINATED", r"(?:\"\"\"|'''|[\"'])[^\n\r]*"),
+    ("LANGTAG", r"@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*(?:--[a-zA-Z]+)?"),
+    ("NUMBER", rf"[0-9]+\.[0-9]*{_EXP}|\.?[0-9]+{_EXP}|[0-9]*\.[0-9]+|[0-9]+"),
+    ("VAR", rf"[?$]{_VARNAME}"),
+    ("BNODE", rf"_:[{_PN_CHARS_U}0-9](?:[{_PN_CHARS}.]*[{_PN_CHARS}])?"),
+    ("PNAME", rf"(?:{_PN_PREFIX})?:(?:{_PN_LOCAL})?"),
+    ("NAME", r"[A-Za-z_][A-Za-z0-9_]*"),
+    ("ANON", r"\[[\x20\t\r\n]*\]"),
+    ("NIL", r"\([\x20\t\r\n]*\)"),
+    ("PUNCT", r"\^\^|&&|\|\||!=|<=|>=|[{}()\[\].,;*/|^+\-?!=<>]"),
+    ("ERROR", r"."),
+]
+_MASTER = re.compile("|".join(f"(?P<{name}>{rx})" for name, rx in _SPEC), re.DOTALL)
+
+_STRING_KINDS = {"STRING_LONG2": 3, "STRING_LONG1": 3, "STRING2": 1, "STRING1": 1}
+
+
+def tokenize(text: str) -> list[Token]:
+    """All tokens of ``text`` in order (whitespace and comments dropped). Total: never raises
+    on a ``str``; any other input is first converted with ``str()``."""
+    if not isinstance(text, str):
+        text = str(text)
+    out: list[Token] = []
+    append = out.append
+    keywords = KEYWORDS
+    for m in _MASTER.finditer(text):
+        kind = m.lastgroup
+        if kind == "WS" or kind == "COMMENT":
+            continue
+        s, e = m.span()
+        if kind == "PUNCT" or kind == "VAR" or kind == "PNAME" or kind == "IRIREF" or kind == "NUMBER":
+            if kind == "VAR":
+                append(Token(kind, text[s + 1 : e], s, e))
+            elif kind == "IRIREF":
+                append(Token(kind, text[s + 1 : e - 1], s, e))
+            else:
+                append(Token(kind, text[s:e], s, e))
+        elif kind == "NAME":
+            word = text[s:e]
+            up = word.upper()
+            if word == "a":
+                append(Token("A", "a", s, e))
+            elif up in keywords:
+                append(Token("KEYWORD", up, s, e))
+            elif up == "TRUE" or up == "FALSE":
+                append(Token("BOOLEAN", word.lower(), s, e))
+            else:
+                parts = _split_keywords(up) if len(word) <= 64 else None
+                if parts is None:
+                    append(Token("ERROR", word, s, e))
+                else:
+                    for kw, off in parts:
+                        append(Token("KEYWORD", kw, s + off, s + off + len(kw)))
+        elif kind in _STRING_KINDS:
+            q = _STRING_KINDS[kind]
+            append(Token("STRING", text[s + q : e - q], s, e))
+        elif kind == "LANGTAG" or kind == "BNODE":
+            append(Token(kind, text[s + (1 if kind == "LANGTAG" else 2) : e], s, e))
+        elif kind == "UNTERMINATED":
+            append(Token("ERROR", text[s:e], s, e))
+        else:  # ANON, NIL, ERROR
+            append(Token(kind, text[s:e], s, e))
+    return out
+
+
+_KW_BY_FIRST: dict[str, list[str]] = {}
+for _kw in sorted(KEYWORDS, key=len, reverse=True):
+    _KW_BY_FIRST.setdefault(_kw[0], []).append(_kw)
+
+
+def _split_keywords(word: str, start: int = 0) -> list[tuple[str, int]] | None:
+    """Split an upper-cased word into keywords glued together (``SELECTDISTINCT``,
+    ``FILTERCONTAINS``), longest first with backtracking; None if it is not such a word.
+    pyoxigraph accepts glued keywords, so the analyzer must not call them invalid."""
+    if start == len(word):
+        return []
+    for kw in _KW_BY_FIRST.get(word[start], ()):
+        if word.startswith(kw, start):
+            rest = _split_keywords(word, start + len(kw))
+            if rest is not None:
+                return [(kw, start)] + rest
+    return None
+
+
+_ECHAR = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.DOTALL)
+
+
+def unescape_string(body: str) -> tuple[str, str | None]:
+    """Decode the escapes of a string token's body. Returns ``(value, error)``; ``error`` names
+    the first invalid escape (``\\x``), in which case the escape is kept verbatim."""
+    if "\\" not in body:
+        return body, None
+    error: list[str] = []
+
+    def repl(m: re.Match) -> str:
+        g = m.group(1)
+        if len(g) > 1:
+            try:
+                return chr(int(g[1:], 16))
+            except (ValueError, OverflowError):
+                error.append(m.group(0))
+                return m.group(0)
+        if g in _ECHAR:
+            return _ECHAR[g]
+        error.append(m.group(0))
+        return m.group(0)
+
+    value = _ESCAPE.sub(repl, body)
+    return value, (f"invalid escape {error[0]!r} in string" if error else None)
