@@ -1,0 +1,57 @@
+"""Execute stage: run SPARQL on a knowledge graph and turn every result or failure into an
+:class:`~kgqa.model.Outcome`.
+
+- :mod:`kgqa.execute.engine`: the engine interface (``Engine``, ``EngineInfo``);
+- :mod:`kgqa.execute.embedded`: pyoxigraph in killable worker processes (RDF files or a store);
+- :mod:`kgqa.execute.endpoint`: SPARQL 1.1 Protocol endpoints;
+- :mod:`kgqa.execute.kgfile`: RDF file loading, persistent stores, KG fingerprints;
+- :mod:`kgqa.execute.sandbox`, :mod:`kgqa.execute.normalise`: what runs, and in which form;
+- :mod:`kgqa.execute.cache`: the SQLite result cache and ``CachedEngine``;
+- :mod:`kgqa.execute.runner`: executing a run / gold queries, and the gold audit.
+
+:func:`open_engine` turns a ``--kg`` argument into an engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from kgqa.execute.engine import Engine, EngineInfo
+from kgqa.model.problems import InputError
+
+
+def open_engine(kg: str | Path | Sequence[str | Path], graph: str | None = None, *, progress: bool = False,
+                **options: Any) -> Engine:
+    """The engine for a ``--kg`` value:
+
+    - an ``http://`` / ``https://`` URL (or several, comma-separated: replicas) -> a SPARQL
+      endpoint, with ``graph`` as its ``default-graph-uri``;
+    - a directory -> a persistent store made by ``kgqa kg load --store`` (opened read-only);
+    - RDF file(s) (a list, or one path; comma-separated paths also work) -> loaded into memory,
+      triples into the named graph ``graph`` when given.
+
+    ``options`` go to the engine's constructor (e.g. ``workers``, ``allow_service``).
+    """
+    if isinstance(kg, (str, Path)):
+        text = str(kg)
+        if text.startswith(("http://", "https://")):
+            from kgqa.execute.endpoint import SparqlEndpoint
+
+            urls = [u.strip() for u in text.split(",") if u.strip()]
+            return SparqlEndpoint(urls, default_graphs=[graph] if graph else (), **options)
+        items: list[str | Path] = [kg] if Path(text).exists() else [p.strip() for p in text.split(",") if p.strip()]
+    else:
+        items = list(kg)
+    from kgqa.execute.embedded import EmbeddedEngine
+
+    if len(items) == 1 and Path(items[0]).is_dir():
+        if graph:
+            raise InputError(items[0], "--graph applies when loading RDF files or querying an endpoint, "
+                                       "not to an existing store")
+        return EmbeddedEngine.from_store(items[0], **options)
+    return EmbeddedEngine.from_files(items, graph, progress=progress, **options)
+
+
+__all__ = ["Engine", "EngineInfo", "open_engine"]

@@ -1,0 +1,227 @@
+"""Execution of a run (and of gold queries) on an engine, and the gold-query audit.
+
+:func:`execute_run` decides what to execute, normalises, sandboxes, executes everything in
+one batch through a :class:`~kgqa.execute.cache.CachedEngine` and returns an
+:class:`Execution` that the score stage takes as ``predicted=`` / ``gold=`` outcomes.
+
+:func:`audit` executes every gold query of a dataset and compares the result with the stored
+gold answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal as _Lit
+
+from kgqa.execute.cache import COUNT_KEYS, CachedEngine, ResultCache
+from kgqa.execute.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, Engine
+from kgqa.execute.normalise import normalise as normalise_query
+from kgqa.execute.sandbox import refusal
+from kgqa.model.answer import answer_items
+from kgqa.model.item import Dataset
+from kgqa.model.outcome import Outcome, Status
+from kgqa.model.run import Run
+from kgqa.model.terms import LEXICAL_MATCHING, TermMatching
+
+GoldMode = _Lit["stored", "executed"]
+
+
+@dataclass
+class Execution:
+    """What executing a run produced.
+
+    - ``predicted``: item id -> outcome of the run's query, for every prediction (of an item in
+      the dataset) that has a query and is executed (see :func:`execute_run`);
+    - ``gold``: item id -> outcome of the gold query, for items whose gold is executed;
+    - ``rewrites``: item id -> normaliser rewrites, each line prefixed ``gold: `` or
+      ``predicted: `` (only items with at least one rewrite);
+    - ``counts``: ``executed``, ``cache_hits``, ``errors``, ``timeouts``, ``refused`` (see
+      :class:`~kgqa.execute.cache.CachedEngine`; sandbox refusals of predicted queries count as
+      ``refused``);
+    - ``engine_signature``: :meth:`EngineInfo.signature` of the engine.
+    """
+
+    predicted: dict[str, Outcome] = field(default_factory=dict)
+    gold: dict[str, Outcome] = field(default_factory=dict)
+    rewrites: dict[str, list[str]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNT_KEYS, 0))
+    engine_signature: str = ""
+
+
+def _progress_bar(total: int, enabled: bool, label: str):
+    from contextlib import nullcontext
+
+    if not enabled or total == 0:
+        return nullcontext(None)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn(f"[bold]{label}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=Console(stderr=True), transient=True)
+    return bar
+
+
+def _wrap(engine: Engine, cache: ResultCache | None) -> CachedEngine:
+    if isinstance(engine, CachedEngine):
+        return engine
+    return CachedEngine(engine, cache)
+
+
+def _run_batch(ce: CachedEngine, queries: Sequence[str], timeout: float, max_rows: int,
+               progress: bool, label: str) -> tuple[list[Outcome], dict[str, int]]:
+    before = dict(ce.counts)
+    with _progress_bar(len(queries), progress, label) as bar:
+        cb: Callable[[int], None] | None = None
+        if bar is not None:
+            task = bar.add_task(label, total=len(queries))
+            cb = lambda n: bar.advance(task, n)  # noqa: E731
+        outs = ce.execute_many(list(queries), timeout=timeout, max_rows=max_rows, progress=cb) if queries else []
+    return outs, {k: ce.counts[k] - before[k] for k in COUNT_KEYS}
+
+
+def execute_run(dataset: Dataset, run: Run, engine: Engine, *, gold: GoldMode = "stored",
+                normalise: bool = True, timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS,
+                allow_service: bool = False, allow_update: bool = False, reexecute: bool = False,
+                cache: ResultCache | None = None, progress: bool = True) -> Execution:
+    """Execute the predicted queries of ``run`` (and gold queries where needed) on ``engine``.
+
+    - A prediction is executed when its item is in ``dataset``, its ``status`` is OK, it has a
+      query, and it has no answer (or ranked list) of its own — a run-provided answer wins unless
+      ``reexecute``.
+    - Gold queries are executed for every item with a query when ``gold="executed"``, and
+      otherwise for items without a stored answer (e.g. LC-QuAD).
+    - With ``normalise``, every query passes :func:`kgqa.execute.normalise.normalise` first.
+    - Predicted queries are untrusted: :func:`kgqa.execute.sandbox.refusal` (with
+      ``allow_service`` / ``allow_update``) turns them into REFUSED outcomes before any engine
+      sees them. Gold queries are not sandboxed here (the engine's own policy still applies).
+    - Everything runs in one ``execute_many`` batch through a :class:`CachedEngine` on ``cache``
+      (no cache: every query executes, identical texts once).
+    """
+    if gold not in ("stored", "executed"):
+        raise ValueError(f"gold must be 'stored' or 'executed', got {gold!r}")
+    ce = _wrap(engine, cache)
+    ex = Execution(engine_signature=engine.info.signature())
+    jobs: list[tuple[str, str, str]] = []  # (side, item id, query text)
+    refused: dict[str, Outcome] = {}
+
+    def prepare(side: str, item_id: str, query: str) -> str:
+        if not normalise:
+            return query
+        n = normalise_query(query)
+        if n.rewrites:
+            ex.rewrites.setdefault(item_id, []).extend(f"{side}: {r}" for r in n.rewrites)
+        return n.text
+
+    for item in dataset.items:
+        if item.sparql and item.sparql.strip() and (gold == "executed" or item.answer is None):
+            jobs.append(("gold", item.id, prepare("gold", item.id, item.sparql)))
+    for p in run.predictions:
+        if p.id not in dataset or p.status is not Status.OK or p.sparql is None:
+            continue
+        if not reexecute and (p.answer is not None or p.ranked is not None):
+            continue
+        text = prepare("predicted", p.id, p.sparql)
+        reason = refusal(text, allow_service=allow_service, allow_update=allow_update)
+        if reason is not None:
+            refused[p.id] = Outcome(Status.REFUSED, None, reason, 0.0)
+            continue
+        jobs.append(("predicted", p.id, text))
+    outs, counts = _run_batch(ce, [q for _, _, q in jobs], timeout, max_rows, progress, "executing")
+    for (side, item_id, _), o in zip(jobs, outs):
+        (ex.gold if side == "gold" else ex.predicted)[item_id] = o
+    ex.predicted.update(refused)
+    counts["refused"] += len(refused)
+    ex.counts = counts
+    return ex
+
+
+# --------------------------------------------------------------------------- audit
+
+
+@dataclass
+class AuditRow:
+    """One gold query checked against its stored answer.
+
+    ``parses``: the engine did not report a parse error (after the normaliser, whose
+    ``rewrites`` are listed); ``executes``: the outcome is OK; ``equal``: the executed answer's
+    value set equals the stored answer's under ``matching`` (None when there is no stored
+    answer or no result); ``missing``: stored values the execution lacks, ``extra``: executed
+    values not stored (sorted display strings).
+    """
+
+    id: str
+    status: str
+    parses: bool | None
+    executes: bool | None
+    equal: bool | None
+    rows: int | None = None
+    stored_size: int | None = None
+    missing: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    message: str = ""
+    rewrites: list[str] = field(default_factory=list)
+    elapsed: float | None = None
+
+    @property
+    def verdict(self) -> str:
+        """``ok`` / ``mismatch`` / ``no-stored-answer`` / ``no-query`` / the failed status."""
+        if self.status == "no-query":
+            return "no-query"
+        if not self.executes:
+            return self.status
+        if self.equal is None:
+            return "no-stored-answer"
+        return "ok" if self.equal else "mismatch"
+
+
+def _display(key) -> str:
+    if isinstance(key, tuple):
+        return " ".join(str(k) for k in key)
+    return str(key)
+
+
+def compare(executed, stored, matching: TermMatching = LEXICAL_MATCHING) -> tuple[bool, list[str], list[str]]:
+    """Whether two answers have the same value set under ``matching`` (every bound value
+    flattened; booleans as ``true``/``false`` in lexical mode), and the sorted missing / extra
+    values."""
+    a = answer_items(executed, matching, "values")
+    b = answer_items(stored, matching, "values")
+    return a == b, sorted(_display(k) for k in b - a), sorted(_display(k) for k in a - b)
+
+
+def audit(dataset: Dataset, engine: Engine, *, normalise: bool = True, timeout: float = DEFAULT_TIMEOUT,
+          max_rows: int = DEFAULT_MAX_ROWS, matching: TermMatching = LEXICAL_MATCHING,
+          cache: ResultCache | None = None, progress: bool = False) -> list[AuditRow]:
+    """Execute every gold query of ``dataset`` and compare with the stored answers (by
+    default as lexical value sets: the convention of the Text2SPARQL / GERBIL gold files)."""
+    ce = _wrap(engine, cache)
+    rows: list[AuditRow] = []
+    todo: list[tuple[int, str]] = []
+    for item in dataset.items:
+        if not item.sparql or not item.sparql.strip():
+            rows.append(AuditRow(item.id, "no-query", None, None, None, message="item has no gold query"))
+            continue
+        rw: list[str] = []
+        text = item.sparql
+        if normalise:
+            n = normalise_query(text)
+            text, rw = n.text, n.rewrites
+        rows.append(AuditRow(item.id, "", None, None, None, rewrites=rw))
+        todo.append((len(rows) - 1, text))
+    outs, _ = _run_batch(ce, [q for _, q in todo], timeout, max_rows, progress, "auditing")
+    for (i, _), o in zip(todo, outs):
+        row = rows[i]
+        item = dataset.items[i]
+        row.status = o.status.value
+        row.parses = o.status is not Status.PARSE_ERROR if o.status is not Status.REFUSED else None
+        row.executes = o.status is Status.OK
+        row.message = o.message
+        row.elapsed = o.elapsed
+        if o.status is Status.OK:
+            row.rows = len(o.answer) if o.answer is not None else 0
+        if item.answer is not None:
+            row.stored_size = len(answer_items(item.answer, matching))
+            if o.status is Status.OK:
+                row.equal, row.missing, row.extra = compare(o.answer, item.answer, matching)
+    return rows
