@@ -1,0 +1,533 @@
+"""A remote SPARQL endpoint as an :class:`~kgqa.execute.engine.Engine` (SPARQL 1.1 Protocol over httpx).
+
+Requests. A query is sent as ``POST`` with an ``application/x-www-form-urlencoded`` body
+(``query=...``) or, with ``method="GET"``, as URL parameters; every configured
+``default_graphs`` IRI goes out as a ``default-graph-uri`` and every ``named_graphs`` IRI as a
+``named-graph-uri`` parameter. SELECT/ASK ask for SPARQL results JSON (preferred) or XML;
+CONSTRUCT/DESCRIBE ask for N-Triples/Turtle/RDF-XML and come back as a
+:data:`~kgqa.execute.engine.GRAPH_VARIABLES` table, one row per triple. With
+``allow_update=True`` an update is sent as ``update=...`` and a success is an empty table.
+
+Outcomes (the engine contract of :mod:`kgqa.execute.engine`):
+
+- the sandbox (:func:`kgqa.execute.sandbox.refusal`) runs first: a refused query is
+  ``REFUSED`` and no request is made;
+- 2xx with SPARQL results JSON (also Virtuoso's ``typed-literal`` cells) or XML -> ``OK``;
+  over ``max_rows`` rows -> ``EXEC_ERROR`` (:func:`~kgqa.execute.engine.too_many_rows_message`);
+  a Virtuoso "anytime" partial result (``X-SQL-State`` response header) -> ``TIMEOUT``, never a
+  partial table; an ASK answered as a one-row table (Virtuoso without ``CaseMode=2``) -> boolean;
+- an HTML page instead of results -> ``EXEC_ERROR`` "endpoint returned text/html, not SPARQL
+  results"; another content type, or JSON/XML that does not parse (truncated) -> ``EXEC_ERROR``;
+- HTTP 400 whose body reports a syntax/compile error (Virtuoso ``37000``/``SP0xx``, "parse
+  error", "syntax error", "MalformedQuery", "Invalid SPARQL query", ...) -> ``PARSE_ERROR``;
+- HTTP 429, 5xx (except 501/505) and connection failures (refused, reset, dropped, body cut
+  short) are retried: at most ``retries`` more attempts, waiting ``backoff * 2**k`` seconds
+  (k = 0, 1, ...; capped at ``max_backoff``) with equal jitter (uniformly between half and all
+  of it), or exactly the ``Retry-After`` the server sent (seconds or HTTP-date). A Virtuoso 5xx
+  that reports a deterministic query error (SQLSTATE classes 22, 37, 42, e.g. ``22012``
+  division by zero) is not retried; Virtuoso's ``S1T00`` (server-side timeout) is ``TIMEOUT``.
+  When the attempts are used up, or the next wait would pass the deadline -> ``EXEC_ERROR``
+  with the HTTP status and the first 300 characters of the body (or the connection error);
+  other 4xx -> ``EXEC_ERROR`` at once;
+- ``timeout`` is one deadline for the whole query, retries and waits included: when it passes
+  the request is cancelled (the connection is closed) and the outcome is ``TIMEOUT``.
+
+Scheduling. All requests of one engine share one event loop (a daemon thread) and one
+``httpx.AsyncClient``; at most ``concurrency`` queries are in flight (a query's clock starts
+when it gets its slot); with ``rps`` set, requests (retries included) start at least
+``1/rps`` seconds apart; attempts go to the ``urls`` in round-robin order, so a retry goes to
+the next replica. ``execute_many`` returns outcomes in input order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import email.utils
+import itertools
+import json
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import httpx
+
+from kgqa.execute.engine import (
+    DEFAULT_MAX_ROWS,
+    DEFAULT_TIMEOUT,
+    GRAPH_VARIABLES,
+    EngineInfo,
+    too_many_rows_message,
+)
+from kgqa.execute.lexer import significant, tokenize
+from kgqa.execute.results_xml import parse_results_xml
+from kgqa.execute.sandbox import UPDATE_KEYWORDS, refusal
+from kgqa.model.answer import Answer, BooleanAnswer, TableAnswer, from_results_json
+from kgqa.model.outcome import Outcome, Status
+from kgqa.model.terms import BNode, IRI, Literal, Term, XSD_STRING
+
+KIND = "sparql-endpoint"
+BODY_SNIPPET = 300
+
+ACCEPT_RESULTS = ("application/sparql-results+json, application/sparql-results+xml;q=0.9, "
+                  "application/json;q=0.8, application/xml;q=0.5, text/xml;q=0.5")
+ACCEPT_GRAPH = ("application/n-triples, text/turtle;q=0.9, application/rdf+xml;q=0.8, "
+                "application/sparql-results+json;q=0.5")
+
+JSON_TYPES = frozenset({"application/sparql-results+json", "application/json"})
+XML_TYPES = frozenset({"application/sparql-results+xml", "application/xml", "text/xml"})
+RDF_TYPES = frozenset({"application/n-triples", "text/plain+ntriples", "text/turtle", "application/x-turtle",
+                       "application/rdf+xml", "application/n-quads", "application/trig"})
+
+#: Markers in an HTTP 400 body that say the engine rejected the query text.
+PARSE_ERROR_MARKERS = re.compile(
+    r"SP0\d\d|SPARQL compiler|Virtuoso 37000|parse error|syntax error|malformed ?query|"
+    r"MalformedQueryException|Invalid SPARQL query|Lexical error|Encountered \"|QueryParseException|"
+    r"unexpected token|expected one of",
+    re.IGNORECASE,
+)
+_VIRTUOSO_ERROR = re.compile(r"Virtuoso\s+([0-9A-Z]{5})\s+Error")
+RETRY_STATUSES = frozenset({429} | set(range(500, 600)) - {501, 505})
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def query_form(query: str) -> str:
+    """``select`` / ``ask`` / ``construct`` / ``describe`` / ``update`` / ``unknown``: the first
+    keyword after the prologue (``PREFIX``/``BASE`` declarations), by token scan."""
+    toks = significant(tokenize(query))
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        if t.kind == "word" and t.upper == "PREFIX":
+            i += 3  # PREFIX pname: <iri>
+            continue
+        if t.kind == "word" and t.upper == "BASE":
+            i += 2
+            continue
+        if t.kind == "word":
+            w = t.upper
+            if w in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
+                return w.lower()
+            if w in UPDATE_KEYWORDS:
+                return "update"
+            if w == "DEFINE":  # Virtuoso pragma: DEFINE name value
+                i += 3
+                continue
+        return "unknown"
+    return "unknown"
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP-date (a date in
+    the past gives 0); None when absent or unreadable."""
+    if value is None:
+        return None
+    value = value.strip()
+    if re.fullmatch(r"\d+(\.\d+)?", value):
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    now = time.time() if now is None else now
+    return max(0.0, when.timestamp() - now)
+
+
+def _snippet(body: bytes | str, n: int = BODY_SNIPPET) -> str:
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    return text.strip()[:n]
+
+
+def _html_title(body: bytes) -> str:
+    m = re.search(rb"<title[^>]*>(.*?)</title>", body[:20000], re.IGNORECASE | re.DOTALL)
+    return " ".join(m.group(1).decode("utf-8", "replace").split())[:120] if m else ""
+
+
+def _ox_term(t: Any) -> Term:
+    import pyoxigraph as ox
+
+    if isinstance(t, ox.NamedNode):
+        return IRI(t.value)
+    if isinstance(t, ox.BlankNode):
+        return BNode(t.value)
+    if isinstance(t, ox.Literal):
+        if t.language:
+            return Literal(t.value, None, t.language)
+        dt = t.datatype.value
+        return Literal(t.value, None if dt == XSD_STRING else dt)
+    raise ValueError(f"unsupported RDF term in a graph result: {t!r}")
+
+
+def _parse_graph(body: bytes, ctype: str) -> TableAnswer:
+    import pyoxigraph as ox
+
+    fmt = ox.RdfFormat.from_media_type(ctype)
+    if fmt is None:
+        raise ValueError(f"unsupported RDF media type {ctype}")
+    try:
+        rows = tuple((_ox_term(q.subject), _ox_term(q.predicate), _ox_term(q.object))
+                     for q in ox.parse(body, format=fmt))
+    except SyntaxError as e:
+        raise ValueError(f"malformed {ctype} graph result: {e}") from None
+    return TableAnswer(GRAPH_VARIABLES, rows)
+
+
+class _Failure(Exception):
+    """A final, non-retryable outcome found while handling a response."""
+
+    def __init__(self, outcome_status: Status, message: str):
+        super().__init__(message)
+        self.status = outcome_status
+        self.message = message
+
+
+class _Retryable(Exception):
+    """An attempt that failed in a way worth retrying."""
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+
+
+class _RateLimiter:
+    """Requests start at least ``1/rps`` seconds apart (no burst). Used on one event loop only."""
+
+    def __init__(self, rps: float):
+        self.interval = 1.0 / rps
+        self.next_at = 0.0
+
+    async def acquire(self) -> None:
+        now = time.monotonic()
+        at = max(now, self.next_at)
+        self.next_at = at + self.interval
+        if at > now:
+            await asyncio.sleep(at - now)
+
+
+# --------------------------------------------------------------------------- engine
+
+
+class SparqlEndpoint:
+    """A SPARQL 1.1 Protocol endpoint (or replicas of one) as a kgqa engine; see the module
+    docstring for the request, outcome, retry and scheduling rules.
+
+    ``info`` is ``EngineInfo(kind="sparql-endpoint", version=<first token of the server's
+    Server header, e.g. "Virtuoso/07.20.3229", or "unknown">, fingerprint=<the sorted URLs
+    plus the default-/named-graph IRIs>)``. The version is learnt from the first response; the
+    first read of ``info`` before any response sends one ``ASK {}`` probe so that the value
+    (and so every cache key) is the same for the whole session.
+    """
+
+    def __init__(
+        self,
+        urls: str | Sequence[str],
+        *,
+        default_graphs: Iterable[str] = (),
+        named_graphs: Iterable[str] = (),
+        method: str = "POST",
+        concurrency: int = 8,
+        retries: int = 4,
+        backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        rps: float | None = None,
+        headers: Mapping[str, str] | None = None,
+        allow_service: bool = False,
+        allow_update: bool = False,
+    ):
+        self.urls: tuple[str, ...] = (urls,) if isinstance(urls, str) else tuple(urls)
+        if not self.urls:
+            raise ValueError("SparqlEndpoint needs at least one URL")
+        for u in self.urls:
+            if not u.startswith(("http://", "https://")):
+                raise ValueError(f"endpoint URL must start with http:// or https://, got {u!r}")
+        self.method = method.upper()
+        if self.method not in ("POST", "GET"):
+            raise ValueError(f"method must be POST or GET, got {method!r}")
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        if retries < 0 or backoff < 0:
+            raise ValueError("retries and backoff must be >= 0")
+        if rps is not None and rps <= 0:
+            raise ValueError(f"rps must be > 0, got {rps}")
+        self.default_graphs = tuple(default_graphs)
+        self.named_graphs = tuple(named_graphs)
+        self.concurrency = concurrency
+        self.retries = retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.rps = rps
+        self.allow_service = allow_service
+        self.allow_update = allow_update
+        from kgqa import __version__ as kgqa_version  # noqa: PLC0415
+
+        self.headers = {"User-Agent": f"kgqa/{kgqa_version} httpx/{httpx.__version__}", **(headers or {})}
+        self._server: str | None = None
+        self._rr = itertools.count()
+        #: attempts made (HTTP requests sent or tried), for tests and reports
+        self.requests_sent = 0
+        self._closed = False
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="kgqa-endpoint", daemon=True)
+        self._thread.start()
+        self._client: httpx.AsyncClient = self._call(self._setup())
+
+    async def _setup(self) -> httpx.AsyncClient:
+        self._sem = asyncio.Semaphore(self.concurrency)
+        self._limiter = _RateLimiter(self.rps) if self.rps else None
+        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+        return httpx.AsyncClient(headers=self.headers, limits=limits, follow_redirects=False, timeout=None)
+
+    def _call(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    # ------------------------------------------------------------------ info
+
+    @property
+    def fingerprint(self) -> str:
+        parts = list(sorted(self.urls))
+        parts += [f"default-graph-uri={g}" for g in self.default_graphs]
+        parts += [f"named-graph-uri={g}" for g in self.named_graphs]
+        return " ".join(parts)
+
+    @property
+    def info(self) -> EngineInfo:
+        if self._server is None and not self._closed:
+            self.probe()
+        return EngineInfo(KIND, self._server or "unknown", self.fingerprint)
+
+    def probe(self, timeout: float = 10.0) -> Outcome:
+        """Send ``ASK {}`` (outside the sandbox: it is kgqa's own query) and record the server
+        version; the outcome says whether the endpoint answers."""
+        out = self._call(self._run("ASK {}", timeout, 1, sandbox=False))
+        if self._server is None:
+            self._server = "unknown"
+        return out
+
+    # ------------------------------------------------------------------ execution
+
+    def execute(self, query: str, timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS) -> Outcome:
+        if self._closed:
+            raise RuntimeError("SparqlEndpoint is closed")
+        return self._call(self._run(query, timeout, max_rows))
+
+    def execute_many(self, queries: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
+                     max_rows: int = DEFAULT_MAX_ROWS,
+                     progress: Callable[[int], None] | None = None) -> list[Outcome]:
+        if self._closed:
+            raise RuntimeError("SparqlEndpoint is closed")
+        futures = [asyncio.run_coroutine_threadsafe(self._run(q, timeout, max_rows), self._loop) for q in queries]
+        try:
+            if progress is not None:
+                for _ in concurrent.futures.as_completed(futures):
+                    progress(1)
+            return [f.result() for f in futures]
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._call(self._client.aclose())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=5)
+            if not self._thread.is_alive():
+                self._loop.close()
+
+    def __enter__(self) -> "SparqlEndpoint":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ internals
+
+    async def _run(self, query: str, timeout: float, max_rows: int, sandbox: bool = True) -> Outcome:
+        t0 = time.monotonic()
+        if sandbox:
+            reason = refusal(query, allow_service=self.allow_service, allow_update=self.allow_update)
+            if reason is not None:
+                return Outcome(Status.REFUSED, None, reason, time.monotonic() - t0)
+        form = query_form(query)
+        async with self._sem:
+            start = time.monotonic()
+            state = {"attempts": 0, "last": ""}
+            try:
+                async with asyncio.timeout(timeout):
+                    status, answer, message = await self._attempts(query, form, start + timeout, max_rows, state)
+            except TimeoutError:
+                last = f"; last failure: {state['last']}" if state["last"] else ""
+                return Outcome(Status.TIMEOUT, None,
+                               f"no complete response within {timeout:g} s "
+                               f"({state['attempts']} attempt(s)){last}",
+                               time.monotonic() - start)
+            return Outcome(status, answer, message, time.monotonic() - start)
+
+    def _params(self, query: str, form: str) -> list[tuple[str, str]]:
+        key = "update" if form == "update" and self.allow_update else "query"
+        params = [(key, query)]
+        if key == "update":
+            params += [("using-graph-uri", g) for g in self.default_graphs]
+            params += [("using-named-graph-uri", g) for g in self.named_graphs]
+        else:
+            params += [("default-graph-uri", g) for g in self.default_graphs]
+            params += [("named-graph-uri", g) for g in self.named_graphs]
+        return params
+
+    async def _attempts(self, query: str, form: str, deadline: float, max_rows: int,
+                        state: dict) -> tuple[Status, Answer | None, str]:
+        params = self._params(query, form)
+        accept = ACCEPT_GRAPH if form in ("construct", "describe") else ACCEPT_RESULTS
+        for k in range(self.retries + 1):
+            if self._limiter is not None:
+                await self._limiter.acquire()
+            url = self.urls[next(self._rr) % len(self.urls)]
+            state["attempts"] = k + 1
+            self.requests_sent += 1
+            try:
+                return await self._attempt(url, params, accept, form, max_rows, deadline)
+            except _Failure as f:
+                return f.status, None, f.message
+            except _Retryable as r:
+                state["last"] = r.message
+                failure = r
+            attempts = k + 1
+            if k == self.retries:
+                return Status.EXEC_ERROR, None, f"{failure.message} (gave up after {attempts} attempts)"
+            if failure.retry_after is not None:
+                wait = failure.retry_after
+            else:
+                base = min(self.max_backoff, self.backoff * (2 ** k))
+                wait = base / 2 + random.uniform(0, base / 2)
+            if time.monotonic() + wait >= deadline:
+                return (Status.EXEC_ERROR, None,
+                        f"{failure.message} (gave up after {attempts} attempt(s): waiting {wait:.1f} s "
+                        f"to retry would pass the timeout)")
+            await asyncio.sleep(wait)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _attempt(self, url: str, params: list[tuple[str, str]], accept: str, form: str,
+                       max_rows: int, deadline: float) -> tuple[Status, Answer | None, str]:
+        headers = {"Accept": accept}
+        try:
+            for _hop in range(6):
+                if self.method == "GET":
+                    request = self._client.build_request("GET", url, params=params, headers=headers)
+                else:
+                    request = self._client.build_request("POST", url, data=dict_multi(params), headers=headers)
+                response = await self._client.send(request, stream=True)
+                try:
+                    body = await response.aread()
+                finally:
+                    await response.aclose()
+                server = response.headers.get("server")
+                if self._server is None:
+                    self._server = server.split()[0] if server and server.split() else "unknown"
+                if response.status_code in (301, 302, 303, 307, 308) and "location" in response.headers:
+                    target = str(response.url.join(response.headers["location"]))
+                    if self.method == "GET" or response.status_code in (307, 308):
+                        url = target
+                        continue
+                    raise _Failure(Status.EXEC_ERROR,
+                                   f"HTTP {response.status_code} redirect to {target}: a POST cannot follow it; "
+                                   "use that URL as the endpoint")
+                return self._interpret(response, body, form, max_rows)
+            raise _Failure(Status.EXEC_ERROR, f"too many redirects from {url}")
+        except httpx.TimeoutException as e:  # only when httpx times out before our deadline
+            raise _Retryable(f"{type(e).__name__} from {url}: {e}") from None
+        except httpx.TransportError as e:
+            raise _Retryable(f"connection error from {url}: {type(e).__name__}: {e or 'no detail'}") from None
+
+    def _interpret(self, response: httpx.Response, body: bytes, form: str,
+                   max_rows: int) -> tuple[Status, Answer | None, str]:
+        code = response.status_code
+        ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if 200 <= code < 300:
+            sql_state = response.headers.get("x-sql-state")
+            if sql_state:
+                msg = response.headers.get("x-sql-message", "")
+                raise _Failure(Status.TIMEOUT,
+                               f"endpoint returned incomplete results (X-SQL-State {sql_state}: {msg.strip()[:200]})")
+            answer = self._parse_body(body, ctype, form, code)
+            if isinstance(answer, TableAnswer) and len(answer.rows) > max_rows:
+                raise _Failure(Status.EXEC_ERROR, too_many_rows_message(max_rows))
+            return Status.OK, answer, ""
+        text = _snippet(body)
+        where = f"HTTP {code} {response.reason_phrase}".strip()
+        vm = _VIRTUOSO_ERROR.search(body[:2000].decode("utf-8", "replace"))
+        if vm and vm.group(1).startswith("S1T"):
+            raise _Failure(Status.TIMEOUT, f"{where}: {text}")
+        if code == 400 and PARSE_ERROR_MARKERS.search(body[:4000].decode("utf-8", "replace")):
+            raise _Failure(Status.PARSE_ERROR, f"{where}: {text}")
+        if code in RETRY_STATUSES:
+            if vm and vm.group(1)[:2] in ("22", "37", "42"):
+                raise _Failure(Status.EXEC_ERROR, f"{where}: {text}")
+            raise _Retryable(f"{where}: {text}", retry_after_seconds(response.headers.get("retry-after")))
+        raise _Failure(Status.EXEC_ERROR, f"{where}: {text}")
+
+    def _parse_body(self, body: bytes, ctype: str, form: str, code: int) -> Answer:
+        if form == "update":
+            return TableAnswer((), ())
+        head = body[:200].lstrip().lower()
+        if ctype == "text/html" or (ctype in ("", "text/plain") and head.startswith((b"<!doctype html", b"<html"))):
+            title = _html_title(body)
+            raise _Failure(Status.EXEC_ERROR, "endpoint returned text/html, not SPARQL results"
+                           + (f" (HTTP {code}, page title: {title})" if title else f" (HTTP {code})"))
+        try:
+            if ctype in JSON_TYPES or (ctype in ("", "text/plain") and head.startswith(b"{")):
+                try:
+                    doc = json.loads(body)
+                except (json.JSONDecodeError, UnicodeDecodeError) as e:
+                    raise ValueError(f"malformed SPARQL results JSON ({len(body)} bytes): {e}") from None
+                answer = from_results_json(doc)
+            elif ctype in XML_TYPES or (ctype in ("", "text/plain") and head.startswith((b"<?xml", b"<sparql"))):
+                answer = parse_results_xml(body)
+            elif ctype in RDF_TYPES and form in ("construct", "describe"):
+                return _parse_graph(body, ctype)
+            else:
+                raise ValueError(f"endpoint returned {ctype or 'no content type'}, not SPARQL results: {_snippet(body, 200)}")
+        except ValueError as e:
+            raise _Failure(Status.EXEC_ERROR, str(e)) from None
+        if form == "ask" and isinstance(answer, TableAnswer):
+            answer = _ask_from_table(answer)
+        elif form in ("construct", "describe") and isinstance(answer, TableAnswer) and len(answer.variables) == 3:
+            answer = TableAnswer(GRAPH_VARIABLES, answer.rows)
+        return answer
+
+
+def dict_multi(params: list[tuple[str, str]]) -> dict[str, str | list[str]]:
+    """Form fields for httpx: a repeated key becomes a list (several default-graph-uri)."""
+    out: dict[str, str | list[str]] = {}
+    for k, v in params:
+        if k in out:
+            prev = out[k]
+            out[k] = (prev if isinstance(prev, list) else [prev]) + [v]
+        else:
+            out[k] = v
+    return out
+
+
+def _ask_from_table(answer: TableAnswer) -> Answer:
+    """Virtuoso without ``CaseMode=2`` answers ASK as a one-column table (``1``/``0``); anything
+    else is left as it is."""
+    if len(answer.variables) != 1:
+        return answer
+    if len(answer.rows) == 1 and isinstance(answer.rows[0][0], Literal):
+        v = answer.rows[0][0].value.strip().lower()
+        if v in ("1", "true"):
+            return BooleanAnswer(True)
+        if v in ("0", "false"):
+            return BooleanAnswer(False)
+    return answer

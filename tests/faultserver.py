@@ -1,0 +1,254 @@
+"""A small local HTTP server for fault-injection tests of SPARQL endpoint clients.
+
+``FaultServer`` listens on 127.0.0.1 (a free port), serves every request on its own thread
+(HTTP/1.1 keep-alive), records what it received and answers from a script:
+
+- ``server.script(path, [Reply, ...])`` queues replies for requests to ``path`` (``"*"``:
+  any path); each request pops the next one; when a queue is empty the ``handler`` (a callable
+  ``RecordedRequest -> Reply``) answers, by default an empty SELECT result.
+- a :class:`Reply` can wait before answering (``delay``), drip its body slowly
+  (``drip``: seconds between chunks of ``chunk`` bytes), announce a longer body than it sends
+  and then close (``truncate``: bytes actually sent), or close the connection without any
+  answer (``drop``).
+- ``server.requests`` lists every request (method, path, form/query parameters, headers, arrival
+  time); ``server.max_in_flight`` is the largest number of requests being handled at once.
+
+The server is bounded and stops itself: after ``lifetime`` seconds (default 120) or
+``max_requests`` requests it shuts down; waits are interrupted by shutdown. Use it as a context
+manager.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+JSON_TYPE = "application/sparql-results+json"
+XML_TYPE = "application/sparql-results+xml"
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes | str = b""
+    content_type: str | None = JSON_TYPE
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    drip: float = 0.0
+    chunk: int = 16
+    truncate: int | None = None
+    drop: bool = False
+
+    @classmethod
+    def json(cls, doc: object, **kw) -> "Reply":
+        return cls(body=json.dumps(doc), content_type=JSON_TYPE, **kw)
+
+    @classmethod
+    def select(cls, variables: list[str], rows: list[dict[str, dict]], **kw) -> "Reply":
+        return cls.json({"head": {"vars": variables}, "results": {"bindings": rows}}, **kw)
+
+    @classmethod
+    def ask(cls, value: bool, **kw) -> "Reply":
+        return cls.json({"head": {}, "boolean": value}, **kw)
+
+    @classmethod
+    def error(cls, status: int, text: str = "", content_type: str = "text/plain", **kw) -> "Reply":
+        return cls(status=status, body=text, content_type=content_type, **kw)
+
+
+EMPTY_SELECT = Reply.select(["x"], [])
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    params: dict[str, list[str]]
+    headers: dict[str, str]
+    at: float
+
+    @property
+    def query(self) -> str | None:
+        q = self.params.get("query") or self.params.get("update")
+        return q[0] if q else None
+
+
+class FaultServer:
+    def __init__(self, handler: Callable[[RecordedRequest], Reply] | None = None, *,
+                 lifetime: float = 120.0, max_requests: int = 100_000):
+        self.handler = handler or (lambda req: EMPTY_SELECT)
+        self.max_requests = max_requests
+        self.requests: list[RecordedRequest] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._queues: dict[str, deque[Reply]] = defaultdict(deque)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_GET(self):
+                outer._serve(self, urlsplit(self.path).query)
+
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(n).decode("utf-8", "replace") if n else ""
+                ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+                if ctype == "application/sparql-query":
+                    outer._serve(self, urlsplit(self.path).query, extra={"query": [body]})
+                else:
+                    outer._serve(self, body, extra=parse_qs(urlsplit(self.path).query, keep_blank_values=True))
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True, name="faultserver")
+        self._thread.start()
+        self._timer = threading.Timer(lifetime, self.stop)
+        self._timer.daemon = True
+        self._timer.start()
+
+    # ------------------------------------------------------------------ public
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def url(self, path: str = "/sparql") -> str:
+        return self.base + path
+
+    def script(self, path: str, replies: list[Reply]) -> None:
+        with self._lock:
+            self._queues[path].extend(replies)
+
+    def requests_to(self, path: str) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path == path]
+
+    def stop(self) -> None:
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        self._timer.cancel()
+        threading.Thread(target=self._httpd.shutdown, daemon=True).start()
+        self._thread.join(timeout=5)
+        self._httpd.server_close()
+
+    def __enter__(self) -> "FaultServer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ serving
+
+    def _next_reply(self, req: RecordedRequest) -> Reply:
+        with self._lock:
+            for key in (req.path, "*"):
+                if self._queues.get(key):
+                    return self._queues[key].popleft()
+        return self.handler(req)
+
+    def _serve(self, h: BaseHTTPRequestHandler, qs: str, extra: dict[str, list[str]] | None = None) -> None:
+        params = parse_qs(qs, keep_blank_values=True)
+        for k, v in (extra or {}).items():
+            params.setdefault(k, []).extend(v)
+        req = RecordedRequest(h.command, urlsplit(h.path).path, params, dict(h.headers.items()), time.monotonic())
+        with self._lock:
+            self.requests.append(req)
+            over = len(self.requests) > self.max_requests
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if over or self._stop.is_set():
+                h.close_connection = True
+                return
+            reply = self._next_reply(req)
+            self._write(h, reply)
+        except (BrokenPipeError, ConnectionResetError):
+            h.close_connection = True
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _write(self, h: BaseHTTPRequestHandler, reply: Reply) -> None:
+        if reply.delay and self._stop.wait(reply.delay):
+            h.close_connection = True
+            return
+        if reply.drop:
+            h.close_connection = True
+            try:
+                h.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        body = reply.body.encode("utf-8") if isinstance(reply.body, str) else reply.body
+        h.send_response(reply.status)
+        if reply.content_type:
+            h.send_header("Content-Type", reply.content_type)
+        h.send_header("Content-Length", str(len(body)))
+        h.send_header("Date", formatdate(usegmt=True))
+        for k, v in reply.headers.items():
+            h.send_header(k, v)
+        h.end_headers()
+        if reply.truncate is not None:
+            h.wfile.write(body[: reply.truncate])
+            h.wfile.flush()
+            h.close_connection = True
+            h.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if reply.drip:
+            for i in range(0, len(body), reply.chunk):
+                if self._stop.wait(reply.drip):
+                    h.close_connection = True
+                    return
+                h.wfile.write(body[i: i + reply.chunk])
+                h.wfile.flush()
+            return
+        h.wfile.write(body)
+
+
+def oxigraph_handler(store, latency: float = 0.0, default_graph: str | None = None) -> Callable[[RecordedRequest], Reply]:
+    """A handler that answers SPARQL queries from a pyoxigraph ``Store`` (SPARQL results JSON,
+    or N-Triples for CONSTRUCT/DESCRIBE) after ``latency`` seconds; errors become HTTP 400
+    (parse) or 500 (evaluation) with the message as text."""
+    import pyoxigraph as ox
+
+    def handle(req: RecordedRequest) -> Reply:
+        if latency:
+            time.sleep(latency)
+        q = req.query
+        if q is None:
+            return Reply.error(400, "no query parameter")
+        graphs = req.params.get("default-graph-uri") or ([default_graph] if default_graph else [])
+        try:
+            kw = {"default_graph": [ox.NamedNode(g) for g in graphs]} if graphs else {"use_default_graph_as_union": True}
+            result = store.query(q, **kw)
+        except SyntaxError as e:
+            return Reply.error(400, f"Parse error: {e}")
+        except OSError as e:
+            return Reply.error(500, f"Evaluation error: {e}")
+        try:
+            if isinstance(result, ox.QueryTriples):
+                return Reply(body=result.serialize(format=ox.RdfFormat.N_TRIPLES), content_type="application/n-triples")
+            return Reply(body=result.serialize(format=ox.QueryResultsFormat.JSON), content_type=JSON_TYPE)
+        except OSError as e:
+            return Reply.error(500, f"Evaluation error: {e}")
+
+    return handle
