@@ -17,7 +17,7 @@ from typing import Any
 
 import kgqa
 from kgqa.model import Answer, BooleanAnswer, Dataset, Item, Outcome, Prediction, Run, Status, TableAnswer
-from kgqa.model.answer import answer_items
+from kgqa.model.answer import answer_items, to_results_json
 from kgqa.model.terms import TermMatching, guess_term
 from kgqa.score.measures import ItemContext, Measure
 from kgqa.score.profiles import MeasureSpec, Profile
@@ -31,14 +31,28 @@ class QuestionScore:
     scores: dict[str, float | None]
     message: str = ""
     counts: Counts | None = None
+    details: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "outcome": self.outcome, "scores": self.scores}
         if self.message:
             out["message"] = self.message
         if self.counts is not None:
-            out["counts"] = {"tp": self.counts.tp, "fp": self.counts.fp, "fn": self.counts.fn}
+            c = self.counts
+            out["counts"] = {"tp": c.tp, "fp": c.fp, "fn": c.fn, "sys": c.sys_size, "gold": c.gold_size}
+        if self.details:
+            out["details"] = self.details
         return out
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> "QuestionScore":
+        c = doc.get("counts")
+        counts = None
+        if c:
+            sys_size, gold_size = c.get("sys", c["tp"] + c["fp"]), c.get("gold", c["tp"] + c["fn"])
+            counts = Counts(c["tp"], c["fp"], c["fn"], sys_size, gold_size, c["tp"], c["tp"])
+        return cls(str(doc["id"]), doc["outcome"], dict(doc.get("scores", {})), doc.get("message", ""), counts,
+                   dict(doc.get("details", {})))
 
 
 @dataclass
@@ -71,11 +85,31 @@ class Evaluation:
             "unknown_ids": self.unknown_ids,
             "measures": {s.label: s.measure.full for s in self.measures},
         }
+        over = {s.label: s.over for s in self.measures if s.over != "all"}
+        if over:
+            out["measures_over"] = over
         if self.execution is not None:
             out["execution"] = self.execution
         if self.problems:
             out["problems"] = self.problems
         return out
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> "Evaluation":
+        """Rebuild a saved evaluation (``--save``) for re-reporting without re-running."""
+        from kgqa.score.measures import parse
+
+        over = doc.get("measures_over", {})
+        specs = [MeasureSpec(label, parse(full), over.get(label, "all")) for label, full in doc.get("measures", {}).items()]
+        return cls(
+            signature=doc["signature"], profile=doc["profile"], dataset=doc.get("dataset", ""),
+            run=doc.get("run", ""), measures=specs,
+            aggregate={k: (float("nan") if v is None else v) for k, v in doc["aggregate"].items()},
+            questions=[QuestionScore.from_json(q) for q in doc["questions"]],
+            skipped=list(doc.get("skipped", [])), outcomes=dict(doc.get("outcomes", {})),
+            unknown_ids=list(doc.get("unknown_ids", [])), missing_ids=list(doc.get("missing_ids", [])),
+            execution=doc.get("execution"), problems=list(doc.get("problems", [])),
+        )
 
 
 def _json_float(v: float) -> float | None:
@@ -141,6 +175,29 @@ def _ranked(pred: Prediction | None, outcome: Outcome, matching: TermMatching) -
     if isinstance(a, BooleanAnswer):
         return list(answer_items(a, matching, "values"))
     return []
+
+
+def _details(c: ItemContext) -> dict[str, Any]:
+    """What reports show of a question beyond its scores (full texts; reports truncate)."""
+    item = c.item
+    gold_answer = c.gold_outcome.answer if c.gold_outcome is not None else item.answer
+    d: dict[str, Any] = {
+        "question": item.question("en"),
+        "gold_sparql": item.sparql,
+        "predicted_sparql": c.prediction.sparql if c.prediction is not None else None,
+        "gold_answer": to_results_json(gold_answer) if gold_answer is not None else None,
+        "predicted_answer": to_results_json(c.outcome.answer) if c.outcome.answer is not None else None,
+    }
+    if item.answer_type:
+        d["answer_type"] = item.answer_type
+    if item.groups:
+        d["groups"] = dict(item.groups)
+    meta = {k: v for k, v in item.metadata.items() if isinstance(v, (str, int, float, bool)) and k != "qrels"}
+    if meta:
+        d["metadata"] = meta
+    if c.outcome.elapsed is not None:
+        d["elapsed"] = c.outcome.elapsed
+    return d
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -239,7 +296,7 @@ def evaluate(
         aggregate[spec.label] = spec.measure.aggregate(sel, values) if sel else float("nan")
 
     questions = [
-        QuestionScore(c.id, c.outcome.label, per_item[c.id], c.outcome.message, c.counts) for c in ctxs
+        QuestionScore(c.id, c.outcome.label, per_item[c.id], c.outcome.message, c.counts, _details(c)) for c in ctxs
     ]
     parts: dict[str, Any] = dict(profile.signature_parts())
     parts.update(signature_extra or {})
