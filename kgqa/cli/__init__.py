@@ -22,6 +22,7 @@ err = Console(stderr=True)
 COMMAND_MODULES: list[str] = [
     "kgqa.cli.datasets",
     "kgqa.cli.evaluate",
+    "kgqa.cli.kg",
 ]
 
 

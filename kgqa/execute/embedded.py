@@ -22,6 +22,10 @@ keywords, and ``SERVICE`` unless ``allow_service``) never reach a worker. On Lin
 (``unshare``), so even a query that slipped through could not reach the network
 (``network_isolated`` says whether that succeeded).
 
+``info.version`` is the pyoxigraph version, plus ``/rocksdb`` for a persistent store (its
+iteration order differs from the in-memory store's, so ties under ``ORDER BY ... LIMIT`` can
+resolve differently: CK25 q29 and q46) and ``/default-graph`` when the union default graph is off.
+
 Queries see the union of all graphs as their default graph (``union_default_graph=True``,
 what Virtuoso does without ``default-graph-uri``), so files loaded with ``--graph`` are
 queryable without ``GRAPH``; ``FROM`` clauses still select graphs explicitly.
@@ -242,7 +246,9 @@ class EmbeddedEngine:
         if store is None and store_dir is None:
             raise ValueError("EmbeddedEngine needs an in-memory store or a store directory")
         self.manifest = manifest
-        self.info = EngineInfo(self.kind, ox.__version__, manifest.fingerprint)
+        version = ox.__version__ + ("/rocksdb" if store_dir is not None else "") + \
+            ("" if union_default_graph else "/default-graph")
+        self.info = EngineInfo(self.kind, version, manifest.fingerprint)
         self.allow_service = allow_service
         self.workers = max(1, workers if workers is not None else usable_cores())
         self.startup_timeout = startup_timeout

@@ -1,0 +1,188 @@
+"""``kgqa kg load|info``, ``kgqa cache stats|clear`` and ``kgqa audit``."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kgqa.model import InputError
+
+out = Console()
+err = Console(stderr=True)
+
+kg_app = typer.Typer(help="Load RDF files into a KG store and inspect KGs.", no_args_is_help=True)
+cache_app = typer.Typer(help="The persistent query result cache.", no_args_is_help=True)
+
+
+class AuditFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+def _print_manifest(m, where: str, graphs: list[str] | None = None) -> None:
+    out.print(f"[bold]{where}[/]", highlight=False)
+    out.print(f"  quads        {m.quads}")
+    out.print(f"  fingerprint  {m.fingerprint}", highlight=False)
+    if m.graph:
+        out.print(f"  loaded into  <{m.graph}>", highlight=False)
+    if graphs is not None:
+        out.print(f"  named graphs {len(graphs)}" + ("" if not graphs else ": " + ", ".join(graphs[:10])
+                                                    + (" ..." if len(graphs) > 10 else "")), highlight=False)
+    for f in m.files:
+        out.print(f"  file         {f.name}  {f.size} bytes  {f.quads} quads  sha256:{f.sha256[:12]}", highlight=False)
+
+
+@kg_app.command("load")
+def load_cmd(
+    files: list[Path] = typer.Argument(..., help="RDF files: .ttl .nt .nq .trig .rdf/.owl/.xml .n3 .jsonld, optionally .gz/.bz2/.xz."),
+    store: Optional[Path] = typer.Option(None, "--store", help="Create a persistent store in this (new) directory; without it the files are only loaded and checked."),
+    graph: Optional[str] = typer.Option(None, "--graph", help="Load triples into this named graph (quad formats keep their graphs)."),
+    replace: bool = typer.Option(False, "--replace", help="Overwrite an existing kgqa store directory."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Load RDF files (with a progress bar) into memory to check them, or into a persistent
+    store that later runs open read-only with `--kg DIR`."""
+    from kgqa.execute.kgfile import create_store, load_files
+
+    if store is not None:
+        m = create_store(files, store, graph, progress=not quiet, replace=replace)
+        _print_manifest(m, f"store {store}")
+    else:
+        st, m = load_files(files, graph, progress=not quiet)
+        graphs = [str(g.value) for g in st.named_graphs()]
+        _print_manifest(m, "loaded (in memory; use --store DIR to keep it)", graphs)
+
+
+@kg_app.command("info")
+def info_cmd(
+    kg: list[str] = typer.Argument(..., help="A store directory, or RDF file(s)."),
+    graph: Optional[str] = typer.Option(None, "--graph", help="For files: the named graph they would be loaded into."),
+) -> None:
+    """Quads, named graphs and content fingerprint of a KG."""
+    import pyoxigraph as ox
+
+    from kgqa.execute.kgfile import is_store_dir, load_files, read_manifest
+
+    if len(kg) == 1 and Path(kg[0]).is_dir():
+        if not is_store_dir(kg[0]):
+            read_manifest(kg[0])  # raises the explanatory InputError
+        m = read_manifest(kg[0])
+        st = ox.Store.read_only(str(kg[0]))
+        graphs = [str(g.value) for g in st.named_graphs()]
+        m.quads = len(st)
+        del st
+        _print_manifest(m, f"store {kg[0]}", graphs)
+    else:
+        st, m = load_files(kg, graph)
+        _print_manifest(m, "files", [str(g.value) for g in st.named_graphs()])
+
+
+@cache_app.command("stats")
+def cache_stats_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    path: Optional[Path] = typer.Option(None, "--path", help="Cache file (default $KGQA_CACHE_DIR/results.sqlite)."),
+) -> None:
+    """Entries per engine and outcome status, and the cache file size."""
+    from kgqa.execute.cache import ResultCache
+
+    with ResultCache(path) as c:
+        s = c.stats()
+    if as_json:
+        out.print_json(json.dumps({"path": s.path, "entries": s.entries, "size_bytes": s.size_bytes,
+                                   "by_engine": s.by_engine}))
+        return
+    out.print(f"[bold]{s.path}[/]  {s.entries} entries, {s.size_bytes / 1e6:.1f} MB", highlight=False)
+    if s.by_engine:
+        t = Table()
+        statuses = sorted({st for d in s.by_engine.values() for st in d})
+        t.add_column("engine")
+        for st in statuses:
+            t.add_column(st, justify="right")
+        for eng, d in s.by_engine.items():
+            t.add_row(eng, *(str(d.get(st, 0)) for st in statuses))
+        out.print(t)
+
+
+@cache_app.command("clear")
+def cache_clear_cmd(
+    engine: Optional[str] = typer.Option(None, "--engine", help="Only this engine key (as in `cache stats`; a trailing * matches a prefix)."),
+    path: Optional[Path] = typer.Option(None, "--path", help="Cache file (default $KGQA_CACHE_DIR/results.sqlite)."),
+) -> None:
+    """Delete cached results (all, or one engine's)."""
+    from kgqa.execute.cache import ResultCache
+
+    with ResultCache(path) as c:
+        n = c.clear(engine)
+    out.print(f"deleted {n} cached results", highlight=False)
+
+
+def audit_cmd(
+    dataset: str = typer.Argument(..., help="Registry name or dataset file."),
+    kg: str = typer.Option(..., "--kg", help="RDF file(s) (comma-separated), a store directory, or an http(s) endpoint."),
+    graph: Optional[str] = typer.Option(None, "--graph", help="Named graph for loaded files / default graph of an endpoint."),
+    dataset_format: Optional[str] = typer.Option(None, "--dataset-format", help="Force the dataset format."),
+    timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
+    max_rows: int = typer.Option(100_000, "--max-rows", help="Row cap per result."),
+    no_normalise: bool = typer.Option(False, "--no-normalise", help="Execute gold queries exactly as written."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the result cache."),
+    show_all: bool = typer.Option(False, "--all", help="List every query, not only problems."),
+    fmt: AuditFormat = typer.Option(AuditFormat.table, "--format", "-f", help="Output format."),
+) -> None:
+    """Check each gold query: does it parse, execute, and reproduce the stored gold answer
+    (value sets compared as lexical strings)? Lists mismatches with their diffs."""
+    from kgqa.execute import open_engine
+    from kgqa.execute.cache import ResultCache
+    from kgqa.execute.runner import audit
+    from kgqa.load import load_dataset
+
+    ds = load_dataset(dataset, format=dataset_format)
+    engine = open_engine(kg, graph, progress=fmt is AuditFormat.table)
+    cache = None if no_cache else ResultCache()
+    try:
+        rows = audit(ds, engine, normalise=not no_normalise, timeout=timeout, max_rows=max_rows, cache=cache,
+                     progress=fmt is AuditFormat.table)
+    finally:
+        engine.close()
+        if cache is not None:
+            cache.close()
+    verdicts: dict[str, int] = {}
+    for r in rows:
+        verdicts[r.verdict] = verdicts.get(r.verdict, 0) + 1
+    if fmt is AuditFormat.json:
+        doc = {"dataset": ds.name, "engine": engine.info.signature(), "verdicts": verdicts,
+               "queries": [{"id": r.id, "verdict": r.verdict, "status": r.status, "parses": r.parses,
+                            "executes": r.executes, "equal": r.equal, "rows": r.rows, "stored": r.stored_size,
+                            "missing": r.missing, "extra": r.extra, "message": r.message,
+                            "rewrites": r.rewrites} for r in rows]}
+        print(json.dumps(doc, indent=2, ensure_ascii=False))
+        return
+    out.print(f"[bold]audit[/] {ds.name} ({len(rows)} items) on {engine.info.signature()}", highlight=False)
+    out.print("  " + ", ".join(f"{k}: {v}" for k, v in sorted(verdicts.items())), highlight=False)
+    shown = [r for r in rows if show_all or r.verdict != "ok"]
+    if not shown:
+        return
+    t = Table()
+    for col in ("id", "verdict", "rows", "stored", "missing (stored, not executed)",
+                "extra (executed, not stored)", "message / rewrites"):
+        t.add_column(col, overflow="fold")
+
+    def cut(vals: list[str]) -> str:
+        return "\n".join(vals[:5]) + (f"\n... {len(vals) - 5} more" if len(vals) > 5 else "")
+
+    for r in shown:
+        note = r.message[:200] if r.message else "; ".join(r.rewrites)
+        t.add_row(r.id, r.verdict, "-" if r.rows is None else str(r.rows),
+                  "-" if r.stored_size is None else str(r.stored_size), cut(r.missing), cut(r.extra), note)
+    out.print(t)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(kg_app, name="kg")
+    app.add_typer(cache_app, name="cache")
+    app.command("audit")(audit_cmd)
