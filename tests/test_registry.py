@@ -1,0 +1,146 @@
+"""Dataset registry: entries, resolution order, checksum verification, download (local server)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from kgqa.load import load_dataset, registry
+from kgqa.load.registry import DataFile, Entry
+from kgqa.model import InputError
+
+NAMES = ["demo", "qald-9-train", "qald-9-test", "qald-10", "ck25", "db25", "rubq-1.0-dev", "rubq-1.0-test"]
+
+
+def test_entries_and_find():
+    assert [e.name for e in registry.entries()] == NAMES
+    e = registry.find("QALD-9-test")
+    assert e is not None and e.format == "qald-json" and e.items == 150
+    assert e.files[0].path == "qald-9/qald-9-test-multilingual.json"
+    assert e.files[0].url.startswith("https://raw.githubusercontent.com/ag-sc/QALD/7a43e2b99a523f74377c317630f5ec55a6d8c1cf/")
+    assert registry.find("qald-99") is None
+    for e in registry.entries():
+        assert e.description and e.licence
+        for f in e.files:
+            assert f.package or (f.url and f.url.startswith("https://raw.githubusercontent.com/") and len(f.sha256) == 64)
+
+
+def test_checksums_match_shared_data(shared_data):
+    for e in registry.entries():
+        for f in e.files:
+            if not f.package:
+                assert registry.sha256_of(shared_data / f.path) == f.sha256, f.path
+
+
+@pytest.mark.parametrize("name", NAMES[1:])
+def test_registered_counts(shared_data, name):
+    e = registry.find(name)
+    assert registry.where(e) == "data dir"
+    assert registry.resolve(e) == [shared_data / f.path for f in e.files]
+    ds = registry.load(e)
+    assert len(ds) == e.items and ds.name == name and ds.metadata["registry"] == name
+
+
+def test_unknown_name_is_a_clear_error():
+    with pytest.raises(InputError, match="not a registered dataset name"):
+        load_dataset("no-such-benchmark")
+
+
+def test_demo_is_inside_the_package():
+    e = registry.find("demo")
+    kind, path = registry.locate(e.files[0])
+    assert path == Path(registry.__file__).resolve().parents[1] / "demo" / "data" / "questions.json"
+    if path.exists():
+        assert kind == "package" and registry.resolve(e) == [path]
+    else:
+        assert kind == "not downloaded"
+        with pytest.raises(InputError, match="missing from the kgqa package"):
+            registry.resolve(e)
+
+
+def test_data_dir_checksum_mismatch(shared_data, tmp_path, monkeypatch):
+    e = registry.find("qald-9-test")
+    bad = tmp_path / e.files[0].path
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(shutil.copyfile(shared_data / e.files[0].path, bad).read_bytes() + b"\n")
+    monkeypatch.setenv("KGQA_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("KGQA_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(InputError, match="checksum mismatch in the data dir") as err:
+        registry.resolve(e)
+    assert e.files[0].sha256 in str(err.value)
+    assert len(registry.load(e, verify=False)) == 150
+
+
+def test_cache_then_not_downloaded(tmp_path, monkeypatch):
+    monkeypatch.delenv("KGQA_DATA_DIR", raising=False)
+    monkeypatch.setenv("KGQA_CACHE_DIR", str(tmp_path))
+    e = registry.find("rubq-1.0-dev")
+    assert registry.where(e) == "not downloaded"
+    with pytest.raises(InputError, match="not downloaded"):
+        registry.resolve(e, download=False)
+    cached = tmp_path / e.files[0].path
+    cached.parent.mkdir(parents=True)
+    cached.write_text("[]", encoding="utf-8")
+    assert registry.where(e) == "cache"
+    with pytest.raises(InputError, match="checksum mismatch in the download cache"):
+        registry.resolve(e)
+    assert registry.resolve(e, verify=False) == [cached]
+
+
+@pytest.fixture()
+def http_root(tmp_path):
+    """A static HTTP server on 127.0.0.1 serving tmp_path/www."""
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = functools.partial(_QuietHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def test_download_verify_and_atomic_rename(shared_data, http_root, tmp_path, monkeypatch):
+    root, base = http_root
+    src = shared_data / "rubq-1.0" / "RuBQ_1.0_dev.json"
+    shutil.copyfile(src, root / "dev.json")
+    sha = hashlib.sha256(src.read_bytes()).hexdigest()
+    monkeypatch.delenv("KGQA_DATA_DIR", raising=False)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("KGQA_CACHE_DIR", str(cache))
+    entry = Entry("t-dev", "test", "rubq", (DataFile("rubq-1.0/RuBQ_1.0_dev.json", f"{base}/dev.json", sha),), items=300)
+    assert registry.where(entry) == "not downloaded"
+    [path] = registry.resolve(entry)
+    assert path == cache / "rubq-1.0" / "RuBQ_1.0_dev.json"
+    assert path.read_bytes() == src.read_bytes()
+    assert registry.where(entry) == "cache"
+    assert len(registry.load(entry)) == 300
+    assert sorted(p.name for p in path.parent.iterdir()) == ["RuBQ_1.0_dev.json"]  # no temp files left
+
+
+def test_download_checksum_mismatch_saves_nothing(http_root, tmp_path, monkeypatch):
+    root, base = http_root
+    (root / "f.json").write_text("[]", encoding="utf-8")
+    monkeypatch.delenv("KGQA_DATA_DIR", raising=False)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("KGQA_CACHE_DIR", str(cache))
+    entry = Entry("t", "test", "rubq", (DataFile("x/f.json", f"{base}/f.json", "0" * 64),))
+    with pytest.raises(InputError, match="checksum mismatch after download"):
+        registry.resolve(entry)
+    assert list((cache / "x").iterdir()) == []
+    missing = Entry("t", "test", "rubq", (DataFile("x/g.json", f"{base}/nope.json", "0" * 64),))
+    with pytest.raises(InputError, match="HTTP 404"):
+        registry.resolve(missing)
+    assert list((cache / "x").iterdir()) == []
