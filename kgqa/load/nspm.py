@@ -15,8 +15,9 @@ The result uses prefixed names (``dbr:``, ``dbo:``, ...) that NSpM leaves undecl
 
 **Executable form** (:func:`expand_prefixes`): every prefixed name with one of NSpM's
 prefixes (``dbo dbp dbc dbr dct geo georss rdf rdfs foaf owl yago skos``) is replaced by
-the full IRI ``<namespace + local part>``, so that no PREFIX declaration is needed. The local
-part runs to the next blank or ``{ } < > "``; closing parentheses at its end that have no
+the full IRI ``<namespace + local part>``, so that no PREFIX declaration is needed; IRI
+references (``<...>``) and string literals are left untouched. The local part runs to the
+next blank or ``{ } < > "`` (an apostrophe belongs to it: ``dbr:Raymond's_Tomb``); closing parentheses at its end that have no
 opening partner inside it are left outside (``filter(?x = dbr:A)``), while balanced ones stay
 part of the name (``dbr:Mad_River_(California)``). This generalises NSpM's own
 ``fix_URI`` (which does this for ``dbr:`` only).
@@ -110,7 +111,9 @@ def decode(encoded: str) -> str:
 
 
 _PREFIXED = re.compile(
-    r"(?<![\w:/#<])(" + "|".join(sorted(NAMESPACES, key=len, reverse=True)) + r"):([^\s{}<>\"]*)"
+    r"(<[^<>\s]*>)"                      # an IRI reference: left as it is
+    r"|('(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")"  # a string literal: left as it is
+    r"|(?<![\w:/#])(" + "|".join(sorted(NAMESPACES, key=len, reverse=True)) + r"):([^\s{}<>\"]*)"
 )
 
 
@@ -123,11 +126,14 @@ def _local(local: str) -> tuple[str, str]:
 
 
 def expand_prefixes(sparql: str) -> str:
-    """Prefixed names of NSpM's prefixes replaced by full IRIs (see the module docstring)."""
+    """Prefixed names of NSpM's prefixes replaced by full IRIs (see the module docstring);
+    IRI references and string literals are left untouched."""
 
     def repl(m: re.Match) -> str:
-        name, rest = _local(m.group(2))
-        iri = NAMESPACES[m.group(1)] + name
+        if m.group(3) is None:
+            return m.group(0)
+        name, rest = _local(m.group(4))
+        iri = NAMESPACES[m.group(3)] + name
         iri = "".join(c if c not in '|^`\\' else f"%{ord(c):02X}" for c in iri)
         return f"<{iri}>{rest}"
 
