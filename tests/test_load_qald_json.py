@@ -160,6 +160,8 @@ def test_sniffer_confidence():
     s = formats.sample(FIX / "eqald_sample.json")
     assert qald_json.sniff(s) == 0.9
     assert qald_json.sniff(formats.Sample(Path("x.json"), '[{"uid": 1}]', 10)) == 0.0
+    long_answers_first = '{"questions": [{"id": "1", "answers": [{"head": {"vars": ["x"]}, "results": {"bindings": ['
+    assert qald_json.sniff(formats.Sample(Path("r.json"), long_answers_first, 10_000_000)) == 0.3
 
 
 def test_split_keywords():

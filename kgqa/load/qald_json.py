@@ -446,6 +446,8 @@ def sniff(sample: formats.Sample) -> float:
         return 0.9
     if _QUESTIONS.search(head) and '"query"' in head:
         return 0.5
+    if _QUESTIONS.search(head) and ('"answers"' in head or '"id"' in head):
+        return 0.3  # e.g. a run whose first question starts with a long answers block
     return 0.0
 
 
