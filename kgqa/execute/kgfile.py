@@ -86,7 +86,12 @@ class _HashingReader(io.RawIOBase):
     def __init__(self, path: Path, progress: Progress | None):
         self.raw = open(path, "rb")
         _, comp = rdf_format(path)
-        self.stream = COMPRESSIONS[comp](fileobj=self.raw) if comp else self.raw
+        if comp == ".gz":
+            self.stream = gzip.GzipFile(fileobj=self.raw)
+        elif comp:
+            self.stream = COMPRESSIONS[comp](self.raw)
+        else:
+            self.stream = self.raw
         self.sha = hashlib.sha256()
         self.progress = progress
         self._pos = 0
