@@ -136,7 +136,8 @@ def _bootstrap_means(x: np.ndarray, resamples: int, rng: np.random.Generator) ->
         k = min(rows, resamples - start)
         idx = rng.integers(0, n, size=(k, n))
         out[start : start + k] = x[idx].mean(axis=1)
-    return out
+    # a mean lies within [min, max]; clip the last-bit rounding of e.g. (v + v + v) / 3
+    return np.clip(out, x.min(), x.max(), out=out)
 
 
 def _degenerate(x: np.ndarray, confidence: float) -> CI | None:
@@ -303,18 +304,44 @@ def mcnemar_exact(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarr
     return _floor(2.0 * float(_st.binom.cdf(min(n01, n10), n, 0.5)))
 
 
+def _signed_rank_exact(d: np.ndarray) -> float:
+    """Two-sided p of the signed-rank sum ``T+`` under its exact permutation distribution
+    (each non-zero difference positive or negative with probability 1/2, midranks for ties):
+    ``min(1, 2 * min(P(T+ <= t), P(T+ >= t)))``, as ``scipy.stats.permutation_test`` computes
+    it when enumerating all sign patterns."""
+    ranks2 = np.rint(2 * _st.rankdata(np.abs(d))).astype(np.int64)  # midranks are multiples of 1/2
+    t = int(ranks2[d > 0].sum())
+    counts = np.zeros(int(ranks2.sum()) + 1, dtype=np.float64)
+    counts[0] = 1.0
+    for r in ranks2:
+        shifted = np.zeros_like(counts)
+        shifted[r:] = counts[: counts.size - r]
+        counts = counts + shifted
+    total = counts.sum()
+    less = counts[: t + 1].sum() / total
+    greater = counts[t:].sum() / total
+    return min(1.0, 2.0 * min(less, greater))
+
+
 def wilcoxon(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
     """Two-sided Wilcoxon signed-rank test on ``d = a - b`` via ``scipy.stats.wilcoxon``.
 
     Zero differences are discarded (``zero_method="wilcox"``, Wilcoxon's original convention);
     ``method="auto"`` (scipy: exact null distribution for up to 50 differences without ties or
     zeros, exhaustive permutation for up to 13 with ties/zeros, normal approximation with tie
-    correction otherwise -- all deterministic). When every difference is 0 the systems are
+    correction otherwise -- all deterministic). The exhaustive case is computed here by dynamic
+    programming over the signed-rank sums (same p-value as scipy, milliseconds instead of
+    seconds). When every difference is 0 the systems are
     indistinguishable and ``p = 1`` (scipy would return NaN with a warning)."""
     x, y = _as_pair(a, b)
     d = x - y
     if not np.any(d):
         return 1.0
+    nonzero = d[d != 0]
+    if d.size <= 13 and (nonzero.size < d.size or np.unique(np.abs(nonzero)).size < nonzero.size):
+        # scipy's "auto" runs an exhaustive permutation test here (seconds for n = 13);
+        # the same exact distribution by dynamic programming gives the same p-value.
+        return _floor(_signed_rank_exact(nonzero))
     p = float(_st.wilcoxon(d, zero_method="wilcox", method="auto").pvalue)
     if not np.isfinite(p):  # defensive: scipy gives NaN only for all-zero input, handled above
         return 1.0
