@@ -136,7 +136,11 @@ _SPEC = [
     ("PUNCT", r"\^\^|&&|\|\||!=|<=|>=|[{}()\[\].,;*/|^+\-?!=<>]"),
     ("ERROR", r"."),
 ]
-_MASTER = re.compile("|".join(f"(?P<{name}>{rx})" for name, rx in _SPEC), re.DOTALL)
+# Each match skips leading blanks and comments, then reads one token.
+_MASTER = re.compile(
+    r"(?:\s+|#[^\n\r]*)*(?:" + "|".join(f"(?P<{name}>{rx})" for name, rx in _SPEC[2:]) + ")",
+    re.DOTALL,
+)
 
 _STRING_KINDS = {"STRING_LONG2": 3, "STRING_LONG1": 3, "STRING2": 1, "STRING1": 1}
 
@@ -151,9 +155,9 @@ def tokenize(text: str) -> list[Token]:
     keywords = KEYWORDS
     for m in _MASTER.finditer(text):
         kind = m.lastgroup
-        if kind == "WS" or kind == "COMMENT":
+        if kind is None:  # only blanks/comments were left
             continue
-        s, e = m.span()
+        s, e = m.span(kind)
         if kind == "PUNCT" or kind == "VAR" or kind == "PNAME" or kind == "IRIREF" or kind == "NUMBER":
             if kind == "VAR":
                 append(Token(kind, text[s + 1 : e], s, e))

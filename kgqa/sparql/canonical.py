@@ -1,0 +1,375 @@
+"""Canonical form of a SPARQL query, for canonical exact match and structure templates.
+
+:func:`canonical_form` writes a valid query in a normal form in which two queries that differ
+only in the following are written identically:
+
+- prefixed names vs full IRIs (everything is written ``<full IRI>``, ``a`` as ``rdf:type``);
+  relative IRIs are resolved against BASE;
+- keyword case, whitespace, comments, the quote style and escapes of strings, the case of
+  language tags, ``5`` vs ``"5"^^xsd:integer`` (every literal is written in full N-Triples form);
+- variable and blank-node names: variables become ``?v0, ?v1, ...`` and blank nodes
+  ``_:b0, _:b1, ...`` by first occurrence in the canonical text;
+- the order of triple patterns inside a basic graph pattern (triple blocks separated only by
+  FILTERs are one BGP), the position of FILTERs inside a group (they are written last, sorted),
+  the order of UNION branches, of VALUES rows and of FROM clauses;
+- ``FILTER(expr)`` vs ``FILTER expr`` for a call, redundant outer parentheses of a FILTER,
+  ``ORDER BY ?x`` vs ``ORDER BY ASC(?x)``.
+
+Everything else is kept: DISTINCT/REDUCED and where it is written (``COUNT(DISTINCT ?x)`` is not
+``DISTINCT COUNT(?x)``), projection order, OPTIONAL/MINUS/BIND positions, ORDER BY, LIMIT,
+OFFSET, GROUP BY, HAVING, nesting of groups, and expressions as written (operands are not
+reordered, ``?a < ?b`` is not ``?b > ?a``).
+
+Renaming: a variable's canonical name must not depend on its original name, yet the pattern
+order that decides first occurrence depends on the names. The procedure is: (1) give every
+variable and blank node a *colour* from its role (its position in the projection, then three
+rounds of colour refinement over the triple patterns it occurs in: position, predicate, the
+constants and the colours of its neighbours, and the construct it sits in); (2) write the query
+with each variable masked by its colour, sorting patterns by that text; (3) name variables by
+first occurrence; (4) write the query again with those names (re-sorting), re-name by first
+occurrence, and repeat until the names are stable (at most 8 rounds). Limits: this is not a
+full graph-isomorphism canonicaliser. Two isomorphic queries whose variables colour refinement
+cannot tell apart (e.g. highly symmetric patterns) may still get different forms; then the
+original pattern order breaks ties, so the procedure never gives equal forms to queries that
+are not equal up to the normalisations above. Updates (INSERT/DELETE/...) get a token-level
+normal form only (prefixes expanded, keywords upper-cased, whitespace normalised).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from kgqa.model.terms import BNode, IRI, Literal, XSD_STRING
+from kgqa.sparql.analyzer import (
+    RDF_TYPE, Expr, Group, Path, QueryInfo, QueryNode, TriplePattern, ValuesBlock, Var, analyze,
+)
+from kgqa.sparql.lexer import Token, tokenize
+from kgqa.sparql.prefixes import STANDARD_PREFIXES
+
+__all__ = ["canonical_form", "canonical_equal", "render"]
+
+MAX_ROUNDS = 8
+_IRI_IN_PATH = re.compile(r"<[^>]*>")
+
+
+def canonical_form(query: str | QueryInfo, prefixes: dict[str, str] | None = None) -> str | None:
+    """The canonical text of ``query`` (see the module docstring); None if the query is not
+    valid (:attr:`QueryInfo.valid`). ``prefixes`` as for :func:`~kgqa.sparql.analyzer.analyze`."""
+    info = query if isinstance(query, QueryInfo) else analyze(query, prefixes)
+    return render(info)
+
+
+def canonical_equal(a: str | QueryInfo, b: str | QueryInfo, prefixes: dict[str, str] | None = None) -> bool:
+    """True iff both queries are valid and have the same canonical form."""
+    fa = canonical_form(a, prefixes)
+    if fa is None:
+        return False
+    return fa == canonical_form(b, prefixes)
+
+
+def render(info: QueryInfo, abstract: bool = False) -> str | None:
+    """Canonical text of an analyzed query; with ``abstract`` the structure template of
+    :meth:`QueryInfo.structure_template` (IRIs other than rdf:type and literals in term
+    positions replaced by ``<>`` and ``""``). None if the query is not valid."""
+    if not info.valid or info.tree is None:
+        return None
+    node = info.tree
+    if node.form == "UPDATE":
+        return _update_form(info, abstract)
+    r = _Renderer(abstract)
+    names = _colours(info, node, r)
+    text = ""
+    for _ in range(MAX_ROUNDS):
+        r.names = names
+        pieces = r.query(node)
+        order: dict[Any, None] = {}
+        for p in pieces:
+            if not isinstance(p, str) and p not in order:
+                order[p] = None
+        new: dict[Any, str] = {}
+        nv = nb = 0
+        for x in order:
+            if isinstance(x, Var):
+                new[x] = f"?v{nv}"
+                nv += 1
+            else:
+                new[x] = f"_:b{nb}"
+                nb += 1
+        text = r.join(pieces, new)
+        if new == names:
+            break
+        names = new
+    return text
+
+
+# --------------------------------------------------------------------------- colours
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+
+
+def _colours(info: QueryInfo, node: QueryNode, r: "_Renderer") -> dict[Any, str]:
+    """Initial masked names from colour refinement (independent of the original names)."""
+    colour: dict[Any, str] = {}
+    for t in info.triples + info.template:
+        for x in (t.subject, t.predicate, t.object):
+            if isinstance(x, (Var, BNode)):
+                colour.setdefault(x, "b" if isinstance(x, BNode) else "v")
+    for v in info.variables:
+        colour.setdefault(v, "v")
+    if node.form == "SELECT":
+        for k, (v, _) in enumerate(node.projection):
+            colour[v] = colour.get(v, "v") + f"P{k}"
+    atoms = []
+    for t in info.triples + info.template:
+        terms = (t.subject, t.predicate, t.object)
+        ctx = "/".join(str(c) for c in t.context)
+        fixed = [None if isinstance(x, (Var, BNode)) else r.term_text(x) for x in terms]
+        movers = [x for x in terms if isinstance(x, (Var, BNode))]
+        if movers:
+            atoms.append((ctx, terms, fixed))
+    for _ in range(3 if atoms else 0):
+        sig: dict[Any, list[str]] = {x: [] for x in colour}
+        for ctx, terms, fixed in atoms:
+            for x in set(y for y in terms if isinstance(y, (Var, BNode))):
+                parts = [ctx]
+                for pos, (y, f) in enumerate(zip(terms, fixed)):
+                    parts.append(f if f is not None else ("@" if y == x else colour[y]))
+                sig[x].append(" ".join(parts))
+        new = {x: _digest(colour[x] + "|" + "|".join(sorted(sig[x]))) for x in colour}
+        refined = len(set(new.values())) > len(set(colour.values()))
+        colour = new
+        if not refined:
+            break
+    return {x: ("_:~" if isinstance(x, BNode) else "?~") + c for x, c in colour.items()}
+
+
+# --------------------------------------------------------------------------- the renderer
+
+
+class _Renderer:
+    """Writes a query tree as a list of pieces: strings and Var/BNode objects (named late)."""
+
+    def __init__(self, abstract: bool):
+        self.abstract = abstract
+        self.names: dict[Any, str] = {}
+
+    def join(self, pieces: list, names: dict | None = None) -> str:
+        names = self.names if names is None else names
+        return " ".join(p if isinstance(p, str) else names.get(p, "?_") for p in pieces)
+
+    def key(self, pieces: list) -> str:
+        return self.join(pieces)
+
+    # ------------------------------------------------------------------ terms
+
+    def term_text(self, x: Any) -> str:
+        if isinstance(x, IRI):
+            if self.abstract and x != RDF_TYPE:
+                return "<>"
+            return x.n3()
+        if isinstance(x, Literal):
+            if self.abstract:
+                return '""'
+            if x.language:
+                return Literal(x.value, None, x.language.lower()).n3()
+            if x.datatype and x.datatype != XSD_STRING:
+                return Literal(x.value).n3() + f"^^<{x.datatype}>"
+            return Literal(x.value).n3()
+        if isinstance(x, Path):
+            if self.abstract:
+                return _IRI_IN_PATH.sub(lambda m: m.group(0) if m.group(0) == RDF_TYPE.n3() else "<>", x.text)
+            return x.text
+        if x is None:
+            return "UNDEF"
+        return str(x)
+
+    def term(self, x: Any) -> Any:
+        if isinstance(x, (Var, BNode)):
+            return x
+        return self.term_text(x)
+
+    def triple(self, t: TriplePattern) -> list:
+        return [self.term(t.subject), self.term(t.predicate), self.term(t.object), "."]
+
+    def sorted_triples(self, triples: list) -> list:
+        unique = {t.spo: t for t in triples}  # a BGP is a set: a repeated pattern counts once
+        rendered = [self.triple(t) for t in unique.values()]
+        rendered.sort(key=self.key)
+        return [p for pieces in rendered for p in pieces]
+
+    # ------------------------------------------------------------------ expressions
+
+    def expr(self, e: Expr | None, strip: bool = False) -> list:
+        if e is None:
+            return []
+        items = e.items
+        if strip:
+            items = _strip_parens(items)
+        out: list = []
+        n = len(items)
+        for k, it in enumerate(items):
+            if isinstance(it, Token):
+                kind = it.kind
+                if kind == "NIL":
+                    out.append("()")
+                elif kind == "ANON":
+                    out.append("[]")
+                elif kind == "LANGTAG":
+                    out.append("@" + it.value.lower())
+                else:
+                    out.append(it.value)
+            elif isinstance(it, Group):
+                out += self.group(it)
+            elif isinstance(it, IRI) and self.abstract:
+                nxt = items[k + 1] if k + 1 < n else None
+                is_call = isinstance(nxt, Token) and (nxt.kind == "NIL" or (nxt.kind == "PUNCT" and nxt.value == "("))
+                out.append(it.n3() if is_call else self.term_text(it))
+            else:
+                out.append(self.term(it))
+        return out
+
+    # ------------------------------------------------------------------ patterns
+
+    def group(self, g: Group) -> list:
+        out: list = ["{"]
+        filters: list[list] = []
+        for el in g.elements:
+            kind = el[0]
+            if kind == "bgp":
+                out += self.sorted_triples(el[1])
+            elif kind == "filter":
+                filters.append(["FILTER", "("] + self.expr(el[1], strip=True) + [")"])
+            elif kind in ("optional", "minus"):
+                out += [kind.upper()] + self.group(el[1])
+            elif kind == "union":
+                branches = [self.group(b) for b in el[1]]
+                branches.sort(key=self.key)
+                for k, b in enumerate(branches):
+                    if k:
+                        out.append("UNION")
+                    out += b
+            elif kind == "group":
+                out += self.group(el[1])
+            elif kind == "graph":
+                out += ["GRAPH", self.term(el[1])] + self.group(el[2])
+            elif kind == "service":
+                out += ["SERVICE"] + (["SILENT"] if el[1] else []) + [self.term(el[2])] + self.group(el[3])
+            elif kind == "bind":
+                out += ["BIND", "("] + self.expr(el[1]) + ["AS", el[2] if el[2] is not None else "?_", ")"]
+            elif kind == "values":
+                out += self.values(el[1])
+            elif kind == "subquery":
+                out += self.query(el[1])
+        filters.sort(key=self.key)
+        for f in filters:
+            out += f
+        out.append("}")
+        return out
+
+    def values(self, vb: ValuesBlock) -> list:
+        out: list = ["VALUES", "("] + list(vb.variables) + [")", "{"]
+        rows = [["("] + [self.term_text(x) for x in row] + [")"] for row in vb.rows]
+        rows.sort(key=self.key)
+        for row in rows:
+            out += row
+        out.append("}")
+        return out
+
+    def query(self, node: QueryNode) -> list:
+        out: list = [node.form]
+        if node.form == "SELECT":
+            if node.modifier:
+                out.append(node.modifier)
+            if node.select_all:
+                out.append("*")
+            for v, e in node.projection:
+                if e is None:
+                    out.append(v)
+                else:
+                    out += ["("] + self.expr(e) + ["AS", v, ")"]
+        elif node.form == "CONSTRUCT":
+            out += ["{"] + self.sorted_triples(node.template or []) + ["}"]
+        elif node.form == "DESCRIBE":
+            if node.select_all:
+                out.append("*")
+            out += [self.term(x) for x in node.describe]
+        datasets = sorted((("FROM NAMED " if named else "FROM ") + self.term_text(iri)) for named, iri in node.datasets)
+        out += datasets
+        if node.where is not None:
+            out += ["WHERE"] + self.group(node.where)
+        if node.group_by:
+            out += ["GROUP", "BY"]
+            for e, alias in node.group_by:
+                if alias is not None:
+                    out += ["("] + self.expr(e) + ["AS", alias, ")"]
+                else:
+                    out += self.expr(e)
+        if node.having:
+            out.append("HAVING")
+            for e in node.having:
+                out += ["("] + self.expr(e, strip=True) + [")"]
+        if node.order:
+            out += ["ORDER", "BY"]
+            for direction, e, _explicit in node.order:
+                out += [direction, "("] + self.expr(e, strip=True) + [")"]
+        if node.limit is not None:
+            out += ["LIMIT", str(node.limit)]
+        if node.offset is not None:
+            out += ["OFFSET", str(node.offset)]
+        if node.values is not None:
+            out += self.values(node.values)
+        return out
+
+
+def _strip_parens(items: list) -> list:
+    """Remove outer parentheses that enclose the whole item list (repeatedly)."""
+    while (
+        len(items) >= 2
+        and isinstance(items[0], Token) and items[0].kind == "PUNCT" and items[0].value == "("
+        and isinstance(items[-1], Token) and items[-1].kind == "PUNCT" and items[-1].value == ")"
+    ):
+        depth = 0
+        for k, it in enumerate(items):
+            if isinstance(it, Token) and it.kind == "PUNCT":
+                if it.value == "(":
+                    depth += 1
+                elif it.value == ")":
+                    depth -= 1
+                    if depth == 0 and k != len(items) - 1:
+                        return items
+        items = items[1:-1]
+    return items
+
+
+def _update_form(info: QueryInfo, abstract: bool) -> str:
+    """Token-level normal form of an update: prologue dropped, prefixed names expanded."""
+    toks = tokenize(info.query)
+    ns = {**STANDARD_PREFIXES, **info.prefixes}
+    out: list[str] = []
+    k = 0
+    n = len(toks)
+    while k < n:
+        t = toks[k]
+        if t.kind == "KEYWORD" and t.value in ("PREFIX", "BASE"):
+            k += 3 if t.value == "PREFIX" else 2
+            continue
+        if t.kind == "PNAME":
+            pfx, _, local = t.value.partition(":")
+            text = f"<{ns.get(pfx, pfx + ':')}{local}>"
+            out.append("<>" if abstract else text)
+        elif t.kind == "IRIREF":
+            out.append("<>" if abstract else f"<{t.value}>")
+        elif t.kind == "VAR":
+            out.append("?" + t.value)
+        elif t.kind == "STRING":
+            out.append('""' if abstract else '"' + t.value.replace('"', '\\"') + '"')
+        elif t.kind == "A":
+            out.append(RDF_TYPE.n3())
+        else:
+            out.append(t.value)
+        k += 1
+    return " ".join(out)
