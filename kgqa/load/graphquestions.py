@@ -29,7 +29,9 @@ described in the repository's ``specification.md``): a JSON array of question ob
 - ``sparql``: ``sparql_query``; ``metadata``: ``function``, ``commonness``, ``num_node``,
   ``num_edge``, ``graph_query`` and every other key.
 
-**Run** (``.res``): what the repository's ``evaluate.py`` reads. One line per question, tab
+**Run** (``.res``): what the repository's ``evaluate.py`` reads (ysu1989/GraphQuestions
+``evaluate.py``, commit 5e651bdb10ad8ee7637963badd43a47e2b68e087; ``standard_evaluation.py``
+parses the same way). One line per question, tab
 separated, lines starting with ``#`` skipped (the released ``sempre.res`` starts with the
 header ``# qid\\ttime\\tanswers\\tpredictions\\tstructure\\tfunction\\tanswer_cardinality\\tcommonness``)::
 
