@@ -169,6 +169,8 @@ def all_measures() -> list[MeasureDef]:
 #: Modules that register measures (each registers its own).
 MEASURE_MODULES: list[str] = [
     "kgqa.score.answer_measures",
+    "kgqa.score.query_measures",
+    "kgqa.score.gerbil_subexperiments",
 ]
 
 _loaded = False

@@ -1,0 +1,659 @@
+"""Query-level measures and the compound measures of Linjordet, Balog and Setty (ICTIR 2022).
+
+Every measure here compares the predicted SPARQL (``ctx.prediction.sparql``) with the gold
+SPARQL (``ctx.item.sparql``) and/or looks at the predicted query's execution outcome
+(``ctx.outcome``). Common conventions (each definition string repeats what applies):
+
+- A question whose gold item has no SPARQL is *undefined* (None, left out of the mean) for the
+  query-comparison measures.
+- A question the run lacks, or whose entry has no query, counts as an empty prediction: 0 on
+  the comparison measures (it predicted nothing).
+- The semantic components (F1_Sem, F1_Tri) read the query through the tolerant analyzer
+  (:func:`kgqa.sparql.analyzer.analyze`), so a broken or truncated query still yields its
+  IRIs and triple patterns; prefixed names and full IRIs compare equal after expansion.
+- Execution: ``Exec`` is 1 for an OK outcome, 0 for a parse error, execution error, timeout or
+  refusal, and undefined (None) when nothing was executed although the run has a query
+  (outcome ``missing``: run without ``--kg``) or when the entry has an answer but no query.
+- Compound measures floor each component as ``P = gamma + (1 - gamma) * value`` and multiply
+  them; an undefined component makes the compound undefined.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+from sacrebleu.metrics import BLEU as _SacreBLEU
+
+from kgqa.model import BNode, Status
+from kgqa.score.measures import ItemContext, Measure, MeasureDef, Param, parse, register
+from kgqa.score.rules import kgqa_rule
+from kgqa.score.tokenize import escape_ws, sparql_tokens, tokens
+from kgqa.sparql.analyzer import Path, Var, analyze
+
+__all__ = [
+    "compound", "query_em", "bleu", "rouge_l", "exec_value", "f1_ans", "f1_sem", "f1_tri",
+    "sem_set", "tri_set", "lcs_length", "floored_product",
+]
+
+TOKENIZE = Param("tokenize", "sparql", ("sparql", "nspm"),
+                 "sparql: lexer tokens (IRIs, prefixed names, variables, literals single tokens); "
+                 "nspm: the lossy NSpM/Soru encoding split on whitespace")
+SMOOTH = Param("smooth", "exp", ("exp", "floor", "add-k", "none"), "sacrebleu smoothing method")
+GAMMA = Param("gamma", 1e-4, None, "floor of each component: P = gamma + (1 - gamma) * value")
+VARS = Param("vars", "ignored", ("ignored", "aligned"),
+             "ignored: every variable position matches every other; aligned: best one-to-one renaming")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def gold_query(ctx: ItemContext) -> str | None:
+    q = ctx.item.sparql
+    return q if q is not None and q.strip() else None
+
+
+def pred_query(ctx: ItemContext) -> str | None:
+    p = ctx.prediction
+    if p is None or p.sparql is None or not p.sparql.strip():
+        return None
+    return p.sparql
+
+
+def set_f1(pred: frozenset, gold: frozenset) -> float:
+    """F1 of two sets; both empty scores 1.0 (Usbeck et al., as the ICTIR paper adopts)."""
+    if not pred and not gold:
+        return 1.0
+    tp = len(pred & gold)
+    if tp == 0:
+        return 0.0
+    return 2 * tp / (len(pred) + len(gold))
+
+
+# --------------------------------------------------------------------------- exact match
+
+
+@functools.lru_cache(maxsize=65536)
+def _canonical_equal(a: str, b: str) -> bool:
+    from kgqa.sparql.canonical import canonical_equal
+
+    return bool(canonical_equal(a, b))
+
+
+def query_em(pred: str | None, gold: str | None, norm: str = "raw") -> float | None:
+    if gold is None:
+        return None
+    if pred is None:
+        return 0.0
+    if norm == "raw":
+        return 1.0 if pred == gold else 0.0
+    if norm == "whitespace":
+        return 1.0 if sparql_tokens(pred) == sparql_tokens(gold) else 0.0
+    return 1.0 if _canonical_equal(pred, gold) else 0.0
+
+
+register(MeasureDef(
+    name="QueryEM",
+    definition=(
+        "Query exact match: 1 iff the predicted query equals the gold query, else 0. norm=raw: "
+        "identical text; whitespace: identical token sequences (whitespace and comments between "
+        "tokens ignored, literals kept verbatim); canonical: kgqa.sparql.canonical.canonical_equal "
+        "(prefixes expanded, variables renamed, patterns sorted, keyword case normalised). No "
+        "predicted query: 0; no gold query: undefined."
+    ),
+    convention="query",
+    item=lambda ctx, norm: query_em(pred_query(ctx), gold_query(ctx), norm),
+    params=(Param("norm", "raw", ("raw", "whitespace", "canonical"), "what counts as equal text"),),
+    binary=True,
+    needs=("query",),
+))
+
+register(MeasureDef(
+    name="CanonicalEM",
+    definition=(
+        "Canonical query exact match (= QueryEM(norm=canonical)): 1 iff the predicted and gold "
+        "queries have the same canonical form (prefixes expanded, variables renamed by first "
+        "occurrence in canonical pattern order, triple patterns sorted inside each basic graph "
+        "pattern, keyword case and whitespace normalised; DISTINCT/LIMIT/ORDER kept). No predicted "
+        "query: 0; no gold query: undefined."
+    ),
+    convention="query",
+    item=lambda ctx: query_em(pred_query(ctx), gold_query(ctx), "canonical"),
+    binary=True,
+    needs=("query",),
+))
+
+
+# --------------------------------------------------------------------------- BLEU
+
+
+@functools.lru_cache(maxsize=8)
+def _bleu_scorer(smooth: str, sentence: bool) -> _SacreBLEU:
+    return _SacreBLEU(tokenize="none", smooth_method=smooth, effective_order=sentence)
+
+
+@functools.lru_cache(maxsize=65536)
+def _joined(text: str, scheme: str) -> str:
+    return " ".join(escape_ws(t) for t in tokens(text, scheme))
+
+
+@functools.lru_cache(maxsize=131072)
+def _sentence_bleu(pred: str, gold: str, scheme: str, smooth: str) -> float:
+    h, r = _joined(pred, scheme), _joined(gold, scheme)
+    if not r:
+        return 1.0 if not h else 0.0
+    if not h:
+        return 0.0
+    if h == r:
+        return 1.0
+    return min(1.0, _bleu_scorer(smooth, True).sentence_score(h, [r]).score / 100.0)
+
+
+def bleu(pred: str | None, gold: str | None, tokenize: str = "sparql", smooth: str = "exp") -> float | None:
+    """Instance-level BLEU in [0, 1] (see the BLEU measure's definition)."""
+    if gold is None:
+        return None
+    if pred is None:
+        return 0.0
+    return _sentence_bleu(pred, gold, tokenize, smooth)
+
+
+def _corpus_bleu(ctxs: Sequence[ItemContext], values: Sequence[float | None], tokenize: str, smooth: str) -> float:
+    hyps, refs = [], []
+    for c in ctxs:
+        g = gold_query(c)
+        if g is None:
+            continue
+        p = pred_query(c)
+        hyps.append(_joined(p, tokenize) if p is not None else "")
+        refs.append(_joined(g, tokenize))
+    if not refs:
+        return float("nan")
+    if hyps == refs:
+        return 1.0
+    return min(1.0, _bleu_scorer(smooth, False).corpus_score(hyps, [refs]).score / 100.0)
+
+
+register(MeasureDef(
+    name="BLEU",
+    definition=(
+        "Instance-level BLEU in [0,1]: sacrebleu sentence BLEU/100 (4-grams, brevity penalty, effective "
+        "order, smoothing `smooth`, default exp) of the predicted vs gold query over the tokens of "
+        "`tokenize` (sparql: IRIs, prefixed names, variables, literals, keywords, punctuation each one "
+        "token; nspm: the lossy NSpM/Soru encoding). No predicted query 0; no gold query undefined."
+    ),
+    convention="query",
+    item=lambda ctx, tokenize, smooth: bleu(pred_query(ctx), gold_query(ctx), tokenize, smooth),
+    params=(TOKENIZE, SMOOTH),
+    needs=("query",),
+))
+
+register(MeasureDef(
+    name="CorpusBLEU",
+    definition=(
+        "Corpus-level BLEU in [0,1]: sacrebleu corpus BLEU (n-gram counts and lengths summed over "
+        "all questions with a gold query before the geometric mean and brevity penalty; smoothing "
+        "`smooth`, default 'exp') over the tokens of `tokenize`, divided by 100. A missing predicted "
+        "query is an empty hypothesis. No per-question value."
+    ),
+    convention="query",
+    item=lambda ctx, tokenize, smooth: None,
+    aggregate=_corpus_bleu,
+    params=(TOKENIZE, SMOOTH),
+    needs=("query",),
+))
+
+
+# --------------------------------------------------------------------------- ROUGE-L
+
+
+def lcs_length(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """Length of the longest common subsequence (bit-parallel, Hyyrö 2004: O(|a|·|b|/w))."""
+    if not a or not b:
+        return 0
+    if len(a) < len(b):
+        a, b = b, a
+    masks: dict[Any, int] = {}
+    for i, x in enumerate(a):
+        masks[x] = masks.get(x, 0) | (1 << i)
+    full = (1 << len(a)) - 1
+    v = full
+    for y in b:
+        u = v & masks.get(y, 0)
+        v = ((v + u) | (v - u)) & full
+    return len(a) - bin(v).count("1")
+
+
+@functools.lru_cache(maxsize=131072)
+def _rouge_l(pred: str, gold: str, scheme: str, beta: float) -> float:
+    h, r = tokens(pred, scheme), tokens(gold, scheme)
+    if not h and not r:
+        return 1.0
+    lcs = lcs_length(h, r)
+    if lcs == 0:
+        return 0.0
+    p, rc = lcs / len(h), lcs / len(r)
+    b2 = beta * beta
+    return (1 + b2) * p * rc / (rc + b2 * p)
+
+
+def rouge_l(pred: str | None, gold: str | None, tokenize: str = "sparql", beta: float = 1.0) -> float | None:
+    if gold is None:
+        return None
+    if pred is None:
+        return 0.0
+    return _rouge_l(pred, gold, tokenize, float(beta))
+
+
+register(MeasureDef(
+    name="ROUGE_L",
+    definition=(
+        "ROUGE-L F-measure over the tokens of `tokenize` (as for BLEU): with L the length of the "
+        "longest common subsequence of predicted and gold tokens, P = L/|pred|, R = L/|gold|, "
+        "F = (1+b²)PR/(R+b²P), b = `beta` (default 1). L = 0 gives 0; both without tokens 1. No "
+        "predicted query: 0; no gold query: undefined."
+    ),
+    convention="query",
+    item=lambda ctx, tokenize, beta: rouge_l(pred_query(ctx), gold_query(ctx), tokenize, beta),
+    params=(TOKENIZE, Param("beta", 1.0, None, "recall weight of the F-measure")),
+    needs=("query",),
+))
+
+
+# --------------------------------------------------------------------------- Exec and F1_Ans
+
+
+def _not_executed(ctx: ItemContext) -> bool:
+    """True when the predicted query's execution is unknown: the run has a query but kgqa did
+    not execute it (outcome missing), or the entry is answer-only (no query at all)."""
+    pred = ctx.prediction
+    if pred is None:
+        return False  # not in the run: no query was produced
+    if ctx.outcome.status is Status.MISSING and pred.sparql is not None:
+        return True
+    return pred.sparql is None and pred.status is Status.OK and ctx.outcome.status is Status.OK
+
+
+def exec_value(ctx: ItemContext) -> float | None:
+    if _not_executed(ctx):
+        return None
+    return 1.0 if ctx.outcome.status is Status.OK else 0.0
+
+
+register(MeasureDef(
+    name="Exec",
+    definition=(
+        "Executability (ICTIR 2022): 1 iff the predicted query executed without error (OK outcome, "
+        "empty answers included); 0 for a parse error, execution error, timeout (reported apart "
+        "in the outcome counts) or refusal, and for a question the run lacks. Undefined when "
+        "nothing was executed although the run has a query (no --kg), or the entry has an answer "
+        "but no query."
+    ),
+    convention="query",
+    item=lambda ctx: exec_value(ctx),
+    binary=True,
+    needs=("query", "execution"),
+))
+
+
+def f1_ans(ctx: ItemContext) -> float | None:
+    if _not_executed(ctx) and ctx.prediction is not None and ctx.prediction.sparql is not None:
+        return None
+    if ctx.outcome.status is not Status.OK:
+        return 0.0
+    return kgqa_rule(ctx.counts)[2]
+
+
+register(MeasureDef(
+    name="F1_Ans",
+    definition=(
+        "Answer F1 (ICTIR 2022): F1 of the system's answer collection against the gold one as the "
+        "profile compares them (answer tuples in the kgqa profile); both empty 1.0, exactly one "
+        "empty 0; any failed outcome (parse/execution error, timeout, refusal, missing) 0, whatever "
+        "the profile's failure rule. Undefined when the run has a query that was not executed."
+    ),
+    convention="query",
+    item=lambda ctx: f1_ans(ctx),
+    needs=("execution",),
+))
+
+
+# --------------------------------------------------------------------------- F1_Sem
+
+
+@functools.lru_cache(maxsize=65536)
+def sem_set(query: str) -> frozenset:
+    """Entities (IRIs in subject/object position, classes and VALUES IRIs included) and
+    predicates (IRIs in predicate position, every IRI of a property path) of ``query``, as full
+    IRIs, from the tolerant analyzer."""
+    info = analyze(query)
+    return frozenset(info.entities) | frozenset(info.predicates)
+
+
+def f1_sem(pred: str | None, gold: str | None) -> float | None:
+    if gold is None:
+        return None
+    if pred is None:
+        return 0.0
+    return set_f1(sem_set(pred), sem_set(gold))
+
+
+register(MeasureDef(
+    name="F1_Sem",
+    definition=(
+        "F1 over semantic elements (ICTIR 2022 Eq. 5-6, beta=1): the set of entities (IRIs in "
+        "subject/object position incl. classes and VALUES IRIs) and predicates (incl. every IRI of a "
+        "property path), as full IRIs after prefix expansion, of the predicted vs the gold query, "
+        "read by the tolerant analyzer (a broken query keeps its IRIs). Both empty 1; no predicted "
+        "query 0; no gold query undefined."
+    ),
+    convention="query",
+    item=lambda ctx: f1_sem(pred_query(ctx), gold_query(ctx)),
+    needs=("query",),
+))
+
+
+# --------------------------------------------------------------------------- F1_Tri
+
+_ANY = ("?",)  # the placeholder every variable becomes when variables are ignored
+
+
+def _node(t: Any, ignore: bool) -> Any:
+    if isinstance(t, (Var, BNode)):
+        return _ANY if ignore else ("var", t.name if isinstance(t, Var) else "_:" + t.id)
+    if isinstance(t, Path):
+        return ("path", t.text)
+    return t
+
+
+@functools.lru_cache(maxsize=65536)
+def tri_set(query: str, ignore_vars: bool = True) -> frozenset:
+    """The query's triple patterns (WHERE clause and CONSTRUCT template, ``;``/``,`` expanded,
+    patterns in OPTIONAL/UNION/MINUS/subqueries included) as ``(s, p, o)`` tuples; a variable or
+    blank node becomes ``("?",)`` when ``ignore_vars``, else ``("var", name)``; a property path
+    ``("path", text)``."""
+    info = analyze(query)
+    return frozenset(
+        (_node(t.subject, ignore_vars), _node(t.predicate, ignore_vars), _node(t.object, ignore_vars))
+        for t in (*info.triples, *info.template)
+    )
+
+
+def _is_var(x: Any) -> bool:
+    return isinstance(x, tuple) and len(x) == 2 and x[0] == "var"
+
+
+MAX_ALIGN_STEPS = 200_000
+
+
+def aligned_matches(pred: frozenset, gold: frozenset) -> int:
+    """max over one-to-one maps f from predicted to gold variables (a variable may stay
+    unmapped) of |{t in pred : f(t) in gold}|. Exhaustive branch and bound; after
+    :data:`MAX_ALIGN_STEPS` search steps the best map found so far is used."""
+    ground = sum(1 for t in pred if not any(_is_var(x) for x in t) and t in gold)
+    pv = [t for t in pred if any(_is_var(x) for x in t)]
+    gv = [t for t in gold if any(_is_var(x) for x in t)]
+    if not pv or not gv:
+        return ground
+    # candidate (pred triple, partial map) pairs
+    cands: list[list[dict]] = []
+    for t in pv:
+        opts = []
+        for g in gv:
+            m: dict = {}
+            ok = True
+            for x, y in zip(t, g):
+                if _is_var(x):
+                    if not _is_var(y) or m.get(x, y) != y:
+                        ok = False
+                        break
+                    m[x] = y
+                elif x != y:
+                    ok = False
+                    break
+            if ok and len(set(m.values())) == len(m):
+                opts.append(m)
+        cands.append(opts)
+    live = [(t, o) for t, o in zip(pv, cands) if o]
+    if not live:
+        return ground
+    order: list = []
+    count: dict = {}
+    for t, _ in live:
+        for x in t:
+            if _is_var(x):
+                count[x] = count.get(x, 0) + 1
+    order = sorted(count, key=lambda v: (-count[v], repr(v)))
+    best = 0
+    steps = 0
+    assign: dict = {}
+    used: set = set()
+
+    def consistent(m: dict) -> bool:
+        for k, v in m.items():
+            a = assign.get(k, _UNSET)
+            if a is _UNSET:
+                if v in used:
+                    return False
+            elif a != v:
+                return False
+        return True
+
+    def bound() -> int:
+        return sum(1 for _, opts in live if any(consistent(m) for m in opts))
+
+    def rec(i: int) -> None:
+        nonlocal best, steps
+        steps += 1
+        if steps > MAX_ALIGN_STEPS:
+            return
+        if i == len(order):
+            got = sum(1 for _, opts in live if any(all(assign.get(k) == v for k, v in m.items()) for m in opts))
+            best = max(best, got)
+            return
+        if bound() <= best:
+            return
+        var = order[i]
+        options = []
+        for _, opts in live:
+            for m in opts:
+                y = m.get(var)
+                if y is not None and y not in used and y not in options:
+                    options.append(y)
+        for y in sorted(options, key=repr):
+            assign[var] = y
+            used.add(y)
+            rec(i + 1)
+            used.discard(y)
+            del assign[var]
+        assign[var] = None  # unmapped
+        rec(i + 1)
+        del assign[var]
+
+    rec(0)
+    return ground + best
+
+
+_UNSET = object()
+
+
+def f1_tri(pred: str | None, gold: str | None, vars: str = "ignored") -> float | None:
+    if gold is None:
+        return None
+    if pred is None:
+        return 0.0
+    ignore = vars == "ignored"
+    g = tri_set(gold, ignore)
+    p = tri_set(pred, ignore)
+    if ignore:
+        return set_f1(p, g)
+    return _f1_aligned(p, g)
+
+
+@functools.lru_cache(maxsize=65536)
+def _f1_aligned(p: frozenset, g: frozenset) -> float:
+    if not p and not g:
+        return 1.0
+    if not p or not g:
+        return 0.0
+    tp = aligned_matches(p, g)
+    return 2 * tp / (len(p) + len(g)) if tp else 0.0
+
+
+register(MeasureDef(
+    name="F1_Tri",
+    definition=(
+        "F1 over triple patterns (ICTIR 2022, beta=1): sets of (s,p,o) patterns of predicted vs gold "
+        "query (';'/',' expanded, OPTIONAL/UNION/subquery patterns included, IRIs expanded, paths by "
+        "text), from the tolerant analyzer. vars=ignored (paper): any variable or blank node matches "
+        "any other; vars=aligned: the one-to-one variable renaming maximising matches. Both empty 1; "
+        "no predicted query 0."
+    ),
+    convention="query",
+    item=lambda ctx, vars: f1_tri(pred_query(ctx), gold_query(ctx), vars),
+    params=(VARS,),
+    needs=("query",),
+))
+
+
+# --------------------------------------------------------------------------- compounds
+
+
+def floor(value: float, gamma: float) -> float:
+    """``gamma + (1 - gamma) * value`` (written ``value + gamma * (1 - value)`` so 1 stays 1)."""
+    v = min(1.0, max(0.0, float(value)))
+    return v + gamma * (1.0 - v)
+
+
+def floored_product(values: Sequence[float | None], gammas: Sequence[float],
+                    weights: Sequence[float] | None = None) -> float | None:
+    """prod_i floor(v_i, gamma_i) ** w_i; None if any value is None."""
+    if any(v is None for v in values):
+        return None
+    out = 1.0
+    for i, (v, g) in enumerate(zip(values, gammas)):
+        f = floor(v, g)
+        out *= f if weights is None or weights[i] == 1 else f ** weights[i]
+    return out
+
+
+def _gek(semantic):
+    def item(ctx: ItemContext, gamma: float, **kw: Any) -> float | None:
+        ex = exec_value(ctx)
+        if ex is None:
+            return None
+        g = gold_query(ctx)
+        if g is None:
+            return None
+        sem = semantic(pred_query(ctx), g, **kw)
+        if ex == 0.0:
+            # ICTIR 2022: r_K(f) = error -> P(D2) = P(D3) = gamma
+            return floor(sem, gamma) * gamma * gamma
+        ans = f1_ans(ctx)
+        return floored_product((sem, ex, ans), (gamma, gamma, gamma))
+
+    return item
+
+
+_GEK_TAIL = (
+    "x Exec x F1_Ans, each component floored as gamma + (1-gamma) x value (gamma default 1e-4); a "
+    "prediction that does not execute has P(D2)=P(D3)=gamma, so its score is floor(semantic) x "
+    "gamma². Undefined when Exec is undefined or there is no gold query."
+)
+
+register(MeasureDef(
+    name="GEK1",
+    definition="GEK-1 (Linjordet, Balog, Setty, ICTIR 2022) = BLEU(tokenize) " + _GEK_TAIL,
+    convention="query",
+    item=_gek(lambda p, g, tokenize: bleu(p, g, tokenize)),
+    params=(GAMMA, TOKENIZE),
+    needs=("query", "execution"),
+))
+
+register(MeasureDef(
+    name="GEK2",
+    definition="GEK-2 (Linjordet, Balog, Setty, ICTIR 2022) = F1_Sem " + _GEK_TAIL,
+    convention="query",
+    item=_gek(lambda p, g: f1_sem(p, g)),
+    params=(GAMMA,),
+    needs=("query", "execution"),
+))
+
+register(MeasureDef(
+    name="GEK3",
+    definition="GEK-3 (Linjordet, Balog, Setty, ICTIR 2022) = F1_Tri(vars) " + _GEK_TAIL,
+    convention="query",
+    item=_gek(lambda p, g, vars: f1_tri(p, g, vars)),
+    params=(GAMMA, VARS),
+    needs=("query", "execution"),
+))
+
+
+def compound(
+    name: str,
+    components: Sequence[str | Measure],
+    floors: float | Sequence[float] = 1e-4,
+    weights: Sequence[float] | None = None,
+    *,
+    definition: str | None = None,
+    convention: str = "compound",
+    register_measure: bool = True,
+) -> MeasureDef:
+    """Define (and by default register) a compound measure: per question
+    ``prod_i (gamma_i + (1 - gamma_i) * v_i) ** w_i`` over the component measures' per-question
+    values ``v_i`` (clamped to [0,1]), undefined if any component is undefined; averaged over
+    questions like any measure.
+
+    ``components`` are measure specs (``"F1_Tri(vars=aligned)"``) or bound measures, resolved
+    when the compound is first used. ``floors`` is one gamma for all components (then the
+    compound gets a ``gamma`` parameter with that default) or one per component. ``weights``
+    are exponents (default all 1: the ICTIR 2022 product).
+
+    To honour D3-depends-on-D2 use F1_Ans (0 for a failed query) as the answer component."""
+    specs = list(components)
+    if not specs:
+        raise ValueError(f"compound {name}: needs at least one component")
+    uniform = isinstance(floors, (int, float))
+    per = None if uniform else [float(f) for f in floors]  # type: ignore[union-attr]
+    if per is not None and len(per) != len(specs):
+        raise ValueError(f"compound {name}: {len(per)} floors for {len(specs)} components")
+    w = None if weights is None else [float(x) for x in weights]
+    if w is not None and len(w) != len(specs):
+        raise ValueError(f"compound {name}: {len(w)} weights for {len(specs)} components")
+    for g in ([float(floors)] if uniform else per):  # type: ignore[arg-type]
+        if not 0.0 <= g <= 1.0:
+            raise ValueError(f"compound {name}: floor {g} is not in [0, 1]")
+    if w is not None and any(x < 0 for x in w):
+        raise ValueError(f"compound {name}: weights must be >= 0")
+    resolved: list[Measure] = []
+
+    def bound() -> list[Measure]:
+        if not resolved:
+            resolved.extend(parse(s) if isinstance(s, str) else s for s in specs)
+        return resolved
+
+    def label(s: str | Measure) -> str:
+        return s if isinstance(s, str) else s.key
+
+    def item(ctx: ItemContext, **params: Any) -> float | None:
+        ms = bound()
+        gammas = [params["gamma"]] * len(ms) if uniform else per
+        return floored_product([m.item_value(ctx) for m in ms], gammas, w)  # type: ignore[arg-type]
+
+    if definition is None:
+        parts = " x ".join(label(s) + (f"^{w[i]:g}" if w is not None and w[i] != 1 else "") for i, s in enumerate(specs))
+        fl = "gamma" if uniform else ", ".join(f"{g:g}" for g in per)  # type: ignore[union-attr]
+        definition = (f"Compound {name} = {parts}, each component floored as g + (1-g) x value "
+                      f"(g = {fl}); undefined if any component is undefined.")
+    defn = MeasureDef(
+        name=name,
+        definition=definition,
+        convention=convention,
+        item=item,
+        params=(Param("gamma", float(floors), None, "floor of every component"),) if uniform else (),
+        needs=("query",),
+    )
+    if register_measure:
+        register(defn)
+    return defn
