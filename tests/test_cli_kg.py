@@ -1,0 +1,57 @@
+"""``kgqa kg load|info``, ``kgqa cache stats|clear`` and ``kgqa audit`` through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from kgqa.cli import _register, app
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _commands():
+    _register()
+
+
+@pytest.fixture()
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("KGQA_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_kg_load_store_and_info(shared_data, tmp_path):
+    ttl = shared_data / "ck25" / "graphs" / "prod-inst.ttl"
+    r = runner.invoke(app, ["kg", "load", str(ttl), "--store", str(tmp_path / "st"), "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert "26903" in r.output and "sha256:e1a45b150872" in r.output.replace("\n", "")
+    r = runner.invoke(app, ["kg", "info", str(tmp_path / "st")])
+    assert r.exit_code == 0 and "26903" in r.output and "named graphs 0" in r.output
+    r = runner.invoke(app, ["kg", "load", str(ttl), "--store", str(tmp_path / "st"), "--quiet"])
+    assert r.exit_code != 0 and "not empty" in str(r.exception) + r.output
+    r = runner.invoke(app, ["kg", "load", str(ttl), "--graph", "http://g/", "--quiet"])
+    assert r.exit_code == 0 and "loaded into  <http://g/>" in r.output and "named graphs 1" in r.output
+
+
+def test_audit_json_and_cache_commands(shared_data, cache_dir):
+    ttl = str(shared_data / "ck25" / "graphs" / "prod-inst.ttl")
+    r = runner.invoke(app, ["audit", "ck25", "--kg", ttl, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    assert doc["verdicts"] == {"ok": 47, "mismatch": 3}
+    bad = [q for q in doc["queries"] if q["verdict"] == "mismatch"]
+    assert [q["id"] for q in bad] == ["ck25:25", "ck25:41", "ck25:50"]
+    assert bad[2]["missing"] == ["http://ld.company.org/prod-instances/dept-22183"]
+    r = runner.invoke(app, ["cache", "stats", "--json"])
+    assert r.exit_code == 0
+    stats = json.loads(r.output)
+    assert stats["entries"] == 50 and stats["path"] == str(cache_dir / "results.sqlite")
+    r = runner.invoke(app, ["audit", "ck25", "--kg", ttl])
+    assert r.exit_code == 0 and "mismatch: 3, ok: 47" in r.output and "ck25:50" in r.output
+    r = runner.invoke(app, ["cache", "clear"])
+    assert r.exit_code == 0 and "deleted 50" in r.output
+    r = runner.invoke(app, ["cache", "stats", "--json"])
+    assert json.loads(r.output)["entries"] == 0
