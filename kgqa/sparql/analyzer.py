@@ -71,7 +71,7 @@ RDF_FIRST = IRI(RDF + "first")
 RDF_REST = IRI(RDF + "rest")
 RDF_NIL = IRI(RDF + "nil")
 
-MAX_DEPTH = 200
+MAX_DEPTH = 64  # nesting levels of groups, brackets, paths, collections (pyoxigraph allows more; never seen in practice)
 
 
 # --------------------------------------------------------------------------- result types

@@ -138,7 +138,7 @@ _SPEC = [
 ]
 # Each match skips leading blanks and comments, then reads one token.
 _MASTER = re.compile(
-    r"(?:\s+|#[^\n\r]*)*(?:" + "|".join(f"(?P<{name}>{rx})" for name, rx in _SPEC[2:]) + ")",
+    r"(?:\s+|#[^\n\r]*)*+(?:" + "|".join(f"(?P<{name}>{rx})" for name, rx in _SPEC[2:]) + r"|(?P<END>\Z))",
     re.DOTALL,
 )
 
@@ -155,8 +155,8 @@ def tokenize(text: str) -> list[Token]:
     keywords = KEYWORDS
     for m in _MASTER.finditer(text):
         kind = m.lastgroup
-        if kind is None:  # only blanks/comments were left
-            continue
+        if kind == "END":  # only blanks/comments were left
+            break
         s, e = m.span(kind)
         if kind == "PUNCT" or kind == "VAR" or kind == "PNAME" or kind == "IRIREF" or kind == "NUMBER":
             if kind == "VAR":

@@ -1,0 +1,377 @@
+"""The tolerant analyzer: exact values for every extracted feature, validity, characteristics."""
+
+import pytest
+
+from kgqa.model.terms import BNode, IRI, Literal, XSD, RDF
+from kgqa.sparql import STANDARD_PREFIXES, analyze
+from kgqa.sparql.analyzer import Aggregate, OrderCondition, Path, Projection, TriplePattern, ValuesBlock, Var
+
+DBO = "http://dbpedia.org/ontology/"
+DBR = "http://dbpedia.org/resource/"
+DBP = "http://dbpedia.org/property/"
+EX = "http://example.org/"
+TYPE = IRI(RDF + "type")
+
+
+def iri(x):
+    return IRI(x)
+
+
+# --------------------------------------------------------------------------- the paper's pairs
+
+
+def test_justin_madden_pair():
+    gold = analyze("ASK WHERE { dbr:Justin_Madden dbp:university dbr:Australian_Catholic_University }")
+    pred = analyze("ASK WHERE { dbr:Justin_Madden dbo:almaMater ?uri . }")
+    assert gold.valid and pred.valid
+    assert gold.form == pred.form == "ASK"
+    assert gold.entities == (IRI(DBR + "Justin_Madden"), IRI(DBR + "Australian_Catholic_University"))
+    assert gold.predicates == (IRI(DBP + "university"),)
+    assert pred.entities == (IRI(DBR + "Justin_Madden"),)
+    assert pred.predicates == (IRI(DBO + "almaMater"),)
+    assert pred.triples == (TriplePattern(IRI(DBR + "Justin_Madden"), IRI(DBO + "almaMater"), Var("uri")),)
+    assert gold.undeclared_prefixes == ("dbr", "dbp") and not gold.strictly_valid
+
+
+def test_truncated_query_keeps_all_patterns():
+    full = ("PREFIX dbo: <http://dbpedia.org/ontology/> SELECT DISTINCT ?uri WHERE { ?uri a dbo:Film ; "
+            "dbo:director ?d . ?d dbo:birthPlace dbr:Berlin . OPTIONAL { ?uri dbo:runtime ?r } }")
+    cut = full[:-1]
+    a, b = analyze(full), analyze(cut)
+    assert a.valid and not b.valid
+    assert b.error.startswith("expected '}' (the query is truncated), found end of query at offset %d" % len(cut))
+    assert b.error_offset == len(cut)
+    assert b.triples == a.triples and len(b.triples) == 4
+    assert b.entities == a.entities and b.predicates == a.predicates
+    # cut inside the OPTIONAL, and in the middle of a triple
+    c = analyze(full[: full.index("?r }")])
+    assert [t.n3() for t in c.triples][-1] == f"?d <{DBO}birthPlace> <{DBR}Berlin> ."
+    assert not c.valid
+
+
+# --------------------------------------------------------------------------- prefixes, base, IRIs
+
+
+def test_prefixes_declared_undeclared_and_expansion():
+    q = ("BASE <http://example.org/base/> PREFIX ex: <http://example.org/> PREFIX : <http://e.org/d#> "
+         "SELECT * WHERE { ex:a :p <rel> . <http://example.org/a> foaf:name ?n . ?n wdt:P31 zz:x }")
+    info = analyze(q)
+    assert info.base == "http://example.org/base/"
+    assert info.prefixes == {"ex": EX, "": "http://e.org/d#"}
+    assert info.undeclared_prefixes == ("foaf", "wdt", "zz")
+    assert info.unresolved_prefixes == ("zz",)
+    assert not info.valid and "undeclared prefix 'zz'" in info.error
+    s = info.triples
+    assert s[0] == TriplePattern(IRI(EX + "a"), IRI("http://e.org/d#p"), IRI("http://example.org/base/rel"))
+    assert s[1].subject == s[0].subject  # prefixed name == full IRI after expansion
+    assert s[1].predicate == IRI(STANDARD_PREFIXES["foaf"] + "name")
+    assert s[2].predicate == IRI("http://www.wikidata.org/prop/direct/P31")
+    assert s[2].object == IRI("zz:x")
+    # caller-supplied prefixes win over the standard table
+    assert analyze("SELECT * { ?s foaf:x ?o }", {"foaf": "urn:f:"}).predicates == (IRI("urn:f:x"),)
+
+
+def test_iris_exclude_declarations_and_datatypes():
+    q = ('PREFIX unused: <http://unused.org/> SELECT ?x WHERE { ?x dbo:p "3"^^xsd:int . '
+         'FILTER(xsd:integer(?x) > 2 && ?x != dbr:B) } ')
+    info = analyze(q)
+    assert set(info.iris) == {IRI(DBO + "p"), IRI(XSD + "integer"), IRI(DBR + "B")}
+    assert info.datatypes == (IRI(XSD + "int"),)
+    assert info.literals == (Literal("3", XSD + "int"),)
+
+
+def test_relative_iri_without_base_is_invalid():
+    info = analyze("SELECT * WHERE { ?s <p> ?o }")
+    assert not info.valid and info.error.startswith("relative IRI without BASE")
+    assert analyze("BASE <http://x.org/> SELECT * WHERE { ?s <p> ?o }").predicates == (IRI("http://x.org/p"),)
+
+
+# --------------------------------------------------------------------------- form and projection
+
+
+@pytest.mark.parametrize("q,form", [
+    ("SELECT * { ?s ?p ?o }", "SELECT"),
+    ("ask { ?s ?p ?o }", "ASK"),
+    ("CONSTRUCT { ?s <http://x/q> ?o } WHERE { ?s <http://x/p> ?o }", "CONSTRUCT"),
+    ("CONSTRUCT WHERE { ?s <http://x/p> ?o }", "CONSTRUCT"),
+    ("DESCRIBE <http://x/a>", "DESCRIBE"),
+    ("INSERT DATA { <http://x/a> <http://x/p> 1 }", "UPDATE"),
+    ("DELETE WHERE { ?s ?p ?o }", "UPDATE"),
+    ("DROP ALL", "UPDATE"),
+    ("?s ?p ?o", "unknown"),
+])
+def test_query_forms(q, form):
+    info = analyze(q)
+    assert info.form == form
+    assert info.valid == (form != "unknown")
+
+
+def test_projection_distinct_reduced_and_expressions():
+    info = analyze("SELECT DISTINCT ?a (COUNT(DISTINCT ?b) AS ?n) ?c WHERE { ?a <http://x/p> ?b, ?c } GROUP BY ?a ?c")
+    assert info.distinct and not info.reduced and not info.select_all
+    assert info.projection == (Projection(Var("a")), Projection(Var("n"), "COUNT(DISTINCT ?b)"), Projection(Var("c")))
+    assert info.projected_variables == (Var("a"), Var("n"), Var("c"))
+    assert analyze("SELECT REDUCED * { ?s ?p ?o }").reduced
+    assert analyze("SELECT * { ?s ?p ?o }").select_all
+
+
+def test_template_triples_are_separate():
+    info = analyze("CONSTRUCT { ?s <http://x/q> ?o } WHERE { ?s <http://x/p> ?o }")
+    assert info.template == (TriplePattern(Var("s"), IRI("http://x/q"), Var("o"), ("CONSTRUCT",)),)
+    assert info.triples == (TriplePattern(Var("s"), IRI("http://x/p"), Var("o")),)
+    assert info.predicates == (IRI("http://x/p"), IRI("http://x/q"))
+
+
+# --------------------------------------------------------------------------- triples
+
+
+def test_semicolon_comma_and_classes():
+    info = analyze("SELECT ?x WHERE { ?x a dbo:Person, dbo:Artist ; dbo:birthPlace dbr:Oslo ; rdfs:label 'X'@en , \"Y\" ; . }")
+    assert [t.spo for t in info.triples] == [
+        (Var("x"), TYPE, IRI(DBO + "Person")),
+        (Var("x"), TYPE, IRI(DBO + "Artist")),
+        (Var("x"), IRI(DBO + "birthPlace"), IRI(DBR + "Oslo")),
+        (Var("x"), IRI(STANDARD_PREFIXES["rdfs"] + "label"), Literal("X", None, "en")),
+        (Var("x"), IRI(STANDARD_PREFIXES["rdfs"] + "label"), Literal("Y")),
+    ]
+    assert info.classes == (IRI(DBO + "Person"), IRI(DBO + "Artist"))
+    assert info.entities == (IRI(DBO + "Person"), IRI(DBO + "Artist"), IRI(DBR + "Oslo"))
+    assert info.literals == (Literal("X", None, "en"), Literal("Y"))
+    assert info.valid
+
+
+def test_blank_node_property_lists_and_collections():
+    info = analyze("SELECT * { ?x <http://x/p> [ <http://x/q> ?y ; <http://x/r> [ <http://x/s> 1 ] ] . "
+                   "[] <http://x/t> _:lbl . ( 1 ?z ) <http://x/u> ?w }")
+    t = [x.spo for x in info.triples]
+    b1, b2, b3 = BNode("anon#1"), BNode("anon#2"), BNode("anon#3")
+    assert t[:4] == [
+        (b1, IRI("http://x/q"), Var("y")),
+        (b2, IRI("http://x/s"), Literal("1", XSD + "integer")),
+        (b1, IRI("http://x/r"), b2),
+        (Var("x"), IRI("http://x/p"), b1),
+    ]
+    assert t[4] == (b3, IRI("http://x/t"), BNode("lbl"))
+    c1, c2 = BNode("anon#4"), BNode("anon#5")
+    assert t[5:] == [
+        (c1, IRI(RDF + "first"), Literal("1", XSD + "integer")),
+        (c1, IRI(RDF + "rest"), c2),
+        (c2, IRI(RDF + "first"), Var("z")),
+        (c2, IRI(RDF + "rest"), IRI(RDF + "nil")),
+        (c1, IRI("http://x/u"), Var("w")),
+    ]
+    assert info.valid
+
+
+def test_literals_typed():
+    info = analyze('SELECT * { ?x <http://x/p> 1, -2.5, 3e1, true, "a\\tb", """long""", "d"^^<http://x/dt> }')
+    assert info.literals == (
+        Literal("1", XSD + "integer"), Literal("-2.5", XSD + "decimal"), Literal("3e1", XSD + "double"),
+        Literal("true", XSD + "boolean"), Literal("a\tb"), Literal("long"), Literal("d", "http://x/dt"),
+    )
+
+
+def test_property_paths():
+    info = analyze("SELECT * { ?x dbo:p/dbo:q* ?y . ?y ^dbo:r|a ?z . ?z !(rdf:type|^dbo:s) ?w . ?w (dbo:t)+ ?v . ?v dbo:plain ?u }")
+    assert [str(t.predicate) for t in info.triples] == [
+        f"<{DBO}p>/<{DBO}q>*", f"^<{DBO}r>|<{RDF}type>", f"!(<{RDF}type>|^<{DBO}s>)", f"(<{DBO}t>)+", f"{DBO}plain",
+    ]
+    assert isinstance(info.triples[0].predicate, Path) and info.triples[4].predicate == IRI(DBO + "plain")
+    assert info.triples[0].predicate.iris == (IRI(DBO + "p"), IRI(DBO + "q"))
+    assert [p.text for p in info.paths] == [str(t.predicate) for t in info.triples[:4]]
+    assert info.predicates == (IRI(DBO + "p"), IRI(DBO + "q"), IRI(DBO + "r"), TYPE, IRI(DBO + "s"),
+                               IRI(DBO + "t"), IRI(DBO + "plain"))
+    assert info.classes == ()  # a path is not rdf:type
+    assert info.characteristics()["property_path"]
+
+
+def test_contexts():
+    q = ("SELECT * WHERE { ?a <http://x/p0> ?b . OPTIONAL { ?a <http://x/p1> ?c "
+         "{ ?c <http://x/p2> ?d } UNION { ?c <http://x/p3> ?d } UNION { ?c <http://x/p4> ?d } } "
+         "MINUS { ?a <http://x/p5> ?e } FILTER NOT EXISTS { ?a <http://x/p6> ?f } FILTER(EXISTS { ?a <http://x/p7> ?g }) "
+         "GRAPH ?gr { ?a <http://x/p8> ?h } SERVICE <http://x/sparql> { ?a <http://x/p9> ?i } "
+         "{ SELECT ?a WHERE { ?a <http://x/p10> ?j } } { ?a <http://x/p11> ?k } }")
+    info = analyze(q)
+    assert info.valid, info.error
+    assert [(t.predicate.value[9:], t.context) for t in info.triples] == [
+        ("p0", ()), ("p1", ("OPTIONAL",)), ("p2", ("OPTIONAL", "UNION", 0)), ("p3", ("OPTIONAL", "UNION", 1)),
+        ("p4", ("OPTIONAL", "UNION", 2)), ("p5", ("MINUS",)), ("p6", ("NOT EXISTS",)), ("p7", ("EXISTS",)),
+        ("p8", ("GRAPH",)), ("p9", ("SERVICE",)), ("p10", ("SUBQUERY",)), ("p11", ()),
+    ]
+    assert info.services == (IRI("http://x/sparql"),)
+    assert info.graphs == (Var("gr"),)
+    c = info.characteristics()
+    assert c["optional"] and c["union"] and c["minus"] and c["subquery"] and c["service"] and c["filter"]
+    assert {"EXISTS", "NOT EXISTS", "GRAPH"} <= info.features
+
+
+# --------------------------------------------------------------------------- VALUES, filters, aggregates, modifiers
+
+
+def test_values():
+    info = analyze("SELECT * { VALUES ?x { dbr:A 'b' UNDEF } ?x ?p ?o } VALUES (?p ?o) { (dbo:p 1) (UNDEF UNDEF) }")
+    assert info.values == (
+        ValuesBlock((Var("x"),), ((IRI(DBR + "A"),), (Literal("b"),), (None,)), ()),
+        ValuesBlock((Var("p"), Var("o")), ((IRI(DBO + "p"), Literal("1", XSD + "integer")), (None, None)), ()),
+    )
+    assert IRI(DBR + "A") in info.entities and Literal("b") in info.literals
+    assert not analyze("SELECT * { VALUES (?a ?b) { (1) } }").valid
+
+
+def test_filters_and_operators():
+    info = analyze("SELECT * { ?x dbo:p ?v . FILTER(?v >= 10 && ?v < 20 || ?v = 5) FILTER regex(?x, 'a') "
+                   "FILTER(?x NOT IN (dbr:A, dbr:B)) FILTER(?v != 3 && lang(?x) IN ('en')) }")
+    assert [(f.text, f.operators) for f in info.filters] == [
+        ("(?v >= 10 && ?v < 20 || ?v = 5)", (">=", "<", "=")),
+        ("regex(?x, 'a')", ()),
+        ("(?x NOT IN (dbr:A, dbr:B))", ("NOT IN",)),
+        ("(?v != 3 && lang(?x) IN ('en'))", ("!=", "IN")),
+    ]
+    assert info.function_class() == "comparative"
+
+
+def test_aggregates_group_having_order_limit_offset():
+    q = ("SELECT ?c (COUNT(DISTINCT ?x) AS ?n) (SAMPLE(?y) AS ?s) (GROUP_CONCAT(?y ; separator=', ') AS ?g) "
+         "(MIN(?y) AS ?lo) (MAX(?y) AS ?hi) (AVG(?y) AS ?av) (SUM(?y) AS ?su) (COUNT(*) AS ?all) "
+         "WHERE { ?x a ?c ; dbo:v ?y } GROUP BY ?c HAVING (COUNT(?x) > 2) ORDER BY DESC(?n) ?c ASC(?s) LIMIT 10 OFFSET 5")
+    info = analyze(q)
+    assert info.valid, info.error
+    assert info.aggregates == (
+        Aggregate("COUNT", True, "?x"), Aggregate("SAMPLE", False, "?y"),
+        Aggregate("GROUP_CONCAT", False, "?y", ", "), Aggregate("MIN", False, "?y"),
+        Aggregate("MAX", False, "?y"), Aggregate("AVG", False, "?y"), Aggregate("SUM", False, "?y"),
+        Aggregate("COUNT", False, "*"), Aggregate("COUNT", False, "?x"),
+    )
+    assert info.group_by == ("?c",)
+    assert info.having == ("(COUNT(?x) > 2)",)
+    assert info.order_by == (OrderCondition("?n", "DESC"), OrderCondition("?c", "ASC"), OrderCondition("?s", "ASC"))
+    assert (info.limit, info.offset) == (10, 5)
+    assert analyze("SELECT * { ?s ?p ?o } OFFSET 3 LIMIT 2").limit == 2
+
+
+def test_grouping_errors_like_pyoxigraph():
+    assert not analyze("SELECT ?x (COUNT(?y) AS ?n) WHERE { ?x ?p ?y }").valid
+    assert "?x is projected but neither grouped nor aggregated" in analyze(
+        "SELECT ?x (COUNT(?y) AS ?n) WHERE { ?x ?p ?y }").error
+    assert analyze("SELECT ?x (COUNT(?y) AS ?n) WHERE { ?x ?p ?y } GROUP BY ?x").valid
+    # Virtuoso dialect: an aggregate without AS
+    info = analyze("SELECT DISTINCT COUNT(?uri) WHERE { ?uri a dbo:Film }")
+    assert not info.valid and "needs '(... AS ?var)'" in info.error
+    assert info.aggregates == (Aggregate("COUNT", False, "?uri"),) and len(info.triples) == 1
+
+
+# --------------------------------------------------------------------------- validity
+
+
+@pytest.mark.parametrize("q", [
+    "SELECT * WHERE { ?s ?p ?o",
+    "SELECT * WHERE { ?s ?p ?o } }",
+    "SELECT * WHERE { ?s ?p ?o . FILTER(?o > 3 }",
+    "SELECT * WHERE { ?s ?p ?o . FILTER((?o > 3) }",
+    "SELECT * WHERE { ?s ?p }",
+    "SELECT * WHERE { ?s ?p ?o ?s2 ?p2 ?o2 }",
+    "SELECT WHERE { ?s ?p ?o }",
+    "SELECT * WHERE { ?s ?p ?o } LIMIT",
+    "SELECT * WHERE { ?s ?p ?o } LIMIT 1.5",
+    "SELECT * WHERE { ?s ?p ?o } ORDER BY",
+    "SELECT * WHERE { ?s ?p 'unterminated }",
+    "SELECT * WHERE { ?s ?p ?o . FILTER(regex(?o)) }",
+    "SELECT * WHERE { ?s ?p \"a\\qb\" }",
+    "SELECT ?x WHERE { ?x ?p ?o } garbage",
+    "the capital of France",
+    "",
+    "   # just a comment",
+    "SELECT * WHERE { ?s ?p \"x\"@1 }",
+    "SELECT * WHERE { ?s <http://a:b/x> ?o }",
+    "SELECT * WHERE { ?s <http://x/p> ?o } GROUP BY ?s",
+])
+def test_invalid(q):
+    info = analyze(q)
+    assert not info.valid
+    assert info.error and info.error_offset is not None and 0 <= info.error_offset <= len(q)
+
+
+@pytest.mark.parametrize("q", [
+    "SELECT * WHERE { ?s ?p ?o }",
+    "select * { ?s ?p ?o . }",
+    "SELECT * WHERE { ?s ?p ?o . ?o ?q ?r . }",
+    "SELECT * WHERE { ?s ?p ?o OPTIONAL { ?o ?q ?r } . ?s ?x ?y }",
+    "SELECT * WHERE { } ",
+    "ASK {}",
+    "SELECT * WHERE { ?s ?p ?o FILTER(?o) }",
+    "SELECT (1 + 2 * -3 AS ?x) WHERE {}",
+    "SELECT * WHERE { ?s ?p ?o . BIND(IF(BOUND(?o), STR(?o), 'n') AS ?l) FILTER(!isIRI(?o) && RAND() < 1) }",
+    "SELECT * WHERE { ?s ?p ?o FILTER(CONCAT()) FILTER(COALESCE(?o, 1)) FILTER(NOW() > ?o) }",
+    "SELECT * WHERE { ?s ?p ?o } VALUES ?s { <http://x/a> }",
+    "PREFIX : <http://x/> SELECT * WHERE { :a :b :c }",
+    "SELECT * FROM <http://x/g> FROM NAMED <http://x/h> WHERE { GRAPH ?g { ?s ?p ?o } }",
+    "SELECT * WHERE { ?s ?p 18 . 5 ?p ?o }",
+    "SELECTDISTINCT ?s WHERE { ?s ?p ?o }",
+    "PREFIXex: <http://x/> SELECT * { ex:a ?p ?o }",
+    "SELECT * WHERE { ?s ?p ?o }  # trailing comment",
+    "DESCRIBE ?x WHERE { ?x ?p ?o }",
+    "SELECT ?s WHERE { ?s <http://x/p> ?o } GROUP BY ?s",
+])
+def test_valid(q):
+    info = analyze(q)
+    assert info.valid, info.error
+    assert info.error is None and info.error_offset is None
+
+
+def test_never_raises_on_deep_nesting():
+    info = analyze("SELECT * WHERE { FILTER(" + "(" * 5000 + "1" + ")" * 5000 + ") }")
+    assert not info.valid and "nesting deeper than" in info.error
+    info = analyze("{" * 3000)
+    assert not info.valid
+
+
+# --------------------------------------------------------------------------- characteristics
+
+
+def test_characteristics_counts_and_hops():
+    q = ("PREFIX : <http://x/> SELECT ?person WHERE { ?person :childOf ?parent . ?parent :childOf :Albert_Einstein . "
+         "?parent :born ?date }")
+    info = analyze(q)
+    c = info.characteristics()
+    assert (c["triples"], c["variables"], c["hops"], c["function"]) == (3, 3, 2, "none")
+    assert c["select"] and not c["ask"] and not c["optional"] and not c["group_by"]
+    # hops: from ?person: ?parent 1, :Albert_Einstein 2, ?date 2
+    assert analyze("SELECT ?date WHERE { ?person <http://x/c> ?parent . ?parent <http://x/c> <http://x/E> . ?parent <http://x/b> ?date }").hops() == 2
+    assert analyze("SELECT ?x WHERE { ?x <http://x/p> ?y . ?y <http://x/p> ?z . ?z <http://x/p> ?w }").hops() == 3
+    # aggregate projection: the hop count starts from the counted variable
+    assert analyze("SELECT (COUNT(?x) AS ?c) WHERE { ?x <http://x/p> <http://x/o> }").hops() == 1
+    # ASK: diameter of the pattern graph
+    assert analyze("ASK { <http://x/a> <http://x/p> ?y . ?y <http://x/p> ?z }").hops() == 2
+    assert analyze("SELECT * {}").hops() == 0
+
+
+@pytest.mark.parametrize("q,cls", [
+    ("SELECT (COUNT(?x) AS ?c) WHERE { ?x ?p ?o } ORDER BY ?c LIMIT 1", "count"),
+    ("SELECT ?x WHERE { ?x <http://x/p> ?v } ORDER BY DESC(?v) LIMIT 1", "superlative"),
+    ("SELECT (MAX(?v) AS ?m) WHERE { ?x <http://x/p> ?v FILTER(?v > 3) }", "superlative"),
+    ("SELECT ?x WHERE { ?x <http://x/p> ?v } ORDER BY DESC(?v)", "none"),
+    ("SELECT ?x WHERE { ?x <http://x/p> ?v FILTER(?v > 3) }", "comparative"),
+    ("SELECT ?x WHERE { ?x <http://x/p> ?v FILTER(?v != 3) }", "none"),
+    ("ASK { ?x <http://x/p> ?v }", "none"),
+])
+def test_function_class(q, cls):
+    assert analyze(q).function_class() == cls
+
+
+def test_structure_template_is_stable():
+    a = analyze("PREFIX dbo: <http://dbpedia.org/ontology/> SELECT ?u WHERE { ?u a dbo:Film ; dbo:director dbr:X } LIMIT 5")
+    b = analyze("select ?film where { ?film <http://dbpedia.org/ontology/starring> <http://y/Z> .\n ?film a <http://c/Book> } LIMIT 5")
+    assert a.structure_template() == b.structure_template()
+    assert a.structure_template() == (
+        f"SELECT ?v0 WHERE {{ ?v0 <> <> . ?v0 <{RDF}type> <> . }} LIMIT 5"
+    )
+    c = analyze("SELECT ?u WHERE { ?u a dbo:Film ; dbo:director 'X' } LIMIT 5")
+    assert c.structure_template() != a.structure_template()
+    assert analyze("SELECT ?u WHERE { ?u a dbo:Film ").structure_template() is None
+
+
+def test_results_are_frozen_and_cached():
+    a = analyze("SELECT * { ?s ?p ?o }")
+    assert a is analyze("SELECT * { ?s ?p ?o }")
+    with pytest.raises(Exception):
+        a.valid = False  # type: ignore[misc]

@@ -1,0 +1,93 @@
+"""The SPARQL tokenizer: kinds, values, offsets, the '<' ambiguity, errors."""
+
+from kgqa.sparql.lexer import tokenize, unescape_string
+
+
+def kinds(text):
+    return [(t.kind, t.value) for t in tokenize(text)]
+
+
+def test_basic_kinds_and_offsets():
+    text = "PREFIX dbo: <http://dbpedia.org/ontology/>\nselect ?x $y WHERE { ?x a dbo:Film } # c\n"
+    toks = tokenize(text)
+    assert [(t.kind, t.value) for t in toks] == [
+        ("KEYWORD", "PREFIX"), ("PNAME", "dbo:"), ("IRIREF", "http://dbpedia.org/ontology/"),
+        ("KEYWORD", "SELECT"), ("VAR", "x"), ("VAR", "y"), ("KEYWORD", "WHERE"), ("PUNCT", "{"),
+        ("VAR", "x"), ("A", "a"), ("PNAME", "dbo:Film"), ("PUNCT", "}"),
+    ]
+    for t in toks:
+        src = text[t.start:t.end]
+        if t.kind == "KEYWORD":
+            assert src.upper() == t.value
+        elif t.kind == "VAR":
+            assert src[1:] == t.value
+        elif t.kind == "IRIREF":
+            assert src == "<" + t.value + ">"
+        else:
+            assert src == t.value
+    assert toks[2].start == 12 and toks[2].end == 42
+    assert toks[3].start == 43 and text[toks[3].start:toks[3].end] == "select"
+
+
+def test_strings_four_quote_styles_and_suffixes():
+    text = """ "a\\"b"@en 'c' \"\"\"multi
+line "q" \"\"\" '''x''y'''^^xsd:string """
+    assert kinds(text) == [
+        ("STRING", 'a\\"b'), ("LANGTAG", "en"), ("STRING", "c"), ("STRING", 'multi\nline "q" '),
+        ("STRING", "x''y"), ("PUNCT", "^^"), ("PNAME", "xsd:string"),
+    ]
+    assert unescape_string('a\\"b\\n\\u00e9') == ('a"b\né', None)
+    assert unescape_string("bad\\x")[1] == "invalid escape '\\\\x' in string"
+
+
+def test_numbers_booleans_bnodes_anon_nil():
+    assert kinds("1 2.5 .5 3e2 1.5E-3 5. true FALSE _:b1 [ ] ( ) [] ()") == [
+        ("NUMBER", "1"), ("NUMBER", "2.5"), ("NUMBER", ".5"), ("NUMBER", "3e2"), ("NUMBER", "1.5E-3"),
+        ("NUMBER", "5"), ("PUNCT", "."), ("BOOLEAN", "true"), ("BOOLEAN", "false"), ("BNODE", "b1"),
+        ("ANON", "[ ]"), ("NIL", "( )"), ("ANON", "[]"), ("NIL", "()"),
+    ]
+
+
+def test_less_than_versus_iri():
+    # an IRIREF has no blanks or quotes inside: these are comparisons
+    assert kinds("FILTER(?x < 5 && ?y > 3)") == [
+        ("KEYWORD", "FILTER"), ("PUNCT", "("), ("VAR", "x"), ("PUNCT", "<"), ("NUMBER", "5"),
+        ("PUNCT", "&&"), ("VAR", "y"), ("PUNCT", ">"), ("NUMBER", "3"), ("PUNCT", ")"),
+    ]
+    assert kinds("?a<=?b") == [("VAR", "a"), ("PUNCT", "<="), ("VAR", "b")]
+    assert kinds("<http://x/y>") == [("IRIREF", "http://x/y")]
+    assert kinds('?a<"x">') == [("VAR", "a"), ("PUNCT", "<"), ("STRING", "x"), ("PUNCT", ">")]
+
+
+def test_punctuation_set():
+    got = [t.value for t in tokenize("{ } ( . , ; [ * / | ^ ^^ + - ? ! = != < > <= >= && || ] )")]
+    assert got == "{ } ( . , ; [ * / | ^ ^^ + - ? ! = != < > <= >= && || ] )".split()
+    assert all(t.kind == "PUNCT" for t in tokenize("{ } . , ; * / | ^ + - ? ! = != && ||"))
+
+
+def test_keywords_case_insensitive_a_is_case_sensitive():
+    assert kinds("Select disTinct A a") == [("KEYWORD", "SELECT"), ("KEYWORD", "DISTINCT"),
+                                              ("ERROR", "A"), ("A", "a")]
+    # glued keywords are read as pyoxigraph reads them
+    assert kinds("SELECTDISTINCT FILTERregex") == [
+        ("KEYWORD", "SELECT"), ("KEYWORD", "DISTINCT"), ("KEYWORD", "FILTER"), ("KEYWORD", "REGEX")]
+
+
+def test_errors_and_comments():
+    assert kinds('childOf ~ "open') == [("ERROR", "childOf"), ("ERROR", "~"), ("ERROR", '"open')]
+    assert kinds("# only a comment\n   ") == []
+    assert kinds("?x # c1\n# c2\n?y") == [("VAR", "x"), ("VAR", "y")]
+
+
+def test_prefixed_names():
+    assert kinds(r"dbr:AC/DC dbr:T._E._Lawrence : :x dbr:a\,b dbr:x%20y wd:Q1.") == [
+        ("PNAME", "dbr:AC"), ("PUNCT", "/"), ("ERROR", "DC"), ("PNAME", "dbr:T._E._Lawrence"),
+        ("PNAME", ":"), ("PNAME", ":x"), ("PNAME", r"dbr:a\,b"), ("PNAME", "dbr:x%20y"),
+        ("PNAME", "wd:Q1"), ("PUNCT", "."),
+    ]
+
+
+def test_total_on_odd_input():
+    for text in ["", "\x00\x01", "<<<>>>", "\"\"\"", "'''", "\\", "é ü 中文", "?", "$", "_:", "@"]:
+        toks = tokenize(text)
+        assert all(text[t.start:t.end] for t in toks)
