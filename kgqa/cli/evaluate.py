@@ -47,6 +47,8 @@ def run_evaluations(
     gold_answers: str = "stored",
     timeout: float = 30.0,
     normalise: bool = True,
+    dataset_options: dict[str, object] | None = None,
+    run_options: dict[str, object] | None = None,
 ) -> list[Evaluation]:
     """Load, (execute,) score: the shared body of ``evaluate`` and ``demo``."""
     try:
@@ -58,10 +60,10 @@ def run_evaluations(
             prof = prof.with_measures(measure_registry.parse_list(measures))
         except ValueError as e:
             raise InputError("--measures", str(e)) from None
-    ds = _select_language(load_dataset(dataset_spec, format=dataset_format), lang)
+    ds = _select_language(load_dataset(dataset_spec, format=dataset_format, **(dataset_options or {})), lang)
     results = []
     for spec in run_specs:
-        run = load_run(spec, format=run_format, dataset=ds)
+        run = load_run(spec, format=run_format, dataset=ds, **(run_options or {}))
         if not run.name:
             run.name = Path(spec).stem
         extra: dict[str, object] = {"lang": lang, "gold": gold_answers if kg else "stored"}
@@ -78,6 +80,17 @@ def run_evaluations(
             extra["normalise"] = "yes" if normalise else "no"
         results.append(evaluate(ds, run, prof, predicted=predicted, gold=gold, signature_extra=extra, execution=execution))
     return results
+
+
+def parse_options(pairs: list[str] | None, flag: str) -> dict[str, object]:
+    """``["question_field=paraphrased_question", "expand=false"]`` -> loader keyword options."""
+    out: dict[str, object] = {}
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise InputError(flag, f"expected KEY=VALUE, got {pair!r}")
+        k, v = pair.split("=", 1)
+        out[k.strip()] = {"true": True, "false": False}.get(v.strip().lower(), v.strip())
+    return out
 
 
 def emit(evals: list[Evaluation], fmt: OutFormat, per_question: bool, output: Optional[Path]) -> None:
@@ -108,6 +121,9 @@ def register(app: typer.Typer) -> None:
         fmt: OutFormat = typer.Option(OutFormat.table, "--format", "-f", help="Output format."),
         per_question: bool = typer.Option(False, "--per-question", "-q", help="Also print the per-question table."),
         output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
+        by: Optional[list[str]] = typer.Option(None, "--by", help="Also print a breakdown by this characteristic (repeatable; e.g. function, hops, answer_cardinality, a group or metadata key)."),
+        bins: Optional[list[str]] = typer.Option(None, "--bins", help="Bins for a numeric --by key: NAME=e0,e1,... or NAME=Q quantile bins (repeatable)."),
+        save: Optional[Path] = typer.Option(None, "--save", help="Save the evaluations (JSON) for kgqa report / kgqa show."),
         dataset_format: Optional[str] = typer.Option(None, "--dataset-format", help="Force the dataset format."),
         run_format: Optional[str] = typer.Option(None, "--run-format", help="Force the run format."),
         kg: Optional[str] = typer.Option(None, "--kg", help="Execute queries on this KG: RDF file(s), a store directory, or an http(s) SPARQL endpoint."),
@@ -115,6 +131,8 @@ def register(app: typer.Typer) -> None:
         gold_answers: str = typer.Option("stored", "--gold-answers", help="stored: the dataset's gold answers; executed: re-run gold queries on --kg."),
         timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
         no_normalise: bool = typer.Option(False, "--no-normalise", help="Execute queries exactly as written (no prefix injection or dialect fixes)."),
+        dataset_option: Optional[list[str]] = typer.Option(None, "--dataset-option", help="Loader option KEY=VALUE (e.g. question_field=paraphrased_question for LC-QuAD 2.0); repeatable."),
+        run_option: Optional[list[str]] = typer.Option(None, "--run-option", help="Run loader option KEY=VALUE; repeatable."),
     ) -> None:
         """Score one or more runs on a dataset."""
         if gold_answers not in ("stored", "executed"):
@@ -123,8 +141,18 @@ def register(app: typer.Typer) -> None:
             dataset, runs, profile=profile, measures=measures, lang=lang, dataset_format=dataset_format,
             run_format=run_format, kg=kg, graph=graph, gold_answers=gold_answers, timeout=timeout,
             normalise=not no_normalise,
+            dataset_options=parse_options(dataset_option, "--dataset-option"),
+            run_options=parse_options(run_option, "--run-option"),
         )
         emit(evals, fmt, per_question, output)
+        if save is not None:
+            from kgqa.cli.analysis import save_evaluations
+
+            save_evaluations(evals, save)
+        if by:
+            from kgqa.cli.analysis import emit_breakdowns
+
+            emit_breakdowns(evals, by, bins, fmt.value, output)
 
     @app.command("measures")
     def measures_cmd() -> None:
