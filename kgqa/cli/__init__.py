@@ -23,6 +23,7 @@ COMMAND_MODULES: list[str] = [
     "kgqa.cli.datasets",
     "kgqa.cli.evaluate",
     "kgqa.cli.kg",
+    "kgqa.cli.analysis",
 ]
 
 

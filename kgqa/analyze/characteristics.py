@@ -1,0 +1,332 @@
+"""Per-question characteristics for breakdowns, and breakdowns / paraphrase curves over
+evaluations.
+
+A characteristic is a named value per question. Three sources (names are exact):
+
+* **from the gold query** (:func:`kgqa.sparql.analyzer.analyze` of ``details["gold_sparql"]``;
+  every name is ``None`` when the question has no gold query): ``triples`` (number of triple
+  patterns), ``num_edges`` (the same number, GraphQuestions' name for it), ``variables``,
+  ``hops``, ``function`` (``count`` / ``superlative`` / ``comparative`` / ``none``, see
+  :meth:`~kgqa.sparql.analyzer.QueryInfo.function_class`), ``form`` (``SELECT``, ``ASK``, ...),
+  booleans ``optional``, ``union``, ``minus``, ``filter``, ``group_by``, ``subquery``,
+  ``property_path``, ``values``, ``service``, ``aggregation`` (an aggregate function occurs)
+  and ``gold_valid`` (the gold query parses);
+* **from the gold answer** (``details["gold_answer"]``, SPARQL results JSON; ``None`` when
+  absent): ``num_answers`` = the number of distinct non-empty rows (1 for a boolean),
+  ``answer_cardinality`` = ``"boolean"`` for an ASK answer, else ``"0"``, ``"1"`` or ``">1"``
+  by ``num_answers`` (Su et al.'s "1 vs >1"), ``answer_kind`` = the kind of the answer's
+  values: ``boolean``, ``resource`` (IRIs and blank nodes), ``number``, ``date`` (dates and
+  dateTimes, recognised by value as in :class:`~kgqa.model.TermMatching`), ``string`` (other
+  literals), ``mixed`` (several kinds) or ``empty``; ``answer_type`` = the dataset's own
+  label (``details["answer_type"]``) when it has one, else ``answer_kind``;
+* **from the dataset**: ``language`` (``metadata["language"]``, set for per-language scoring
+  units) and every key of ``details["groups"]`` (``paraphrase``, ``template``, ...) and
+  ``details["metadata"]``. ``groups.KEY`` and ``metadata.KEY`` name those sources
+  explicitly; a bare name that is not a derived characteristic is looked up in ``groups``,
+  then ``metadata``. A derived name always means the derived value (GraphQuestions' own
+  function category is ``groups.function``).
+
+Numeric characteristics can be binned (:data:`DEFAULT_BINS`, overridable per name): a list of
+edges gives half-open bins ``[e0, e1) ... [e(k-1), ek]``, an integer ``q`` gives ``q`` quantile
+bins (the rules of :func:`kgqa.analyze.breakdown.breakdown`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgqa.analyze.breakdown import NONE, Cell, breakdown
+from kgqa.analyze.paraphrase import RankPoint, rank_curve
+from kgqa.model.answer import BooleanAnswer, TableAnswer, from_results_json
+from kgqa.model.terms import BNode, IRI, TermMatching
+from kgqa.score.evaluate import Evaluation, QuestionScore
+
+__all__ = [
+    "QUERY_CHARACTERISTICS", "ANSWER_CHARACTERISTICS", "DATASET_CHARACTERISTICS", "DEFAULT_BINS",
+    "DEFAULT_BREAKDOWNS", "PARAPHRASE_KEYS",
+    "query_characteristics", "answer_characteristics", "question_characteristics",
+    "characteristic_names", "values_of", "parse_bins", "headline_measure", "per_question_scores",
+    "BreakdownTable", "breakdown_table", "ParaphraseTable", "paraphrase_key", "paraphrase_table",
+]
+
+QUERY_CHARACTERISTICS = (
+    "triples", "num_edges", "variables", "hops", "function", "form", "optional", "union", "minus",
+    "filter", "group_by", "subquery", "property_path", "values", "service", "aggregation", "gold_valid",
+)
+ANSWER_CHARACTERISTICS = ("num_answers", "answer_cardinality", "answer_kind", "answer_type")
+DATASET_CHARACTERISTICS = ("language",)
+
+#: Bins used when a breakdown names one of these keys and gives no bins of its own.
+#: ``commonness``: GraphQuestions' log10 query probability, in decades as in Su et al. (2016).
+DEFAULT_BINS: dict[str, list[float]] = {"commonness": [-40.0, -30.0, -20.0, -10.0, 0.0]}
+
+#: Breakdowns an HTML report shows when none are asked for (those with at least two cells).
+DEFAULT_BREAKDOWNS = ("function", "hops", "triples", "form", "answer_cardinality", "answer_type")
+
+#: Group keys that identify paraphrases of one logical form, in order of preference.
+PARAPHRASE_KEYS = ("paraphrase", "template")
+
+_MATCH = TermMatching()
+
+
+# --------------------------------------------------------------------------- per question
+
+
+@functools.lru_cache(maxsize=4096)
+def query_characteristics(sparql: str | None) -> dict[str, Any]:
+    """The query characteristics (see the module docstring) of a gold query; every value None
+    when ``sparql`` is None or blank."""
+    if sparql is None or not sparql.strip():
+        return {k: None for k in QUERY_CHARACTERISTICS}
+    from kgqa.sparql.analyzer import analyze
+
+    info = analyze(sparql)
+    c = info.characteristics()
+    return {
+        "triples": c["triples"], "num_edges": c["triples"], "variables": c["variables"], "hops": c["hops"],
+        "function": c["function"], "form": c["form"], "optional": c["optional"], "union": c["union"],
+        "minus": c["minus"], "filter": c["filter"], "group_by": c["group_by"], "subquery": c["subquery"],
+        "property_path": c["property_path"], "values": c["values"], "service": c["service"],
+        "aggregation": bool(info.aggregates), "gold_valid": c["valid"],
+    }
+
+
+def _kind(term: Any) -> str:
+    if isinstance(term, (IRI, BNode)):
+        return "resource"
+    key = _MATCH.key(term)
+    tag = key[0] if isinstance(key, tuple) else "text"
+    return {"num": "number", "date": "date", "dateTime": "date", "bool": "boolean"}.get(tag, "string")
+
+
+def answer_characteristics(results: Mapping[str, Any] | None, answer_type: str | None = None) -> dict[str, Any]:
+    """The answer characteristics (module docstring) of a gold answer given as SPARQL results
+    JSON; ``answer_type`` is the dataset's own label, if any."""
+    if results is None:
+        return {"num_answers": None, "answer_cardinality": None, "answer_kind": None, "answer_type": answer_type}
+    answer = from_results_json(dict(results))
+    if isinstance(answer, BooleanAnswer):
+        n, card, kind = 1, "boolean", "boolean"
+    else:
+        assert isinstance(answer, TableAnswer)
+        rows = {tuple(_MATCH.key(c) for c in row) for row in answer.rows if any(c is not None for c in row)}
+        n = len(rows)
+        card = "0" if n == 0 else "1" if n == 1 else ">1"
+        kinds = {_kind(c) for row in answer.rows for c in row if c is not None}
+        kind = "empty" if not kinds else kinds.pop() if len(kinds) == 1 else "mixed"
+    return {"num_answers": n, "answer_cardinality": card, "answer_kind": kind, "answer_type": answer_type or kind}
+
+
+def question_characteristics(q: QuestionScore) -> dict[str, Any]:
+    """Every characteristic of one scored question: derived ones by their names, dataset
+    fields as ``groups.KEY`` and ``metadata.KEY``, plus ``language``."""
+    d = q.details or {}
+    out: dict[str, Any] = dict(query_characteristics(d.get("gold_sparql")))
+    out.update(answer_characteristics(d.get("gold_answer"), d.get("answer_type")))
+    meta = d.get("metadata") or {}
+    out["language"] = meta.get("language")
+    for k, v in (d.get("groups") or {}).items():
+        out[f"groups.{k}"] = v
+    for k, v in meta.items():
+        out[f"metadata.{k}"] = v
+    return out
+
+
+def characteristic_names(evals: Sequence[Evaluation]) -> list[str]:
+    """Every name :func:`values_of` accepts for these evaluations."""
+    names = list(QUERY_CHARACTERISTICS + ANSWER_CHARACTERISTICS + DATASET_CHARACTERISTICS)
+    extra: list[str] = []
+    for e in evals:
+        for q in e.questions:
+            d = q.details or {}
+            for src in ("groups", "metadata"):
+                for k in d.get(src) or {}:
+                    if f"{src}.{k}" not in extra:
+                        extra.append(f"{src}.{k}")
+    return names + sorted(extra)
+
+
+def _resolve(name: str, evals: Sequence[Evaluation]) -> str:
+    if name in QUERY_CHARACTERISTICS or name in ANSWER_CHARACTERISTICS or name in DATASET_CHARACTERISTICS:
+        return name
+    if name.startswith(("groups.", "metadata.")):
+        return name
+    for src in ("groups", "metadata"):
+        if any(name in ((q.details or {}).get(src) or {}) for e in evals for q in e.questions):
+            return f"{src}.{name}"
+    known = ", ".join(characteristic_names(evals))
+    raise ValueError(f"unknown characteristic {name!r}; known: {known}")
+
+
+def values_of(name: str, evals: Evaluation | Sequence[Evaluation]) -> dict[str, Any]:
+    """Question id -> value of characteristic ``name`` (module docstring) over the questions of
+    ``evals`` (the first value seen for an id wins; the same dataset gives the same values).
+    Raises ValueError naming the known characteristics when ``name`` is found nowhere."""
+    evals = [evals] if isinstance(evals, Evaluation) else list(evals)
+    key = _resolve(name, evals)
+    out: dict[str, Any] = {}
+    for e in evals:
+        for q in e.questions:
+            if q.id not in out:
+                out[q.id] = question_characteristics(q).get(key)
+    return out
+
+
+def parse_bins(specs: Sequence[str]) -> dict[str, int | list[float]]:
+    """``["commonness=-40,-30,-20,-10,0", "num_answers=4"]`` -> ``{name: edges or quantile
+    count}``: a comma-separated list of at least two numbers is a list of edges, a single
+    integer a number of quantile bins."""
+    out: dict[str, int | list[float]] = {}
+    for spec in specs:
+        if "=" not in spec:
+            raise ValueError(f"--bins {spec!r}: expected NAME=EDGES (e.g. commonness=-40,-30,-20,-10,0) or NAME=Q")
+        name, text = (s.strip() for s in spec.split("=", 1))
+        parts = [p.strip() for p in text.split(",") if p.strip()]
+        try:
+            if len(parts) == 1:
+                q = int(parts[0])
+                if q < 1:
+                    raise ValueError
+                out[name] = q
+            else:
+                out[name] = [float(p) for p in parts]
+        except ValueError:
+            raise ValueError(f"--bins {spec!r}: expected a positive integer or at least two comma-separated numbers") from None
+    return out
+
+
+def per_question_scores(e: Evaluation, measure: str) -> dict[str, float]:
+    """Question id -> defined (non-None, finite) per-question value of ``measure``."""
+    out: dict[str, float] = {}
+    for q in e.questions:
+        v = q.scores.get(measure)
+        if v is not None and math.isfinite(v):
+            out[q.id] = float(v)
+    return out
+
+
+def headline_measure(evals: Sequence[Evaluation]) -> str:
+    """The measure breakdowns show by default: ``F1`` when every evaluation has per-question
+    F1 values, else the first measure label with per-question values in every evaluation."""
+    labels: list[str] = []
+    for e in evals:
+        for s in e.measures:
+            if s.label not in labels:
+                labels.append(s.label)
+    scored = [lab for lab in labels if all(any(lab in q.scores for q in e.questions) for e in evals)]
+    if not scored:
+        raise ValueError("no measure has per-question values in every evaluation (corpus-level measures only)")
+    return "F1" if "F1" in scored else scored[0]
+
+
+# --------------------------------------------------------------------------- breakdowns
+
+
+@dataclass(frozen=True)
+class BreakdownTable:
+    """A breakdown of ``measure`` by characteristic ``key``: per run, the cells of
+    :func:`kgqa.analyze.breakdown.breakdown` (n, mean, bootstrap CI); ``keys`` are the cell
+    keys in order (union over runs); ``bins`` the binning used, if any."""
+
+    key: str
+    measure: str
+    runs: list[str]
+    keys: list[Hashable]
+    cells: dict[str, dict[Hashable, Cell]]
+    bins: int | list[float] | None = None
+    confidence: float = 0.95
+
+
+def breakdown_table(
+    evals: Sequence[Evaluation],
+    key: str,
+    *,
+    measure: str | None = None,
+    bins: Mapping[str, int | list[float]] | None = None,
+    seed: int = 0,
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+) -> BreakdownTable:
+    """Breakdown of ``measure`` (default :func:`headline_measure`) by characteristic ``key`` for
+    each evaluation. Bins come from ``bins[key]``, else :data:`DEFAULT_BINS`; a numeric
+    characteristic without bins is grouped by distinct value. Every question is in some cell
+    (``"(none)"`` when it has no value)."""
+    measure = measure or headline_measure(evals)
+    b = (bins or {}).get(key, DEFAULT_BINS.get(key))
+    values = values_of(key, evals)
+    cells: dict[str, dict[Hashable, Cell]] = {}
+    order: list[Hashable] = []
+    for e in evals:
+        scores = per_question_scores(e, measure)
+        got = breakdown(scores, values, bins=b, seed=seed, confidence=confidence, resamples=resamples)
+        cells[e.run] = {c.key: c for c in got}
+        for c in got:
+            if c.key not in order:
+                order.append(c.key)
+    # keep (none) last after the union
+    order = [k for k in order if k != NONE] + ([NONE] if NONE in order else [])
+    return BreakdownTable(key, measure, [e.run for e in evals], order, cells, b, confidence)
+
+
+# --------------------------------------------------------------------------- paraphrases
+
+
+@dataclass(frozen=True)
+class ParaphraseTable:
+    """Paraphrase rank curves of ``measure`` per run, grouped by ``group_key``
+    (:func:`kgqa.analyze.paraphrase.rank_curve`, ratio to rank 1 as in Su et al.)."""
+
+    group_key: str
+    measure: str
+    runs: list[str]
+    curves: dict[str, list[RankPoint]]
+    ungrouped: dict[str, int] = field(default_factory=dict)
+
+
+def paraphrase_key(evals: Sequence[Evaluation]) -> str | None:
+    """The first of :data:`PARAPHRASE_KEYS` that some question has in ``details["groups"]``."""
+    for k in PARAPHRASE_KEYS:
+        if any(k in ((q.details or {}).get("groups") or {}) for e in evals for q in e.questions):
+            return k
+    return None
+
+
+def paraphrase_table(
+    evals: Sequence[Evaluation],
+    *,
+    measure: str | None = None,
+    group_key: str | None = None,
+    max_rank: int | None = None,
+    ratio: str = "paper",
+) -> ParaphraseTable | None:
+    """Rank curves per run over the groups ``details["groups"][group_key]`` (default
+    :func:`paraphrase_key`; None when the dataset has no such key). Questions without the key
+    are left out and counted in ``ungrouped``."""
+    group_key = group_key or paraphrase_key(evals)
+    if group_key is None:
+        return None
+    measure = measure or headline_measure(evals)
+    curves: dict[str, list[RankPoint]] = {}
+    ungrouped: dict[str, int] = {}
+    for e in evals:
+        groups = {q.id: ((q.details or {}).get("groups") or {}).get(group_key) for q in e.questions}
+        scores = per_question_scores(e, measure)
+        ungrouped[e.run] = sum(1 for qid in scores if groups.get(qid) is None)
+        curves[e.run] = rank_curve(scores, groups, ratio=ratio, ungrouped="skip", max_rank=max_rank)
+    return ParaphraseTable(group_key, measure, [e.run for e in evals], curves, ungrouped)
+
+
+def to_jsonable(v: Any) -> Any:
+    """A characteristic value as JSON (bins and keys may be tuples or numpy numbers)."""
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    try:
+        json.dumps(v)
+        return v
+    except TypeError:
+        return str(v)

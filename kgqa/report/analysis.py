@@ -1,0 +1,340 @@
+"""Terminal (rich) and Markdown renderings of analyses: system comparisons, breakdowns,
+paraphrase rank curves, error taxonomy counts, and one question in full (``kgqa show``).
+
+Number formats (shared by every report format): scores with 4 decimals, CIs as
+``[low, high]`` with 3 decimals, p-values with 4 decimals or ``<0.0001``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+
+from kgqa.analyze.characteristics import BreakdownTable, ParaphraseTable, question_characteristics
+from kgqa.analyze.comparison import MultiComparison
+from kgqa.analyze.taxonomy import ErrorLabel
+from kgqa.score.evaluate import Evaluation, QuestionScore
+
+__all__ = [
+    "fnum", "fci", "fp", "test_names",
+    "comparison_tables", "comparison_markdown", "breakdown_rich", "breakdown_markdown",
+    "paraphrase_rich", "paraphrase_markdown", "taxonomy_rich", "taxonomy_markdown", "question_panel",
+]
+
+TEST_NAMES = {"bootstrap": "boot", "randomization": "rand", "wilcoxon": "Wilcoxon", "mcnemar": "McNemar"}
+
+
+def _nan(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def fnum(v: float | None, digits: int = 4) -> str:
+    return "n/a" if _nan(v) else f"{v:.{digits}f}"
+
+
+def fci(low: float | None, high: float | None, digits: int = 3) -> str:
+    return "" if _nan(low) or _nan(high) else f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def fp(p: float | None) -> str:
+    if _nan(p):
+        return "-"
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def test_names(cmp: MultiComparison) -> list[str]:
+    """Tests present in any comparison, in a fixed order."""
+    present = {t for m in cmp.measures for c in m.comparisons for t in c.p}
+    return [t for t in ("bootstrap", "randomization", "wilcoxon", "mcnemar") if t in present]
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+def _summary_rows(cmp: MultiComparison) -> list[list[str]]:
+    rows = []
+    for s in cmp.systems:
+        row = [s]
+        for m in cmp.measures:
+            c = m.ci[s]
+            row.append(f"{fnum(c.mean)}{('^' + m.letters[s]) if m.letters[s] else ''} {fci(c.low, c.high)}".strip())
+        rows.append(row)
+    return rows
+
+
+def _pair_rows(cmp: MultiComparison) -> list[list[str]]:
+    tests = test_names(cmp)
+    rows = []
+    for m in cmp.measures:
+        for c in m.comparisons:
+            row = [m.measure, f"{c.system_a} vs {c.system_b}", str(c.n), f"{c.diff.mean:+.4f}", fci(c.diff.low, c.diff.high)]
+            row += [fp(c.p.get(t)) for t in tests]
+            row += [fp(c.p_holm.get(c.primary)), fp(c.p_bh.get(c.primary)), f"{c.wtl.wins}/{c.wtl.ties}/{c.wtl.losses}",
+                    (c.better or "") if c.significant else ""]
+            rows.append(row)
+    return rows
+
+
+def _pair_header(cmp: MultiComparison) -> list[str]:
+    return (["measure", "comparison", "n", "Δ mean", f"{int(cmp.confidence * 100)}% CI of Δ"]
+            + [f"p {TEST_NAMES[t]}" for t in test_names(cmp)]
+            + ["p Holm*", "p BH*", "W/T/L", "better"])
+
+
+def _notes(cmp: MultiComparison) -> list[str]:
+    letters = ", ".join(f"{chr(ord('a') + i) if i < 26 else '?'} = {s}" for i, s in enumerate(cmp.systems))
+    notes = [
+        f"Means over the questions scored for every run, with {int(cmp.confidence * 100)}% percentile bootstrap "
+        f"CIs (seed {cmp.seed}). Superscript letters: the system is significantly better than those systems "
+        f"(primary test, Holm-adjusted p < {cmp.alpha}); {letters}.",
+        "* Holm / BH: adjusted p of the primary test (McNemar for binary measures, else randomization), "
+        f"family = {'all comparisons of all measures' if cmp.family == 'all' else 'the comparisons of one measure'}. "
+        "W/T/L: questions where the first system scores higher / equal / lower.",
+    ]
+    dropped = {s: max(m.dropped.get(s, 0) for m in cmp.measures) for s in cmp.systems} if cmp.measures else {}
+    if any(dropped.values()):
+        notes.append("Questions left out because another run lacks a score for them: "
+                     + ", ".join(f"{s} {n}" for s, n in dropped.items() if n) + ".")
+    if cmp.corpus_only:
+        notes.append("Corpus-level measures (no per-question values, not tested): "
+                     + ", ".join(f"{lab} " + "/".join(fnum(cmp.aggregates[s].get(lab)) for s in cmp.systems)
+                                 for lab in cmp.corpus_only) + f" ({'/'.join(cmp.systems)}).")
+    return notes
+
+
+def _letters(cmp: MultiComparison) -> dict[str, str]:
+    from kgqa.analyze.stats import system_letters
+
+    return system_letters(cmp.systems)
+
+
+def comparison_tables(cmp: MultiComparison) -> tuple[Table, Table, list[str]]:
+    """(summary table: measures x systems, pairwise tests table, notes) for a rich console.
+    Compact: systems are named by their letters in the pairs table (legend in the notes)."""
+    conf = int(round(cmp.confidence * 100))
+    letters = _letters(cmp)
+    summary = Table(title=f"Mean [{conf}% CI] per measure (superscript: significantly better than)")
+    summary.add_column("measure", style="bold")
+    summary.add_column("n", justify="right")
+    for s in cmp.systems:
+        summary.add_column(f"{s} ({letters[s]})", justify="right")
+    for m in cmp.measures:
+        best = m.best()
+        cells = []
+        for s in cmp.systems:
+            c = m.ci[s]
+            text = f"{fnum(c.mean)}{('^' + m.letters[s]) if m.letters[s] else ''} {fci(c.low, c.high)}".strip()
+            cells.append(f"[bold green]{text}[/]" if s == best and len(cmp.systems) > 1 else text)
+        summary.add_row(m.measure, str(m.n), *cells)
+    tests = test_names(cmp)
+    pairs = Table(title="Paired tests" + (f" against {cmp.baseline}" if cmp.baseline else " (all pairs)"))
+    pairs.add_column("measure")
+    pairs.add_column("pair")
+    pairs.add_column(f"Δ [{conf}% CI]", justify="right", no_wrap=True)
+    for t in tests:
+        pairs.add_column(f"p {TEST_NAMES[t]}", justify="right")
+    for h in ("Holm*", "BH*", "W/T/L", "sig"):
+        pairs.add_column(h, justify="right")
+    for m in cmp.measures:
+        for c in m.comparisons:
+            pairs.add_row(
+                m.measure, f"{letters[c.system_a]}-{letters[c.system_b]}",
+                f"{c.diff.mean:+.4f} {fci(c.diff.low, c.diff.high)}".strip(),
+                *(fp(c.p.get(t)) for t in tests),
+                fp(c.p_holm.get(c.primary)), fp(c.p_bh.get(c.primary)), f"{c.wtl.wins}/{c.wtl.ties}/{c.wtl.losses}",
+                letters[c.better] if c.significant and c.better else "",
+            )
+    return summary, pairs, _notes(cmp)
+
+
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] | None = None) -> list[str]:
+    align = align or ["---"] + ["---:"] * (len(header) - 1)
+    esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
+    out = ["| " + " | ".join(esc(h) for h in header) + " |", "|" + "|".join(align) + "|"]
+    out += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def comparison_markdown(cmp: MultiComparison) -> str:
+    lines = ["## Comparison", ""]
+    rows = []
+    for row, s in zip(_summary_rows(cmp), cmp.systems):
+        rows.append([row[0]] + [f"**{c}**" if m.best() == s else c for c, m in zip(row[1:], cmp.measures)])
+    lines += _md_table(["system"] + [m.measure for m in cmp.measures], rows)
+    lines += ["", "### Paired tests" + (f" against {cmp.baseline}" if cmp.baseline else " (all pairs)"), ""]
+    lines += _md_table(_pair_header(cmp), _pair_rows(cmp), ["---", "---"] + ["---:"] * (len(_pair_header(cmp)) - 2))
+    lines += [""] + [f"{n}  " for n in _notes(cmp)]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# --------------------------------------------------------------------------- breakdowns
+
+
+def _same_n(bt: BreakdownTable, k: Any) -> int | None:
+    ns = {bt.cells[r][k].n if k in bt.cells[r] else 0 for r in bt.runs}
+    return ns.pop() if len(ns) == 1 else None
+
+
+def _breakdown_rows(bt: BreakdownTable) -> list[list[str]]:
+    """One row per cell key: key, n (when equal for every run, else blank and each cell says its
+    n), then per run ``mean [low, high]``."""
+    rows = []
+    for k in bt.keys:
+        n = _same_n(bt, k)
+        row = [str(k), "" if n is None else str(n)]
+        for r in bt.runs:
+            c = bt.cells[r].get(k)
+            if c is None:
+                row.append("(n=0)")
+                continue
+            text = f"{fnum(c.mean)} {fci(c.low, c.high)}".strip()
+            row.append(text if n is not None else f"{text} (n={c.n})")
+        rows.append(row)
+    return rows
+
+
+def _breakdown_header(bt: BreakdownTable) -> list[str]:
+    conf = int(round(bt.confidence * 100))
+    return [bt.key, "n"] + [f"{r}: {bt.measure} [{conf}% CI]" if len(bt.runs) == 1 else r for r in bt.runs]
+
+
+def breakdown_rich(bt: BreakdownTable) -> Table:
+    conf = int(round(bt.confidence * 100))
+    t = Table(title=f"{bt.measure} by {bt.key}: mean [{conf}% CI]" + (f" (bins {bt.bins})" if bt.bins is not None else ""))
+    for i, h in enumerate(_breakdown_header(bt)):
+        t.add_column(h, justify="left" if i == 0 else "right")
+    for r in _breakdown_rows(bt):
+        t.add_row(*r)
+    return t
+
+
+def breakdown_markdown(bt: BreakdownTable) -> str:
+    conf = int(round(bt.confidence * 100))
+    lines = [f"### {bt.measure} by {bt.key}: mean [{conf}% CI]", ""] + _md_table(_breakdown_header(bt), _breakdown_rows(bt))
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- paraphrases
+
+
+def _paraphrase_rows(pt: ParaphraseTable) -> list[list[str]]:
+    depth = max((len(c) for c in pt.curves.values()), default=0)
+    rows = []
+    for k in range(depth):
+        row = [str(k + 1)]
+        for r in pt.runs:
+            c = pt.curves[r]
+            row += [str(c[k].n_groups), fnum(c[k].mean), fnum(c[k].ratio_to_rank1, 3)] if k < len(c) else ["0", "", ""]
+        rows.append(row)
+    return rows
+
+
+def _paraphrase_header(pt: ParaphraseTable) -> list[str]:
+    h = ["rank"]
+    for r in pt.runs:
+        pre = f"{r} " if len(pt.runs) > 1 else ""
+        h += [f"{pre}groups", f"{pre}mean {pt.measure}", f"{pre}ratio to rank 1"]
+    return h
+
+
+def paraphrase_rich(pt: ParaphraseTable) -> Table:
+    t = Table(title=f"Paraphrase robustness: {pt.measure} by rank within '{pt.group_key}' groups")
+    for i, h in enumerate(_paraphrase_header(pt)):
+        t.add_column(h, justify="right")
+    for r in _paraphrase_rows(pt):
+        t.add_row(*r)
+    return t
+
+
+def paraphrase_markdown(pt: ParaphraseTable) -> str:
+    lines = [f"### Paraphrase robustness ({pt.measure}, groups: {pt.group_key})", ""]
+    lines += _md_table(_paraphrase_header(pt), _paraphrase_rows(pt))
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- taxonomy
+
+
+def _taxonomy_grid(counts: dict[str, dict[str, int]]) -> tuple[list[str], list[list[str]]]:
+    from kgqa.analyze.taxonomy import LABELS
+
+    labels = [lab for lab in LABELS if any(lab in c for c in counts.values())]
+    runs = list(counts)
+    return runs, [[lab] + [str(counts[r].get(lab, 0)) for r in runs] for lab in labels]
+
+
+def taxonomy_rich(counts: dict[str, dict[str, int]]) -> Table:
+    runs, rows = _taxonomy_grid(counts)
+    t = Table(title="Error taxonomy (questions per label)")
+    t.add_column("label")
+    for r in runs:
+        t.add_column(r, justify="right")
+    for row in rows:
+        t.add_row(*row)
+    return t
+
+
+def taxonomy_markdown(counts: dict[str, dict[str, int]]) -> str:
+    runs, rows = _taxonomy_grid(counts)
+    return "\n".join(["### Error taxonomy", ""] + _md_table(["label"] + runs, rows)) + "\n"
+
+
+# --------------------------------------------------------------------------- one question
+
+
+def _answer_text(results: Any) -> str:
+    if results is None:
+        return "(none)"
+    if "boolean" in results:
+        return str(results["boolean"]).lower()
+    rows = results.get("results", {}).get("bindings", [])
+    if not rows:
+        return "(empty)"
+    lines = [", ".join(f"?{v}={b['value']}" for v, b in row.items()) for row in rows]
+    return "\n".join(lines)
+
+
+def question_panel(e: Evaluation, q: QuestionScore, label: ErrorLabel) -> Group:
+    """Everything about one question: text, queries, answers, outcome, every measure,
+    characteristics and the taxonomy label."""
+    d = q.details or {}
+    head = Table.grid(padding=(0, 2))
+    head.add_column(style="bold")
+    head.add_column()
+    head.add_row("run", e.run)
+    head.add_row("id", q.id)
+    head.add_row("question", str(d.get("question") or "(none)"))
+    head.add_row("outcome", q.outcome + (f" ({q.message})" if q.message else ""))
+    head.add_row("taxonomy", label.label + (f" [{', '.join(label.flags)}]" if label.flags else "") + f": {label.reason}")
+    if q.counts is not None:
+        c = q.counts
+        head.add_row("counts", f"tp {c.tp} · fp {c.fp} · fn {c.fn} · system {c.sys_size} · gold {c.gold_size}")
+    scores = Table(title="measures", show_header=True)
+    scores.add_column("measure")
+    scores.add_column("value", justify="right")
+    for s in e.measures:
+        scores.add_row(s.label, fnum(q.scores.get(s.label)) if s.label in q.scores else "(corpus-level / undefined)")
+    chars = Table(title="characteristics", show_header=True)
+    chars.add_column("name")
+    chars.add_column("value")
+    for k, v in question_characteristics(q).items():
+        chars.add_row(k, json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v)
+    parts: list[Any] = [head]
+    for title, key in (("gold SPARQL", "gold_sparql"), ("predicted SPARQL", "predicted_sparql")):
+        text = d.get(key)
+        parts.append(Panel(Syntax(text, "sparql", word_wrap=True) if text else "(none)", title=title))
+    parts.append(Panel(_answer_text(d.get("gold_answer")), title="gold answer"))
+    parts.append(Panel(_answer_text(d.get("predicted_answer")), title="predicted answer"))
+    parts += [scores, chars]
+    return Group(*parts)
+
+
+def print_question(console: Console, e: Evaluation, q: QuestionScore, label: ErrorLabel) -> None:
+    console.print(question_panel(e, q, label))

@@ -1,0 +1,393 @@
+"""One self-contained HTML report of one or more evaluations.
+
+The file has no external resource: CSS is inline and every figure is a matplotlib PNG embedded
+as a ``data:image/png;base64`` URI (no scripts, no links other than in-page anchors). Sections:
+
+1. scores: one row per run (aggregate of every measure, outcome counts, signature);
+2. comparison (two or more runs): means with bootstrap CIs and significance letters, paired
+   tests (:func:`kgqa.analyze.comparison.compare_evaluations`), and a bar chart of the
+   headline measure with CI whiskers;
+3. outcomes: counts per run and a stacked bar chart;
+4. score distribution: histogram of the headline measure per run;
+5. breakdowns: per characteristic, a table (n, mean, CI per run) and a bar chart with CI
+   whiskers; by default the :data:`~kgqa.analyze.characteristics.DEFAULT_BREAKDOWNS` that have
+   at least two cells;
+6. paraphrase robustness (when the dataset has a paraphrase/template group): rank table and
+   rank curve per run;
+7. error taxonomy: counts per label and run, stacked bar chart;
+8. per question (``per_question=True``): id, question, outcome, taxonomy label, every measure,
+   gold and predicted answers truncated to 120 characters, full queries and answers in
+   collapsible ``<details>``.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kgqa.analyze.characteristics import (
+    DEFAULT_BREAKDOWNS, BreakdownTable, ParaphraseTable, breakdown_table, headline_measure, paraphrase_table,
+    per_question_scores,
+)
+from kgqa.analyze.comparison import MultiComparison, compare_evaluations
+from kgqa.analyze.taxonomy import LABELS, classify_evaluation, taxonomy_counts
+from kgqa.report import analysis as A
+from kgqa.score.evaluate import Evaluation
+
+__all__ = ["html_report"]
+
+_CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1300px;
+color:#222;line-height:1.4;padding:0 1em}
+h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;margin:.8em 0;font-size:.9em}
+th,td{border:1px solid #ccc;padding:.25em .6em;vertical-align:top}
+th{background:#f0f0f0;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
+tr:nth-child(even) td{background:#fafafa}.best{font-weight:bold;color:#0a6b2b}
+.note{color:#555;font-size:.85em;margin:.2em 0}.sig{font-size:.75em;vertical-align:super;color:#a33}
+img{max-width:100%;height:auto;display:block;margin:.5em 0}pre{white-space:pre-wrap;word-break:break-all;
+background:#f7f7f7;padding:.4em;margin:.2em 0;font-size:.85em}code{font-size:.85em}
+.figs{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}
+details summary{cursor:pointer;color:#225}
+"""
+
+_COLORS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd"]
+
+
+def _e(x: Any) -> str:
+    return html.escape("" if x is None else str(x), quote=True)
+
+
+def _trunc(s: str | None, n: int = 120) -> str:
+    if s is None:
+        return ""
+    s = " ".join(str(s).split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _figure(width: float, height: float):
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError("HTML reports need matplotlib: pip install 'matplotlib>=3.8'") from None
+    fig = Figure(figsize=(width, height), dpi=100)
+    return fig, fig.add_subplot(1, 1, 1)
+
+
+def _png(fig, alt: str) -> str:
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    return f'<img alt="{_e(alt)}" src="data:image/png;base64,{data}">'
+
+
+def _grouped_bars(ax, keys: list[str], runs: list[str], means: dict[str, list[float]],
+                  lows: dict[str, list[float]], highs: dict[str, list[float]]) -> None:
+    import math
+
+    width = 0.8 / max(1, len(runs))
+    for i, r in enumerate(runs):
+        xs = [j + (i - (len(runs) - 1) / 2) * width for j in range(len(keys))]
+        m = [0.0 if math.isnan(v) else v for v in means[r]]
+        lo = [0.0 if (math.isnan(a) or math.isnan(v)) else max(0.0, v - a) for v, a in zip(means[r], lows[r])]
+        hi = [0.0 if (math.isnan(b) or math.isnan(v)) else max(0.0, b - v) for v, b in zip(means[r], highs[r])]
+        ax.bar(xs, m, width=width * 0.95, label=r, color=_COLORS[i % len(_COLORS)], yerr=[lo, hi], capsize=3,
+               error_kw={"elinewidth": 1, "ecolor": "#333"})
+    ax.set_xticks(range(len(keys)))
+    ax.set_xticklabels(keys, rotation=20 if max((len(k) for k in keys), default=0) > 8 else 0, ha="right"
+                       if max((len(k) for k in keys), default=0) > 8 else "center")
+    ax.grid(axis="y", alpha=0.3)
+    if len(runs) > 1:
+        ax.legend(fontsize=8)
+
+
+def fig_breakdown(bt: BreakdownTable) -> str:
+    """Bar chart of a breakdown: one bar per cell and run, whiskers = the bootstrap CI."""
+    nan = float("nan")
+    keys = [str(k) for k in bt.keys]
+    means = {r: [bt.cells[r][k].mean if k in bt.cells[r] else nan for k in bt.keys] for r in bt.runs}
+    lows = {r: [bt.cells[r][k].low if k in bt.cells[r] else nan for k in bt.keys] for r in bt.runs}
+    highs = {r: [bt.cells[r][k].high if k in bt.cells[r] else nan for k in bt.keys] for r in bt.runs}
+    fig, ax = _figure(max(5.0, 0.9 * len(keys) * max(1, len(bt.runs)) ** 0.5 + 2), 3.2)
+    _grouped_bars(ax, keys, bt.runs, means, lows, highs)
+    ax.set_ylabel(bt.measure)
+    ax.set_title(f"{bt.measure} by {bt.key} ({int(bt.confidence * 100)}% CI)", fontsize=10)
+    return _png(fig, f"{bt.measure} by {bt.key}")
+
+
+def fig_comparison(cmp: MultiComparison, measure: str) -> str:
+    m = next(x for x in cmp.measures if x.measure == measure)
+    fig, ax = _figure(max(4.0, 1.2 * len(cmp.systems) + 1.5), 3.2)
+    for i, s in enumerate(cmp.systems):
+        c = m.ci[s]
+        lo = 0.0 if c.low != c.low else c.mean - c.low
+        hi = 0.0 if c.high != c.high else c.high - c.mean
+        ax.bar([i], [c.mean], color=_COLORS[i % len(_COLORS)], yerr=[[lo], [hi]], capsize=4)
+        if m.letters[s]:
+            ax.annotate(m.letters[s], (i, c.high if c.high == c.high else c.mean), textcoords="offset points",
+                        xytext=(0, 4), ha="center", fontsize=9, color="#a33")
+    ax.set_xticks(range(len(cmp.systems)))
+    ax.set_xticklabels(cmp.systems)
+    ax.set_ylabel(measure)
+    ax.set_title(f"{measure}: mean with {int(cmp.confidence * 100)}% bootstrap CI", fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    return _png(fig, f"comparison of {measure}")
+
+
+def fig_rank_curve(pt: ParaphraseTable) -> str:
+    fig, ax = _figure(5.5, 3.2)
+    for i, r in enumerate(pt.runs):
+        c = pt.curves[r]
+        ax.plot([p.rank for p in c], [p.mean for p in c], marker="o", label=r, color=_COLORS[i % len(_COLORS)])
+    ax.set_xlabel("paraphrase rank (best first)")
+    ax.set_ylabel(f"mean {pt.measure}")
+    ax.set_title(f"Paraphrase rank curve ({pt.group_key} groups)", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _png(fig, "paraphrase rank curve")
+
+
+def fig_distribution(evals: Sequence[Evaluation], measure: str) -> str:
+    import numpy as np
+
+    values = {e.run: list(per_question_scores(e, measure).values()) for e in evals}
+    allv = [v for vs in values.values() for v in vs]
+    lo, hi = (min(allv), max(allv)) if allv else (0.0, 1.0)
+    if 0.0 <= lo and hi <= 1.0:
+        lo, hi = 0.0, 1.0
+    edges = np.linspace(lo, hi if hi > lo else lo + 1.0, 11)
+    fig, ax = _figure(5.5, 3.2)
+    width = (edges[1] - edges[0]) * 0.8 / max(1, len(values))
+    for i, (r, vs) in enumerate(values.items()):
+        counts, _ = np.histogram(vs, bins=edges)
+        xs = edges[:-1] + (edges[1] - edges[0]) * 0.1 + i * width
+        ax.bar(xs, counts, width=width, align="edge", label=r, color=_COLORS[i % len(_COLORS)])
+    ax.set_xlabel(measure)
+    ax.set_ylabel("questions")
+    ax.set_title(f"Distribution of per-question {measure}", fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    if len(values) > 1:
+        ax.legend(fontsize=8)
+    return _png(fig, f"distribution of {measure}")
+
+
+def _stacked(runs: list[str], labels: list[str], counts: Mapping[str, Mapping[str, int]], title: str, alt: str) -> str:
+    fig, ax = _figure(7.0, 0.55 * len(runs) + 1.6)
+    left = [0] * len(runs)
+    for i, lab in enumerate(labels):
+        vals = [counts[r].get(lab, 0) for r in runs]
+        ax.barh(range(len(runs)), vals, left=left, label=lab, color=_COLORS[i % len(_COLORS)])
+        left = [a + b for a, b in zip(left, vals)]
+    ax.set_yticks(range(len(runs)))
+    ax.set_yticklabels(runs)
+    ax.invert_yaxis()
+    ax.set_xlabel("questions")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return _png(fig, alt)
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric_from: int = 1) -> str:
+    out = ["<table>", "<tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr>"]
+    for r in rows:
+        cells = []
+        for j, c in enumerate(r):
+            raw = isinstance(c, _Raw)
+            text = c.html if raw else _e(c)
+            cls = ' class="num"' if j >= numeric_from else ""
+            cells.append(f"<td{cls}>{text}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+class _Raw:
+    def __init__(self, html_text: str):
+        self.html = html_text
+
+
+def _scores_section(evals: Sequence[Evaluation]) -> str:
+    labels: list[str] = []
+    for e in evals:
+        for s in e.measures:
+            if s.label not in labels:
+                labels.append(s.label)
+    best = {}
+    for lab in labels:
+        vals = [e.aggregate.get(lab) for e in evals if not A._nan(e.aggregate.get(lab))]
+        best[lab] = max(vals) if len(vals) > 1 else None
+    rows = []
+    for e in evals:
+        cells: list[Any] = [e.run, len(e.questions)]
+        for lab in labels:
+            v = e.aggregate.get(lab)
+            t = A.fnum(v)
+            cells.append(_Raw(f'<span class="best">{t}</span>') if best[lab] is not None and v == best[lab] else t)
+        cells.append(", ".join(f"{k} {v}" for k, v in e.outcomes.items()))
+        rows.append(cells)
+    body = _table(["run", "n", *labels, "outcomes"], rows)
+    sigs = "".join(f'<p class="note">signature: <code>{_e(s)}</code></p>' for s in sorted({e.signature for e in evals}))
+    skipped = ""
+    for e in evals:
+        if e.skipped:
+            skipped += f'<p class="note">{_e(e.run)}: {len(e.skipped)} skipped (first: {_e(e.skipped[0]["id"])}: ' \
+                       f'{_e(e.skipped[0]["reason"])})</p>'
+    return "<h2 id=\"scores\">Scores</h2>\n" + body + sigs + skipped
+
+
+def _comparison_section(cmp: MultiComparison, measure: str) -> str:
+    header = ["system"] + [m.measure for m in cmp.measures]
+    rows = []
+    for s in cmp.systems:
+        cells: list[Any] = [s]
+        for m in cmp.measures:
+            c = m.ci[s]
+            sig = f'<span class="sig">{_e(m.letters[s])}</span>' if m.letters[s] else ""
+            mean = f'<span class="best">{A.fnum(c.mean)}</span>' if m.best() == s else A.fnum(c.mean)
+            cells.append(_Raw(f"{mean}{sig} {_e(A.fci(c.low, c.high))}"))
+        rows.append(cells)
+    tests = A._pair_rows(cmp)
+    out = ["<h2 id=\"comparison\">Comparison</h2>", _table(header, rows),
+           "<h3>Paired tests" + (f" against {_e(cmp.baseline)}" if cmp.baseline else " (all pairs)") + "</h3>",
+           _table(A._pair_header(cmp), tests, numeric_from=2)]
+    out += [f'<p class="note">{_e(n)}</p>' for n in A._notes(cmp)]
+    if any(m.measure == measure for m in cmp.measures):
+        out.append(fig_comparison(cmp, measure))
+    return "\n".join(out)
+
+
+def _outcome_section(evals: Sequence[Evaluation]) -> str:
+    labels = sorted({k for e in evals for k in e.outcomes}, key=lambda k: (k != "ok", k))
+    rows = [[e.run] + [e.outcomes.get(k, 0) for k in labels] for e in evals]
+    fig = _stacked([e.run for e in evals], labels, {e.run: e.outcomes for e in evals}, "Outcomes per run", "outcomes")
+    return "<h2 id=\"outcomes\">Outcomes</h2>\n" + _table(["run", *labels], rows) + fig
+
+
+def _breakdown_section(bts: Sequence[BreakdownTable]) -> str:
+    out = ["<h2 id=\"breakdowns\">Breakdowns</h2>"]
+    for bt in bts:
+        rows = A._breakdown_rows(bt)
+        out.append(f"<h3>{_e(bt.measure)} by {_e(bt.key)}</h3>")
+        out.append('<div class="figs">' + _table(A._breakdown_header(bt), rows) + fig_breakdown(bt) + "</div>")
+    return "\n".join(out)
+
+
+def _paraphrase_section(pt: ParaphraseTable) -> str:
+    note = ""
+    skipped = {r: n for r, n in pt.ungrouped.items() if n}
+    if skipped:
+        note = '<p class="note">Questions without a group key (left out): ' + _e(", ".join(f"{r} {n}" for r, n in skipped.items())) + "</p>"
+    return ("<h2 id=\"paraphrase\">Paraphrase robustness</h2>\n"
+            f'<p class="note">Per group of paraphrases (group key <code>{_e(pt.group_key)}</code>), scores sorted best '
+            "first; mean at each rank over the groups with that many members, and its ratio to rank 1 (Su et al. 2016).</p>"
+            + '<div class="figs">' + _table(A._paraphrase_header(pt), A._paraphrase_rows(pt)) + fig_rank_curve(pt) + "</div>" + note)
+
+
+def _taxonomy_section(evals: Sequence[Evaluation], counts: dict[str, dict[str, int]]) -> str:
+    runs, rows = A._taxonomy_grid(counts)
+    labels = [lab for lab in LABELS if any(lab in c for c in counts.values())]
+    fig = _stacked(runs, labels, counts, "Error taxonomy", "error taxonomy")
+    return ("<h2 id=\"taxonomy\">Error taxonomy</h2>\n" + _table(["label", *runs], rows) + fig)
+
+
+def _answer_short(results: Any) -> str:
+    if results is None:
+        return ""
+    if "boolean" in results:
+        return str(results["boolean"]).lower()
+    rows = results.get("results", {}).get("bindings", [])
+    return _trunc("; ".join(", ".join(b["value"] for b in row.values()) for row in rows) or "(empty)")
+
+
+def _questions_section(evals: Sequence[Evaluation]) -> str:
+    out = ["<h2 id=\"questions\">Per question</h2>"]
+    for e in evals:
+        labels = [s.label for s in e.measures if any(s.label in q.scores for q in e.questions)]
+        tax = classify_evaluation(e)
+        rows = []
+        for q in e.questions:
+            d = q.details or {}
+            full = (
+                "<details><summary>full</summary>"
+                f"<b>gold SPARQL</b><pre>{_e(d.get('gold_sparql') or '(none)')}</pre>"
+                f"<b>predicted SPARQL</b><pre>{_e(d.get('predicted_sparql') or '(none)')}</pre>"
+                f"<b>gold answer</b><pre>{_e(json.dumps(d.get('gold_answer'), ensure_ascii=False))}</pre>"
+                f"<b>predicted answer</b><pre>{_e(json.dumps(d.get('predicted_answer'), ensure_ascii=False))}</pre>"
+                f"<b>taxonomy</b>: {_e(tax[q.id].reason)}</details>"
+            )
+            rows.append([q.id, _trunc(d.get("question"), 90), q.outcome, tax[q.id].label,
+                         *(A.fnum(q.scores.get(lab), 3) for lab in labels),
+                         _answer_short(d.get("gold_answer")), _answer_short(d.get("predicted_answer")), _Raw(full)])
+        out.append(f"<details open><summary><b>{_e(e.run)}</b> ({len(e.questions)} questions)</summary>")
+        out.append(_table(["id", "question", "outcome", "taxonomy", *labels, "gold answer", "predicted answer", ""],
+                          rows, numeric_from=4))
+        out.append("</details>")
+    return "\n".join(out)
+
+
+def html_report(
+    evals: Sequence[Evaluation],
+    *,
+    by: Sequence[str] | None = None,
+    bins: Mapping[str, int | list[float]] | None = None,
+    measure: str | None = None,
+    baseline: str | None = None,
+    seed: int = 0,
+    per_question: bool = True,
+    title: str | None = None,
+    comparison: MultiComparison | None = None,
+    resamples: int = 10_000,
+) -> str:
+    """The HTML report (module docstring) as a string. ``by`` lists the breakdown keys (default:
+    the default breakdowns with at least two cells), ``measure`` the headline measure (default
+    :func:`~kgqa.analyze.characteristics.headline_measure`)."""
+    evals = list(evals)
+    if not evals:
+        raise ValueError("an HTML report needs at least one evaluation")
+    measure = measure or headline_measure(evals)
+    parts: list[str] = [_scores_section(evals)]
+    toc = [("scores", "Scores")]
+    if len(evals) > 1:
+        cmp = comparison or compare_evaluations(evals, baseline=baseline, seed=seed, resamples=resamples, trials=resamples)
+        parts.append(_comparison_section(cmp, measure))
+        toc.append(("comparison", "Comparison"))
+    parts.append(_outcome_section(evals))
+    toc.append(("outcomes", "Outcomes"))
+    parts.append("<h2 id=\"distribution\">Score distribution</h2>\n" + fig_distribution(evals, measure))
+    toc.append(("distribution", "Score distribution"))
+    keys = list(by) if by else list(DEFAULT_BREAKDOWNS)
+    bts = []
+    for k in keys:
+        bt = breakdown_table(evals, k, measure=measure, bins=bins, seed=seed, resamples=resamples)
+        if by or len(bt.keys) >= 2:
+            bts.append(bt)
+    if bts:
+        parts.append(_breakdown_section(bts))
+        toc.append(("breakdowns", "Breakdowns"))
+    pt = paraphrase_table(evals, measure=measure)
+    if pt is not None and any(pt.curves.values()):
+        parts.append(_paraphrase_section(pt))
+        toc.append(("paraphrase", "Paraphrase robustness"))
+    parts.append(_taxonomy_section(evals, taxonomy_counts(evals)))
+    toc.append(("taxonomy", "Error taxonomy"))
+    if per_question:
+        parts.append(_questions_section(evals))
+        toc.append(("questions", "Per question"))
+    title = title or f"kgqa report · {evals[0].dataset} · profile {evals[0].profile}"
+    nav = " · ".join(f'<a href="#{a}">{_e(t)}</a>' for a, t in toc)
+    head = (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{_e(title)}</title>\n"
+            f"<style>{_CSS}</style>\n</head>\n<body>\n<h1>{_e(title)}</h1>\n"
+            f'<p class="note">runs: {_e(", ".join(e.run for e in evals))} · headline measure: {_e(measure)} · '
+            f"seed {seed}</p>\n<p>{nav}</p>\n")
+    return head + "\n".join(parts) + "\n</body>\n</html>\n"
