@@ -1377,8 +1377,10 @@ class _Parser:
                         break
                     continue
                 items.append(item)
-            self.expect_p(")")
+            closed = self.expect_p(")")
             self.depth -= 1
+            if not closed:  # an unclosed collection (a cut query) yields no patterns
+                return None
             if not items:
                 return self.use_iri(RDF_NIL)
             nodes = [self.fresh_bnode() for _ in items]
