@@ -121,3 +121,18 @@ def test_compare():
     b = TableAnswer(("y",), ((Literal("1"),), (Literal("2"),)))
     assert compare(a, b) == (False, ["2"], ["http://a"])
     assert compare(BooleanAnswer(False), BooleanAnswer(False)) == (True, [], [])
+
+
+def test_execute_for_evaluation_uses_the_default_cache(shared_data, tmp_path, monkeypatch):
+    from kgqa.execute.runner import execute_for_evaluation
+
+    monkeypatch.setenv("KGQA_CACHE_DIR", str(tmp_path / "cache"))
+    ds = load_dataset(shared_data / "ck25" / "questions.yml").by_language()
+    run = load_run(shared_data / "ck25-runs" / "WSE" / "ck25_answers.json", dataset=ds)
+    kg = str(shared_data / "ck25" / "graphs" / "prod-inst.ttl")
+    first = execute_for_evaluation(ds, run, kg, progress=False, workers=1)
+    second = execute_for_evaluation(ds, run, kg, progress=False, workers=1)
+    assert first.counts == {"executed": 50, "cache_hits": 0, "errors": 0, "timeouts": 0, "refused": 0}
+    assert second.counts == {"executed": 0, "cache_hits": 50, "errors": 0, "timeouts": 0, "refused": 0}
+    assert (tmp_path / "cache" / "results.sqlite").is_file()
+    assert second.predicted == first.predicted and second.engine_signature.startswith("oxigraph-")

@@ -24,6 +24,7 @@ COMMAND_MODULES: list[str] = [
     "kgqa.cli.evaluate",
     "kgqa.cli.kg",
     "kgqa.cli.analysis",
+    "kgqa.cli.build",
 ]
 
 

@@ -225,3 +225,22 @@ def audit(dataset: Dataset, engine: Engine, *, normalise: bool = True, timeout: 
             if o.status is Status.OK:
                 row.equal, row.missing, row.extra = compare(o.answer, item.answer, matching)
     return rows
+
+
+def execute_for_evaluation(dataset: Dataset, run: Run, kg, *, graph: str | None = None, gold: GoldMode = "stored",
+                           timeout: float = DEFAULT_TIMEOUT, normalise: bool = True, max_rows: int = DEFAULT_MAX_ROWS,
+                           use_cache: bool = True, progress: bool = True, **engine_options) -> Execution:
+    """``kgqa evaluate --kg``: open the engine for ``kg`` (:func:`kgqa.execute.open_engine`),
+    execute through the default :class:`ResultCache` (unless ``use_cache`` is False), close
+    everything, and return the :class:`Execution` (``engine_signature`` set)."""
+    from kgqa.execute import open_engine
+
+    engine = open_engine(kg, graph, progress=progress, **engine_options)
+    cache = ResultCache() if use_cache else None
+    try:
+        return execute_run(dataset, run, engine, gold=gold, normalise=normalise, timeout=timeout,
+                           max_rows=max_rows, cache=cache, progress=progress)
+    finally:
+        engine.close()
+        if cache is not None:
+            cache.close()

@@ -1,0 +1,259 @@
+"""``kgqa split``, ``kgqa levels`` and ``kgqa annotate``: building benchmark variants
+(generalization splits, generalization levels, annotated questions). See :mod:`kgqa.build`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kgqa.load import formats, load_dataset
+from kgqa.model import Dataset, InputError
+
+out = Console()
+err = Console(stderr=True)
+
+
+class SplitKind(str, Enum):
+    iid = "iid"
+    template = "template"
+    uri = "uri"
+
+
+class TemplateSource(str, Enum):
+    auto = "auto"
+    dataset = "dataset"
+    structure = "structure"
+
+
+class Mode(str, Enum):
+    raw = "raw"
+    tagged = "tagged"
+    tag_end = "tag-end"
+
+
+class Require(str, Enum):
+    all = "all"
+    any = "any"
+
+
+def _fail(e: InputError) -> None:
+    err.print(f"[bold red]error:[/] {e}", highlight=False)
+    raise typer.Exit(2)
+
+
+def _writer(ds: Dataset) -> formats.Format:
+    """The input's format when it has a writer, else JSONL."""
+    if ds.format:
+        try:
+            fmt = formats.get("dataset", ds.format)
+            if fmt.write is not None:
+                return fmt
+        except InputError:
+            pass
+    return formats.get("dataset", "jsonl")
+
+
+def _load_all(specs: list[str], fmt: Optional[str]) -> tuple[Dataset, list[str]]:
+    from kgqa.build.splits import concat_datasets
+
+    return concat_datasets([load_dataset(s, format=fmt) for s in specs])
+
+
+# --------------------------------------------------------------------------- split
+
+
+def split_cmd(
+    datasets: list[str] = typer.Argument(..., help="Registered dataset name(s) or file(s); several are concatenated (e.g. qald-9-train qald-9-test)."),
+    by: SplitKind = typer.Option(..., "--by", help="iid: random; template: unseen global templates in test; uri: unseen URIs in test."),
+    output: Path = typer.Option(..., "--output", "-o", help="Directory for train/validation/test files and split.json."),
+    ratios: str = typer.Option("0.8,0.1,0.1", "--ratios", help="train,validation,test shares (or train,test)."),
+    rare_below: int = typer.Option(5, "--rare-below", min=1, help="uri: a URI is rare if it occurs in fewer than this many items."),
+    tries: int = typer.Option(100, "--tries", min=1, help="Assignments tried; the one closest to the train share is kept."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Random seed (same seed, same files)."),
+    template_source: TemplateSource = typer.Option(TemplateSource.auto, "--template-source", help="template: the dataset's template id (dataset), the query structure (structure), or the id when present (auto)."),
+    format: Optional[str] = typer.Option(None, "--format", "-f", help="Input dataset format (default: detect)."),
+) -> None:
+    """Split a dataset so that every validation/test item has a URI (or template) that no
+    training item has (Reyd & Zouaq 2023), verify that property on the written files, and
+    write split.json with sizes, delta, groups, unseen URIs/templates and warnings."""
+    from kgqa.build.splits import PARTS, characteristics, parse_ratios, split_dataset, unseen_items
+
+    try:
+        ds, warnings = _load_all(datasets, format)
+        r = parse_ratios(ratios)
+        parts, report = split_dataset(ds, by.value, r, rare_below, tries, seed, template_source.value)
+    except InputError as e:
+        _fail(e)
+    report["warnings"] = warnings + report["warnings"]
+    fmt = _writer(ds)
+    ext = fmt.extensions[0] if fmt.extensions else ".jsonl"
+    output.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for name in PARTS:
+        path = output / f"{name}{ext}"
+        fmt.write(parts[name], path)
+        files[name] = path.name
+    report["format"] = fmt.name
+    report["files"] = files
+
+    # verify gp again on what was written (the writer must keep ids and queries)
+    loaded = {name: load_dataset(output / files[name], format=fmt.name) for name in PARTS}
+    allitems = [it for name in PARTS for it in loaded[name].items]
+    ch = characteristics(allitems, by.value, template_source.value)
+    import numpy as np
+
+    bounds = np.cumsum([0] + [len(loaded[n]) for n in PARTS])
+    idx = {n: np.arange(bounds[i], bounds[i + 1]) for i, n in enumerate(PARTS)}
+    verified = {n: bool(unseen_items(ch, idx[n], idx["train"]).all()) for n in ("validation", "test")}
+    same_ids = all(loaded[n].ids == parts[n].ids for n in PARTS)
+    report["verified_on_files"] = {**verified, "ids_round_trip": same_ids}
+    (output / "split.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+    what = {"uri": "URI", "template": "template", "iid": "item"}[by.value]
+    sz = report["sizes"]
+    out.print(f"[bold]{by.value} split[/] of {report['dataset']} ({report['items']} items, seed {seed}): "
+              f"train {sz['train']}, validation {sz['validation']}, test {sz['test']}", highlight=False)
+    out.print(f"target train N = {report['target_train']}, delta = {report['delta']:.6f} (try {report['best_try']}), "
+              f"groups {report['groups']}, reserved for train {report['reserved']}"
+              + (f", rare URIs {report['rare']} of {report['characteristics']}" if by.value == "uri" else ""),
+              highlight=False)
+    for n in ("validation", "test"):
+        u = report["unseen"][n]
+        ok = report["gp"][n] and verified[n]
+        out.print(f"gp(train ∪ {n}, {n}): {'holds' if ok else '[bold red]VIOLATED[/]'} — {u['items']}/{u['of_items']} "
+                  f"items have a {what} unseen in train; unseen URIs {report['uris'][n]['unseen']}/{report['uris'][n]['distinct']}, "
+                  f"unseen templates {report['templates'][n]['unseen']}/{report['templates'][n]['distinct']}",
+                  highlight=False)
+    for w in report["warnings"]:
+        out.print(f"[yellow]warning:[/] {w}", highlight=False)
+    out.print(f"wrote {', '.join(files.values())} ({fmt.name}) and split.json to {output}", highlight=False)
+    if not all(verified.values()) or not same_ids:
+        err.print("[bold red]error:[/] the written files do not keep the generalization property", highlight=False)
+        raise typer.Exit(1)
+
+
+# --------------------------------------------------------------------------- levels
+
+
+def levels_cmd(
+    train: str = typer.Argument(..., help="Training dataset (registered name or file)."),
+    test: str = typer.Argument(..., help="Test dataset (registered name or file)."),
+    entities: bool = typer.Option(False, "--entities", help="Count entity IRIs as schema items too."),
+    structure: bool = typer.Option(True, "--structure/--no-structure", help="Logical form = schema items + query structure (default) or schema items only."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the test set with metadata.generalization_level (test's format if writable, else JSONL)."),
+    format: Optional[str] = typer.Option(None, "--format", "-f", help="Input dataset format (default: detect)."),
+) -> None:
+    """Label each test item i.i.d. / compositional / zero-shot against the training set
+    (Gu et al. 2021) and print the counts."""
+    from kgqa.build.levels import METADATA_KEY, count_levels, levels, with_levels
+
+    try:
+        tr = load_dataset(train, format=format)
+        te = load_dataset(test, format=format)
+    except InputError as e:
+        _fail(e)
+    labels = levels(tr.items, te.items, entities, structure)
+    counts = count_levels(labels)
+    table = Table(title=f"generalization levels of {te.name} against {tr.name}")
+    table.add_column("level")
+    table.add_column("items", justify="right")
+    table.add_column("share", justify="right")
+    for lv, n in counts.items():
+        table.add_row(lv, str(n), f"{n / len(te):.1%}" if len(te) else "-")
+    out.print(table)
+    if output is not None:
+        fmt = _writer(te)
+        fmt.write(with_levels(te, labels), output)
+        out.print(f"wrote {output} ({fmt.name}) with metadata.{METADATA_KEY}", highlight=False)
+
+
+# --------------------------------------------------------------------------- annotate
+
+
+def annotate_cmd(
+    dataset: str = typer.Argument(..., help="Registered dataset name or file."),
+    output: Path = typer.Option(..., "--output", "-o", help="JSONL dataset of the annotated questions; a <output>.report.json lists the others."),
+    mode: Mode = typer.Option(Mode.tagged, "--mode", help="raw, tagged (mentions replaced by KB elements) or tag-end (elements and mentions after <sep>)."),
+    kg: Optional[str] = typer.Option(None, "--kg", help="KG for labels: RDF file(s), a store directory or an endpoint (without it: template placeholders and literals only)."),
+    lang: str = typer.Option("en", "--lang", help="Question language (and label language)."),
+    min_score: float = typer.Option(85.0, "--min-score", min=0, max=100, help="Least rapidfuzz ratio (0-100) between a label and its mention."),
+    require: Require = typer.Option(Require.all, "--require", help="all: annotate an item only if every KB element is found; any: if at least one is (missing ones listed)."),
+    prefix: list[str] = typer.Option([], "--prefix", help="Extra prefix for writing IRIs, PFX=NAMESPACE (repeatable)."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per label query."),
+    format: Optional[str] = typer.Option(None, "--format", "-f", help="Input dataset format (default: detect)."),
+) -> None:
+    """Annotate questions for seq2seq training (Reyd & Zouaq 2023, Sect. 3.1): mentions from
+    template placeholders when the items have templates, else KB labels fuzzy-matched in the
+    question. Items whose mentions cannot be found are listed, never guessed."""
+    from kgqa.build.annotate import annotate_dataset, element_text
+
+    extra: dict[str, str] = {}
+    for p in prefix:
+        if "=" not in p:
+            _fail(InputError("--prefix", f"expected PFX=NAMESPACE, got {p!r}"))
+        k, v = p.split("=", 1)
+        extra[k.strip()] = v.strip()
+    try:
+        ds = load_dataset(dataset, format=format)
+    except InputError as e:
+        _fail(e)
+    if mode is Mode.raw:
+        items = [replace(it, questions={lang: it.question(lang) or ""}, keywords={}, lang_ids={},
+                         metadata={**it.metadata, "annotation": "raw"}) for it in ds.items]
+        formats.get("dataset", "jsonl").write(Dataset(ds.name, items, "jsonl"), output)
+        out.print(f"wrote {len(items)} raw questions to {output}", highlight=False)
+        return
+    engine = None
+    try:
+        if kg is not None:
+            from kgqa.execute import open_engine
+
+            engine = open_engine(kg)
+        anns = annotate_dataset(ds, engine, lang, min_score, require.value, timeout, extra)
+    except (InputError, RuntimeError) as e:
+        _fail(e if isinstance(e, InputError) else InputError(kg or "--kg", str(e)))
+    finally:
+        if engine is not None:
+            engine.close()
+    items = []
+    skipped = []
+    for it, a in zip(ds.items, anns):
+        prefixes = a.prefixes or extra
+        if not a.annotated:
+            skipped.append({"id": a.id, "question": a.question, "reason": a.reason,
+                            "missing": [element_text(e, prefixes) for e in a.missing]})
+            continue
+        meta = {**it.metadata, "annotation": mode.value, "raw_question": a.question,
+                "mentions": [{"element": element_text(m.element, prefixes), "text": m.text, "start": m.start,
+                              "end": m.end, "source": m.source, "label": m.label, "score": m.score}
+                             for m in a.mentions],
+                "missing": [element_text(e, prefixes) for e in a.missing]}
+        items.append(replace(it, questions={lang: a.variants[mode.value]}, keywords={}, lang_ids={}, metadata=meta))
+    formats.get("dataset", "jsonl").write(Dataset(ds.name, items, "jsonl"), output)
+    report_path = output.with_name(output.name + ".report.json")
+    report = {"dataset": ds.name, "mode": mode.value, "require": require.value, "min_score": min_score,
+              "kg": kg, "items": len(anns), "annotated": len(items), "not_annotated": skipped,
+              "partial": sum(1 for it in items if it.metadata["missing"])}
+    report_path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    out.print(f"annotated {len(items)}/{len(anns)} questions ({mode.value}, require {require.value}) -> {output}",
+              highlight=False)
+    if skipped:
+        out.print(f"{len(skipped)} not annotated (listed in {report_path.name}):", highlight=False)
+        for s in skipped:
+            out.print(f"  {s['id']}: {s['reason']}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    if getattr(app, "_kgqa_build_registered", False):
+        return
+    app._kgqa_build_registered = True  # type: ignore[attr-defined]
+    app.command("split")(split_cmd)
+    app.command("levels")(levels_cmd)
+    app.command("annotate")(annotate_cmd)
