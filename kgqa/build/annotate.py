@@ -1,0 +1,393 @@
+"""Question annotation for seq2seq training (Reyd & Zouaq 2023, Sect. 3.1).
+
+Three variants of a question:
+
+- ``raw``: the question as it is;
+- ``tagged``: the mention of each KB element replaced inline by the element
+  (``"what is the dbp:office of dbr:Richard_Coke ?"``);
+- ``tag-end``: the raw question followed, for each KB element, by ``" <sep> "``, the element, a
+  space and its mention text (``"what is the office of richard coke ? <sep> dbr:Richard_Coke
+  richard coke <sep> dbp:office office"``).
+
+Definitions (exact):
+
+- **KB elements** of an item: the terms of its gold query's triple patterns (subject, predicate,
+  object; every IRI inside a property path) and VALUES rows, in order of first occurrence
+  (triple patterns in source order, subject-predicate-object within one), that are IRIs outside
+  the W3C vocabularies ``rdf:``, ``rdfs:``, ``owl:``, ``xsd:`` (``rdf:type``, ``rdfs:label``
+  are query plumbing, not mentioned things), or literals. Variables and blank nodes are not.
+- **element text**: an IRI is written as a prefixed name ``pfx:local`` when a namespace
+  declared in the query, or else passed as extra ``prefixes``, or else in :data:`~kgqa.sparql.prefixes.STANDARD_PREFIXES`, is a prefix
+  of it (longest namespace; among equal namespaces the query's own, then the table's first) and
+  the rest is a plain SPARQL local name (letters, digits, ``_ - . :`` and ``%XX``, not ending in
+  ``.``); otherwise ``<full IRI>``. A literal is written in N-Triples form (``"Richard Coke"@en``).
+- **mentions from templates** (used when the item's ``metadata`` has ``question_template`` and
+  ``query_template``, placeholders written ``<1>``, ``<2>``, ...): the question template is
+  matched against the question (whole string, case-insensitive, runs of blanks equal, a
+  placeholder matches the shortest non-empty text, a repeated placeholder the same text); the
+  query template is analyzed and its triple patterns / VALUES rows aligned position by position
+  with the query's (same number of patterns, same terms outside placeholders), which gives the
+  element filling each placeholder. The placeholder's text in the question is that element's
+  mention. When either alignment fails, label matching is used (if labels are available).
+- **mentions from labels**: each element's candidate labels are its KB labels (IRIs: the
+  literal values of :data:`LABEL_PREDICATES` fetched through the engine, with no language tag
+  or one whose primary subtag is the question's language) or its lexical form (literals). A
+  candidate span is any run of 1 to (words in the label + 2) consecutive words of the question
+  (words: maximal runs of non-blank characters; leading/trailing punctuation of a run is not
+  part of it); its score is ``rapidfuzz.fuzz.ratio`` of the lower-cased label and span text
+  (0-100). Spans scoring at least ``min_score`` are candidates; they are taken greedily by
+  descending score, then longer span, then element order, then position, skipping an element
+  already placed and a span overlapping a placed one. Local names are never used as labels
+  (that would be guessing).
+- An item is **annotated** when every KB element has a mention (``require="all"``) or at least one
+  does (``require="any"``; missing elements are then left out of both variants and listed).
+  Otherwise it is **not annotated** and listed with its missing elements. Items without a query
+  are listed too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgqa.model import Dataset, IRI, Item, Literal
+from kgqa.sparql.prefixes import STANDARD_PREFIXES
+
+__all__ = [
+    "LABEL_PREDICATES", "MODES", "Mention", "Annotation", "kb_elements", "element_text",
+    "template_mentions", "label_mentions", "tagged", "tag_end", "fetch_labels",
+    "annotate_item", "annotate_dataset",
+]
+
+MODES = ("raw", "tagged", "tag-end")
+SEP = "<sep>"
+
+LABEL_PREDICATES: tuple[str, ...] = (
+    "http://www.w3.org/2000/01/rdf-schema#label",
+    "http://www.w3.org/2004/02/skos/core#prefLabel",
+    "http://www.w3.org/2004/02/skos/core#altLabel",
+    "http://xmlns.com/foaf/0.1/name",
+    "http://schema.org/name",
+    "https://schema.org/name",
+    "http://purl.org/dc/terms/title",
+    "http://purl.org/dc/elements/1.1/title",
+)
+
+_PLUMBING = (
+    "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "http://www.w3.org/2000/01/rdf-schema#",
+    "http://www.w3.org/2002/07/owl#",
+    "http://www.w3.org/2001/XMLSchema#",
+)
+_LOCAL = re.compile(r"^(?:[A-Za-z0-9_:-]|%[0-9A-Fa-f]{2})(?:(?:[A-Za-z0-9_.:-]|%[0-9A-Fa-f]{2})*(?:[A-Za-z0-9_:-]|%[0-9A-Fa-f]{2}))?$")
+_PLACEHOLDER = re.compile(r"<(\d+)>")
+_WORD = re.compile(r"\S+")
+_EDGE_PUNCT = "\"'“”‘’«»()[]{}.,;:!?¿¡"
+
+Element = IRI | Literal
+
+
+@dataclass(frozen=True)
+class Mention:
+    """Where an element is mentioned: ``question[start:end] == text``; ``source`` is
+    ``template`` or ``label``; ``label`` the matched label (label source) and ``score`` 0-100."""
+
+    element: Element
+    start: int
+    end: int
+    text: str
+    source: str
+    label: str | None = None
+    score: float = 100.0
+
+
+@dataclass
+class Annotation:
+    """One item's annotation. ``variants`` maps mode -> text (empty when not annotated);
+    ``missing`` lists elements without a mention; ``reason`` says why an item was not annotated."""
+
+    id: str
+    question: str
+    elements: list[Element]
+    mentions: list[Mention]
+    missing: list[Element]
+    variants: dict[str, str] = field(default_factory=dict)
+    reason: str = ""
+    prefixes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def annotated(self) -> bool:
+        return bool(self.variants)
+
+
+# --------------------------------------------------------------------------- elements
+
+
+def _plumbing(iri: IRI) -> bool:
+    return iri.value.startswith(_PLUMBING)
+
+
+def kb_elements(sparql: str) -> tuple[list[Element], dict[str, str]]:
+    """The KB elements of a query (module docstring) and its declared prefixes."""
+    from kgqa.sparql.analyzer import Path, analyze
+
+    info = analyze(sparql)
+    out: dict[Element, None] = {}
+
+    def add(t: Any) -> None:
+        if isinstance(t, IRI):
+            if not _plumbing(t):
+                out.setdefault(t)
+        elif isinstance(t, Literal):
+            out.setdefault(t)
+        elif isinstance(t, Path):
+            for i in t.iris:
+                add(i)
+
+    for tp in info.triples:
+        for t in tp.spo:
+            add(t)
+    for vb in info.values:
+        for row in vb.rows:
+            for t in row:
+                add(t)
+    return list(out), dict(info.prefixes)
+
+
+def element_text(e: Element, prefixes: dict[str, str] | None = None) -> str:
+    """How an element is written in the annotated question (module docstring)."""
+    if isinstance(e, Literal):
+        return e.n3()
+    best: tuple[int, int, str] | None = None  # (-len(ns), rank, prefix)
+    tables = [(prefixes or {}), STANDARD_PREFIXES]
+    for rank, table in enumerate(tables):
+        for pfx, ns in table.items():
+            if ns and e.value.startswith(ns) and _LOCAL.match(e.value[len(ns):]):
+                key = (-len(ns), rank, pfx)
+                if best is None or key[:2] < best[:2]:
+                    best = key
+    if best is None:
+        return e.n3()
+    ns = tables[best[1]][best[2]]
+    return f"{best[2]}:{e.value[len(ns):]}"
+
+
+# --------------------------------------------------------------------------- template mentions
+
+
+def _question_regex(template: str) -> tuple[re.Pattern, list[str]] | None:
+    parts: list[str] = []
+    order: list[str] = []
+    pos = 0
+    for m in _PLACEHOLDER.finditer(template):
+        parts.append(_loose(template[pos:m.start()]))
+        num = m.group(1)
+        if num in order:
+            parts.append(f"(?P=p{num})")
+        else:
+            parts.append(f"(?P<p{num}>.+?)")
+            order.append(num)
+        pos = m.end()
+    parts.append(_loose(template[pos:]))
+    if not order:
+        return None
+    return re.compile("".join(parts), re.IGNORECASE | re.DOTALL), order
+
+
+def _loose(text: str) -> str:
+    return r"\s+".join(re.escape(w) for w in text.split(" ")) if text.strip() else (r"\s*" if text else "")
+
+
+def _placeholder_terms(query: str, query_template: str) -> dict[str, Element] | None:
+    from kgqa.sparql.analyzer import analyze
+
+    q, t = analyze(query), analyze(query_template)
+    rows_q = [tp.spo for tp in q.triples] + [tuple(r) for vb in q.values for r in vb.rows]
+    rows_t = [tp.spo for tp in t.triples] + [tuple(r) for vb in t.values for r in vb.rows]
+    if len(rows_q) != len(rows_t) or not rows_t:
+        return None
+    out: dict[str, Element] = {}
+    renaming: dict[Any, Any] = {}
+    for rq, rt in zip(rows_q, rows_t):
+        if len(rq) != len(rt):
+            return None
+        for a, b in zip(rq, rt):
+            if isinstance(b, IRI) and b.value.isdigit():
+                if not isinstance(a, (IRI, Literal)) or out.setdefault(b.value, a) != a:
+                    return None
+            elif type(a) is not type(b):
+                return None
+            elif isinstance(a, (IRI, Literal)):
+                if a != b:
+                    return None
+            elif renaming.setdefault(b, a) != a:  # variables / blank nodes rename consistently
+                return None
+    return out
+
+
+def template_mentions(question: str, query: str, question_template: str, query_template: str) -> list[Mention] | None:
+    """Mentions found by aligning the global template with the item (module docstring), or
+    None when the templates do not fit the question and query."""
+    compiled = _question_regex(question_template)
+    if compiled is None:
+        return None
+    rx, order = compiled
+    m = rx.fullmatch(question.strip())
+    terms = _placeholder_terms(query, query_template)
+    if m is None or terms is None or set(order) - set(terms):
+        return None
+    offset = len(question) - len(question.lstrip())
+    out = []
+    for num in order:
+        s, e = m.span(f"p{num}")
+        out.append(Mention(terms[num], s + offset, e + offset, question[s + offset:e + offset], "template"))
+    return out
+
+
+# --------------------------------------------------------------------------- label mentions
+
+
+def _words(question: str) -> list[tuple[int, int]]:
+    spans = []
+    for m in _WORD.finditer(question):
+        s, e = m.start(), m.end()
+        while s < e and question[s] in _EDGE_PUNCT:
+            s += 1
+        while e > s and question[e - 1] in _EDGE_PUNCT:
+            e -= 1
+        if e > s:
+            spans.append((s, e))
+    return spans
+
+
+def label_mentions(question: str, labels: dict[Element, Sequence[str]], elements: Sequence[Element],
+                   min_score: float = 85.0) -> list[Mention]:
+    """Mentions found by fuzzy label matching (module docstring), in element order."""
+    from rapidfuzz import fuzz
+
+    words = _words(question)
+    cands: list[tuple[float, int, int, int, int, str, str]] = []
+    for ei, el in enumerate(elements):
+        for label in dict.fromkeys(labels.get(el, ())):
+            lab = " ".join(label.split()).lower()
+            if not lab:
+                continue
+            width = len(lab.split()) + 2
+            for i in range(len(words)):
+                for j in range(i, min(len(words), i + width)):
+                    s, e = words[i][0], words[j][1]
+                    score = fuzz.ratio(lab, " ".join(question[s:e].split()).lower())
+                    if score >= min_score:
+                        cands.append((score, e - s, ei, s, e, label, question[s:e]))
+    cands.sort(key=lambda c: (-c[0], -c[1], c[2], c[3]))
+    placed: dict[int, Mention] = {}
+    taken: list[tuple[int, int]] = []
+    for score, _, ei, s, e, label, text in cands:
+        if ei in placed or any(s < te and ts < e for ts, te in taken):
+            continue
+        placed[ei] = Mention(elements[ei], s, e, text, "label", label, float(score))
+        taken.append((s, e))
+    return [placed[i] for i in sorted(placed)]
+
+
+def fetch_labels(engine: Any, iris: Iterable[IRI], lang: str | None = "en", batch: int = 200,
+                 timeout: float = 60.0, predicates: Sequence[str] = LABEL_PREDICATES) -> dict[IRI, list[str]]:
+    """Labels of the IRIs from the KG behind ``engine`` (anything with
+    ``execute(query, timeout) -> Outcome``): literal objects of ``predicates``, keeping those
+    without a language tag or whose primary subtag is ``lang`` (all when ``lang`` is None),
+    sorted for determinism. Raises RuntimeError if a label query fails."""
+    from kgqa.model import TableAnswer
+
+    todo = list(dict.fromkeys(iris))
+    out: dict[IRI, list[str]] = {}
+    preds = " ".join(f"<{p}>" for p in predicates)
+    for k in range(0, len(todo), batch):
+        chunk = todo[k:k + batch]
+        values = " ".join(i.n3() for i in chunk if ">" not in i.value and " " not in i.value)
+        if not values:
+            continue
+        q = f"SELECT ?s ?l WHERE {{ VALUES ?s {{ {values} }} VALUES ?p {{ {preds} }} ?s ?p ?l . FILTER(isLiteral(?l)) }}"
+        oc = engine.execute(q, timeout)
+        if oc.status.failed or not isinstance(oc.answer, TableAnswer):
+            raise RuntimeError(f"label query failed ({oc.status.value}): {oc.message}")
+        for s, lab in oc.answer.rows:
+            if not isinstance(s, IRI) or not isinstance(lab, Literal):
+                continue
+            if lang is not None and lab.language and lab.language.split("-")[0].lower() != lang.lower():
+                continue
+            out.setdefault(s, []).append(lab.value)
+    return {k: sorted(set(v)) for k, v in out.items()}
+
+
+# --------------------------------------------------------------------------- variants
+
+
+def tagged(question: str, mentions: Sequence[Mention], prefixes: dict[str, str] | None = None) -> str:
+    """The question with each mention replaced by its element's text."""
+    out, pos = [], 0
+    for m in sorted(mentions, key=lambda m: m.start):
+        out.append(question[pos:m.start])
+        out.append(element_text(m.element, prefixes))
+        pos = m.end
+    out.append(question[pos:])
+    return "".join(out)
+
+
+def tag_end(question: str, mentions: Sequence[Mention], prefixes: dict[str, str] | None = None) -> str:
+    """The question, then ``<sep> element mention`` for each mention in the given order."""
+    return question + "".join(f" {SEP} {element_text(m.element, prefixes)} {m.text}" for m in mentions)
+
+
+def annotate_item(item: Item, labels: dict[Element, Sequence[str]] | None = None, lang: str = "en",
+                  min_score: float = 85.0, require: str = "all",
+                  prefixes: dict[str, str] | None = None) -> Annotation:
+    """Annotate one item (module docstring). ``labels`` are KB labels of IRIs (None: no label
+    matching); literals always use their lexical form. ``prefixes`` are extra namespaces for
+    writing elements (the query's own declarations take precedence)."""
+    if require not in ("all", "any"):
+        raise ValueError(f"require must be 'all' or 'any', not {require!r}")
+    question = item.question(lang) or ""
+    if not item.sparql:
+        return Annotation(item.id, question, [], [], [], reason="no gold query")
+    if not question.strip():
+        return Annotation(item.id, question, [], [], [], reason=f"no question text ({lang})")
+    elements, declared = kb_elements(item.sparql)
+    prefixes = {**(prefixes or {}), **declared}
+    if not elements:
+        return Annotation(item.id, question, [], [], [], reason="the query has no KB elements")
+    mentions: list[Mention] | None = None
+    qt, st = item.metadata.get("question_template"), item.metadata.get("query_template")
+    if isinstance(qt, str) and isinstance(st, str):
+        mentions = template_mentions(question, item.sparql, qt, st)
+    if mentions is None:
+        cand: dict[Element, list[str]] = {e: [e.value] for e in elements if isinstance(e, Literal)}
+        for e in elements:
+            if isinstance(e, IRI) and labels is not None:
+                cand[e] = list(labels.get(e, ()))
+        mentions = label_mentions(question, cand, elements, min_score)
+    # in element (query) order
+    rank = {e: i for i, e in enumerate(elements)}
+    mentions = sorted(mentions, key=lambda m: rank.get(m.element, len(rank)))
+    found = {m.element for m in mentions}
+    missing = [e for e in elements if e not in found]
+    ann = Annotation(item.id, question, elements, mentions, missing, prefixes=prefixes)
+    if (require == "all" and missing) or not mentions:
+        ann.reason = "no mention found for " + ", ".join(element_text(e, prefixes) for e in missing)
+        return ann
+    ann.variants = {"raw": question, "tagged": tagged(question, mentions, prefixes),
+                    "tag-end": tag_end(question, mentions, prefixes)}
+    return ann
+
+
+def annotate_dataset(ds: Dataset, engine: Any = None, lang: str = "en", min_score: float = 85.0,
+                     require: str = "all", timeout: float = 60.0,
+                     prefixes: dict[str, str] | None = None) -> list[Annotation]:
+    """Annotate every item; labels of all IRI elements are fetched through ``engine`` in
+    batches (no engine: template mentions and literals only)."""
+    labels: dict[Element, list[str]] | None = None
+    if engine is not None:
+        iris = [e for it in ds.items if it.sparql for e in kb_elements(it.sparql)[0] if isinstance(e, IRI)]
+        labels = dict(fetch_labels(engine, iris, lang, timeout=timeout))
+    return [annotate_item(it, labels, lang, min_score, require, prefixes) for it in ds.items]
