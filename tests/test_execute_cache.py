@@ -10,7 +10,6 @@ import textwrap
 import time
 from multiprocessing import get_context
 
-import pytest
 
 from kgqa.execute.cache import CachedEngine, ResultCache, default_cache_path, engine_key
 from kgqa.execute.engine import EngineInfo, execute_sequentially, too_many_rows_message
