@@ -155,6 +155,23 @@ def test_paired_bootstrap_clear_difference_hand_computed():
     assert pb.diff.low == pytest.approx(0.4) and pb.diff.high == 1.0
 
 
+@pytest.mark.parametrize(
+    "a, expected",
+    [
+        # d = [1, 0]: mean 0.5; resample means 0, .5, 1 with prob 1/4, 1/2, 1/4;
+        # |d* - 0.5| >= 0.5 for d* in {0, 1} -> p = 1/2
+        ([1, 0], 0.5),
+        # d = [1, 1, 0]: mean 2/3; |d* - 2/3| >= 2/3 only for d* = 0 (prob 1/27) or d* >= 4/3
+        ([1, 1, 0], 1 / 27),
+        # d = [1, 0, 0]: mean 1/3; |d* - 1/3| >= 1/3 for d* = 0 (8/27), 2/3 (6/27), 1 (1/27)
+        ([1, 0, 0], 15 / 27),
+    ],
+)
+def test_paired_bootstrap_p_hand_computed(a, expected):
+    pb = paired_bootstrap(a, [0] * len(a), resamples=20_000, seed=1)
+    assert pb.p == pytest.approx(expected, abs=0.012)
+
+
 def test_paired_bootstrap_length_mismatch():
     with pytest.raises(ValueError, match="same length"):
         paired_bootstrap([1, 0], [1])
@@ -402,6 +419,24 @@ def test_compare_binary_tests_corrections_and_letters():
     assert (ac.significant, ac.better) == (True, "A")
     assert (bc.significant, bc.better) == (True, "B")
     assert significance_letters(comps, ["A", "B", "C"]) == {"A": "c", "B": "c", "C": ""}
+
+
+def test_compare_significance_uses_corrected_p():
+    # A vs B: 6 discordant pairs all for A -> raw McNemar p = 2/64 = 0.03125 < 0.05, but
+    # Holm over the three comparisons: 3 * 0.03125 = 0.09375 -> not significant
+    # A vs C and B vs C: 3 discordant pairs each way -> raw p = 2/8 = 0.25
+    a = {f"q{i}": 1.0 for i in range(20)}
+    b = {f"q{i}": (0.0 if i < 6 else 1.0) for i in range(20)}
+    c = {f"q{i}": (0.0 if 3 <= i < 6 else 1.0) for i in range(20)}
+    ab, ac, bc = compare_systems({"A": a, "B": b, "C": c}, measure="em")
+    assert [x.p["mcnemar"] for x in (ab, ac, bc)] == pytest.approx([0.03125, 0.25, 0.25])
+    assert [x.p_holm["mcnemar"] for x in (ab, ac, bc)] == pytest.approx([0.09375, 0.5, 0.5])
+    assert [x.p_bh["mcnemar"] for x in (ab, ac, bc)] == pytest.approx([0.09375, 0.25, 0.25])
+    assert not any(x.significant for x in (ab, ac, bc))
+    assert significance_letters([ab, ac, bc], ["A", "B", "C"]) == {"A": "", "B": "", "C": ""}
+    # compared alone, the same pair is significant
+    (only,) = compare_systems({"A": a, "B": b}, measure="em")
+    assert only.p_holm["mcnemar"] == pytest.approx(0.03125) and only.better == "A"
 
 
 def test_compare_with_baseline_orientation():
