@@ -49,6 +49,7 @@ def run_evaluations(
     normalise: bool = True,
     dataset_options: dict[str, object] | None = None,
     run_options: dict[str, object] | None = None,
+    reexecute: bool = False,
 ) -> list[Evaluation]:
     """Load, (execute,) score: the shared body of ``evaluate`` and ``demo``."""
     try:
@@ -61,25 +62,44 @@ def run_evaluations(
         except ValueError as e:
             raise InputError("--measures", str(e)) from None
     ds = _select_language(load_dataset(dataset_spec, format=dataset_format, **(dataset_options or {})), lang)
-    results = []
-    for spec in run_specs:
+    runs = []
+    names = run_names(run_specs)
+    for spec, name in zip(run_specs, names):
         run = load_run(spec, format=run_format, dataset=ds, **(run_options or {}))
-        if not run.name:
-            run.name = Path(spec).stem
-        extra: dict[str, object] = {"lang": lang, "gold": gold_answers if kg else "stored"}
-        if measures:
-            extra["measures"] = "+".join(s.measure.full for s in prof.measures)
-        predicted = gold = None
-        execution = None
-        if kg is not None:
-            from kgqa.execute.session import execute_for_evaluation
+        run.name = name
+        runs.append(run)
+    base: dict[str, object] = {"lang": lang, "gold": gold_answers if kg else "stored"}
+    if measures:
+        base["measures"] = "+".join(s.measure.full for s in prof.measures)
+    if kg is None:
+        return [evaluate(ds, run, prof, signature_extra=base) for run in runs]
 
-            ex = execute_for_evaluation(ds, run, kg, graph=graph, gold=gold_answers, timeout=timeout, normalise=normalise)
-            predicted, gold, execution = ex.predicted, ex.gold, ex.counts
-            extra["engine"] = ex.engine_signature
-            extra["normalise"] = "yes" if normalise else "no"
-        results.append(evaluate(ds, run, prof, predicted=predicted, gold=gold, signature_extra=extra, execution=execution))
+    from kgqa.execute import open_engine
+    from kgqa.execute.cache import ResultCache
+    from kgqa.execute.runner import execute_run
+
+    engine = open_engine(kg, graph, progress=True)
+    cache = ResultCache()
+    results = []
+    try:
+        for run in runs:
+            ex = execute_run(ds, run, engine, gold=gold_answers, normalise=normalise, timeout=timeout, cache=cache, reexecute=reexecute)
+            extra = {**base, "engine": ex.engine_signature, "normalise": "yes" if normalise else "no",
+                     "answers": "executed" if reexecute else "run-first"}
+            results.append(evaluate(ds, run, prof, predicted=ex.predicted, gold=ex.gold, signature_extra=extra, execution=ex.counts))
+    finally:
+        engine.close()
+        cache.close()
     return results
+
+
+def run_names(specs: list[str]) -> list[str]:
+    """Display names of run files: the file stem, or ``folder/stem`` where stems collide (the
+    Text2SPARQL teams' files are all called ``ck25_system_result_set.json``)."""
+    stems = [Path(s).stem for s in specs]
+    return [
+        f"{Path(s).parent.name}/{stem}" if stems.count(stem) > 1 else stem for s, stem in zip(specs, stems)
+    ]
 
 
 def parse_options(pairs: list[str] | None, flag: str) -> dict[str, object]:
@@ -133,6 +153,7 @@ def register(app: typer.Typer) -> None:
         no_normalise: bool = typer.Option(False, "--no-normalise", help="Execute queries exactly as written (no prefix injection or dialect fixes)."),
         dataset_option: Optional[list[str]] = typer.Option(None, "--dataset-option", help="Loader option KEY=VALUE (e.g. question_field=paraphrased_question for LC-QuAD 2.0); repeatable."),
         run_option: Optional[list[str]] = typer.Option(None, "--run-option", help="Run loader option KEY=VALUE; repeatable."),
+        reexecute: bool = typer.Option(False, "--reexecute", help="With --kg: execute the run's queries even where the run also gives answers."),
     ) -> None:
         """Score one or more runs on a dataset."""
         if gold_answers not in ("stored", "executed"):
@@ -143,6 +164,7 @@ def register(app: typer.Typer) -> None:
             normalise=not no_normalise,
             dataset_options=parse_options(dataset_option, "--dataset-option"),
             run_options=parse_options(run_option, "--run-option"),
+            reexecute=reexecute,
         )
         emit(evals, fmt, per_question, output)
         if save is not None:
@@ -184,18 +206,12 @@ def register(app: typer.Typer) -> None:
         fmt: OutFormat = typer.Option(OutFormat.table, "--format", "-f"),
         per_question: bool = typer.Option(False, "--per-question", "-q"),
     ) -> None:
-        """Evaluate the built-in demo runs on the built-in demo KG (offline) and compare them."""
+        """Execute the built-in demo runs' queries on the built-in demo KG (embedded, offline),
+        score them and compare them."""
         from kgqa.demo import DATA
 
         runs = sorted(str(p) for p in (DATA / "runs").glob("*.json"))
-        kg = str(DATA / "kg.ttl") if _engine_available() else None
-        evals = run_evaluations(str(DATA / "questions.json"), runs, profile=profile, kg=kg)
+        kg = str(DATA / "kg.ttl")
+        evals = run_evaluations(str(DATA / "questions.json"), runs, profile=profile, kg=kg, reexecute=True)
         emit(evals, fmt, per_question, None)
 
-
-def _engine_available() -> bool:
-    try:
-        import kgqa.execute.session  # noqa: F401
-    except ImportError:
-        return False
-    return True

@@ -209,8 +209,10 @@ def _download(f: DataFile, dest: Path, verify: bool) -> Path:
             total = int(resp.headers.get("content-length") or 0) or None
             from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
+            from rich.console import Console
+
             with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                          transient=True) as progress:
+                          console=Console(stderr=True), transient=True) as progress:
                 task = progress.add_task(f"downloading {f.path}", total=total)
                 for chunk in resp.iter_bytes():
                     out.write(chunk)

@@ -38,10 +38,10 @@ def terminal(console: Console, evals: Sequence[Evaluation], *, per_question: boo
     """Aggregate table (one row per run), outcome counts, skipped items and signatures."""
     labels = _labels(evals)
     table = Table(title=title or f"kgqa evaluate · profile {evals[0].profile} · dataset {evals[0].dataset}")
-    table.add_column("run", style="bold")
+    table.add_column("run", style="bold", no_wrap=True)
     table.add_column("n", justify="right")
     for lab in labels:
-        table.add_column(lab, justify="right")
+        table.add_column(lab, justify="right", overflow="fold")
     best = {
         lab: max((e.aggregate.get(lab) for e in evals if not _nan(e.aggregate.get(lab))), default=None)
         for lab in labels
@@ -50,7 +50,7 @@ def terminal(console: Console, evals: Sequence[Evaluation], *, per_question: boo
         cells = []
         for lab in labels:
             v = e.aggregate.get(lab)
-            s = fmt(v)
+            s = fmt(v, 3)
             if len(evals) > 1 and v is not None and best[lab] is not None and v == best[lab]:
                 s = f"[bold green]{s}[/]"
             cells.append(s)
