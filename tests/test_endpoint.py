@@ -328,7 +328,7 @@ def test_slow_server_times_out_within_limit(server):
         out = e.execute("ASK {}", timeout=0.5)
         took = time.monotonic() - t
     assert out.status is Status.TIMEOUT and "0.5 s" in out.message
-    assert 0.45 <= took < 1.0 and out.elapsed < 1.0
+    assert 0.45 <= took < 1.5 and out.elapsed < 1.5  # limit + 1 s at most
 
 
 def test_dripping_body_times_out(server):
@@ -336,7 +336,7 @@ def test_dripping_body_times_out(server):
     with endpoint(server) as e:
         t = time.monotonic()
         out = e.execute(Q, timeout=0.6)
-    assert out.status is Status.TIMEOUT and time.monotonic() - t < 1.2
+    assert out.status is Status.TIMEOUT and time.monotonic() - t < 1.6
 
 
 def test_deadline_includes_retries(server):
@@ -346,7 +346,7 @@ def test_deadline_includes_retries(server):
         out = e.execute(Q, timeout=1.0)
         took = time.monotonic() - t
     assert out.status in (Status.TIMEOUT, Status.EXEC_ERROR)
-    assert took < 1.4
+    assert took < 2.0
     assert 2 <= len(server.requests) <= 4
 
 
@@ -356,7 +356,7 @@ def test_retry_after_seconds_honoured(server):
         out = e.execute("ASK {}", timeout=10)
     assert out.answer == BooleanAnswer(True)
     a, b = server.requests
-    assert 0.95 <= b.at - a.at < 1.5
+    assert 0.95 <= b.at - a.at < 2.0
 
 
 def test_retry_after_http_date_honoured(server):
@@ -366,7 +366,7 @@ def test_retry_after_http_date_honoured(server):
         out = e.execute("ASK {}", timeout=10)
     assert out.answer == BooleanAnswer(True)
     a, b = server.requests
-    assert 0.9 <= b.at - a.at < 2.5
+    assert 0.9 <= b.at - a.at < 3.0
 
 
 def test_retry_after_past_deadline_gives_up_at_once(server):
@@ -387,7 +387,7 @@ def test_exponential_backoff_with_jitter(server):
     gaps = [b.at - a.at for a, b in zip(server.requests, server.requests[1:])]
     for k, gap in enumerate(gaps):
         base = 0.1 * 2 ** k
-        assert base / 2 - 0.01 <= gap <= base + 0.1, (k, gaps)
+        assert base / 2 - 0.01 <= gap <= base + 0.3, (k, gaps)
 
 
 def test_retry_after_parsing():
@@ -418,8 +418,8 @@ def test_rps_limit(server):
     assert all(o.status is Status.OK for o in outs)
     times = sorted(r.at for r in server.requests)
     gaps = [b - a for a, b in zip(times, times[1:])]
-    assert min(gaps) >= 0.085, gaps
-    assert times[-1] - times[0] >= 0.45
+    assert min(gaps) >= 0.06, gaps  # starts are 0.1 s apart; arrival jitter allowed
+    assert times[-1] - times[0] >= 0.4
 
 
 def test_concurrency_bound_and_input_order(server):
@@ -498,7 +498,7 @@ def test_query_form():
     assert query_form("") == "unknown"
 
 
-_xml_text = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=12)
+_xml_text = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Cn")), max_size=12)
 _terms = st.one_of(
     st.builds(lambda s: IRI("http://ex.org/" + s), st.text("abcxyz/#%&<>", max_size=8)),
     st.builds(BNode, st.text("abc123", min_size=1, max_size=5)),
