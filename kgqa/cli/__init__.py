@@ -25,6 +25,7 @@ COMMAND_MODULES: list[str] = [
     "kgqa.cli.kg",
     "kgqa.cli.analysis",
     "kgqa.cli.build",
+    "kgqa.cli.validation",
 ]
 
 
