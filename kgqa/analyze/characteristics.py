@@ -188,6 +188,8 @@ def parse_bins(specs: Sequence[str]) -> dict[str, int | list[float]]:
         name, text = (s.strip() for s in spec.split("=", 1))
         parts = [p.strip() for p in text.split(",") if p.strip()]
         try:
+            if not parts:
+                raise ValueError
             if len(parts) == 1:
                 q = int(parts[0])
                 if q < 1:
@@ -211,8 +213,9 @@ def per_question_scores(e: Evaluation, measure: str) -> dict[str, float]:
 
 
 def headline_measure(evals: Sequence[Evaluation]) -> str:
-    """The measure breakdowns show by default: ``F1`` when every evaluation has per-question
-    F1 values, else the first measure label with per-question values in every evaluation."""
+    """The measure breakdowns show by default: the label ``F1`` when every evaluation has
+    per-question values for it, else the first label bound to the F1 measure (e.g.
+    ``Average F1``), else the first label with per-question values in every evaluation."""
     labels: list[str] = []
     for e in evals:
         for s in e.measures:
@@ -221,7 +224,10 @@ def headline_measure(evals: Sequence[Evaluation]) -> str:
     scored = [lab for lab in labels if all(any(lab in q.scores for q in e.questions) for e in evals)]
     if not scored:
         raise ValueError("no measure has per-question values in every evaluation (corpus-level measures only)")
-    return "F1" if "F1" in scored else scored[0]
+    if "F1" in scored:
+        return "F1"
+    f1 = [s.label for e in evals for s in e.measures if s.label in scored and s.measure.name == "F1"]
+    return f1[0] if f1 else scored[0]
 
 
 # --------------------------------------------------------------------------- breakdowns

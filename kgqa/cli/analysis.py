@@ -308,6 +308,7 @@ def register(app: typer.Typer) -> None:
         measure: Optional[str] = typer.Option(None, "--measure", help="Measure for breakdowns and curves (default F1)."),
         baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="Run name to compare the others with."),
         seed: int = typer.Option(0, "--seed", help="Seed of bootstrap and randomization."),
+        resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples and randomization trials."),
     ) -> None:
         """Re-report saved evaluations without re-running (several results are compared)."""
         from kgqa.analyze.comparison import load_evaluations
@@ -316,7 +317,10 @@ def register(app: typer.Typer) -> None:
         if not evals:
             raise InputError(results[0], "no evaluation in the file(s)")
         base = _resolve_baseline(baseline, [], evals) if baseline else None
-        text = render_analysis(evals, fmt.value, by=by or [], bins=_bins(bins), baseline=base, seed=seed, measure=measure)
+        if resamples < 1:
+            raise InputError("--resamples", f"expected a positive integer, got {resamples}")
+        text = render_analysis(evals, fmt.value, by=by or [], bins=_bins(bins), baseline=base, seed=seed, measure=measure,
+                               resamples=resamples)
         if text is not None:
             _write(text, output)
 

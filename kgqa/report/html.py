@@ -106,7 +106,7 @@ def _grouped_bars(ax, keys: list[str], runs: list[str], means: dict[str, list[fl
                        if max((len(k) for k in keys), default=0) > 8 else "center")
     ax.grid(axis="y", alpha=0.3)
     if len(runs) > 1:
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
 
 
 def fig_breakdown(bt: BreakdownTable) -> str:
@@ -135,7 +135,8 @@ def fig_comparison(cmp: MultiComparison, measure: str) -> str:
             ax.annotate(m.letters[s], (i, c.high if c.high == c.high else c.mean), textcoords="offset points",
                         xytext=(0, 4), ha="center", fontsize=9, color="#a33")
     ax.set_xticks(range(len(cmp.systems)))
-    ax.set_xticklabels(cmp.systems)
+    long = max(len(s) for s in cmp.systems) > 8
+    ax.set_xticklabels(cmp.systems, rotation=20 if long else 0, ha="right" if long else "center")
     ax.set_ylabel(measure)
     ax.set_title(f"{measure}: mean with {int(cmp.confidence * 100)}% bootstrap CI", fontsize=10)
     ax.grid(axis="y", alpha=0.3)
