@@ -72,9 +72,20 @@ def gold(shared_data):
 
 
 @pytest.fixture(scope="session")
-def rdflib_iris(gold):
-    """Computed once per session, in 2 processes (rdflib's parser takes ~10 s for all)."""
+def rdflib_iris(gold, request):
+    """Computed once per session, in up to 4 processes (rdflib's parser needs ~12 CPU-seconds
+    for all), and kept in pytest's cache keyed by the rdflib version and the query texts."""
+    import hashlib
+
+    import rdflib
+
     queries = [q for _, q in gold]
+    digest = hashlib.sha256("\x00".join(queries).encode()).hexdigest()[:16]
+    key = f"kgqa/sparql_rdflib_iris/{rdflib.__version__}/{digest}"
+    cache = getattr(request.config, "cache", None)
+    cached = cache.get(key, None) if cache is not None else None
+    if isinstance(cached, list) and len(cached) == len(queries):
+        return [None if v is None else frozenset(v) for v in cached]
     workers = max(1, min(4, os.cpu_count() or 1))
     chunks = [queries[i::workers] for i in range(workers)]
     with ProcessPoolExecutor(workers) as pool:
@@ -83,6 +94,8 @@ def rdflib_iris(gold):
     for w, part in enumerate(parts):
         for j, v in enumerate(part):
             result[w + j * workers] = v
+    if cache is not None:
+        cache.set(key, [None if v is None else sorted(v) for v in result])
     return result
 
 
