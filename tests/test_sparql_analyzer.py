@@ -375,3 +375,13 @@ def test_results_are_frozen_and_cached():
     assert a is analyze("SELECT * { ?s ?p ?o }")
     with pytest.raises(Exception):
         a.valid = False  # type: ignore[misc]
+
+
+def test_unknown_form_still_yields_patterns():
+    info = analyze("?s <http://x/p> <http://x/o> . ?o <http://x/q> ?x")
+    assert info.form == "unknown" and not info.valid
+    assert info.error.startswith("expected SELECT, ASK, CONSTRUCT, DESCRIBE or an update, found VAR 's' at offset 0")
+    assert [t.n3() for t in info.triples] == ["?s <http://x/p> <http://x/o> .", "?o <http://x/q> ?x ."]
+    info = analyze("SELECT ?x WHERE { ?x ?p ?o } garbage { ?a <http://x/b> ?c }")
+    assert info.error.startswith("unexpected text after the end of the query, found ERROR 'garbage' at offset 29")
+    assert len(info.triples) == 2
