@@ -25,7 +25,8 @@ Outcomes (the engine contract of :mod:`kgqa.execute.engine`):
   (k = 0, 1, ...; capped at ``max_backoff``) with equal jitter (uniformly between half and all
   of it), or exactly the ``Retry-After`` the server sent (seconds or HTTP-date). A Virtuoso 5xx
   that reports a deterministic query error (SQLSTATE classes 22, 37, 42, e.g. ``22012``
-  division by zero) is not retried; Virtuoso's ``S1T00`` (server-side timeout) is ``TIMEOUT``.
+  division by zero) is not retried; Virtuoso's ``S1T00`` (server-side timeout) is ``TIMEOUT``
+  and its ``37000`` (SPARQL compiler) is ``PARSE_ERROR`` whatever the HTTP status.
   When the attempts are used up, or the next wait would pass the deadline -> ``EXEC_ERROR``
   with the HTTP status and the first 300 characters of the body (or the connection error);
   other 4xx -> ``EXEC_ERROR`` at once;
@@ -469,7 +470,8 @@ class SparqlEndpoint:
         vm = _VIRTUOSO_ERROR.search(body[:2000].decode("utf-8", "replace"))
         if vm and vm.group(1).startswith("S1T"):
             raise _Failure(Status.TIMEOUT, f"{where}: {text}")
-        if code == 400 and PARSE_ERROR_MARKERS.search(body[:4000].decode("utf-8", "replace")):
+        if (code == 400 and PARSE_ERROR_MARKERS.search(body[:4000].decode("utf-8", "replace"))) or (
+                vm and vm.group(1).startswith("37")):
             raise _Failure(Status.PARSE_ERROR, f"{where}: {text}")
         if code in RETRY_STATUSES:
             if vm and vm.group(1)[:2] in ("22", "37", "42"):
