@@ -121,12 +121,17 @@ class QueryRunner:
         return {iid: out[iid] for iid in queries}
 
     def execute(self, query: str, timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS) -> Outcome:
-        """The Engine interface (no normaliser, no sandbox): used for vocabulary queries."""
-        if query in self._memo:
-            return self._memo[query]
-        o = self.engine.execute(query, timeout=timeout, max_rows=max_rows)
-        self._memo[query] = o
-        return o
+        """The Engine interface (no normaliser, no sandbox, as given): vocabulary and gold queries."""
+        return self.execute_many([query], timeout, max_rows)[0]
+
+    def execute_many(self, queries: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
+                     max_rows: int = DEFAULT_MAX_ROWS, progress: Any = None) -> list[Outcome]:
+        todo = [q for q in dict.fromkeys(queries) if q not in self._memo]
+        if todo:
+            for q, o in zip(todo, self.engine.execute_many(todo, timeout=timeout, max_rows=max_rows)):
+                self._memo[q] = Outcome(o.status, o.answer, o.message, None)
+        self.memo_hits += len(queries) - len(todo)
+        return [self._memo[q] for q in queries]
 
 
 def gold_run(dataset: Dataset) -> Run:

@@ -344,10 +344,14 @@ def _span_text(query: str, toks: Sequence[Token], rng_: tuple[int, int]) -> str:
     return query[toks[rng_[0]].start: toks[rng_[1] - 1].end]
 
 
-def _removal(toks: Sequence[Token], a: int, b: int, text_len: int) -> tuple[int, int]:
-    """Character range removing tokens ``[a, b)`` and the blanks after them."""
-    s = toks[a].start
-    e = toks[b].start if b < len(toks) else text_len
+_BLANKS = " \t\r\n"
+
+
+def _removal(toks: Sequence[Token], a: int, b: int, text: str) -> tuple[int, int]:
+    """Character range removing tokens ``[a, b)`` and the blanks (not comments) after them."""
+    s, e = toks[a].start, toks[b - 1].end
+    while e < len(text) and text[e] in _BLANKS:
+        e += 1
     return s, e
 
 
@@ -494,9 +498,10 @@ def _t1(query: str, rng: random.Random, ctx: Context, item_id: str) -> str | Non
     wb = where_braces(toks)
     if wb is None or wb[1] is None:
         return None
-    s, e = _removal(toks, wb[1], wb[1] + 1, len(query))
+    s, e = _removal(toks, wb[1], wb[1] + 1, query)
     if wb[1] + 1 >= len(toks):  # nothing after: also drop the blanks before it
-        s = toks[wb[1] - 1].end if wb[1] > 0 else s
+        while s > 0 and query[s - 1] in _BLANKS:
+            s -= 1
     return query[:s] + query[e:]
 
 
@@ -605,7 +610,8 @@ def _pattern_removal(query: str, toks: Sequence[Token], p: PatternSpan) -> tuple
         a, b = p.object
         if p.obj > 0:  # remove ", obj"
             return (toks[a - 1].start, toks[b - 1].end, "")
-        return (toks[a].start, toks[b + 1].start, "")  # "obj , "
+        s, e = _removal(toks, a, b + 1, query)  # "obj , "
+        return (s, e, "")
     a, b = p.verb_group
     if p.group > 0:  # remove "; verb obj" (all ';' before it)
         k = a - 1
@@ -615,7 +621,8 @@ def _pattern_removal(query: str, toks: Sequence[Token], p: PatternSpan) -> tuple
     k = b
     while k < len(toks) and _p(toks[k], ";"):
         k += 1
-    return (toks[a].start, toks[k].start, "")
+    s, e = _removal(toks, a, k, query)
+    return (s, e, "")
 
 
 def _drop(query: str, rng: random.Random, ctx: Context, item_id: str) -> str | None:
@@ -629,7 +636,7 @@ def _drop(query: str, rng: random.Random, ctx: Context, item_id: str) -> str | N
     a, b = p.stmt
     if b < len(toks) and _p(toks[b], "."):
         b += 1
-    s, e = _removal(toks, a, b, len(query))
+    s, e = _removal(toks, a, b, query)
     return query[:s] + query[e:]
 
 
@@ -652,7 +659,7 @@ def _distinct(query: str, rng: random.Random, ctx: Context, item_id: str) -> str
         return None
     nxt = toks[i + 1]
     if nxt.kind == "KEYWORD" and nxt.value in ("DISTINCT", "REDUCED"):
-        s, e = _removal(toks, i + 1, i + 2, len(query))
+        s, e = _removal(toks, i + 1, i + 2, query)
         return query[:s] + query[e:]
     return query[:nxt.start] + "DISTINCT " + query[nxt.start:]
 
@@ -665,7 +672,7 @@ def _count_distinct(query: str, rng: random.Random, ctx: Context, item_id: str) 
     i = rng.choice(cands)
     arg = toks[i + 2]
     if _kw(arg, "DISTINCT"):
-        s, e = _removal(toks, i + 2, i + 3, len(query))
+        s, e = _removal(toks, i + 2, i + 3, query)
         return query[:s] + query[e:]
     return query[:arg.start] + "DISTINCT " + query[arg.start:]
 
