@@ -172,6 +172,10 @@ def test_query_em_norms():
     # a string literal keeps its inner whitespace
     assert query_em('ASK { ?x ?p "a  b" }', 'ASK { ?x ?p "a b" }', "whitespace") == 0.0
     assert query_em(None, a) == 0.0 and query_em(a, None) is None
+    # norms are nested: an invalid query equal up to whitespace is still canonical-equal
+    bad = "SELECT COUNT(?x) WHERE { ?x a dbo:City }"  # Virtuoso dialect, not SPARQL 1.1
+    assert query_em(bad + " ", bad, "canonical") == 1.0 and query_em(bad, bad, "canonical") == 1.0
+    assert query_em(bad.replace("?x", "?y"), bad, "canonical") == 0.0  # no canonical form to compare
 
 
 def test_sparql_tokens_keep_terms_whole():
@@ -377,7 +381,8 @@ def test_all_measures_lie_in_unit_interval(cases):
         out = {"ok": Outcome.ok(ans), "empty": Outcome.ok(TableAnswer.single_column([])),
                "parse_error": Outcome(Status.PARSE_ERROR), "timeout": Outcome(Status.TIMEOUT), "none": None}[kind]
         rows.append((gq, ans, pq, out))
-    e = run_eval(rows, ALL + ",GEK1(tokenize=nspm),ROUGE_L(tokenize=nspm)")
+    subs = ",".join(f"{m}{a}" for m in ("C2KB", "P2KB", "RE2KB", "AT", "AIT2KB") for a in ("", "(agg=micro,part=P)"))
+    e = run_eval(rows, ALL + ",GEK1(tokenize=nspm),ROUGE_L(tokenize=nspm)," + subs)
     for k, v in e.aggregate.items():
         assert math.isnan(v) or 0.0 <= v <= 1.0, (k, v)
     for q in e.questions:

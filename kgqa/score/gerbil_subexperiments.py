@@ -34,7 +34,6 @@ predicate or a path (an exception ends its walk), kgqa skips just that pattern.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -44,7 +43,8 @@ from kgqa.model.answer import Answer
 from kgqa.model.terms import DATE_TYPES, NUMERIC_TYPES, XSD_BOOLEAN, TermMatching
 from kgqa.score.measures import ItemContext, MeasureDef, Param, register
 from kgqa.score.rules import Counts, gerbil_rule, micro
-from kgqa.sparql.analyzer import RDF_TYPE, Path, QueryInfo, Var, analyze
+from kgqa.score.query_measures import feature, feature_extractor
+from kgqa.sparql.analyzer import RDF_TYPE, Path, QueryInfo, Var
 
 __all__ = ["c2kb", "p2kb", "re2kb", "ait_query", "answer_type", "ANSWER_TYPES", "sub_counts"]
 
@@ -54,20 +54,8 @@ _TYPED = TermMatching()
 _VAR = ("var",)
 
 
-def _info(query: str | None, parse: str) -> QueryInfo | None:
-    if query is None or not query.strip():
-        return None
-    info = analyze(query)
-    if parse == "strict" and not info.valid:
-        return None
-    return info
-
-
-@functools.lru_cache(maxsize=65536)
-def c2kb(query: str, parse: str = "strict") -> frozenset:
-    info = _info(query, parse)
-    if info is None:
-        return frozenset()
+@feature_extractor("gerbil_c2kb")
+def _c2kb(info: QueryInfo) -> frozenset:
     out = set()
     for t in info.triples:
         if isinstance(t.subject, IRI):
@@ -77,11 +65,8 @@ def c2kb(query: str, parse: str = "strict") -> frozenset:
     return frozenset(out)
 
 
-@functools.lru_cache(maxsize=65536)
-def p2kb(query: str, parse: str = "strict") -> frozenset:
-    info = _info(query, parse)
-    if info is None:
-        return frozenset()
+@feature_extractor("gerbil_p2kb")
+def _p2kb(info: QueryInfo) -> frozenset:
     return frozenset(t.predicate for t in info.triples if isinstance(t.predicate, IRI) and t.predicate != RDF_TYPE)
 
 
@@ -95,24 +80,52 @@ def _rel_node(x: Any) -> Any:
     return x
 
 
-@functools.lru_cache(maxsize=65536)
-def re2kb(query: str, parse: str = "strict") -> frozenset:
-    info = _info(query, parse)
-    if info is None:
-        return frozenset()
+@feature_extractor("gerbil_re2kb")
+def _re2kb(info: QueryInfo) -> frozenset:
     return frozenset((_rel_node(t.subject), _rel_node(t.predicate), _rel_node(t.object)) for t in info.triples)
 
 
-@functools.lru_cache(maxsize=65536)
-def ait_query(query: str, parse: str = "strict") -> frozenset:
-    info = _info(query, parse)
-    if info is None or info.form != "SELECT":
+@feature_extractor("gerbil_ait")
+def _ait(info: QueryInfo) -> frozenset:
+    if info.form != "SELECT":
         return frozenset()
     projected = set(info.variables) if info.select_all else set(info.projected_variables)
     return frozenset(
         t.object for t in info.triples
         if t.predicate == RDF_TYPE and isinstance(t.subject, Var) and t.subject in projected and isinstance(t.object, IRI)
     )
+
+
+@feature_extractor("gerbil_at_form")
+def _at_form(info: QueryInfo) -> str | None:
+    """The answer type the query alone implies: boolean for ASK, number for a COUNT."""
+    if info.form == "ASK":
+        return "boolean"
+    if info.form == "SELECT" and any(a.function == "COUNT" for a in info.aggregates):
+        return "number"
+    return None
+
+
+feature_extractor("valid")(lambda info: info.valid)
+
+
+def _markings(name: str):
+    def get(query: str | None, parse: str = "strict") -> frozenset:
+        if query is None or not query.strip():
+            return frozenset()
+        if parse == "strict" and not feature(query, "valid"):
+            return frozenset()
+        return feature(query, name)
+
+    get.__name__ = name.removeprefix("gerbil_")
+    get.__doc__ = f"The {get.__name__.upper()} markings of a query (empty for an invalid one when parse=strict)."
+    return get
+
+
+c2kb = _markings("gerbil_c2kb")
+p2kb = _markings("gerbil_p2kb")
+re2kb = _markings("gerbil_re2kb")
+ait_query = _markings("gerbil_ait")
 
 
 # --------------------------------------------------------------------------- answer type
@@ -156,12 +169,8 @@ def answer_type(answer: Answer | None, query: str | None = None) -> str | None:
         return types.pop()
     if types:
         return "resource" if "resource" in types else "string"
-    if query:
-        info = analyze(query)
-        if info.form == "ASK":
-            return "boolean"
-        if info.form == "SELECT" and any(a.function == "COUNT" for a in info.aggregates):
-            return "number"
+    if query and query.strip():
+        return feature(query, "gerbil_at_form")
     return None
 
 

@@ -21,7 +21,7 @@ SPARQL (``ctx.item.sparql``) and/or looks at the predicted query's execution out
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sacrebleu.metrics import BLEU as _SacreBLEU
@@ -30,11 +30,11 @@ from kgqa.model import BNode, Status
 from kgqa.score.measures import ItemContext, Measure, MeasureDef, Param, parse, register
 from kgqa.score.rules import kgqa_rule
 from kgqa.score.tokenize import escape_ws, sparql_tokens, tokens
-from kgqa.sparql.analyzer import Path, Var, analyze
+from kgqa.sparql.analyzer import Path, QueryInfo, Var, analyze
 
 __all__ = [
     "compound", "query_em", "bleu", "rouge_l", "exec_value", "f1_ans", "f1_sem", "f1_tri",
-    "sem_set", "tri_set", "lcs_length", "floored_product",
+    "sem_set", "tri_set", "lcs_length", "floored_product", "query_features", "feature", "feature_extractor",
 ]
 
 TOKENIZE = Param("tokenize", "sparql", ("sparql", "nspm"),
@@ -71,14 +71,61 @@ def set_f1(pred: frozenset, gold: frozenset) -> float:
     return 2 * tp / (len(pred) + len(gold))
 
 
+# --------------------------------------------------------------------------- per-query features
+# The evaluator computes one measure over all questions, then the next, so each measure would
+# re-analyze every query once the analyzer's own cache is exhausted. Instead every feature any
+# measure needs is extracted from one analysis and kept in a large cache of small objects.
+
+#: Queries whose features are kept (an entry is a few small frozensets).
+FEATURE_CACHE_SIZE = 1 << 18
+
+#: feature name -> function of a QueryInfo. Other measure modules add their own.
+FEATURES: dict[str, Callable[[QueryInfo], Any]] = {}
+
+
+def feature_extractor(name: str):
+    """Register ``fn(info) -> value`` as the query feature ``name`` (see :func:`feature`)."""
+
+    def deco(fn: Callable[[QueryInfo], Any]) -> Callable[[QueryInfo], Any]:
+        if name in FEATURES:
+            raise ValueError(f"query feature {name} registered twice")
+        FEATURES[name] = fn
+        return fn
+
+    return deco
+
+
+@functools.lru_cache(maxsize=FEATURE_CACHE_SIZE)
+def query_features(query: str) -> dict[str, Any]:
+    """Every registered feature of ``query``, from one analysis (cached)."""
+    info = analyze(query)
+    return {name: fn(info) for name, fn in FEATURES.items()}
+
+
+def feature(query: str, name: str) -> Any:
+    """One feature of ``query`` (extractors registered after the query was cached are run on
+    demand)."""
+    feats = query_features(query)
+    if name not in feats:
+        feats[name] = FEATURES[name](analyze(query))
+    return feats[name]
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _canonical(query: str) -> str | None:
+    from kgqa.sparql.canonical import canonical_form
+
+    return canonical_form(analyze(query))
+
+
+def _canonical_equal(a: str, b: str) -> bool:
+    """kgqa.sparql.canonical.canonical_equal: both valid and the same canonical form."""
+    fa = _canonical(a)
+    return fa is not None and fa == _canonical(b)
+
+
 # --------------------------------------------------------------------------- exact match
 
-
-@functools.lru_cache(maxsize=65536)
-def _canonical_equal(a: str, b: str) -> bool:
-    from kgqa.sparql.canonical import canonical_equal
-
-    return bool(canonical_equal(a, b))
 
 
 def query_em(pred: str | None, gold: str | None, norm: str = "raw") -> float | None:
@@ -86,10 +133,14 @@ def query_em(pred: str | None, gold: str | None, norm: str = "raw") -> float | N
         return None
     if pred is None:
         return 0.0
+    if pred == gold:
+        return 1.0
     if norm == "raw":
-        return 1.0 if pred == gold else 0.0
+        return 0.0
+    if sparql_tokens(pred) == sparql_tokens(gold):
+        return 1.0
     if norm == "whitespace":
-        return 1.0 if sparql_tokens(pred) == sparql_tokens(gold) else 0.0
+        return 0.0
     return 1.0 if _canonical_equal(pred, gold) else 0.0
 
 
@@ -98,9 +149,9 @@ register(MeasureDef(
     definition=(
         "Query exact match: 1 iff the predicted query equals the gold query, else 0. norm=raw: "
         "identical text; whitespace: identical token sequences (whitespace and comments between "
-        "tokens ignored, literals kept verbatim); canonical: kgqa.sparql.canonical.canonical_equal "
-        "(prefixes expanded, variables renamed, patterns sorted, keyword case normalised). No "
-        "predicted query: 0; no gold query: undefined."
+        "tokens ignored, literals verbatim); canonical: whitespace-equal or canonical_equal (both "
+        "valid, same canonical form: prefixes expanded, variables renamed, patterns sorted, keyword "
+        "case normalised). No predicted query: 0; no gold query: undefined."
     ),
     convention="query",
     item=lambda ctx, norm: query_em(pred_query(ctx), gold_query(ctx), norm),
@@ -112,8 +163,8 @@ register(MeasureDef(
 register(MeasureDef(
     name="CanonicalEM",
     definition=(
-        "Canonical query exact match (= QueryEM(norm=canonical)): 1 iff the predicted and gold "
-        "queries have the same canonical form (prefixes expanded, variables renamed by first "
+        "Canonical query exact match (= QueryEM(norm=canonical)): 1 iff the queries are equal up to "
+        "whitespace or have the same canonical form (prefixes expanded, variables renamed by first "
         "occurrence in canonical pattern order, triple patterns sorted inside each basic graph "
         "pattern, keyword case and whitespace normalised; DISTINCT/LIMIT/ORDER kept). No predicted "
         "query: 0; no gold query: undefined."
@@ -322,13 +373,16 @@ register(MeasureDef(
 # --------------------------------------------------------------------------- F1_Sem
 
 
-@functools.lru_cache(maxsize=65536)
+@feature_extractor("sem")
+def _sem(info: QueryInfo) -> frozenset:
+    return frozenset(info.entities) | frozenset(info.predicates)
+
+
 def sem_set(query: str) -> frozenset:
     """Entities (IRIs in subject/object position, classes and VALUES IRIs included) and
     predicates (IRIs in predicate position, every IRI of a property path) of ``query``, as full
     IRIs, from the tolerant analyzer."""
-    info = analyze(query)
-    return frozenset(info.entities) | frozenset(info.predicates)
+    return feature(query, "sem")
 
 
 def f1_sem(pred: str | None, gold: str | None) -> float | None:
@@ -367,17 +421,23 @@ def _node(t: Any, ignore: bool) -> Any:
     return t
 
 
-@functools.lru_cache(maxsize=65536)
+def _tri(info: QueryInfo, ignore: bool) -> frozenset:
+    return frozenset(
+        (_node(t.subject, ignore), _node(t.predicate, ignore), _node(t.object, ignore))
+        for t in (*info.triples, *info.template)
+    )
+
+
+feature_extractor("tri")(lambda info: _tri(info, True))
+feature_extractor("tri_named")(lambda info: _tri(info, False))
+
+
 def tri_set(query: str, ignore_vars: bool = True) -> frozenset:
     """The query's triple patterns (WHERE clause and CONSTRUCT template, ``;``/``,`` expanded,
     patterns in OPTIONAL/UNION/MINUS/subqueries included) as ``(s, p, o)`` tuples; a variable or
     blank node becomes ``("?",)`` when ``ignore_vars``, else ``("var", name)``; a property path
     ``("path", text)``."""
-    info = analyze(query)
-    return frozenset(
-        (_node(t.subject, ignore_vars), _node(t.predicate, ignore_vars), _node(t.object, ignore_vars))
-        for t in (*info.triples, *info.template)
-    )
+    return feature(query, "tri" if ignore_vars else "tri_named")
 
 
 def _is_var(x: Any) -> bool:
