@@ -25,8 +25,9 @@ Definitions (exact):
 - **groups**: ``template``: the items sharing a template; ``uri``: a URI is *rare* when it occurs
   in fewer than ``k = rare_below`` items; items without a rare URI are *reserved* for train; the
   other items are grouped into the connected components of the relation "shares a rare URI"
-  (computed on the bipartite item-URI graph with :func:`scipy.sparse.csgraph.connected_components`,
-  linear in the number of URI occurrences). ``iid``: one group per item. Items without any
+  (:func:`scipy.sparse.csgraph.connected_components` on the graph whose nodes are the rare URIs
+  and where each item links its rare URIs in a chain; linear in the number of URI occurrences,
+  never pairwise). ``iid``: one group per item. Items without any
   characteristic are reserved for train (they can never satisfy gp). Any union of groups
   satisfies gp against the rest of the data: a rare URI of a group occurs in no other group
   (else the two would be connected), and nothing outside the held-out groups can hold it.
@@ -162,23 +163,29 @@ def group_labels(ch: Characteristics, by: str, rare_below: int = 5) -> tuple[np.
         if rare_below < 1:
             raise ValueError("rare_below must be at least 1")
         df = np.bincount(ch.indices, minlength=len(ch.vocab))
-        rare = df < rare_below
+        rare = (df < rare_below) & (df > 0)
         info["rare"] = int(rare.sum())
         occ_rare = rare[ch.indices]
         rows = ch.rows()[occ_rare]
         cols = ch.indices[occ_rare]
-        grouped = np.zeros(n, dtype=bool)
-        grouped[rows] = True
         raw = np.full(n, -1, dtype=np.int64)
         if rows.size:
             from scipy.sparse import coo_matrix
             from scipy.sparse.csgraph import connected_components
 
-            # bipartite graph: item nodes 0..n-1, URI nodes n..n+V-1, an edge per rare occurrence
-            size = n + len(ch.vocab)
-            graph = coo_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols + n)), shape=(size, size)).tocsr()
+            # graph over the rare URIs only: an item links its consecutive rare URIs (a chain), so
+            # two URIs are connected iff some items link them; an item's group is the component
+            # of its first rare URI. Nodes: rare URIs; edges: rare occurrences minus items.
+            compact = np.cumsum(rare) - 1
+            nodes = compact[cols]
+            same = rows[1:] == rows[:-1]
+            m = int(rare.sum())
+            graph = coo_matrix((np.ones(int(same.sum()), dtype=np.int8), (nodes[:-1][same], nodes[1:][same])),
+                               shape=(m, m)).tocsr()
             _, comp = connected_components(graph, directed=False)
-            raw[grouped] = comp[:n][grouped]
+            first = np.ones(rows.size, dtype=bool)
+            first[1:] = ~same
+            raw[rows[first]] = comp[nodes[first]]
     elif by in ("template", "iid"):
         raw = np.full(n, -1, dtype=np.int64)
         first = ch.indptr[:-1][~empty]
@@ -192,16 +199,19 @@ def group_labels(ch: Characteristics, by: str, rare_below: int = 5) -> tuple[np.
 
 
 def _renumber(raw: np.ndarray) -> np.ndarray:
-    """Relabel non-negative labels 0..G-1 in order of first occurrence; keep -1."""
+    """Relabel non-negative labels 0..G-1 in order of first occurrence; keep -1. Linear time."""
     out = np.full(raw.shape, -1, dtype=np.int64)
     mask = raw >= 0
     if not mask.any():
         return out
     vals = raw[mask]
-    uniq, first, inverse = np.unique(vals, return_index=True, return_inverse=True)
-    rank = np.empty(len(uniq), dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(len(uniq))
-    out[mask] = rank[inverse]
+    pos = np.arange(len(vals), dtype=np.int64)
+    first = np.full(int(vals.max()) + 1, len(vals), dtype=np.int64)
+    np.minimum.at(first, vals, pos)
+    is_first = first[vals] == pos
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[vals[is_first]] = np.arange(int(is_first.sum()), dtype=np.int64)
+    out[mask] = rank[vals]
     return out
 
 
@@ -303,10 +313,12 @@ def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     return np.arange(total, dtype=np.int64) + offsets
 
 
-def _distinct(ch: Characteristics, part: np.ndarray) -> np.ndarray:
-    if not len(part):
-        return np.zeros(0, dtype=np.int64)
-    return np.unique(ch.indices[_ranges(ch.indptr[part], ch.indptr[part + 1])])
+def _present(ch: Characteristics, part: np.ndarray) -> np.ndarray:
+    """Boolean mask over the vocabulary: the characteristic occurs in some item of ``part``."""
+    mask = np.zeros(len(ch.vocab), dtype=bool)
+    if len(part):
+        mask[ch.indices[_ranges(ch.indptr[part], ch.indptr[part + 1])]] = True
+    return mask
 
 
 def parse_ratios(text: str | Sequence[float]) -> tuple[float, float, float]:
@@ -374,12 +386,12 @@ def split_characteristics(ch: Characteristics, by: str, ratios: Sequence[float] 
 
     unseen: dict[str, dict[str, int]] = {}
     gp: dict[str, bool] = {}
-    train_chars = set(_distinct(ch, train).tolist())
+    in_train_chars = _present(ch, train)
     for name in ("validation", "test"):
         mask = unseen_items(ch, parts[name], train)
-        chars = _distinct(ch, parts[name]).tolist()
+        chars = _present(ch, parts[name])
         unseen[name] = {"items": int(mask.sum()), "of_items": int(len(parts[name])),
-                        "characteristics": sum(c not in train_chars for c in chars), "of": len(chars)}
+                        "characteristics": int((chars & ~in_train_chars).sum()), "of": int(chars.sum())}
         gp[name] = bool(mask.all())
     assert all(gp.values()), f"generalization property violated: {gp}"  # guaranteed by construction
     strict = unseen_items(ch, test, np.sort(np.concatenate([train, val])))
@@ -438,13 +450,13 @@ def _part_counts(ch: Characteristics, parts: dict[str, np.ndarray]) -> dict[str,
     """Per part: distinct characteristics (``distinct``); for held-out parts also how many of
     them are absent from train (``unseen``) and the items having one (``items_with_unseen``)."""
     train = parts["train"]
-    train_chars = set(_distinct(ch, train).tolist())
+    in_train_chars = _present(ch, train)
     out: dict[str, dict[str, int]] = {}
     for name, idx in parts.items():
-        chars = _distinct(ch, idx).tolist()
-        row = {"distinct": len(chars)}
+        chars = _present(ch, idx)
+        row = {"distinct": int(chars.sum())}
         if name != "train":
-            row["unseen"] = sum(c not in train_chars for c in chars)
+            row["unseen"] = int((chars & ~in_train_chars).sum())
             row["items_with_unseen"] = int(unseen_items(ch, idx, train).sum())
         out[name] = row
     return out
