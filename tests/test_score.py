@@ -7,7 +7,7 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kgqa.model import BooleanAnswer, Dataset, IRI, Item, Literal, Outcome, Prediction, Run, Status, TableAnswer
+from kgqa.model import BooleanAnswer, Dataset, IRI, Item, Literal, Prediction, Run, Status, TableAnswer
 from kgqa.score import measures, profiles, rules
 from kgqa.score.evaluate import evaluate
 from kgqa.score.rules import Counts

@@ -11,7 +11,6 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from kgqa.model import InputError
 
 out = Console()
 err = Console(stderr=True)

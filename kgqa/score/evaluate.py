@@ -18,8 +18,8 @@ from typing import Any
 import kgqa
 from kgqa.model import Answer, BooleanAnswer, Dataset, Item, Outcome, Prediction, Run, Status, TableAnswer
 from kgqa.model.answer import answer_items, to_results_json
-from kgqa.model.terms import TermMatching, guess_term
-from kgqa.score.measures import ItemContext, Measure
+from kgqa.model.terms import TermMatching
+from kgqa.score.measures import ItemContext
 from kgqa.score.profiles import MeasureSpec, Profile
 from kgqa.score.rules import Counts
 
