@@ -20,7 +20,8 @@ Definitions (exact):
   - ``iid``: else, some t in T has L(t) = L(d);
   - ``compositional``: else (every schema item was seen in training, never in this
     combination/structure);
-  - ``unknown``: d has no gold query, or the analyzer finds it invalid (no structure).
+  - ``unknown``: d has no gold query, or (with ``structure``) the analyzer finds it invalid, so
+    it has no structure template.
 
 Train items without a query contribute nothing; an invalid train query contributes its schema
 items (the analyzer is tolerant) but no logical form.
