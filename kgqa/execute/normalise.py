@@ -32,53 +32,7 @@ from kgqa.execute.lexer import Token, declared_prefixes, prefix_of, tokenize
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
-#: Prefixes injected when a query uses them undeclared (the usual DBpedia / Wikidata /
-#: W3C bindings, as Virtuoso and the Wikidata Query Service predeclare them).
-STANDARD_PREFIXES: dict[str, str] = {
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "owl": "http://www.w3.org/2002/07/owl#",
-    "xsd": XSD,
-    "xml": "http://www.w3.org/XML/1998/namespace",
-    "foaf": "http://xmlns.com/foaf/0.1/",
-    "skos": "http://www.w3.org/2004/02/skos/core#",
-    "dc": "http://purl.org/dc/elements/1.1/",
-    "dct": "http://purl.org/dc/terms/",
-    "dcterms": "http://purl.org/dc/terms/",
-    "geo": "http://www.w3.org/2003/01/geo/wgs84_pos#",
-    "georss": "http://www.georss.org/georss/",
-    "prov": "http://www.w3.org/ns/prov#",
-    "schema": "http://schema.org/",
-    "dbo": "http://dbpedia.org/ontology/",
-    "dbr": "http://dbpedia.org/resource/",
-    "dbp": "http://dbpedia.org/property/",
-    "dbc": "http://dbpedia.org/resource/Category:",
-    "res": "http://dbpedia.org/resource/",
-    "onto": "http://dbpedia.org/ontology/",
-    "dbpedia": "http://dbpedia.org/",
-    "dbpedia2": "http://dbpedia.org/property/",
-    "yago": "http://dbpedia.org/class/yago/",
-    "bif": "http://www.openlinksw.com/schemas/bif#",
-    "wd": "http://www.wikidata.org/entity/",
-    "wds": "http://www.wikidata.org/entity/statement/",
-    "wdv": "http://www.wikidata.org/value/",
-    "wdref": "http://www.wikidata.org/reference/",
-    "wdt": "http://www.wikidata.org/prop/direct/",
-    "wdtn": "http://www.wikidata.org/prop/direct-normalized/",
-    "wdno": "http://www.wikidata.org/prop/novalue/",
-    "p": "http://www.wikidata.org/prop/",
-    "ps": "http://www.wikidata.org/prop/statement/",
-    "psv": "http://www.wikidata.org/prop/statement/value/",
-    "psn": "http://www.wikidata.org/prop/statement/value-normalized/",
-    "pq": "http://www.wikidata.org/prop/qualifier/",
-    "pqv": "http://www.wikidata.org/prop/qualifier/value/",
-    "pqn": "http://www.wikidata.org/prop/qualifier/value-normalized/",
-    "pr": "http://www.wikidata.org/prop/reference/",
-    "prv": "http://www.wikidata.org/prop/reference/value/",
-    "prn": "http://www.wikidata.org/prop/reference/value-normalized/",
-    "wikibase": "http://wikiba.se/ontology#",
-    "bd": "http://www.bigdata.com/rdf#",
-}
+from kgqa.sparql.prefixes import STANDARD_PREFIXES  # noqa: E402  (the one prefix table)
 
 UNSUPPORTED_CASTS = {"int": "integer", "long": "integer", "short": "integer"}
 
