@@ -333,10 +333,11 @@ def _verdict(measure: str, axiom: str, results: list[PairResult]) -> AxiomVerdic
     return AxiomVerdict(verdict="violated", symbol="○", detail=why, counterexample=ce, **base)
 
 
-def check(measures: str | Sequence[Measure] = DEFAULT_AXIOM_MEASURES, suites: Sequence[Suite] | None = None, *,
+def check(measures: str | Sequence[str | Measure] = DEFAULT_AXIOM_MEASURES, suites: Sequence[Suite] | None = None, *,
           strict: bool = False, profile: str = "kgqa") -> AxiomReport:
     """Check each measure against A1-A3 on ``suites`` (default: :func:`synthetic_suites`)."""
-    ms = parse_list(measures) if isinstance(measures, str) else list(measures)
+    ms = parse_list(measures) if isinstance(measures, str) else [
+        m for x in measures for m in (parse_list(x) if isinstance(x, str) else [x])]
     suites = list(suites) if suites is not None else synthetic_suites()
     values = _score_cases(suites, ms, profile)
     all_pairs = {s.name: pairs(s) for s in suites}
