@@ -385,3 +385,17 @@ def test_unknown_form_still_yields_patterns():
     info = analyze("SELECT ?x WHERE { ?x ?p ?o } garbage { ?a <http://x/b> ?c }")
     assert info.error.startswith("unexpected text after the end of the query, found ERROR 'garbage' at offset 29")
     assert len(info.triples) == 2
+
+
+def test_truncated_group_followed_by_solution_modifiers():
+    """A WHERE group whose closing brace is missing, followed by ORDER BY / LIMIT (a decoder
+    cut-off or the T1 degradation): the modifiers are modifiers, not a triple with a collection."""
+    from kgqa.sparql.analyzer import analyze as _analyze
+
+    info = _analyze("PREFIX : <http://x/> SELECT ?x WHERE { ?x :p ?y . ?y :q 3 ORDER BY DESC(?y) LIMIT 1")
+    assert not info.valid and "expected '}' before ORDER" in info.error
+    assert [t.n3() for t in info.triples] == [
+        "?x <http://x/p> ?y .", '?y <http://x/q> "3"^^<http://www.w3.org/2001/XMLSchema#integer> .']
+    assert [(o.expression, o.direction) for o in info.order_by] == [("?y", "DESC")]
+    assert info.limit == 1
+    assert not any("rdf-syntax-ns#first" in str(i) for i in info.iris)

@@ -164,14 +164,12 @@ def _ranked(pred: Prediction | None, outcome: Outcome, matching: TermMatching) -
         return [matching.key(t) for t in pred.ranked]
     a = outcome.answer
     if isinstance(a, TableAnswer):
-        seen: list[Hashable] = []
+        seen: dict[Hashable, None] = {}  # insertion-ordered set: first occurrence ranks
         for row in a.rows:
             for c in row:
                 if c is not None:
-                    k = matching.key(c)
-                    if k not in seen:
-                        seen.append(k)
-        return seen
+                    seen.setdefault(matching.key(c), None)
+        return list(seen)
     if isinstance(a, BooleanAnswer):
         return list(answer_items(a, matching, "values"))
     return []

@@ -1225,6 +1225,11 @@ class _Parser:
                     vb = self.data_block()
                     if vb is not None:
                         els.append(("values", vb))
+                elif v in ("ORDER", "GROUP", "HAVING", "LIMIT", "OFFSET"):
+                    # a truncated query (closing brace missing) continues with its solution
+                    # modifiers: end the pattern here so they are read as modifiers, not triples
+                    self.fail(f"expected '}}' before {v}")
+                    return
                 else:
                     self.fail(f"unexpected keyword {v} in a graph pattern")
             elif k == "PUNCT" and t.value == "{":
