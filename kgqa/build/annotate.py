@@ -7,7 +7,9 @@ Three variants of a question:
   (``"what is the dbp:office of dbr:Richard_Coke ?"``);
 - ``tag-end``: the raw question followed, for each KB element, by ``" <sep> "``, the element, a
   space and its mention text (``"what is the office of richard coke ? <sep> dbr:Richard_Coke
-  richard coke <sep> dbp:office office"``).
+  richard coke <sep> dbp:office office"``). The paper places the elements in random order;
+  kgqa uses the elements' query order (below), which is deterministic and reproduces the
+  paper's example.
 
 Definitions (exact):
 

@@ -80,9 +80,11 @@ def split_cmd(
     template_source: TemplateSource = typer.Option(TemplateSource.auto, "--template-source", help="template: the dataset's template id (dataset), the query structure (structure), or the id when present (auto)."),
     format: Optional[str] = typer.Option(None, "--format", "-f", help="Input dataset format (default: detect)."),
 ) -> None:
-    """Split a dataset so that every validation/test item has a URI (or template) that no
-    training item has (Reyd & Zouaq 2023), verify that property on the written files, and
-    write split.json with sizes, delta, groups, unseen URIs/templates and warnings."""
+    """Split a dataset into train/validation/test with unseen URIs or templates in test.
+
+    Every validation/test item gets a URI (or template) that no training item has (Reyd & Zouaq
+    2023); the property is verified on the written files, and split.json records sizes, delta,
+    groups, unseen URIs/templates per part, the seed and warnings."""
     from kgqa.build.splits import PARTS, characteristics, parse_ratios, split_dataset, unseen_items
 
     try:
@@ -150,8 +152,10 @@ def levels_cmd(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the test set with metadata.generalization_level (test's format if writable, else JSONL)."),
     format: Optional[str] = typer.Option(None, "--format", "-f", help="Input dataset format (default: detect)."),
 ) -> None:
-    """Label each test item i.i.d. / compositional / zero-shot against the training set
-    (Gu et al. 2021) and print the counts."""
+    """Generalization level (i.i.d. / compositional / zero-shot) of each test item.
+
+    Levels follow Gu et al. 2021 over schema items (predicates and classes) and the query
+    structure; see kgqa.build.levels for the exact definitions."""
     from kgqa.build.levels import METADATA_KEY, count_levels, levels, with_levels
 
     try:
@@ -189,9 +193,11 @@ def annotate_cmd(
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds per label query."),
     format: Optional[str] = typer.Option(None, "--format", "-f", help="Input dataset format (default: detect)."),
 ) -> None:
-    """Annotate questions for seq2seq training (Reyd & Zouaq 2023, Sect. 3.1): mentions from
-    template placeholders when the items have templates, else KB labels fuzzy-matched in the
-    question. Items whose mentions cannot be found are listed, never guessed."""
+    """Annotate questions with their KB elements (raw / tagged / tag-end) for seq2seq training.
+
+    Reyd & Zouaq 2023, Sect. 3.1: mentions come from template placeholders when the items have
+    templates, else from KB labels fuzzy-matched in the question. Items whose mentions cannot be
+    found are listed, never guessed."""
     from kgqa.build.annotate import annotate_dataset, element_text
 
     extra: dict[str, str] = {}
