@@ -47,12 +47,12 @@ else a tie on a gold pair, else any tie) with the shortest pair of query texts.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kgqa.build.degrade import answer_key, get as get_transform, item_rng, rename_variables, Context
-from kgqa.model import BooleanAnswer, Dataset, IRI, Item, Literal, Outcome, Prediction, Run, Status, TableAnswer
+from kgqa.model import BooleanAnswer, Dataset, IRI, Item, Outcome, Prediction, Run, Status, TableAnswer
 from kgqa.score import profiles
 from kgqa.score.evaluate import evaluate
 from kgqa.score.measures import Measure, parse_list

@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgqa.model import BooleanAnswer, Dataset, IRI, Literal, Outcome, Prediction, Run, Status, TableAnswer
+from kgqa.model import BooleanAnswer, Dataset, Outcome, Prediction, Run, Status, TableAnswer
 from kgqa.model.terms import DEFAULT_MATCHING, TermMatching
 from kgqa.sparql.analyzer import analyze
 from kgqa.sparql.lexer import Token, tokenize

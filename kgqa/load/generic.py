@@ -61,15 +61,14 @@ import csv
 import io
 import json
 import math
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from kgqa.load import formats
 from kgqa.load.jsonio import read_text
+from kgqa.load.jsonio import write_atomic
 from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Prediction, Problem, Run, Status, TableAnswer
 from kgqa.model.answer import Answer, from_results_json, to_results_json
 from kgqa.model.terms import XSD, Literal, Term, from_sparql_json, guess_term, to_sparql_json
@@ -163,24 +162,6 @@ def _id(value: Any) -> str:
     if isinstance(value, str) and value.strip():
         return value.strip()
     raise ValueError(f"expected an id (a non-empty string or an integer), got {value!r}")
-
-
-def write_atomic(path: Path, chunks: Iterable[str]) -> None:
-    """Write text to ``path`` via a temporary file in the same folder and a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            for c in chunks:
-                fh.write(c)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 # --------------------------------------------------------------------------- JSONL reading

@@ -11,6 +11,9 @@ Files are opened read-only and never modified. A UTF-8 byte-order mark is skippe
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+from collections.abc import Iterable
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -105,3 +108,26 @@ def _strip_decl(text: str) -> str:
     end = text.index("?>", start) + 2
     decl = text[start:end]
     return text[:start] + "".join("\n" if c == "\n" else " " for c in decl) + text[end:]
+
+
+def write_atomic(path: Path, chunks: Iterable[str]) -> None:
+    """Write UTF-8 text to ``path`` via a temporary file in the same folder and a rename, so a
+    reader never sees half a file. The file gets the usual permissions (0666 less the umask),
+    not mkstemp's private 0600."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            for c in chunks:
+                fh.write(c)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

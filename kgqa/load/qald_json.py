@@ -38,15 +38,13 @@ bindings list is an empty answer.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from kgqa.load import formats
-from kgqa.load.jsonio import read_json
+from kgqa.load.jsonio import read_json, write_atomic
 from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Prediction, Problem, Run, TableAnswer
 from kgqa.model.answer import Answer, from_results_json, merge, to_results_json
 from kgqa.model.terms import IRI, BNode, Literal, to_sparql_json
@@ -416,20 +414,7 @@ def write(obj: Dataset | Run, path: Path) -> None:
     """Write ``obj`` as QALD JSON (UTF-8, indented), atomically (temp file + rename).
     Item metadata must be JSON-serialisable; a value that is not raises TypeError."""
     doc = to_json(obj)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, ensure_ascii=False, indent=2)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic(Path(path), (json.dumps(doc, ensure_ascii=False, indent=2), "\n"))
 
 
 # --------------------------------------------------------------------------- registration
