@@ -46,7 +46,7 @@ color:#222;line-height:1.4;padding:0 1em}
 h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.8em 0;font-size:.9em}
 th,td{border:1px solid #ccc;padding:.25em .6em;vertical-align:top}
-th{background:#f0f0f0;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f0f0f0;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}td{max-width:28em;overflow-wrap:anywhere}
 tr:nth-child(even) td{background:#fafafa}.best{font-weight:bold;color:#0a6b2b}
 .note{color:#555;font-size:.85em;margin:.2em 0}.sig{font-size:.75em;vertical-align:super;color:#a33}
 img{max-width:100%;height:auto;display:block;margin:.5em 0}pre{white-space:pre-wrap;word-break:break-all;
@@ -199,14 +199,15 @@ def _stacked(runs: list[str], labels: list[str], counts: Mapping[str, Mapping[st
 # --------------------------------------------------------------------------- tables
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric_from: int = 1) -> str:
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric_from: int = 1,
+           numeric_to: int | None = None) -> str:
     out = ["<table>", "<tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr>"]
     for r in rows:
         cells = []
         for j, c in enumerate(r):
             raw = isinstance(c, _Raw)
             text = c.html if raw else _e(c)
-            cls = ' class="num"' if j >= numeric_from else ""
+            cls = ' class="num"' if j >= numeric_from and (numeric_to is None or j < numeric_to) else ""
             cells.append(f"<td{cls}>{text}</td>")
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</table>")
@@ -327,12 +328,12 @@ def _questions_section(evals: Sequence[Evaluation]) -> str:
                 f"<b>predicted answer</b><pre>{_e(json.dumps(d.get('predicted_answer'), ensure_ascii=False))}</pre>"
                 f"<b>taxonomy</b>: {_e(tax[q.id].reason)}</details>"
             )
-            rows.append([q.id, _trunc(d.get("question"), 90), q.outcome, tax[q.id].label,
+            rows.append([q.id, _trunc(d.get("question"), 120), q.outcome, tax[q.id].label,
                          *(A.fnum(q.scores.get(lab), 3) for lab in labels),
                          _answer_short(d.get("gold_answer")), _answer_short(d.get("predicted_answer")), _Raw(full)])
         out.append(f"<details open><summary><b>{_e(e.run)}</b> ({len(e.questions)} questions)</summary>")
         out.append(_table(["id", "question", "outcome", "taxonomy", *labels, "gold answer", "predicted answer", ""],
-                          rows, numeric_from=4))
+                          rows, numeric_from=4, numeric_to=4 + len(labels)))
         out.append("</details>")
     return "\n".join(out)
 
