@@ -95,11 +95,22 @@ def feature_extractor(name: str):
     return deco
 
 
+class _Packed(tuple):
+    """A set-valued feature stored as a tuple (a third of a frozenset's memory)."""
+
+    __slots__ = ()
+
+
+def _pack(value: Any) -> Any:
+    return _Packed(value) if isinstance(value, frozenset) else value
+
+
 @functools.lru_cache(maxsize=FEATURE_CACHE_SIZE)
 def query_features(query: str) -> dict[str, Any]:
-    """Every registered feature of ``query``, from one analysis (cached)."""
+    """Every registered feature of ``query``, from one analysis (cached; set-valued features
+    are stored packed, :func:`feature` unpacks them)."""
     info = analyze(query)
-    return {name: fn(info) for name, fn in FEATURES.items()}
+    return {name: _pack(fn(info)) for name, fn in FEATURES.items()}
 
 
 def feature(query: str, name: str) -> Any:
@@ -107,8 +118,9 @@ def feature(query: str, name: str) -> Any:
     demand)."""
     feats = query_features(query)
     if name not in feats:
-        feats[name] = FEATURES[name](analyze(query))
-    return feats[name]
+        feats[name] = _pack(FEATURES[name](analyze(query)))
+    v = feats[name]
+    return frozenset(v) if type(v) is _Packed else v
 
 
 @functools.lru_cache(maxsize=1 << 17)
