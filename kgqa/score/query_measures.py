@@ -333,9 +333,10 @@ def _not_executed(ctx: ItemContext) -> bool:
     pred = ctx.prediction
     if pred is None:
         return False  # not in the run: no query was produced
-    if ctx.outcome.status is Status.MISSING and pred.sparql is not None:
+    has_query = pred_query(ctx) is not None
+    if ctx.outcome.status is Status.MISSING and has_query:
         return True
-    return pred.sparql is None and pred.status is Status.OK and ctx.outcome.status is Status.OK
+    return not has_query and pred.status is Status.OK and ctx.outcome.status is Status.OK
 
 
 def exec_value(ctx: ItemContext) -> float | None:
@@ -361,7 +362,7 @@ register(MeasureDef(
 
 
 def f1_ans(ctx: ItemContext) -> float | None:
-    if _not_executed(ctx) and ctx.prediction is not None and ctx.prediction.sparql is not None:
+    if _not_executed(ctx) and pred_query(ctx) is not None:
         return None
     if ctx.outcome.status is not Status.OK:
         return 0.0
