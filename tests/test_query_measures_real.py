@@ -51,6 +51,11 @@ def test_gold_queries_as_a_run_score_one_on_every_query_and_compound_measure(ck2
         assert v == 1.0, k
     for q in e.questions:
         assert all(v == 1.0 for v in q.scores.values()), (q.id, q.scores)
+    ds, runs, executions = ck25
+    ex = executions["gold"]
+    for name in ("ictir2022", "gerbil"):  # every measure of these profiles, as the profile labels them
+        e = evaluate(ds, runs["gold"], profiles.get(name), predicted=ex.predicted, gold=ex.gold)
+        assert e.aggregate and all(v == 1.0 for v in e.aggregate.values()), (name, e.aggregate)
 
 
 def test_with_stored_gold_answers_exactly_items_25_41_50_differ(ck25):
