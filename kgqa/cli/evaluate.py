@@ -86,11 +86,28 @@ def run_evaluations(
             ex = execute_run(ds, run, engine, gold=gold_answers, normalise=normalise, timeout=timeout, cache=cache, reexecute=reexecute)
             extra = {**base, "engine": ex.engine_signature, "normalise": "yes" if normalise else "no",
                      "answers": "executed" if reexecute else "run-first"}
-            results.append(evaluate(ds, run, prof, predicted=ex.predicted, gold=ex.gold, signature_extra=extra, execution=ex.counts))
+            extras = _kg_extras(prof, engine, ds, run, ex, timeout)
+            results.append(evaluate(ds, run, prof, predicted=ex.predicted, gold=ex.gold, signature_extra=extra,
+                                    execution=ex.counts, extras=extras))
     finally:
         engine.close()
         cache.close()
     return results
+
+
+def _kg_extras(prof, engine, ds: Dataset, run, ex, timeout: float) -> dict[str, dict[str, object]] | None:
+    """Per-question data some measures read from the KG: answer item classes for
+    ``AIT2KB(source=kg)`` (looked up only when the profile asks for it)."""
+    if not any(s.measure.name == "AIT2KB" and s.measure.kwargs.get("source") == "kg" for s in prof.measures):
+        return None
+    from kgqa.execute.types import answer_types
+
+    gold = {it.id: (ex.gold[it.id].answer if it.id in ex.gold else it.answer) for it in ds.items}
+    system = {}
+    for it in ds.items:
+        p = run.get(it.id)
+        system[it.id] = ex.predicted[it.id].answer if it.id in ex.predicted else (p.answer if p is not None else None)
+    return {qid: {"answer_types": t} for qid, t in answer_types(engine, gold, system, timeout).items()}
 
 
 def run_names(specs: list[str]) -> list[str]:

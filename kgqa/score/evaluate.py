@@ -210,6 +210,7 @@ def evaluate(
     gold: Mapping[str, Outcome] | None = None,
     signature_extra: Mapping[str, Any] | None = None,
     execution: dict[str, int] | None = None,
+    extras: Mapping[str, dict[str, Any]] | None = None,
 ) -> Evaluation:
     """Score ``run`` on ``dataset`` (already expanded to scoring units, see
     :meth:`Dataset.by_language`).
@@ -219,7 +220,8 @@ def evaluate(
     replace stored gold answers for those ids). Questions without a usable gold answer are
     skipped with the reason; run ids the dataset lacks are listed in ``unknown_ids``; dataset
     questions the run lacks get the profile's ``missing`` rule and are listed in
-    ``missing_ids``.
+    ``missing_ids``. ``extras`` (question id -> dict) reaches measures as ``ctx.extra`` (e.g.
+    ``answer_types`` looked up on the KG for AIT2KB).
     """
     predicted = predicted or {}
     gold = gold or {}
@@ -274,6 +276,7 @@ def evaluate(
             ranked=_ranked(pred, outcome, m) if not failed else [],
             gold_values=qrels_gold if qrels_gold is not None else answer_items(gold_answer, m, "values"),
             prediction=pred, gold_outcome=gold.get(item.id),
+            extra=dict((extras or {}).get(item.id, {})),
         ))
 
     known = set(dataset.ids)
