@@ -268,8 +268,6 @@ def evaluate(
             sys_items: Any = frozenset(bag)
         else:
             sys_items = _collect(sys_answer, m, profile.view)
-        if qrels_gold is not None and not isinstance(bag, dict) and isinstance(sys_answer, BooleanAnswer):
-            sys_items = frozenset({"true" if sys_answer.value else "false"})
         ctxs.append(ItemContext(
             id=item.id, item=item, outcome=outcome, gold_items=gold_items, sys_items=sys_items,
             counts=_counts(gold_items, sys_items), failed=zero,
