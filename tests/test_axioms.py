@@ -7,10 +7,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from kgqa.analyze.axioms import (
+from kgqa.validate.axioms import (
     PAPER_TABLE1, Case, Suite, check, dataset_suites, pairs, synthetic_suites,
 )
-from kgqa.analyze.sensitivity import QueryRunner
+from kgqa.execute.runner import QueryRunner
 from kgqa.cli import _register, app
 from kgqa.load import load_dataset
 from kgqa.model import IRI, Outcome, Status, TableAnswer

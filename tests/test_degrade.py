@@ -1,4 +1,4 @@
-"""Synthetic degradations (kgqa.build.degrade): token-precise edits, seeded selection, T3
+"""Synthetic degradations (kgqa.validate.degrade): token-precise edits, seeded selection, T3
 partners on CK25, and the `kgqa degrade` command."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
-from kgqa.build.degrade import (
+from kgqa.validate.degrade import (
     Context, Vocabulary, answer_key, build_context, degrade, get, item_rng, names, rename_variables,
     same_answer_partners, triple_patterns, where_braces,
 )
@@ -41,7 +41,7 @@ def ck25(shared_data) -> Dataset:
 
 @pytest.fixture(scope="module")
 def runner(shared_data):
-    from kgqa.analyze.sensitivity import QueryRunner
+    from kgqa.execute.runner import QueryRunner
     from kgqa.execute.embedded import EmbeddedEngine
 
     e = EmbeddedEngine.from_files([shared_data / "ck25" / "graphs" / "prod-inst.ttl"], workers=2)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from sacrebleu.metrics import BLEU as SacreBLEU
 
-from kgqa.model import BooleanAnswer, Dataset, IRI, Item, Literal, Outcome, Prediction, Run, Status, TableAnswer
+from kgqa.model import BooleanAnswer, Dataset, IRI, Item, Outcome, Prediction, Run, Status, TableAnswer
 from kgqa.score import measures, profiles
 from kgqa.score.evaluate import evaluate
 from kgqa.score.query_measures import (

@@ -8,13 +8,14 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from kgqa.analyze.sensitivity import QueryRunner, mark, sensitivity
-from kgqa.build.degrade import Context, get, item_rng
+from kgqa.execute.runner import QueryRunner
+from kgqa.validate.sensitivity import mark, sensitivity
+from kgqa.validate.degrade import Context, get, item_rng
 from kgqa.cli import _register, app
 from kgqa.load import load_dataset
 from kgqa.score.query_measures import f1_sem, f1_tri
 from kgqa.sparql.lexer import tokenize
-from kgqa.build.degrade import where_braces
+from kgqa.validate.degrade import where_braces
 
 RATES = (0.1, 0.2)
 

@@ -33,7 +33,7 @@ def _dataset(spec: str):
 
 
 def _runner(kg: str, cache: Optional[Path], no_cache: bool, timeout: float):
-    from kgqa.analyze.sensitivity import QueryRunner
+    from kgqa.execute.runner import QueryRunner
     from kgqa.execute import open_engine
     from kgqa.execute.cache import ResultCache
 
@@ -203,7 +203,7 @@ def register(app: typer.Typer) -> None:
         timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
     ) -> None:
         """Write a synthetic run: gold queries with one transformation applied to a seeded share of items."""
-        from kgqa.build import degrade as dg
+        from kgqa.validate import degrade as dg
         from kgqa.load import formats
 
         try:
@@ -248,8 +248,8 @@ def register(app: typer.Typer) -> None:
         timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
     ) -> None:
         """Sensitivity of measures to synthetic degradations (ICTIR 2022 Table 3)."""
-        from kgqa.analyze.sensitivity import DEFAULT_MEASURES, sensitivity
-        from kgqa.build import degrade as dg
+        from kgqa.validate.sensitivity import DEFAULT_MEASURES, sensitivity
+        from kgqa.validate import degrade as dg
         from kgqa.score.measures import parse_list
 
         names = [x.strip() for x in transforms.split(",") if x.strip()]
@@ -296,7 +296,7 @@ def register(app: typer.Typer) -> None:
         timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
     ) -> None:
         """Check measures against the axioms A1-A3 of ICTIR 2022 (Table 1), with counterexamples."""
-        from kgqa.analyze import axioms as ax
+        from kgqa.validate import axioms as ax
         from kgqa.score.measures import parse_list
 
         try:

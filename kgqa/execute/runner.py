@@ -10,9 +10,9 @@ gold answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal as _Lit
+from typing import Any, Literal as _Lit
 
 from kgqa.execute.cache import COUNT_KEYS, CachedEngine, ResultCache
 from kgqa.execute.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, Engine
@@ -80,6 +80,22 @@ def _run_batch(ce: CachedEngine, queries: Sequence[str], timeout: float, max_row
     return outs, {k: ce.counts[k] - before[k] for k in COUNT_KEYS}
 
 
+def prepare_query(query: str, *, normalise: bool = True, untrusted: bool = True, allow_service: bool = False,
+                  allow_update: bool = False) -> tuple[str, list[str], Outcome | None]:
+    """What every execution path does before an engine sees a query: the normaliser (when on)
+    and, for untrusted (predicted) queries, the sandbox. Returns the text to execute, the
+    normaliser's rewrites, and a REFUSED outcome when the sandbox refuses the query."""
+    text, rewrites = query, []
+    if normalise:
+        n = normalise_query(query)
+        text, rewrites = n.text, list(n.rewrites)
+    if untrusted:
+        reason = refusal(text, allow_service=allow_service, allow_update=allow_update)
+        if reason is not None:
+            return text, rewrites, Outcome(Status.REFUSED, None, reason, 0.0)
+    return text, rewrites, None
+
+
 def execute_run(dataset: Dataset, run: Run, engine: Engine, *, gold: GoldMode = "stored",
                 normalise: bool = True, timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS,
                 allow_service: bool = False, allow_update: bool = False, reexecute: bool = False,
@@ -105,26 +121,25 @@ def execute_run(dataset: Dataset, run: Run, engine: Engine, *, gold: GoldMode = 
     jobs: list[tuple[str, str, str]] = []  # (side, item id, query text)
     refused: dict[str, Outcome] = {}
 
-    def prepare(side: str, item_id: str, query: str) -> str:
-        if not normalise:
-            return query
-        n = normalise_query(query)
-        if n.rewrites:
-            ex.rewrites.setdefault(item_id, []).extend(f"{side}: {r}" for r in n.rewrites)
-        return n.text
+    def prepare(side: str, item_id: str, query: str) -> tuple[str, Outcome | None]:
+        text, rewrites, refused_outcome = prepare_query(
+            query, normalise=normalise, untrusted=side == "predicted", allow_service=allow_service,
+            allow_update=allow_update)
+        if rewrites:
+            ex.rewrites.setdefault(item_id, []).extend(f"{side}: {r}" for r in rewrites)
+        return text, refused_outcome
 
     for item in dataset.items:
         if item.sparql and item.sparql.strip() and (gold == "executed" or item.answer is None):
-            jobs.append(("gold", item.id, prepare("gold", item.id, item.sparql)))
+            jobs.append(("gold", item.id, prepare("gold", item.id, item.sparql)[0]))
     for p in run.predictions:
         if p.id not in dataset or p.status is not Status.OK or p.sparql is None:
             continue
         if not reexecute and (p.answer is not None or p.ranked is not None):
             continue
-        text = prepare("predicted", p.id, p.sparql)
-        reason = refusal(text, allow_service=allow_service, allow_update=allow_update)
-        if reason is not None:
-            refused[p.id] = Outcome(Status.REFUSED, None, reason, 0.0)
+        text, refused_outcome = prepare("predicted", p.id, p.sparql)
+        if refused_outcome is not None:
+            refused[p.id] = refused_outcome
             continue
         jobs.append(("predicted", p.id, text))
     outs, counts = _run_batch(ce, [q for _, _, q in jobs], timeout, max_rows, progress, "executing")
@@ -134,6 +149,73 @@ def execute_run(dataset: Dataset, run: Run, engine: Engine, *, gold: GoldMode = 
     counts["refused"] += len(refused)
     ex.counts = counts
     return ex
+
+
+class QueryRunner:
+    """Executes query texts on an engine: normaliser (optional), sandbox for untrusted queries,
+    result cache (a :class:`ResultCache`, optional) and an in-process memo by final query text.
+    ``counts`` are the wrapped :class:`CachedEngine` counts plus ``memo_hits``."""
+
+    def __init__(self, engine: Any, cache: ResultCache | None = None, *, normalise: bool = True,
+                 timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS,
+                 allow_service: bool = False):
+        self.engine = engine if isinstance(engine, CachedEngine) else CachedEngine(engine, cache)
+        self.normalise = normalise
+        self.timeout = timeout
+        self.max_rows = max_rows
+        self.allow_service = allow_service
+        self._memo: dict[str, Outcome] = {}
+        self._prepared: dict[tuple[str, bool], tuple[str, Outcome | None]] = {}
+        self.memo_hits = 0
+
+    @property
+    def signature(self) -> str:
+        return self.engine.info.signature()
+
+    def prepare(self, query: str, untrusted: bool = True) -> tuple[str, Outcome | None]:
+        key = (query, untrusted)
+        if key not in self._prepared:
+            text, _, refused = prepare_query(query, normalise=self.normalise, untrusted=untrusted,
+                                             allow_service=self.allow_service)
+            self._prepared[key] = (text, refused)
+        return self._prepared[key]
+
+    def run(self, queries: Mapping[str, str], untrusted: bool = True) -> dict[str, Outcome]:
+        """Outcomes by id for ``{id: query text}``."""
+        out: dict[str, Outcome] = {}
+        todo: dict[str, list[str]] = {}
+        for iid, q in queries.items():
+            text, refused = self.prepare(q, untrusted)
+            if refused is not None:
+                out[iid] = refused
+                continue
+            if text in self._memo:
+                self.memo_hits += 1
+                out[iid] = self._memo[text]
+            else:
+                todo.setdefault(text, []).append(iid)
+        if todo:
+            texts = list(todo)
+            outs = self.engine.execute_many(texts, timeout=self.timeout, max_rows=self.max_rows)
+            for text, o in zip(texts, outs):
+                o = Outcome(o.status, o.answer, o.message, None)  # elapsed is not part of the result
+                self._memo[text] = o
+                for iid in todo[text]:
+                    out[iid] = o
+        return {iid: out[iid] for iid in queries}
+
+    def execute(self, query: str, timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS) -> Outcome:
+        """The Engine interface (no normaliser, no sandbox, as given): vocabulary and gold queries."""
+        return self.execute_many([query], timeout, max_rows)[0]
+
+    def execute_many(self, queries: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
+                     max_rows: int = DEFAULT_MAX_ROWS, progress: Any = None) -> list[Outcome]:
+        todo = [q for q in dict.fromkeys(queries) if q not in self._memo]
+        if todo:
+            for q, o in zip(todo, self.engine.execute_many(todo, timeout=timeout, max_rows=max_rows)):
+                self._memo[q] = Outcome(o.status, o.answer, o.message, None)
+        self.memo_hits += len(queries) - len(todo)
+        return [self._memo[q] for q in queries]
 
 
 # --------------------------------------------------------------------------- audit

@@ -2,7 +2,7 @@
 Table 3).
 
 For a dataset with a KG, :func:`sensitivity` scores the gold run (``T0``: every prediction is
-the gold query) and, for every transformation ``T`` of :mod:`kgqa.build.degrade`, every rate
+the gold query) and, for every transformation ``T`` of :mod:`kgqa.validate.degrade`, every rate
 and every seed, the degraded run. Predicted and gold queries are executed on the same KG (the
 gold answers are the executed gold queries, the paper's method) after the normaliser, with the
 sandbox in front of predicted queries, through a :class:`~kgqa.execute.cache.CachedEngine` and
@@ -23,22 +23,19 @@ Comparisons allow 1e-9 for floating point.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgqa.build.degrade import Context, Degradation, build_context, degrade, get as get_transform
-from kgqa.execute.cache import CachedEngine, ResultCache
-from kgqa.execute.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT
-from kgqa.execute.normalise import normalise as normalise_query
-from kgqa.execute.sandbox import refusal
-from kgqa.model import Dataset, Outcome, Prediction, Run, Status
+from kgqa.validate.degrade import Context, Degradation, build_context, degrade, get as get_transform
+from kgqa.execute.runner import QueryRunner
+from kgqa.model import Dataset, Prediction, Run
 from kgqa.score import profiles
 from kgqa.score.evaluate import Evaluation, evaluate
 from kgqa.score.measures import Measure, mean_of_defined, parse_list
 
 __all__ = [
-    "DEFAULT_MEASURES", "DEFAULT_TRANSFORMS", "QueryRunner", "SensitivityRow", "SensitivityTable",
+    "DEFAULT_MEASURES", "DEFAULT_TRANSFORMS", "SensitivityRow", "SensitivityTable",
     "sensitivity", "mark", "gold_run",
 ]
 
@@ -63,75 +60,6 @@ def mark(t0: float, score: float, rate: float) -> str:
     if drop >= MODERATE * rate - EPS:
         return "†"
     return ""
-
-
-class QueryRunner:
-    """Executes query texts on an engine: normaliser (optional), sandbox for untrusted queries,
-    result cache (a :class:`ResultCache`, optional) and an in-process memo by final query text.
-    ``counts`` are the wrapped :class:`CachedEngine` counts plus ``memo_hits``."""
-
-    def __init__(self, engine: Any, cache: ResultCache | None = None, *, normalise: bool = True,
-                 timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS,
-                 allow_service: bool = False):
-        self.engine = engine if isinstance(engine, CachedEngine) else CachedEngine(engine, cache)
-        self.normalise = normalise
-        self.timeout = timeout
-        self.max_rows = max_rows
-        self.allow_service = allow_service
-        self._memo: dict[str, Outcome] = {}
-        self._prepared: dict[str, str] = {}
-        self.memo_hits = 0
-
-    @property
-    def signature(self) -> str:
-        return self.engine.info.signature()
-
-    def prepare(self, query: str) -> str:
-        if not self.normalise:
-            return query
-        text = self._prepared.get(query)
-        if text is None:
-            text = self._prepared[query] = normalise_query(query).text
-        return text
-
-    def run(self, queries: Mapping[str, str], untrusted: bool = True) -> dict[str, Outcome]:
-        """Outcomes by id for ``{id: query text}``."""
-        out: dict[str, Outcome] = {}
-        todo: dict[str, list[str]] = {}
-        for iid, q in queries.items():
-            text = self.prepare(q)
-            if untrusted:
-                reason = refusal(text, allow_service=self.allow_service)
-                if reason is not None:
-                    out[iid] = Outcome(Status.REFUSED, None, reason, 0.0)
-                    continue
-            if text in self._memo:
-                self.memo_hits += 1
-                out[iid] = self._memo[text]
-            else:
-                todo.setdefault(text, []).append(iid)
-        if todo:
-            texts = list(todo)
-            outs = self.engine.execute_many(texts, timeout=self.timeout, max_rows=self.max_rows)
-            for text, o in zip(texts, outs):
-                o = Outcome(o.status, o.answer, o.message, None)  # elapsed is not part of the result
-                self._memo[text] = o
-                for iid in todo[text]:
-                    out[iid] = o
-        return {iid: out[iid] for iid in queries}
-
-    def execute(self, query: str, timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS) -> Outcome:
-        """The Engine interface (no normaliser, no sandbox, as given): vocabulary and gold queries."""
-        return self.execute_many([query], timeout, max_rows)[0]
-
-    def execute_many(self, queries: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
-                     max_rows: int = DEFAULT_MAX_ROWS, progress: Any = None) -> list[Outcome]:
-        todo = [q for q in dict.fromkeys(queries) if q not in self._memo]
-        if todo:
-            for q, o in zip(todo, self.engine.execute_many(todo, timeout=timeout, max_rows=max_rows)):
-                self._memo[q] = Outcome(o.status, o.answer, o.message, None)
-        self.memo_hits += len(queries) - len(todo)
-        return [self._memo[q] for q in queries]
 
 
 def gold_run(dataset: Dataset) -> Run:
