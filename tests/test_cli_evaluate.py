@@ -84,3 +84,11 @@ def test_measures_and_profiles_listings(capsys):
     assert code == 0 and "QALDF1" in out and "Hits" in out
     code, out, _ = run_cli(capsys, "profiles")
     assert code == 0 and "text2sparql" in out and "set_F" in out
+
+
+def test_by_with_json_is_refused_before_any_output(capsys):
+    q = str(DATA / "questions.json")
+    code, out, err = run_cli(capsys, "evaluate", q, str(DATA / "runs" / "strong.json"), "--by", "function", "-f", "json")
+    assert code == 2
+    assert out == ""  # nothing half-printed
+    assert "--by" in err and "--format table or md" in err.replace("\n", "")

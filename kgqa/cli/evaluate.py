@@ -175,6 +175,10 @@ def register(app: typer.Typer) -> None:
         """Score one or more runs on a dataset."""
         if gold_answers not in ("stored", "executed"):
             raise InputError("--gold-answers", f"expected stored or executed, got {gold_answers!r}")
+        if by and fmt not in (OutFormat.table, OutFormat.md):
+            # checked before any work: a breakdown cannot be appended to JSON or CSV output
+            raise InputError("--by", f"breakdowns are printed with --format table or md (got {fmt.value}); "
+                             "for other formats save the evaluation (--save) and use kgqa report")
         evals = run_evaluations(
             dataset, runs, profile=profile, measures=measures, lang=lang, dataset_format=dataset_format,
             run_format=run_format, kg=kg, graph=graph, gold_answers=gold_answers, timeout=timeout,
