@@ -11,6 +11,7 @@ from typing import Any
 
 from kgqa.load import formats
 from kgqa.model import Dataset, InputError, Run
+from kgqa.model.gcpause import during
 
 
 def _paths(spec: str | Path | list) -> list[Path]:
@@ -19,6 +20,7 @@ def _paths(spec: str | Path | list) -> list[Path]:
     return [Path(spec)]
 
 
+@during
 def load_dataset(spec: str | Path | list, format: str | None = None, **options: Any) -> Dataset:
     """A dataset from a registry name or from file path(s)."""
     paths = _paths(spec)
@@ -41,6 +43,7 @@ def load_dataset(spec: str | Path | list, format: str | None = None, **options: 
     return ds
 
 
+@during
 def load_run(spec: str | Path | list, format: str | None = None, dataset: Dataset | None = None, **options: Any) -> Run:
     """A run from file path(s). ``dataset`` lets formats that need it (e.g. id mapping) see it."""
     paths = _paths(spec)

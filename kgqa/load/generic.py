@@ -117,6 +117,9 @@ def parse_answer(value: Any, variable: str = "answer") -> Answer | None:
     if isinstance(value, list):
         terms = []
         for i, v in enumerate(value):
+            if v.__class__ is str:  # the common case, inlined
+                terms.append(guess_term(v))
+                continue
             try:
                 terms.append(parse_term(v))
             except ValueError as e:

@@ -39,7 +39,11 @@ class TableAnswer:
 
     @classmethod
     def single_column(cls, terms: Iterable[Term], variable: str = "result") -> "TableAnswer":
-        return cls((variable,), tuple((t,) for t in terms))
+        # every row has one cell by construction: skip __post_init__'s check (a loader's hot path)
+        table = object.__new__(cls)
+        object.__setattr__(table, "variables", (variable,))
+        object.__setattr__(table, "rows", tuple((t,) for t in terms))
+        return table
 
     def column(self, variable: str) -> list[Term | None]:
         i = self.variables.index(variable)
@@ -57,7 +61,11 @@ def is_empty(answer: Answer | None) -> bool:
         return True
     if isinstance(answer, BooleanAnswer):
         return False
-    return all(all(c is None for c in row) for row in answer.rows)
+    for row in answer.rows:
+        for c in row:
+            if c is not None:
+                return False
+    return True
 
 
 View = _Lit["values", "tuples"]
@@ -80,7 +88,7 @@ def answer_items(answer: Answer | None, matching: TermMatching, view: View = "va
         return frozenset({("bool", answer.value)})
     key = matching.key
     if view == "values":
-        return frozenset(key(c) for row in answer.rows for c in row if c is not None)
+        return frozenset(matching.keys([c for row in answer.rows for c in row if c is not None]))
     order = sorted(range(len(answer.variables)), key=lambda i: answer.variables[i])
     return frozenset(
         tuple(key(row[i]) for i in order) for row in answer.rows if any(c is not None for c in row)

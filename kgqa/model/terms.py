@@ -12,7 +12,7 @@ import datetime as _dt
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Any, Literal as _Lit, Union
 from urllib.parse import unquote
 
@@ -103,9 +103,12 @@ def looks_like_iri(text: str) -> bool:
 def guess_term(text: str) -> Term:
     """Type a bare string from an untyped source (Text2SPARQL answer bags, CSV): absolute
     IRIs become :class:`IRI`, everything else a simple :class:`Literal`."""
-    if text.startswith("http://") or text.startswith("https://") or text.startswith("urn:"):
-        return IRI(text) if " " not in text else Literal(text)
+    if text.startswith(_IRI_PREFIXES) and " " not in text:
+        return IRI(text)
     return Literal(text)
+
+
+_IRI_PREFIXES = ("http://", "https://", "urn:")
 
 
 def from_sparql_json(cell: dict[str, Any]) -> Term:
@@ -229,6 +232,16 @@ class TermMatching:
         if self.literal_vs_iri:
             parts.append("lit=iri")
         return ",".join(parts)
+
+    def keys(self, terms: Iterable[Term | None]) -> list[Hashable]:
+        """``[self.key(t) for t in terms]``, with the common cases inlined (a hot path)."""
+        if self.mode == "lexical":
+            return [("unbound",) if t is None else t.value if t.__class__ is not BNode else "_:" + t.id
+                    for t in terms]
+        if self.iri == "percent-decode" and not self.literal_vs_iri:
+            key = self.key
+            return [("iri", unquote(t.value)) if t.__class__ is IRI else key(t) for t in terms]
+        return [self.key(t) for t in terms]
 
     def key(self, term: Term | None) -> Hashable:
         """Comparison key of a term: two terms match iff their keys are equal."""

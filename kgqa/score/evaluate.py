@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kgqa.model import Answer, BooleanAnswer, Dataset, Item, Outcome, Prediction, Run, Status, TableAnswer
 from kgqa.model.answer import answer_items, from_results_json, to_results_json
 from kgqa.model.terms import TermMatching
+from kgqa.model.gcpause import during
 from kgqa.model.signature import Signature
 from kgqa.score.measures import Inputs, ItemContext
 from kgqa.score import qrels
@@ -91,11 +92,8 @@ class QuestionScore:
     details: dict[str, Any] = None  # type: ignore[assignment]  # a property, see below
     record: QuestionRecord | None = None
 
-    def __post_init__(self) -> None:
-        if self.record is None:
-            if self._details is None:
-                self._details = {}
-            self.record = QuestionRecord.from_json(self._details)
+    #: (item, prediction, outcome, gold outcome) the record is built from on first use
+    _source = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "outcome": self.outcome, "scores": self.scores}
@@ -123,7 +121,7 @@ class QuestionScore:
 
 def _get_details(self: QuestionScore) -> dict[str, Any]:
     if self._details is None:
-        self._details = self.record.to_json() if self.record is not None else {}
+        self._details = self.record.to_json()
     return self._details
 
 
@@ -131,7 +129,25 @@ def _set_details(self: QuestionScore, value: dict[str, Any] | None) -> None:
     self._details = None if value is None or isinstance(value, property) else dict(value)
 
 
+def _get_record(self: QuestionScore) -> QuestionRecord:
+    """Built on first use: from the question's source objects when scored here, else from the
+    ``details`` object given (e.g. read from a saved evaluation)."""
+    if self._record is None:
+        if self._source is not None:
+            self._record, self._source = _record(*self._source), None
+        else:
+            self._record = QuestionRecord.from_json(self._details)
+    return self._record
+
+
+def _set_record(self: QuestionScore, value: QuestionRecord | None) -> None:
+    self._record = None if isinstance(value, property) else value
+
+
 QuestionScore.details = property(_get_details, _set_details)  # type: ignore[assignment]
+QuestionScore.record = property(_get_record, _set_record)  # type: ignore[assignment]
+QuestionScore._details = None
+QuestionScore._record = None
 
 
 @dataclass
@@ -226,8 +242,10 @@ def _collect(answer: Answer | None, matching: TermMatching, view: str, qrels_sid
             return []
         if isinstance(answer, BooleanAnswer):
             return list(answer_items(answer, matching, "values"))
-        return [matching.key(c) for row in answer.rows for c in row if c is not None]
+        return matching.keys([c for row in answer.rows for c in row if c is not None])
     if view == "tuples" and isinstance(answer, TableAnswer):
+        if len(answer.variables) == 1:  # one cell a row: the row is (key,), unbound rows left out
+            return frozenset((k,) for k in matching.keys([row[0] for row in answer.rows if row[0] is not None]))
         # a row as the sorted multiset of its cells: neither column order nor names matter
         return frozenset(
             tuple(sorted((matching.key(c) for c in row), key=repr))
@@ -263,19 +281,48 @@ def _ranked(pred: Prediction | None, outcome: Outcome, matching: TermMatching) -
     return []
 
 
-def _record(c: ItemContext) -> QuestionRecord:
+class _Ranked(Sequence):
+    """The ranked answer keys of one question, computed on first use (few measures rank)."""
+
+    __slots__ = ("_args", "_keys")
+
+    def __init__(self, pred: Prediction | None, outcome: Outcome, matching: TermMatching):
+        self._args: tuple | None = (pred, outcome, matching)
+        self._keys: list[Hashable] = []
+
+    def _get(self) -> list[Hashable]:
+        if self._args is not None:
+            self._keys, self._args = _ranked(*self._args), None
+        return self._keys
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._get()[i]
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return iter(self._get())
+
+    def __eq__(self, other: object) -> bool:
+        return list(self._get()) == (list(other) if isinstance(other, Sequence) else other)
+
+    def __repr__(self) -> str:
+        return repr(self._get())
+
+
+def _record(item: Item, pred: Prediction | None, outcome: Outcome, gold_outcome: Outcome | None) -> QuestionRecord:
     """What reports show of a question beyond its scores (full texts; reports truncate)."""
-    item = c.item
     return QuestionRecord(
         question=item.question("en"),
         gold_sparql=item.sparql,
-        predicted_sparql=c.prediction.sparql if c.prediction is not None else None,
-        gold_answer=c.gold_outcome.answer if c.gold_outcome is not None else item.answer,
-        predicted_answer=c.outcome.answer,
+        predicted_sparql=pred.sparql if pred is not None else None,
+        gold_answer=gold_outcome.answer if gold_outcome is not None else item.answer,
+        predicted_answer=outcome.answer,
         answer_type=item.answer_type or None,
         groups=dict(item.groups),
         metadata={k: v for k, v in item.metadata.items() if isinstance(v, (str, int, float, bool))},
-        elapsed=c.outcome.elapsed,
+        elapsed=outcome.elapsed,
     )
 
 
@@ -312,6 +359,7 @@ def _missing_input(inputs: Inputs, item: Item, pred: Prediction | None, outcome:
     return ""
 
 
+@during
 def evaluate(
     dataset: Dataset,
     run: Run,
@@ -345,81 +393,106 @@ def evaluate(
     gold = gold or {}
     extras = extras or {}
     m = profile.matching
+    view = profile.view
     specs = list(profile.measures)
-    inputs = [s.measure.inputs for s in specs]
+    # measures needing the same inputs share one check per question
+    distinct = list(dict.fromkeys(s.measure.inputs for s in specs))
+    slot = [distinct.index(s.measure.inputs) for s in specs]
+    answers_only = all(i == Inputs() for i in distinct)
+    gold_side, sys_side = _side(profile, "gold"), _side(profile, "system")
+    zero_failures, zero_missing = profile.failures == "zero", profile.missing == "zero"
+    by_qrels = profile.qrels
     ctxs: list[ItemContext] = []
-    usable: dict[str, list[bool]] = {}
+    usable: list[list[bool]] = []
+    outcome_labels: list[str] = []
     measure_skips: dict[str, dict[str, list[str]]] = {}
     skipped: list[dict[str, str]] = []
     missing_ids: list[str] = []
     outcome_counter: Counter[str] = Counter()
+    no_extra: Mapping[str, Any] = {}
     for item in dataset.items:
+        iid = item.id
         # ---- gold side
         gold_answer, qrels_gold, gold_reason = _gold_side(item, gold, profile)
         # ---- system side
-        pred = run.get(item.id)
-        if item.id in predicted:
-            outcome = predicted[item.id]
+        pred = run.get(iid)
+        executed = iid in predicted
+        if executed:
+            outcome = predicted[iid]
         elif pred is None:
             outcome = Outcome.missing()
         else:
             outcome = pred.outcome()
-        extra = dict(extras.get(item.id, {}))
+        extra = dict(extras[iid]) if iid in extras else {}
         # ---- which measures can score it
-        reasons = [_missing_input(i, item, pred, outcome, gold_reason, extra) for i in inputs]
+        if answers_only:
+            reasons = [gold_reason] * len(specs)
+        else:
+            per_input = [_missing_input(i, item, pred, outcome, gold_reason, extra or no_extra) for i in distinct]
+            reasons = [per_input[j] for j in slot]
         if (not specs and gold_reason) or (specs and all(reasons)):
-            skipped.append({"id": item.id, "reason": gold_reason or next(r for r in reasons if r)})
+            skipped.append({"id": iid, "reason": gold_reason or next(r for r in reasons if r)})
             continue
-        if pred is None and item.id not in predicted:
-            missing_ids.append(item.id)
+        if pred is None and not executed:
+            missing_ids.append(iid)
             if profile.missing == "skip":
-                skipped.append({"id": item.id, "reason": "not in the run (profile rule missing=skip)"})
+                skipped.append({"id": iid, "reason": "not in the run (profile rule missing=skip)"})
                 outcome_counter["missing"] += 1
                 continue
-        for spec, r in zip(specs, reasons):
-            if r:
-                measure_skips.setdefault(spec.label, {}).setdefault(r, []).append(item.id)
-        usable[item.id] = [not r for r in reasons]
-        outcome_counter[outcome.label] += 1
-        failed = outcome.status is not Status.OK
-        zero = failed and (profile.failures == "zero" if outcome.status is not Status.MISSING else profile.missing == "zero")
+        if any(reasons):
+            for spec, r in zip(specs, reasons):
+                if r:
+                    measure_skips.setdefault(spec.label, {}).setdefault(r, []).append(iid)
+        usable.append([not r for r in reasons])
+        label = outcome.label
+        outcome_labels.append(label)
+        outcome_counter[label] += 1
+        status = outcome.status
+        failed = status is not Status.OK
+        zero = failed and (zero_failures if status is not Status.MISSING else zero_missing)
         sys_answer = outcome.answer if not failed else None
-        gold_items = qrels_gold if qrels_gold is not None else _collect(gold_answer, m, profile.view, _side(profile, "gold"))
-        bag = pred.bag if (profile.qrels and pred is not None and item.id not in predicted) else None
+        gold_items = qrels_gold if qrels_gold is not None else _collect(gold_answer, m, view, gold_side)
+        bag = pred.bag if (by_qrels and pred is not None and not executed) else None
         if isinstance(bag, dict) and not failed:
             sys_items: Any = frozenset(bag)
         else:
-            sys_items = _collect(sys_answer, m, profile.view, _side(profile, "system"))
+            sys_items = _collect(sys_answer, m, view, sys_side)
+        if qrels_gold is not None:
+            gold_values = qrels_gold
+        elif view == "values" and gold_side is None:
+            gold_values = gold_items  # the same set: answer_items(gold_answer, m, "values")
+        else:
+            gold_values = answer_items(gold_answer, m, "values")
         ctxs.append(ItemContext(
-            id=item.id, item=item, outcome=outcome, gold_items=gold_items, sys_items=sys_items,
-            counts=_counts(gold_items, sys_items), failed=zero,
-            ranked=_ranked(pred, outcome, m) if not failed else [],
-            gold_values=qrels_gold if qrels_gold is not None else answer_items(gold_answer, m, "values"),
-            prediction=pred, gold_outcome=gold.get(item.id),
-            extra=extra,
+            iid, item, outcome, gold_items, sys_items, _counts(gold_items, sys_items), zero,
+            _Ranked(pred, outcome, m) if not failed else [], gold_values, pred, gold.get(iid), extra,
         ))
 
-    known = set(dataset.ids)
+    known = dataset._by_id
     unknown_ids = [p.id for p in run.predictions if p.id not in known]
     for uid in unknown_ids:
         skipped.append({"id": uid, "reason": "in the run but not in the dataset"})
 
     aggregate: dict[str, float] = {}
-    per_item: dict[str, dict[str, float | None]] = {c.id: {} for c in ctxs}
+    per_item: list[dict[str, float | None]] = [{} for _ in ctxs]
     for j, spec in enumerate(specs):
-        sel = [c for c in ctxs if usable[c.id][j]]
+        idx = [k for k, u in enumerate(usable) if u[j]]
         if spec.over == "processed":
-            sel = [c for c in sel if c.outcome.label == "ok"]
-        values = [spec.measure.item_value(c) for c in sel]
-        for c, v in zip(sel, values):
+            idx = [k for k in idx if outcome_labels[k] == "ok"]
+        sel = [ctxs[k] for k in idx]
+        value = spec.measure.item_value
+        values = [value(c) for c in sel]
+        label = spec.label
+        for k, v in zip(idx, values):
             if v is not None:
-                per_item[c.id][spec.label] = v
-        aggregate[spec.label] = spec.measure.aggregate(sel, values) if sel else float("nan")
+                per_item[k][label] = v
+        aggregate[label] = spec.measure.aggregate(sel, values) if sel else float("nan")
 
-    questions = [
-        QuestionScore(c.id, c.outcome.label, per_item[c.id], c.outcome.message, c.counts, None, _record(c))
-        for c in ctxs
-    ]
+    questions = []
+    for c, label, scores in zip(ctxs, outcome_labels, per_item):
+        q = QuestionScore(c.id, label, scores, c.outcome.message, c.counts)
+        q._source = (c.item, c.prediction, c.outcome, c.gold_outcome)
+        questions.append(q)
     sig = Signature.build(profile.signature_parts()).with_parts(
         (signature_extra.parts if isinstance(signature_extra, Signature) else signature_extra) or {},
         n=len(ctxs))

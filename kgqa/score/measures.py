@@ -45,7 +45,7 @@ class ItemContext:
     sys_items: Any
     counts: Counts
     failed: bool
-    ranked: list[Any] = field(default_factory=list)
+    ranked: Sequence[Any] = field(default_factory=list)
     gold_values: frozenset = frozenset()
     prediction: Prediction | None = None
     gold_outcome: Outcome | None = None
