@@ -10,7 +10,7 @@ from kgqa.model.answer import Answer
 from kgqa.model.problems import Problem
 
 
-@dataclass
+@dataclass(slots=True)
 class Item:
     """One question of a benchmark.
 

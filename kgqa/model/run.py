@@ -12,7 +12,7 @@ from kgqa.model.problems import Problem
 from kgqa.model.terms import Term
 
 
-@dataclass
+@dataclass(slots=True)
 class Prediction:
     """A system's output for one question: predicted SPARQL and/or a predicted answer, an
     optional ranked list of answer terms (for Hits@k / MRR), timing and anything else.

@@ -10,6 +10,7 @@ numbers.
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -148,6 +149,79 @@ QuestionScore.details = property(_get_details, _set_details)  # type: ignore[ass
 QuestionScore.record = property(_get_record, _set_record)  # type: ignore[assignment]
 QuestionScore._details = None
 QuestionScore._record = None
+
+
+class QuestionList(Sequence):
+    """Per-question results of an evaluation held as columns (ids, outcome labels, messages,
+    counts, one float array per measure), not as one object per question: 100,000 questions
+    then take tens of megabytes instead of hundreds. Indexing or iterating gives
+    :class:`QuestionScore` objects, each made on first access and kept (so changes made to one,
+    e.g. by the engine-dependence check, stay). :meth:`values` reads one measure's column
+    without making any."""
+
+    __slots__ = ("ids", "labels", "messages", "counts", "_columns", "_sources", "_made")
+
+    def __init__(self, ids: list[str], labels: list[str], messages: list[str], counts: list[Counts | None],
+                 columns: dict[str, Any], sources: list[tuple]):
+        self.ids, self.labels, self.messages, self.counts = ids, labels, messages, counts
+        #: label -> (values, present): values an array('d') (a list where a value is no float)
+        self._columns = columns
+        self._sources = sources
+        self._made: list[QuestionScore | None] = [None] * len(ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def _make(self, i: int) -> QuestionScore:
+        q = self._made[i]
+        if q is None:
+            scores = {label: vals[i] for label, (vals, present) in self._columns.items() if present[i]}
+            q = QuestionScore(self.ids[i], self.labels[i], scores, self.messages[i], self.counts[i])
+            q._source = self._sources[i]
+            self._made[i] = q
+        return q
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self._make(k) for k in range(*i.indices(len(self.ids)))]
+        if i < 0:
+            i += len(self.ids)
+        if not 0 <= i < len(self.ids):
+            raise IndexError("question index out of range")
+        return self._make(i)
+
+    def __iter__(self) -> Iterator[QuestionScore]:
+        return (self._make(i) for i in range(len(self.ids)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and len(other) == len(self) and all(a == b for a, b in zip(self, other))
+
+    def __repr__(self) -> str:
+        return f"QuestionList({len(self)} questions)"
+
+    def values(self, label: str) -> list[float | None]:
+        """One measure's per-question values (None where it did not score the question), in
+        question order; questions changed after they were made are read from their objects."""
+        vals, present = self._columns.get(label, ((), b""))
+        out = [vals[i] if present and present[i] else None for i in range(len(self.ids))]
+        for i, q in enumerate(self._made):
+            if q is not None:
+                out[i] = q.scores.get(label)
+        return out
+
+
+def _column(n: int, idx: list[int], values: list[float | None]) -> tuple[Any, bytearray]:
+    """One measure's values for questions ``idx`` (of ``n``) as (array or list, present flags)."""
+    present = bytearray(n)
+    if all(v is None or v.__class__ is float for v in values):
+        vals: Any = array("d", bytes(8 * n))
+    else:  # ints, bools, ...: kept as they are, so that output stays the same
+        vals = [None] * n
+    for k, v in zip(idx, values):
+        if v is not None:
+            vals[k] = v
+            present[k] = 1
+    return vals, present
 
 
 @dataclass
@@ -474,7 +548,7 @@ def evaluate(
         skipped.append({"id": uid, "reason": "in the run but not in the dataset"})
 
     aggregate: dict[str, float] = {}
-    per_item: list[dict[str, float | None]] = [{} for _ in ctxs]
+    columns: dict[str, Any] = {}
     for j, spec in enumerate(specs):
         idx = [k for k, u in enumerate(usable) if u[j]]
         if spec.over == "processed":
@@ -482,17 +556,12 @@ def evaluate(
         sel = [ctxs[k] for k in idx]
         value = spec.measure.item_value
         values = [value(c) for c in sel]
-        label = spec.label
-        for k, v in zip(idx, values):
-            if v is not None:
-                per_item[k][label] = v
-        aggregate[label] = spec.measure.aggregate(sel, values) if sel else float("nan")
+        columns[spec.label] = _column(len(ctxs), idx, values)
+        aggregate[spec.label] = spec.measure.aggregate(sel, values) if sel else float("nan")
 
-    questions = []
-    for c, label, scores in zip(ctxs, outcome_labels, per_item):
-        q = QuestionScore(c.id, label, scores, c.outcome.message, c.counts)
-        q._source = (c.item, c.prediction, c.outcome, c.gold_outcome)
-        questions.append(q)
+    questions = QuestionList([c.id for c in ctxs], outcome_labels, [c.outcome.message for c in ctxs],
+                             [c.counts for c in ctxs], columns,
+                             [(c.item, c.prediction, c.outcome, c.gold_outcome) for c in ctxs])
     sig = Signature.build(profile.signature_parts()).with_parts(
         (signature_extra.parts if isinstance(signature_extra, Signature) else signature_extra) or {},
         n=len(ctxs))

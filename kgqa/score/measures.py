@@ -25,7 +25,7 @@ from kgqa.model.registry import Registry
 from kgqa.score.rules import Counts
 
 
-@dataclass
+@dataclass(slots=True)
 class ItemContext:
     """Everything a measure may look at for one question (built by the evaluator).
 
