@@ -9,11 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from kgqa.model.signature import Signature
 from kgqa.model.terms import TermMatching
-from kgqa.score.measures import Measure, parse
+
+if TYPE_CHECKING:
+    from kgqa.score.measures import Measure
 
 PROFILE_DIR = Path(__file__).parent / "profiles"
 
@@ -91,7 +93,7 @@ class Profile:
         """This profile with the measures named in ``text`` (comma-separated): a label the profile
         prints (``set_F``, ``Macro F1 QALD``) selects that measure under its label; anything else
         is parsed as a measure spec (``F1(rule=qald)``)."""
-        from kgqa.score.measures import split_list
+        from kgqa.score.measures import parse, split_list
 
         labels = {s.label: s for s in self.measures}
         lower = {s.label.lower(): s for s in self.measures}
@@ -107,6 +109,8 @@ _ALLOWED = {"name", "description", "reference", "matching", "view", "failures", 
 
 
 def _from_dict(doc: dict[str, Any], source: str) -> Profile:
+    from kgqa.score.measures import parse
+
     unknown = set(doc) - _ALLOWED
     if unknown:
         raise ValueError(f"{source}: unknown profile keys {sorted(unknown)}")
