@@ -6,13 +6,14 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from rich.console import Console
 
-from kgqa.load.jsonio import write_atomic
 from kgqa.model import InputError
-from kgqa.score.evaluate import Evaluation
+
+if TYPE_CHECKING:
+    from kgqa.score.evaluate import Evaluation
 
 out = Console()
 err = Console(stderr=True)
@@ -25,6 +26,8 @@ def wide() -> Console:
 
 def write_text(text: str, output: Optional[Path]) -> None:
     if output is not None:
+        from kgqa.load.jsonio import write_atomic
+
         write_atomic(output, [text])
         err.print(f"wrote {output}", highlight=False)
     else:

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from kgqa.load import formats, load_dataset
 from kgqa.model import Dataset, InputError
+
+if TYPE_CHECKING:
+    from kgqa.load import formats
 
 out = Console()
 err = Console(stderr=True)
@@ -119,6 +121,7 @@ def levels_cmd(
     Levels follow Gu et al. 2021 over schema items (predicates and classes) and the query
     structure; see kgqa.build.levels for the exact definitions."""
     from kgqa.build.levels import METADATA_KEY, count_levels, levels, with_levels
+    from kgqa.load import load_dataset
 
     try:
         tr = load_dataset(train, format=format)

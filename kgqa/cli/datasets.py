@@ -10,8 +10,6 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from kgqa.load import formats, load_dataset, registry
-from kgqa.load.validate import has_errors, validate
 from kgqa.model import Dataset, InputError
 
 out = Console()
@@ -26,12 +24,16 @@ def _fail(e: InputError, code: int = 2) -> None:
 
 
 def _load(spec: str, fmt: str | None = None) -> Dataset:
+    from kgqa.load import load_dataset
+
     return load_dataset(spec, format=fmt)
 
 
 @datasets_app.command("list")
 def list_cmd() -> None:
     """Registered datasets: name, items, format and where their files resolve."""
+    from kgqa.load import registry
+
     table = Table(title="kgqa datasets")
     for col in ("name", "items", "format", "where", "description"):
         table.add_column(col, justify="right" if col == "items" else "left")
@@ -77,6 +79,8 @@ def validate_cmd(
     format: Optional[str] = typer.Option(None, "--format", "-f", help="format name (default: detect)"),
 ) -> None:
     """Every problem, one per line; exit status 1 if any is an error."""
+    from kgqa.load.validate import has_errors, validate
+
     problems = validate(list(paths), format)
     for p in problems:
         out.print(f"{p.severity}: {p}", highlight=False, soft_wrap=True)
@@ -99,6 +103,8 @@ def export_cmd(
     format: Optional[str] = typer.Option(None, "--format", "-f", help="input dataset format (default: detect)"),
 ) -> None:
     """Write a dataset in another format with that format's writer."""
+    from kgqa.load import formats
+
     try:
         ds = _load(spec, format)
         fmt = formats.get("dataset", to.value)

@@ -5,17 +5,16 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.console import Console
 
 from kgqa.cli._output import emit_breakdowns, parse_options, record, save_evaluations, serve_demo
-from kgqa.load.jsonio import write_atomic
 from kgqa.model import InputError
-from kgqa.report import evaluation as report
-from kgqa.score import profiles
-from kgqa.score.evaluate import Evaluation
+
+if TYPE_CHECKING:
+    from kgqa.score.evaluate import Evaluation
 
 out = Console()
 err = Console(stderr=True)
@@ -81,6 +80,8 @@ NEXT_STEPS = [
 
 
 def emit(evals: list[Evaluation], fmt: OutFormat, per_question: bool, output: Optional[Path]) -> None:
+    from kgqa.report import evaluation as report
+
     if fmt is OutFormat.table and output is None:
         report.terminal(out, evals, per_question=per_question)
         return
@@ -91,6 +92,8 @@ def emit(evals: list[Evaluation], fmt: OutFormat, per_question: bool, output: Op
         OutFormat.table: report.to_markdown,
     }[fmt](evals)
     if output is not None:
+        from kgqa.load.jsonio import write_atomic
+
         write_atomic(output, [text])
         Console(stderr=True).print(f"wrote {output}")
     else:
@@ -98,6 +101,8 @@ def emit(evals: list[Evaluation], fmt: OutFormat, per_question: bool, output: Op
 
 
 def register(app: typer.Typer) -> None:
+    from kgqa.score import profiles  # names() lists the profile files; nothing is parsed
+
     @app.command("evaluate")
     def evaluate_cmd(
         dataset: str = typer.Argument(..., help="Registry name (kgqa datasets list) or dataset file."),

@@ -10,7 +10,6 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from kgqa.model import InputError
@@ -71,6 +70,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Generate a question set from a KG: random query templates, grounded, minimized,
         with functions, commonness and paraphrases (Su et al. 2016)."""
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
         from kgqa.generate import Options, generate, parse_edges, parse_functions
 
         if fmt not in ("table", "json"):

@@ -8,13 +8,16 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from kgqa.migrate.paths import DEFAULT_DISAMBIGUATION, DEFAULT_REDIRECT
-from kgqa.migrate.pipeline import Options
-from kgqa.migrate.run import migrate_files
 from kgqa.model import InputError
 
 out = Console()
 err = Console(stderr=True)
+
+# The defaults of kgqa.migrate.paths (DEFAULT_DISAMBIGUATION, DEFAULT_REDIRECT), written out so that
+# the help does not import the migration pipeline (tests/test_lazy_imports.py checks they agree).
+DBO = "http://dbpedia.org/ontology/"
+HELP_DEFAULT_DISAMBIGUATION = DBO + "wikiPageDisambiguates"
+HELP_DEFAULT_REDIRECT = DBO + "wikiPageRedirects"
 
 
 def register(app: typer.Typer) -> None:
@@ -37,8 +40,8 @@ def register(app: typer.Typer) -> None:
         target_graph: Optional[str] = typer.Option(None, "--target-graph"),
         source_graph: Optional[str] = typer.Option(None, "--source-graph"),
         disambiguation: Optional[List[str]] = typer.Option(None, "--disambiguation-predicate",
-                                                           help=f"default {DEFAULT_DISAMBIGUATION[0]}"),
-        redirect: Optional[List[str]] = typer.Option(None, "--redirect-predicate", help=f"default {DEFAULT_REDIRECT[0]}"),
+                                                           help=f"default {HELP_DEFAULT_DISAMBIGUATION}"),
+        redirect: Optional[List[str]] = typer.Option(None, "--redirect-predicate", help=f"default {HELP_DEFAULT_REDIRECT}"),
         link_predicate: Optional[List[str]] = typer.Option(None, "--link-predicate", help="default owl:sameAs"),
         label_fallback: bool = typer.Option(False, "--label-fallback", help="map unlinked entities by equal labels (marked 'label')"),
         no_two_hop: bool = typer.Option(False, "--no-two-hop", help="enumerate one-hop paths only"),
@@ -55,6 +58,9 @@ def register(app: typer.Typer) -> None:
         mapping by path enumeration (one-hop forward/backward; two-hop disambiguation, redirection,
         complex), rules, query rewriting, and answer agreement on the target."""
         from kgqa.migrate.links import OWL_SAMEAS
+        from kgqa.migrate.paths import DEFAULT_DISAMBIGUATION, DEFAULT_REDIRECT
+        from kgqa.migrate.pipeline import Options
+        from kgqa.migrate.run import migrate_files
 
         opts = Options(seed=seed, sample=sample, min_support=min_support,
                        disambiguation=tuple(disambiguation or DEFAULT_DISAMBIGUATION),

@@ -12,9 +12,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from kgqa.load.jsonio import write_atomic
 from kgqa.model import InputError
-from kgqa.report import validation as V
 
 out = Console()
 err = Console(stderr=True)
@@ -52,6 +50,8 @@ def _floats(text: str, flag: str) -> list[float]:
 
 def _write(text: str, output: Optional[Path]) -> None:
     if output is not None:
+        from kgqa.load.jsonio import write_atomic
+
         write_atomic(output, [text])
         err.print(f"wrote {output}")
     else:
@@ -126,6 +126,7 @@ def register(app: typer.Typer) -> None:
         timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
     ) -> None:
         """Sensitivity of measures to synthetic degradations (ICTIR 2022 Table 3)."""
+        from kgqa.report import validation as V
         from kgqa.validate.sensitivity import DEFAULT_MEASURES, sensitivity
         from kgqa.validate import degrade as dg
         from kgqa.score.measures import parse_list
@@ -171,6 +172,7 @@ def register(app: typer.Typer) -> None:
         timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
     ) -> None:
         """Check measures against the axioms A1-A3 of ICTIR 2022 (Table 1), with counterexamples."""
+        from kgqa.report import validation as V
         from kgqa.validate import axioms as ax
         from kgqa.score.measures import parse_list
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
-
-import yaml
+from typing import TYPE_CHECKING, Any, Literal
 
 from kgqa.model.signature import Signature
 from kgqa.model.terms import TermMatching
-from kgqa.score.measures import Measure, parse
+
+if TYPE_CHECKING:
+    from kgqa.score.measures import Measure
 
 PROFILE_DIR = Path(__file__).parent / "profiles"
 
@@ -93,7 +93,7 @@ class Profile:
         """This profile with the measures named in ``text`` (comma-separated): a label the profile
         prints (``set_F``, ``Macro F1 QALD``) selects that measure under its label; anything else
         is parsed as a measure spec (``F1(rule=qald)``)."""
-        from kgqa.score.measures import split_list
+        from kgqa.score.measures import parse, split_list
 
         labels = {s.label: s for s in self.measures}
         lower = {s.label.lower(): s for s in self.measures}
@@ -109,6 +109,8 @@ _ALLOWED = {"name", "description", "reference", "matching", "view", "failures", 
 
 
 def _from_dict(doc: dict[str, Any], source: str) -> Profile:
+    from kgqa.score.measures import parse
+
     unknown = set(doc) - _ALLOWED
     if unknown:
         raise ValueError(f"{source}: unknown profile keys {sorted(unknown)}")
@@ -134,28 +136,39 @@ def _from_dict(doc: dict[str, Any], source: str) -> Profile:
         raise ValueError(f"{source}: invalid profile: {e}") from None
 
 
+def _read(path: Path, source: str) -> Profile:
+    import yaml
+
+    return _from_dict(yaml.safe_load(path.read_text(encoding="utf-8")), source)
+
+
 @lru_cache(maxsize=None)
-def _builtin() -> dict[str, Profile]:
-    out = {}
-    for path in sorted(PROFILE_DIR.glob("*.yaml")):
-        p = _from_dict(yaml.safe_load(path.read_text(encoding="utf-8")), path.name)
-        out[p.name] = p
-    return out
+def _builtin_one(name: str) -> Profile:
+    """The built-in profile in ``<name>.yaml`` (read on first use: listing names parses nothing)."""
+    p = _read(PROFILE_DIR / f"{name}.yaml", f"{name}.yaml")
+    if p.name != name:
+        raise ValueError(f"{name}.yaml: the profile is named {p.name!r}; a built-in profile's file is named after it")
+    return p
+
+
+@lru_cache(maxsize=None)
+def _names() -> tuple[str, ...]:
+    return tuple(sorted(path.stem for path in PROFILE_DIR.glob("*.yaml")))
 
 
 def names() -> list[str]:
-    return sorted(_builtin())
+    """The built-in profiles' names: their files' names (nothing is parsed)."""
+    return list(_names())
 
 
 def get(name_or_path: str) -> Profile:
     """A built-in profile by name, or a profile YAML file of the user's."""
-    builtin = _builtin()
-    if name_or_path in builtin:
-        return builtin[name_or_path]
+    if name_or_path in _names():
+        return _builtin_one(name_or_path)
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml") and path.exists():
-        return _from_dict(yaml.safe_load(path.read_text(encoding="utf-8")), str(path))
+        return _read(path, str(path))
     from kgqa.model.suggest import did_you_mean
 
-    raise ValueError(f"unknown profile {name_or_path!r}{did_you_mean(name_or_path, builtin)}; "
-                     f"built-in: {', '.join(sorted(builtin))} (or a .yaml file)")
+    raise ValueError(f"unknown profile {name_or_path!r}{did_you_mean(name_or_path, names())}; "
+                     f"built-in: {', '.join(names())} (or a .yaml file)")

@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
-
-from sacrebleu.metrics import BLEU as _SacreBLEU
+from typing import TYPE_CHECKING, Any
 
 from kgqa.model import BNode, Status
 from kgqa.model.registry import Registry
@@ -32,6 +30,9 @@ from kgqa.score.measures import QUERY, Inputs, ItemContext, Measure, MeasureDef,
 from kgqa.score.rules import kgqa_rule
 from kgqa.score.tokenize import escape_ws, sparql_tokens, tokens
 from kgqa.sparql.analyzer import Path, QueryInfo, Var, analyze
+
+if TYPE_CHECKING:
+    from sacrebleu.metrics import BLEU as _SacreBLEU
 
 __all__ = [
     "compound", "query_em", "bleu", "rouge_l", "exec_value", "f1_ans", "f1_sem", "f1_tri",
@@ -192,6 +193,8 @@ register(MeasureDef(
 
 @functools.lru_cache(maxsize=8)
 def _bleu_scorer(smooth: str, sentence: bool) -> _SacreBLEU:
+    from sacrebleu.metrics import BLEU as _SacreBLEU  # imported when a BLEU measure is computed
+
     return _SacreBLEU(tokenize="none", smooth_method=smooth, effective_order=sentence)
 
 
