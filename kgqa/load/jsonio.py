@@ -116,6 +116,20 @@ def fast_loads(text: str) -> Any:
     return json.loads(text)
 
 
+def dumps(doc: Any, indent: bool = True) -> str:
+    """``json.dumps(doc, indent=2, ensure_ascii=False)`` (compact without ``indent``), written by
+    orjson where it can: the same document, several times faster. Where orjson differs it is the
+    stricter: a float NaN or infinity is written ``null`` (valid JSON) rather than ``NaN``, and
+    non-string keys become strings as json does. Values orjson cannot write (integers beyond 64
+    bits, unknown types) go through ``json``."""
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(doc, option=(_orjson.OPT_INDENT_2 if indent else 0) | _orjson.OPT_NON_STR_KEYS).decode()
+        except TypeError:
+            pass
+    return json.dumps(doc, indent=2 if indent else None, ensure_ascii=False)
+
+
 def _too_deep(text: str, doc: Any) -> bool:
     # a document cannot be nested deeper than the number of brackets it has: count them first
     return text.count("[") + text.count("{") > MAX_DEPTH and nesting_depth(doc) > MAX_DEPTH

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from kgqa.load import jsonio
 from kgqa.report.fit import Grid, fmt_number
 from kgqa.score.evaluate import Evaluation
 
@@ -153,8 +153,8 @@ def question_table(e: Evaluation) -> Table:
 
 def to_json(evals: Sequence[Evaluation]) -> str:
     if len(evals) == 1:
-        return json.dumps(evals[0].to_json(), indent=2, ensure_ascii=False)
-    return json.dumps({"runs": [e.to_json() for e in evals]}, indent=2, ensure_ascii=False)
+        return jsonio.dumps(evals[0].to_json())
+    return jsonio.dumps({"runs": [e.to_json() for e in evals]})
 
 
 def to_csv(evals: Sequence[Evaluation], neutralise: bool | None = None) -> str:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from kgqa.analyze.comparison import MultiComparison, compare_evaluations
+from kgqa.load import jsonio
 from kgqa.load.jsonio import write_atomic
 from kgqa.model import InputError
 from kgqa.score.evaluate import Evaluation
@@ -81,7 +81,7 @@ def comparison_text(cmp: MultiComparison, fmt: str) -> Any:
     from kgqa.report import analysis as A
 
     if fmt == "json":
-        return json.dumps(cmp.to_json(), indent=2, ensure_ascii=False) + "\n"
+        return jsonio.dumps(cmp.to_json()) + "\n"
     if fmt == "latex":
         from kgqa.report.latex import comparison_latex
 
@@ -147,7 +147,7 @@ def _json(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: A
                              "curves": {r: [{"rank": p.rank, "mean": to_jsonable(p.mean), "groups": p.n_groups,
                                              "ratio_to_rank1": to_jsonable(p.ratio_to_rank1)} for p in c]
                                         for r, c in pt.curves.items()}}
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return jsonio.dumps(doc) + "\n"
 
 
 def _csv(evals: list[Evaluation]) -> str:
