@@ -27,14 +27,19 @@ def _component(index: int):
         v = _prf(ctx, rule)
         return None if v is None else v[index]
 
-    def aggregate(ctxs: Sequence[ItemContext], values: Sequence[float | None], rule: str, agg: str) -> float:
+    def aggregate(folds: Sequence[tuple | None], values: Sequence[float | None], rule: str, agg: str) -> float:
         if agg == "micro":
             # failed items contribute as an empty system answer (their counts already are)
-            return micro([c.counts for c in ctxs if RULES[rule](c.counts) is not None or c.failed], rule)[index]
+            return micro([c for c, failed in folds if RULES[rule](c) is not None or failed], rule)[index]
         vals = [v for v in values if v is not None]
         return math.fsum(vals) / len(vals) if vals else float("nan")
 
     return item, aggregate
+
+
+def _counts_fold(ctx: ItemContext, rule: str, agg: str) -> tuple | None:
+    """What the micro average reads of a question: its counts and whether it failed."""
+    return (ctx.counts, ctx.failed) if agg == "micro" else None
 
 
 for _i, (_name, _what) in enumerate((("P", "precision"), ("R", "recall"), ("F1", "F1"))):
@@ -54,6 +59,7 @@ for _i, (_name, _what) in enumerate((("P", "precision"), ("R", "recall"), ("F1",
         item=_item,
         aggregate=_agg,
         params=(RULE, AGG),
+        fold=_counts_fold,
     ))
 
 
@@ -61,9 +67,8 @@ def _qald_f1_item(ctx: ItemContext, rule: str) -> float | None:
     return None  # corpus-level only
 
 
-def _qald_f1_agg(ctxs: Sequence[ItemContext], values: Sequence[float | None], rule: str) -> float:
-    per = [_prf(c, rule) for c in ctxs]
-    per = [v for v in per if v is not None]
+def _qald_f1_agg(folds: Sequence[tuple | None], values: Sequence[float | None], rule: str) -> float:
+    per = [v for v in folds if v is not None]  # per-question (P, R, F) by the rule
     if not per:
         return float("nan")
     p = math.fsum(v[0] for v in per) / len(per)
@@ -83,6 +88,7 @@ register(MeasureDef(
     item=_qald_f1_item,
     aggregate=_qald_f1_agg,
     params=(Param("rule", "gerbil-qald", tuple(RULES), "per-question P/R rule"),),
+    fold=_prf,
 ))
 
 
@@ -238,18 +244,25 @@ register(MeasureDef(
 ))
 
 
-def _f_ndcg_agg(ctxs: Sequence[ItemContext], values: Sequence[float | None], rule: str, rank: str) -> float:
+def _f_ndcg_fold(ctx: ItemContext, rule: str, rank: str) -> tuple[bool, float | None]:
+    """(flagged, value): ndcg for a question flagged RESULT_ORDER_MATTERS, else F1 by the rule
+    (None where the rule leaves it undefined)."""
+    if _flagged(ctx):
+        return True, _ndcg_value(ctx, rank)
+    prf = _prf(ctx, rule)
+    return False, None if prf is None else prf[2]
+
+
+def _f_ndcg_agg(folds: Sequence[tuple[bool, float | None]], values: Sequence[float | None], rule: str,
+                rank: str) -> float:
     per: list[float] = []
     flagged: list[float] = []
-    for c in ctxs:
-        if _flagged(c):
-            v = _ndcg_value(c, rank)
+    for is_flagged, v in folds:
+        if is_flagged:
             flagged.append(v)
             per.append(v)
-        else:
-            prf = _prf(c, rule)
-            if prf is not None:
-                per.append(prf[2])
+        elif v is not None:
+            per.append(v)
     if flagged:  # the client's results dict also holds its "average" entry, carrying mean ndcg
         per.append(math.fsum(flagged) / len(flagged))
     return math.fsum(per) / len(per) if per else float("nan")
@@ -268,4 +281,5 @@ register(MeasureDef(
     item=lambda ctx, rule, rank: None,
     aggregate=_f_ndcg_agg,
     params=(Param("rule", "pytrec", tuple(RULES), "per-question F1 rule"), RANK),
+    fold=_f_ndcg_fold,
 ))

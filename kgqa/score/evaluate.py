@@ -385,8 +385,12 @@ class _Ranked(Sequence):
         return repr(self._get())
 
 
-def _record(item: Item, pred: Prediction | None, outcome: Outcome, gold_outcome: Outcome | None) -> QuestionRecord:
-    """What reports show of a question beyond its scores (full texts; reports truncate)."""
+def _record(item: Item | None, pred: Prediction | None, outcome: Outcome, gold_outcome: Outcome | None) -> QuestionRecord:
+    """What reports show of a question beyond its scores (full texts; reports truncate). A
+    question of a streamed dataset (``item`` None) keeps only its predicted side."""
+    if item is None:
+        return QuestionRecord(predicted_sparql=pred.sparql if pred is not None else None,
+                              predicted_answer=outcome.answer, elapsed=outcome.elapsed)
     return QuestionRecord(
         question=item.question("en"),
         gold_sparql=item.sparql,
@@ -469,23 +473,36 @@ def evaluate(
     m = profile.matching
     view = profile.view
     specs = list(profile.measures)
+    measures = [s.measure for s in specs]
     # measures needing the same inputs share one check per question
-    distinct = list(dict.fromkeys(s.measure.inputs for s in specs))
-    slot = [distinct.index(s.measure.inputs) for s in specs]
+    distinct = list(dict.fromkeys(mm.inputs for mm in measures))
+    slot = [distinct.index(mm.inputs) for mm in measures]
     answers_only = all(i == Inputs() for i in distinct)
+    processed_only = [s.over == "processed" for s in specs]
     gold_side, sys_side = _side(profile, "gold"), _side(profile, "system")
     zero_failures, zero_missing = profile.failures == "zero", profile.missing == "zero"
     by_qrels = profile.qrels
-    ctxs: list[ItemContext] = []
-    usable: list[list[bool]] = []
+    streamed = not isinstance(dataset, Dataset)
+    # per question kept: id, outcome label, message, counts, the record's sources; per measure:
+    # the positions it scored, their values and what its aggregate reads (measure.fold)
+    ids: list[str] = []
     outcome_labels: list[str] = []
+    messages: list[str] = []
+    counts: list[Counts] = []
+    sources: list[tuple] = []
+    positions: list[list[int]] = [[] for _ in specs]
+    values: list[list[float | None]] = [[] for _ in specs]
+    folds: list[list[Any]] = [[] for _ in specs]
     measure_skips: dict[str, dict[str, list[str]]] = {}
     skipped: list[dict[str, str]] = []
     missing_ids: list[str] = []
     outcome_counter: Counter[str] = Counter()
     no_extra: Mapping[str, Any] = {}
-    for item in dataset.items:
+    seen: set[str] | None = set() if streamed else None
+    for item in (dataset if streamed else dataset.items):
         iid = item.id
+        if seen is not None:
+            seen.add(iid)
         # ---- gold side
         gold_answer, qrels_gold, gold_reason = _gold_side(item, gold, profile)
         # ---- system side
@@ -517,9 +534,7 @@ def evaluate(
             for spec, r in zip(specs, reasons):
                 if r:
                     measure_skips.setdefault(spec.label, {}).setdefault(r, []).append(iid)
-        usable.append([not r for r in reasons])
         label = outcome.label
-        outcome_labels.append(label)
         outcome_counter[label] += 1
         status = outcome.status
         failed = status is not Status.OK
@@ -537,12 +552,25 @@ def evaluate(
             gold_values = gold_items  # the same set: answer_items(gold_answer, m, "values")
         else:
             gold_values = answer_items(gold_answer, m, "values")
-        ctxs.append(ItemContext(
-            iid, item, outcome, gold_items, sys_items, _counts(gold_items, sys_items), zero,
-            _Ranked(pred, outcome, m) if not failed else [], gold_values, pred, gold.get(iid), extra,
-        ))
+        c = _counts(gold_items, sys_items)
+        ctx = ItemContext(iid, item, outcome, gold_items, sys_items, c, zero,
+                          _Ranked(pred, outcome, m) if not failed else [], gold_values, pred, gold.get(iid), extra)
+        # ---- every measure that can, in one pass; the context is dropped afterwards
+        k = len(ids)
+        for j, mm in enumerate(measures):
+            if reasons[j] or (processed_only[j] and label != "ok"):
+                continue
+            positions[j].append(k)
+            values[j].append(mm.item_value(ctx))
+            folds[j].append(mm.fold(ctx))
+        ids.append(iid)
+        outcome_labels.append(label)
+        messages.append(outcome.message)
+        counts.append(c)
+        # a streamed dataset's items are not kept (their records then hold the outcome only)
+        sources.append((None, pred, outcome, None) if streamed else (item, pred, outcome, ctx.gold_outcome))
 
-    known = dataset._by_id
+    known = seen if seen is not None else dataset._by_id
     unknown_ids = [p.id for p in run.predictions if p.id not in known]
     for uid in unknown_ids:
         skipped.append({"id": uid, "reason": "in the run but not in the dataset"})
@@ -550,21 +578,12 @@ def evaluate(
     aggregate: dict[str, float] = {}
     columns: dict[str, Any] = {}
     for j, spec in enumerate(specs):
-        idx = [k for k, u in enumerate(usable) if u[j]]
-        if spec.over == "processed":
-            idx = [k for k in idx if outcome_labels[k] == "ok"]
-        sel = [ctxs[k] for k in idx]
-        value = spec.measure.item_value
-        values = [value(c) for c in sel]
-        columns[spec.label] = _column(len(ctxs), idx, values)
-        aggregate[spec.label] = spec.measure.aggregate(sel, values) if sel else float("nan")
-
-    questions = QuestionList([c.id for c in ctxs], outcome_labels, [c.outcome.message for c in ctxs],
-                             [c.counts for c in ctxs], columns,
-                             [(c.item, c.prediction, c.outcome, c.gold_outcome) for c in ctxs])
+        columns[spec.label] = _column(len(ids), positions[j], values[j])
+        aggregate[spec.label] = spec.measure.aggregate(folds[j], values[j]) if positions[j] else float("nan")
+    questions = QuestionList(ids, outcome_labels, messages, counts, columns, sources)
     sig = Signature.build(profile.signature_parts()).with_parts(
         (signature_extra.parts if isinstance(signature_extra, Signature) else signature_extra) or {},
-        n=len(ctxs))
+        n=len(ids))
     return Evaluation(
         signature=sig,
         profile=profile.name,
@@ -578,6 +597,6 @@ def evaluate(
         unknown_ids=unknown_ids,
         missing_ids=missing_ids,
         execution=execution,
-        problems=[str(p) for p in (*dataset.problems, *run.problems)],
+        problems=[str(p) for p in (*dataset.problems, *run.problems)],  # a stream's, once read
         measure_skips=measure_skips,
     )

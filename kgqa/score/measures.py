@@ -134,6 +134,11 @@ class MeasureDef:
     #: what the measure needs per question (:class:`Inputs`), or a function of the bound
     #: parameters returning one (e.g. AIT2KB needs KG types only with source=kg)
     inputs: Inputs | Callable[..., Inputs] = ANSWERS
+    #: what ``aggregate`` reads of one question, kept in place of its whole context:
+    #: ``fold(ctx, **params)``; ``aggregate`` then receives these instead of the contexts. None:
+    #: the contexts themselves are kept, unless ``aggregate`` is :func:`mean_of_defined`, which
+    #: reads only the values (so an evaluation keeps nothing per question but its scores)
+    fold: Callable[..., Any] | None = None
 
     @property
     def needs(self) -> tuple[str, ...]:
@@ -191,7 +196,16 @@ class Measure:
             return None
         return self.defn.item(ctx, **self.kwargs)
 
-    def aggregate(self, ctxs: Sequence[ItemContext], values: Sequence[float | None]) -> float:
+    def fold(self, ctx: ItemContext) -> Any:
+        """What :meth:`aggregate` needs of this question (see :attr:`MeasureDef.fold`)."""
+        d = self.defn
+        if d.fold is not None:
+            return d.fold(ctx, **self.kwargs)
+        return None if d.aggregate is mean_of_defined else ctx
+
+    def aggregate(self, ctxs: Sequence[Any], values: Sequence[float | None]) -> float:
+        """The corpus value from the per-question values and what :meth:`fold` kept of each
+        question (``ctxs``: the contexts themselves for a measure without a fold)."""
         return self.defn.aggregate(ctxs, values, **self.kwargs)
 
     def __str__(self) -> str:
