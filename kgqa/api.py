@@ -212,7 +212,10 @@ class Evaluator:
     - ``gold_answers``: ``stored`` (the dataset's answers; gold queries executed only where an
       item has none) or ``executed`` (every gold query re-run on ``kg``);
     - ``policy`` (or ``timeout`` / ``normalise``): the :class:`ExecutionPolicy`;
-    - ``reexecute``: execute the run's queries even where the run also gives answers.
+    - ``reexecute``: execute the run's queries even where the run also gives answers;
+    - ``stream``: read a JSONL dataset one question at a time and keep none of its items
+      (memory then grows only by a few compact arrays per question; per-question records keep
+      the run's side only). Every score is the same as without it.
 
     What is executed is planned from the measures' declared inputs: nothing without a measure
     that needs answers, execution or KG types. Use as a context manager (or call
@@ -226,14 +229,26 @@ class Evaluator:
                  reexecute: bool = False, cache: Any = True, dataset_format: str | None = None,
                  dataset_options: Mapping[str, Any] | None = None, progress: bool = False,
                  engine_options: Mapping[str, Any] | None = None, engine_check: bool = True,
-                 exclude_engine_dependent: bool = False, view: str | None = None):
+                 exclude_engine_dependent: bool = False, view: str | None = None, stream: bool = False):
         if gold_answers not in ("stored", "executed"):
             raise InputError("gold_answers", f"expected stored or executed, got {gold_answers!r}")
         if gold_answers == "executed" and kg is None:
             raise InputError("gold_answers", "executed gold answers need a KG to execute the gold queries on (kg=)")
         self.profile = get_profile(profile, measures, view)
-        self.full_dataset = load_dataset(dataset, format=dataset_format, **dict(dataset_options or {}))
-        self.dataset = select_language(self.full_dataset, lang)
+        self.stream = stream
+        if stream:  # read one question at a time, keeping none (JSONL dataset files only)
+            if kg is not None:
+                raise InputError("stream", "a streamed dataset is scored on the answers it stores and the run's; "
+                                           "executing queries (kg=, --kg) needs the dataset in memory: drop --stream")
+            if isinstance(dataset, Dataset):
+                raise InputError("stream", "stream=True reads dataset files; this dataset is already in memory")
+            from kgqa.load.stream import open_stream
+
+            self.full_dataset = self.dataset = open_stream(dataset, format=dataset_format, langs=parse_langs(lang),
+                                                           **dict(dataset_options or {}))
+        else:
+            self.full_dataset = load_dataset(dataset, format=dataset_format, **dict(dataset_options or {}))
+            self.dataset = select_language(self.full_dataset, lang)
         self._lang = _lang_text(lang)
         self.gold_answers = gold_answers
         self.reexecute = reexecute
@@ -310,13 +325,20 @@ class Evaluator:
         adds this run's own signature parts (a live system's URL and client settings)."""
         if name is None and not isinstance(run, Run) and not _is_many(run):
             name = run_names([run])[0]
-        r = load_run(_run_path(run), format=run_format, dataset=self.dataset, name=name, **dict(run_options or {}))
+        r = load_run(_run_path(run), format=run_format, dataset=None if self.stream else self.dataset, name=name,
+                     **dict(run_options or {}))
         from kgqa.score.setup_check import check_setup, transport_warnings
 
         # a query-only run without a KG is a set-up mistake only when some measure needs answers
         kg_for_check = self._kg if self.needs.answers else "not needed"
-        warnings = check_setup(self.dataset, [r], kg=kg_for_check, lang=self._lang, full_dataset=self.full_dataset)
         sig = {**self.signature_parts(), **dict(signature_extra or {})}
+        if self.stream:  # the set-up is checked once the dataset has been read
+            e = Evaluation.of(_score(self.dataset, r, self.profile, signature_extra=sig))
+            unknown = set(e.unknown_ids)
+            ids = [*e.questions.ids, *(s["id"] for s in e.skipped if s["id"] not in unknown)]
+            e.setup_warnings = tuple(check_setup(self.dataset, [r], kg=kg_for_check, lang=self._lang, ids=ids))
+            return e
+        warnings = check_setup(self.dataset, [r], kg=kg_for_check, lang=self._lang, full_dataset=self.full_dataset)
         if not self.executes:
             e = Evaluation.of(_score(self.dataset, r, self.profile, signature_extra=sig))
             e.setup_warnings = tuple(warnings)

@@ -62,7 +62,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +141,32 @@ def text_lines(path: Path) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
+def iter_text_lines(path: Path) -> Iterator[str]:
+    """:func:`text_lines`, read one line at a time (memory does not grow with the file). A byte
+    that is not UTF-8 raises the same :class:`InputError` as :func:`read_text`, naming its
+    offset, line and column, when its line is reached."""
+    try:
+        fh = open(path, "rb")
+    except OSError as e:
+        raise InputError(path, f"cannot read file: {e.strerror or e}") from None
+    with fh:
+        offset = 0
+        for n, raw in enumerate(fh):
+            start = 3 if n == 0 and raw.startswith(jsonio.BOM) else 0
+            try:
+                line = raw[start:].decode("utf-8")
+            except UnicodeDecodeError as e:
+                bad = offset + start + e.start
+                col = start + e.start + 1
+                raise InputError(path, f"not valid UTF-8: byte 0x{raw[start + e.start]:02x} at offset {bad} (line {n + 1}, "
+                                       f"column {col}); re-save the file as UTF-8 (it looks like Latin-1 or another "
+                                       "legacy encoding)") from None
+            offset += len(raw)
+            if line.endswith("\n"):
+                line = line[:-1]
+            yield line[:-1] if line.endswith("\r") else line
+
+
 def load_record_array(paths: list[Path], parse: Callable[[Any, int, str, str, list[Problem]], Any], *,
                       format_name: str, what: str, id_key: str | None = None, id_label: str | None = None) -> Dataset:
     """A dataset from JSON files that are each an array of question objects (CWQ, Mintaka, KQA Pro,
@@ -172,8 +198,12 @@ def unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> 
     """Objects (anything with an ``id``) given as ``(file, record, obj)``, keeping the first
     of each id in order; a later duplicate is an error problem naming where the first one
     is, and is skipped."""
+    return list(iter_unique(records, problems))
+
+
+def iter_unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> Iterator[Any]:
+    """:func:`unique` as a generator (the streamed dataset reads through it)."""
     first: dict[str, tuple[str, str]] = {}
-    out = []
     for file, record, obj in records:
         if obj.id in first:
             f0, r0 = first[obj.id]
@@ -181,8 +211,7 @@ def unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> 
             problems.append(Problem(file, record, f"duplicate id {obj.id!r} (first at {where}); skipped"))
             continue
         first[obj.id] = (file, record)
-        out.append(obj)
-    return out
+        yield obj
 
 
 def _id(value: Any) -> str:
@@ -198,19 +227,19 @@ def _id(value: Any) -> str:
 # --------------------------------------------------------------------------- JSONL reading
 
 
-def _jsonl_records(path: Path, problems: list[Problem]) -> list[tuple[str, int, Any]]:
-    """(record name, line number, parsed value) for every non-blank line; a line that is not
-    JSON is a problem naming line and column."""
+def _jsonl_records(path: Path, problems: list[Problem]) -> Iterator[tuple[str, int, Any]]:
+    """(record name, line number, parsed value) for every non-blank line, one at a time; a line
+    that is not JSON is a problem naming line and column."""
     file = str(path)
-    out = []
-    for n, line in enumerate(text_lines(path), start=1):
+    for n, line in enumerate(iter_text_lines(path), start=1):
         if not line.strip():
             continue
         try:
-            out.append((f"line {n}", n, jsonio.loads(line)))
+            doc = jsonio.loads(line)
         except json.JSONDecodeError as e:
             problems.append(Problem(file, f"line {n}", f"not valid JSON at column {e.colno}: {e.msg}; skipped"))
-    return out
+            continue
+        yield f"line {n}", n, doc
 
 
 _QUESTION_KEY = re.compile(r"^question_([A-Za-z]{2,3}(?:[-_][A-Za-z0-9]+)*)$")
@@ -282,16 +311,22 @@ def load_jsonl_dataset(paths: list[Path], **options: Any) -> Dataset:
     """JSONL dataset file(s), concatenated; ids must be unique across them. Option ``lang``
     (default ``en``): the language of a plain-string ``question``."""
     problems: list[Problem] = []
-    parsed: list[tuple[str, str, Item]] = []
-    lang = options.get("lang", "en")
+    items = unique(jsonl_items(paths, problems, options.get("lang", "en")), problems)
+    return Dataset(Path(paths[0]).stem, items, "jsonl", list(paths), problems)
+
+
+def jsonl_items(paths: list[Path], problems: list[Problem], lang: str = "en") -> Iterator[tuple[str, str, Item]]:
+    """(file, record, item) of every valid record of JSONL dataset file(s), one at a time; what
+    is skipped goes to ``problems``."""
     for path in paths:
         file = str(path)
         for record, _, rec in _jsonl_records(path, problems):
             try:
-                parsed.append((file, record, item_from_record(rec, lang)))
+                item = item_from_record(rec, lang)
             except ValueError as e:
                 problems.append(Problem(file, record, f"{e}; skipped"))
-    return Dataset(Path(paths[0]).stem, unique(parsed, problems), "jsonl", list(paths), problems)
+                continue
+            yield file, record, item
 
 
 # --------------------------------------------------------------------------- CSV

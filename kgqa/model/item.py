@@ -50,6 +50,21 @@ class Item:
         bag = self.qrels_bag()
         return None if bag is None else frozenset(k for k, g in bag.items() if g > 0)
 
+    def units(self, langs: list[str] | None = None) -> list["Item"]:
+        """This item's scoring units: itself, or with ``lang_ids`` one item per language (in
+        ``langs``, or all when None) with that language's id and question."""
+        if not self.lang_ids:
+            return [self]
+        out = []
+        for lang, lid in self.lang_ids.items():
+            if langs is not None and lang not in langs:
+                continue
+            q = {lang: self.questions[lang]} if lang in self.questions else {}
+            kw = {lang: self.keywords[lang]} if lang in self.keywords else {}
+            out.append(replace(self, id=lid, questions=q, keywords=kw, lang_ids={},
+                               metadata={**self.metadata, "item": self.id, "language": lang}))
+        return out
+
     def question(self, lang: str = "en") -> str | None:
         if lang in self.questions:
             return self.questions[lang]
@@ -92,16 +107,5 @@ class Dataset:
         kept as they are. Item order is preserved (languages in the item's order)."""
         if not any(it.lang_ids for it in self.items):
             return self
-        out: list[Item] = []
-        for it in self.items:
-            if not it.lang_ids:
-                out.append(it)
-                continue
-            for lang, lid in it.lang_ids.items():
-                if langs is not None and lang not in langs:
-                    continue
-                q = {lang: it.questions[lang]} if lang in it.questions else {}
-                kw = {lang: it.keywords[lang]} if lang in it.keywords else {}
-                out.append(replace(it, id=lid, questions=q, keywords=kw, lang_ids={},
-                                   metadata={**it.metadata, "item": it.id, "language": lang}))
+        out: list[Item] = [u for it in self.items for u in it.units(langs)]
         return Dataset(self.name, out, self.format, self.source, self.problems, self.metadata)

@@ -62,6 +62,8 @@ def _ids(ids: Iterable[str]) -> str:
 
 
 def _languages(dataset: Dataset) -> list[str]:
+    if not hasattr(dataset, "items"):  # a streamed dataset counts its languages as it is read
+        return list(getattr(dataset, "languages", []))
     langs: dict[str, None] = {}
     for it in dataset.items:
         for lang in (*it.questions, *it.lang_ids):
@@ -84,15 +86,18 @@ def _looks_like_scores(run: Run) -> bool:
 
 def check_setup(dataset: Dataset, runs: Sequence[Run], *, kg: Any = None, lang: str | None = None,
                 full_dataset: Dataset | None = None,
-                executions: Mapping[str, Mapping[str, Outcome]] | None = None) -> list[SetupWarning]:
+                executions: Mapping[str, Mapping[str, Outcome]] | None = None,
+                ids: Sequence[str] | None = None) -> list[SetupWarning]:
     """Set-up problems of an evaluation (see the module docstring).
 
     ``dataset``: the scoring units (after ``--lang``); ``full_dataset``: before language
     selection (used to name the available languages); ``kg``: what ``--kg`` names (None: no
-    execution); ``executions``: run name -> {question id: executed outcome of the run's query}.
+    execution); ``executions``: run name -> {question id: executed outcome of the run's query};
+    ``ids``: the dataset's question ids when ``dataset`` is streamed (not held in memory).
     """
     out: list[SetupWarning] = []
-    n = len(dataset.items)
+    ids = [it.id for it in dataset.items] if ids is None else list(ids)
+    n = len(ids)
     if n == 0:
         langs = _languages(full_dataset if full_dataset is not None else dataset)
         if langs:
@@ -101,7 +106,6 @@ def check_setup(dataset: Dataset, runs: Sequence[Run], *, kg: Any = None, lang: 
             fix = "check the dataset file (it loaded no questions; see `kgqa datasets validate`)"
         sel = f" for --lang {lang}" if lang and lang != "all" else ""
         out.append(SetupWarning("empty-dataset", f"the dataset has no questions{sel} (n = 0)", fix))
-    ids = [it.id for it in dataset.items]
     id_set = set(ids)
     for run in runs:
         if _looks_like_scores(run):

@@ -1,0 +1,75 @@
+"""A dataset read one question at a time: for evaluations whose dataset does not fit (or should
+not be held) in memory.
+
+:class:`DatasetStream` reads JSONL dataset file(s) afresh on every iteration, with the same
+checks, problems and first-of-each-id rule as :func:`kgqa.load.load_dataset`, and yields the
+scoring units (per-language items expanded, as :meth:`Dataset.by_language` does). Scoring a
+run against it (``kgqa.evaluate(..., stream=True)``) keeps no item: per question only its id,
+outcome, counts and scores stay (see :class:`kgqa.score.evaluate.QuestionList`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from kgqa.load import formats
+from kgqa.load.generic import iter_unique, jsonl_items
+from kgqa.model import InputError, Item, Problem
+
+
+class DatasetStream:
+    """JSONL dataset file(s) as an iterable of items (read again on each iteration).
+
+    ``langs``: the languages whose units to yield for per-language items (None: all).
+    ``problems`` holds what the last complete iteration skipped; ``languages`` the question
+    languages seen; ``count`` how many units it yielded."""
+
+    format = "jsonl"
+
+    def __init__(self, paths: Sequence[str | Path], *, langs: list[str] | None = None, lang: str = "en"):
+        self.source = [Path(p) for p in paths]
+        for p in self.source:
+            if not p.exists():
+                raise InputError(p, "no such file")
+        self.name = self.source[0].stem
+        self.langs = langs
+        self._lang = lang
+        self.problems: list[Problem] = []
+        self.languages: list[str] = []
+        self.count = 0
+        self.metadata: dict[str, Any] = {}
+
+    def __iter__(self) -> Iterator[Item]:
+        problems: list[Problem] = []
+        languages: dict[str, None] = {}
+        count = 0
+        for item in iter_unique(jsonl_items(self.source, problems, self._lang), problems):
+            for lang in (*item.questions, *item.lang_ids):
+                languages.setdefault(lang, None)
+            for unit in item.units(self.langs):
+                count += 1
+                yield unit
+        self.problems, self.languages, self.count = problems, list(languages), count
+
+    def __repr__(self) -> str:
+        return f"DatasetStream({', '.join(map(str, self.source))})"
+
+
+def open_stream(spec: str | Path | Sequence[str | Path], *, format: str | None = None,
+                langs: list[str] | None = None, **options: Any) -> DatasetStream:
+    """A :class:`DatasetStream` of dataset file(s) in the JSONL format (the one format read
+    line by line); anything else is an :class:`InputError` saying so."""
+    paths = [Path(p) for p in (spec if isinstance(spec, (list, tuple)) else [spec])]
+    for p in paths:
+        if not p.exists():
+            raise InputError(p, "no such file (streaming reads dataset files, not registry names)")
+    fmt = formats.get("dataset", format).name if format else formats.detect(paths, "dataset").name
+    if fmt != "jsonl":
+        raise InputError(paths[0], f"a {fmt} dataset cannot be streamed: only JSONL datasets are read one "
+                                   "question at a time (convert it to JSONL, one question per line as README's dataset format says, or drop --stream)")
+    unknown = set(options) - {"lang"}
+    if unknown:
+        raise InputError("dataset_options", f"not used by a streamed JSONL dataset: {', '.join(sorted(unknown))}")
+    return DatasetStream(paths, langs=langs, lang=options.get("lang", "en"))
