@@ -74,8 +74,8 @@ def test_jsonl_dataset_problems(tmp_path):
         ("line 6", "expected an answer as a list of terms, a SPARQL results object or a boolean, got int 5; skipped"),
         ("line 7", "boolean answer must be true or false, got 'maybe'; skipped"),
         ("line 8", "'sparql' must be a string, got int; skipped"),
+        ("line 9", "duplicate id 'a' (first at line 1); skipped"),  # in file order (read line by line)
         ("line 10", "expected an id (a string or an integer), got True; skipped"),
-        ("line 9", "duplicate id 'a' (first at line 1); skipped"),
     ]
     assert all(x.file == str(p) for x in ds.problems)
 
