@@ -378,6 +378,22 @@ def test_results_are_frozen_and_cached():
         a.valid = False  # type: ignore[misc]
 
 
+def test_result_is_the_dataclass_instance_its_fields_make():
+    """_build makes QueryInfo without its __init__ (for speed): the same object, every field
+    (the compare=False ones included) in declaration order."""
+    import dataclasses
+
+    from kgqa.sparql.analyzer import QueryInfo
+
+    for q in ["PREFIX dbo: <http://dbpedia.org/ontology/> SELECT DISTINCT ?x WHERE { ?x a dbo:Film } LIMIT 3",
+              "ASK { ?s ?p ?o", "garbage"]:
+        a = analyze(q)
+        names = [f.name for f in dataclasses.fields(QueryInfo)]
+        assert list(vars(a)) == names
+        b = QueryInfo(**{n: getattr(a, n) for n in names})
+        assert a == b and vars(a) == vars(b)
+
+
 def test_unknown_form_still_yields_patterns():
     info = analyze("?s <http://x/p> <http://x/o> . ?o <http://x/q> ?x")
     assert info.form == "unknown" and not info.valid

@@ -71,7 +71,11 @@ _TERM_START = frozenset({"VAR", "IRIREF", "PNAME", "STRING", "NUMBER", "BOOLEAN"
 _VERB_START = frozenset({"VAR", "IRIREF", "PNAME", "A"})
 _UPDATE_START = frozenset("INSERT DELETE LOAD CLEAR DROP CREATE ADD MOVE COPY WITH".split())
 _REL_OPS = frozenset(("=", "!=", "<", ">", "<=", ">="))
+_PATH_OPS = frozenset(("/", "|", "?", "*", "+"))  # may follow an IRI in a property path
 _EOF_KIND = "EOF"
+
+
+_new_token = tuple.__new__
 
 
 def _describe(tok: Token) -> str:
@@ -86,7 +90,7 @@ class _Parser:
     def __init__(self, text: str, extra: dict[str, str] | None):
         self.text = text
         toks = tokenize(text)
-        toks.append(Token(_EOF_KIND, "", len(text), len(text)))
+        toks.append(_new_token(Token, (_EOF_KIND, "", len(text), len(text))))
         self.toks = toks
         self.i = 0
         self.extra = extra or {}
@@ -116,6 +120,7 @@ class _Parser:
         self.services: dict = {}
         self.graphs: dict = {}
         self.vars: dict[Var, None] = {}
+        self.var_of: dict[str, Var] = {}  # one Var per name (they are immutable)
         self.features: set[str] = set()
         self.term_at: dict[int, tuple[int, Any]] = {}
         self.group_at: dict[int, tuple[int, Group]] = {}
@@ -125,12 +130,11 @@ class _Parser:
         self.template_is_pattern = False
         self.brace_match: dict[int, int] = {}
         stack = []
-        for k, t in enumerate(toks):
-            if t.kind == "PUNCT":
-                if t.value == "{":
-                    stack.append(k)
-                elif t.value == "}" and stack:
-                    self.brace_match[stack.pop()] = k
+        for k in [k for k, t in enumerate(toks) if t[0] == "PUNCT" and (t[1] == "{" or t[1] == "}")]:
+            if toks[k][1] == "{":
+                stack.append(k)
+            elif stack:
+                self.brace_match[stack.pop()] = k
 
     # ------------------------------------------------------------------ helpers
 
@@ -201,8 +205,10 @@ class _Parser:
         return BNode(f"anon#{self.bnodes}")
 
     def var(self, name: str) -> Var:
-        v = Var(name)
-        self.vars[v] = None
+        v = self.var_of.get(name)
+        if v is None:
+            v = self.var_of[name] = Var(name)
+            self.vars[v] = None
         return v
 
     def skip_to_close(self) -> None:
@@ -310,7 +316,9 @@ class _Parser:
             return self.var(t.value)
         if k == "IRIREF" or k == "PNAME":
             self.i += 1
-            return self.use_iri(self.iri_of(t))
+            iri = self.iri_of(t)
+            self.iris[iri] = None
+            return iri
         if k == "BNODE":
             self.i += 1
             return BNode(t.value)
@@ -344,41 +352,44 @@ class _Parser:
     # ------------------------------------------------------------------ prologue
 
     def prologue(self) -> None:
+        toks = self.toks
         while True:
-            if self.at_kw("BASE"):
-                self.i += 1
-                t = self.tok
-                if t.kind == "IRIREF":
+            t = toks[self.i]
+            k = t.kind
+            if k == "KEYWORD":
+                if t.value == "BASE":
                     self.i += 1
-                    self.base = urljoin(self.base, t.value) if self.base else t.value
-                else:
-                    self.fail("expected an IRI after BASE")
-            elif self.at_kw("PREFIX") or (
-                self.tok.kind == "PNAME" and self.tok.value[:6].upper() == "PREFIX"
-                and self.tok.value.endswith(":") and self.tok.value.count(":") == 1
-            ):
-                t = self.tok
-                if t.kind == "PNAME":  # 'PREFIXdbo:' -- pyoxigraph reads 'PREFIX dbo:'
-                    t = Token("PNAME", t.value[6:], t.start + 6, t.end)
-                else:
-                    self.i += 1
-                    t = self.tok
-                if t.kind == "PNAME" and t.value.endswith(":") and t.value.count(":") == 1:
-                    self.i += 1
-                    iri_tok = self.tok
-                    if iri_tok.kind == "IRIREF":
+                    t = toks[self.i]
+                    if t.kind == "IRIREF":
                         self.i += 1
-                        self.declared[t.value[:-1]] = self.iri_of(iri_tok).value
+                        self.base = urljoin(self.base, t.value) if self.base else t.value
                     else:
-                        self.fail("expected an IRI in PREFIX declaration")
-                else:
-                    self.fail("expected a prefix name ending in ':' after PREFIX")
-                    if t.kind in ("PNAME", "ERROR"):
-                        self.i += 1
-                    if self.tok.kind == "IRIREF":
-                        self.i += 1
+                        self.fail("expected an IRI after BASE")
+                    continue
+                if t.value != "PREFIX":
+                    return
+                self.i += 1
+                t = toks[self.i]
+            elif k == "PNAME" and t.value[:6].upper() == "PREFIX" and t.value.endswith(":") \
+                    and t.value.count(":") == 1:
+                # 'PREFIXdbo:' -- pyoxigraph reads 'PREFIX dbo:'
+                t = Token("PNAME", t.value[6:], t.start + 6, t.end)
             else:
                 return
+            if t.kind == "PNAME" and t.value.endswith(":") and t.value.count(":") == 1:
+                self.i += 1
+                iri_tok = toks[self.i]
+                if iri_tok.kind == "IRIREF":
+                    self.i += 1
+                    self.declared[t.value[:-1]] = self.iri_of(iri_tok).value
+                else:
+                    self.fail("expected an IRI in PREFIX declaration")
+            else:
+                self.fail("expected a prefix name ending in ':' after PREFIX")
+                if t.kind in ("PNAME", "ERROR"):
+                    self.i += 1
+                if toks[self.i].kind == "IRIREF":
+                    self.i += 1
 
     # ------------------------------------------------------------------ top level
 
@@ -1071,7 +1082,7 @@ class _Parser:
                 self.verb_objects(subject, paths, st)
 
     def verb_objects(self, subject: Any, paths: bool, st: _Stmt | None = None) -> None:
-        t = self.tok
+        t = self.toks[self.i]
         v0 = self.i
         if t.kind == "VAR":
             self.i += 1
@@ -1091,10 +1102,14 @@ class _Parser:
             return
         v1 = self.i
         objs: list[tuple[int, int]] = []
+        toks = self.toks
         while True:
             o0 = self.i
-            t0 = self.tok
-            obj = self.graph_node(paths)
+            t0 = toks[o0]
+            if t0.kind == "PUNCT" and (t0.value == "[" or t0.value == "("):
+                obj = self.graph_node(paths)
+            else:
+                obj = self.var_or_term()  # what graph_node does with it
             if obj is None:
                 self.fail("expected an object")
                 return
@@ -1103,7 +1118,8 @@ class _Parser:
                 if t0.kind == "PUNCT" and (t0.value == "[" or t0.value == "("):
                     st.simple = False
             self.add_triple(subject, verb, obj)
-            if self.at_p(","):
+            t = toks[self.i]
+            if t.kind == "PUNCT" and t.value == ",":
                 self.i += 1
             else:
                 break
@@ -1157,6 +1173,16 @@ class _Parser:
     def path(self) -> Any:
         """A Path (VerbPath) at the cursor: a single IRI or ``a`` gives an IRI, anything
         else a :class:`Path`; None on error."""
+        t = self.toks[self.i]
+        k = t.kind
+        if (k == "PNAME" or k == "IRIREF" or k == "A") and self.depth < MAX_DEPTH:
+            n = self.toks[self.i + 1]  # t is not the EOF token
+            if n.kind != "PUNCT" or n.value not in _PATH_OPS:
+                # what path_alt / path_seq / path_elt / path_iri do with a lone IRI
+                self.i += 1
+                iri = RDF_TYPE if k == "A" else self.iri_of(t)
+                self.iris[iri] = None
+                return iri
         self.enter()
         iris: list[IRI] = []
         start = self.i
