@@ -164,7 +164,7 @@ class _Parser:
         self.nerrors += 1
         if self.error is not None:
             return
-        tok = tok or self.tok
+        tok = tok or self.toks[self.i]
         off = tok.start
         line = self.text.count("\n", 0, off) + 1
         col = off - (self.text.rfind("\n", 0, off) + 1) + 1
@@ -216,7 +216,7 @@ class _Parser:
         level, or stop before ``}`` / the end."""
         depth = 0
         while True:
-            t = self.tok
+            t = self.toks[self.i]
             if t.kind == _EOF_KIND:
                 return
             if t.kind == "PUNCT":
@@ -273,13 +273,13 @@ class _Parser:
 
     def literal(self) -> Literal | None:
         """STRING (LANGTAG | ^^ iri)? / NUMBER / BOOLEAN / signed NUMBER at the cursor."""
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "STRING":
             self.i += 1
             value, err = unescape_string(t.value)
             if err:
                 self.fail(err, t)
-            nxt = self.tok
+            nxt = self.toks[self.i]
             if nxt.kind == "LANGTAG":
                 self.i += 1
                 if not _LANGTAG.match(nxt.value):
@@ -287,7 +287,7 @@ class _Parser:
                 return Literal(value, None, nxt.value)
             if nxt.kind == "PUNCT" and nxt.value == "^^":
                 self.i += 1
-                d = self.tok
+                d = self.toks[self.i]
                 if d.kind in ("IRIREF", "PNAME"):
                     self.i += 1
                     dt = self.iri_of(d)
@@ -309,7 +309,7 @@ class _Parser:
 
     def var_or_term(self) -> Any:
         """Var | GraphTerm at the cursor, or None (nothing consumed)."""
-        t = self.tok
+        t = self.toks[self.i]
         k = t.kind
         if k == "VAR":
             self.i += 1
@@ -331,7 +331,7 @@ class _Parser:
         return self.literal()
 
     def var_or_iri(self) -> Any:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "VAR":
             self.i += 1
             return self.var(t.value)
@@ -342,7 +342,7 @@ class _Parser:
         return None
 
     def iri(self) -> IRI | None:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind in ("IRIREF", "PNAME"):
             self.i += 1
             return self.use_iri(self.iri_of(t))
@@ -395,7 +395,7 @@ class _Parser:
 
     def parse(self) -> QueryNode:
         self.prologue()
-        t = self.tok
+        t = self.toks[self.i]
         node: QueryNode
         if t.kind == "KEYWORD" and t.value in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
             node = self.query()
@@ -411,7 +411,7 @@ class _Parser:
                 self.fail("empty query: expected SELECT, ASK, CONSTRUCT, DESCRIBE or an update")
             else:
                 self.fail("expected SELECT, ASK, CONSTRUCT, DESCRIBE or an update")
-        if self.tok.kind != _EOF_KIND:
+        if self.toks[self.i].kind != _EOF_KIND:
             if node.form != "unknown":
                 self.fail("unexpected text after the end of the query")
             self.harvest(node)
@@ -420,12 +420,12 @@ class _Parser:
     def harvest(self, node: QueryNode) -> None:
         """Recovery: read whatever is left as group content, to collect its patterns."""
         group = Group()
-        while self.tok.kind != _EOF_KIND:
+        while self.toks[self.i].kind != _EOF_KIND:
             before = self.i
             if self.at_p("}"):
                 self.i += 1
                 continue
-            if self.tok.kind == "KEYWORD" and self.tok.value in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
+            if self.toks[self.i].kind == "KEYWORD" and self.toks[self.i].value in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
                 sub = self.query()
                 if node.form == "unknown":
                     node.form = sub.form
@@ -445,8 +445,9 @@ class _Parser:
             self.query_body(t, node)
         finally:
             self.cur_query = saved_query
-        for message, tok in grouping_problems(node, t):
-            self.fail(message, tok)
+        if node.group_by or node.aggregated:  # else grouping_problems has nothing to say
+            for message, tok in grouping_problems(node, t):
+                self.fail(message, tok)
         return node
 
     def query_body(self, t: Token, node: QueryNode) -> None:
@@ -475,7 +476,7 @@ class _Parser:
                 self.i += 1
                 node.select_all = True
             else:
-                while self.tok.kind in ("VAR", "IRIREF", "PNAME"):
+                while self.toks[self.i].kind in ("VAR", "IRIREF", "PNAME"):
                     node.describe.append(self.var_or_iri())
                 if not node.describe:
                     self.fail("expected variables, IRIs or '*' after DESCRIBE")
@@ -488,14 +489,14 @@ class _Parser:
         """``FROM [NAMED] iri`` clauses; also glued as pyoxigraph reads them: ``FROMex:g``,
         ``FROMNAMEDex:g`` and ``FROM NAMEDex:g`` (when ``NAMEDex:`` is not a declared prefix)."""
         while True:
-            t = self.tok
+            t = self.toks[self.i]
             if t.kind == "KEYWORD" and t.value == "FROM":
                 self.i += 1
                 named = False
                 if self.at_kw("NAMED"):
                     self.i += 1
                     named = True
-                g = self.tok
+                g = self.toks[self.i]
                 if not named and g.kind == "PNAME" and g.value[:5].upper() == "NAMED" \
                         and g.value.split(":", 1)[0] not in self.declared:
                     self.i += 1
@@ -524,20 +525,26 @@ class _Parser:
             self.where_span = (self.i, self.brace_match.get(self.i))
 
     def where_clause(self, node: QueryNode) -> None:
-        if self.at_kw("WHERE"):
+        t = self.toks[self.i]
+        if t.kind == "KEYWORD" and t.value == "WHERE":
             self.i += 1
-        self.mark_where()
+            t = self.toks[self.i]
+        if self.where_span is None and t.kind == "PUNCT" and t.value == "{":  # mark_where
+            self.where_span = (self.i, self.brace_match.get(self.i))
         node.where = self.group_graph_pattern()
 
     def select_clause(self, node: QueryNode) -> None:
-        if self.at_kw("DISTINCT") or self.at_kw("REDUCED"):
+        toks = self.toks
+        t = toks[self.i]
+        if t.kind == "KEYWORD" and (t.value == "DISTINCT" or t.value == "REDUCED"):
             node.modifier = self.advance().value
-        if self.at_p("*"):
+            t = toks[self.i]
+        if t.kind == "PUNCT" and t.value == "*":
             self.i += 1
             node.select_all = True
             return
         while True:
-            t = self.tok
+            t = toks[self.i]
             if t.kind == "VAR":
                 self.i += 1
                 node.projection.append((self.var(t.value), None))
@@ -547,7 +554,7 @@ class _Parser:
                 self.enter()
                 expr = self.expression()
                 if self.expect_kw("AS"):
-                    v = self.tok
+                    v = self.toks[self.i]
                     if v.kind == "VAR":
                         self.i += 1
                         node.projection.append((self.var(v.value), expr))
@@ -574,12 +581,14 @@ class _Parser:
             self.fail("expected a variable, '(' or '*' in SELECT")
 
     def solution_modifiers(self, node: QueryNode) -> None:
+        if self.toks[self.i].kind != "KEYWORD":  # none follows
+            return
         if self.at_kw("GROUP"):
             self.i += 1
             self.expect_kw("BY")
             self.features.add("GROUP BY")
             while True:
-                t = self.tok
+                t = self.toks[self.i]
                 start = self.i
                 if t.kind == "VAR":
                     self.i += 1
@@ -592,7 +601,7 @@ class _Parser:
                     alias = None
                     if self.at_kw("AS"):
                         self.i += 1
-                        if self.tok.kind == "VAR":
+                        if self.toks[self.i].kind == "VAR":
                             alias = self.var(self.advance().value)
                         else:
                             self.fail("expected a variable after AS")
@@ -624,7 +633,7 @@ class _Parser:
             self.expect_kw("BY")
             self.features.add("ORDER BY")
             while True:
-                t = self.tok
+                t = self.toks[self.i]
                 start = self.i
                 if t.kind == "KEYWORD" and t.value in ("ASC", "DESC"):
                     self.i += 1
@@ -655,7 +664,7 @@ class _Parser:
                 node.offset = self.integer()
 
     def integer(self) -> int | None:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "NUMBER" and t.value.isdigit():
             self.i += 1
             return int(t.value)
@@ -663,7 +672,7 @@ class _Parser:
         return None
 
     def starts_constraint(self) -> bool:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "PUNCT":
             return t.value == "("
         if t.kind == "KEYWORD":
@@ -678,7 +687,7 @@ class _Parser:
     def update(self) -> None:
         while True:
             self.prologue()
-            t = self.tok
+            t = self.toks[self.i]
             if t.kind == _EOF_KIND:
                 return
             if t.kind != "KEYWORD" or t.value not in _UPDATE_START:
@@ -698,7 +707,7 @@ class _Parser:
                 if self.at_kw("GRAPH"):
                     self.i += 1
                     self.iri()
-                elif self.tok.kind == "KEYWORD" and self.tok.value in ("DEFAULT", "NAMED", "ALL"):
+                elif self.toks[self.i].kind == "KEYWORD" and self.toks[self.i].value in ("DEFAULT", "NAMED", "ALL"):
                     self.i += 1
                 else:
                     self.fail("expected GRAPH, DEFAULT, NAMED or ALL")
@@ -777,7 +786,7 @@ class _Parser:
             return
         self.enter()
         while True:
-            t = self.tok
+            t = self.toks[self.i]
             if t.kind == _EOF_KIND or self.at_p("}"):
                 break
             before = self.i
@@ -802,7 +811,7 @@ class _Parser:
             return out
         self.enter()
         start = len(self.template)
-        while self.tok.kind != _EOF_KIND and not self.at_p("}"):
+        while self.toks[self.i].kind != _EOF_KIND and not self.at_p("}"):
             before = self.i
             self.template_triples(ctx)
             if self.i == before:
@@ -828,12 +837,14 @@ class _Parser:
 
     def group_graph_pattern(self) -> Group:
         group = Group()
-        if not self.at_p("{"):
+        t = self.toks[self.i]
+        if t.kind != "PUNCT" or t.value != "{":
             self.fail("expected '{'")
             return group
         self.i += 1
         self.enter()
-        if self.at_kw("SELECT"):
+        t = self.toks[self.i]
+        if t.kind == "KEYWORD" and t.value == "SELECT":
             self.features.add("SUBQUERY")
             saved = self.ctx
             self.ctx = saved + ("SUBQUERY",)
@@ -845,7 +856,8 @@ class _Parser:
             group.elements.append(SubqueryElement("subquery", sub))
         else:
             self.group_sub(group)
-        if not self.at_p("}"):
+        t = self.toks[self.i]
+        if t.kind != "PUNCT" or t.value != "}":
             self.fail("expected '}'")
         else:
             self.i += 1
@@ -853,14 +865,15 @@ class _Parser:
         return group
 
     def starts_triples(self) -> bool:
-        t = self.tok
+        t = self.toks[self.i]
         k = t.kind
         if k in _TERM_START:
             return True
         if k == "PUNCT":
-            if t.value in ("[", "("):
+            v = t.value
+            if v == "[" or v == "(":
                 return True
-            if t.value in ("+", "-") and self.peek().kind == "NUMBER":
+            if (v == "+" or v == "-") and self.peek().kind == "NUMBER":
                 return True
         return False
 
@@ -868,7 +881,7 @@ class _Parser:
         els = group.elements
         need_dot = False  # a triples block without a final '.' was just read
         while True:
-            t = self.tok
+            t = self.toks[self.i]
             k = t.kind
             if k == _EOF_KIND or (k == "PUNCT" and t.value == "}"):
                 return
@@ -937,7 +950,7 @@ class _Parser:
                         e = self.expression()
                         target = None
                         if self.expect_kw("AS"):
-                            if self.tok.kind == "VAR":
+                            if self.toks[self.i].kind == "VAR":
                                 target = self.var(self.advance().value)
                             else:
                                 self.fail("expected a variable after AS")
@@ -1001,13 +1014,15 @@ class _Parser:
             target = []
             els.append(BgpElement("bgp", target))
         saved, self.cur_bgp = self.cur_bgp, target
+        toks = self.toks
         try:
             self.statement(True)
             while True:
-                t = self.tok
+                t = toks[self.i]
                 if t.kind == "PUNCT" and t.value == ".":
                     self.i += 1
-                    if not self.starts_triples():
+                    t = toks[self.i]
+                    if t.kind not in _TERM_START and not self.starts_triples():
                         return False
                     self.statement(True)
                 elif t.kind == "NUMBER" and t.value[0] == "." and t.value[1:2].isdigit():
@@ -1034,19 +1049,20 @@ class _Parser:
     def statement(self, paths: bool, record: bool = True) -> None:
         """One triples statement; its source spans go to ``statements`` (see
         :class:`StatementSpan`) when ``record`` and outside FILTER (NOT) EXISTS."""
-        if not record or "EXISTS" in self.ctx or "NOT EXISTS" in self.ctx:
+        ctx = self.ctx
+        if not record or (ctx and ("EXISTS" in ctx or "NOT EXISTS" in ctx)):
             self.triples_same_subject(paths)
             return
         st = _Stmt()
         nerrors = self.nerrors
         self.triples_same_subject(paths, st)
         if self.nerrors == nerrors and st.subject is not None and st.groups:
-            self.statements.append(StatementSpan(st.subject, tuple(st.groups), st.simple, self.ctx))
+            self.statements.append(StatementSpan(st.subject, tuple(st.groups), st.simple, ctx))
 
     def triples_same_subject(self, paths: bool, st: _Stmt | None = None) -> None:
-        t = self.tok
+        t = self.toks[self.i]
         start = self.i
-        if t.kind == "PUNCT" and t.value in ("[", "("):
+        if t.kind == "PUNCT" and (t.value == "[" or t.value == "("):
             subject = self.graph_node(paths)
             if subject is None:
                 return
@@ -1069,14 +1085,18 @@ class _Parser:
         self.property_list(subject, paths, st)
 
     def starts_verb(self, paths: bool) -> bool:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind in _VERB_START:
             return True
         return paths and t.kind == "PUNCT" and t.value in ("^", "!", "(")
 
     def property_list(self, subject: Any, paths: bool, st: _Stmt | None = None) -> None:
         self.verb_objects(subject, paths, st)
-        while self.at_p(";"):
+        toks = self.toks
+        while True:
+            t = toks[self.i]
+            if t.kind != "PUNCT" or t.value != ";":
+                return
             self.i += 1
             if self.starts_verb(paths):
                 self.verb_objects(subject, paths, st)
@@ -1127,7 +1147,7 @@ class _Parser:
             st.groups.append(((v0, v1), tuple(objs)))
 
     def graph_node(self, paths: bool) -> Any:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "PUNCT" and t.value == "[":
             self.i += 1
             self.enter()
@@ -1143,7 +1163,7 @@ class _Parser:
             self.i += 1
             self.enter()
             items = []
-            while not self.at_p(")") and self.tok.kind != _EOF_KIND:
+            while not self.at_p(")") and self.toks[self.i].kind != _EOF_KIND:
                 before = self.i
                 item = self.graph_node(paths)
                 if item is None:
@@ -1225,14 +1245,14 @@ class _Parser:
         prim = self.path_primary(iris)
         if prim is None:
             return None
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "PUNCT" and t.value in ("?", "*", "+"):
             self.i += 1
             prim += t.value
         return ("^" + prim) if inverse else prim
 
     def path_iri(self, iris: list) -> str | None:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "A":
             self.i += 1
             iri = RDF_TYPE
@@ -1247,7 +1267,7 @@ class _Parser:
         return iri.n3()
 
     def path_primary(self, iris: list) -> str | None:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "PUNCT" and t.value == "(":
             self.i += 1
             self.enter()
@@ -1275,7 +1295,7 @@ class _Parser:
                 if not self.expect_p(")"):
                     return None
                 return "!(" + "|".join(parts) + ")"
-            if self.tok.kind == "NIL":
+            if self.toks[self.i].kind == "NIL":
                 self.i += 1
                 return "!()"
             one = self.path_one_in_set(iris)
@@ -1293,7 +1313,7 @@ class _Parser:
 
     def data_block(self) -> ValuesBlock | None:
         self.features.add("VALUES")
-        t = self.tok
+        t = self.toks[self.i]
         variables: list[Var] = []
         rows: list[tuple] = []
         if t.kind == "VAR":
@@ -1305,7 +1325,7 @@ class _Parser:
             single = False
         elif self.at_p("("):
             self.i += 1
-            while self.tok.kind == "VAR":
+            while self.toks[self.i].kind == "VAR":
                 variables.append(self.var(self.advance().value))
             if not self.expect_p(")"):
                 self.skip_to_close()
@@ -1315,7 +1335,7 @@ class _Parser:
             return None
         if not self.expect_p("{"):
             return None
-        while self.tok.kind != _EOF_KIND and not self.at_p("}"):
+        while self.toks[self.i].kind != _EOF_KIND and not self.at_p("}"):
             before = self.i
             if single:
                 val, ok = self.data_value()
@@ -1324,7 +1344,7 @@ class _Parser:
                     self.i += 1
                     continue
                 rows.append((val,))
-            elif self.tok.kind == "NIL":
+            elif self.toks[self.i].kind == "NIL":
                 self.i += 1
                 if variables:
                     self.fail(f"VALUES row has 0 values for {len(variables)} variables", self.toks[before])
@@ -1332,7 +1352,7 @@ class _Parser:
             elif self.at_p("("):
                 self.i += 1
                 row = []
-                while not self.at_p(")") and self.tok.kind != _EOF_KIND:
+                while not self.at_p(")") and self.toks[self.i].kind != _EOF_KIND:
                     val, ok = self.data_value()
                     if not ok:
                         self.fail("expected an IRI, a literal or UNDEF in VALUES")
@@ -1355,7 +1375,7 @@ class _Parser:
         return vb
 
     def data_value(self) -> tuple[Any, bool]:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "KEYWORD" and t.value == "UNDEF":
             self.i += 1
             return None, True
@@ -1416,7 +1436,7 @@ class _Parser:
 
     def rel_expr(self) -> None:
         self.add_expr()
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "PUNCT" and t.value in _REL_OPS:
             self.i += 1
             if self.cur_ops is not None:
@@ -1431,7 +1451,7 @@ class _Parser:
 
     def expression_list(self) -> int:
         """NIL | '(' Expression ( ',' Expression )* ')'; returns the number of expressions."""
-        if self.tok.kind == "NIL":
+        if self.toks[self.i].kind == "NIL":
             self.i += 1
             return 0
         if not self.expect_p("("):
@@ -1451,7 +1471,7 @@ class _Parser:
     def add_expr(self) -> None:
         self.mul_expr()
         while True:
-            t = self.tok
+            t = self.toks[self.i]
             if t.kind == "PUNCT" and t.value in ("+", "-"):
                 self.i += 1
                 self.mul_expr()
@@ -1461,7 +1481,7 @@ class _Parser:
     def mul_expr(self) -> None:
         self.unary_expr()
         while True:
-            t = self.tok
+            t = self.toks[self.i]
             if t.kind == "PUNCT" and t.value in ("*", "/"):
                 self.i += 1
                 self.unary_expr()
@@ -1469,7 +1489,7 @@ class _Parser:
                 return
 
     def unary_expr(self) -> None:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "PUNCT" and t.value in ("!", "+", "-"):
             self.i += 1
             self.enter()
@@ -1479,7 +1499,7 @@ class _Parser:
         self.primary()
 
     def primary(self) -> None:
-        t = self.tok
+        t = self.toks[self.i]
         k = t.kind
         start = self.i
         if k == "VAR":
@@ -1498,7 +1518,7 @@ class _Parser:
             self.i += 1
             iri = self.use_iri(self.iri_of(t))
             self.term_at[start] = (self.i, iri)
-            n = self.tok
+            n = self.toks[self.i]
             if n.kind == "NIL":
                 self.i += 1
             elif n.kind == "PUNCT" and n.value == "(":
@@ -1537,7 +1557,7 @@ class _Parser:
             if v == "BOUND":
                 self.i += 1
                 if self.expect_p("("):
-                    vt = self.tok
+                    vt = self.toks[self.i]
                     if vt.kind == "VAR":
                         self.i += 1
                         self.term_at[self.i - 1] = (self.i, self.var(vt.value))
@@ -1549,7 +1569,7 @@ class _Parser:
             if v in BUILTINS:
                 self.i += 1
                 lo, hi = BUILTINS[v]
-                if self.tok.kind == "NIL":
+                if self.toks[self.i].kind == "NIL":
                     self.i += 1
                     n = 0
                 elif self.at_p("("):
@@ -1586,7 +1606,7 @@ class _Parser:
         if fn == "GROUP_CONCAT" and self.at_p(";"):
             self.i += 1
             if self.expect_kw("SEPARATOR") and self.expect_p("="):
-                s = self.tok
+                s = self.toks[self.i]
                 if s.kind == "STRING":
                     self.i += 1
                     separator = unescape_string(s.value)[0]
