@@ -208,7 +208,7 @@ def _alternatives(spec: list[tuple[str, str]]) -> str:
 
 # Each match skips leading blanks and comments (group 1), then reads one token.
 _MASTER = re.compile(
-    r"((?:\s+|#[^\n\r]*)*+)(?:" + _alternatives(_FAST) + r"|\Z(?P<END>))", re.DOTALL
+    r"(\s*+(?:#[^\n\r]*+\s*+)*+)(?:" + _alternatives(_FAST) + r"|\Z(?P<END>))", re.DOTALL
 )
 # The lossless variant: whitespace and comments are tokens of their own (group 1 is empty).
 _MASTER_TRIVIA = re.compile(
