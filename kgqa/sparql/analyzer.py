@@ -211,7 +211,7 @@ def _analyze(query: str, prefixes: dict) -> QueryInfo:
     ``internal error in the analyzer`` (it replaces any parse error found before), and with
     ``KGQA_ANALYZER_STRICT=1`` it raises."""
     p = _Parser(query, prefixes)  # tokenize is total
-    node = QueryNode()
+    node = None
     try:
         node = p.parse()
     except _TooDeep:
@@ -223,6 +223,8 @@ def _analyze(query: str, prefixes: dict) -> QueryInfo:
             raise
         p.error = f"internal error in the analyzer: {exc!r}"
         p.error_offset = p.tok.start if p.i < len(p.toks) else len(query)
+    if node is None:  # the parse stopped early
+        node = QueryNode()
     try:
         return _build(query, p, node)
     except Exception as exc:  # a bug: labelled as such, raised under KGQA_ANALYZER_STRICT=1

@@ -258,6 +258,9 @@ def tokenize(text: str, trivia: bool = False) -> list[Token]:
         g = m.lastgroup
         s = m.end(1)
         e = m.end()
+        if g == "PNAME" or g == "PUNCT":  # the most frequent kinds first, without a look-up
+            append(new(T, (g, text[s:e], s, e)))
+            continue
         if g == "NAME" or g == "NAME_ANY":
             word = text[s:e]
             kv = words.get(word, False)
@@ -273,14 +276,16 @@ def tokenize(text: str, trivia: bool = False) -> list[Token]:
                     for kw, off in parts:
                         append(new(T, ("KEYWORD", kw, s + off, s + off + len(kw))))
             continue
+        if g == "IRIREF":
+            body = text[s + 1 : e - 1]
+            append(new(T, (g, decode_codepoint_escapes(body) if "\\" in body else body, s, e)))
+            continue
+        if g == "VAR":
+            append(new(T, (g, text[s + 1 : e], s, e)))
+            continue
         kind = verbatim.get(g)
         if kind is not None:
             append(new(T, (kind, text[s:e], s, e)))
-        elif g == "VAR":
-            append(new(T, (g, text[s + 1 : e], s, e)))
-        elif g == "IRIREF":
-            body = text[s + 1 : e - 1]
-            append(new(T, (g, decode_codepoint_escapes(body) if "\\" in body else body, s, e)))
         elif g in _STRING_KINDS:
             q = _STRING_KINDS[g]
             append(new(T, ("STRING", text[s + q : e - q], s, e)))
