@@ -158,3 +158,26 @@ def test_fast_expression_equals_the_spec():
     check()
     for text in ["dbr:T._E._Lawrence", "wd:Q1.", "a.b:c..d.", "_:b.x.", "?x<y>", "1.e5 .5 5. 1e", '"a\\"', "'''x''"]:
         assert [tuple(t) for t in tokenize(text)] == _reference_tokenize(text)
+
+
+_PROLOGUE_ATOMS = ["PREFIX", "prefix", "PREFIXdbo:", " ", "\n", "dbo", "a.b", "a.", ":", "<", ">", "<http://x/>",
+                   "<x y>", "#", '"', "'", "{", "SELECT", "?x", "\\u0041", "<a\\u0041>", "_", ".", "é", "wd:", "<>",
+                   "# c\n", "\\", "PREFIX p: <http://p/>", "PREFIX : <http://e/>", "PREF\u0131X"]
+
+
+def test_parser_tokens_reuse_prologues_exactly():
+    """The parser reuses the tokens of a PREFIX prologue it has seen (kgqa.sparql.parser._tokens):
+    always the same tokens as tokenize, first time or not."""
+    from hypothesis import given, settings, strategies as st
+
+    from kgqa.sparql.parser import _tokens
+
+    @settings(max_examples=2000, deadline=None)
+    @given(st.lists(st.sampled_from(_PROLOGUE_ATOMS), max_size=25).map("".join), st.booleans())
+    def check(text, declared):
+        if declared:
+            text = "PREFIX p: <http://p/> " + text
+        assert _tokens(text) == tokenize(text)
+        assert _tokens(text) == tokenize(text)
+
+    check()

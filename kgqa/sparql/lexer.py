@@ -248,13 +248,19 @@ def tokenize(text: str, trivia: bool = False) -> list[Token]:
     Total: never raises on a ``str``; any other input is first converted with ``str()``."""
     if not isinstance(text, str):
         text = str(text)
+    return _tokenize(text, trivia, 0)
+
+
+def _tokenize(text: str, trivia: bool, pos: int) -> list[Token]:
+    """The tokens of ``text`` from offset ``pos`` on, which must be where a token (or, without
+    ``trivia``, blanks before one) begins: then they are the tail of ``tokenize(text)``."""
     out: list[Token] = []
     append = out.append
     verbatim = _VERBATIM
     words = _WORDS
     new = tuple.__new__  # Token(...) without the namedtuple's Python-level __new__
     T = Token
-    for m in (_MASTER_TRIVIA if trivia else _MASTER).finditer(text):
+    for m in (_MASTER_TRIVIA if trivia else _MASTER).finditer(text, pos):
         g = m.lastgroup
         s = m.end(1)
         e = m.end()

@@ -10,6 +10,7 @@ and keeps reading. Facts (entities, predicates, ...) are derived from what it co
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urljoin
 
@@ -26,7 +27,7 @@ from kgqa.sparql.checks import (
     number_literal as _number,
     unescape_local as _unescape_local,
 )
-from kgqa.sparql.lexer import AGGREGATES, BUILTINS, Token, tokenize, unescape_string
+from kgqa.sparql.lexer import AGGREGATES, BUILTINS, Token, _tokenize, tokenize, unescape_string
 from kgqa.sparql.prefixes import STANDARD_PREFIXES
 from kgqa.sparql.tree import (
     BgpElement,
@@ -77,6 +78,33 @@ _EOF_KIND = "EOF"
 
 _new_token = tuple.__new__
 
+# Leading PREFIX declarations (``PREFIX p: <iri>`` only), which a dataset's queries and a
+# system's outputs repeat verbatim: their tokens are kept, keyed by their text. Each '<' of it
+# starts an IRIREF token (only blanks, a keyword, a name and ':' come before) and each '>' ends
+# one, so the tokens of the head are exactly the first tokens of the whole text, and the rest
+# is read from the end of the head on.
+_PROLOGUE = re.compile(
+    r"(?:\s*+PREFIX\s++(?:[A-Za-z][A-Za-z0-9_.\-]*+)?:\s*+<[^<>\"{}|^`\\\x00-\x20]*+>)++",
+    re.IGNORECASE,
+)
+_HEADS: dict[str, list[Token]] = {}
+_HEADS_MAX = 1024
+
+
+def _tokens(text: str) -> list[Token]:
+    """``tokenize(text)`` (a new list), reusing the tokens of a PREFIX prologue seen before."""
+    m = _PROLOGUE.match(text)
+    if m is None:
+        return tokenize(text)
+    head = m.group()
+    toks = _HEADS.get(head)
+    if toks is None:
+        if len(_HEADS) >= _HEADS_MAX:
+            _HEADS.clear()
+        toks = _HEADS[head] = tokenize(head)
+    return toks + _tokenize(text, False, m.end())
+
+
 # IRIs met so far, shared between parses (they are immutable and benchmarks repeat them);
 # emptied when it reaches _IRIS_MAX entries
 _IRIS: dict[str, IRI] = {}
@@ -101,7 +129,7 @@ def _describe(tok: Token) -> str:
 class _Parser:
     def __init__(self, text: str, extra: dict[str, str] | None):
         self.text = text
-        toks = tokenize(text)
+        toks = _tokens(text)
         toks.append(_new_token(Token, (_EOF_KIND, "", len(text), len(text))))
         self.toks = toks
         self.i = 0
