@@ -416,3 +416,47 @@ def test_truncated_group_followed_by_solution_modifiers():
     assert [(o.expression, o.direction) for o in info.order_by] == [("?y", "DESC")]
     assert info.limit == 1
     assert not any("rdf-syntax-ns#first" in str(i) for i in info.iris)
+
+
+def test_a_prologue_read_before_gives_the_same_results():
+    """The parser keeps what a PREFIX prologue declares (kgqa.sparql.parser._HEADS): a query
+    read with that prologue known gives what it gives when read first."""
+    import dataclasses
+
+    from kgqa.sparql import parser
+    from kgqa.sparql.analyzer import _analyze
+
+    head = "PREFIX dbo: <http://dbpedia.org/ontology/> PREFIX res: <http://dbpedia.org/resource/>\n"
+    bodies = ["SELECT ?x WHERE { res:Berlin dbo:leader ?x }", "PREFIX dbo: <http://x/> ASK { ?s dbo:p ?o }",
+              "BASE <http://b/> SELECT * { <r> ?p ?o }", "SELECT ?x { ?x foo:p ?y }", "", "PREFIX", "res:X",
+              "INSERT DATA { res:a dbo:b res:c }"]
+    bad_heads = ["PREFIX dbo: <rel> ", "PREFIX dbo: <http://a%zz/> ", "prefix x.: <http://x/> "]
+
+    def everything(info):
+        return {f.name: getattr(info, f.name) for f in dataclasses.fields(info)}
+
+    for h in [head, *bad_heads]:
+        for body in bodies:
+            parser._HEADS.clear()
+            first = everything(_analyze(h + body, {}))
+            again = everything(_analyze(h + body, {}))
+            assert again == first, (h, body)
+        parser._HEADS.clear()
+        for body in bodies:  # the head is read once, by the first body
+            assert everything(_analyze(h + body, {})) == _fresh(h + body)
+
+
+def _fresh(text):
+    import dataclasses
+
+    from kgqa.sparql import parser
+    from kgqa.sparql.analyzer import _analyze
+
+    saved = dict(parser._HEADS)
+    parser._HEADS.clear()
+    try:
+        info = _analyze(text, {})
+        return {f.name: getattr(info, f.name) for f in dataclasses.fields(info)}
+    finally:
+        parser._HEADS.clear()
+        parser._HEADS.update(saved)

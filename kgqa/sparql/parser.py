@@ -87,22 +87,34 @@ _PROLOGUE = re.compile(
     r"(?:\s*+PREFIX\s++(?:[A-Za-z][A-Za-z0-9_.\-]*+)?:\s*+<[^<>\"{}|^`\\\x00-\x20]*+>)++",
     re.IGNORECASE,
 )
-_HEADS: dict[str, list[Token]] = {}
+class _Head:
+    """A PREFIX prologue's tokens and, once a parse has read it without error, the prefixes
+    it declares (what :meth:`_Parser.prologue` does with those tokens, nothing else)."""
+
+    __slots__ = ("tokens", "declared")
+
+    def __init__(self, tokens: list[Token]) -> None:
+        self.tokens = tokens
+        self.declared: dict[str, str] | None = None
+
+
+_HEADS: dict[str, _Head] = {}
 _HEADS_MAX = 1024
 
 
-def _tokens(text: str) -> list[Token]:
-    """``tokenize(text)`` (a new list), reusing the tokens of a PREFIX prologue seen before."""
+def _tokens(text: str) -> tuple[list[Token], _Head | None]:
+    """``tokenize(text)`` (a new list), reusing the tokens of a PREFIX prologue seen before,
+    and that prologue's :class:`_Head` (None if the text does not start with one)."""
     m = _PROLOGUE.match(text)
     if m is None:
-        return tokenize(text)
-    head = m.group()
-    toks = _HEADS.get(head)
-    if toks is None:
+        return tokenize(text), None
+    key = m.group()
+    head = _HEADS.get(key)
+    if head is None:
         if len(_HEADS) >= _HEADS_MAX:
             _HEADS.clear()
-        toks = _HEADS[head] = tokenize(head)
-    return toks + _tokenize(text, False, m.end())
+        head = _HEADS[key] = _Head(tokenize(key))
+    return head.tokens + _tokenize(text, False, m.end()), head
 
 
 # IRIs met so far, shared between parses (they are immutable and benchmarks repeat them);
@@ -129,7 +141,7 @@ def _describe(tok: Token) -> str:
 class _Parser:
     def __init__(self, text: str, extra: dict[str, str] | None):
         self.text = text
-        toks = _tokens(text)
+        toks, self.head = _tokens(text)
         toks.append(_new_token(Token, (_EOF_KIND, "", len(text), len(text))))
         self.toks = toks
         self.i = 0
@@ -396,7 +408,19 @@ class _Parser:
 
     def prologue(self) -> None:
         toks = self.toks
+        head = self.head
+        record = None  # where the head's tokens end, if what they declare is to be kept
+        if head is not None and self.i == 0 and self.nerrors == 0 and self.base is None and not self.declared:
+            if head.declared is not None:  # read before without error: the same again
+                self.declared.update(head.declared)
+                self.i = len(head.tokens)
+            else:
+                record = len(head.tokens)
         while True:
+            if self.i == record:
+                if self.nerrors == 0:
+                    head.declared = dict(self.declared)
+                record = None
             t = toks[self.i]
             k = t.kind
             if k == "KEYWORD":
