@@ -11,6 +11,7 @@ and keeps reading. Facts (entities, predicates, ...) are derived from what it co
 from __future__ import annotations
 
 import re
+from itertools import islice
 from typing import Any
 from urllib.parse import urljoin
 
@@ -182,7 +183,9 @@ class _Parser:
         self.template_is_pattern = False
         self.brace_match: dict[int, int] = {}
         stack = []
-        for k in [k for k, t in enumerate(toks) if t[0] == "PUNCT" and (t[1] == "{" or t[1] == "}")]:
+        skip = len(self.head.tokens) if self.head is not None else 0  # a prologue has no braces
+        for k in [k for k, t in enumerate(islice(toks, skip, None), skip)
+                  if t[0] == "PUNCT" and (t[1] == "{" or t[1] == "}")]:
             if toks[k][1] == "{":
                 stack.append(k)
             elif stack:
