@@ -140,6 +140,16 @@ def _describe(tok: Token) -> str:
 
 
 class _Parser:
+    # slots: attribute access is faster, and an instance has more attributes than the
+    # shared-key dict of an ordinary instance holds
+    __slots__ = (
+        "text", "head", "toks", "i", "extra", "error", "error_offset", "base", "declared",
+        "undeclared", "unresolved", "ctx", "depth", "bnodes", "in_template", "cur_bgp", "cur_ops",
+        "cur_query", "triples", "template", "iris", "datatypes", "value_terms", "paths", "values",
+        "filters", "aggregates", "services", "graphs", "vars", "var_of", "features", "term_at",
+        "group_at", "statements", "nerrors", "where_span", "template_is_pattern", "brace_match",
+    )
+
     def __init__(self, text: str, extra: dict[str, str] | None):
         self.text = text
         toks, self.head = _tokens(text)
