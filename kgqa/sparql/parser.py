@@ -85,8 +85,7 @@ _new_token = tuple.__new__
 # one, so the tokens of the head are exactly the first tokens of the whole text, and the rest
 # is read from the end of the head on.
 _PROLOGUE = re.compile(
-    r"(?:\s*+PREFIX\s++(?:[A-Za-z][A-Za-z0-9_.\-]*+)?:\s*+<[^<>\"{}|^`\\\x00-\x20]*+>)++",
-    re.IGNORECASE,
+    r"(?:\s*+[Pp][Rr][Ee][Ff][Ii][Xx]\s++(?:[A-Za-z][A-Za-z0-9_.\-]*+)?:\s*+<[^<>\"{}|^`\\\x00-\x20]*+>)++"
 )
 class _Head:
     """A PREFIX prologue's tokens and, once a parse has read it without error, the prefixes
