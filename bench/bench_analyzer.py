@@ -22,7 +22,8 @@ test, QALD-10, DB25, CK25, RuBQ 1.0 dev and test; see tests/sparql_gold.py):
 
 Each rate is the best of ``--repeat`` rounds; within a round the contenders take turns every
 100 queries, so that other processes slow them alike; the ratio to pyoxigraph is printed from
-the best rates and per round (its median is the steadier figure on a loaded machine). Targets: analyze >= 0.5x pyoxigraph, >= 20x rdflib.
+the best rates and per round (its median is the steadier figure on a loaded machine).
+Targets: analyze >= 0.5x pyoxigraph, >= 20x rdflib.
 """
 
 from __future__ import annotations
