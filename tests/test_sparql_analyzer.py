@@ -378,6 +378,22 @@ def test_results_are_frozen_and_cached():
         a.valid = False  # type: ignore[misc]
 
 
+def test_result_is_the_dataclass_instance_its_fields_make():
+    """_build makes QueryInfo without its __init__ (for speed): the same object, every field
+    (the compare=False ones included) in declaration order."""
+    import dataclasses
+
+    from kgqa.sparql.analyzer import QueryInfo
+
+    for q in ["PREFIX dbo: <http://dbpedia.org/ontology/> SELECT DISTINCT ?x WHERE { ?x a dbo:Film } LIMIT 3",
+              "ASK { ?s ?p ?o", "garbage"]:
+        a = analyze(q)
+        names = [f.name for f in dataclasses.fields(QueryInfo)]
+        assert list(vars(a)) == names
+        b = QueryInfo(**{n: getattr(a, n) for n in names})
+        assert a == b and vars(a) == vars(b)
+
+
 def test_unknown_form_still_yields_patterns():
     info = analyze("?s <http://x/p> <http://x/o> . ?o <http://x/q> ?x")
     assert info.form == "unknown" and not info.valid
@@ -400,3 +416,47 @@ def test_truncated_group_followed_by_solution_modifiers():
     assert [(o.expression, o.direction) for o in info.order_by] == [("?y", "DESC")]
     assert info.limit == 1
     assert not any("rdf-syntax-ns#first" in str(i) for i in info.iris)
+
+
+def test_a_prologue_read_before_gives_the_same_results():
+    """The parser keeps what a PREFIX prologue declares (kgqa.sparql.parser._HEADS): a query
+    read with that prologue known gives what it gives when read first."""
+    import dataclasses
+
+    from kgqa.sparql import parser
+    from kgqa.sparql.analyzer import _analyze
+
+    head = "PREFIX dbo: <http://dbpedia.org/ontology/> PREFIX res: <http://dbpedia.org/resource/>\n"
+    bodies = ["SELECT ?x WHERE { res:Berlin dbo:leader ?x }", "PREFIX dbo: <http://x/> ASK { ?s dbo:p ?o }",
+              "BASE <http://b/> SELECT * { <r> ?p ?o }", "SELECT ?x { ?x foo:p ?y }", "", "PREFIX", "res:X",
+              "INSERT DATA { res:a dbo:b res:c }"]
+    bad_heads = ["PREFIX dbo: <rel> ", "PREFIX dbo: <http://a%zz/> ", "prefix x.: <http://x/> "]
+
+    def everything(info):
+        return {f.name: getattr(info, f.name) for f in dataclasses.fields(info)}
+
+    for h in [head, *bad_heads]:
+        for body in bodies:
+            parser._HEADS.clear()
+            first = everything(_analyze(h + body, {}))
+            again = everything(_analyze(h + body, {}))
+            assert again == first, (h, body)
+        parser._HEADS.clear()
+        for body in bodies:  # the head is read once, by the first body
+            assert everything(_analyze(h + body, {})) == _fresh(h + body)
+
+
+def _fresh(text):
+    import dataclasses
+
+    from kgqa.sparql import parser
+    from kgqa.sparql.analyzer import _analyze
+
+    saved = dict(parser._HEADS)
+    parser._HEADS.clear()
+    try:
+        info = _analyze(text, {})
+        return {f.name: getattr(info, f.name) for f in dataclasses.fields(info)}
+    finally:
+        parser._HEADS.clear()
+        parser._HEADS.update(saved)

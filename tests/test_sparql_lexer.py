@@ -91,3 +91,93 @@ def test_total_on_odd_input():
     for text in ["", "\x00\x01", "<<<>>>", "\"\"\"", "'''", "\\", "é ü 中文", "?", "$", "_:", "@"]:
         toks = tokenize(text)
         assert all(text[t.start:t.end] for t in toks)
+
+
+# --------------------------------------------------------------------------- the fast expression
+# tokenize runs an expression rewritten for speed from lexer._SPEC (the token grammar as
+# written); this reference reads _SPEC directly, one named group per kind, in _SPEC's order.
+
+def _reference_tokenize(text, trivia=False):
+    import re
+
+    from kgqa.sparql import lexer as L
+
+    rx = re.compile("|".join(f"(?P<{n}>{r})" for n, r in L._SPEC), re.DOTALL)
+    out = []
+    for m in rx.finditer(text):
+        kind, (s, e) = m.lastgroup, m.span()
+        if kind in ("WS", "COMMENT") and not trivia:
+            continue
+        if kind == "NAME":
+            word = text[s:e]
+            up = word.upper()
+            if word == "a":
+                out.append(("A", "a", s, e))
+            elif up in L.KEYWORDS:
+                out.append(("KEYWORD", up, s, e))
+            elif up in ("TRUE", "FALSE"):
+                out.append(("BOOLEAN", word.lower(), s, e))
+            else:
+                parts = L._split_keywords(up) if len(word) <= 64 else None
+                if parts is None:
+                    out.append(("ERROR", word, s, e))
+                else:
+                    out.extend(("KEYWORD", kw, s + o, s + o + len(kw)) for kw, o in parts)
+        elif kind == "VAR":
+            out.append((kind, text[s + 1:e], s, e))
+        elif kind == "IRIREF":
+            out.append((kind, L.decode_codepoint_escapes(text[s + 1:e - 1]), s, e))
+        elif kind.startswith("STRING"):
+            q = 3 if "LONG" in kind else 1
+            out.append(("STRING", text[s + q:e - q], s, e))
+        elif kind in ("LANGTAG", "BNODE"):
+            out.append((kind, text[s + (1 if kind == "LANGTAG" else 2):e], s, e))
+        elif kind == "UNTERMINATED":
+            out.append(("ERROR", text[s:e], s, e))
+        else:
+            out.append((kind, text[s:e], s, e))
+    return out
+
+
+_ATOMS = list("{}()[]<>.;,?\"'abcxyzAEZ:_#*^|/!=&+-$@0123456789\n\r\t \\%~e") + [
+    "\\u0041", "\\U0001F600", "\\u003E", "\\u00", "\u00e9", "\u00b7", "\u0300", "\u2040", "\u00a0",
+    "\u2028", "\U00010000", "\x00", "SELECT", "select", "a", "true", "FALSE", "dbo:", "http://x/",
+    '"""', "'''", "--", "e+", "E-", "..", "%2F", "%G", "\\.", "\\-", "_:", "^^", "&&", "||", "!=",
+    "<=", ">=", "FILTERregex", "PREFIXdbo:", "Select", "BNODE", "@en-GB", "@en--ltr", "[ ]", "( )",
+]
+
+
+def test_fast_expression_equals_the_spec():
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=3000, deadline=None)
+    @given(st.lists(st.sampled_from(_ATOMS), max_size=40).map("".join), st.booleans())
+    def check(text, trivia):
+        assert [tuple(t) for t in tokenize(text, trivia)] == _reference_tokenize(text, trivia)
+
+    check()
+    for text in ["dbr:T._E._Lawrence", "wd:Q1.", "a.b:c..d.", "_:b.x.", "?x<y>", "1.e5 .5 5. 1e", '"a\\"', "'''x''"]:
+        assert [tuple(t) for t in tokenize(text)] == _reference_tokenize(text)
+
+
+_PROLOGUE_ATOMS = ["PREFIX", "prefix", "PREFIXdbo:", " ", "\n", "dbo", "a.b", "a.", ":", "<", ">", "<http://x/>",
+                   "<x y>", "#", '"', "'", "{", "SELECT", "?x", "\\u0041", "<a\\u0041>", "_", ".", "é", "wd:", "<>",
+                   "# c\n", "\\", "PREFIX p: <http://p/>", "PREFIX : <http://e/>", "PREF\u0131X"]
+
+
+def test_parser_tokens_reuse_prologues_exactly():
+    """The parser reuses the tokens of a PREFIX prologue it has seen (kgqa.sparql.parser._tokens):
+    always the same tokens as tokenize, first time or not."""
+    from hypothesis import given, settings, strategies as st
+
+    from kgqa.sparql.parser import _tokens
+
+    @settings(max_examples=2000, deadline=None)
+    @given(st.lists(st.sampled_from(_PROLOGUE_ATOMS), max_size=25).map("".join), st.booleans())
+    def check(text, declared):
+        if declared:
+            text = "PREFIX p: <http://p/> " + text
+        assert _tokens(text)[0] == tokenize(text)
+        assert _tokens(text)[0] == tokenize(text)
+
+    check()

@@ -149,16 +149,97 @@ _SPEC = [
     ("PUNCT", r"\^\^|&&|\|\||!=|<=|>=|[{}()\[\].,;*/|^+\-?!=<>]"),
     ("ERROR", r"."),
 ]
-# Each match skips leading blanks and comments, then reads one token.
+# _SPEC is the token grammar as written (and the reference the tests compare against); the
+# tokenizer runs an equivalent, faster expression built below. Python's regex engine skips an
+# alternative cheaply when its first character cannot match, but only when the alternative
+# starts with a literal or a character set, not with a group: so each alternative reads its
+# first character, then an empty named group marks the kind (``m.lastgroup``), and group 1
+# (the blanks and comments skipped before the token) gives the token's start. Alternatives
+# that may start with the same character keep _SPEC's order; repetitions are unrolled and
+# possessive (``[^"]*+(?:\\.[^"]*+)*+``) instead of one alternation per character; a bare word
+# that cannot be a prefixed name (``SELECT``) is tried before the prefixed-name pattern.
+_IRI_CHAR = r"[^<>\"{}|^`\\\x00-\x20]"
+_UCHAR = r"\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}"
+_PN_PREFIX_REST = rf"(?:[{_PN_CHARS}]++|\.++(?=[{_PN_CHARS}]))*+"
+_PN_LOCAL_FAST = (
+    rf"(?:[{_PN_CHARS_U}:0-9]|{_PLX})"
+    rf"(?:[{_PN_CHARS}:]++|{_PLX}|\.++(?=[{_PN_CHARS}:]|{_PLX}))*+"
+)
+# (group name, expression with "{K}" where the kind's empty group goes, right after the first
+# character); the group name maps to the token kind in _GROUP_KIND
+_FAST = [
+    ("NAME", rf"[A-Za-z_]{{K}}[A-Za-z0-9_]*+(?![{_PN_CHARS}.:])"),  # cannot start a PNAME
+    ("PNAME", rf"[{_PN_CHARS_BASE}]{{K}}{_PN_PREFIX_REST}:(?:{_PN_LOCAL_FAST})?"),
+    ("PNAME_EMPTY", rf":{{K}}(?:{_PN_LOCAL_FAST})?"),
+    ("VAR", rf"[?$]{{K}}[{_PN_CHARS_U}0-9][{_PN_CHARS_U}0-9\u00B7\u0300-\u036F\u203F-\u2040]*+"),
+    ("IRIREF", rf"<{{K}}{_IRI_CHAR}*+(?:(?:{_UCHAR}){_IRI_CHAR}*+)*+>"),
+    ("PUNCT", r"[{}),;*/=+\-\]]{K}"),  # never the start of a longer token
+    ("NUMBER", rf"[0-9]{{K}}(?:[0-9]*\.[0-9]*{_EXP}|[0-9]*{_EXP}|[0-9]*\.[0-9]+|[0-9]*)"),
+    ("NUMBER_DOT", rf"\.{{K}}(?:[0-9]+{_EXP}|[0-9]+)"),
+    ("STRING_LONG2", r'"{K}""(?:(?:"|"")?(?:[^"\\]|\\.))*"""'),
+    ("STRING2", r'"{K}[^"\\\n\r]*+(?:\\.[^"\\\n\r]*+)*+"'),
+    ("STRING_LONG1", r"'{K}''(?:(?:'|'')?(?:[^'\\]|\\.))*'''"),
+    ("STRING1", r"'{K}[^'\\\n\r]*+(?:\\.[^'\\\n\r]*+)*+'"),
+    ("UNTERMINATED", r"[\"']{K}[^\n\r]*+"),
+    ("LANGTAG", r"@{K}[a-zA-Z]+(?:-[a-zA-Z0-9]+)*(?:--[a-zA-Z]+)?"),
+    ("BNODE", rf"_{{K}}:[{_PN_CHARS_U}0-9](?:[{_PN_CHARS}]++|\.++(?=[{_PN_CHARS}]))*+"),
+    ("NAME_ANY", r"[A-Za-z_]{K}[A-Za-z0-9_]*"),  # _SPEC's NAME, after PNAME and BNODE failed
+    ("ANON", r"\[{K}[\x20\t\r\n]*\]"),
+    ("NIL", r"\({K}[\x20\t\r\n]*\)"),
+    ("PUNCT_CARET", r"\^{K}\^?"),
+    ("PUNCT_AND", r"&{K}&"),
+    ("PUNCT_BAR", r"\|{K}\|?"),
+    ("PUNCT_BANG", r"!{K}=?"),
+    ("PUNCT_LT", r"<{K}=?"),
+    ("PUNCT_GT", r">{K}=?"),
+    ("PUNCT_OPEN", r"[(\[.?]{K}"),
+    ("ERROR", r".{K}"),
+]
+_GROUP_KIND = {name: name for name, _ in _SPEC} | {
+    "PNAME_EMPTY": "PNAME", "NUMBER_DOT": "NUMBER", "NAME_ANY": "NAME", "PUNCT_CARET": "PUNCT",
+    "PUNCT_AND": "PUNCT", "PUNCT_BAR": "PUNCT", "PUNCT_BANG": "PUNCT", "PUNCT_LT": "PUNCT",
+    "PUNCT_GT": "PUNCT", "PUNCT_OPEN": "PUNCT", "END": "END",
+}
+
+
+def _alternatives(spec: list[tuple[str, str]]) -> str:
+    return "|".join(rx.replace("{K}", f"(?P<{name}>)") for name, rx in spec)
+
+
+# Each match skips leading blanks and comments (group 1), then reads one token.
 _MASTER = re.compile(
-    r"(?:\s+|#[^\n\r]*)*+(?:" + "|".join(f"(?P<{name}>{rx})" for name, rx in _SPEC[2:]) + r"|(?P<END>\Z))",
+    r"(\s*+(?:#[^\n\r]*+\s*+)*+)(?:" + _alternatives(_FAST) + r"|\Z(?P<END>))", re.DOTALL
+)
+# The lossless variant: whitespace and comments are tokens of their own (group 1 is empty).
+_MASTER_TRIVIA = re.compile(
+    r"()(?:" + _alternatives([("WS", r"\s{K}\s*+"), ("COMMENT", r"#{K}[^\n\r]*+"), *_FAST]) + ")",
     re.DOTALL,
 )
-# The lossless variant: whitespace and comments are tokens of their own.
-_MASTER_TRIVIA = re.compile("|".join(f"(?P<{name}>{rx})" for name, rx in _SPEC), re.DOTALL)
 
-_VERBATIM = frozenset({"PUNCT", "PNAME", "NUMBER", "WS", "COMMENT", "ANON", "NIL", "ERROR"})
+#: token kinds whose value is their text, by group name
+_VERBATIM = {g: k for g, k in _GROUP_KIND.items()
+             if k in ("PUNCT", "PNAME", "NUMBER", "WS", "COMMENT", "ANON", "NIL", "ERROR")}
 _STRING_KINDS = {"STRING_LONG2": 3, "STRING_LONG1": 3, "STRING2": 1, "STRING1": 1}
+
+
+def _word_token(word: str) -> tuple[str, str] | None:
+    """``(kind, value)`` of a bare word that is one token (``a``, a keyword, a boolean), else None."""
+    up = word.upper()
+    if word == "a":
+        return ("A", "a")
+    if up in KEYWORDS:
+        return ("KEYWORD", up)
+    if up == "TRUE" or up == "FALSE":
+        return ("BOOLEAN", word.lower())
+    return None
+
+
+# the spellings of keywords met in practice, looked up before any case folding
+_WORDS: dict[str, tuple[str, str] | None] = {
+    w: _word_token(w)
+    for kw in KEYWORDS | {"TRUE", "FALSE", "A"}
+    for w in (kw, kw.lower(), kw.capitalize())
+}
 
 
 def tokenize(text: str, trivia: bool = False) -> list[Token]:
@@ -167,44 +248,56 @@ def tokenize(text: str, trivia: bool = False) -> list[Token]:
     Total: never raises on a ``str``; any other input is first converted with ``str()``."""
     if not isinstance(text, str):
         text = str(text)
+    return _tokenize(text, trivia, 0)
+
+
+def _tokenize(text: str, trivia: bool, pos: int) -> list[Token]:
+    """The tokens of ``text`` from offset ``pos`` on, which must be where a token (or, without
+    ``trivia``, blanks before one) begins: then they are the tail of ``tokenize(text)``."""
     out: list[Token] = []
     append = out.append
-    keywords = KEYWORDS
     verbatim = _VERBATIM
+    words = _WORDS
     new = tuple.__new__  # Token(...) without the namedtuple's Python-level __new__
     T = Token
-    for m in (_MASTER_TRIVIA if trivia else _MASTER).finditer(text):
-        kind = m.lastgroup
-        s, e = m.span(kind)
-        if kind in verbatim:
-            append(new(T, (kind, text[s:e], s, e)))
-        elif kind == "VAR":
-            append(new(T, (kind, text[s + 1 : e], s, e)))
-        elif kind == "NAME":
+    for m in (_MASTER_TRIVIA if trivia else _MASTER).finditer(text, pos):
+        g = m.lastgroup
+        s = m.end(1)
+        e = m.end()
+        if g == "PNAME" or g == "PUNCT":  # the most frequent kinds first, without a look-up
+            append(new(T, (g, text[s:e], s, e)))
+            continue
+        if g == "NAME" or g == "NAME_ANY":
             word = text[s:e]
-            up = word.upper()
-            if word == "a":
-                append(new(T, ("A", "a", s, e)))
-            elif up in keywords:
-                append(new(T, ("KEYWORD", up, s, e)))
-            elif up == "TRUE" or up == "FALSE":
-                append(new(T, ("BOOLEAN", word.lower(), s, e)))
+            kv = words.get(word, False)
+            if kv is False:
+                kv = _word_token(word)
+            if kv is not None:
+                append(new(T, (kv[0], kv[1], s, e)))
             else:
-                parts = _split_keywords(up) if len(word) <= 64 else None
+                parts = _split_keywords(word.upper()) if len(word) <= 64 else None
                 if parts is None:
                     append(new(T, ("ERROR", word, s, e)))
                 else:
                     for kw, off in parts:
                         append(new(T, ("KEYWORD", kw, s + off, s + off + len(kw))))
-        elif kind == "IRIREF":
+            continue
+        if g == "IRIREF":
             body = text[s + 1 : e - 1]
-            append(new(T, (kind, decode_codepoint_escapes(body) if "\\" in body else body, s, e)))
-        elif kind in _STRING_KINDS:
-            q = _STRING_KINDS[kind]
+            append(new(T, (g, decode_codepoint_escapes(body) if "\\" in body else body, s, e)))
+            continue
+        if g == "VAR":
+            append(new(T, (g, text[s + 1 : e], s, e)))
+            continue
+        kind = verbatim.get(g)
+        if kind is not None:
+            append(new(T, (kind, text[s:e], s, e)))
+        elif g in _STRING_KINDS:
+            q = _STRING_KINDS[g]
             append(new(T, ("STRING", text[s + q : e - q], s, e)))
-        elif kind == "LANGTAG" or kind == "BNODE":
-            append(new(T, (kind, text[s + (1 if kind == "LANGTAG" else 2) : e], s, e)))
-        elif kind == "UNTERMINATED":
+        elif g == "LANGTAG" or g == "BNODE":
+            append(new(T, (g, text[s + (1 if g == "LANGTAG" else 2) : e], s, e)))
+        elif g == "UNTERMINATED":
             append(new(T, ("ERROR", text[s:e], s, e)))
         else:  # END: only blanks/comments were left
             break

@@ -10,6 +10,8 @@ and keeps reading. Facts (entities, predicates, ...) are derived from what it co
 
 from __future__ import annotations
 
+import re
+from itertools import islice
 from typing import Any
 from urllib.parse import urljoin
 
@@ -26,7 +28,7 @@ from kgqa.sparql.checks import (
     number_literal as _number,
     unescape_local as _unescape_local,
 )
-from kgqa.sparql.lexer import AGGREGATES, BUILTINS, Token, tokenize, unescape_string
+from kgqa.sparql.lexer import AGGREGATES, BUILTINS, Token, _tokenize, tokenize, unescape_string
 from kgqa.sparql.prefixes import STANDARD_PREFIXES
 from kgqa.sparql.tree import (
     BgpElement,
@@ -71,7 +73,61 @@ _TERM_START = frozenset({"VAR", "IRIREF", "PNAME", "STRING", "NUMBER", "BOOLEAN"
 _VERB_START = frozenset({"VAR", "IRIREF", "PNAME", "A"})
 _UPDATE_START = frozenset("INSERT DELETE LOAD CLEAR DROP CREATE ADD MOVE COPY WITH".split())
 _REL_OPS = frozenset(("=", "!=", "<", ">", "<=", ">="))
+_PATH_OPS = frozenset(("/", "|", "?", "*", "+"))  # may follow an IRI in a property path
 _EOF_KIND = "EOF"
+
+
+_new_token = tuple.__new__
+
+# Leading PREFIX declarations (``PREFIX p: <iri>`` only), which a dataset's queries and a
+# system's outputs repeat verbatim: their tokens are kept, keyed by their text. Each '<' of it
+# starts an IRIREF token (only blanks, a keyword, a name and ':' come before) and each '>' ends
+# one, so the tokens of the head are exactly the first tokens of the whole text, and the rest
+# is read from the end of the head on.
+_PROLOGUE = re.compile(
+    r"(?:\s*+[Pp][Rr][Ee][Ff][Ii][Xx]\s++(?:[A-Za-z][A-Za-z0-9_.\-]*+)?:\s*+<[^<>\"{}|^`\\\x00-\x20]*+>)++"
+)
+class _Head:
+    """A PREFIX prologue's tokens and, once a parse has read it without error, the prefixes
+    it declares (what :meth:`_Parser.prologue` does with those tokens, nothing else)."""
+
+    __slots__ = ("tokens", "declared")
+
+    def __init__(self, tokens: list[Token]) -> None:
+        self.tokens = tokens
+        self.declared: dict[str, str] | None = None
+
+
+_HEADS: dict[str, _Head] = {}
+_HEADS_MAX = 1024
+
+
+def _tokens(text: str) -> tuple[list[Token], _Head | None]:
+    """``tokenize(text)`` (a new list), reusing the tokens of a PREFIX prologue seen before,
+    and that prologue's :class:`_Head` (None if the text does not start with one)."""
+    m = _PROLOGUE.match(text)
+    if m is None:
+        return tokenize(text), None
+    key = m.group()
+    head = _HEADS.get(key)
+    if head is None:
+        if len(_HEADS) >= _HEADS_MAX:
+            _HEADS.clear()
+        head = _HEADS[key] = _Head(tokenize(key))
+    return head.tokens + _tokenize(text, False, m.end()), head
+
+
+# IRIs met so far, shared between parses (they are immutable and benchmarks repeat them);
+# emptied when it reaches _IRIS_MAX entries
+_IRIS: dict[str, IRI] = {}
+_IRIS_MAX = 65536
+
+
+def _new_iri(value: str) -> IRI:
+    if len(_IRIS) >= _IRIS_MAX:
+        _IRIS.clear()
+    iri = _IRIS[value] = IRI(value)
+    return iri
 
 
 def _describe(tok: Token) -> str:
@@ -83,10 +139,20 @@ def _describe(tok: Token) -> str:
 
 
 class _Parser:
+    # slots: attribute access is faster, and an instance has more attributes than the
+    # shared-key dict of an ordinary instance holds
+    __slots__ = (
+        "text", "head", "toks", "i", "extra", "error", "error_offset", "base", "declared",
+        "undeclared", "unresolved", "ctx", "depth", "bnodes", "in_template", "cur_bgp", "cur_ops",
+        "cur_query", "triples", "template", "iris", "datatypes", "value_terms", "paths", "values",
+        "filters", "aggregates", "services", "graphs", "vars", "var_of", "features", "term_at",
+        "group_at", "statements", "nerrors", "where_span", "template_is_pattern", "brace_match",
+    )
+
     def __init__(self, text: str, extra: dict[str, str] | None):
         self.text = text
-        toks = tokenize(text)
-        toks.append(Token(_EOF_KIND, "", len(text), len(text)))
+        toks, self.head = _tokens(text)
+        toks.append(_new_token(Token, (_EOF_KIND, "", len(text), len(text))))
         self.toks = toks
         self.i = 0
         self.extra = extra or {}
@@ -116,6 +182,7 @@ class _Parser:
         self.services: dict = {}
         self.graphs: dict = {}
         self.vars: dict[Var, None] = {}
+        self.var_of: dict[str, Var] = {}  # one Var per name (they are immutable)
         self.features: set[str] = set()
         self.term_at: dict[int, tuple[int, Any]] = {}
         self.group_at: dict[int, tuple[int, Group]] = {}
@@ -125,12 +192,13 @@ class _Parser:
         self.template_is_pattern = False
         self.brace_match: dict[int, int] = {}
         stack = []
-        for k, t in enumerate(toks):
-            if t.kind == "PUNCT":
-                if t.value == "{":
-                    stack.append(k)
-                elif t.value == "}" and stack:
-                    self.brace_match[stack.pop()] = k
+        skip = len(self.head.tokens) if self.head is not None else 0  # a prologue has no braces
+        for k in [k for k, t in enumerate(islice(toks, skip, None), skip)
+                  if t[0] == "PUNCT" and (t[1] == "{" or t[1] == "}")]:
+            if toks[k][1] == "{":
+                stack.append(k)
+            elif stack:
+                self.brace_match[stack.pop()] = k
 
     # ------------------------------------------------------------------ helpers
 
@@ -160,7 +228,7 @@ class _Parser:
         self.nerrors += 1
         if self.error is not None:
             return
-        tok = tok or self.tok
+        tok = tok or self.toks[self.i]
         off = tok.start
         line = self.text.count("\n", 0, off) + 1
         col = off - (self.text.rfind("\n", 0, off) + 1) + 1
@@ -201,8 +269,10 @@ class _Parser:
         return BNode(f"anon#{self.bnodes}")
 
     def var(self, name: str) -> Var:
-        v = Var(name)
-        self.vars[v] = None
+        v = self.var_of.get(name)
+        if v is None:
+            v = self.var_of[name] = Var(name)
+            self.vars[v] = None
         return v
 
     def skip_to_close(self) -> None:
@@ -210,7 +280,7 @@ class _Parser:
         level, or stop before ``}`` / the end."""
         depth = 0
         while True:
-            t = self.tok
+            t = self.toks[self.i]
             if t.kind == _EOF_KIND:
                 return
             if t.kind == "PUNCT":
@@ -242,7 +312,8 @@ class _Parser:
                         self.fail("IRI cannot be resolved against BASE", t)
             elif problem is not None:
                 self.fail(problem, t)
-            return IRI(value)
+            iri = _IRIS.get(value)
+            return iri if iri is not None else _new_iri(value)
         text = t.value
         pfx, _, local = text.partition(":")
         if "\\" in local:
@@ -259,7 +330,9 @@ class _Parser:
                     self.unresolved[pfx] = None
                     self.fail(f"undeclared prefix {pfx!r}", t)
                 return IRI(f"{pfx}:{local}")
-        return IRI(ns + local)
+        value = ns + local
+        iri = _IRIS.get(value)
+        return iri if iri is not None else _new_iri(value)
 
     def use_iri(self, iri: IRI) -> IRI:
         self.iris[iri] = None
@@ -267,13 +340,13 @@ class _Parser:
 
     def literal(self) -> Literal | None:
         """STRING (LANGTAG | ^^ iri)? / NUMBER / BOOLEAN / signed NUMBER at the cursor."""
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "STRING":
             self.i += 1
             value, err = unescape_string(t.value)
             if err:
                 self.fail(err, t)
-            nxt = self.tok
+            nxt = self.toks[self.i]
             if nxt.kind == "LANGTAG":
                 self.i += 1
                 if not _LANGTAG.match(nxt.value):
@@ -281,7 +354,7 @@ class _Parser:
                 return Literal(value, None, nxt.value)
             if nxt.kind == "PUNCT" and nxt.value == "^^":
                 self.i += 1
-                d = self.tok
+                d = self.toks[self.i]
                 if d.kind in ("IRIREF", "PNAME"):
                     self.i += 1
                     dt = self.iri_of(d)
@@ -303,14 +376,16 @@ class _Parser:
 
     def var_or_term(self) -> Any:
         """Var | GraphTerm at the cursor, or None (nothing consumed)."""
-        t = self.tok
+        t = self.toks[self.i]
         k = t.kind
         if k == "VAR":
             self.i += 1
             return self.var(t.value)
         if k == "IRIREF" or k == "PNAME":
             self.i += 1
-            return self.use_iri(self.iri_of(t))
+            iri = self.iri_of(t)
+            self.iris[iri] = None
+            return iri
         if k == "BNODE":
             self.i += 1
             return BNode(t.value)
@@ -323,7 +398,7 @@ class _Parser:
         return self.literal()
 
     def var_or_iri(self) -> Any:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "VAR":
             self.i += 1
             return self.var(t.value)
@@ -334,7 +409,7 @@ class _Parser:
         return None
 
     def iri(self) -> IRI | None:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind in ("IRIREF", "PNAME"):
             self.i += 1
             return self.use_iri(self.iri_of(t))
@@ -344,47 +419,62 @@ class _Parser:
     # ------------------------------------------------------------------ prologue
 
     def prologue(self) -> None:
+        toks = self.toks
+        head = self.head
+        record = None  # where the head's tokens end, if what they declare is to be kept
+        if head is not None and self.i == 0 and self.nerrors == 0 and self.base is None and not self.declared:
+            if head.declared is not None:  # read before without error: the same again
+                self.declared.update(head.declared)
+                self.i = len(head.tokens)
+            else:
+                record = len(head.tokens)
         while True:
-            if self.at_kw("BASE"):
-                self.i += 1
-                t = self.tok
-                if t.kind == "IRIREF":
+            if self.i == record:
+                if self.nerrors == 0:
+                    head.declared = dict(self.declared)
+                record = None
+            t = toks[self.i]
+            k = t.kind
+            if k == "KEYWORD":
+                if t.value == "BASE":
                     self.i += 1
-                    self.base = urljoin(self.base, t.value) if self.base else t.value
-                else:
-                    self.fail("expected an IRI after BASE")
-            elif self.at_kw("PREFIX") or (
-                self.tok.kind == "PNAME" and self.tok.value[:6].upper() == "PREFIX"
-                and self.tok.value.endswith(":") and self.tok.value.count(":") == 1
-            ):
-                t = self.tok
-                if t.kind == "PNAME":  # 'PREFIXdbo:' -- pyoxigraph reads 'PREFIX dbo:'
-                    t = Token("PNAME", t.value[6:], t.start + 6, t.end)
-                else:
-                    self.i += 1
-                    t = self.tok
-                if t.kind == "PNAME" and t.value.endswith(":") and t.value.count(":") == 1:
-                    self.i += 1
-                    iri_tok = self.tok
-                    if iri_tok.kind == "IRIREF":
+                    t = toks[self.i]
+                    if t.kind == "IRIREF":
                         self.i += 1
-                        self.declared[t.value[:-1]] = self.iri_of(iri_tok).value
+                        self.base = urljoin(self.base, t.value) if self.base else t.value
                     else:
-                        self.fail("expected an IRI in PREFIX declaration")
-                else:
-                    self.fail("expected a prefix name ending in ':' after PREFIX")
-                    if t.kind in ("PNAME", "ERROR"):
-                        self.i += 1
-                    if self.tok.kind == "IRIREF":
-                        self.i += 1
+                        self.fail("expected an IRI after BASE")
+                    continue
+                if t.value != "PREFIX":
+                    return
+                self.i += 1
+                t = toks[self.i]
+            elif k == "PNAME" and t.value[:6].upper() == "PREFIX" and t.value.endswith(":") \
+                    and t.value.count(":") == 1:
+                # 'PREFIXdbo:' -- pyoxigraph reads 'PREFIX dbo:'
+                t = Token("PNAME", t.value[6:], t.start + 6, t.end)
             else:
                 return
+            if t.kind == "PNAME" and t.value.endswith(":") and t.value.count(":") == 1:
+                self.i += 1
+                iri_tok = toks[self.i]
+                if iri_tok.kind == "IRIREF":
+                    self.i += 1
+                    self.declared[t.value[:-1]] = self.iri_of(iri_tok).value
+                else:
+                    self.fail("expected an IRI in PREFIX declaration")
+            else:
+                self.fail("expected a prefix name ending in ':' after PREFIX")
+                if t.kind in ("PNAME", "ERROR"):
+                    self.i += 1
+                if toks[self.i].kind == "IRIREF":
+                    self.i += 1
 
     # ------------------------------------------------------------------ top level
 
     def parse(self) -> QueryNode:
         self.prologue()
-        t = self.tok
+        t = self.toks[self.i]
         node: QueryNode
         if t.kind == "KEYWORD" and t.value in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
             node = self.query()
@@ -400,7 +490,7 @@ class _Parser:
                 self.fail("empty query: expected SELECT, ASK, CONSTRUCT, DESCRIBE or an update")
             else:
                 self.fail("expected SELECT, ASK, CONSTRUCT, DESCRIBE or an update")
-        if self.tok.kind != _EOF_KIND:
+        if self.toks[self.i].kind != _EOF_KIND:
             if node.form != "unknown":
                 self.fail("unexpected text after the end of the query")
             self.harvest(node)
@@ -409,12 +499,12 @@ class _Parser:
     def harvest(self, node: QueryNode) -> None:
         """Recovery: read whatever is left as group content, to collect its patterns."""
         group = Group()
-        while self.tok.kind != _EOF_KIND:
+        while self.toks[self.i].kind != _EOF_KIND:
             before = self.i
             if self.at_p("}"):
                 self.i += 1
                 continue
-            if self.tok.kind == "KEYWORD" and self.tok.value in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
+            if self.toks[self.i].kind == "KEYWORD" and self.toks[self.i].value in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
                 sub = self.query()
                 if node.form == "unknown":
                     node.form = sub.form
@@ -434,8 +524,9 @@ class _Parser:
             self.query_body(t, node)
         finally:
             self.cur_query = saved_query
-        for message, tok in grouping_problems(node, t):
-            self.fail(message, tok)
+        if node.group_by or node.aggregated:  # else grouping_problems has nothing to say
+            for message, tok in grouping_problems(node, t):
+                self.fail(message, tok)
         return node
 
     def query_body(self, t: Token, node: QueryNode) -> None:
@@ -464,7 +555,7 @@ class _Parser:
                 self.i += 1
                 node.select_all = True
             else:
-                while self.tok.kind in ("VAR", "IRIREF", "PNAME"):
+                while self.toks[self.i].kind in ("VAR", "IRIREF", "PNAME"):
                     node.describe.append(self.var_or_iri())
                 if not node.describe:
                     self.fail("expected variables, IRIs or '*' after DESCRIBE")
@@ -477,14 +568,14 @@ class _Parser:
         """``FROM [NAMED] iri`` clauses; also glued as pyoxigraph reads them: ``FROMex:g``,
         ``FROMNAMEDex:g`` and ``FROM NAMEDex:g`` (when ``NAMEDex:`` is not a declared prefix)."""
         while True:
-            t = self.tok
+            t = self.toks[self.i]
             if t.kind == "KEYWORD" and t.value == "FROM":
                 self.i += 1
                 named = False
                 if self.at_kw("NAMED"):
                     self.i += 1
                     named = True
-                g = self.tok
+                g = self.toks[self.i]
                 if not named and g.kind == "PNAME" and g.value[:5].upper() == "NAMED" \
                         and g.value.split(":", 1)[0] not in self.declared:
                     self.i += 1
@@ -513,20 +604,26 @@ class _Parser:
             self.where_span = (self.i, self.brace_match.get(self.i))
 
     def where_clause(self, node: QueryNode) -> None:
-        if self.at_kw("WHERE"):
+        t = self.toks[self.i]
+        if t.kind == "KEYWORD" and t.value == "WHERE":
             self.i += 1
-        self.mark_where()
+            t = self.toks[self.i]
+        if self.where_span is None and t.kind == "PUNCT" and t.value == "{":  # mark_where
+            self.where_span = (self.i, self.brace_match.get(self.i))
         node.where = self.group_graph_pattern()
 
     def select_clause(self, node: QueryNode) -> None:
-        if self.at_kw("DISTINCT") or self.at_kw("REDUCED"):
+        toks = self.toks
+        t = toks[self.i]
+        if t.kind == "KEYWORD" and (t.value == "DISTINCT" or t.value == "REDUCED"):
             node.modifier = self.advance().value
-        if self.at_p("*"):
+            t = toks[self.i]
+        if t.kind == "PUNCT" and t.value == "*":
             self.i += 1
             node.select_all = True
             return
         while True:
-            t = self.tok
+            t = toks[self.i]
             if t.kind == "VAR":
                 self.i += 1
                 node.projection.append((self.var(t.value), None))
@@ -536,7 +633,7 @@ class _Parser:
                 self.enter()
                 expr = self.expression()
                 if self.expect_kw("AS"):
-                    v = self.tok
+                    v = self.toks[self.i]
                     if v.kind == "VAR":
                         self.i += 1
                         node.projection.append((self.var(v.value), expr))
@@ -563,12 +660,14 @@ class _Parser:
             self.fail("expected a variable, '(' or '*' in SELECT")
 
     def solution_modifiers(self, node: QueryNode) -> None:
+        if self.toks[self.i].kind != "KEYWORD":  # none follows
+            return
         if self.at_kw("GROUP"):
             self.i += 1
             self.expect_kw("BY")
             self.features.add("GROUP BY")
             while True:
-                t = self.tok
+                t = self.toks[self.i]
                 start = self.i
                 if t.kind == "VAR":
                     self.i += 1
@@ -581,7 +680,7 @@ class _Parser:
                     alias = None
                     if self.at_kw("AS"):
                         self.i += 1
-                        if self.tok.kind == "VAR":
+                        if self.toks[self.i].kind == "VAR":
                             alias = self.var(self.advance().value)
                         else:
                             self.fail("expected a variable after AS")
@@ -613,7 +712,7 @@ class _Parser:
             self.expect_kw("BY")
             self.features.add("ORDER BY")
             while True:
-                t = self.tok
+                t = self.toks[self.i]
                 start = self.i
                 if t.kind == "KEYWORD" and t.value in ("ASC", "DESC"):
                     self.i += 1
@@ -644,7 +743,7 @@ class _Parser:
                 node.offset = self.integer()
 
     def integer(self) -> int | None:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "NUMBER" and t.value.isdigit():
             self.i += 1
             return int(t.value)
@@ -652,7 +751,7 @@ class _Parser:
         return None
 
     def starts_constraint(self) -> bool:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "PUNCT":
             return t.value == "("
         if t.kind == "KEYWORD":
@@ -667,7 +766,7 @@ class _Parser:
     def update(self) -> None:
         while True:
             self.prologue()
-            t = self.tok
+            t = self.toks[self.i]
             if t.kind == _EOF_KIND:
                 return
             if t.kind != "KEYWORD" or t.value not in _UPDATE_START:
@@ -687,7 +786,7 @@ class _Parser:
                 if self.at_kw("GRAPH"):
                     self.i += 1
                     self.iri()
-                elif self.tok.kind == "KEYWORD" and self.tok.value in ("DEFAULT", "NAMED", "ALL"):
+                elif self.toks[self.i].kind == "KEYWORD" and self.toks[self.i].value in ("DEFAULT", "NAMED", "ALL"):
                     self.i += 1
                 else:
                     self.fail("expected GRAPH, DEFAULT, NAMED or ALL")
@@ -766,7 +865,7 @@ class _Parser:
             return
         self.enter()
         while True:
-            t = self.tok
+            t = self.toks[self.i]
             if t.kind == _EOF_KIND or self.at_p("}"):
                 break
             before = self.i
@@ -791,7 +890,7 @@ class _Parser:
             return out
         self.enter()
         start = len(self.template)
-        while self.tok.kind != _EOF_KIND and not self.at_p("}"):
+        while self.toks[self.i].kind != _EOF_KIND and not self.at_p("}"):
             before = self.i
             self.template_triples(ctx)
             if self.i == before:
@@ -817,12 +916,14 @@ class _Parser:
 
     def group_graph_pattern(self) -> Group:
         group = Group()
-        if not self.at_p("{"):
+        t = self.toks[self.i]
+        if t.kind != "PUNCT" or t.value != "{":
             self.fail("expected '{'")
             return group
         self.i += 1
         self.enter()
-        if self.at_kw("SELECT"):
+        t = self.toks[self.i]
+        if t.kind == "KEYWORD" and t.value == "SELECT":
             self.features.add("SUBQUERY")
             saved = self.ctx
             self.ctx = saved + ("SUBQUERY",)
@@ -834,7 +935,8 @@ class _Parser:
             group.elements.append(SubqueryElement("subquery", sub))
         else:
             self.group_sub(group)
-        if not self.at_p("}"):
+        t = self.toks[self.i]
+        if t.kind != "PUNCT" or t.value != "}":
             self.fail("expected '}'")
         else:
             self.i += 1
@@ -842,14 +944,15 @@ class _Parser:
         return group
 
     def starts_triples(self) -> bool:
-        t = self.tok
+        t = self.toks[self.i]
         k = t.kind
         if k in _TERM_START:
             return True
         if k == "PUNCT":
-            if t.value in ("[", "("):
+            v = t.value
+            if v == "[" or v == "(":
                 return True
-            if t.value in ("+", "-") and self.peek().kind == "NUMBER":
+            if (v == "+" or v == "-") and self.peek().kind == "NUMBER":
                 return True
         return False
 
@@ -857,7 +960,7 @@ class _Parser:
         els = group.elements
         need_dot = False  # a triples block without a final '.' was just read
         while True:
-            t = self.tok
+            t = self.toks[self.i]
             k = t.kind
             if k == _EOF_KIND or (k == "PUNCT" and t.value == "}"):
                 return
@@ -926,7 +1029,7 @@ class _Parser:
                         e = self.expression()
                         target = None
                         if self.expect_kw("AS"):
-                            if self.tok.kind == "VAR":
+                            if self.toks[self.i].kind == "VAR":
                                 target = self.var(self.advance().value)
                             else:
                                 self.fail("expected a variable after AS")
@@ -990,13 +1093,15 @@ class _Parser:
             target = []
             els.append(BgpElement("bgp", target))
         saved, self.cur_bgp = self.cur_bgp, target
+        toks = self.toks
         try:
             self.statement(True)
             while True:
-                t = self.tok
+                t = toks[self.i]
                 if t.kind == "PUNCT" and t.value == ".":
                     self.i += 1
-                    if not self.starts_triples():
+                    t = toks[self.i]
+                    if t.kind not in _TERM_START and not self.starts_triples():
                         return False
                     self.statement(True)
                 elif t.kind == "NUMBER" and t.value[0] == "." and t.value[1:2].isdigit():
@@ -1023,19 +1128,20 @@ class _Parser:
     def statement(self, paths: bool, record: bool = True) -> None:
         """One triples statement; its source spans go to ``statements`` (see
         :class:`StatementSpan`) when ``record`` and outside FILTER (NOT) EXISTS."""
-        if not record or "EXISTS" in self.ctx or "NOT EXISTS" in self.ctx:
+        ctx = self.ctx
+        if not record or (ctx and ("EXISTS" in ctx or "NOT EXISTS" in ctx)):
             self.triples_same_subject(paths)
             return
         st = _Stmt()
         nerrors = self.nerrors
         self.triples_same_subject(paths, st)
         if self.nerrors == nerrors and st.subject is not None and st.groups:
-            self.statements.append(StatementSpan(st.subject, tuple(st.groups), st.simple, self.ctx))
+            self.statements.append(StatementSpan(st.subject, tuple(st.groups), st.simple, ctx))
 
     def triples_same_subject(self, paths: bool, st: _Stmt | None = None) -> None:
-        t = self.tok
+        t = self.toks[self.i]
         start = self.i
-        if t.kind == "PUNCT" and t.value in ("[", "("):
+        if t.kind == "PUNCT" and (t.value == "[" or t.value == "("):
             subject = self.graph_node(paths)
             if subject is None:
                 return
@@ -1058,20 +1164,24 @@ class _Parser:
         self.property_list(subject, paths, st)
 
     def starts_verb(self, paths: bool) -> bool:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind in _VERB_START:
             return True
         return paths and t.kind == "PUNCT" and t.value in ("^", "!", "(")
 
     def property_list(self, subject: Any, paths: bool, st: _Stmt | None = None) -> None:
         self.verb_objects(subject, paths, st)
-        while self.at_p(";"):
+        toks = self.toks
+        while True:
+            t = toks[self.i]
+            if t.kind != "PUNCT" or t.value != ";":
+                return
             self.i += 1
             if self.starts_verb(paths):
                 self.verb_objects(subject, paths, st)
 
     def verb_objects(self, subject: Any, paths: bool, st: _Stmt | None = None) -> None:
-        t = self.tok
+        t = self.toks[self.i]
         v0 = self.i
         if t.kind == "VAR":
             self.i += 1
@@ -1091,10 +1201,14 @@ class _Parser:
             return
         v1 = self.i
         objs: list[tuple[int, int]] = []
+        toks = self.toks
         while True:
             o0 = self.i
-            t0 = self.tok
-            obj = self.graph_node(paths)
+            t0 = toks[o0]
+            if t0.kind == "PUNCT" and (t0.value == "[" or t0.value == "("):
+                obj = self.graph_node(paths)
+            else:
+                obj = self.var_or_term()  # what graph_node does with it
             if obj is None:
                 self.fail("expected an object")
                 return
@@ -1103,7 +1217,8 @@ class _Parser:
                 if t0.kind == "PUNCT" and (t0.value == "[" or t0.value == "("):
                     st.simple = False
             self.add_triple(subject, verb, obj)
-            if self.at_p(","):
+            t = toks[self.i]
+            if t.kind == "PUNCT" and t.value == ",":
                 self.i += 1
             else:
                 break
@@ -1111,7 +1226,7 @@ class _Parser:
             st.groups.append(((v0, v1), tuple(objs)))
 
     def graph_node(self, paths: bool) -> Any:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "PUNCT" and t.value == "[":
             self.i += 1
             self.enter()
@@ -1127,7 +1242,7 @@ class _Parser:
             self.i += 1
             self.enter()
             items = []
-            while not self.at_p(")") and self.tok.kind != _EOF_KIND:
+            while not self.at_p(")") and self.toks[self.i].kind != _EOF_KIND:
                 before = self.i
                 item = self.graph_node(paths)
                 if item is None:
@@ -1157,6 +1272,16 @@ class _Parser:
     def path(self) -> Any:
         """A Path (VerbPath) at the cursor: a single IRI or ``a`` gives an IRI, anything
         else a :class:`Path`; None on error."""
+        t = self.toks[self.i]
+        k = t.kind
+        if (k == "PNAME" or k == "IRIREF" or k == "A") and self.depth < MAX_DEPTH:
+            n = self.toks[self.i + 1]  # t is not the EOF token
+            if n.kind != "PUNCT" or n.value not in _PATH_OPS:
+                # what path_alt / path_seq / path_elt / path_iri do with a lone IRI
+                self.i += 1
+                iri = RDF_TYPE if k == "A" else self.iri_of(t)
+                self.iris[iri] = None
+                return iri
         self.enter()
         iris: list[IRI] = []
         start = self.i
@@ -1199,14 +1324,14 @@ class _Parser:
         prim = self.path_primary(iris)
         if prim is None:
             return None
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "PUNCT" and t.value in ("?", "*", "+"):
             self.i += 1
             prim += t.value
         return ("^" + prim) if inverse else prim
 
     def path_iri(self, iris: list) -> str | None:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "A":
             self.i += 1
             iri = RDF_TYPE
@@ -1221,7 +1346,7 @@ class _Parser:
         return iri.n3()
 
     def path_primary(self, iris: list) -> str | None:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "PUNCT" and t.value == "(":
             self.i += 1
             self.enter()
@@ -1249,7 +1374,7 @@ class _Parser:
                 if not self.expect_p(")"):
                     return None
                 return "!(" + "|".join(parts) + ")"
-            if self.tok.kind == "NIL":
+            if self.toks[self.i].kind == "NIL":
                 self.i += 1
                 return "!()"
             one = self.path_one_in_set(iris)
@@ -1267,7 +1392,7 @@ class _Parser:
 
     def data_block(self) -> ValuesBlock | None:
         self.features.add("VALUES")
-        t = self.tok
+        t = self.toks[self.i]
         variables: list[Var] = []
         rows: list[tuple] = []
         if t.kind == "VAR":
@@ -1279,7 +1404,7 @@ class _Parser:
             single = False
         elif self.at_p("("):
             self.i += 1
-            while self.tok.kind == "VAR":
+            while self.toks[self.i].kind == "VAR":
                 variables.append(self.var(self.advance().value))
             if not self.expect_p(")"):
                 self.skip_to_close()
@@ -1289,7 +1414,7 @@ class _Parser:
             return None
         if not self.expect_p("{"):
             return None
-        while self.tok.kind != _EOF_KIND and not self.at_p("}"):
+        while self.toks[self.i].kind != _EOF_KIND and not self.at_p("}"):
             before = self.i
             if single:
                 val, ok = self.data_value()
@@ -1298,7 +1423,7 @@ class _Parser:
                     self.i += 1
                     continue
                 rows.append((val,))
-            elif self.tok.kind == "NIL":
+            elif self.toks[self.i].kind == "NIL":
                 self.i += 1
                 if variables:
                     self.fail(f"VALUES row has 0 values for {len(variables)} variables", self.toks[before])
@@ -1306,7 +1431,7 @@ class _Parser:
             elif self.at_p("("):
                 self.i += 1
                 row = []
-                while not self.at_p(")") and self.tok.kind != _EOF_KIND:
+                while not self.at_p(")") and self.toks[self.i].kind != _EOF_KIND:
                     val, ok = self.data_value()
                     if not ok:
                         self.fail("expected an IRI, a literal or UNDEF in VALUES")
@@ -1329,7 +1454,7 @@ class _Parser:
         return vb
 
     def data_value(self) -> tuple[Any, bool]:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "KEYWORD" and t.value == "UNDEF":
             self.i += 1
             return None, True
@@ -1390,7 +1515,7 @@ class _Parser:
 
     def rel_expr(self) -> None:
         self.add_expr()
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "PUNCT" and t.value in _REL_OPS:
             self.i += 1
             if self.cur_ops is not None:
@@ -1405,7 +1530,7 @@ class _Parser:
 
     def expression_list(self) -> int:
         """NIL | '(' Expression ( ',' Expression )* ')'; returns the number of expressions."""
-        if self.tok.kind == "NIL":
+        if self.toks[self.i].kind == "NIL":
             self.i += 1
             return 0
         if not self.expect_p("("):
@@ -1425,7 +1550,7 @@ class _Parser:
     def add_expr(self) -> None:
         self.mul_expr()
         while True:
-            t = self.tok
+            t = self.toks[self.i]
             if t.kind == "PUNCT" and t.value in ("+", "-"):
                 self.i += 1
                 self.mul_expr()
@@ -1435,7 +1560,7 @@ class _Parser:
     def mul_expr(self) -> None:
         self.unary_expr()
         while True:
-            t = self.tok
+            t = self.toks[self.i]
             if t.kind == "PUNCT" and t.value in ("*", "/"):
                 self.i += 1
                 self.unary_expr()
@@ -1443,7 +1568,7 @@ class _Parser:
                 return
 
     def unary_expr(self) -> None:
-        t = self.tok
+        t = self.toks[self.i]
         if t.kind == "PUNCT" and t.value in ("!", "+", "-"):
             self.i += 1
             self.enter()
@@ -1453,7 +1578,7 @@ class _Parser:
         self.primary()
 
     def primary(self) -> None:
-        t = self.tok
+        t = self.toks[self.i]
         k = t.kind
         start = self.i
         if k == "VAR":
@@ -1472,7 +1597,7 @@ class _Parser:
             self.i += 1
             iri = self.use_iri(self.iri_of(t))
             self.term_at[start] = (self.i, iri)
-            n = self.tok
+            n = self.toks[self.i]
             if n.kind == "NIL":
                 self.i += 1
             elif n.kind == "PUNCT" and n.value == "(":
@@ -1511,7 +1636,7 @@ class _Parser:
             if v == "BOUND":
                 self.i += 1
                 if self.expect_p("("):
-                    vt = self.tok
+                    vt = self.toks[self.i]
                     if vt.kind == "VAR":
                         self.i += 1
                         self.term_at[self.i - 1] = (self.i, self.var(vt.value))
@@ -1523,7 +1648,7 @@ class _Parser:
             if v in BUILTINS:
                 self.i += 1
                 lo, hi = BUILTINS[v]
-                if self.tok.kind == "NIL":
+                if self.toks[self.i].kind == "NIL":
                     self.i += 1
                     n = 0
                 elif self.at_p("("):
@@ -1560,7 +1685,7 @@ class _Parser:
         if fn == "GROUP_CONCAT" and self.at_p(";"):
             self.i += 1
             if self.expect_kw("SEPARATOR") and self.expect_p("="):
-                s = self.tok
+                s = self.toks[self.i]
                 if s.kind == "STRING":
                     self.i += 1
                     separator = unescape_string(s.value)[0]
