@@ -6,7 +6,8 @@ tests two arrays aligned question by question) and is deterministic given ``seed
 draws come from ``numpy.random.Generator(PCG64(seed))`` and are consumed in an order that
 depends only on the input sizes, so the same inputs and seed give bit-identical floats.
 Resampling is vectorised in blocks of about two million draws, so 10,000 resamples of 10,000
-questions take well under a second.
+questions take well under a second; series of the same length compared in one call share their
+draws (:func:`compare_measures`, "shared draws" below).
 
 Definitions (``n`` questions, scores ``x_1..x_n``; for paired tests ``d_i = a_i - b_i``):
 
@@ -131,11 +132,6 @@ class CI:
         return self.high - self.low
 
 
-def _bootstrap_means(x: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Means of ``resamples`` resamples of ``x`` drawn with replacement, in blocks."""
-    return _exact_means([x], resamples, rng)[0]
-
-
 def _blocks(n: int, count: int) -> list[tuple[int, int]]:
     """(start, rows) of the blocks in which ``count`` resamples of size ``n`` are drawn: the draw
     calls, hence the random stream, depend on these sizes only."""
@@ -144,8 +140,9 @@ def _blocks(n: int, count: int) -> list[tuple[int, int]]:
 
 
 def _exact_means(series: Sequence[np.ndarray], resamples: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """:func:`_bootstrap_means` of several series of one length on the *same* draws (each block
-    of indices drawn once, then gathered from every series)."""
+    """Means of ``resamples`` resamples drawn with replacement (in blocks) of each series, all of
+    one length, on the *same* draws: each block of indices is drawn once and gathered from every
+    series."""
     n = series[0].size
     outs = [np.empty(resamples, dtype=np.float64) for _ in series]
     blocks = _blocks(n, resamples)
@@ -289,7 +286,7 @@ def randomization_test(
 # every randomization test with the same (n, seed, trials) the same signs: a comparison of S
 # systems on M measures used to redraw them S + S(S-1)/2 times per measure. The functions below
 # draw each block once for all the series that share it and return what the one-series
-# functions above return, bit for bit (tests/test_compare_reference.py, tests/test_analyze_stats.py).
+# functions above return, bit for bit (tests/test_compare_reference.py, tests/test_analyze_stats_shared.py).
 #
 # With many series, the means of every resample are first computed for all of them at once as
 # ``counts @ X / n`` (counts: how often each question is drawn in each resample; one BLAS
@@ -298,10 +295,10 @@ def randomization_test(
 # ``eps = 8 (n + 2) u max|x|`` (u = 2^-53; any summation order of n terms errs by at most
 # ``gamma_n * sum|terms|``, Higham 2002, sec. 3.1; 8 is a safety factor). Only a few resamples
 # can change a result: the neighbours of the quantiles' order statistics and the resamples whose
-# shifted mean is within ``3 eps`` of the p-value threshold. Those are redrawn (the generator
-# state at each block's start is kept) and their means computed exactly as before; every other
-# resample lies more than ``eps`` away from where it could matter, so its approximate mean
-# gives the same order statistics and the same count. Series whose values are multiples of
+# shifted mean is within ``3 eps`` of the p-value threshold. Those are redrawn (indices are drawn
+# 8 rows per call and the generator state before each call is kept) and their means computed
+# exactly as before; every other resample lies more than ``eps`` away from where it could
+# matter, so its approximate mean gives the same order statistics and the same count. Series whose values are multiples of
 # 2^-e with ``n * max|x| * 2^e < 2^53`` (0/1 outcomes, halves...) are summed exactly in any
 # order and need no second look.
 
@@ -461,10 +458,10 @@ def _randomization_many(diffs: Sequence[np.ndarray], trials: int, seed: int) -> 
     """:func:`randomization_test` p-values of several difference vectors, the same bit for bit.
 
     Each block of signs is drawn once per length. With several vectors, ``keep @ D`` for all of
-    them is one BLAS product; a statistic within ``8 eps`` of its threshold (``eps = 8 (n + 2) u
-    sum|d|``, see "shared draws" above) is recomputed with the one-vector code on its whole block
-    (the sign bytes are kept: ``trials * n / 8`` bytes), and vectors of multiples of ``2^-e``
-    (binary measures) are summed exactly in any order."""
+    them is one BLAS product per block; where a statistic of a vector lies within ``8 eps`` of
+    its threshold (``eps = 8 (n + 2) u sum|d|``, see "shared draws" above), that vector's block is
+    recomputed with the one-vector code; vectors of multiples of ``2^-e`` (binary measures) are
+    summed exactly in any order."""
     out = [1.0] * len(diffs)
     by_length: dict[int, list[int]] = {}
     for i, d in enumerate(diffs):
