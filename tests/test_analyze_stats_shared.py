@@ -250,3 +250,20 @@ def test_compare_measures_errors_and_degenerate_series():
     (comps, cis), = compare_measures([("m", same, None)], resamples=50, trials=50)
     assert comps[0].p["bootstrap"] == 1.0 and comps[0].p["randomization"] == 1.0
     assert cis["a"].reason and cis["a"].low == cis["a"].high == 1.0
+
+
+def test_banded_path_with_long_series_draws_fewer_rows_per_call(monkeypatch):
+    """n = 400,000: fewer than 8 rows fit a block of two million draws (step 5 rows per call)."""
+    monkeypatch.setattr(stats, "_DIRECT_MAX", 0)
+    xs = systems("fractions", 400_000, 2, 8)
+    d = xs[0] - xs[1]
+    requests = [(xs[0], 0.95, False), (xs[1], 0.9, False), (d, 0.95, True)]
+    want = []
+    for x, confidence, paired in requests:
+        if paired:
+            c, p = old_paired_bootstrap(xs[0], xs[1], confidence=confidence, resamples=23, seed=6)
+            want.append((c.low, c.high, round(p * 24) - 1))
+        else:
+            c = old_bootstrap_ci(x, confidence=confidence, resamples=23, seed=6)
+            want.append((c.low, c.high, None))
+    assert stats._bootstrap_many(requests, 23, 6) == want

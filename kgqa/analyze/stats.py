@@ -335,7 +335,7 @@ def _dyadic(x: np.ndarray) -> bool:
     return False
 
 
-_ROWS = 8  # resamples drawn per call in the banded path: the generator state is kept every _ROWS rows
+_ROWS = 8  # at most this many resamples drawn per call in the banded path (state kept before each call)
 
 
 @lru_cache(maxsize=None)
@@ -356,18 +356,19 @@ def _banded_means(items: list[_Series], resamples: int, seed: int) -> list[np.nd
     X = np.stack([it.x for it in items], axis=1)
     approx = np.empty((resamples, len(items)), dtype=np.float64)
     rng = _generator(seed)
-    # drawn _ROWS rows per call (the same indices as the blocks of _exact_means: _draws_split_freely);
-    # the state before call i (rows _ROWS*i ...) is kept to redraw those rows later
+    # drawn `step` rows per call (the same indices as the blocks of _exact_means: _draws_split_freely);
+    # the state before call i (rows step*i ...) is kept to redraw those rows later
+    step = max(1, min(_ROWS, _BLOCK // n))
     states: list[dict] = []
-    chunk = min(resamples, max(_ROWS, _BLOCK // n // _ROWS * _ROWS))
+    chunk = min(resamples, max(step, _BLOCK // n // step * step))
     counts = np.empty((chunk, n), dtype=np.float64)
-    offsets = (np.arange(_ROWS) * n)[:, None]
+    offsets = (np.arange(step) * n)[:, None]
     for start in range(0, resamples, chunk):
         k = min(chunk, resamples - start)
         c = counts[:k]
-        for sub in range(0, k, _ROWS):
+        for sub in range(0, k, step):
             states.append(rng.bit_generator.state)
-            rows = min(_ROWS, k - sub)
+            rows = min(step, k - sub)
             idx = rng.integers(0, n, size=(rows, n))
             c[sub : sub + rows] = np.bincount((idx + offsets[:rows]).ravel(), minlength=rows * n).reshape(rows, n)
         np.matmul(c, X, out=approx[start : start + k])
@@ -390,14 +391,14 @@ def _banded_means(items: list[_Series], resamples: int, seed: int) -> list[np.nd
         for observed, threshold in it.boundaries:
             band |= np.abs(np.abs(m - observed) - threshold) <= 3 * eps
         rows = np.flatnonzero(band)
-        calls = rows // _ROWS
+        calls = rows // step
         for call in np.unique(calls):
             redraw.setdefault(int(call), []).append((j, rows[calls == call]))
     for call, asks in sorted(redraw.items()):
         bitgen = np.random.PCG64()
         bitgen.state = states[call]
-        first = call * _ROWS
-        idx = np.random.Generator(bitgen).integers(0, n, size=(min(_ROWS, resamples - first), n))
+        first = call * step
+        idx = np.random.Generator(bitgen).integers(0, n, size=(min(step, resamples - first), n))
         for j, rows in asks:
             x = items[j].x
             exact = x[idx[rows - first]].mean(axis=1)  # a row's mean does not depend on the other rows
