@@ -36,6 +36,7 @@ whether the identity permutation counts.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import combinations
@@ -349,6 +350,19 @@ def _draws_split_freely(n: int) -> bool:
     return bool(np.array_equal(whole, np.concatenate(parts)))
 
 
+def _one_blas_thread() -> contextlib.AbstractContextManager:
+    """The BLAS products of the shared draws are thin (one column per series): extra BLAS threads
+    save little there and, on a busy machine, wait for each other far longer (measured: twice
+    the wall time of the whole comparison on 2 loaded cores), so they run on one thread when
+    threadpoolctl is installed. Results never depend on it: the products only decide which
+    means are recomputed exactly, with a bound that holds for any summation order."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def _banded_means(items: list[_Series], resamples: int, seed: int) -> list[np.ndarray]:
     """Resample means of every series, exact wherever a quantile or a p-value of the series
     can depend on them (see the comment above); elsewhere within ``eps`` of the exact mean."""
@@ -363,15 +377,16 @@ def _banded_means(items: list[_Series], resamples: int, seed: int) -> list[np.nd
     chunk = min(resamples, max(step, _BLOCK // n // step * step))
     counts = np.empty((chunk, n), dtype=np.float64)
     offsets = (np.arange(step) * n)[:, None]
-    for start in range(0, resamples, chunk):
-        k = min(chunk, resamples - start)
-        c = counts[:k]
-        for sub in range(0, k, step):
-            states.append(rng.bit_generator.state)
-            rows = min(step, k - sub)
-            idx = rng.integers(0, n, size=(rows, n))
-            c[sub : sub + rows] = np.bincount((idx + offsets[:rows]).ravel(), minlength=rows * n).reshape(rows, n)
-        np.matmul(c, X, out=approx[start : start + k])
+    with _one_blas_thread():
+        for start in range(0, resamples, chunk):
+            k = min(chunk, resamples - start)
+            c = counts[:k]
+            for sub in range(0, k, step):
+                states.append(rng.bit_generator.state)
+                rows = min(step, k - sub)
+                idx = rng.integers(0, n, size=(rows, n))
+                c[sub : sub + rows] = np.bincount((idx + offsets[:rows]).ravel(), minlength=rows * n).reshape(rows, n)
+            np.matmul(c, X, out=approx[start : start + k])
     approx /= n
 
     means: list[np.ndarray] = []
@@ -495,20 +510,21 @@ def _sign_flip_counts(vectors: list[np.ndarray], trials: int, seed: int) -> list
     counts = [0] * len(vectors)
     rng = _generator(seed)
     bytes_per_row = (n + 7) // 8
-    for start, k in _blocks(n, trials):
-        raw = np.frombuffer(rng.bytes(k * bytes_per_row), dtype=np.uint8).reshape(k, bytes_per_row)
-        keep = np.unpackbits(raw, axis=1, count=n).astype(np.float64)  # 1 = sign +1, 0 = sign -1
-        if banded:
-            approx = keep @ D
-        for u, d in enumerate(vectors):
+    with _one_blas_thread():
+        for start, k in _blocks(n, trials):
+            raw = np.frombuffer(rng.bytes(k * bytes_per_row), dtype=np.uint8).reshape(k, bytes_per_row)
+            keep = np.unpackbits(raw, axis=1, count=n).astype(np.float64)  # 1 = sign +1, 0 = sign -1
             if banded:
-                stats = np.abs(2.0 * approx[:, u] - totals[u])
-                if eps[u] == 0.0 or not np.any(np.abs(stats - thresholds[u]) <= 8 * eps[u]):
-                    counts[u] += int(np.count_nonzero(stats >= thresholds[u]))
-                    continue
-            # sum(s * d) with s = 2*keep - 1 equals 2 * (keep @ d) - sum(d)
-            stats = np.abs(2.0 * np.einsum("ij,j->i", keep, d) - totals[u])  # no BLAS threads
-            counts[u] += int(np.count_nonzero(stats >= thresholds[u]))
+                approx = keep @ D
+            for u, d in enumerate(vectors):
+                if banded:
+                    stats = np.abs(2.0 * approx[:, u] - totals[u])
+                    if eps[u] == 0.0 or not np.any(np.abs(stats - thresholds[u]) <= 8 * eps[u]):
+                        counts[u] += int(np.count_nonzero(stats >= thresholds[u]))
+                        continue
+                # sum(s * d) with s = 2*keep - 1 equals 2 * (keep @ d) - sum(d)
+                stats = np.abs(2.0 * np.einsum("ij,j->i", keep, d) - totals[u])  # no BLAS threads
+                counts[u] += int(np.count_nonzero(stats >= thresholds[u]))
     return counts
 
 
