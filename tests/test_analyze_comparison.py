@@ -116,3 +116,20 @@ def test_load_evaluations_round_trip_and_errors(tmp_path):
     broken.write_text("{")
     with pytest.raises(InputError, match="broken.json: not JSON"):
         load_evaluations([broken])
+
+
+def test_one_call_for_all_measures_gives_the_per_measure_results():
+    """compare_evaluations resamples every measure in one call (shared draws, issue 17): the
+    result is what one compare_systems and one bootstrap_ci call per measure and system give."""
+    from kgqa.analyze.characteristics import per_question_scores
+
+    evs = [make_eval("A", A), make_eval("B", B), make_eval("C", C)]
+    for baseline in (None, "C"):
+        got = compare_evaluations(evs, baseline=baseline, seed=4, resamples=700, trials=600, confidence=0.9)
+        for m in got.measures:
+            scores = {s: per_question_scores(e, m.measure) for s, e in zip(got.systems, evs)}
+            assert m.comparisons == stats.compare_systems(scores, baseline=baseline, measure=m.measure, binary=m.binary,
+                                                          seed=4, resamples=700, trials=600, confidence=0.9)
+            for s in got.systems:
+                assert m.ci[s] == stats.bootstrap_ci([scores[s][q] for q in sorted(IDS)], confidence=0.9,
+                                                     resamples=700, seed=4)

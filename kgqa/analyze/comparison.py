@@ -17,7 +17,9 @@ systems are aligned on the question ids scored for every system
   a system's mean carries the letters of the systems it beats with the primary test's
   Holm-adjusted ``p < alpha`` (primary: McNemar for binary measures, else randomization).
 
-Everything is deterministic given ``seed``: every test of every pair uses the same seed.
+Everything is deterministic given ``seed``: every test of every pair uses the same seed (so the
+bootstrap and sign-flip draws, the same for every series of the same length, are drawn once for
+the whole call: :func:`kgqa.analyze.stats.compare_measures`).
 """
 
 from __future__ import annotations
@@ -175,7 +177,7 @@ def compare_evaluations(
                 f"comparable: {', '.join(per_q) or 'none'}"
             )
         per_q = [m for m in per_q if m in measures]
-    results: list[MeasureComparison] = []
+    tables = []
     for label in per_q:
         scores = {s: per_question_scores(e, label) for s, e in zip(systems, evals)}
         ids, dropped = stats.common_ids(scores)
@@ -184,15 +186,16 @@ def compare_evaluations(
         binary = _binary(evals, label)
         if binary and not all(stats.is_binary([scores[s][q] for q in ids]) for s in systems):
             binary = False
-        comps = stats.compare_systems(
-            scores, baseline=baseline, measure=label, binary=binary, seed=seed, alpha=alpha,
-            confidence=confidence, resamples=resamples, trials=trials,
-        )
-        ci = {
-            s: stats.bootstrap_ci([scores[s][q] for q in ids], confidence=confidence, resamples=resamples, seed=seed)
-            for s in systems
-        }
-        results.append(MeasureComparison(label, binary, len(ids), dropped, ci, comps, {}))
+        tables.append((label, scores, binary, ids, dropped))
+    # one call for every measure: series of the same length share their seeded draws
+    compared = stats.compare_measures(
+        [(label, scores, binary) for label, scores, binary, _, _ in tables], baseline=baseline, seed=seed,
+        alpha=alpha, confidence=confidence, resamples=resamples, trials=trials,
+    ) if tables else []
+    results = [
+        MeasureComparison(label, binary, len(ids), dropped, ci, comps, {})
+        for (label, _, binary, ids, dropped), (comps, ci) in zip(tables, compared)
+    ]
     if family == "all":
         results = _adjust_all(results, alpha)
     results = [replace(m, letters=stats.significance_letters(m.comparisons, systems)) for m in results]

@@ -6,7 +6,8 @@ tests two arrays aligned question by question) and is deterministic given ``seed
 draws come from ``numpy.random.Generator(PCG64(seed))`` and are consumed in an order that
 depends only on the input sizes, so the same inputs and seed give bit-identical floats.
 Resampling is vectorised in blocks of about two million draws, so 10,000 resamples of 10,000
-questions take well under a second.
+questions take well under a second; series of the same length compared in one call share their
+draws (:func:`compare_measures`, "shared draws" below).
 
 Definitions (``n`` questions, scores ``x_1..x_n``; for paired tests ``d_i = a_i - b_i``):
 
@@ -35,7 +36,9 @@ whether the identity permutation counts.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import combinations
 from typing import Iterable, Mapping, Sequence
 
@@ -60,6 +63,7 @@ __all__ = [
     "system_letters",
     "significance_letters",
     "compare_systems",
+    "compare_measures",
 ]
 
 _BLOCK = 2_000_000  # random draws per vectorised block (bounded memory, ~16 MB of int64)
@@ -129,17 +133,28 @@ class CI:
         return self.high - self.low
 
 
-def _bootstrap_means(x: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Means of ``resamples`` resamples of ``x`` drawn with replacement, in blocks."""
-    n = x.size
-    out = np.empty(resamples, dtype=np.float64)
+def _blocks(n: int, count: int) -> list[tuple[int, int]]:
+    """(start, rows) of the blocks in which ``count`` resamples of size ``n`` are drawn: the draw
+    calls, hence the random stream, depend on these sizes only."""
     rows = max(1, _BLOCK // n)
-    for start in range(0, resamples, rows):
-        k = min(rows, resamples - start)
+    return [(start, min(rows, count - start)) for start in range(0, count, rows)]
+
+
+def _exact_means(series: Sequence[np.ndarray], resamples: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Means of ``resamples`` resamples drawn with replacement (in blocks) of each series, all of
+    one length, on the *same* draws: each block of indices is drawn once and gathered from every
+    series."""
+    n = series[0].size
+    outs = [np.empty(resamples, dtype=np.float64) for _ in series]
+    blocks = _blocks(n, resamples)
+    buf = np.empty((blocks[0][1], n), dtype=np.float64)
+    for start, k in blocks:
         idx = rng.integers(0, n, size=(k, n))
-        out[start : start + k] = x[idx].mean(axis=1)
+        for x, out in zip(series, outs):
+            # take(mode="clip") copies exactly x[idx] (every index is in range) into a reused buffer
+            out[start : start + k] = np.take(x, idx, out=buf[:k], mode="clip").mean(axis=1)
     # a mean lies within [min, max]; clip the last-bit rounding of e.g. (v + v + v) / 3
-    return np.clip(out, x.min(), x.max(), out=out)
+    return [np.clip(out, x.min(), x.max(), out=out) for x, out in zip(series, outs)]
 
 
 def _degenerate(x: np.ndarray, confidence: float) -> CI | None:
@@ -184,10 +199,8 @@ def bootstrap_ci(
     degenerate = _degenerate(x, confidence)
     if degenerate is not None:
         return degenerate
-    means = _bootstrap_means(x, int(resamples), _generator(seed))
-    alpha = 1.0 - confidence
-    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
-    return CI(float(x.mean()), float(low), float(high), int(x.size), confidence)
+    low, high, _ = _bootstrap_many([(x, confidence, False)], int(resamples), seed)[0]
+    return CI(float(x.mean()), low, high, int(x.size), confidence)
 
 
 @dataclass(frozen=True)
@@ -219,19 +232,27 @@ def paired_bootstrap(
     _check_count(resamples, "resamples")
     x, y = _as_pair(a, b)
     d = x - y
-    degenerate = _degenerate(d, confidence)
-    observed = float(d.mean())
+    degenerate = _paired_degenerate(d, confidence, resamples)
     if degenerate is not None:
-        # n == 1 or constant differences: every resample equals the observed mean.
-        p = 1.0 if observed == 0.0 else 1.0 / (resamples + 1)
-        return PairedBootstrap(degenerate, p, int(resamples))
-    means = _bootstrap_means(d, int(resamples), _generator(seed))
-    alpha = 1.0 - confidence
-    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
-    threshold = abs(observed) - _TOL * max(1.0, abs(observed))
-    count = int(np.count_nonzero(np.abs(means - observed) >= threshold))
+        return degenerate
+    return _paired_result(d, confidence, resamples, _bootstrap_many([(d, confidence, True)], int(resamples), seed)[0])
+
+
+def _paired_degenerate(d: np.ndarray, confidence: float, resamples: int) -> PairedBootstrap | None:
+    degenerate = _degenerate(d, confidence)
+    if degenerate is None:
+        return None
+    # n == 1 or constant differences: every resample equals the observed mean.
+    p = 1.0 if float(d.mean()) == 0.0 else 1.0 / (resamples + 1)
+    return PairedBootstrap(degenerate, p, int(resamples))
+
+
+def _paired_result(d: np.ndarray, confidence: float, resamples: int,
+                   summary: tuple[float, float, int | None]) -> PairedBootstrap:
+    low, high, count = summary
+    assert count is not None
     p = (count + 1) / (resamples + 1)
-    return PairedBootstrap(CI(observed, float(low), float(high), int(d.size), confidence), p, int(resamples))
+    return PairedBootstrap(CI(float(d.mean()), low, high, int(d.size), confidence), p, int(resamples))
 
 
 # --------------------------------------------------------------------------- paired tests
@@ -257,25 +278,254 @@ def randomization_test(
     it); this is the convention of the IR/NLP significance-testing literature kgqa follows."""
     _check_count(trials, "trials")
     x, y = _as_pair(a, b)
-    d = x - y
-    n = d.size
-    total = float(d.sum())
-    observed = abs(total)
-    if not np.any(d):
-        return 1.0
-    threshold = observed - _TOL * max(1.0, float(np.abs(d).sum()))
+    return _randomization_many([x - y], int(trials), seed)[0]
+
+
+# --------------------------------------------------------------------------- shared draws
+#
+# Every bootstrap of one call with the same (n, seed, resamples) draws the *same* indices, and
+# every randomization test with the same (n, seed, trials) the same signs: a comparison of S
+# systems on M measures used to redraw them S + S(S-1)/2 times per measure. The functions below
+# draw each block once for all the series that share it and return what the one-series
+# functions above return, bit for bit (tests/test_compare_reference.py, tests/test_analyze_stats_shared.py).
+#
+# With many series, the means of every resample are first computed for all of them at once as
+# ``counts @ X / n`` (counts: how often each question is drawn in each resample; one BLAS
+# product instead of one gather per series). That sum is taken in another order than numpy's
+# pairwise ``mean``, so it can differ from the exact mean in the last bits, by at most
+# ``eps = 8 (n + 2) u max|x|`` (u = 2^-53; any summation order of n terms errs by at most
+# ``gamma_n * sum|terms|``, Higham 2002, sec. 3.1; 8 is a safety factor). Only a few resamples
+# can change a result: the neighbours of the quantiles' order statistics and the resamples whose
+# shifted mean is within ``3 eps`` of the p-value threshold. Those are redrawn (indices are drawn
+# 8 rows per call and the generator state before each call is kept) and their means computed
+# exactly as before; every other resample lies more than ``eps`` away from where it could
+# matter, so its approximate mean gives the same order statistics and the same count. Series whose values are multiples of
+# 2^-e with ``n * max|x| * 2^e < 2^53`` (0/1 outcomes, halves...) are summed exactly in any
+# order and need no second look.
+
+_DIRECT_MAX = 6  # up to this many distinct series of one length, gather each resample directly
+_U = 2.0 ** -53
+
+
+@dataclass
+class _Series:
+    """One distinct series to resample and what will be asked of its resample means: the
+    quantile pairs ``(alpha/2, 1 - alpha/2)`` and the shifted-null boundaries ``(observed,
+    threshold)``."""
+
+    x: np.ndarray
+    quantiles: list[tuple[float, float]] = field(default_factory=list)
+    boundaries: list[tuple[float, float]] = field(default_factory=list)
+
+
+def _quantile_positions(q: float, count: int) -> list[int]:
+    """Sorted positions numpy's linear-interpolation quantile may read (its floor and the next
+    one, widened by one on each side against the rounding of ``q * (count - 1)``)."""
+    v = int(np.floor(q * (count - 1)))
+    return [p for p in range(v - 1, v + 3) if 0 <= p < count]
+
+
+def _dyadic(x: np.ndarray) -> bool:
+    """True when every sum of ``n`` values of ``x`` is exact in any order: all values are
+    multiples of ``2^-e`` for some ``e <= 30`` and ``n * max|x| * 2^e < 2^53``."""
+    top = float(np.abs(x).max()) * x.size
+    for e in range(31):
+        scaled = x * 2.0**e
+        if np.array_equal(scaled, np.floor(scaled)):
+            return top * 2.0**e < 2.0**53
+    return False
+
+
+_ROWS = 8  # at most this many resamples drawn per call in the banded path (state kept before each call)
+
+
+@lru_cache(maxsize=None)
+def _draws_split_freely(n: int) -> bool:
+    """True when drawing resamples of size ``n`` a few rows per call gives the same indices as
+    one call per block (numpy's bounded integers keep no state between calls but the bit
+    generator's: checked once per length, else the banded path is not used)."""
+    whole = _generator(20_250_917).integers(0, n, size=(3, n))
+    rng = _generator(20_250_917)
+    parts = [rng.integers(0, n, size=(1, n)), rng.integers(0, n, size=(2, n))]
+    return bool(np.array_equal(whole, np.concatenate(parts)))
+
+
+def _one_blas_thread() -> contextlib.AbstractContextManager:
+    """The BLAS products of the shared draws are thin (one column per series): extra BLAS threads
+    save little there and, on a busy machine, wait for each other far longer (measured: twice
+    the wall time of the whole comparison on 2 loaded cores), so they run on one thread when
+    threadpoolctl is installed. Results never depend on it: the products only decide which
+    means are recomputed exactly, with a bound that holds for any summation order."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _banded_means(items: list[_Series], resamples: int, seed: int) -> list[np.ndarray]:
+    """Resample means of every series, exact wherever a quantile or a p-value of the series
+    can depend on them (see the comment above); elsewhere within ``eps`` of the exact mean."""
+    n = items[0].x.size
+    X = np.stack([it.x for it in items], axis=1)
+    approx = np.empty((resamples, len(items)), dtype=np.float64)
+    rng = _generator(seed)
+    # drawn `step` rows per call (the same indices as the blocks of _exact_means: _draws_split_freely);
+    # the state before call i (rows step*i ...) is kept to redraw those rows later
+    step = max(1, min(_ROWS, _BLOCK // n))
+    states: list[dict] = []
+    chunk = min(resamples, max(step, _BLOCK // n // step * step))
+    counts = np.empty((chunk, n), dtype=np.float64)
+    offsets = (np.arange(step) * n)[:, None]
+    with _one_blas_thread():
+        for start in range(0, resamples, chunk):
+            k = min(chunk, resamples - start)
+            c = counts[:k]
+            for sub in range(0, k, step):
+                states.append(rng.bit_generator.state)
+                rows = min(step, k - sub)
+                idx = rng.integers(0, n, size=(rows, n))
+                c[sub : sub + rows] = np.bincount((idx + offsets[:rows]).ravel(), minlength=rows * n).reshape(rows, n)
+            np.matmul(c, X, out=approx[start : start + k])
+    approx /= n
+
+    means: list[np.ndarray] = []
+    redraw: dict[int, list[tuple[int, np.ndarray]]] = {}  # call -> (series, rows)
+    for j, it in enumerate(items):
+        m = np.clip(approx[:, j], it.x.min(), it.x.max())
+        means.append(m)
+        if _dyadic(it.x):
+            continue
+        eps = 8.0 * (n + 2) * _U * float(np.abs(it.x).max())
+        band = np.zeros(resamples, dtype=bool)
+        for qs in it.quantiles:
+            for q in qs:
+                pos = _quantile_positions(q, resamples)
+                part = np.partition(m, pos)
+                band |= (m >= part[pos[0]] - 3 * eps) & (m <= part[pos[-1]] + 3 * eps)
+        for observed, threshold in it.boundaries:
+            band |= np.abs(np.abs(m - observed) - threshold) <= 3 * eps
+        rows = np.flatnonzero(band)
+        calls = rows // step
+        for call in np.unique(calls):
+            redraw.setdefault(int(call), []).append((j, rows[calls == call]))
+    for call, asks in sorted(redraw.items()):
+        bitgen = np.random.PCG64()
+        bitgen.state = states[call]
+        first = call * step
+        idx = np.random.Generator(bitgen).integers(0, n, size=(min(step, resamples - first), n))
+        for j, rows in asks:
+            x = items[j].x
+            exact = x[idx[rows - first]].mean(axis=1)  # a row's mean does not depend on the other rows
+            means[j][rows] = np.clip(exact, x.min(), x.max())
+    return means
+
+
+def _resample_many(items: list[_Series], resamples: int, seed: int) -> list[np.ndarray]:
+    if len(items) <= _DIRECT_MAX or not _draws_split_freely(items[0].x.size):
+        return _exact_means([it.x for it in items], resamples, _generator(seed))
+    return _banded_means(items, resamples, seed)
+
+
+def _bootstrap_many(
+    requests: Sequence[tuple[np.ndarray, float, bool]], resamples: int, seed: int
+) -> list[tuple[float, float, int | None]]:
+    """For each ``(x, confidence, paired)`` (``x`` non-degenerate: two or more values, not all
+    equal) the percentile interval ``(low, high)`` of :func:`bootstrap_ci` and, when ``paired``,
+    the shifted-null count of :func:`paired_bootstrap` (``x`` the differences), all resampled
+    with ``seed`` -- the same numbers as one call per series, with each block of draws shared
+    by every series of its length."""
+    out: list[tuple[float, float, int | None]] = [(0.0, 0.0, None)] * len(requests)
+    by_length: dict[int, list[int]] = {}
+    for i, (x, _, _) in enumerate(requests):
+        by_length.setdefault(x.size, []).append(i)
+    for members in by_length.values():
+        items: list[_Series] = []
+        slot: dict[bytes, int] = {}
+        which: list[int] = []
+        for i in members:
+            x, confidence, paired = requests[i]
+            key = x.tobytes()
+            if key not in slot:
+                slot[key] = len(items)
+                items.append(_Series(x))
+            it = items[slot[key]]
+            alpha = 1.0 - confidence
+            it.quantiles.append((alpha / 2, 1 - alpha / 2))
+            if paired:
+                observed = float(x.mean())
+                it.boundaries.append((observed, abs(observed) - _TOL * max(1.0, abs(observed))))
+            which.append(slot[key])
+        means = _resample_many(items, resamples, seed)
+        for i, j in zip(members, which):
+            x, confidence, paired = requests[i]
+            alpha = 1.0 - confidence
+            low, high = np.quantile(means[j], [alpha / 2, 1 - alpha / 2])
+            count = None
+            if paired:
+                observed = float(x.mean())
+                threshold = abs(observed) - _TOL * max(1.0, abs(observed))
+                count = int(np.count_nonzero(np.abs(means[j] - observed) >= threshold))
+            out[i] = (float(low), float(high), count)
+    return out
+
+
+def _randomization_many(diffs: Sequence[np.ndarray], trials: int, seed: int) -> list[float]:
+    """:func:`randomization_test` p-values of several difference vectors, the same bit for bit.
+
+    Each block of signs is drawn once per length. With several vectors, ``keep @ D`` for all of
+    them is one BLAS product per block; where a statistic of a vector lies within ``8 eps`` of
+    its threshold (``eps = 8 (n + 2) u sum|d|``, see "shared draws" above), that vector's block is
+    recomputed with the one-vector code; vectors of multiples of ``2^-e`` (binary measures) are
+    summed exactly in any order."""
+    out = [1.0] * len(diffs)
+    by_length: dict[int, list[int]] = {}
+    for i, d in enumerate(diffs):
+        if np.any(d):
+            by_length.setdefault(d.size, []).append(i)
+    for n, members in by_length.items():
+        uniq: dict[bytes, int] = {}
+        vectors: list[np.ndarray] = []
+        which: list[int] = []
+        for i in members:
+            key = diffs[i].tobytes()
+            if key not in uniq:
+                uniq[key] = len(vectors)
+                vectors.append(diffs[i])
+            which.append(uniq[key])
+        counts = _sign_flip_counts(vectors, trials, seed)
+        for i, u in zip(members, which):
+            out[i] = (counts[u] + 1) / (trials + 1)
+    return out
+
+
+def _sign_flip_counts(vectors: list[np.ndarray], trials: int, seed: int) -> list[int]:
+    n = vectors[0].size
+    totals = [float(d.sum()) for d in vectors]
+    thresholds = [abs(t) - _TOL * max(1.0, float(np.abs(d).sum())) for d, t in zip(vectors, totals)]
+    banded = len(vectors) > 1
+    if banded:
+        D = np.stack(vectors, axis=1)
+        eps = [0.0 if _dyadic(d) else 8.0 * (n + 2) * _U * float(np.abs(d).sum()) for d in vectors]
+    counts = [0] * len(vectors)
     rng = _generator(seed)
     bytes_per_row = (n + 7) // 8
-    rows = max(1, _BLOCK // n)
-    count = 0
-    for start in range(0, trials, rows):
-        k = min(rows, trials - start)
-        raw = np.frombuffer(rng.bytes(k * bytes_per_row), dtype=np.uint8).reshape(k, bytes_per_row)
-        keep = np.unpackbits(raw, axis=1, count=n).astype(np.float64)  # 1 = sign +1, 0 = sign -1
-        # sum(s * d) with s = 2*keep - 1 equals 2 * (keep @ d) - sum(d)
-        stats = np.abs(2.0 * np.einsum("ij,j->i", keep, d) - total)  # no BLAS threads
-        count += int(np.count_nonzero(stats >= threshold))
-    return (count + 1) / (trials + 1)
+    with _one_blas_thread():
+        for start, k in _blocks(n, trials):
+            raw = np.frombuffer(rng.bytes(k * bytes_per_row), dtype=np.uint8).reshape(k, bytes_per_row)
+            keep = np.unpackbits(raw, axis=1, count=n).astype(np.float64)  # 1 = sign +1, 0 = sign -1
+            if banded:
+                approx = keep @ D
+            for u, d in enumerate(vectors):
+                if banded:
+                    stats = np.abs(2.0 * approx[:, u] - totals[u])
+                    if eps[u] == 0.0 or not np.any(np.abs(stats - thresholds[u]) <= 8 * eps[u]):
+                        counts[u] += int(np.count_nonzero(stats >= thresholds[u]))
+                        continue
+                # sum(s * d) with s = 2*keep - 1 equals 2 * (keep @ d) - sum(d)
+                stats = np.abs(2.0 * np.einsum("ij,j->i", keep, d) - totals[u])  # no BLAS threads
+                counts[u] += int(np.count_nonzero(stats >= thresholds[u]))
+    return counts
 
 
 def is_binary(values: Sequence[float] | np.ndarray) -> bool:
@@ -479,7 +729,10 @@ def common_ids(scores: Mapping[str, Mapping[str, float]]) -> tuple[list[str], di
         return [], {}
     sets = {system: set(per) for system, per in scores.items()}
     common = set.intersection(*sets.values())
-    ids = sorted(common, key=lambda q: (str(type(q).__name__), str(q)))
+    if all(type(q) is str for q in common):  # the usual case: the key below reduces to the id itself
+        ids = sorted(common)
+    else:
+        ids = sorted(common, key=lambda q: (str(type(q).__name__), str(q)))
     return ids, {system: len(s - common) for system, s in sets.items()}
 
 
@@ -544,6 +797,28 @@ def compare_systems(
     Every comparison uses the same ``seed`` so a pair's result does not depend on which other
     systems are compared. ``primary`` (default: ``"mcnemar"`` for binary measures, else
     ``"randomization"``) decides ``significant`` (Holm-adjusted p < ``alpha``) and ``better``."""
+    return compare_measures(
+        [(measure, scores, binary)], baseline=baseline, seed=seed, alpha=alpha, confidence=confidence,
+        resamples=resamples, trials=trials, primary=primary, cis=False,
+    )[0][0]
+
+
+@dataclass
+class _Plan:
+    """One measure's comparison before any resampling: the aligned arrays and the pairs."""
+
+    measure: str
+    systems: list[str]
+    n: int
+    dropped: dict[str, int]
+    arrays: dict[str, np.ndarray]
+    binary: bool
+    primary: str
+    pairs: list[tuple[str, str]]
+
+
+def _plan(scores: Mapping[str, Mapping[str, float]], baseline: str | None, measure: str, binary: bool | None,
+          primary: str | None) -> _Plan:
     if not scores:
         raise ValueError("compare_systems needs at least two systems, got none")
     systems = list(scores)
@@ -561,25 +836,88 @@ def compare_systems(
         primary = "mcnemar" if binary else "randomization"
     if primary not in TESTS or (primary == "mcnemar" and not binary):
         raise ValueError(f"primary test must be one of {TESTS[:3] + (('mcnemar',) if binary else ())}, got {primary!r}")
-
     if baseline is not None:
         pairs = [(s, baseline) for s in systems if s != baseline]
     else:
         pairs = list(combinations(systems, 2))
+    return _Plan(measure, systems, len(ids), dropped, arrays, binary, primary, pairs)
 
-    raw: list[tuple[str, str, PairedBootstrap, WinTieLoss, dict[str, float]]] = []
-    for sa, sb in pairs:
-        a, b = arrays[sa], arrays[sb]
-        boot = paired_bootstrap(a, b, confidence=confidence, resamples=resamples, seed=seed)
-        p = {
-            "bootstrap": boot.p,
-            "randomization": randomization_test(a, b, trials=trials, seed=seed),
-            "wilcoxon": wilcoxon(a, b),
-        }
-        if binary:
-            p["mcnemar"] = mcnemar_exact(a, b)
-        raw.append((sa, sb, boot, win_tie_loss(a, b), p))
 
+def compare_measures(
+    tables: Sequence[tuple[str, Mapping[str, Mapping[str, float]], bool | None]],
+    *,
+    baseline: str | None = None,
+    seed: int = 0,
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    trials: int = 10_000,
+    primary: str | None = None,
+    cis: bool = True,
+) -> list[tuple[list[Comparison], dict[str, CI]]]:
+    """:func:`compare_systems` on several measures at once: ``tables`` holds ``(measure, scores,
+    binary)`` per measure; returns per measure its comparisons and (``cis``) each system's
+    :func:`bootstrap_ci` over the questions scored for every system (else ``{}``).
+
+    The numbers are exactly those of one :func:`compare_systems` call per measure and one
+    :func:`bootstrap_ci` call per system and measure (Holm/BH within each measure); but every
+    series of the same length is resampled on one shared set of draws -- they were the same
+    seeded draws anyway -- instead of drawing them again for each series (see "shared draws"
+    above), which makes comparing many systems on many measures several times faster."""
+    plans = [_plan(scores, baseline, measure, binary, primary) for measure, scores, binary in tables]
+    _check_confidence(confidence)
+    _check_count(resamples, "resamples")
+    _check_count(trials, "trials")
+    resamples, trials = int(resamples), int(trials)
+
+    requests: list[tuple[np.ndarray, float, bool]] = []
+    where: dict[tuple, int] = {}
+    diffs: list[np.ndarray] = []
+    for i, pl in enumerate(plans):
+        for j, (sa, sb) in enumerate(pl.pairs):
+            d = pl.arrays[sa] - pl.arrays[sb]
+            diffs.append(d)
+            if _degenerate(d, confidence) is None:
+                where[("pair", i, j)] = len(requests)
+                requests.append((d, confidence, True))
+        if cis:
+            for s in pl.systems:
+                if _degenerate(pl.arrays[s], confidence) is None:
+                    where[("ci", i, s)] = len(requests)
+                    requests.append((pl.arrays[s], confidence, False))
+    summaries = _bootstrap_many(requests, resamples, seed)
+    randomization = iter(_randomization_many(diffs, trials, seed))
+    diff_iter = iter(diffs)
+
+    out: list[tuple[list[Comparison], dict[str, CI]]] = []
+    for i, pl in enumerate(plans):
+        raw: list[tuple[str, str, PairedBootstrap, WinTieLoss, dict[str, float]]] = []
+        for j, (sa, sb) in enumerate(pl.pairs):
+            a, b, d = pl.arrays[sa], pl.arrays[sb], next(diff_iter)
+            boot = _paired_degenerate(d, confidence, resamples)
+            if boot is None:
+                boot = _paired_result(d, confidence, resamples, summaries[where[("pair", i, j)]])
+            p = {"bootstrap": boot.p, "randomization": next(randomization), "wilcoxon": wilcoxon(a, b)}
+            if pl.binary:
+                p["mcnemar"] = mcnemar_exact(a, b)
+            raw.append((sa, sb, boot, win_tie_loss(a, b), p))
+        ci: dict[str, CI] = {}
+        if cis:
+            for s in pl.systems:
+                x = pl.arrays[s]
+                degenerate = _degenerate(x, confidence)
+                if degenerate is not None:
+                    ci[s] = degenerate
+                else:
+                    low, high, _ = summaries[where[("ci", i, s)]]
+                    ci[s] = CI(float(x.mean()), low, high, int(x.size), confidence)
+        out.append((_adjusted(pl, raw, alpha), ci))
+    return out
+
+
+def _adjusted(pl: _Plan, raw: list[tuple[str, str, PairedBootstrap, WinTieLoss, dict[str, float]]],
+              alpha: float) -> list[Comparison]:
+    """The comparisons of one measure, Holm- and BH-adjusted per test over its pairs."""
     tests = list(raw[0][4])
     adj_holm = {t: holm([r[4][t] for r in raw]) for t in tests}
     adj_bh = {t: benjamini_hochberg([r[4][t] for r in raw]) for t in tests}
@@ -587,17 +925,17 @@ def compare_systems(
     for i, (sa, sb, boot, wtl, p) in enumerate(raw):
         ph = {t: adj_holm[t][i] for t in tests}
         pb = {t: adj_bh[t][i] for t in tests}
-        mean_a, mean_b = float(arrays[sa].mean()), float(arrays[sb].mean())
-        significant = ph[primary] < alpha and mean_a != mean_b
+        mean_a, mean_b = float(pl.arrays[sa].mean()), float(pl.arrays[sb].mean())
+        significant = ph[pl.primary] < alpha and mean_a != mean_b
         better = (sa if mean_a > mean_b else sb) if significant else None
         out.append(
             Comparison(
-                measure=measure,
+                measure=pl.measure,
                 system_a=sa,
                 system_b=sb,
-                n=len(ids),
-                dropped_a=dropped[sa],
-                dropped_b=dropped[sb],
+                n=pl.n,
+                dropped_a=pl.dropped[sa],
+                dropped_b=pl.dropped[sb],
                 mean_a=mean_a,
                 mean_b=mean_b,
                 diff=boot.diff,
@@ -605,7 +943,7 @@ def compare_systems(
                 p=p,
                 p_holm=ph,
                 p_bh=pb,
-                primary=primary,
+                primary=pl.primary,
                 alpha=alpha,
                 significant=significant,
                 better=better,
