@@ -65,6 +65,14 @@ from kgqa.model.outcome import Outcome, Status
 from kgqa.model.problems import InputError
 from kgqa.model.terms import RDF_LANGSTRING, XSD_STRING, BNode, IRI, Literal
 
+#: Queries queued on one worker at most (sent in one message) while its answers are fast.
+PIPELINE = 16
+#: An answer within this many seconds counts as fast (the worker may then get a queue).
+FAST_QUERY = 0.01
+#: A worker idle with nothing pending takes over the queue of a worker whose current query has
+#: run this long.
+STEAL_AFTER = 0.05
+
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNET = 0x40000000
 _PR_SET_PDEATHSIG = 1
@@ -258,9 +266,12 @@ def _worker_main(conn, store, store_dir, files, graph, isolate, union, close, pd
             return
         if msg is None:
             return
-        query, max_rows = msg
+        queries, max_rows = msg  # a batch of queries (or one); one result message per query, in order
+        if queries.__class__ is str:
+            queries = (queries,)
         try:
-            conn.send(evaluate(store, query, max_rows, union, max_bytes))
+            for query in queries:
+                conn.send(evaluate(store, query, max_rows, union, max_bytes))
         except (BrokenPipeError, OSError):
             return
 
@@ -269,7 +280,7 @@ def _worker_main(conn, store, store_dir, files, graph, isolate, union, close, pd
 
 
 class _Worker:
-    __slots__ = ("proc", "conn", "ready", "job", "isolated", "limited")
+    __slots__ = ("proc", "conn", "ready", "jobs", "started", "fast", "isolated", "limited")
 
     def __init__(self, ctx, kwargs: dict[str, Any], siblings: list["_Worker"]):
         parent_end, child_end = ctx.Pipe(duplex=True)
@@ -284,9 +295,16 @@ class _Worker:
         child_end.close()
         self.conn = parent_end
         self.ready = False
-        self.job: tuple[int, float] | None = None
+        self.jobs: deque[int] = deque()  # indices sent to this worker and not answered yet, in order
+        self.started = 0.0  # when the first of ``jobs`` started (the previous answer arrived)
+        self.fast = True  # the last answer came within FAST_QUERY seconds: queue several queries
         self.isolated = False
         self.limited = False
+
+    @property
+    def job(self) -> tuple[int, float] | None:
+        """The query running now: (index, start time), or None when idle."""
+        return (self.jobs[0], self.started) if self.jobs else None
 
     def kill(self) -> None:
         try:
@@ -495,60 +513,127 @@ class EmbeddedEngine:
         return results  # type: ignore[return-value]
 
     def _run(self, queries, pending, results, timeout, max_rows, progress, on_outcome=None) -> None:
+        """Feed ``pending`` (indices into ``queries``) to the workers until every one has an outcome.
+
+        Each worker gets a short queue (up to :data:`PIPELINE` queries in one message while its
+        answers come back within :data:`FAST_QUERY` seconds, else one at a time), so it never waits
+        for the parent between queries and the parent writes once per batch. A worker answers each
+        query in its own message; the query at the head of its queue started when the previous
+        answer arrived, and that is what ``timeout`` is measured against: the head is answered
+        TIMEOUT and the worker replaced, the rest of its queue goes back to ``pending``. A worker
+        idle with nothing pending takes over the not-yet-started queue of a worker whose head has
+        run :data:`STEAL_AFTER` seconds (whichever answer comes first is kept)."""
         def finish(i: int, outcome: Outcome) -> None:
+            if results[i] is not None:  # answered already (a queue taken over by another worker)
+                return
             results[i] = outcome
             if on_outcome is not None:
                 on_outcome(i, outcome)
             if progress is not None:
                 progress(1)
 
+        def requeue(w: _Worker) -> None:  # w is being replaced: its unanswered queue goes back to pending
+            rest = []
+            for j in w.jobs:
+                holders[j] -= 1
+                if results[j] is None and holders[j] == 0:
+                    rest.append(j)
+            w.jobs.clear()
+            pending.extendleft(reversed(rest))
+
+        holders: dict[int, int] = {}  # index -> how many worker queues hold it (2 after a takeover)
+        stolen: set[int] = set()  # taken over from a worker's queue (that worker may still answer them)
         while True:
             now = time.monotonic()
-            for w in self._pool:
-                if w.ready and w.job is None and pending:
+            ready_workers = [w for w in self._pool if w.ready]
+            for w in ready_workers:
+                cap = PIPELINE if w.fast else 1
+                if not pending or len(w.jobs) > cap // 2:
+                    continue
+                share = -(-len(pending) // len(ready_workers))
+                chunk: list[int] = []
+                mine: list[int] = []
+                while pending and len(chunk) < min(cap - len(w.jobs), share):
                     i = pending.popleft()
-                    try:
-                        w.conn.send((queries[i], max_rows))
-                    except (OSError, ValueError):  # worker died while idle: retry elsewhere
-                        pending.appendleft(i)
-                        self._replace(w)
+                    if results[i] is not None:
                         continue
-                    w.job = (i, time.monotonic())
-            busy = [w for w in self._pool if w.job is not None]
+                    if holders.get(i) and i in w.jobs:  # taken over from this very worker
+                        mine.append(i)
+                    else:
+                        chunk.append(i)
+                pending.extendleft(reversed(mine))
+                if not chunk:
+                    continue
+                try:
+                    w.conn.send((tuple(queries[i] for i in chunk), max_rows))
+                except (OSError, ValueError):  # worker died while idle: retry elsewhere
+                    pending.extendleft(reversed(chunk))
+                    requeue(w)
+                    self._replace(w)
+                    continue
+                if not w.jobs:
+                    w.started = time.monotonic()
+                w.jobs.extend(chunk)
+                for i in chunk:
+                    holders[i] = holders.get(i, 0) + 1
+            busy = [w for w in self._pool if w.jobs]
             starting = [w for w in self._pool if not w.ready]
             if not busy and not pending:
                 return
-            waits = [w.job[1] + timeout - now for w in busy]
+            waits = [w.started + timeout - now for w in busy]
+            idle = not pending and any(w.ready and not w.jobs for w in self._pool)
+            if idle:
+                for w in busy:
+                    if len(w.jobs) > 1:
+                        if now - w.started >= STEAL_AFTER:
+                            for j in list(w.jobs)[1:]:
+                                if results[j] is None and j not in stolen and holders[j] == 1:
+                                    stolen.add(j)
+                                    pending.append(j)
+                        else:
+                            waits.append(w.started + STEAL_AFTER - now)
+                if pending:
+                    continue
             wait_for = max(0.0, min(waits)) if waits else self.startup_timeout
             ready = mpc.wait([w.conn for w in busy + starting], timeout=wait_for)
             ready_ids = {id(c) for c in ready}
             for w in list(busy + starting):
                 if id(w.conn) not in ready_ids:
                     continue
-                job = w.job
-                try:
-                    msg = self._on_message(w)
-                except (EOFError, OSError):
-                    if w.proc.is_alive():
-                        w.proc.join(0.5)
-                    code = w.proc.exitcode if not w.proc.is_alive() else None
-                    if job is not None:
-                        elapsed = time.monotonic() - job[1]
-                        finish(job[0], Outcome(Status.EXEC_ERROR, None, self._death_message(code), elapsed))
-                    elif not w.ready:
-                        raise RuntimeError(f"oxigraph worker failed to start (exit code {code})")
-                    w.job = None
-                    self._replace(w)
-                    continue
-                if msg is None or job is None:
-                    continue
-                w.job = None
-                finish(job[0], _outcome(msg, time.monotonic() - job[1]))
+                while True:
+                    try:
+                        msg = self._on_message(w)
+                    except (EOFError, OSError):
+                        if w.proc.is_alive():
+                            w.proc.join(0.5)
+                        code = w.proc.exitcode if not w.proc.is_alive() else None
+                        if w.jobs:
+                            i = w.jobs.popleft()
+                            holders[i] -= 1
+                            elapsed = time.monotonic() - w.started
+                            finish(i, Outcome(Status.EXEC_ERROR, None, self._death_message(code), elapsed))
+                            requeue(w)
+                        elif not w.ready:
+                            raise RuntimeError(f"oxigraph worker failed to start (exit code {code})")
+                        self._replace(w)
+                        break
+                    if msg is not None and w.jobs:
+                        i = w.jobs.popleft()
+                        holders[i] -= 1
+                        t = time.monotonic()
+                        elapsed = t - w.started
+                        w.started = t
+                        w.fast = elapsed < FAST_QUERY
+                        finish(i, _outcome(msg, elapsed))
+                    if not w.jobs or not w.conn.poll(0):
+                        break
             now = time.monotonic()
-            for w in self._pool:
-                if w.job is not None and now - w.job[1] >= timeout:
-                    i, start = w.job
-                    w.job = None
+            for w in list(self._pool):
+                if w.jobs and now - w.started >= timeout:
+                    i = w.jobs.popleft()
+                    holders[i] -= 1
+                    start = w.started
+                    requeue(w)
                     self._replace(w)
                     finish(i, Outcome(Status.TIMEOUT, None,
                                       f"timeout: query ran longer than {timeout:g} s and was stopped",

@@ -38,6 +38,8 @@ answers is computed later (``kgqa.analyze.engine_dependence``), since that needs
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations, product
@@ -147,9 +149,11 @@ def _nodes(node: QueryNode | None, level: str = "outer"):
                 stack.append(el[3])
 
 
-def _ops(query: str) -> list[tuple[int, int, str, str, str]]:
-    """``?a op ?b`` comparisons: (start, end, a, op, b) character spans in the query text."""
-    toks = tokenize(query)
+def _ops(query: str, toks: list | None = None) -> list[tuple[int, int, str, str, str]]:
+    """``?a op ?b`` comparisons: (start, end, a, op, b) character spans in the query text
+    (``toks``: its tokens, when the caller has them)."""
+    if toks is None:
+        toks = tokenize(query)
     out = []
     for i in range(1, len(toks) - 1):
         t = toks[i]
@@ -159,8 +163,37 @@ def _ops(query: str) -> list[tuple[int, int, str, str, str]]:
     return out
 
 
+#: Keywords without which a query has no static finding but a comparison: LIMIT/OFFSET, the
+#: two aggregates, the nondeterministic built-ins.
+_FINDING_KEYWORDS = frozenset({"LIMIT", "OFFSET", "SAMPLE", "GROUP_CONCAT", *NONDETERMINISTIC})
+_DETECTED: OrderedDict[str, tuple[Finding, ...]] = OrderedDict()
+#: Distinct query texts whose findings are remembered (a run's queries, gold and predicted).
+DETECT_MEMO_SIZE = 1 << 16
+_DETECT_MEMO_MAX_TEXT = 65536
+_DETECT_LOCK = threading.Lock()
+
+
 def detect(query: str) -> list[Finding]:
-    """Static findings (see the module docstring); [] for a query without any."""
+    """Static findings (see the module docstring); [] for a query without any. One lexer pass
+    per distinct text (remembered): a query none of whose tokens is a finding keyword
+    (:data:`_FINDING_KEYWORDS`) or a comparison between variables is not parsed at all."""
+    hit = _DETECTED.get(query)
+    if hit is not None:
+        return list(hit)
+    found = _detect(query)
+    if len(query) <= _DETECT_MEMO_MAX_TEXT:
+        with _DETECT_LOCK:
+            _DETECTED[query] = tuple(found)
+            if len(_DETECTED) > DETECT_MEMO_SIZE:
+                _DETECTED.popitem(last=False)
+    return found
+
+
+def _detect(query: str) -> list[Finding]:
+    toks = tokenize(query)
+    ops = _ops(query, toks)
+    if not ops and not any(t.kind == "KEYWORD" and t.value in _FINDING_KEYWORDS for t in toks):
+        return []  # everything below needs one of those tokens (the analyzer reads the same tokens)
     info = analyze(query)
     if info.tree is None or info.form == "unknown":
         return []
@@ -179,10 +212,9 @@ def detect(query: str) -> list[Finding]:
         found.append(Finding("sample", "SAMPLE returns any value of its group"))
     if "GROUP_CONCAT" in funcs:
         found.append(Finding("group-concat", "GROUP_CONCAT concatenates in an unspecified order"))
-    if _ops(query):
+    if ops:
         found.append(Finding("comparison", "ordering comparison between variables: on IRIs an error in SPARQL 1.1, "
                                            "allowed by some engines"))
-    toks = tokenize(query)
     calls = {t.value for t, nxt in zip(toks, toks[1:])  # a built-in called: keyword then "(" or "()"
              if t.kind == "KEYWORD" and (nxt.kind == "NIL" or (nxt.kind == "PUNCT" and nxt.value == "("))}
     nd = [f for f in NONDETERMINISTIC if f in calls]
