@@ -173,9 +173,9 @@ def bench_rescore(n: int, folder: Path) -> bool:
     cache = folder / "results.sqlite"
     print(f"(b) re-scoring {n:,} executed items (demo KG, profile kgqa) from a warm result cache")
     wall0, rss0, out0 = child(CHILD_EVAL, str(ds), str(run), str(KG), str(cache))
-    print(f"    cold (fills the cache)   : {wall0:8.2f} s  {rss0:7.0f} MB peak  -> {out0}")
+    print(f"    first run (fills the cache): {wall0:8.2f} s  {rss0:7.0f} MB peak  -> {out0}")
     wall, rss, out = child(CHILD_EVAL, str(ds), str(run), str(KG), str(cache))
-    print(f"    warm (every result cached): {wall:8.2f} s  {rss:7.0f} MB peak  -> {out}")
+    print(f"    re-run (all cached)        : {wall:8.2f} s  {rss:7.0f} MB peak  -> {out}")
     met = wall <= 10.0
     print(f"    target <= 10 s: {wall:.2f} s -> {'met' if met else 'NOT met'}")
     with ResultCache(cache) as rc:
