@@ -65,8 +65,16 @@ from kgqa.model.outcome import Outcome, Status
 from kgqa.model.problems import InputError
 from kgqa.model.terms import RDF_LANGSTRING, XSD_STRING, BNode, IRI, Literal
 
-#: Queries queued on one worker at most (sent in one message) while its answers are fast.
+#: Queries queued on a worker (sent in one message) before anything is known of their speed.
 PIPELINE = 16
+#: While a worker's queries are fast, its queue holds about this many seconds of work (at
+#: most :data:`MAX_PIPELINE` queries): enough that it never waits for a busy parent.
+QUEUE_SECONDS = 0.02
+MAX_PIPELINE = 1024
+#: Query text (characters) sent to a worker that has not answered everything yet: far below
+#: the pipe's buffer, so the parent never blocks writing to a worker that is itself blocked
+#: writing a large answer. A worker with an empty queue may get one query of any size.
+QUEUE_CHARS = 16384
 #: An answer within this many seconds counts as fast (the worker may then get a queue).
 FAST_QUERY = 0.01
 #: A worker idle with nothing pending takes over the queue of a worker whose current query has
@@ -275,8 +283,9 @@ def _worker_main(conn, store, store_dir, files, graph, isolate, union, close, pd
             return
 
 
-#: A worker sends the answers it has at the end of each batch, and after any query that ends
-#: this many seconds after its previous sending (so a slow query's answer is not held back).
+#: A worker sends the answers it has half-way through and at the end of each batch, and after
+#: any query that ends this many seconds after its previous sending (so a slow query's answer
+#: is not held back).
 FLUSH_INTERVAL = 0.005
 
 
@@ -288,6 +297,7 @@ def _answer_batch(conn, store, queries, max_rows, union, max_bytes, progress) ->
     out = []
     last = time.monotonic()
     n = len(queries)
+    half = n // 2 - 1 if n >= 4 else -1  # answers at half-way too: the parent sends the next batch meanwhile
     for k, query in enumerate(queries):
         if progress is not None:
             progress[0] += 1.0
@@ -299,7 +309,7 @@ def _answer_batch(conn, store, queries, max_rows, union, max_bytes, progress) ->
         if progress is not None:
             progress[1] = 0.0
         out.append((res, t1 - t0))
-        if k == n - 1 or t1 - last >= FLUSH_INTERVAL:
+        if k == n - 1 or k == half or t1 - last >= FLUSH_INTERVAL:
             conn.send(out)
             out = []
             last = time.monotonic()
@@ -310,7 +320,7 @@ def _answer_batch(conn, store, queries, max_rows, union, max_bytes, progress) ->
 
 class _Worker:
     __slots__ = ("proc", "conn", "ready", "jobs", "started", "fast", "isolated", "limited", "progress",
-                 "answered")
+                 "answered", "avg")
 
     def __init__(self, ctx, kwargs: dict[str, Any], siblings: list["_Worker"]):
         parent_end, child_end = ctx.Pipe(duplex=True)
@@ -331,8 +341,17 @@ class _Worker:
         self.jobs: deque[int] = deque()  # indices sent to this worker and not answered yet, in order
         self.started = 0.0  # when the batch was sent (used while the worker has not started it)
         self.fast = True  # its last answers came within FAST_QUERY seconds: queue several queries
+        self.avg: float | None = None  # recent mean seconds per query (while fast)
         self.isolated = False
         self.limited = False
+
+    def capacity(self) -> int:
+        """How many queries this worker's queue may hold now."""
+        if not self.fast:
+            return 1
+        if self.avg is None:
+            return PIPELINE
+        return max(2, min(MAX_PIPELINE, int(QUEUE_SECONDS / max(self.avg, 1e-6))))
 
     def running(self) -> tuple[int, float] | None:
         """(position in ``jobs``, start time) of the query the worker runs now, or None (between
@@ -608,20 +627,27 @@ class EmbeddedEngine:
             now = time.monotonic()
             ready_workers = [w for w in self._pool if w.ready]
             for w in ready_workers:
-                cap = PIPELINE if w.fast else 1
+                cap = w.capacity()
                 if not pending or len(w.jobs) > cap // 2:
                     continue
                 share = -(-len(pending) // len(ready_workers))
                 chunk: list[int] = []
                 mine: list[int] = []
+                size = sum(len(queries[j]) for j in w.jobs) if w.jobs else 0
                 while pending and len(chunk) < min(cap - len(w.jobs), share):
-                    i = pending.popleft()
+                    i = pending[0]
                     if results[i] is not None:
+                        pending.popleft()
                         continue
+                    n = len(queries[i])
+                    if size + n > QUEUE_CHARS and (w.jobs or chunk):
+                        break
+                    pending.popleft()
                     if holders.get(i) and i in w.jobs:  # taken over from this very worker
                         mine.append(i)
                     else:
                         chunk.append(i)
+                        size += n
                 pending.extendleft(reversed(mine))
                 if not chunk:
                     continue
@@ -684,6 +710,7 @@ class EmbeddedEngine:
                         break
                     if msg is not None:
                         slow = False
+                        total = 0.0
                         for res, elapsed in msg:
                             if not w.jobs:
                                 break
@@ -691,8 +718,12 @@ class EmbeddedEngine:
                             holders[i] -= 1
                             w.answered += 1
                             slow = slow or elapsed >= FAST_QUERY
+                            total += elapsed
                             finish(i, _outcome(res, elapsed))
                         w.fast = not slow
+                        if msg:
+                            mean = total / len(msg)
+                            w.avg = mean if w.avg is None or slow else (w.avg + mean) / 2
                         w.started = time.monotonic()
                     if not w.jobs or not w.conn.poll(0):
                         break
