@@ -152,6 +152,8 @@ class ResultCache:
         self._db.execute("PRAGMA busy_timeout = 60000")
         self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db.execute("PRAGMA cache_size = -32768")  # up to 32 MiB of pages: re-runs read many entries
+        self._db.execute("PRAGMA mmap_size = 268435456")
         with self._lock:
             self._db.executescript(_SCHEMA)  # idempotent; each statement commits on its own
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
@@ -193,7 +195,7 @@ class ResultCache:
         if row is None:
             return None
         _, status, answer, n_rows, message, elapsed, limit, row_cap, capped = row
-        st = Status(status)
+        st = _STATUS.get(status) or Status(status)
         if st is Status.TIMEOUT:
             return Outcome(st, None, message, elapsed) if limit is not None and timeout <= limit else None
         if capped:
@@ -345,6 +347,8 @@ class ResultCache:
     def __exit__(self, *exc) -> None:
         self.close()
 
+
+_STATUS = {s.value: s for s in Status}
 
 #: Keys looked up per SQLite query (bounded by SQLite's limit on bound variables).
 LOOKUP_CHUNK = 4000
