@@ -196,9 +196,19 @@ class Executor:
     # ------------------------------------------------------------------ policy-aware paths
 
     def prepare(self, query: str, untrusted: bool = True) -> tuple[str, list[str], Outcome | None]:
-        """:meth:`ExecutionPolicy.prepare`, memoised per (text, untrusted)."""
-        hit = self._prepared.get((query, untrusted))
-        return hit if hit is not None else self.prepare_many([query], untrusted)[0]
+        """:meth:`ExecutionPolicy.prepare`, memoised per (text, untrusted). One query at a time
+        is prepared here, not looked up in the result cache (:meth:`prepare_many` does that in
+        batches: call it first for many queries)."""
+        key = (query, untrusted)
+        hit = self._prepared.get(key)
+        if hit is None:
+            from kgqa.execute.engine_dependence import screen
+
+            p = self.policy.prepared(query, untrusted=untrusted, scan=screen)
+            if p.scan is False:
+                self.no_findings.add(query)
+            hit = self._prepared[key] = self.policy.outcome_of(p)
+        return hit
 
     def prepare_many(self, queries: Sequence[str], untrusted: bool = True) -> list[tuple[str, list[str], Outcome | None]]:
         """:meth:`prepare` for many queries: memoised per (text, untrusted) here, and remembered
@@ -314,6 +324,7 @@ class Executor:
     def execute_gold(self, dataset: Dataset) -> dict[str, Outcome]:
         """Outcomes of the dataset's gold queries (normalised per the policy, trusted), one batch."""
         ids, texts = [], []
+        self.prepare_many([it.sparql for it in dataset.items if it.sparql and it.sparql.strip()], untrusted=False)
         for it in dataset.items:
             if it.sparql and it.sparql.strip():
                 ids.append(it.id)
