@@ -89,6 +89,7 @@ def annotate(evaluation: Evaluation, dataset: Dataset, run: Run, profile: Profil
     gold_outcomes = gold_outcomes or {}
     kinds: Counter[str] = Counter()
     n_flagged = n_confirmed = n_range = 0
+    flagged_ids: set[str] = set()
     ranges: dict[str, dict[str, tuple[float, float]]] = {}
     for q in evaluation.questions:
         pa = predicted.get(q.id)
@@ -109,6 +110,7 @@ def annotate(evaluation: Evaluation, dataset: Dataset, run: Run, profile: Profil
         if any(a is not None and a.confirmed for a in (pa, ga)):
             n_confirmed += 1
         q.details["engine_dependent"] = "; ".join(reasons)
+        flagged_ids.add(q.id)
         q.details["engine_dependence"] = info
         if q.id not in dataset:
             continue
@@ -149,7 +151,7 @@ def annotate(evaluation: Evaluation, dataset: Dataset, run: Run, profile: Profil
         "confirmed": n_confirmed,
         "with_range": n_range,
         "kinds": dict(sorted(kinds.items())),
-        "ids": [q.id for q in evaluation.questions if "engine_dependent" in q.details],
+        "ids": [q.id for q in evaluation.questions if q.id in flagged_ids],  # (q.details is built on access)
         "aggregate_range": _aggregate_range(evaluation, ranges),
     }
     return evaluation
@@ -210,7 +212,10 @@ def rescore_without(evaluation: Evaluation, dataset: Dataset, run: Run, profile:
     ``evaluation`` marks engine-dependent (listed in ``skipped`` with their reason), with the
     same per-question ``extras`` (KG answer types) the evaluation had; the signature says
     ``exclude:engine-dependent``."""
-    flagged = {q.id: q.details["engine_dependent"] for q in evaluation.questions if "engine_dependent" in q.details}
+    known = (evaluation.engine_dependence or {}).get("ids")  # annotate's list: no details built for the rest
+    marked = set(known) if known is not None else None
+    flagged = {q.id: q.details["engine_dependent"] for q in evaluation.questions
+               if (marked is None or q.id in marked) and "engine_dependent" in q.details}
     e = evaluate(exclude(dataset, flagged), run, profile,
                  predicted=getattr(execution, "predicted", None), gold=getattr(execution, "gold", None),
                  signature_extra={**(signature_extra or {}), "exclude": "engine-dependent"},

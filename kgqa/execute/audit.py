@@ -73,6 +73,7 @@ def audit(dataset: Dataset, executor: Executor, *, matching: TermMatching = LEXI
     default as lexical value sets: the convention of the Text2SPARQL / GERBIL gold files)."""
     rows: list[AuditRow] = []
     todo: list[tuple[int, str]] = []
+    executor.prepare_many([it.sparql for it in dataset.items if it.sparql and it.sparql.strip()], untrusted=False)
     for item in dataset.items:
         if not item.sparql or not item.sparql.strip():
             rows.append(AuditRow(item.id, "no-query", None, None, None, message="item has no gold query"))

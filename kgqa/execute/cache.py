@@ -26,6 +26,13 @@ message, elapsed seconds, plus the timeout and row cap it ran under.
   over the byte cap, nor answers whose JSON exceeds :data:`MAX_ENTRY_BYTES`: a rerun executes
   them again.
 
+**Preparations**: a second table remembers what preparing a query gave (normalised text,
+rewrites, sandbox refusal, engine-dependence screen; see
+:meth:`kgqa.execute.executor.Executor.prepare_many`), keyed by the sha256 of the query text,
+the policy settings and a fingerprint of the preparing code (so any change to the lexer,
+sandbox or normaliser makes them misses): a re-run whose results are all cached neither
+tokenises nor normalises its queries. Engines still check every query they execute.
+
 **Durability**: every store is one ``BEGIN IMMEDIATE`` transaction, so concurrent writers
 (several processes, each with its own connection) serialise on SQLite's lock (``busy_timeout``
 60 s) and a process killed mid-write leaves either the whole entry or nothing.
@@ -43,13 +50,26 @@ import os
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from kgqa.execute.engine import (DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, Engine, EngineInfo, is_transient,
                                  over_byte_cap, too_many_rows_message)
-from kgqa.model.answer import TableAnswer, from_results_json, to_results_json
+from kgqa.model.answer import Answer, TableAnswer, from_results_json, to_results_json
+
+try:  # a fast JSON reader for cached answers (a dependency; the standard library as a fallback)
+    from orjson import loads as _orjson_loads
+except ImportError:  # pragma: no cover
+    _orjson_loads = json.loads
+
+
+def _loads(text: str):
+    try:
+        return _orjson_loads(text)
+    except ValueError:  # what orjson refuses and json reads (e.g. lone surrogates): the same result
+        return json.loads(text)
 from kgqa.model.outcome import Outcome, Status
 
 SCHEMA_VERSION = 1
@@ -76,6 +96,14 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (engine, query_hash)
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS prepared (
+    key         TEXT    PRIMARY KEY,
+    text        TEXT,
+    rewrites    TEXT    NOT NULL DEFAULT '[]',
+    refusal     TEXT,
+    scan        INTEGER,
+    created     REAL    NOT NULL
+);
 """
 
 
@@ -117,9 +145,15 @@ class ResultCache:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None,
                                    check_same_thread=False)
+        try:
+            self._max_vars = self._db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+        except (AttributeError, sqlite3.Error):  # Python < 3.11: SQLite's historic minimum
+            self._max_vars = 999
         self._db.execute("PRAGMA busy_timeout = 60000")
         self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db.execute("PRAGMA cache_size = -32768")  # up to 32 MiB of pages: re-runs read many entries
+        self._db.execute("PRAGMA mmap_size = 268435456")
         with self._lock:
             self._db.executescript(_SCHEMA)  # idempotent; each statement commits on its own
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
@@ -137,24 +171,31 @@ class ResultCache:
 
     def get_many(self, engine: str, queries: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
                  max_rows: int = DEFAULT_MAX_ROWS) -> list[Outcome | None]:
+        """Cached outcomes (None: a miss) for ``queries``: one SQLite query per
+        :data:`LOOKUP_CHUNK` distinct keys, each distinct cached answer decoded once."""
         hashes = [query_hash(q) for q in queries]
+        distinct = list(dict.fromkeys(hashes))
         found: dict[str, tuple] = {}
+        step = max(1, min(LOOKUP_CHUNK, self._max_vars - 1))
         with self._lock:
-            for start in range(0, len(hashes), 500):
-                chunk = hashes[start:start + 500]
+            for start in range(0, len(distinct), step):
+                chunk = distinct[start:start + step]
                 marks = ",".join("?" * len(chunk))
                 for row in self._db.execute(
                         f"SELECT query_hash, status, answer, n_rows, message, elapsed, timeout, row_cap, capped "
                         f"FROM results WHERE engine = ? AND query_hash IN ({marks})", [engine, *chunk]):
                     found[row[0]] = row
-        return [self._usable(found.get(h), timeout, max_rows) for h in hashes]
+        decoded: dict[str, Answer] = {}
+        usable = self._usable
+        return [usable(found.get(h), timeout, max_rows, decoded) for h in hashes]
 
     @staticmethod
-    def _usable(row: tuple | None, timeout: float, max_rows: int) -> Outcome | None:
+    def _usable(row: tuple | None, timeout: float, max_rows: int,
+                decoded: dict[str, Answer] | None = None) -> Outcome | None:
         if row is None:
             return None
         _, status, answer, n_rows, message, elapsed, limit, row_cap, capped = row
-        st = Status(status)
+        st = _STATUS.get(status) or Status(status)
         if st is Status.TIMEOUT:
             return Outcome(st, None, message, elapsed) if limit is not None and timeout <= limit else None
         if capped:
@@ -162,8 +203,47 @@ class ResultCache:
         if st is Status.OK:
             if n_rows is not None and n_rows > max_rows:
                 return Outcome(Status.EXEC_ERROR, None, too_many_rows_message(max_rows), elapsed)
-            return Outcome(st, from_results_json(json.loads(answer)), "", elapsed)
+            return Outcome(st, decode_answer(answer, decoded), "", elapsed)
         return Outcome(st, None, message, elapsed)
+
+    # ------------------------------------------------------------------ preparations
+
+    def get_prepared(self, keys: Sequence[str]) -> dict[str, tuple[str | None, list[str], str | None, bool | None]]:
+        """Stored preparations (see :meth:`kgqa.execute.executor.Executor.prepare_many`) by key:
+        ``(text or None when unchanged, rewrites, refusal or None, scan flag or None)``; one
+        SQLite query per :data:`LOOKUP_CHUNK` keys."""
+        out: dict[str, tuple[str | None, list[str], str | None, bool | None]] = {}
+        distinct = list(dict.fromkeys(keys))
+        step = max(1, min(LOOKUP_CHUNK, self._max_vars - 1))
+        with self._lock:
+            for start in range(0, len(distinct), step):
+                chunk = distinct[start:start + step]
+                marks = ",".join("?" * len(chunk))
+                for key, text, rewrites, refusal, scan in self._db.execute(
+                        f"SELECT key, text, rewrites, refusal, scan FROM prepared WHERE key IN ({marks})", chunk):
+                    out[key] = (text, [] if rewrites == "[]" else _loads(rewrites), refusal,
+                                None if scan is None else bool(scan))
+        return out
+
+    def put_prepared(self, entries: Sequence[tuple[str, str | None, list[str], str | None, bool | None]]) -> None:
+        """Store preparations ``(key, text or None, rewrites, refusal or None, scan)`` in one
+        transaction (rows SQLite refuses are skipped)."""
+        now = time.time()
+        rows = [(k, t, json.dumps(rw, ensure_ascii=False) if rw else "[]", r, None if sc is None else int(sc), now)
+                for k, t, rw, r, sc in entries]
+        if not rows:
+            return
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO prepared VALUES (?,?,?,?,?,?)", rows)
+                self._db.execute("COMMIT")
+            except (sqlite3.DataError, sqlite3.IntegrityError, sqlite3.InterfaceError, OverflowError,
+                    UnicodeEncodeError):
+                self._db.execute("ROLLBACK")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
 
     # ------------------------------------------------------------------ stores
 
@@ -239,6 +319,7 @@ class ResultCache:
             try:
                 if engine is None:
                     n = self._db.execute("DELETE FROM results").rowcount
+                    self._db.execute("DELETE FROM prepared")
                 elif engine.endswith("*"):
                     n = self._db.execute("DELETE FROM results WHERE substr(engine, 1, ?) = ?",
                                          (len(engine) - 1, engine[:-1])).rowcount
@@ -265,6 +346,41 @@ class ResultCache:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+_STATUS = {s.value: s for s in Status}
+
+#: Keys looked up per SQLite query (bounded by SQLite's limit on bound variables).
+LOOKUP_CHUNK = 4000
+#: Answers (their results JSON text) decoded once and shared, at most this many remembered
+#: between look-ups: many questions have the same answer (empty, a count, true). Answers are
+#: immutable, so sharing one object is safe.
+DECODE_MEMO_SIZE = 4096
+_DECODE_MEMO_MAX_TEXT = 4096
+_DECODED: OrderedDict[str, Answer] = OrderedDict()
+_DECODE_LOCK = threading.Lock()
+
+
+def decode_answer(text: str, seen: dict[str, Answer] | None = None) -> Answer:
+    """The answer stored as results JSON ``text`` (:func:`~kgqa.model.answer.from_results_json`,
+    read with orjson when available). Identical texts give the same object: within one look-up
+    through ``seen``, across look-ups through a small memo of short texts."""
+    if seen is not None:
+        hit = seen.get(text)
+        if hit is not None:
+            return hit
+    short = len(text) <= _DECODE_MEMO_MAX_TEXT
+    hit = _DECODED.get(text) if short else None
+    if hit is None:
+        hit = from_results_json(_loads(text))
+        if short:
+            with _DECODE_LOCK:
+                _DECODED[text] = hit
+                if len(_DECODED) > DECODE_MEMO_SIZE:
+                    _DECODED.popitem(last=False)
+    if seen is not None:
+        seen[text] = hit
+    return hit
 
 
 def cacheable(o: Outcome) -> bool:

@@ -65,6 +65,22 @@ from kgqa.model.outcome import Outcome, Status
 from kgqa.model.problems import InputError
 from kgqa.model.terms import RDF_LANGSTRING, XSD_STRING, BNode, IRI, Literal
 
+#: Queries queued on a worker (sent in one message) before anything is known of their speed.
+PIPELINE = 16
+#: While a worker's queries are fast, its queue holds about this many seconds of work (at
+#: most :data:`MAX_PIPELINE` queries): enough that it never waits for a busy parent.
+QUEUE_SECONDS = 0.02
+MAX_PIPELINE = 1024
+#: Query text (characters) sent to a worker that has not answered everything yet: far below
+#: the pipe's buffer, so the parent never blocks writing to a worker that is itself blocked
+#: writing a large answer. A worker with an empty queue may get one query of any size.
+QUEUE_CHARS = 16384
+#: An answer within this many seconds counts as fast (the worker may then get a queue).
+FAST_QUERY = 0.01
+#: A worker idle with nothing pending takes over the queue of a worker whose current query has
+#: run this long.
+STEAL_AFTER = 0.05
+
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNET = 0x40000000
 _PR_SET_PDEATHSIG = 1
@@ -218,7 +234,7 @@ def _die_with_parent() -> None:
 
 
 def _worker_main(conn, store, store_dir, files, graph, isolate, union, close, pdeathsig,
-                 memory=None, max_bytes=None) -> None:
+                 memory=None, max_bytes=None, progress=None) -> None:
     for c in close:  # other workers' pipe ends inherited through fork
         try:
             c.close()
@@ -258,35 +274,110 @@ def _worker_main(conn, store, store_dir, files, graph, isolate, union, close, pd
             return
         if msg is None:
             return
-        query, max_rows = msg
+        queries, max_rows = msg  # a batch of queries (or one)
+        if queries.__class__ is str:
+            queries = (queries,)
         try:
-            conn.send(evaluate(store, query, max_rows, union, max_bytes))
+            _answer_batch(conn, store, queries, max_rows, union, max_bytes, progress)
         except (BrokenPipeError, OSError):
             return
+
+
+#: A worker sends the answers it has half-way through and at the end of each batch, and after
+#: any query that ends this many seconds after its previous sending (so a slow query's answer
+#: is not held back).
+FLUSH_INTERVAL = 0.005
+
+
+def _answer_batch(conn, store, queries, max_rows, union, max_bytes, progress) -> None:
+    """Evaluate ``queries`` in order; answers go back as lists of ``(result, elapsed)``. Before
+    each query the shared ``progress`` array gets (queries started so far, start time) and after
+    it a start time of 0: the parent reads from it which query runs and since when, without a
+    message per query (see ``EmbeddedEngine._running``)."""
+    out = []
+    last = time.monotonic()
+    n = len(queries)
+    half = n // 2 - 1 if n >= 4 else -1  # answers at half-way too: the parent sends the next batch meanwhile
+    for k, query in enumerate(queries):
+        if progress is not None:
+            progress[0] += 1.0
+            progress[1] = t0 = time.monotonic()
+        else:
+            t0 = time.monotonic()
+        res = evaluate(store, query, max_rows, union, max_bytes)
+        t1 = time.monotonic()
+        if progress is not None:
+            progress[1] = 0.0
+        out.append((res, t1 - t0))
+        if k == n - 1 or k == half or t1 - last >= FLUSH_INTERVAL:
+            conn.send(out)
+            out = []
+            last = time.monotonic()
 
 
 # --------------------------------------------------------------------------- parent side
 
 
 class _Worker:
-    __slots__ = ("proc", "conn", "ready", "job", "isolated", "limited")
+    __slots__ = ("proc", "conn", "ready", "jobs", "started", "fast", "isolated", "limited", "progress",
+                 "answered", "avg")
 
     def __init__(self, ctx, kwargs: dict[str, Any], siblings: list["_Worker"]):
         parent_end, child_end = ctx.Pipe(duplex=True)
         fork = ctx.get_start_method() == "fork"
         close = [w.conn for w in siblings] + [parent_end] if fork else []
         pdeathsig = threading.current_thread() is threading.main_thread()
+        # (queries started, start time of the running one or 0): written by the worker only
+        self.progress = ctx.RawArray("d", 2)
+        self.answered = 0  # answers received from this worker
         self.proc = ctx.Process(target=_worker_main, name="kgqa-oxigraph-worker", daemon=True,
                                 args=(child_end, kwargs["store"] if fork else None, kwargs["store_dir"],
                                       kwargs["files"], kwargs["graph"], kwargs["isolate"], kwargs["union"],
-                                      close, pdeathsig, kwargs["memory"], kwargs["max_bytes"]))
+                                      close, pdeathsig, kwargs["memory"], kwargs["max_bytes"], self.progress))
         self.proc.start()
         child_end.close()
         self.conn = parent_end
         self.ready = False
-        self.job: tuple[int, float] | None = None
+        self.jobs: deque[int] = deque()  # indices sent to this worker and not answered yet, in order
+        self.started = 0.0  # when the batch was sent (used while the worker has not started it)
+        self.fast = True  # its last answers came within FAST_QUERY seconds: queue several queries
+        self.avg: float | None = None  # recent mean seconds per query (while fast)
         self.isolated = False
         self.limited = False
+
+    def capacity(self) -> int:
+        """How many queries this worker's queue may hold now."""
+        if not self.fast:
+            return 1
+        if self.avg is None:
+            return PIPELINE
+        return max(2, min(MAX_PIPELINE, int(QUEUE_SECONDS / max(self.avg, 1e-6))))
+
+    def running(self) -> tuple[int, float] | None:
+        """(position in ``jobs``, start time) of the query the worker runs now, or None (between
+        queries, idle, or sending answers). Read seqlock-style: the count, the start, the count."""
+        p = self.progress
+        c1 = p[0]
+        st = p[1]
+        c2 = p[0]
+        if c1 != c2 or st == 0.0:
+            return None
+        pos = int(c1) - self.answered - 1
+        return (pos, st) if 0 <= pos < len(self.jobs) else None
+
+    def last_started(self) -> int | None:
+        """Position in ``jobs`` of the query started last (running, or finished and not yet
+        answered), or None when every started query was answered."""
+        pos = int(self.progress[0]) - self.answered - 1
+        return pos if 0 <= pos < len(self.jobs) else None
+
+    @property
+    def job(self) -> tuple[int, float] | None:
+        """The query running now (index, start time), else the next one (index, send time), or None."""
+        r = self.running()
+        if r is not None:
+            return self.jobs[r[0]], r[1]
+        return (self.jobs[0], self.started) if self.jobs else None
 
     def kill(self) -> None:
         try:
@@ -495,64 +586,159 @@ class EmbeddedEngine:
         return results  # type: ignore[return-value]
 
     def _run(self, queries, pending, results, timeout, max_rows, progress, on_outcome=None) -> None:
+        """Feed ``pending`` (indices into ``queries``) to the workers until every one has an outcome.
+
+        Each worker gets a short queue (up to :data:`PIPELINE` queries, sent in one message, while
+        its queries take under :data:`FAST_QUERY` seconds, else one at a time), so it never waits
+        for the parent between queries, and it sends its answers in groups (at the end of a batch,
+        or :data:`FLUSH_INTERVAL` after its last sending). Which query a worker runs and since when
+        is read from memory it shares with the parent, and ``timeout`` is measured against that:
+        the running query is answered TIMEOUT (or, when the worker dies, EXEC_ERROR) and the worker
+        replaced; the rest of its queue, answered or not, goes back to ``pending``. A worker idle
+        with nothing pending takes over the not-yet-started queue of a worker whose query has run
+        :data:`STEAL_AFTER` seconds (whichever answer comes first is kept)."""
         def finish(i: int, outcome: Outcome) -> None:
+            if results[i] is not None:  # answered already (a queue taken over by another worker)
+                return
             results[i] = outcome
             if on_outcome is not None:
                 on_outcome(i, outcome)
             if progress is not None:
                 progress(1)
 
+        def release(w: _Worker) -> None:  # w is being replaced: its unanswered queue goes back to pending
+            rest = []
+            for j in w.jobs:
+                holders[j] -= 1
+                if results[j] is None and holders[j] == 0:
+                    rest.append(j)
+            w.jobs.clear()
+            pending.extendleft(reversed(rest))
+
+        def take(w: _Worker, pos: int) -> int:  # remove and return the query at ``pos`` of w's queue
+            i = w.jobs[pos]
+            del w.jobs[pos]
+            holders[i] -= 1
+            return i
+
+        holders: dict[int, int] = {}  # index -> how many worker queues hold it (2 after a takeover)
+        stolen: set[int] = set()  # taken over from a worker's queue (that worker may still answer them)
         while True:
             now = time.monotonic()
-            for w in self._pool:
-                if w.ready and w.job is None and pending:
-                    i = pending.popleft()
-                    try:
-                        w.conn.send((queries[i], max_rows))
-                    except (OSError, ValueError):  # worker died while idle: retry elsewhere
-                        pending.appendleft(i)
-                        self._replace(w)
+            ready_workers = [w for w in self._pool if w.ready]
+            for w in ready_workers:
+                cap = w.capacity()
+                if not pending or len(w.jobs) > cap // 2:
+                    continue
+                share = -(-len(pending) // len(ready_workers))
+                chunk: list[int] = []
+                mine: list[int] = []
+                size = sum(len(queries[j]) for j in w.jobs) if w.jobs else 0
+                while pending and len(chunk) < min(cap - len(w.jobs), share):
+                    i = pending[0]
+                    if results[i] is not None:
+                        pending.popleft()
                         continue
-                    w.job = (i, time.monotonic())
-            busy = [w for w in self._pool if w.job is not None]
+                    n = len(queries[i])
+                    if size + n > QUEUE_CHARS and (w.jobs or chunk):
+                        break
+                    pending.popleft()
+                    if holders.get(i) and i in w.jobs:  # taken over from this very worker
+                        mine.append(i)
+                    else:
+                        chunk.append(i)
+                        size += n
+                pending.extendleft(reversed(mine))
+                if not chunk:
+                    continue
+                try:
+                    w.conn.send((tuple(queries[i] for i in chunk), max_rows))
+                except (OSError, ValueError):  # worker died while idle: retry elsewhere
+                    pending.extendleft(reversed(chunk))
+                    release(w)
+                    self._replace(w)
+                    continue
+                if not w.jobs:
+                    w.started = time.monotonic()
+                w.jobs.extend(chunk)
+                for i in chunk:
+                    holders[i] = holders.get(i, 0) + 1
+            busy = [w for w in self._pool if w.jobs]
             starting = [w for w in self._pool if not w.ready]
             if not busy and not pending:
                 return
-            waits = [w.job[1] + timeout - now for w in busy]
+            running = {id(w): w.running() for w in busy}
+            waits = [(r[1] if r is not None else now) + timeout - now for r in running.values()]
+            if not pending and any(w.ready and not w.jobs for w in self._pool):
+                for w in busy:
+                    r = running[id(w)]
+                    if r is None or r[0] + 1 >= len(w.jobs):
+                        continue
+                    if now - r[1] >= STEAL_AFTER:
+                        for j in list(w.jobs)[r[0] + 1:]:
+                            if results[j] is None and j not in stolen and holders[j] == 1:
+                                stolen.add(j)
+                                pending.append(j)
+                    else:
+                        waits.append(r[1] + STEAL_AFTER - now)
+                if pending:
+                    continue
             wait_for = max(0.0, min(waits)) if waits else self.startup_timeout
             ready = mpc.wait([w.conn for w in busy + starting], timeout=wait_for)
             ready_ids = {id(c) for c in ready}
             for w in list(busy + starting):
                 if id(w.conn) not in ready_ids:
                     continue
-                job = w.job
-                try:
-                    msg = self._on_message(w)
-                except (EOFError, OSError):
-                    if w.proc.is_alive():
-                        w.proc.join(0.5)
-                    code = w.proc.exitcode if not w.proc.is_alive() else None
-                    if job is not None:
-                        elapsed = time.monotonic() - job[1]
-                        finish(job[0], Outcome(Status.EXEC_ERROR, None, self._death_message(code), elapsed))
-                    elif not w.ready:
-                        raise RuntimeError(f"oxigraph worker failed to start (exit code {code})")
-                    w.job = None
-                    self._replace(w)
-                    continue
-                if msg is None or job is None:
-                    continue
-                w.job = None
-                finish(job[0], _outcome(msg, time.monotonic() - job[1]))
+                while True:
+                    try:
+                        msg = self._on_message(w)
+                    except (EOFError, OSError):
+                        if w.proc.is_alive():
+                            w.proc.join(0.5)
+                        code = w.proc.exitcode if not w.proc.is_alive() else None
+                        pos = w.last_started()
+                        if pos is not None:  # the query it was running (or sending the answer of)
+                            r = w.running()
+                            start = r[1] if r is not None else w.started
+                            i = take(w, pos)
+                            finish(i, Outcome(Status.EXEC_ERROR, None, self._death_message(code),
+                                              time.monotonic() - start))
+                        elif not w.jobs and not w.ready:
+                            raise RuntimeError(f"oxigraph worker failed to start (exit code {code})")
+                        release(w)
+                        self._replace(w)
+                        break
+                    if msg is not None:
+                        slow = False
+                        total = 0.0
+                        for res, elapsed in msg:
+                            if not w.jobs:
+                                break
+                            i = w.jobs.popleft()
+                            holders[i] -= 1
+                            w.answered += 1
+                            slow = slow or elapsed >= FAST_QUERY
+                            total += elapsed
+                            finish(i, _outcome(res, elapsed))
+                        w.fast = not slow
+                        if msg:
+                            mean = total / len(msg)
+                            w.avg = mean if w.avg is None or slow else (w.avg + mean) / 2
+                        w.started = time.monotonic()
+                    if not w.jobs or not w.conn.poll(0):
+                        break
             now = time.monotonic()
-            for w in self._pool:
-                if w.job is not None and now - w.job[1] >= timeout:
-                    i, start = w.job
-                    w.job = None
+            for w in list(self._pool):
+                if not w.jobs:
+                    continue
+                r = w.running()
+                if r is not None and now - r[1] >= timeout:
+                    i = take(w, r[0])
+                    release(w)
                     self._replace(w)
                     finish(i, Outcome(Status.TIMEOUT, None,
                                       f"timeout: query ran longer than {timeout:g} s and was stopped",
-                                      now - start))
+                                      now - r[1]))
 
     def _death_message(self, code: int | None) -> str:
         if self.memory_limit is not None and self.memory_limited and code in (-6, 134, -11, -9, 1):  # abort on allocation failure, or killed

@@ -38,6 +38,9 @@ answers is computed later (``kgqa.analyze.engine_dependence``), since that needs
 
 from __future__ import annotations
 
+import functools
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations, product
@@ -48,7 +51,7 @@ from kgqa.model.answer import Answer, BooleanAnswer, TableAnswer
 from kgqa.model.outcome import Outcome, Status
 from kgqa.model.terms import DEFAULT_MATCHING
 from kgqa.sparql.analyzer import QueryNode, Var, analyze
-from kgqa.sparql.lexer import tokenize
+from kgqa.sparql.lexer import Token, tokenize
 
 NONDETERMINISTIC = ("RAND", "NOW", "UUID", "STRUUID", "BNODE")
 _ORDER_OPS = ("<", ">", "<=", ">=")
@@ -147,9 +150,11 @@ def _nodes(node: QueryNode | None, level: str = "outer"):
                 stack.append(el[3])
 
 
-def _ops(query: str) -> list[tuple[int, int, str, str, str]]:
-    """``?a op ?b`` comparisons: (start, end, a, op, b) character spans in the query text."""
-    toks = tokenize(query)
+def _ops(query: str, toks: list | None = None) -> list[tuple[int, int, str, str, str]]:
+    """``?a op ?b`` comparisons: (start, end, a, op, b) character spans in the query text
+    (``toks``: its tokens, when the caller has them)."""
+    if toks is None:
+        toks = tokenize(query)
     out = []
     for i in range(1, len(toks) - 1):
         t = toks[i]
@@ -159,8 +164,44 @@ def _ops(query: str) -> list[tuple[int, int, str, str, str]]:
     return out
 
 
+#: Keywords without which a query has no static finding but a comparison: LIMIT/OFFSET, the
+#: two aggregates, the nondeterministic built-ins.
+_FINDING_KEYWORDS = frozenset({"LIMIT", "OFFSET", "SAMPLE", "GROUP_CONCAT", *NONDETERMINISTIC})
+_DETECTED: OrderedDict[str, tuple[Finding, ...]] = OrderedDict()
+#: Distinct query texts whose findings are remembered (a run's queries, gold and predicted).
+DETECT_MEMO_SIZE = 1 << 16
+_DETECT_MEMO_MAX_TEXT = 65536
+_DETECT_LOCK = threading.Lock()
+
+
 def detect(query: str) -> list[Finding]:
-    """Static findings (see the module docstring); [] for a query without any."""
+    """Static findings (see the module docstring); [] for a query without any. One lexer pass
+    per distinct text (remembered): a query none of whose tokens is a finding keyword
+    (:data:`_FINDING_KEYWORDS`) or a comparison between variables is not parsed at all."""
+    hit = _DETECTED.get(query)
+    if hit is not None:
+        return list(hit)
+    found = _detect(query)
+    if len(query) <= _DETECT_MEMO_MAX_TEXT:
+        with _DETECT_LOCK:
+            _DETECTED[query] = tuple(found)
+            if len(_DETECTED) > DETECT_MEMO_SIZE:
+                _DETECTED.popitem(last=False)
+    return found
+
+
+def screen(tokens: list[Token]) -> bool:
+    """False when a query with these tokens (trivia or not) has no static finding (no finding
+    keyword, no comparison between variables): :func:`detect` would return [] without parsing."""
+    sig = [t for t in tokens if t.kind != "WS" and t.kind != "COMMENT"]
+    return bool(_ops("", sig)) or any(t.kind == "KEYWORD" and t.value in _FINDING_KEYWORDS for t in sig)
+
+
+def _detect(query: str) -> list[Finding]:
+    toks = tokenize(query)
+    ops = _ops(query, toks)
+    if not ops and not any(t.kind == "KEYWORD" and t.value in _FINDING_KEYWORDS for t in toks):
+        return []  # everything below needs one of those tokens (the analyzer reads the same tokens)
     info = analyze(query)
     if info.tree is None or info.form == "unknown":
         return []
@@ -179,10 +220,9 @@ def detect(query: str) -> list[Finding]:
         found.append(Finding("sample", "SAMPLE returns any value of its group"))
     if "GROUP_CONCAT" in funcs:
         found.append(Finding("group-concat", "GROUP_CONCAT concatenates in an unspecified order"))
-    if _ops(query):
+    if ops:
         found.append(Finding("comparison", "ordering comparison between variables: on IRIs an error in SPARQL 1.1, "
                                            "allowed by some engines"))
-    toks = tokenize(query)
     calls = {t.value for t, nxt in zip(toks, toks[1:])  # a built-in called: keyword then "(" or "()"
              if t.kind == "KEYWORD" and (nxt.kind == "NIL" or (nxt.kind == "PUNCT" and nxt.value == "("))}
     nd = [f for f in NONDETERMINISTIC if f in calls]
@@ -194,6 +234,7 @@ def detect(query: str) -> list[Finding]:
 # --------------------------------------------------------------------------- rewrites
 
 
+@functools.lru_cache(maxsize=8192)  # assess_many plans, then replays, each chunk of assessments
 def without_outer_limit(query: str) -> str | None:
     """The query without its outermost LIMIT and OFFSET clauses (None if it has none)."""
     depth = 0
@@ -219,9 +260,14 @@ def iri_comparison_variants(query: str) -> list[str]:
     """Two rewrites of every ``?a op ?b``: where SPARQL 1.1 raises a type error (an IRI on either
     side, or a number against a non-number) the terms are compared by their text, in order and
     reversed; comparable terms keep the standard operator."""
+    return list(_iri_comparison_variants(query))
+
+
+@functools.lru_cache(maxsize=8192)
+def _iri_comparison_variants(query: str) -> tuple[str, ...]:
     spans = _ops(query)
     if not spans:
-        return []
+        return ()
     flip = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
     variants = []
     for reverse in (False, True):
@@ -233,7 +279,7 @@ def iri_comparison_variants(query: str) -> list[str]:
             repl = f"(IF({mixed}, STR(?{a}) {iop} STR(?{b}), ?{a} {op} ?{b}))"
             out = out[:s] + repl + out[e:]
         variants.append(out)
-    return variants
+    return tuple(variants)
 
 
 # --------------------------------------------------------------------------- confirmation
@@ -256,6 +302,11 @@ def _sort_vars(node: QueryNode) -> list[str] | None:
 def with_projected(query: str, names: Sequence[str]) -> str | None:
     """The query with variables ``names`` added to its outermost SELECT clause (None when it
     has no such clause, e.g. ``SELECT *``, which projects them already)."""
+    return _with_projected(query, tuple(names))
+
+
+@functools.lru_cache(maxsize=8192)
+def _with_projected(query: str, names: tuple[str, ...]) -> str | None:
     toks = tokenize(query)
     depth = 0
     seen_select = False
@@ -423,18 +474,52 @@ def assess_many(queries: Mapping[str, str], outcomes: Mapping[str, Outcome], run
     :class:`~kgqa.execute.executor.Executor` (policy: normaliser, sandbox; cache) or anything with
     ``run({id: text}, untrusted) -> {id: Outcome}``. Queries without findings execute nothing."""
     out: dict[str, QueryAssessment] = {}
+    clean = getattr(runner, "no_findings", None) or ()  # screened when the runner prepared them
+    chunk: list[tuple[str, str]] = []
+    items = list(queries.items())
+    for n, (qid, q) in enumerate(items):
+        if q and q.strip() and q not in clean and detect(q):
+            chunk.append((qid, q))
+        if chunk and (len(chunk) >= ASSESS_CHUNK or n == len(items) - 1):
+            _assess_chunk(chunk, outcomes, runner, untrusted, out)
+            chunk = []
+    return out
+
+
+def _assess_chunk(chunk: list[tuple[str, str]], outcomes: Mapping[str, Outcome], runner, untrusted: bool,
+                  out: dict[str, QueryAssessment]) -> None:
+    """Assess ``chunk`` (queries with findings, detected just before, so the analyzer's cache
+    still holds them) into ``out``, executing every variant they need in one batch."""
+    # first pass: which variants the chunk's assessments execute (each assessment asks for
+    # its variants before it reads any of their outcomes); then all of them in one batch
+    wanted: dict[str, None] = {}
+
+    def record(texts: Sequence[str]) -> list[Outcome]:
+        wanted.update(dict.fromkeys(texts))
+        return [_NOT_RUN] * len(texts)
+
+    for qid, q in chunk:
+        assess(q, outcomes.get(qid), record)
+    texts = list(wanted)
+    res = runner.run({str(i): t for i, t in enumerate(texts)}, untrusted=untrusted) if texts else {}
+    done = {t: res[str(i)] for i, t in enumerate(texts)}
 
     def execute(texts: Sequence[str]) -> list[Outcome]:
-        res = runner.run({str(i): t for i, t in enumerate(texts)}, untrusted=untrusted)
-        return [res[str(i)] for i in range(len(texts))]
+        missing = [t for t in dict.fromkeys(texts) if t not in done]
+        if missing:  # not asked for in the first pass (never happens for assess as written)
+            more = runner.run({str(i): t for i, t in enumerate(missing)}, untrusted=untrusted)
+            done.update({t: more[str(i)] for i, t in enumerate(missing)})
+        return [done[t] for t in texts]
 
-    for qid, q in queries.items():
-        if not q or not q.strip():
-            continue
+    for qid, q in chunk:
         a = assess(q, outcomes.get(qid), execute)
         if a.findings:
             out[qid] = a
-    return out
+
+
+#: Flagged queries assessed together: their variants are executed (looked up) in one batch.
+ASSESS_CHUNK = 2000
+_NOT_RUN = Outcome(Status.EXEC_ERROR, None, "not run (planning pass)", None)
 
 
 def assess_dataset(dataset, executor) -> dict[str, QueryAssessment]:

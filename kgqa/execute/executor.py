@@ -24,6 +24,7 @@ from typing import Any, Literal
 from kgqa.execute.cache import COUNT_KEYS, CachedEngine, ResultCache
 from kgqa.execute.engine import Engine, EngineInfo, is_transient
 from kgqa.execute.policy import ExecutionPolicy
+from kgqa.execute.sandbox import Prepared, Verdict
 from kgqa.model.answer import Answer
 from kgqa.model.item import Dataset
 from kgqa.model.outcome import Outcome, Status
@@ -67,6 +68,35 @@ def progress_bar(total: int, enabled: bool, label: str, *extra_columns: Any):
                     *extra_columns, console=Console(stderr=True), transient=True)
 
 
+def _code_fingerprint() -> str | None:
+    """sha256 over the source of everything that decides a query's preparation (lexer, prefix
+    table, sandbox, normaliser, engine-dependence screen, size cap); None when unreadable (then
+    preparations are not remembered across runs)."""
+    import hashlib
+    import importlib
+
+    h = hashlib.sha256()
+    for name in ("kgqa.sparql.lexer", "kgqa.sparql.prefixes", "kgqa.execute.sandbox", "kgqa.execute.normalise",
+                 "kgqa.execute.engine_dependence", "kgqa.execute.engine", "kgqa.execute.policy"):
+        try:
+            with open(importlib.import_module(name).__file__, "rb") as fh:
+                h.update(fh.read())
+        except (OSError, TypeError, ImportError):
+            return None
+    return h.hexdigest()[:16]
+
+
+_PREPARE_VERSION = _code_fingerprint()
+
+
+def _prepared_key(policy: ExecutionPolicy, untrusted: bool, query: str) -> str:
+    import hashlib
+
+    head = (f"{_PREPARE_VERSION}|normalise={policy.normalise}|sandbox={untrusted and policy.sandbox}"
+            f"|service={policy.allow_service}|update={policy.allow_update}\0")
+    return hashlib.sha256((head + query).encode("utf-8", "surrogatepass")).hexdigest()
+
+
 class Executor:
     """Executes queries on ``engine`` through ``cache`` (a :class:`ResultCache`, or None: no
     persistent cache) under ``policy``. :meth:`open` makes one from a ``kg`` argument and owns
@@ -82,6 +112,9 @@ class Executor:
         self._owns = owns
         self._memo: dict[str, Outcome] = {}
         self._prepared: dict[tuple[str, bool], tuple[str, list[str], Outcome | None]] = {}
+        #: query texts prepared here whose tokens hold nothing engine dependence looks for
+        #: (:func:`kgqa.execute.engine_dependence.screen`): their check needs no second lexer pass
+        self.no_findings: set[str] = set()
         self.memo_hits = 0
 
     @classmethod
@@ -163,19 +196,59 @@ class Executor:
     # ------------------------------------------------------------------ policy-aware paths
 
     def prepare(self, query: str, untrusted: bool = True) -> tuple[str, list[str], Outcome | None]:
-        """:meth:`ExecutionPolicy.prepare`, memoised per (text, untrusted)."""
+        """:meth:`ExecutionPolicy.prepare`, memoised per (text, untrusted). One query at a time
+        is prepared here, not looked up in the result cache (:meth:`prepare_many` does that in
+        batches: call it first for many queries)."""
         key = (query, untrusted)
-        if key not in self._prepared:
-            self._prepared[key] = self.policy.prepare(query, untrusted=untrusted)
-        return self._prepared[key]
+        hit = self._prepared.get(key)
+        if hit is None:
+            from kgqa.execute.engine_dependence import screen
+
+            p = self.policy.prepared(query, untrusted=untrusted, scan=screen)
+            if p.scan is False:
+                self.no_findings.add(query)
+            hit = self._prepared[key] = self.policy.outcome_of(p)
+        return hit
+
+    def prepare_many(self, queries: Sequence[str], untrusted: bool = True) -> list[tuple[str, list[str], Outcome | None]]:
+        """:meth:`prepare` for many queries: memoised per (text, untrusted) here, and remembered
+        in the result cache (:meth:`ResultCache.get_prepared`, looked up in batches) under a key
+        that names the query, the policy and the preparing code, so a re-run neither tokenises
+        nor normalises queries prepared before. Also records which texts the engine-dependence
+        screen found nothing in (:attr:`no_findings`)."""
+        memo = self._prepared
+        todo = [q for q in dict.fromkeys(queries) if (q, untrusted) not in memo]
+        if todo:
+            from kgqa.execute.engine_dependence import screen
+
+            policy = self.policy
+            keys = {q: _prepared_key(policy, untrusted, q) for q in todo} if self.cache is not None else {}
+            stored = self.cache.get_prepared(list(keys.values())) if keys and _PREPARE_VERSION else {}
+            new = []
+            for q in todo:
+                got = stored.get(keys[q]) if stored else None
+                if got is not None:
+                    text, rewrites, refusal, scanned = got
+                    p = Prepared(q if text is None else text, rewrites,
+                                 None if refusal is None else Verdict(refusal), scanned)
+                else:
+                    p = policy.prepared(q, untrusted=untrusted, scan=screen)
+                    if keys and _PREPARE_VERSION:
+                        new.append((keys[q], None if p.text == q else p.text, p.rewrites, p.refusal, p.scan))
+                if p.scan is False:
+                    self.no_findings.add(q)
+                memo[(q, untrusted)] = policy.outcome_of(p)
+            if new:
+                self.cache.put_prepared(new)
+        return [memo[(q, untrusted)] for q in queries]
 
     def run(self, queries: Mapping[str, str], untrusted: bool = True) -> dict[str, Outcome]:
         """Outcomes by id for ``{id: query text}``: normalised and (untrusted) sandboxed per the
         policy, identical final texts executed once."""
         out: dict[str, Outcome] = {}
         todo: dict[str, list[str]] = {}
-        for iid, q in queries.items():
-            text, _, refused = self.prepare(q, untrusted)
+        prepared = self.prepare_many(list(queries.values()), untrusted)
+        for (iid, q), (text, _, refused) in zip(queries.items(), prepared):
             if refused is not None:
                 out[iid] = refused
             else:
@@ -225,14 +298,16 @@ class Executor:
                 ex.rewrites.setdefault(item_id, []).extend(f"{side}: {r}" for r in rewrites)
             return text, refused_outcome
 
-        for item in dataset.items:
-            if gold != "none" and item.sparql and item.sparql.strip() and (gold == "executed" or item.answer is None):
-                jobs.append(("gold", item.id, prepare("gold", item.id, item.sparql)[0]))
-        for p in run.predictions:
-            if p.id not in dataset or p.status is not Status.OK or p.sparql is None:
-                continue
-            if not reexecute and (p.answer is not None or p.ranked is not None):
-                continue
+        gold_items = [item for item in dataset.items
+                      if gold != "none" and item.sparql and item.sparql.strip() and (gold == "executed" or item.answer is None)]
+        preds = [p for p in run.predictions
+                 if p.id in dataset and p.status is Status.OK and p.sparql is not None
+                 and (reexecute or (p.answer is None and p.ranked is None))]
+        self.prepare_many([item.sparql for item in gold_items], untrusted=False)  # in batches (see prepare_many)
+        self.prepare_many([p.sparql for p in preds], untrusted=True)
+        for item in gold_items:
+            jobs.append(("gold", item.id, prepare("gold", item.id, item.sparql)[0]))
+        for p in preds:
             text, refused_outcome = prepare("predicted", p.id, p.sparql)
             if refused_outcome is not None:
                 refused[p.id] = refused_outcome
@@ -249,6 +324,7 @@ class Executor:
     def execute_gold(self, dataset: Dataset) -> dict[str, Outcome]:
         """Outcomes of the dataset's gold queries (normalised per the policy, trusted), one batch."""
         ids, texts = [], []
+        self.prepare_many([it.sparql for it in dataset.items if it.sparql and it.sparql.strip()], untrusted=False)
         for it in dataset.items:
             if it.sparql and it.sparql.strip():
                 ids.append(it.id)

@@ -116,6 +116,8 @@ def _fix_casts(query: str, toks: list[Token], declared: dict[str, str],
                rewrites: list[str]) -> dict[int, tuple[Token, str]]:
     """Cast rewrites as {token index: (token, new text)}."""
     out: dict[int, tuple[Token, str]] = {}
+    if "\\" not in query and not any(k in query for k in UNSUPPORTED_CASTS):
+        return out  # no token can name one of the casts (IRIs are decoded only when they hold a backslash)
     for i, t in enumerate(toks):
         local = None
         if t.kind == "PNAME":
@@ -144,9 +146,17 @@ def _fix_casts(query: str, toks: list[Token], declared: dict[str, str],
 
 def _fix_projections(query: str, toks: list[Token], casts: dict[int, tuple[Token, str]],
                      rewrites: list[str]) -> list[tuple[int, int, str]]:
-    taken = {t.value.lower() for t in toks if t.kind == "VAR"}
     edits: list[tuple[int, int, str]] = []
+    if "SELECT" not in query.upper():  # the lexer reads SELECT (also glued) only where the text has it
+        return edits
+    taken_vars: set[str] | None = None
     cast_edits = [(t.start, t.end, new) for t, new in casts.values()]
+
+    def fresh(base: str) -> str:
+        nonlocal taken_vars
+        if taken_vars is None:
+            taken_vars = {t.value.lower() for t in toks if t.kind == "VAR"}
+        return _fresh(base, taken_vars)
 
     def shown(a: int, b: int) -> str:  # source text of [a, b) with the cast rewrites applied
         inner = [(s - a, e - a, new) for s, e, new in cast_edits if a <= s and e <= b]
@@ -177,7 +187,7 @@ def _fix_projections(query: str, toks: list[Token], casts: dict[int, tuple[Token
                     close = k if toks[k].kind == "NIL" else _matching(toks, k)
                     if close is None:
                         break
-                    name = _fresh(_local_name(word_text(j), kind == "PNAME"), taken)
+                    name = fresh(_local_name(word_text(j), kind == "PNAME"))
                     call = shown(tj.start, toks[close].end)
                     edits.append((tj.start, tj.start, "("))
                     edits.append((toks[close].end, toks[close].end, f" AS ?{name})"))
@@ -192,8 +202,8 @@ def _fix_projections(query: str, toks: list[Token], casts: dict[int, tuple[Token
                 if not _has_top_level_as(toks, j, close) and inner:
                     first = inner[0]
                     fk = toks[first].kind
-                    name = _fresh(_local_name(word_text(first), fk == "PNAME")
-                                  if fk in _WORDS or _is_word_error(toks[first]) else "value", taken)
+                    name = fresh(_local_name(word_text(first), fk == "PNAME")
+                                 if fk in _WORDS or _is_word_error(toks[first]) else "value")
                     expr = shown(tj.start, toks[close].end)
                     edits.append((toks[close].start, toks[close].start, f" AS ?{name}"))
                     rewrites.append(f"projection {expr} -> {expr[:-1]} AS ?{name})")

@@ -11,11 +11,13 @@ name it in ``signature_parts`` when it differs from the default.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from kgqa.execute.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT
-from kgqa.execute.sandbox import prepare
+from kgqa.execute.sandbox import Prepared, prepare
+from kgqa.sparql.lexer import Token
 from kgqa.model.outcome import Outcome, Status
 
 
@@ -50,8 +52,18 @@ class ExecutionPolicy:
         """What happens before an engine sees ``query``: the normaliser (when on) and, for an
         untrusted query, the sandbox. Returns the text to execute, the normaliser's rewrites,
         and a REFUSED outcome when the sandbox refuses the query (else None)."""
-        p = prepare(query, normalise=self.normalise, untrusted=untrusted and self.sandbox,
-                    allow_service=self.allow_service, allow_update=self.allow_update)
+        return self.outcome_of(self.prepared(query, untrusted=untrusted))
+
+    def prepared(self, query: str, *, untrusted: bool = True,
+                 scan: Callable[[list[Token]], Any] | None = None) -> Prepared:
+        """:meth:`prepare` as the sandbox's :class:`~kgqa.execute.sandbox.Prepared` (``scan``:
+        see :func:`kgqa.execute.sandbox.prepare`)."""
+        return prepare(query, normalise=self.normalise, untrusted=untrusted and self.sandbox,
+                       allow_service=self.allow_service, allow_update=self.allow_update, scan=scan)
+
+    @staticmethod
+    def outcome_of(p: Prepared) -> tuple[str, list[str], Outcome | None]:
+        """:meth:`prepare`'s triple for a :class:`~kgqa.execute.sandbox.Prepared`."""
         if p.refusal is not None:
             return p.text, p.rewrites, Outcome(Status.REFUSED, None, p.refusal, 0.0)
         return p.text, p.rewrites, None

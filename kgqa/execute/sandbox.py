@@ -55,8 +55,10 @@ import gc
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urljoin
 
 from kgqa.sparql.lexer import Token, decode_codepoint_escapes, has_codepoint_escapes, significant, tokenize
@@ -302,7 +304,7 @@ def _resolve(iri: str, base: str | None) -> str:
 
 
 _MEMO: OrderedDict[tuple, Verdict] = OrderedDict()
-_MEMO_SIZE = 4096
+_MEMO_SIZE = 65536
 _MEMO_MAX_TEXT = 65536
 
 
@@ -368,6 +370,8 @@ class Prepared:
     text: str
     rewrites: list[str] = field(default_factory=list)
     verdict: Verdict | None = None
+    #: what ``prepare(..., scan=f)`` returned for the query's tokens (None: not scanned)
+    scan: Any = None
 
     @property
     def refusal(self) -> str | None:
@@ -376,8 +380,11 @@ class Prepared:
 
 def prepare(query: str, *, normalise: bool = True, untrusted: bool = True, allow_service: bool = False,
             allow_update: bool = False, max_query_bytes: int | None = DEFAULT_MAX_QUERY_BYTES,
-            from_schemes: tuple[str, ...] | None = DEFAULT_FROM_SCHEMES) -> Prepared:
+            from_schemes: tuple[str, ...] | None = DEFAULT_FROM_SCHEMES,
+            scan: Callable[[list[Token]], Any] | None = None) -> Prepared:
     """Size cap, sandbox (untrusted queries) and normaliser on one tokenisation of ``query``.
+    ``scan(tokens)`` (tokens with trivia), when given, reads that same tokenisation for the
+    caller; its result is :attr:`Prepared.scan` (None when the query was not tokenised).
 
     A refused query comes back unnormalised with its verdict. The normalised text of an
     accepted query gets the same verdict without a second scan (engines that check again hit
@@ -390,8 +397,9 @@ def prepare(query: str, *, normalise: bool = True, untrusted: bool = True, allow
             return Prepared(query, [], Verdict(too_big))
     if len(query) > _GC_PAUSE_ABOVE:
         with _gc_paused():
-            return _prepare(query, normalise, untrusted, allow_service, allow_update, max_query_bytes, from_schemes)
-    return _prepare(query, normalise, untrusted, allow_service, allow_update, max_query_bytes, from_schemes)
+            return _prepare(query, normalise, untrusted, allow_service, allow_update, max_query_bytes, from_schemes,
+                            scan)
+    return _prepare(query, normalise, untrusted, allow_service, allow_update, max_query_bytes, from_schemes, scan)
 
 
 #: Queries longer than this are prepared with the cyclic garbage collector paused: the
@@ -412,19 +420,21 @@ def _gc_paused():
 
 
 def _prepare(query: str, normalise: bool, untrusted: bool, allow_service: bool, allow_update: bool,
-             max_query_bytes: int | None, from_schemes: tuple[str, ...] | None) -> Prepared:
+             max_query_bytes: int | None, from_schemes: tuple[str, ...] | None,
+             scan: Callable[[list[Token]], Any] | None = None) -> Prepared:
     from kgqa.execute.normalise import normalise_tokens
 
-    toks = tokenize(query, trivia=True) if (normalise or untrusted) else []
+    toks = tokenize(query, trivia=True) if (normalise or untrusted or scan is not None) else []
+    scanned = scan(toks) if scan is not None else None
     verdict = None
     if untrusted:
         verdict = check(query, allow_service=allow_service, allow_update=allow_update, from_schemes=from_schemes,
                         max_query_bytes=max_query_bytes, tokens=toks)
         if verdict.refused:
-            return Prepared(query, [], verdict)
+            return Prepared(query, [], verdict, scanned)
     if not normalise:
-        return Prepared(query, [], verdict)
+        return Prepared(query, [], verdict, scanned)
     n = normalise_tokens(query, toks)
     if untrusted and n.text != query:
         _memo_put((n.text, allow_service, allow_update, from_schemes), verdict)
-    return Prepared(n.text, list(n.rewrites), verdict)
+    return Prepared(n.text, list(n.rewrites), verdict, scanned)

@@ -223,8 +223,13 @@ def evaluate_inputs(inp: Inputs, progress: Progress | None = None) -> Result:
         cache = ResultCache()
         fingerprint = engine.info.fingerprint
         step(30, total, "executing queries")
-        kg = _reporting_engine(engine, cache, lambda done, n: step(
-            30 + (60 * done) // max(1, n), total, f"executing queries: {done} of {n}"))
+        shown = [30]  # the engine check executes variants in later batches: the percentage never goes back
+
+        def executing(done: int, n: int) -> None:
+            shown[0] = max(shown[0], 30 + (60 * done) // max(1, n))
+            step(shown[0], total, f"executing queries: {done} of {n}")
+
+        kg = _reporting_engine(engine, cache, executing)
     try:
         # ds holds the scoring units of inp.lang already (selecting again changes nothing); the
         # language goes to the signature
