@@ -479,6 +479,9 @@ def evaluate(
     slot = [distinct.index(mm.inputs) for mm in measures]
     answers_only = all(i == Inputs() for i in distinct)
     processed_only = [s.over == "processed" for s in specs]
+    # per measure: its item function, what keeps its aggregate's input (None: nothing is kept,
+    # see Measure.fold) and its parameters, looked up once
+    calls = [(mm.defn.item, mm.folder, mm.kwargs) for mm in measures]
     gold_side, sys_side = _side(profile, "gold"), _side(profile, "system")
     zero_failures, zero_missing = profile.failures == "zero", profile.missing == "zero"
     by_qrels = profile.qrels
@@ -557,12 +560,13 @@ def evaluate(
                           _Ranked(pred, outcome, m) if not failed else [], gold_values, pred, gold.get(iid), extra)
         # ---- every measure that can, in one pass; the context is dropped afterwards
         k = len(ids)
-        for j, mm in enumerate(measures):
+        for j, (item_fn, fold_fn, kw) in enumerate(calls):
             if reasons[j] or (processed_only[j] and label != "ok"):
                 continue
             positions[j].append(k)
-            values[j].append(mm.item_value(ctx))
-            folds[j].append(mm.fold(ctx))
+            values[j].append(item_fn(ctx, **kw) if item_fn is not None else None)
+            if fold_fn is not None:
+                folds[j].append(fold_fn(ctx, **kw))
         ids.append(iid)
         outcome_labels.append(label)
         messages.append(outcome.message)
@@ -579,7 +583,8 @@ def evaluate(
     columns: dict[str, Any] = {}
     for j, spec in enumerate(specs):
         columns[spec.label] = _column(len(ids), positions[j], values[j])
-        aggregate[spec.label] = spec.measure.aggregate(folds[j], values[j]) if positions[j] else float("nan")
+        kept = folds[j] if calls[j][1] is not None else [None] * len(values[j])
+        aggregate[spec.label] = spec.measure.aggregate(kept, values[j]) if positions[j] else float("nan")
     questions = QuestionList(ids, outcome_labels, messages, counts, columns, sources)
     sig = Signature.build(profile.signature_parts()).with_parts(
         (signature_extra.parts if isinstance(signature_extra, Signature) else signature_extra) or {},

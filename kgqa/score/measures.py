@@ -196,12 +196,19 @@ class Measure:
             return None
         return self.defn.item(ctx, **self.kwargs)
 
-    def fold(self, ctx: ItemContext) -> Any:
-        """What :meth:`aggregate` needs of this question (see :attr:`MeasureDef.fold`)."""
+    @property
+    def folder(self) -> Callable[..., Any] | None:
+        """``fold(ctx, **params)`` keeping what :meth:`aggregate` reads of a question (the
+        definition's fold, else the whole context), or None when it reads the values only."""
         d = self.defn
         if d.fold is not None:
-            return d.fold(ctx, **self.kwargs)
-        return None if d.aggregate is mean_of_defined else ctx
+            return d.fold
+        return None if d.aggregate is mean_of_defined else _whole_context
+
+    def fold(self, ctx: ItemContext) -> Any:
+        """What :meth:`aggregate` needs of this question (see :attr:`MeasureDef.fold`)."""
+        f = self.folder
+        return None if f is None else f(ctx, **self.kwargs)
 
     def aggregate(self, ctxs: Sequence[Any], values: Sequence[float | None]) -> float:
         """The corpus value from the per-question values and what :meth:`fold` kept of each
@@ -210,6 +217,10 @@ class Measure:
 
     def __str__(self) -> str:
         return self.key
+
+
+def _whole_context(ctx: ItemContext, **_: Any) -> ItemContext:
+    return ctx
 
 
 def _fmt(v: Any) -> str:
