@@ -236,15 +236,13 @@ def _short(v: Any) -> str:
 def to_results_json(answer: Answer) -> dict[str, Any]:
     if isinstance(answer, BooleanAnswer):
         return {"head": {}, "boolean": answer.value}
-    return {
-        "head": {"vars": list(answer.variables)},
-        "results": {
-            "bindings": [
-                {v: to_sparql_json(c) for v, c in zip(answer.variables, row) if c is not None}
-                for row in answer.rows
-            ]
-        },
-    }
+    variables = answer.variables
+    if len(variables) == 1:  # the common one-column table, without zip per row
+        v = variables[0]
+        bindings = [{v: to_sparql_json(row[0])} if row[0] is not None else {} for row in answer.rows]
+    else:
+        bindings = [{v: to_sparql_json(c) for v, c in zip(variables, row) if c is not None} for row in answer.rows]
+    return {"head": {"vars": list(variables)}, "results": {"bindings": bindings}}
 
 
 def merge(answers: Sequence[Answer]) -> Answer | None:

@@ -135,7 +135,7 @@ def from_sparql_json(cell: dict[str, Any]) -> Term:
 
 
 def to_sparql_json(term: Term) -> dict[str, str]:
-    if isinstance(term, IRI):
+    if term.__class__ is IRI or isinstance(term, IRI):
         return {"type": "uri", "value": term.value}
     if isinstance(term, BNode):
         return {"type": "bnode", "value": term.id}

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kgqa.load import jsonio
+from kgqa.model.gcpause import during
 from kgqa.report.fit import Grid, fmt_number
 from kgqa.score.evaluate import Evaluation
 
@@ -151,12 +152,14 @@ def question_table(e: Evaluation) -> Table:
     return t
 
 
+@during
 def to_json(evals: Sequence[Evaluation]) -> str:
     if len(evals) == 1:
         return jsonio.dumps(evals[0].to_json())
     return jsonio.dumps({"runs": [e.to_json() for e in evals]})
 
 
+@during
 def to_csv(evals: Sequence[Evaluation], neutralise: bool | None = None) -> str:
     """Per-question records, one row per (run, question): readable by pandas.read_csv. Text
     cells that a spreadsheet would run as a formula are neutralised

@@ -14,6 +14,7 @@ from typing import Any
 
 from kgqa.analyze.comparison import MultiComparison, compare_evaluations
 from kgqa.load import jsonio
+from kgqa.model.gcpause import during
 from kgqa.load.jsonio import write_atomic
 from kgqa.model import InputError
 from kgqa.score.evaluate import Evaluation
@@ -118,6 +119,7 @@ def breakdown_text(tables: Sequence[Any], fmt: str) -> Any:
                            "for other formats save the evaluation (--save) and use kgqa report")
 
 
+@during
 def save_evaluations(evals: Sequence[Evaluation], path: Path) -> None:
     """Write evaluations as JSON for ``kgqa report`` / ``kgqa show`` (one object, or
     ``{"runs": [...]}`` for several), atomically."""
@@ -210,6 +212,7 @@ def _table(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: 
     return parts
 
 
+@during
 def render_report(evals: Sequence[Evaluation], fmt: str, *, by: Sequence[str] = (), bins: dict | None = None,
                   baseline: str | None = None, seed: int = 0, measure: str | None = None,
                   compare_measures: Sequence[str] | None = None, family: str = "measure",
