@@ -228,9 +228,9 @@ def _query_counts(name: str):
         fc = feature_comparison(ctx, name)
         if fc is None:  # no gold query
             return None
-        n_sys, n_gold, tp = fc.sizes[name]
+        n_sys, n_gold, tp = fc.sizes(name)
         if parse == "strict":
-            sys_valid, gold_valid = fc.values["valid"]
+            sys_valid, gold_valid = fc.values("valid")
             if not sys_valid:
                 n_sys = tp = 0
             if not gold_valid:

@@ -162,37 +162,69 @@ def question_memo(ctx: ItemContext) -> dict[Any, Any]:
     return memo
 
 
+#: feature layout (names and whether each is set-valued) -> name -> (offset, set-valued)
+_LAYOUTS: dict[tuple[tuple[str, bool], ...], dict[str, tuple[int, bool]]] = {}
+
+
 class FeatureComparison:
     """The predicted query's features against the gold query's, summarised: for a set-valued
-    feature ``(|pred|, |gold|, |pred & gold|)`` (what every set measure here needs), for any
-    other feature ``(pred value, gold value)``. ``pred`` is False when there is no predicted
-    query (its sizes are then 0 and its values None)."""
+    feature :meth:`sizes` ``(|pred|, |gold|, |pred & gold|)`` (what every set measure here
+    needs), for any other feature :meth:`values` ``(pred value, gold value)``, kept in one flat
+    tuple. ``pred`` is False when there is no predicted query (its sizes are then 0 and its
+    values None)."""
 
-    __slots__ = ("pred", "sizes", "values")
+    __slots__ = ("pred", "_index", "_data")
 
     def __init__(self, pred: str | None, gold: str) -> None:
         g = _features(gold)
         p = _features(pred) if pred is not None else None
         self.pred = p is not None
-        sizes: dict[str, tuple[int, int, int]] = {}
-        values: dict[str, tuple[Any, Any]] = {}
+        layout: list[tuple[str, bool]] = []
+        data: list[Any] = []
         for name, gv in g.items():
             pv = p.get(name) if p is not None else None
             if type(gv) is _Packed:
+                layout.append((name, True))
                 if pv is None:
-                    sizes[name] = (0, len(gv), 0)
+                    data += (0, len(gv), 0)
                 elif pv is gv or pv == gv:
-                    sizes[name] = (len(pv), len(gv), len(gv))
+                    data += (len(pv), len(gv), len(gv))
                 else:
-                    sizes[name] = (len(pv), len(gv), len(frozenset(pv).intersection(gv)))
+                    data += (len(pv), len(gv), len(frozenset(pv).intersection(gv)))
             else:
-                values[name] = (pv, gv)
-        self.sizes = sizes
-        self.values = values
+                layout.append((name, False))
+                data += (pv, gv)
+        key = tuple(layout)
+        index = _LAYOUTS.get(key)
+        if index is None:
+            index, i = {}, 0
+            for name, is_set in key:
+                index[name] = (i, is_set)
+                i += 3 if is_set else 2
+            index = _LAYOUTS.setdefault(key, index)
+        self._index = index
+        self._data = tuple(data)
+
+    def has(self, name: str) -> bool:
+        return name in self._index
+
+    def sizes(self, name: str) -> tuple[int, int, int]:
+        """``(|pred|, |gold|, |pred & gold|)`` of the set-valued feature ``name``."""
+        i, is_set = self._index[name]
+        if not is_set:
+            raise TypeError(f"query feature {name!r} is not set-valued")
+        return self._data[i : i + 3]  # type: ignore[return-value]
+
+    def values(self, name: str) -> tuple[Any, Any]:
+        """``(pred value, gold value)`` of the feature ``name`` that is not set-valued."""
+        i, is_set = self._index[name]
+        if is_set:
+            raise TypeError(f"query feature {name!r} is set-valued: use sizes()")
+        return self._data[i : i + 2]  # type: ignore[return-value]
 
     def set_f1(self, name: str) -> float:
         """:func:`set_f1` of the two sets of feature ``name``."""
-        np_, ng, tp = self.sizes[name]
+        np_, ng, tp = self.sizes(name)
         if not np_ and not ng:
             return 1.0
         if tp == 0:
@@ -205,13 +237,13 @@ def feature_comparison(ctx: ItemContext, name: str) -> FeatureComparison | None:
     feature ``name`` (None without a gold query), computed once per question."""
     memo = question_memo(ctx)
     fc = memo.get("features", _UNSET)
-    if fc is _UNSET or (fc is not None and name not in fc.sizes and name not in fc.values):
+    if fc is _UNSET or (fc is not None and not fc.has(name)):
         g = gold_query(ctx)
         fc = memo["features"] = FeatureComparison(pred_query(ctx), g) if g is not None else None
     return fc
 
 
-@functools.lru_cache(maxsize=1 << 17)
+@functools.lru_cache(maxsize=FEATURE_CACHE_SIZE)
 def _canonical(query: str) -> str | None:
     from kgqa.sparql.canonical import canonical_form
 
@@ -310,12 +342,12 @@ def _bleu_scorer(smooth: str, sentence: bool) -> _SacreBLEU:
     return _SacreBLEU(tokenize="none", smooth_method=smooth, effective_order=sentence)
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=FEATURE_CACHE_SIZE)
 def _joined(text: str, scheme: str) -> str:
     return " ".join(escape_ws(t) for t in tokens(text, scheme))
 
 
-@functools.lru_cache(maxsize=131072)
+@functools.lru_cache(maxsize=FEATURE_CACHE_SIZE)
 def _sentence_bleu(pred: str, gold: str, scheme: str, smooth: str) -> float:
     h, r = _joined(pred, scheme), _joined(gold, scheme)
     if not r:
@@ -489,7 +521,7 @@ def lcs_length(a: Sequence[Any], b: Sequence[Any]) -> int:
     return len(a) - bin(v).count("1")
 
 
-@functools.lru_cache(maxsize=131072)
+@functools.lru_cache(maxsize=FEATURE_CACHE_SIZE)
 def _rouge_l(pred: str, gold: str, scheme: str, beta: float) -> float:
     h, r = tokens(pred, scheme), tokens(gold, scheme)
     if not h and not r:
@@ -791,7 +823,7 @@ def f1_tri(pred: str | None, gold: str | None, vars: str = "ignored") -> float |
     return _f1_aligned(p, g)
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=FEATURE_CACHE_SIZE)
 def _f1_aligned(p: frozenset, g: frozenset) -> float:
     if not p and not g:
         return 1.0
