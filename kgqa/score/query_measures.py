@@ -382,12 +382,23 @@ class NgramComparison:
     def __init__(self, pred: str | None, gold: str, scheme: str) -> None:
         r_toks = tokens(gold, scheme)
         h_toks = tokens(pred, scheme) if pred is not None else ()
-        r_join = " ".join(escape_ws(t) for t in r_toks)
-        h_join = " ".join(escape_ws(t) for t in h_toks) if pred is not None else ""
+        r_join, r_split = _joined_split(r_toks)
+        h_join, h_split = _joined_split(h_toks)
         self.ref_empty, self.hyp_empty, self.equal = not r_join, not h_join, h_join == r_join
-        self.stats = _segment_stats(h_join.split(), r_join.split(), self.equal)
+        self.stats = _segment_stats(h_split, r_split, self.equal)
         self.hyp_tokens, self.ref_tokens = len(h_toks), len(r_toks)
         self.lcs = lcs_length(h_toks, r_toks) if pred is not None else 0
+
+
+def _joined_split(toks: Sequence[str]) -> tuple[str, list[str]]:
+    """``" ".join(escape_ws(t) for t in toks)`` and its ``split()`` (what sacrebleu reads)."""
+    raw = " ".join(toks)
+    if "\\" not in raw:
+        parts = raw.split()
+        if parts == list(toks):  # every token is non-empty and without whitespace: nothing to escape
+            return raw, parts
+    joined = " ".join(escape_ws(t) for t in toks)
+    return joined, joined.split()
 
 
 def _segment_stats(h: list[str], r: list[str], equal: bool) -> tuple[int, ...]:
@@ -403,15 +414,20 @@ def _segment_stats(h: list[str], r: list[str], equal: bool) -> tuple[int, ...]:
         if hl < n or rl < n:
             break
         if n == 1:
-            hc, rc = Counter(h), Counter(r)
+            hg, rg = h, r
         else:
-            hc = Counter(zip(*(h[i:] for i in range(n))))
-            rc = Counter(zip(*(r[i:] for i in range(n))))
-        c = 0
-        for g, k in hc.items():
-            m = rc.get(g)
-            if m:
-                c += k if k < m else m
+            hg = list(zip(*(h[i:] for i in range(n))))
+            rg = list(zip(*(r[i:] for i in range(n))))
+        hs, rs = set(hg), set(rg)
+        if len(hs) == len(hg) and len(rs) == len(rg):  # no repeated n-gram: clipping changes nothing
+            c = len(hs.intersection(rs))
+        else:
+            hc, rc = Counter(hg), Counter(rg)
+            c = 0
+            for g, k in hc.items():
+                m = rc.get(g)
+                if m:
+                    c += k if k < m else m
         if not c:
             break  # no n-gram matches, so no longer one does either
         correct[n - 1] = c
