@@ -14,9 +14,10 @@ reordered pattern, renamed variables, a truncated query, whitespace, keyword cas
 timed; the child times :func:`kgqa.score.evaluate.evaluate` only, and its peak RSS includes the
 generated data (``data MB`` is the peak before scoring).
 
-A profile is called linear when (wall time per item at the largest size) / (wall time per item
-at the smallest size) <= 1.3; the same ratio of CPU time is printed beside it (less disturbed by
-other processes on a shared machine).
+A profile is called linear when (CPU time per item at the largest size) / (CPU time per item at
+the smallest size) <= 1.3. The scoring is single-threaded, so its CPU time is the work done; the
+same ratio of wall time is printed beside it, but on a shared 2-core machine wall time mostly
+measures the other processes (wall / CPU between 1 and 6 was seen in one run).
 """
 
 from __future__ import annotations
@@ -206,12 +207,12 @@ def main(argv: list[str] | None = None) -> int:
                   f"{peak:8.0f} {data:8.0f}  {note}", flush=True)
         growth = wall_per[sizes[-1]] / wall_per[sizes[0]]
         cpu_growth = cpu_per[sizes[-1]] / cpu_per[sizes[0]]
-        ok = growth <= LINEAR
+        ok = cpu_growth <= LINEAR
         verdicts.append((prof, growth, cpu_growth, ok))
-        print(f"{prof:<15} growth {sizes[-1]:,}/{sizes[0]:,} of time per item: wall {growth:.2f}, cpu {cpu_growth:.2f} "
-              f"-> {'linear' if ok else 'NOT linear'} (target <= {LINEAR}, on wall time)", flush=True)
-    print("summary (growth of wall time per item, cpu in parentheses):",
-          ", ".join(f"{p} {g:.2f} ({c:.2f}){'' if ok else ' NOT linear'}" for p, g, c, ok in verdicts))
+        print(f"{prof:<15} growth {sizes[-1]:,}/{sizes[0]:,} of time per item: cpu {cpu_growth:.2f}, wall {growth:.2f} "
+              f"-> {'linear' if ok else 'NOT linear'} (target: cpu growth <= {LINEAR})", flush=True)
+    print("summary (growth of CPU time per item, wall in parentheses):",
+          ", ".join(f"{p} {c:.2f} ({g:.2f}){'' if ok else ' NOT linear'}" for p, g, c, ok in verdicts))
     return 0 if all(ok for *_, ok in verdicts) else 1
 
 
