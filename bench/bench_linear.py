@@ -155,7 +155,7 @@ def synthetic(n: int, seed: int = 17):
 
 CHILD = """
 import resource, sys, time
-sys.path.insert(0, {bench!r})
+sys.path.append({bench!r})
 from bench_linear import synthetic
 from kgqa.score import profiles
 from kgqa.score.evaluate import evaluate
@@ -168,6 +168,8 @@ e = evaluate(ds, run, prof, predicted=outcomes)
 wall, cpu = time.perf_counter() - t, time.process_time() - c
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 first = next(iter(e.aggregate.items()))
+import kgqa
+print("@kgqa", kgqa.__file__)
 print(f"@@ {{wall}} {{cpu}} {{peak}} {{data_mb}} {{len(e.questions)}} {{first[0]}}={{first[1]:.4f}}")
 """
 
@@ -176,13 +178,18 @@ def child(repo: Path, n: int, profile: str) -> tuple[float, float, float, float,
     """(scoring wall s, scoring CPU s, peak RSS MB, peak RSS before scoring MB, note) in a fresh
     interpreter."""
     code = CHILD.format(bench=str(Path(__file__).resolve().parent))
+    # cwd=repo: `python -c` puts the working directory first on sys.path, before PYTHONPATH, so
+    # run from anywhere else a checkout's kgqa in the working directory would be timed instead
     r = subprocess.run([sys.executable, "-c", code, str(n), profile], capture_output=True, text=True,
-                       env={"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"})
+                       env={"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"}, cwd=str(repo))
     line = next((x for x in r.stdout.splitlines() if x.startswith("@@")), None)
     if r.returncode != 0 or line is None:
         nan = float("nan")
         return nan, nan, nan, nan, (r.stderr.strip().splitlines() or ["failed"])[-1]
     _, wall, cpu, peak, data, nq, note = line.split(maxsplit=6)
+    where = next((x.split(maxsplit=1)[1] for x in r.stdout.splitlines() if x.startswith("@kgqa ")), "")
+    if not Path(where).resolve().is_relative_to(repo):
+        note += f" (WARNING: kgqa imported from {where}, not {repo})"
     return float(wall), float(cpu), float(peak), float(data), f"{nq} scored, {note}"
 
 
