@@ -166,23 +166,36 @@ def sparql_characteristics(info: QueryInfo) -> dict[str, Any]:
 # --------------------------------------------------------------------------- per question
 
 
-@functools.lru_cache(maxsize=4096)
+#: Gold queries whose characteristics are kept (an entry is one tuple of small values, ~0.3 KB:
+#: 2^18 entries hold the gold queries of large datasets, so that a breakdown by several
+#: characteristics, one :func:`values_of` pass each, analyses each gold query once).
+QUERY_CACHE_SIZE = 1 << 18
+
+_QC_KEYS = (
+    "triples", "num_edges", "variables", "hops", "function", "form", "optional", "union", "minus", "filter",
+    "group_by", "subquery", "property_path", "values", "service", "aggregation", "gold_valid",
+)
+
+
 def query_characteristics(sparql: str | None) -> dict[str, Any]:
     """The query characteristics (see the module docstring) of a gold query; every value None
-    when ``sparql`` is None or blank."""
+    when ``sparql`` is None or blank. A new dict on every call (cached as a tuple)."""
     if sparql is None or not sparql.strip():
         return {k: None for k in QUERY_CHARACTERISTICS}
+    return dict(zip(_QC_KEYS, _query_characteristics(sparql)))
+
+
+@functools.lru_cache(maxsize=QUERY_CACHE_SIZE)
+def _query_characteristics(sparql: str) -> tuple[Any, ...]:
     from kgqa.sparql.analyzer import analyze
 
     info = analyze(sparql)
     c = sparql_characteristics(info)
-    return {
-        "triples": c["triples"], "num_edges": c["triples"], "variables": c["variables"], "hops": c["hops"],
-        "function": c["function"], "form": c["form"], "optional": c["optional"], "union": c["union"],
-        "minus": c["minus"], "filter": c["filter"], "group_by": c["group_by"], "subquery": c["subquery"],
-        "property_path": c["property_path"], "values": c["values"], "service": c["service"],
-        "aggregation": bool(info.aggregates), "gold_valid": c["valid"],
-    }
+    return (
+        c["triples"], c["triples"], c["variables"], c["hops"], c["function"], c["form"], c["optional"],
+        c["union"], c["minus"], c["filter"], c["group_by"], c["subquery"], c["property_path"], c["values"],
+        c["service"], bool(info.aggregates), c["valid"],
+    )
 
 
 def _kind(term: Any) -> str:

@@ -43,7 +43,7 @@ from kgqa.model.answer import Answer
 from kgqa.model.terms import DATE_TYPES, NUMERIC_TYPES, XSD_BOOLEAN, TermMatching
 from kgqa.score.measures import QUERY, Inputs, ItemContext, MeasureDef, Param, register
 from kgqa.score.rules import Counts, gerbil_rule, micro
-from kgqa.score.query_measures import feature, feature_extractor
+from kgqa.score.query_measures import feature, feature_comparison, feature_extractor, question_memo
 from kgqa.sparql.analyzer import RDF_TYPE, Path, QueryInfo, Var
 
 __all__ = ["c2kb", "p2kb", "re2kb", "ait_query", "answer_type", "ANSWER_TYPES", "sub_counts"]
@@ -219,6 +219,33 @@ def _query_sets(fn: Callable[[str, str], frozenset]):
     return sets
 
 
+def _query_counts(name: str):
+    """``sub_counts(_query_sets(markings of name)(ctx, parse))``, from the question's feature
+    comparison (:func:`kgqa.score.query_measures.feature_comparison`: each query analysed once
+    per question, sizes kept instead of sets)."""
+
+    def counts(ctx: ItemContext, parse: str, **_: Any) -> Counts | None:
+        fc = feature_comparison(ctx, name)
+        if fc is None:  # no gold query
+            return None
+        n_sys, n_gold, tp = fc.sizes(name)
+        if parse == "strict":
+            sys_valid, gold_valid = fc.values("valid")
+            if not sys_valid:
+                n_sys = tp = 0
+            if not gold_valid:
+                n_gold = tp = 0
+        return Counts(tp, n_sys - tp, n_gold - tp, n_sys, n_gold, tp, tp)
+
+    return counts
+
+
+def _ait_counts(ctx: ItemContext, parse: str, source: str, **kw: Any) -> Counts | None:
+    if source == "kg":
+        return sub_counts(_ait_sets(ctx, parse, source))
+    return _query_counts("gerbil_ait")(ctx, parse)
+
+
 def _ait_sets(ctx: ItemContext, parse: str, source: str, **_: Any) -> tuple[frozenset, frozenset] | None:
     if source == "kg":
         at = ctx.extra.get("answer_types")
@@ -247,16 +274,19 @@ PARSE = Param("parse", "strict", ("strict", "tolerant"),
               "strict: an invalid query yields nothing (GERBIL); tolerant: the analyzer's patterns of a broken query")
 
 
-def _make(sets_fn):
+def _make(counts_fn):
+    """Item and aggregate functions of a sub-experiment whose per-question :class:`Counts` are
+    ``counts_fn(ctx, **params)`` (None: undefined)."""
+
     def item(ctx: ItemContext, agg: str, part: str, **kw: Any) -> float | None:
         if agg == "micro":
             return None
-        c = sub_counts(sets_fn(ctx, **kw))
+        c = counts_fn(ctx, **kw)
         return None if c is None else gerbil_rule(c)[_PART[part]]
 
     def aggregate(ctxs: Sequence[ItemContext], values: Sequence[float | None], agg: str, part: str, **kw: Any) -> float:
         if agg == "micro":
-            counts = [c for c in (sub_counts(sets_fn(x, **kw)) for x in ctxs) if c is not None]
+            counts = [c for c in (counts_fn(x, **kw) for x in ctxs) if c is not None]
             return micro(counts, "gerbil")[_PART[part]] if counts else float("nan")
         vals = [v for v in values if v is not None]
         return math.fsum(vals) / len(vals) if vals else float("nan")
@@ -276,16 +306,16 @@ def _ait_inputs(source: str = "query", **_: Any) -> Inputs:
 
 
 _DEFS = [
-    ("C2KB", _query_sets(c2kb), (AGG, PART, PARSE),
+    ("C2KB", _query_counts("gerbil_c2kb"), (AGG, PART, PARSE),
      "GERBIL QA C2KB (resources): IRI subjects and IRI objects of non-rdf:type patterns, "
      "prefixes expanded (classes excluded, as in GERBIL),"),
-    ("P2KB", _query_sets(p2kb), (AGG, PART, PARSE),
+    ("P2KB", _query_counts("gerbil_p2kb"), (AGG, PART, PARSE),
      "GERBIL QA P2KB (properties): IRI predicates except rdf:type (variable predicates and paths "
      "add nothing),"),
-    ("RE2KB", _query_sets(re2kb), (AGG, PART, PARSE),
+    ("RE2KB", _query_counts("gerbil_re2kb"), (AGG, PART, PARSE),
      "GERBIL QA RE2KB (relations): (s,p,o) patterns; a variable matches any variable at the same "
      "position, IRIs exactly, literals by value,"),
-    ("AIT2KB", _ait_sets, (AGG, PART, PARSE, Param("source", "query", ("query", "kg"),
+    ("AIT2KB", _ait_counts, (AGG, PART, PARSE, Param("source", "query", ("query", "kg"),
                                                  "query: rdf:type classes of projected variables "
                                                  "(GERBIL); kg: classes of answer items from ctx.extra")),
      "GERBIL QA AIT2KB (answer item types): source=query: classes in rdf:type patterns of a "
@@ -300,8 +330,13 @@ for _name, _fn, _params, _what in _DEFS:
     ))
 
 
-def _at(ctx: ItemContext, gold: str, **_: Any) -> tuple[frozenset, frozenset] | None:
-    return _at_sets(ctx, gold)
+def _at(ctx: ItemContext, gold: str, **_: Any) -> Counts | None:
+    memo = question_memo(ctx)
+    key = ("AT", gold)
+    c = memo.get(key)
+    if c is None:
+        c = memo[key] = sub_counts(_at_sets(ctx, gold))
+    return c
 
 
 _at_item, _at_agg = _make(_at)

@@ -21,6 +21,7 @@ SPARQL (``ctx.item.sparql``) and/or looks at the predicted query's execution out
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -74,12 +75,17 @@ def set_f1(pred: frozenset, gold: frozenset) -> float:
 
 
 # --------------------------------------------------------------------------- per-query features
-# The evaluator computes one measure over all questions, then the next, so each measure would
-# re-analyze every query once the analyzer's own cache is exhausted. Instead every feature any
-# measure needs is extracted from one analysis and kept in a large cache of small objects.
+# The evaluator computes one measure over all questions, then the next. Every feature any
+# measure needs is extracted from one analysis of a query (:func:`query_features`), and what
+# the measures compare is kept *per question* (:func:`question_memo`: a few numbers on the
+# question's context, dropped with it when the evaluation ends), so each query is analysed and
+# tokenised once per question whatever the number of measures, and no global cache has to hold
+# every query of the evaluation (a global LRU smaller than the number of distinct queries
+# thrashed: every measure re-analysed every query). The global caches below only share work
+# between questions with the same query text close together (language units, templates).
 
-#: Queries whose features are kept (an entry is a few small frozensets).
-FEATURE_CACHE_SIZE = 1 << 18
+#: Recently seen queries whose features are kept (an entry is a few small tuples).
+FEATURE_CACHE_SIZE = 1 << 14
 
 #: feature name -> function of a QueryInfo. Other measure modules add their own.
 FEATURES: Registry[Callable[[QueryInfo], Any]] = Registry("query feature")
@@ -113,6 +119,19 @@ def query_features(query: str) -> dict[str, Any]:
     return {name: _pack(fn(info)) for name, fn in FEATURES.items()}
 
 
+def _features(query: str) -> dict[str, Any]:
+    """:func:`query_features` with every registered extractor's value (extractors registered
+    after the query was cached are run now)."""
+    feats = query_features(query)
+    if len(feats) != len(FEATURES):
+        info = None
+        for name, fn in FEATURES.items():
+            if name not in feats:
+                info = info or analyze(query)
+                feats[name] = _pack(fn(info))
+    return feats
+
+
 def feature(query: str, name: str) -> Any:
     """One feature of ``query`` (extractors registered after the query was cached are run on
     demand)."""
@@ -123,7 +142,109 @@ def feature(query: str, name: str) -> Any:
     return frozenset(v) if type(v) is _Packed else v
 
 
-@functools.lru_cache(maxsize=1 << 17)
+# --------------------------------------------------------------------------- per-question memo
+
+_MEMO = "_query_measures_memo"
+
+
+def question_memo(ctx: ItemContext) -> dict[Any, Any]:
+    """A dict that lives as long as the question's context (one evaluation): what several
+    measures compute from the same question is computed once and kept here (a handful of
+    numbers per question, never the queries' token lists or feature sets)."""
+    try:
+        return getattr(ctx, _MEMO)
+    except AttributeError:
+        pass
+    memo: dict[Any, Any] = {}
+    try:
+        setattr(ctx, _MEMO, memo)
+    except (AttributeError, TypeError):  # a context that takes no attributes: nothing is kept
+        pass
+    return memo
+
+
+#: feature layout (names and whether each is set-valued) -> name -> (offset, set-valued)
+_LAYOUTS: dict[tuple[tuple[str, bool], ...], dict[str, tuple[int, bool]]] = {}
+
+
+class FeatureComparison:
+    """The predicted query's features against the gold query's, summarised: for a set-valued
+    feature :meth:`sizes` ``(|pred|, |gold|, |pred & gold|)`` (what every set measure here
+    needs), for any other feature :meth:`values` ``(pred value, gold value)``, kept in one flat
+    tuple. ``pred`` is False when there is no predicted query (its sizes are then 0 and its
+    values None)."""
+
+    __slots__ = ("pred", "_index", "_data")
+
+    def __init__(self, pred: str | None, gold: str) -> None:
+        g = _features(gold)
+        p = _features(pred) if pred is not None else None
+        self.pred = p is not None
+        layout: list[tuple[str, bool]] = []
+        data: list[Any] = []
+        for name, gv in g.items():
+            pv = p.get(name) if p is not None else None
+            if type(gv) is _Packed:
+                layout.append((name, True))
+                if pv is None:
+                    data += (0, len(gv), 0)
+                elif pv is gv or pv == gv:
+                    data += (len(pv), len(gv), len(gv))
+                else:
+                    data += (len(pv), len(gv), len(frozenset(pv).intersection(gv)))
+            else:
+                layout.append((name, False))
+                data += (pv, gv)
+        key = tuple(layout)
+        index = _LAYOUTS.get(key)
+        if index is None:
+            index, i = {}, 0
+            for name, is_set in key:
+                index[name] = (i, is_set)
+                i += 3 if is_set else 2
+            index = _LAYOUTS.setdefault(key, index)
+        self._index = index
+        self._data = tuple(data)
+
+    def has(self, name: str) -> bool:
+        return name in self._index
+
+    def sizes(self, name: str) -> tuple[int, int, int]:
+        """``(|pred|, |gold|, |pred & gold|)`` of the set-valued feature ``name``."""
+        i, is_set = self._index[name]
+        if not is_set:
+            raise TypeError(f"query feature {name!r} is not set-valued")
+        return self._data[i : i + 3]  # type: ignore[return-value]
+
+    def values(self, name: str) -> tuple[Any, Any]:
+        """``(pred value, gold value)`` of the feature ``name`` that is not set-valued."""
+        i, is_set = self._index[name]
+        if is_set:
+            raise TypeError(f"query feature {name!r} is set-valued: use sizes()")
+        return self._data[i : i + 2]  # type: ignore[return-value]
+
+    def set_f1(self, name: str) -> float:
+        """:func:`set_f1` of the two sets of feature ``name``."""
+        np_, ng, tp = self.sizes(name)
+        if not np_ and not ng:
+            return 1.0
+        if tp == 0:
+            return 0.0
+        return 2 * tp / (np_ + ng)
+
+
+def feature_comparison(ctx: ItemContext, name: str) -> FeatureComparison | None:
+    """The :class:`FeatureComparison` of the question's predicted and gold queries, holding
+    feature ``name`` (None without a gold query), computed once per question."""
+    memo = question_memo(ctx)
+    fc = memo.get("features", _UNSET)
+    if fc is _UNSET or (fc is not None and not fc.has(name)):
+        g = gold_query(ctx)
+        fc = memo["features"] = FeatureComparison(pred_query(ctx), g) if g is not None else None
+    return fc
+
+
+@functools.lru_cache(maxsize=FEATURE_CACHE_SIZE)
 def _canonical(query: str) -> str | None:
     from kgqa.sparql.canonical import canonical_form
 
@@ -156,6 +277,32 @@ def query_em(pred: str | None, gold: str | None, norm: str = "raw") -> float | N
     return 1.0 if _canonical_equal(pred, gold) else 0.0
 
 
+def _query_em_ctx(ctx: ItemContext, norm: str) -> float | None:
+    """:func:`query_em` of the question's queries; the token comparison and the canonical
+    comparison are kept per question (QueryEM(norm=whitespace) and CanonicalEM share them)."""
+    gold, pred = gold_query(ctx), pred_query(ctx)
+    if gold is None:
+        return None
+    if pred is None:
+        return 0.0
+    if pred == gold:
+        return 1.0
+    if norm == "raw":
+        return 0.0
+    memo = question_memo(ctx)
+    same = memo.get("tokens_equal")
+    if same is None:
+        same = memo["tokens_equal"] = sparql_tokens(pred) == sparql_tokens(gold)
+    if same:
+        return 1.0
+    if norm == "whitespace":
+        return 0.0
+    canon = memo.get("canonical_equal")
+    if canon is None:
+        canon = memo["canonical_equal"] = _canonical_equal(pred, gold)
+    return 1.0 if canon else 0.0
+
+
 register(MeasureDef(
     name="QueryEM",
     definition=(
@@ -166,7 +313,7 @@ register(MeasureDef(
         "case normalised). No predicted query: 0; no gold query: undefined."
     ),
     convention="query",
-    item=lambda ctx, norm: query_em(pred_query(ctx), gold_query(ctx), norm),
+    item=_query_em_ctx,
     params=(Param("norm", "raw", ("raw", "whitespace", "canonical"), "what counts as equal text"),),
     binary=True,
     inputs=QUERY,
@@ -182,7 +329,7 @@ register(MeasureDef(
         "query: 0; no gold query: undefined."
     ),
     convention="query",
-    item=lambda ctx: query_em(pred_query(ctx), gold_query(ctx), "canonical"),
+    item=lambda ctx: _query_em_ctx(ctx, "canonical"),
     binary=True,
     inputs=QUERY,
 ))
@@ -198,12 +345,12 @@ def _bleu_scorer(smooth: str, sentence: bool) -> _SacreBLEU:
     return _SacreBLEU(tokenize="none", smooth_method=smooth, effective_order=sentence)
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=FEATURE_CACHE_SIZE)
 def _joined(text: str, scheme: str) -> str:
     return " ".join(escape_ws(t) for t in tokens(text, scheme))
 
 
-@functools.lru_cache(maxsize=131072)
+@functools.lru_cache(maxsize=FEATURE_CACHE_SIZE)
 def _sentence_bleu(pred: str, gold: str, scheme: str, smooth: str) -> float:
     h, r = _joined(pred, scheme), _joined(gold, scheme)
     if not r:
@@ -224,20 +371,123 @@ def bleu(pred: str | None, gold: str | None, tokenize: str = "sparql", smooth: s
     return _sentence_bleu(pred, gold, tokenize, smooth)
 
 
-def _corpus_bleu(ctxs: Sequence[ItemContext], values: Sequence[float | None], tokenize: str, smooth: str) -> float:
-    hyps, refs = [], []
-    for c in ctxs:
-        g = gold_query(c)
-        if g is None:
-            continue
-        p = pred_query(c)
-        hyps.append(_joined(p, tokenize) if p is not None else "")
-        refs.append(_joined(g, tokenize))
-    if not refs:
-        return float("nan")
-    if hyps == refs:
+class NgramComparison:
+    """What BLEU (sentence and corpus) and ROUGE-L need of one question's predicted and gold
+    token sequences under one tokenisation, kept per question instead of the tokens:
+    sacrebleu's segment statistics ``stats`` = ``[hyp_len, ref_len, correct_1..4, total_1..4]``
+    of the space-joined (:func:`escape_ws`) tokens as sacrebleu's ``tokenize='none'`` splits
+    them, whether each joined side is empty and whether they are equal, and the token counts
+    and longest common subsequence length for ROUGE-L. A missing prediction is the empty
+    hypothesis (as corpus BLEU reads it)."""
+
+    __slots__ = ("stats", "hyp_empty", "ref_empty", "equal", "hyp_tokens", "ref_tokens", "lcs")
+
+    def __init__(self, pred: str | None, gold: str, scheme: str) -> None:
+        r_toks = tokens(gold, scheme)
+        h_toks = tokens(pred, scheme) if pred is not None else ()
+        r_join, r_split = _joined_split(r_toks)
+        h_join, h_split = _joined_split(h_toks)
+        self.ref_empty, self.hyp_empty, self.equal = not r_join, not h_join, h_join == r_join
+        self.stats = _segment_stats(h_split, r_split, self.equal)
+        self.hyp_tokens, self.ref_tokens = len(h_toks), len(r_toks)
+        self.lcs = lcs_length(h_toks, r_toks) if pred is not None else 0
+
+
+def _joined_split(toks: Sequence[str]) -> tuple[str, list[str]]:
+    """``" ".join(escape_ws(t) for t in toks)`` and its ``split()`` (what sacrebleu reads)."""
+    raw = " ".join(toks)
+    if "\\" not in raw:
+        parts = raw.split()
+        if parts == list(toks):  # every token is non-empty and without whitespace: nothing to escape
+            return raw, parts
+    joined = " ".join(escape_ws(t) for t in toks)
+    return joined, joined.split()
+
+
+def _segment_stats(h: list[str], r: list[str], equal: bool) -> tuple[int, ...]:
+    """sacrebleu BLEU's ``_compute_segment_statistics`` for one reference (4-gram orders):
+    ``[hyp_len, ref_len, correct_1..4, total_1..4]`` (clipped n-gram matches and n-gram
+    counts), integers, so sums over questions are exact."""
+    hl, rl = len(h), len(r)
+    total = [hl - n + 1 if hl >= n else 0 for n in (1, 2, 3, 4)]
+    if equal:
+        return (hl, rl, *total, *total)
+    correct = [0, 0, 0, 0]
+    for n in (1, 2, 3, 4):
+        if hl < n or rl < n:
+            break
+        if n == 1:
+            hg, rg = h, r
+        else:
+            hg = list(zip(*(h[i:] for i in range(n))))
+            rg = list(zip(*(r[i:] for i in range(n))))
+        hs, rs = set(hg), set(rg)
+        if len(hs) == len(hg) and len(rs) == len(rg):  # no repeated n-gram: clipping changes nothing
+            c = len(hs.intersection(rs))
+        else:
+            hc, rc = Counter(hg), Counter(rg)
+            c = 0
+            for g, k in hc.items():
+                m = rc.get(g)
+                if m:
+                    c += k if k < m else m
+        if not c:
+            break  # no n-gram matches, so no longer one does either
+        correct[n - 1] = c
+    return (hl, rl, *correct, *total)
+
+
+def ngram_comparison(ctx: ItemContext, scheme: str) -> NgramComparison | None:
+    """The :class:`NgramComparison` of the question under ``scheme`` (None without a gold
+    query), computed once per question."""
+    memo = question_memo(ctx)
+    key = ("ngram", scheme)
+    nc = memo.get(key, _UNSET)
+    if nc is _UNSET:
+        g = gold_query(ctx)
+        nc = memo[key] = NgramComparison(pred_query(ctx), g, scheme) if g is not None else None
+    return nc
+
+
+def _bleu_from_stats(stats: Sequence[int], smooth: str, sentence: bool) -> float:
+    scorer = _bleu_scorer(smooth, sentence)
+    return scorer._compute_score_from_stats(list(stats)).score
+
+
+def _bleu_ctx(ctx: ItemContext, tokenize: str = "sparql", smooth: str = "exp") -> float | None:
+    """:func:`bleu` of the question's queries, from its :class:`NgramComparison`."""
+    if gold_query(ctx) is None:
+        return None
+    if pred_query(ctx) is None:
+        return 0.0
+    nc = ngram_comparison(ctx, tokenize)
+    if nc.ref_empty:
+        return 1.0 if nc.hyp_empty else 0.0
+    if nc.hyp_empty:
+        return 0.0
+    if nc.equal:
         return 1.0
-    return min(1.0, _bleu_scorer(smooth, False).corpus_score(hyps, [refs]).score / 100.0)
+    return min(1.0, _bleu_from_stats(nc.stats, smooth, True) / 100.0)
+
+
+def _corpus_bleu(ctxs: Sequence[ItemContext], values: Sequence[float | None], tokenize: str, smooth: str) -> float:
+    """sacrebleu corpus BLEU: the questions' segment statistics summed, then one score."""
+    total = [0] * 10
+    n = 0
+    equal = True
+    for c in ctxs:
+        nc = ngram_comparison(c, tokenize)
+        if nc is None:
+            continue
+        n += 1
+        equal = equal and nc.equal
+        for i, x in enumerate(nc.stats):
+            total[i] += x
+    if not n:
+        return float("nan")
+    if equal:
+        return 1.0
+    return min(1.0, _bleu_from_stats(total, smooth, False) / 100.0)
 
 
 register(MeasureDef(
@@ -249,7 +499,7 @@ register(MeasureDef(
         "token; nspm: the lossy NSpM/Soru encoding). No predicted query 0; no gold query undefined."
     ),
     convention="query",
-    item=lambda ctx, tokenize, smooth: bleu(pred_query(ctx), gold_query(ctx), tokenize, smooth),
+    item=_bleu_ctx,
     params=(TOKENIZE, SMOOTH),
     inputs=QUERY,
 ))
@@ -290,7 +540,7 @@ def lcs_length(a: Sequence[Any], b: Sequence[Any]) -> int:
     return len(a) - bin(v).count("1")
 
 
-@functools.lru_cache(maxsize=131072)
+@functools.lru_cache(maxsize=FEATURE_CACHE_SIZE)
 def _rouge_l(pred: str, gold: str, scheme: str, beta: float) -> float:
     h, r = tokens(pred, scheme), tokens(gold, scheme)
     if not h and not r:
@@ -300,6 +550,23 @@ def _rouge_l(pred: str, gold: str, scheme: str, beta: float) -> float:
         return 0.0
     p, rc = lcs / len(h), lcs / len(r)
     b2 = beta * beta
+    return (1 + b2) * p * rc / (rc + b2 * p)
+
+
+def _rouge_l_ctx(ctx: ItemContext, tokenize: str = "sparql", beta: float = 1.0) -> float | None:
+    """:func:`rouge_l` of the question's queries, from its :class:`NgramComparison`."""
+    if gold_query(ctx) is None:
+        return None
+    if pred_query(ctx) is None:
+        return 0.0
+    nc = ngram_comparison(ctx, tokenize)
+    if not nc.hyp_tokens and not nc.ref_tokens:
+        return 1.0
+    lcs = nc.lcs
+    if lcs == 0:
+        return 0.0
+    p, rc = lcs / nc.hyp_tokens, lcs / nc.ref_tokens
+    b2 = float(beta) * float(beta)
     return (1 + b2) * p * rc / (rc + b2 * p)
 
 
@@ -320,7 +587,7 @@ register(MeasureDef(
         "predicted query: 0; no gold query: undefined."
     ),
     convention="query",
-    item=lambda ctx, tokenize, beta: rouge_l(pred_query(ctx), gold_query(ctx), tokenize, beta),
+    item=_rouge_l_ctx,
     params=(TOKENIZE, Param("beta", 1.0, None, "recall weight of the F-measure")),
     inputs=QUERY,
 ))
@@ -408,6 +675,15 @@ def f1_sem(pred: str | None, gold: str | None) -> float | None:
     return set_f1(sem_set(pred), sem_set(gold))
 
 
+def _f1_sem_ctx(ctx: ItemContext) -> float | None:
+    """:func:`f1_sem` of the question's queries, from its :class:`FeatureComparison`."""
+    if gold_query(ctx) is None:
+        return None
+    if pred_query(ctx) is None:
+        return 0.0
+    return feature_comparison(ctx, "sem").set_f1("sem")
+
+
 register(MeasureDef(
     name="F1_Sem",
     definition=(
@@ -418,7 +694,7 @@ register(MeasureDef(
         "query 0; no gold query undefined."
     ),
     convention="query",
-    item=lambda ctx: f1_sem(pred_query(ctx), gold_query(ctx)),
+    item=_f1_sem_ctx,
     inputs=QUERY,
 ))
 
@@ -566,7 +842,7 @@ def f1_tri(pred: str | None, gold: str | None, vars: str = "ignored") -> float |
     return _f1_aligned(p, g)
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=FEATURE_CACHE_SIZE)
 def _f1_aligned(p: frozenset, g: frozenset) -> float:
     if not p and not g:
         return 1.0
@@ -574,6 +850,22 @@ def _f1_aligned(p: frozenset, g: frozenset) -> float:
         return 0.0
     tp = aligned_matches(p, g)
     return 2 * tp / (len(p) + len(g)) if tp else 0.0
+
+
+def _f1_tri_ctx(ctx: ItemContext, vars: str = "ignored") -> float | None:
+    """:func:`f1_tri` of the question's queries: with variables ignored from its
+    :class:`FeatureComparison`, aligned computed once per question."""
+    if gold_query(ctx) is None:
+        return None
+    if pred_query(ctx) is None:
+        return 0.0
+    if vars == "ignored":
+        return feature_comparison(ctx, "tri").set_f1("tri")
+    memo = question_memo(ctx)
+    v = memo.get("tri_aligned")
+    if v is None:
+        v = memo["tri_aligned"] = f1_tri(pred_query(ctx), gold_query(ctx), vars)
+    return v
 
 
 register(MeasureDef(
@@ -586,7 +878,7 @@ register(MeasureDef(
         "no predicted query 0."
     ),
     convention="query",
-    item=lambda ctx, vars: f1_tri(pred_query(ctx), gold_query(ctx), vars),
+    item=_f1_tri_ctx,
     params=(VARS,),
     inputs=QUERY,
 ))
@@ -621,7 +913,7 @@ def _gek(semantic):
         g = gold_query(ctx)
         if g is None:
             return None
-        sem = semantic(pred_query(ctx), g, **kw)
+        sem = semantic(ctx, **kw)
         if ex == 0.0:
             # ICTIR 2022: r_K(f) = error -> P(D2) = P(D3) = gamma
             return floor(sem, gamma) * gamma * gamma
@@ -643,7 +935,7 @@ register(MeasureDef(
     name="GEK1",
     definition="GEK-1 (Linjordet, Balog, Setty, ICTIR 2022) = BLEU(tokenize) " + _GEK_TAIL,
     convention="query",
-    item=_gek(lambda p, g, tokenize: bleu(p, g, tokenize)),
+    item=_gek(lambda ctx, tokenize: _bleu_ctx(ctx, tokenize)),
     params=(GAMMA, TOKENIZE),
     inputs=_GEK_INPUTS,
 ))
@@ -652,7 +944,7 @@ register(MeasureDef(
     name="GEK2",
     definition="GEK-2 (Linjordet, Balog, Setty, ICTIR 2022) = F1_Sem " + _GEK_TAIL,
     convention="query",
-    item=_gek(lambda p, g: f1_sem(p, g)),
+    item=_gek(_f1_sem_ctx),
     params=(GAMMA,),
     inputs=_GEK_INPUTS,
 ))
@@ -661,7 +953,7 @@ register(MeasureDef(
     name="GEK3",
     definition="GEK-3 (Linjordet, Balog, Setty, ICTIR 2022) = F1_Tri(vars) " + _GEK_TAIL,
     convention="query",
-    item=_gek(lambda p, g, vars: f1_tri(p, g, vars)),
+    item=_gek(_f1_tri_ctx),
     params=(GAMMA, VARS),
     inputs=_GEK_INPUTS,
 ))

@@ -31,7 +31,7 @@ Two schemes, selected by the measures' ``tokenize`` parameter:
     ``?`` or ``.`` inside a string literal is rewritten too. Two different queries can
     therefore have the same encoding; use it only to compare with papers that used it.
 
-Both functions are total (never raise) and cached.
+Both functions are total (never raise) and cached (recent queries).
 """
 
 from __future__ import annotations
@@ -43,8 +43,14 @@ from kgqa.sparql.lexer import tokenize as _lex
 
 __all__ = ["sparql_tokens", "nspm_encode", "nspm_tokens", "tokens", "TOKENIZERS", "escape_ws"]
 
+#: Recently tokenised queries kept. The query measures keep what they need of a question's
+#: tokens per question (kgqa.score.query_measures.question_memo), so this cache only shares work
+#: between nearby questions with the same query; it is kept small so it never holds a large
+#: evaluation's queries (a tuple of tokens is a few KB).
+CACHE_SIZE = 1 << 14
 
-@functools.lru_cache(maxsize=65536)
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
 def sparql_tokens(text: str) -> tuple[str, ...]:
     """SPARQL-aware tokens of ``text`` (see the module docstring)."""
     if not isinstance(text, str):
@@ -125,7 +131,7 @@ _ORDER_ASC = re.compile(r"order by asc\s+....?_open\s+(\S+)\s+....?_close", re.I
 _ORDER = re.compile(r"order by\s+(\S+)", re.IGNORECASE)
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=CACHE_SIZE)
 def nspm_encode(sparql: str) -> str:
     """The NSpM/Soru encoding of a query (lossy; see the module docstring)."""
     s = sparql if isinstance(sparql, str) else str(sparql)
