@@ -50,6 +50,9 @@ class ItemContext:
     prediction: Prediction | None = None
     gold_outcome: Outcome | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: what several measures compute from the same question, computed once and kept for as
+    #: long as the context (see :func:`kgqa.score.query_measures.question_memo`)
+    memo: dict[Any, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

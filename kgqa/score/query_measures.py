@@ -144,23 +144,11 @@ def feature(query: str, name: str) -> Any:
 
 # --------------------------------------------------------------------------- per-question memo
 
-_MEMO = "_query_measures_memo"
-
-
 def question_memo(ctx: ItemContext) -> dict[Any, Any]:
     """A dict that lives as long as the question's context (one evaluation): what several
     measures compute from the same question is computed once and kept here (a handful of
     numbers per question, never the queries' token lists or feature sets)."""
-    try:
-        return getattr(ctx, _MEMO)
-    except AttributeError:
-        pass
-    memo: dict[Any, Any] = {}
-    try:
-        setattr(ctx, _MEMO, memo)
-    except (AttributeError, TypeError):  # a context that takes no attributes: nothing is kept
-        pass
-    return memo
+    return ctx.memo
 
 
 #: feature layout (names and whether each is set-valued) -> name -> (offset, set-valued)
