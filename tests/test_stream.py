@@ -117,3 +117,29 @@ def test_stream_keeps_no_items_and_says_what_it_cannot_do(tmp_path, shared_data)
         kgqa.evaluate(str(shared_data / "qald-9" / "qald-9-test-multilingual.json"), str(r), stream=True)
     with pytest.raises(InputError, match="drop --stream"):
         kgqa.evaluate(str(d), str(r), stream=True, kg=str(tmp_path / "kg.nt"))
+
+
+def test_what_reads_the_items_refuses_a_streamed_evaluation(tmp_path):
+    """Breakdowns, the error taxonomy and the HTML report read the dataset items a streamed
+    evaluation does not keep: they say so instead of putting every question under "(none)"."""
+    from typer.testing import CliRunner
+
+    from kgqa.analyze.characteristics import breakdown_table
+    from kgqa.analyze.taxonomy import classify_evaluation, taxonomy_counts
+    from kgqa.cli import _register, app
+    from kgqa.report.html import html_report
+
+    d = _write_jsonl(tmp_path / "ds.jsonl", [{"id": str(i), "question": "q", "answers": ["http://x/1"],
+                                              "answer_type": "resource"} for i in range(4)])
+    r = _write_jsonl(tmp_path / "run.jsonl", [{"id": str(i), "answer": ["http://x/1"]} for i in range(3)])
+    e = kgqa.evaluate(str(d), str(r), stream=True)
+    assert e.streamed and kgqa.evaluate(str(d), str(r)).streamed is False
+    for call in (lambda: breakdown_table([e], "answer_type"), lambda: classify_evaluation(e),
+                 lambda: html_report([e])):
+        with pytest.raises(ValueError, match="streamed evaluation does not keep"):
+            call()
+    assert taxonomy_counts([e]) == {}
+    assert type(e).from_json(e.to_json()).streamed  # kept through --save
+    _register()
+    res = CliRunner().invoke(app, ["evaluate", str(d), str(r), "--stream", "--by", "answer_type"])
+    assert isinstance(res.exception, InputError) and "drop --stream" in str(res.exception)

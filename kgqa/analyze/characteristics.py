@@ -47,7 +47,7 @@ from kgqa.analyze.breakdown import NONE, Cell, breakdown
 from kgqa.analyze.paraphrase import RankPoint, rank_curve
 from kgqa.model.answer import BooleanAnswer, TableAnswer, from_results_json
 from kgqa.model.terms import BNode, IRI, TermMatching
-from kgqa.score.evaluate import Evaluation, QuestionScore
+from kgqa.score.evaluate import Evaluation, QuestionScore, require_items
 from kgqa.sparql.analyzer import QueryInfo
 
 __all__ = [
@@ -374,6 +374,7 @@ def breakdown_table(
     each evaluation. Bins come from ``bins[key]``, else :data:`DEFAULT_BINS`; a numeric
     characteristic without bins is grouped by distinct value. Every question is in some cell
     (``"(none)"`` when it has no value)."""
+    require_items(evals, f"a breakdown by {key}")
     measure = measure or headline_measure(evals)
     b = (bins or {}).get(key, DEFAULT_BINS.get(key))
     values = values_of(key, evals)

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgqa.model import BooleanAnswer
-from kgqa.score.evaluate import Evaluation, QuestionScore
+from kgqa.score.evaluate import Evaluation, QuestionScore, require_items
 
 __all__ = ["LABELS", "ErrorLabel", "classify", "classify_evaluation", "taxonomy_counts"]
 
@@ -300,13 +300,17 @@ def _short(x: str) -> str:
 
 def classify_evaluation(e: Evaluation) -> dict[str, ErrorLabel]:
     """Question id -> :class:`ErrorLabel` for every scored question of ``e``."""
+    require_items([e], "the error taxonomy")
     return {q.id: classify(q) for q in e.questions}
 
 
 def taxonomy_counts(evals: Sequence[Evaluation]) -> dict[str, dict[str, int]]:
-    """Run -> label -> number of questions, labels in :data:`LABELS` order, zeros left out."""
+    """Run -> label -> number of questions, labels in :data:`LABELS` order, zeros left out. A
+    streamed evaluation (whose records lack the gold side) is left out rather than misclassified."""
     out: dict[str, dict[str, int]] = {}
     for e in evals:
+        if getattr(e, "streamed", False):
+            continue
         c = Counter(lab.label for lab in classify_evaluation(e).values())
         out[e.run] = {k: c[k] for k in LABELS if c[k]}
     return out

@@ -152,6 +152,9 @@ def register(app: typer.Typer) -> None:
             # checked before any work: a breakdown cannot be appended to JSON or CSV output
             raise InputError("--by", f"breakdowns are printed with --format table or md (got {fmt.value}); "
                              "for other formats save the evaluation (--save) and use kgqa report")
+        if stream and by:  # said before any work, not after a million questions
+            raise InputError("--stream", "breakdowns (--by) read each question's dataset item, which a streamed "
+                                         "evaluation does not keep: drop --stream for them")
         settings = ask_settings(system, runs, lang, concurrency=concurrency, timeout=system_timeout,
                                 retries=retries, rps=rps, fresh=fresh)
         evals = _evaluate(

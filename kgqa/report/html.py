@@ -39,7 +39,7 @@ from kgqa.analyze.characteristics import (
 from kgqa.analyze.comparison import MultiComparison, compare_evaluations
 from kgqa.analyze.taxonomy import LABELS, classify_evaluation, taxonomy_counts
 from kgqa.report import analysis as A
-from kgqa.score.evaluate import Evaluation
+from kgqa.score.evaluate import Evaluation, require_items
 
 __all__ = ["html_report"]
 
@@ -439,6 +439,7 @@ def html_report(
     evals = list(evals)
     if not evals:
         raise ValueError("an HTML report needs at least one evaluation")
+    require_items(evals, "the HTML report")
     measure = measure or headline_measure(evals)
     parts: list[str] = [_scores_section(evals)]
     toc = [("scores", "Scores")]

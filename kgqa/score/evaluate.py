@@ -249,6 +249,9 @@ class Evaluation:
     measure_skips: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     #: set by kgqa.analyze.engine_dependence.annotate: counts and aggregate ranges
     engine_dependence: dict[str, Any] | None = None
+    #: scored from a streamed dataset: per-question records hold the run's side only, so what
+    #: reads the items (breakdowns, the error taxonomy) refuses it (see :func:`require_items`)
+    streamed: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.signature, Signature):
@@ -279,6 +282,8 @@ class Evaluation:
             out["measure_skips"] = self.measure_skips
         if self.engine_dependence is not None:
             out["engine_dependence"] = self.engine_dependence
+        if self.streamed:
+            out["streamed"] = True
         return out
 
     @classmethod
@@ -297,8 +302,18 @@ class Evaluation:
             unknown_ids=list(doc.get("unknown_ids", [])), missing_ids=list(doc.get("missing_ids", [])),
             execution=doc.get("execution"), problems=list(doc.get("problems", [])),
             measure_skips={k: dict(v) for k, v in doc.get("measure_skips", {}).items()},
-            engine_dependence=doc.get("engine_dependence"),
+            engine_dependence=doc.get("engine_dependence"), streamed=bool(doc.get("streamed", False)),
         )
+
+
+def require_items(evals: Sequence[Evaluation], what: str) -> None:
+    """ValueError when one of ``evals`` was scored from a streamed dataset: ``what`` reads the
+    questions' items (answer type, groups, metadata, gold query and answer), which it did not keep."""
+    streamed = [e.run for e in evals if getattr(e, "streamed", False)]
+    if streamed:
+        raise ValueError(f"{what} reads each question's dataset item (answer type, groups, metadata, gold query and "
+                         f"answer), which a streamed evaluation does not keep ({', '.join(streamed)}): evaluate "
+                         "without stream (--stream) for it")
 
 
 def _json_float(v: float) -> float | None:
@@ -604,4 +619,5 @@ def evaluate(
         execution=execution,
         problems=[str(p) for p in (*dataset.problems, *run.problems)],  # a stream's, once read
         measure_skips=measure_skips,
+        streamed=streamed,
     )
