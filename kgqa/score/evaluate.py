@@ -156,8 +156,7 @@ class QuestionList(Sequence):
     counts, one float array per measure), not as one object per question: 100,000 questions
     then take tens of megabytes instead of hundreds. Indexing or iterating gives
     :class:`QuestionScore` objects, each made on first access and kept (so changes made to one,
-    e.g. by the engine-dependence check, stay). :meth:`values` reads one measure's column
-    without making any."""
+    e.g. by the engine-dependence check, stay)."""
 
     __slots__ = ("ids", "labels", "messages", "counts", "_columns", "_sources", "_made")
 
@@ -198,16 +197,6 @@ class QuestionList(Sequence):
 
     def __repr__(self) -> str:
         return f"QuestionList({len(self)} questions)"
-
-    def values(self, label: str) -> list[float | None]:
-        """One measure's per-question values (None where it did not score the question), in
-        question order; questions changed after they were made are read from their objects."""
-        vals, present = self._columns.get(label, ((), b""))
-        out = [vals[i] if present and present[i] else None for i in range(len(self.ids))]
-        for i, q in enumerate(self._made):
-            if q is not None:
-                out[i] = q.scores.get(label)
-        return out
 
 
 def _column(n: int, idx: list[int], values: list[float | None]) -> tuple[Any, bytearray]:
