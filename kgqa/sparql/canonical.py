@@ -51,6 +51,7 @@ from kgqa.sparql.prefixes import STANDARD_PREFIXES
 __all__ = ["canonical_form", "canonical_equal", "render"]
 
 MAX_ROUNDS = 8
+MAX_LEAVES = 2000
 _IRI_IN_PATH = re.compile(r"<[^>]*>")
 
 
@@ -79,7 +80,18 @@ def render(info: QueryInfo, abstract: bool = False) -> str | None:
     if node.form == "UPDATE":
         return _update_form(info, abstract)
     r = _Renderer(abstract)
-    names = _colours(info, node, r)
+    colour, atoms = _colours(info, node, r)
+    if len(set(colour.values())) < len(colour):  # tied colour classes: search (rare)
+        text = _search(r, node, colour, atoms)
+        if text is not None:
+            return text
+    return _name(r, node, _masked(colour))[0]
+
+
+def _name(r: "_Renderer", node: QueryNode, names: dict[Any, str]) -> tuple[str, dict[Any, str]]:
+    """Write the query starting from the masked ``names``, naming variables and blank nodes by
+    first occurrence until the names are stable (at most MAX_ROUNDS rounds): the text and the
+    final names."""
     text = ""
     for _ in range(MAX_ROUNDS):
         r.names = names
@@ -101,7 +113,7 @@ def render(info: QueryInfo, abstract: bool = False) -> str | None:
         if new == names:
             break
         names = new
-    return text
+    return text, names
 
 
 # --------------------------------------------------------------------------- colours
@@ -111,8 +123,9 @@ def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
 
 
-def _colours(info: QueryInfo, node: QueryNode, r: "_Renderer") -> dict[Any, str]:
-    """Initial masked names from colour refinement (independent of the original names)."""
+def _colours(info: QueryInfo, node: QueryNode, r: "_Renderer") -> tuple[dict[Any, str], list]:
+    """Initial colours from colour refinement (independent of the original names), and the
+    atoms (context, terms, constant texts) of the triple patterns they were refined over."""
     colour: dict[Any, str] = {}
     for t in info.triples + info.template:
         for x in (t.subject, t.predicate, t.object):
@@ -132,19 +145,178 @@ def _colours(info: QueryInfo, node: QueryNode, r: "_Renderer") -> dict[Any, str]
         if movers:
             atoms.append((ctx, terms, fixed))
     for _ in range(3 if atoms else 0):
-        sig: dict[Any, list[str]] = {x: [] for x in colour}
-        for ctx, terms, fixed in atoms:
-            for x in set(y for y in terms if isinstance(y, (Var, BNode))):
-                parts = [ctx]
-                for pos, (y, f) in enumerate(zip(terms, fixed)):
-                    parts.append(f if f is not None else ("@" if y == x else colour[y]))
-                sig[x].append(" ".join(parts))
-        new = {x: _digest(colour[x] + "|" + "|".join(sorted(sig[x]))) for x in colour}
+        new = _refine(colour, atoms)
         refined = len(set(new.values())) > len(set(colour.values()))
         colour = new
         if not refined:
             break
+    return colour, atoms
+
+
+def _refine(colour: dict[Any, str], atoms: list) -> dict[Any, str]:
+    """One round of colour refinement: a term's new colour digests its colour and the
+    (sorted) patterns it occurs in, with itself as ``@`` and the other terms by colour."""
+    sig: dict[Any, list[str]] = {x: [] for x in colour}
+    for ctx, terms, fixed in atoms:
+        for x in set(y for y in terms if isinstance(y, (Var, BNode))):
+            parts = [ctx]
+            for y, f in zip(terms, fixed):
+                parts.append(f if f is not None else ("@" if y == x else colour[y]))
+            sig[x].append(" ".join(parts))
+    return {x: _digest(colour[x] + "|" + "|".join(sorted(sig[x]))) for x in colour}
+
+
+def _refine_fully(colour: dict[Any, str], atoms: list) -> dict[Any, str]:
+    """Refine until the partition into colour classes no longer gets finer."""
+    n = len(set(colour.values()))
+    while atoms and n < len(colour):
+        new = _refine(colour, atoms)
+        m = len(set(new.values()))
+        colour = new
+        if m == n:
+            break
+        n = m
+    return colour
+
+
+def _masked(colour: dict[Any, str]) -> dict[Any, str]:
     return {x: ("_:~" if isinstance(x, BNode) else "?~") + c for x, c in colour.items()}
+
+
+class _TooMany(Exception):
+    pass
+
+
+def _search(r: "_Renderer", node: QueryNode, colour: dict[Any, str], atoms: list) -> str | None:
+    """Individualisation-refinement over tied colour classes: the smallest text over all
+    leaves (discrete colourings) of the search tree, or None beyond MAX_LEAVES leaves.
+
+    At a node, the tied class with the smallest colour is the target; each member in turn gets
+    a fresh colour and the colouring is refined again. Two leaves with the same text give an
+    automorphism of the query (checked on the triple patterns); children of a node that such
+    automorphisms (fixing the node's individualised terms) map onto an explored child are
+    skipped, as their subtrees give the same texts."""
+    seen: dict[str, dict[Any, str]] = {}  # leaf text -> its names
+    autos: list[dict[Any, Any]] = []
+    atom_set = {(ctx, terms) for ctx, terms, _ in atoms}
+    leaves = 0
+
+    def leaf(c: dict[Any, str]) -> None:
+        nonlocal leaves
+        leaves += 1
+        if leaves > MAX_LEAVES:
+            raise _TooMany
+        text, names = _name(r, node, _masked(c))
+        other = seen.get(text)
+        if other is None:
+            seen[text] = names
+            return
+        inv = {n: x for x, n in other.items()}
+        if len(names) != len(c) or len(inv) != len(c):
+            return
+        gamma = {x: inv.get(n) for x, n in names.items()}
+        if any(y is None for y in gamma.values()):
+            return
+        if {(ctx, tuple(gamma.get(y, y) for y in terms)) for ctx, terms in atom_set} == atom_set:
+            autos.append(gamma)
+
+    def visit(c: dict[Any, str], prefix: list) -> None:
+        cells: dict[str, list] = {}
+        for x, k in c.items():
+            cells.setdefault(k, []).append(x)
+        tied = [k for k, xs in cells.items() if len(xs) > 1]
+        if not tied:
+            leaf(c)
+            return
+        members = cells[min(tied)]
+        done: list = []
+        for x in members:
+            if done and _same_orbit(x, done, [g for g in autos if all(g.get(p, p) == p for p in prefix)]):
+                continue
+            c2 = dict(c)
+            c2[x] = _digest(c[x] + "|*")
+            visit(_refine_fully(c2, atoms), prefix + [x])
+            done.append(x)
+
+    atoms = atoms + _expr_atoms(r, node)
+    try:
+        visit(_refine_fully(colour, atoms), [])
+    except _TooMany:
+        return None
+    return min(seen)
+
+
+def _expr_atoms(r: "_Renderer", node: QueryNode) -> list:
+    """Atoms for colour refinement from the expressions of the query (FILTER, BIND,
+    projection, GROUP BY, HAVING, ORDER BY) as the renderer writes them: the operand positions
+    of a variable in an expression are an invariant, as operands are never reordered. Groups
+    inside an expression (EXISTS) are left out: their patterns are atoms already."""
+    out: list = []
+
+    def add(kind: str, e: Expr | None, strip: bool = False, extra: Any = None) -> None:
+        if e is None:
+            return
+        items = _strip_parens(e.items) if strip else e.items
+        terms: list = []
+        for it in items:
+            if isinstance(it, Group):
+                terms.append("{}")
+            elif isinstance(it, Token):
+                terms.append(it.value if it.kind not in ("NIL", "ANON", "LANGTAG") else it.kind + it.value.lower())
+            elif isinstance(it, (Var, BNode)):
+                terms.append(it)
+            else:
+                terms.append(r.term_text(it))
+        if extra is not None:
+            terms.append(extra)
+        if any(isinstance(x, (Var, BNode)) for x in terms):
+            out.append(("E" + kind, tuple(terms), [None if isinstance(x, (Var, BNode)) else x for x in terms]))
+
+    def group(g: Group) -> None:
+        for el in g.elements:
+            kind = el.kind
+            if kind == "filter":
+                add("F", el.expr, True)
+            elif kind == "bind":
+                add("B", el.expr, False, el.var)
+            elif kind in ("optional", "minus", "group", "graph", "service"):
+                group(el.group)
+            elif kind == "union":
+                for b in el.branches:
+                    group(b)
+            elif kind == "subquery":
+                query(el.query)
+
+    def query(q: QueryNode) -> None:
+        for v, e in q.projection if q.form == "SELECT" else ():
+            add("P", e, False, v)
+        if q.where is not None:
+            group(q.where)
+        for e, alias in q.group_by or ():
+            add("G", e, False, alias)
+        for e in q.having or ():
+            add("H", e, True)
+        for direction, e, _explicit in q.order or ():
+            add("O" + direction, e, True)
+
+    query(node)
+    return out
+
+
+def _same_orbit(x: Any, done: list, gens: list[dict[Any, Any]]) -> bool:
+    """Whether the group generated by ``gens`` maps ``x`` onto a member of ``done``."""
+    if not gens:
+        return False
+    orbit = {x}
+    todo = [x]
+    while todo:
+        y = todo.pop()
+        for g in gens:
+            z = g.get(y, y)
+            if z not in orbit:
+                orbit.add(z)
+                todo.append(z)
+    return any(d in orbit for d in done)
 
 
 # --------------------------------------------------------------------------- the renderer
