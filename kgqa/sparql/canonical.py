@@ -24,21 +24,42 @@ Renaming: a variable's canonical name must not depend on its original name, yet 
 order that decides first occurrence depends on the names. The procedure is: (1) give every
 variable and blank node a *colour* from its role (its position in the projection, then three
 rounds of colour refinement over the triple patterns it occurs in: position, predicate, the
-constants and the colours of its neighbours, and the construct it sits in); (2) write the query
-with each variable masked by its colour, sorting patterns by that text; (3) name variables by
-first occurrence; (4) write the query again with those names (re-sorting), re-name by first
-occurrence, and repeat until the names are stable (at most 8 rounds). Limits: this is not a
-full graph-isomorphism canonicaliser. Two isomorphic queries whose variables colour refinement
-cannot tell apart (e.g. highly symmetric patterns) may still get different forms; then the
-original pattern order breaks ties, so the procedure never gives equal forms to queries that
-are not equal up to the normalisations above. Updates (INSERT/DELETE/...) get a token-level
-normal form only (prefixes expanded, keywords upper-cased, whitespace normalised).
+constants and the colours of its neighbours, and the construct it sits in; a repeated pattern
+counts once); (2) write the query with each variable masked by its colour, sorting patterns by
+that text; (3) name variables by first occurrence; (4) write the query again with those names
+(re-sorting), re-name by first occurrence, and repeat until the names are stable (at most 8
+rounds). When every variable and blank node has its own colour after (1), that is all.
+
+Ties: when some get the same colour (symmetric patterns such as ``?a :p ?b . ?c :p ?d``, or
+variables met only in expressions), the colours are first refined to a fixed point, also over
+the expressions (a variable's operand positions in FILTER, BIND, projection, GROUP BY, HAVING
+and ORDER BY expressions, which are never reordered), and then the ties are broken by
+individualisation-refinement, the canonical labelling scheme of nauty and bliss, done by brute
+force: the tied class with the smallest colour is split by giving each member in turn a fresh
+colour, the colouring is refined again, and so on until no ties are left; each such leaf is
+written by (2)-(4), and the form is the smallest text over all leaves. Two leaves with the same
+text reveal a symmetry of the query; branches that a known symmetry maps onto an explored
+branch are skipped. This makes the form a canonical labelling (the same for all queries equal
+up to the normalisations above) as long as the search visits at most MAX_LEAVES = 2000 leaves.
+Limits: beyond that bound (only for very symmetric queries, whose search trees have thousands
+of leaves even after pruning) the search is abandoned and the colours of (1) are
+used as they are: then the original pattern order breaks the remaining ties, and two such
+equal queries may get different forms. Colours are 48-bit digests, so a collision could in
+principle merge two colours (ties it would create are searched as above). In every case each
+form is the query itself written with renamed variables, so the procedure never gives equal
+forms to queries that are not equal up to the normalisations above. The context of a pattern
+inside a UNION includes its branch index, so in rare cases UNION branch order can still break
+a tie.
+
+Updates (INSERT/DELETE/...) get a token-level normal form only (prefixes expanded, keywords
+upper-cased, whitespace normalised).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from typing import Any
 
 from kgqa.model.terms import BNode, IRI, Literal, XSD_STRING
@@ -137,9 +158,13 @@ def _colours(info: QueryInfo, node: QueryNode, r: "_Renderer") -> tuple[dict[Any
         for k, (v, _) in enumerate(node.projection):
             colour[v] = colour.get(v, "v") + f"P{k}"
     atoms = []
+    seen = set()
     for t in info.triples + info.template:
         terms = (t.subject, t.predicate, t.object)
         ctx = "/".join(str(c) for c in t.context)
+        if (ctx, terms) in seen:  # a repeated pattern counts once, as in the text
+            continue
+        seen.add((ctx, terms))
         fixed = [None if isinstance(x, (Var, BNode)) else r.term_text(x) for x in terms]
         movers = [x for x in terms if isinstance(x, (Var, BNode))]
         if movers:
@@ -193,12 +218,11 @@ def _search(r: "_Renderer", node: QueryNode, colour: dict[Any, str], atoms: list
 
     At a node, the tied class with the smallest colour is the target; each member in turn gets
     a fresh colour and the colouring is refined again. Two leaves with the same text give an
-    automorphism of the query (checked on the triple patterns); children of a node that such
+    automorphism of the query (checked on the atoms); children of a node that such
     automorphisms (fixing the node's individualised terms) map onto an explored child are
     skipped, as their subtrees give the same texts."""
     seen: dict[str, dict[Any, str]] = {}  # leaf text -> its names
     autos: list[dict[Any, Any]] = []
-    atom_set = {(ctx, terms) for ctx, terms, _ in atoms}
     leaves = 0
 
     def leaf(c: dict[Any, str]) -> None:
@@ -217,7 +241,8 @@ def _search(r: "_Renderer", node: QueryNode, colour: dict[Any, str], atoms: list
         gamma = {x: inv.get(n) for x, n in names.items()}
         if any(y is None for y in gamma.values()):
             return
-        if {(ctx, tuple(gamma.get(y, y) for y in terms)) for ctx, terms in atom_set} == atom_set:
+        if Counter((ctx, tuple(gamma[y] if f is None else f for y, f in zip(terms, fixed)))
+                   for ctx, terms, fixed in atoms) == atom_keys:
             autos.append(gamma)
 
     def visit(c: dict[Any, str], prefix: list) -> None:
@@ -239,6 +264,8 @@ def _search(r: "_Renderer", node: QueryNode, colour: dict[Any, str], atoms: list
             done.append(x)
 
     atoms = atoms + _expr_atoms(r, node)
+    # what refinement sees of the atoms; an automorphism must map them onto themselves
+    atom_keys = Counter((ctx, tuple(y if f is None else f for y, f in zip(terms, fixed))) for ctx, terms, fixed in atoms)
     try:
         visit(_refine_fully(colour, atoms), [])
     except _TooMany:
