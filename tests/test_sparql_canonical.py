@@ -173,26 +173,35 @@ def test_beyond_the_leaf_bound_falls_back_to_pattern_order(monkeypatch):
     assert canonical_form(f) is not None
 
 
-_SYM_TERMS = ["?a", "?b", "?c", "?d", "?e", "_:n", "_:m"]
+_PREDS = ["a", "<http://x/p>"]
 
 
 @st.composite
 def symmetric_bgp_pairs(draw):
-    """A BGP over one or two predicates and mostly variables (so variables are often
-    indistinguishable by colour refinement), and a variant with patterns permuted and
-    variables and blank nodes renamed bijectively."""
-    n = draw(st.integers(1, 7))
-    term = st.sampled_from(_SYM_TERMS + ["<http://x/A>"])
-    pred = st.sampled_from(["a", "<http://x/p>"])
-    triples = draw(st.lists(st.tuples(term, pred, term), min_size=n, max_size=n, unique=True))
+    """A BGP made of 1-3 copies of a random motif (so that variables are often symmetric and
+    indistinguishable by colour refinement) plus a few extra patterns, and a variant with its
+    patterns permuted and its variables and blank nodes renamed bijectively."""
+    local = st.sampled_from(["x", "y", "z", "<http://x/A>"])
+    motif = draw(st.lists(st.tuples(local, st.sampled_from(_PREDS), local), min_size=1, max_size=3, unique=True))
+    copies = draw(st.integers(1, 3))
+    blank = draw(st.booleans())  # the motif's z is a blank node
+    triples = []
+    for k in range(copies):
+        def term(x):
+            if x.startswith("<"):
+                return x
+            return f"_:{x}{k}" if (blank and x == "z") else f"?{x}{k}"
+        triples += [(term(s), p, term(o)) for s, p, o in motif]
+    names = sorted({x for t in triples for x in (t[0], t[2]) if x[0] in "?_"})
+    extra = draw(st.lists(st.tuples(st.sampled_from(names), st.sampled_from(_PREDS), st.sampled_from(names)), max_size=2)) if names else []
+    triples = list(dict.fromkeys(triples + extra))
     used = sorted({x for t in triples for x in (t[0], t[2]) if x[0] in "?_"})
-    proj = draw(st.lists(st.sampled_from([u for u in used if u[0] == "?"] or ["*"]), max_size=1, unique=True))
     vs = [u for u in used if u[0] == "?"]
     bs = [u for u in used if u[0] == "_"]
+    proj = draw(st.lists(st.sampled_from(vs), max_size=1)) if vs and draw(st.booleans()) else []
     ren = dict(zip(vs, draw(st.permutations([f"?r{k}" for k in range(len(vs))]))))
     ren.update(zip(bs, draw(st.permutations([f"_:q{k}" for k in range(len(bs))]))))
-    order = draw(st.permutations(range(n)))
-    proj = [p for p in proj if p != "*"]
+    order = draw(st.permutations(range(len(triples))))
 
     def text(ts, r):
         head = " ".join(r.get(v, v) for v in proj) or "*"
