@@ -166,11 +166,15 @@ def test_beyond_the_leaf_bound_falls_back_to_pattern_order(monkeypatch):
     import kgqa.sparql.canonical as canonical
 
     q = "SELECT * WHERE { ?k a ?w . ?w a ?w . ?z a ?z . ?u a ?z }"
-    full = canonical_form(q)
+    searched = canonical_form(q)
     monkeypatch.setattr(canonical, "MAX_LEAVES", 0)
-    f = canonical_form(q)
-    assert f is not None and analyze(f).valid
+    f = canonical_form(q)  # the colours of plain refinement, ties broken by pattern order
+    assert f is not None and analyze(f).valid and f != searched
     assert canonical_form(f) is not None
+    monkeypatch.setattr(canonical, "MAX_LEAVES", 2000)
+    monkeypatch.setattr(canonical, "MAX_WORK", 1000)
+    big = "SELECT * { " + " . ".join(f"?a{k} <http://x/p> ?b{k}" for k in range(40)) + " }"
+    assert analyze(canonical_form(big)).valid
 
 
 _PREDS = ["a", "<http://x/p>"]

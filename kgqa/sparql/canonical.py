@@ -39,11 +39,13 @@ force: the tied class with the smallest colour is split by giving each member in
 colour, the colouring is refined again, and so on until no ties are left; each such leaf is
 written by (2)-(4), and the form is the smallest text over all leaves. Two leaves with the same
 text reveal a symmetry of the query; branches that a known symmetry maps onto an explored
-branch are skipped. This makes the form a canonical labelling (the same for all queries equal
-up to the normalisations above) as long as the search visits at most MAX_LEAVES = 2000 leaves.
-Limits: beyond that bound (only for very symmetric queries, whose search trees have thousands
-of leaves even after pruning) the search is abandoned and the colours of (1) are
-used as they are: then the original pattern order breaks the remaining ties, and two such
+branch are skipped or abandoned. This makes the form a canonical labelling (the same for all
+queries equal up to the normalisations above) as long as the search stays within its bounds:
+at most MAX_LEAVES = 2000 leaves, MAX_WORK = 100,000 steps (a step: one pattern or expression
+looked at in one round of refinement, or at a leaf) and MAX_DEPTH = 200 individualised terms
+(well under a second of search on the machine it was written on). Limits: beyond a bound (only very large symmetric queries, e.g.
+60 interchangeable ``?a :p ?b`` components) the search is abandoned and the colours of (1)
+are used as they are: then the original pattern order breaks the remaining ties, and two such
 equal queries may get different forms. Colours are 48-bit digests, so a collision could in
 principle merge two colours (ties it would create are searched as above). In every case each
 form is the query itself written with renamed variables, so the procedure never gives equal
@@ -72,7 +74,9 @@ from kgqa.sparql.prefixes import STANDARD_PREFIXES
 __all__ = ["canonical_form", "canonical_equal", "render"]
 
 MAX_ROUNDS = 8
-MAX_LEAVES = 2000
+MAX_LEAVES = 2000  # bounds of the tie search (see the module docstring)
+MAX_WORK = 100_000
+MAX_DEPTH = 200
 _IRI_IN_PATH = re.compile(r"<[^>]*>")
 
 
@@ -191,19 +195,6 @@ def _refine(colour: dict[Any, str], atoms: list) -> dict[Any, str]:
     return {x: _digest(colour[x] + "|" + "|".join(sorted(sig[x]))) for x in colour}
 
 
-def _refine_fully(colour: dict[Any, str], atoms: list) -> dict[Any, str]:
-    """Refine until the partition into colour classes no longer gets finer."""
-    n = len(set(colour.values()))
-    while atoms and n < len(colour):
-        new = _refine(colour, atoms)
-        m = len(set(new.values()))
-        colour = new
-        if m == n:
-            break
-        n = m
-    return colour
-
-
 def _masked(colour: dict[Any, str]) -> dict[Any, str]:
     return {x: ("_:~" if isinstance(x, BNode) else "?~") + c for x, c in colour.items()}
 
@@ -212,23 +203,54 @@ class _TooMany(Exception):
     pass
 
 
+class _Prune(Exception):
+    """Abandon the subtree of the current child of the node at ``depth``."""
+
+    def __init__(self, depth: int):
+        self.depth = depth
+
+
 def _search(r: "_Renderer", node: QueryNode, colour: dict[Any, str], atoms: list) -> str | None:
     """Individualisation-refinement over tied colour classes: the smallest text over all
-    leaves (discrete colourings) of the search tree, or None beyond MAX_LEAVES leaves.
+    leaves (discrete colourings) of the search tree, or None when the search exceeds MAX_LEAVES
+    leaves, MAX_WORK steps (an atom looked at in a round of refinement, or written at a leaf)
+    or MAX_DEPTH individualised terms.
 
     At a node, the tied class with the smallest colour is the target; each member in turn gets
     a fresh colour and the colouring is refined again. Two leaves with the same text give an
-    automorphism of the query (checked on the atoms); children of a node that such
-    automorphisms (fixing the node's individualised terms) map onto an explored child are
-    skipped, as their subtrees give the same texts."""
+    automorphism of the query (checked on the atoms). A child that the automorphisms fixing
+    its node's individualised terms map onto an explored sibling is skipped, and when a new
+    automorphism shows this for a child being explored, the rest of its subtree is abandoned:
+    such subtrees only repeat texts already seen."""
     seen: dict[str, dict[Any, str]] = {}  # leaf text -> its names
     autos: list[dict[Any, Any]] = []
-    leaves = 0
+    path: list = []  # the individualised terms from the root
+    explored: list[list] = []  # per depth, the explored children of the node on the path
+    leaves = work = 0
+
+    def fixing(d: int) -> list[dict[Any, Any]]:
+        return [g for g in autos if all(g.get(p, p) == p for p in path[:d])]
+
+    def refine(c: dict[Any, str]) -> dict[Any, str]:
+        """Refine until the partition into colour classes no longer gets finer."""
+        nonlocal work
+        n = len(set(c.values()))
+        while atoms and n < len(c):
+            work += len(atoms)
+            if work > MAX_WORK:
+                raise _TooMany
+            c = _refine(c, atoms)
+            m = len(set(c.values()))
+            if m == n:
+                break
+            n = m
+        return c
 
     def leaf(c: dict[Any, str]) -> None:
-        nonlocal leaves
+        nonlocal leaves, work
         leaves += 1
-        if leaves > MAX_LEAVES:
+        work += len(atoms)
+        if leaves > MAX_LEAVES or work > MAX_WORK:
             raise _TooMany
         text, names = _name(r, node, _masked(c))
         other = seen.get(text)
@@ -242,10 +264,16 @@ def _search(r: "_Renderer", node: QueryNode, colour: dict[Any, str], atoms: list
         if any(y is None for y in gamma.values()):
             return
         if Counter((ctx, tuple(gamma[y] if f is None else f for y, f in zip(terms, fixed)))
-                   for ctx, terms, fixed in atoms) == atom_keys:
-            autos.append(gamma)
+                   for ctx, terms, fixed in atoms) != atom_keys:
+            return
+        autos.append(gamma)
+        for d in range(len(path)):  # the highest node whose current child is now redundant
+            if explored[d] and _same_orbit(path[d], explored[d], fixing(d)):
+                raise _Prune(d)
 
-    def visit(c: dict[Any, str], prefix: list) -> None:
+    def visit(c: dict[Any, str]) -> None:
+        if len(path) > MAX_DEPTH:
+            raise _TooMany
         cells: dict[str, list] = {}
         for x, k in c.items():
             cells.setdefault(k, []).append(x)
@@ -253,21 +281,30 @@ def _search(r: "_Renderer", node: QueryNode, colour: dict[Any, str], atoms: list
         if not tied:
             leaf(c)
             return
-        members = cells[min(tied)]
+        depth = len(path)
         done: list = []
-        for x in members:
-            if done and _same_orbit(x, done, [g for g in autos if all(g.get(p, p) == p for p in prefix)]):
+        explored.append(done)
+        for x in cells[min(tied)]:
+            if done and _same_orbit(x, done, fixing(depth)):
                 continue
             c2 = dict(c)
             c2[x] = _digest(c[x] + "|*")
-            visit(_refine_fully(c2, atoms), prefix + [x])
+            path.append(x)
+            try:
+                visit(refine(c2))
+            except _Prune as e:
+                if e.depth != depth:
+                    raise
+                del path[depth + 1:], explored[depth + 1:]
+            path.pop()
             done.append(x)
+        explored.pop()
 
     atoms = atoms + _expr_atoms(r, node)
     # what refinement sees of the atoms; an automorphism must map them onto themselves
     atom_keys = Counter((ctx, tuple(y if f is None else f for y, f in zip(terms, fixed))) for ctx, terms, fixed in atoms)
     try:
-        visit(_refine_fully(colour, atoms), [])
+        visit(refine(colour))
     except _TooMany:
         return None
     return min(seen)
