@@ -162,17 +162,18 @@ def _colours(info: QueryInfo, node: QueryNode, r: "_Renderer") -> tuple[dict[Any
         for k, (v, _) in enumerate(node.projection):
             colour[v] = colour.get(v, "v") + f"P{k}"
     atoms = []
-    seen = set()
+    seen: set = set()
     for t in info.triples + info.template:
         terms = (t.subject, t.predicate, t.object)
-        ctx = "/".join(str(c) for c in t.context)
-        if (ctx, terms) in seen:  # a repeated pattern counts once, as in the text
-            continue
-        seen.add((ctx, terms))
         fixed = [None if isinstance(x, (Var, BNode)) else r.term_text(x) for x in terms]
-        movers = [x for x in terms if isinstance(x, (Var, BNode))]
-        if movers:
-            atoms.append((ctx, terms, fixed))
+        if fixed[0] is not None and fixed[1] is not None and fixed[2] is not None:
+            continue  # no variable or blank node
+        ctx = "/".join(str(c) for c in t.context)
+        key = (ctx, terms)
+        if key in seen:  # a repeated pattern counts once, as in the text
+            continue
+        seen.add(key)
+        atoms.append((ctx, terms, fixed))
     for _ in range(3 if atoms else 0):
         new = _refine(colour, atoms)
         refined = len(set(new.values())) > len(set(colour.values()))
