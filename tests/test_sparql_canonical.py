@@ -126,3 +126,131 @@ def test_canonical_form_invariant_to_order_and_names(pair):
     fa = canonical_form(a)
     assert fa is not None
     assert fa == canonical_form(b)
+
+
+# --------------------------------------------------------------------------- symmetric patterns (ties)
+
+
+def test_symmetric_variables_do_not_depend_on_pattern_order():
+    # colour refinement cannot tell ?k/?u from ?w/?z: the tie is broken by search, not by order
+    a = "SELECT * WHERE { ?k a ?w . ?w a ?w . ?z a ?z . ?u a ?z }"
+    b = "SELECT * WHERE { ?v3 a ?v0 . ?v2 a ?v1 . ?v1 a ?v1 . ?v0 a ?v0 }"
+    t = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+    expected = f"SELECT * WHERE {{ ?v0 {t} ?v1 . ?v1 {t} ?v1 . ?v2 {t} ?v3 . ?v3 {t} ?v3 . }}"
+    assert canonical_form(a) == canonical_form(b) == expected
+    # ... but a different shape is still a different query
+    assert not canonical_equal(a, "SELECT * WHERE { ?k a ?w . ?w a ?w . ?z a ?z . ?u a ?w }")
+
+
+def test_ties_resolved_through_expressions():
+    a = "ASK { <http://x/a> <http://x/n> ?x . <http://x/b> <http://x/n> ?y . FILTER(?y > ?x) }"
+    b = "ASK { <http://x/b> <http://x/n> ?q . <http://x/a> <http://x/n> ?r . FILTER(?q > ?r) }"
+    c = "ASK { <http://x/b> <http://x/n> ?q . <http://x/a> <http://x/n> ?r . FILTER(?r > ?q) }"
+    assert canonical_equal(a, b)
+    assert not canonical_equal(a, c)
+    # structure templates (IRIs masked) make ?x and ?y symmetric: a and c share one template
+    ta, tc = analyze(a).structure_template(), analyze(c).structure_template()
+    assert ta == tc
+
+
+def test_many_symmetric_components_stay_fast_and_valid():
+    n = 9
+    body = " . ".join(f"?a{k} <http://x/p> ?b{k}" for k in range(n))
+    rev = " . ".join(f"?y{k} <http://x/p> ?z{k}" for k in reversed(range(n)))
+    fa = canonical_form(f"SELECT * {{ {body} }}")
+    assert fa == canonical_form(f"SELECT * {{ {rev} }}")
+    assert analyze(fa).valid
+
+
+def test_beyond_the_leaf_bound_falls_back_to_pattern_order(monkeypatch):
+    import kgqa.sparql.canonical as canonical
+
+    q = "SELECT * WHERE { ?k a ?w . ?w a ?w . ?z a ?z . ?u a ?z }"
+    searched = canonical_form(q)
+    monkeypatch.setattr(canonical, "MAX_LEAVES", 0)
+    f = canonical_form(q)  # the colours of plain refinement, ties broken by pattern order
+    assert f is not None and analyze(f).valid and f != searched
+    assert canonical_form(f) is not None
+    monkeypatch.setattr(canonical, "MAX_LEAVES", 2000)
+    monkeypatch.setattr(canonical, "MAX_WORK", 1000)
+    big = "SELECT * { " + " . ".join(f"?a{k} <http://x/p> ?b{k}" for k in range(40)) + " }"
+    assert analyze(canonical_form(big)).valid
+
+
+_PREDS = ["a", "<http://x/p>"]
+
+
+@st.composite
+def symmetric_bgp_pairs(draw):
+    """A BGP made of 1-3 copies of a random motif (so that variables are often symmetric and
+    indistinguishable by colour refinement) plus a few extra patterns, and a variant with its
+    patterns permuted and its variables and blank nodes renamed bijectively."""
+    local = st.sampled_from(["x", "y", "z", "<http://x/A>"])
+    motif = draw(st.lists(st.tuples(local, st.sampled_from(_PREDS), local), min_size=1, max_size=3, unique=True))
+    copies = draw(st.integers(1, 3))
+    blank = draw(st.booleans())  # the motif's z is a blank node
+    triples = []
+    for k in range(copies):
+        def term(x):
+            if x.startswith("<"):
+                return x
+            return f"_:{x}{k}" if (blank and x == "z") else f"?{x}{k}"
+        triples += [(term(s), p, term(o)) for s, p, o in motif]
+    names = sorted({x for t in triples for x in (t[0], t[2]) if x[0] in "?_"})
+    extra = draw(st.lists(st.tuples(st.sampled_from(names), st.sampled_from(_PREDS), st.sampled_from(names)), max_size=2)) if names else []
+    triples = list(dict.fromkeys(triples + extra))
+    used = sorted({x for t in triples for x in (t[0], t[2]) if x[0] in "?_"})
+    vs = [u for u in used if u[0] == "?"]
+    bs = [u for u in used if u[0] == "_"]
+    proj = draw(st.lists(st.sampled_from(vs), max_size=1)) if vs and draw(st.booleans()) else []
+    ren = dict(zip(vs, draw(st.permutations([f"?r{k}" for k in range(len(vs))]))))
+    ren.update(zip(bs, draw(st.permutations([f"_:q{k}" for k in range(len(bs))]))))
+    order = draw(st.permutations(range(len(triples))))
+
+    def text(ts, r):
+        head = " ".join(r.get(v, v) for v in proj) or "*"
+        return f"SELECT {head} WHERE {{ " + " . ".join(" ".join(r.get(x, x) for x in t) for t in ts) + " }"
+
+    return text(triples, {}), text([triples[k] for k in order], ren)
+
+
+@settings(max_examples=300, deadline=None)
+@given(symmetric_bgp_pairs())
+def test_symmetric_bgps_invariant_to_order_and_names(pair):
+    a, b = pair
+    fa = canonical_form(a)
+    assert fa is not None
+    assert fa == canonical_form(b)
+    assert canonical_form(fa) == fa  # idempotent
+
+
+def _isomorphic(x: list, y: list) -> bool:
+    """Brute force: some bijection of variables maps the pattern set x onto y."""
+    from itertools import permutations
+
+    vx = sorted({t for tr in x for t in tr if t.startswith("?")})
+    vy = sorted({t for tr in y for t in tr if t.startswith("?")})
+    if len(vx) != len(vy) or len(set(x)) != len(set(y)):
+        return False
+    sx, sy = set(x), set(y)
+    for perm in permutations(vy):
+        m = dict(zip(vx, perm))
+        if {tuple(m.get(t, t) for t in tr) for tr in sx} == sy:
+            return True
+    return False
+
+
+_ISO_TERMS = ["?a", "?b", "?c", "?d", "<http://x/A>"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_ISO_TERMS), st.sampled_from(["a", "<http://x/p>"]), st.sampled_from(_ISO_TERMS)), min_size=1, max_size=5),
+       st.lists(st.tuples(st.sampled_from(_ISO_TERMS), st.sampled_from(["a", "<http://x/p>"]), st.sampled_from(_ISO_TERMS)), min_size=1, max_size=5))
+def test_equal_forms_iff_isomorphic(x, y):
+    x = [(s, "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>" if p == "a" else p, o) for s, p, o in x]
+    y = [(s, "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>" if p == "a" else p, o) for s, p, o in y]
+
+    def text(ts):
+        return "SELECT * WHERE { " + " . ".join(" ".join(t) for t in ts) + " }"
+
+    assert canonical_equal(text(x), text(y)) is _isomorphic(x, y)
