@@ -248,8 +248,9 @@ def _canonical_equal(a: str, b: str) -> bool:
 # --------------------------------------------------------------------------- exact match
 
 
-
-def query_em(pred: str | None, gold: str | None, norm: str = "raw") -> float | None:
+def query_em(pred: str | None, gold: str | None, norm: str = "raw", memo: dict | None = None) -> float | None:
+    """1.0 / 0.0 by ``norm`` (raw, whitespace, canonical), None without a gold query. ``memo``
+    (a question's memo) keeps the token and canonical comparisons for other measures."""
     if gold is None:
         return None
     if pred is None:
@@ -258,26 +259,7 @@ def query_em(pred: str | None, gold: str | None, norm: str = "raw") -> float | N
         return 1.0
     if norm == "raw":
         return 0.0
-    if sparql_tokens(pred) == sparql_tokens(gold):
-        return 1.0
-    if norm == "whitespace":
-        return 0.0
-    return 1.0 if _canonical_equal(pred, gold) else 0.0
-
-
-def _query_em_ctx(ctx: ItemContext, norm: str) -> float | None:
-    """:func:`query_em` of the question's queries; the token comparison and the canonical
-    comparison are kept per question (QueryEM(norm=whitespace) and CanonicalEM share them)."""
-    gold, pred = gold_query(ctx), pred_query(ctx)
-    if gold is None:
-        return None
-    if pred is None:
-        return 0.0
-    if pred == gold:
-        return 1.0
-    if norm == "raw":
-        return 0.0
-    memo = question_memo(ctx)
+    memo = {} if memo is None else memo
     same = memo.get("tokens_equal")
     if same is None:
         same = memo["tokens_equal"] = sparql_tokens(pred) == sparql_tokens(gold)
@@ -289,6 +271,12 @@ def _query_em_ctx(ctx: ItemContext, norm: str) -> float | None:
     if canon is None:
         canon = memo["canonical_equal"] = _canonical_equal(pred, gold)
     return 1.0 if canon else 0.0
+
+
+def _query_em_ctx(ctx: ItemContext, norm: str) -> float | None:
+    """:func:`query_em` of the question's queries; the token comparison and the canonical
+    comparison are kept per question (QueryEM(norm=whitespace) and CanonicalEM share them)."""
+    return query_em(pred_query(ctx), gold_query(ctx), norm, question_memo(ctx))
 
 
 register(MeasureDef(
