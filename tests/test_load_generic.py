@@ -353,3 +353,22 @@ def test_my_sniffers_ignore_real_benchmark_files(shared_data):
         s = formats.sample(p)
         claims = {f"{f.kind}:{f.name}": f.sniff(s) for f in formats.formats() if f.name in MINE}
         assert all(v == 0.0 for v in claims.values()), (p, claims)
+
+
+@pytest.mark.parametrize("data", [b'{"id": "1"}\n{"id": "caf\xe9"}\n', b'\xef\xbb\xbf{"id": "\xff"}\r\n',
+                                  b'ok\r\nok\n\x80', b'\xef\xbb\xbfa\nb\r\nc'])
+def test_line_reader_reads_and_refuses_as_the_whole_file_reader(tmp_path, data):
+    """The streamed reader gives the lines text_lines gives, and the same error (offset, line,
+    column) for a byte that is not UTF-8."""
+    from kgqa.load.generic import iter_text_lines, text_lines
+
+    p = tmp_path / "d.jsonl"
+    p.write_bytes(data)
+    try:
+        whole = text_lines(p)
+    except InputError as e:
+        with pytest.raises(InputError) as got:
+            list(iter_text_lines(p))
+        assert str(got.value) == str(e)
+    else:
+        assert list(iter_text_lines(p)) == whole

@@ -156,11 +156,8 @@ def iter_text_lines(path: Path) -> Iterator[str]:
             try:
                 line = raw[start:].decode("utf-8")
             except UnicodeDecodeError as e:
-                bad = offset + start + e.start
-                col = start + e.start + 1
-                raise InputError(path, f"not valid UTF-8: byte 0x{raw[start + e.start]:02x} at offset {bad} (line {n + 1}, "
-                                       f"column {col}); re-save the file as UTF-8 (it looks like Latin-1 or another "
-                                       "legacy encoding)") from None
+                at = start + e.start
+                raise jsonio.not_utf8(path, raw[at], offset + at, n + 1, at + 1) from None
             offset += len(raw)
             if line.endswith("\n"):
                 line = line[:-1]

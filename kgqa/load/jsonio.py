@@ -87,11 +87,14 @@ def decode_utf8(data: bytes, path: Path) -> str:
     except UnicodeDecodeError as e:
         off = e.start + skip
         line, col = _line_col(data, off)
-        raise InputError(
-            path,
-            f"not valid UTF-8: byte 0x{data[off]:02x} at offset {off} (line {line}, column {col}); "
-            "re-save the file as UTF-8 (it looks like Latin-1 or another legacy encoding)",
-        ) from None
+        raise not_utf8(path, data[off], off, line, col) from None
+
+
+def not_utf8(path: Path, byte: int, offset: int, line: int, column: int) -> InputError:
+    """The error for a byte that is not UTF-8, naming where it is (file offset, 1-based line and
+    column in bytes) and what to do."""
+    return InputError(path, f"not valid UTF-8: byte 0x{byte:02x} at offset {offset} (line {line}, column {column}); "
+                            "re-save the file as UTF-8 (it looks like Latin-1 or another legacy encoding)")
 
 
 def read_text(path: Path) -> str:

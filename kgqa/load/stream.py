@@ -32,7 +32,7 @@ class DatasetStream:
         self.source = [Path(p) for p in paths]
         for p in self.source:
             if not p.exists():
-                raise InputError(p, "no such file")
+                raise InputError(p, "no such file (streaming reads dataset files, not registry names)")
         self.name = self.source[0].stem
         self.langs = langs
         self._lang = lang
@@ -61,15 +61,14 @@ def open_stream(spec: str | Path | Sequence[str | Path], *, format: str | None =
                 langs: list[str] | None = None, **options: Any) -> DatasetStream:
     """A :class:`DatasetStream` of dataset file(s) in the JSONL format (the one format read
     line by line); anything else is an :class:`InputError` saying so."""
-    paths = [Path(p) for p in (spec if isinstance(spec, (list, tuple)) else [spec])]
-    for p in paths:
-        if not p.exists():
-            raise InputError(p, "no such file (streaming reads dataset files, not registry names)")
-    fmt = formats.get("dataset", format).name if format else formats.detect(paths, "dataset").name
-    if fmt != "jsonl":
-        raise InputError(paths[0], f"a {fmt} dataset cannot be streamed: only JSONL datasets are read one "
-                                   "question at a time (convert it to JSONL, one question per line as README's dataset format says, or drop --stream)")
     unknown = set(options) - {"lang"}
     if unknown:
         raise InputError("dataset_options", f"not used by a streamed JSONL dataset: {', '.join(sorted(unknown))}")
-    return DatasetStream(paths, langs=langs, lang=options.get("lang", "en"))
+    stream = DatasetStream(spec if isinstance(spec, (list, tuple)) else [spec], langs=langs,
+                           lang=options.get("lang", "en"))
+    fmt = formats.get("dataset", format).name if format else formats.detect(stream.source, "dataset").name
+    if fmt != "jsonl":
+        raise InputError(stream.source[0], f"a {fmt} dataset cannot be streamed: only JSONL datasets are read one "
+                                           "question at a time (convert it to JSONL, one question per line as the "
+                                           "README's dataset format says, or drop --stream)")
+    return stream

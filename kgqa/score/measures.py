@@ -208,13 +208,8 @@ class Measure:
             return d.fold
         return None if d.aggregate is mean_of_defined else _whole_context
 
-    def fold(self, ctx: ItemContext) -> Any:
-        """What :meth:`aggregate` needs of this question (see :attr:`MeasureDef.fold`)."""
-        f = self.folder
-        return None if f is None else f(ctx, **self.kwargs)
-
     def aggregate(self, ctxs: Sequence[Any], values: Sequence[float | None]) -> float:
-        """The corpus value from the per-question values and what :meth:`fold` kept of each
+        """The corpus value from the per-question values and what :attr:`folder` kept of each
         question (``ctxs``: the contexts themselves for a measure without a fold)."""
         return self.defn.aggregate(ctxs, values, **self.kwargs)
 
