@@ -111,13 +111,18 @@ def select_language(dataset: Dataset, lang: str | Sequence[str] | None = None) -
     has is an error, not an empty dataset."""
     langs = parse_langs(lang)
     units = dataset.by_language(langs)
-    if langs is not None and any(it.lang_ids for it in dataset.items):
-        have = sorted({code for it in dataset.items for code in it.lang_ids})
-        unknown = [code for code in langs if code not in have]
-        if unknown:
-            raise InputError("lang", f"no question in language(s) {', '.join(unknown)}; "
-                                     f"{dataset.name} has {', '.join(have)}")
+    _check_langs(langs, {code for it in dataset.items for code in it.lang_ids}, dataset.name)
     return units
+
+
+def _check_langs(langs: list[str] | None, have: set[str], name: str) -> None:
+    """A language selection naming a language no per-language item has is an error (where the
+    dataset has per-language items at all)."""
+    if langs is None or not have:
+        return
+    unknown = [code for code in langs if code not in have]
+    if unknown:
+        raise InputError("lang", f"no question in language(s) {', '.join(unknown)}; {name} has {', '.join(sorted(have))}")
 
 
 def get_profile(profile: str | Path | Profile = "kgqa",
@@ -334,6 +339,7 @@ class Evaluator:
         sig = {**self.signature_parts(), **dict(signature_extra or {})}
         if self.stream:  # the set-up is checked once the dataset has been read
             e = Evaluation.of(_score(self.dataset, r, self.profile, signature_extra=sig))
+            _check_langs(self.dataset.langs, set(self.dataset.unit_languages), self.dataset.name)
             unknown = set(e.unknown_ids)
             ids = [*e.questions.ids, *(s["id"] for s in e.skipped if s["id"] not in unknown)]
             e.setup_warnings = tuple(check_setup(self.dataset, [r], kg=kg_for_check, lang=self._lang, ids=ids))

@@ -104,6 +104,9 @@ def test_streamed_equals_in_memory_with_bad_lines_duplicates_and_languages(tmp_p
             b = kgqa.evaluate(str(ds), str(run), profile=profile, lang=lang, stream=True)
             assert_same(a, b)
             assert len(a.problems) == 3, a.problems
+    for stream in (False, True):  # a language no item has is refused by both
+        with pytest.raises(InputError, match="no question in language"):
+            kgqa.evaluate(str(ds), str(run), lang="fr", stream=stream)
 
 
 def test_stream_keeps_no_items_and_says_what_it_cannot_do(tmp_path, shared_data):

@@ -24,7 +24,8 @@ class DatasetStream:
 
     ``langs``: the languages whose units to yield for per-language items (None: all).
     ``problems`` holds what the last complete iteration skipped; ``languages`` the question
-    languages seen; ``count`` how many units it yielded."""
+    languages seen, ``unit_languages`` those of per-language items (``lang_ids``); ``count``
+    how many units it yielded."""
 
     format = "jsonl"
 
@@ -38,20 +39,26 @@ class DatasetStream:
         self._lang = lang
         self.problems: list[Problem] = []
         self.languages: list[str] = []
+        self.unit_languages: list[str] = []
         self.count = 0
         self.metadata: dict[str, Any] = {}
 
     def __iter__(self) -> Iterator[Item]:
         problems: list[Problem] = []
         languages: dict[str, None] = {}
+        unit_languages: dict[str, None] = {}
         count = 0
         for item in iter_unique(jsonl_items(self.source, problems, self._lang), problems):
-            for lang in (*item.questions, *item.lang_ids):
+            for lang in item.questions:
                 languages.setdefault(lang, None)
+            for lang in item.lang_ids:
+                languages.setdefault(lang, None)
+                unit_languages.setdefault(lang, None)
             for unit in item.units(self.langs):
                 count += 1
                 yield unit
         self.problems, self.languages, self.count = problems, list(languages), count
+        self.unit_languages = list(unit_languages)
 
     def __repr__(self) -> str:
         return f"DatasetStream({', '.join(map(str, self.source))})"
