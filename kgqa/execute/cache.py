@@ -55,21 +55,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kgqa.load.jsonio import fast_loads as _loads  # orjson where it reads what json reads
 from kgqa.execute.engine import (DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, Engine, EngineInfo, is_transient,
                                  over_byte_cap, too_many_rows_message)
 from kgqa.model.answer import Answer, TableAnswer, from_results_json, to_results_json
 
-try:  # a fast JSON reader for cached answers (a dependency; the standard library as a fallback)
-    from orjson import loads as _orjson_loads
-except ImportError:  # pragma: no cover
-    _orjson_loads = json.loads
-
-
-def _loads(text: str):
-    try:
-        return _orjson_loads(text)
-    except ValueError:  # what orjson refuses and json reads (e.g. lone surrogates): the same result
-        return json.loads(text)
 from kgqa.model.outcome import Outcome, Status
 
 SCHEMA_VERSION = 1

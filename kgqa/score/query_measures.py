@@ -75,7 +75,7 @@ def set_f1(pred: frozenset, gold: frozenset) -> float:
 
 
 # --------------------------------------------------------------------------- per-query features
-# The evaluator computes one measure over all questions, then the next. Every feature any
+# The evaluator runs every measure on a question, then the next question. Every feature any
 # measure needs is extracted from one analysis of a query (:func:`query_features`), and what
 # the measures compare is kept *per question* (:func:`question_memo`: a few numbers on the
 # question's context, dropped with it when the evaluation ends), so each query is analysed and
