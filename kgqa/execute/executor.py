@@ -199,16 +199,20 @@ class Executor:
         """:meth:`ExecutionPolicy.prepare`, memoised per (text, untrusted). One query at a time
         is prepared here, not looked up in the result cache (:meth:`prepare_many` does that in
         batches: call it first for many queries)."""
-        key = (query, untrusted)
-        hit = self._prepared.get(key)
-        if hit is None:
-            from kgqa.execute.engine_dependence import screen
+        hit = self._prepared.get((query, untrusted))
+        return hit if hit is not None else self._remember(query, untrusted, self._prepare_now(query, untrusted))
 
-            p = self.policy.prepared(query, untrusted=untrusted, scan=screen)
-            if p.scan is False:
-                self.no_findings.add(query)
-            hit = self._prepared[key] = self.policy.outcome_of(p)
-        return hit
+    def _prepare_now(self, query: str, untrusted: bool) -> Prepared:
+        from kgqa.execute.engine_dependence import screen
+
+        return self.policy.prepared(query, untrusted=untrusted, scan=screen)
+
+    def _remember(self, query: str, untrusted: bool, p: Prepared) -> tuple[str, list[str], Outcome | None]:
+        """Memoise a preparation (and note a text the engine-dependence screen found nothing in)."""
+        if p.scan is False:
+            self.no_findings.add(query)
+        out = self._prepared[(query, untrusted)] = self.policy.outcome_of(p)
+        return out
 
     def prepare_many(self, queries: Sequence[str], untrusted: bool = True) -> list[tuple[str, list[str], Outcome | None]]:
         """:meth:`prepare` for many queries: memoised per (text, untrusted) here, and remembered
@@ -219,10 +223,7 @@ class Executor:
         memo = self._prepared
         todo = [q for q in dict.fromkeys(queries) if (q, untrusted) not in memo]
         if todo:
-            from kgqa.execute.engine_dependence import screen
-
-            policy = self.policy
-            keys = {q: _prepared_key(policy, untrusted, q) for q in todo} if self.cache is not None else {}
+            keys = {q: _prepared_key(self.policy, untrusted, q) for q in todo} if self.cache is not None else {}
             stored = self.cache.get_prepared(list(keys.values())) if keys and _PREPARE_VERSION else {}
             new = []
             for q in todo:
@@ -232,12 +233,10 @@ class Executor:
                     p = Prepared(q if text is None else text, rewrites,
                                  None if refusal is None else Verdict(refusal), scanned)
                 else:
-                    p = policy.prepared(q, untrusted=untrusted, scan=screen)
+                    p = self._prepare_now(q, untrusted)
                     if keys and _PREPARE_VERSION:
                         new.append((keys[q], None if p.text == q else p.text, p.rewrites, p.refusal, p.scan))
-                if p.scan is False:
-                    self.no_findings.add(q)
-                memo[(q, untrusted)] = policy.outcome_of(p)
+                self._remember(q, untrusted, p)
             if new:
                 self.cache.put_prepared(new)
         return [memo[(q, untrusted)] for q in queries]
