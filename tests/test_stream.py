@@ -142,6 +142,14 @@ def test_what_reads_the_items_refuses_a_streamed_evaluation(tmp_path):
         with pytest.raises(ValueError, match="streamed evaluation does not keep"):
             call()
     assert taxonomy_counts([e]) == {}
+    from kgqa.report.render import render_report  # ... and a report names the run it left out
+    full = kgqa.evaluate(str(d), str(r))
+    full.run = "in-memory"
+    md = render_report([e, full], "md")
+    assert "| in-memory |" in md.split("### Error taxonomy")[1] and "evaluate without --stream): run" in md
+    assert json.loads(render_report([e, full], "json"))["taxonomy_left_out"] == [e.run]
+    assert "taxonomy_left_out" not in json.loads(render_report([full], "json"))
+    assert "not classified" not in render_report([full], "md")
     assert type(e).from_json(e.to_json()).streamed  # kept through --save
     _register()
     res = CliRunner().invoke(app, ["evaluate", str(d), str(r), "--stream", "--by", "answer_type"])

@@ -314,3 +314,9 @@ def taxonomy_counts(evals: Sequence[Evaluation]) -> dict[str, dict[str, int]]:
         c = Counter(lab.label for lab in classify_evaluation(e).values())
         out[e.run] = {k: c[k] for k in LABELS if c[k]}
     return out
+
+
+def taxonomy_left_out(evals: Sequence[Evaluation]) -> list[str]:
+    """The runs :func:`taxonomy_counts` leaves out: streamed evaluations, whose records lack the
+    gold side the labels read. Renderers name them, so a missing column is never silent."""
+    return [e.run for e in evals if getattr(e, "streamed", False)]

@@ -276,7 +276,12 @@ def _taxonomy_grid(counts: dict[str, dict[str, int]]) -> tuple[list[str], list[l
     return runs, [[lab] + [str(counts[r].get(lab, 0)) for r in runs] for lab in labels]
 
 
-def taxonomy_rich(counts: dict[str, dict[str, int]]) -> Table:
+def _left_out_note(left_out: Sequence[str]) -> str:
+    return (f"not classified (streamed: their records lack the gold side; evaluate without --stream): "
+            f"{', '.join(left_out)}" if left_out else "")
+
+
+def taxonomy_rich(counts: dict[str, dict[str, int]], left_out: Sequence[str] = ()) -> Table | Group:
     runs, rows = _taxonomy_grid(counts)
     t = Table(title="Error taxonomy (questions per label)")
     t.add_column("label")
@@ -284,12 +289,13 @@ def taxonomy_rich(counts: dict[str, dict[str, int]]) -> Table:
         t.add_column(r, justify="right")
     for row in rows:
         t.add_row(*row)
-    return t
+    return Group(t, _left_out_note(left_out)) if left_out else t
 
 
-def taxonomy_markdown(counts: dict[str, dict[str, int]]) -> str:
+def taxonomy_markdown(counts: dict[str, dict[str, int]], left_out: Sequence[str] = ()) -> str:
     runs, rows = _taxonomy_grid(counts)
-    return "\n".join(["### Error taxonomy", ""] + _md_table(["label"] + runs, rows)) + "\n"
+    note = _left_out_note(left_out)
+    return "\n".join(["### Error taxonomy", ""] + _md_table(["label"] + runs, rows) + (["", note] if note else [])) + "\n"
 
 
 # --------------------------------------------------------------------------- one question

@@ -130,12 +130,14 @@ def save_evaluations(evals: Sequence[Evaluation], path: Path) -> None:
 
 def _json(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: Any) -> str:
     from kgqa.analyze.characteristics import to_jsonable
-    from kgqa.analyze.taxonomy import taxonomy_counts
+    from kgqa.analyze.taxonomy import taxonomy_counts, taxonomy_left_out
 
     doc: dict = {"runs": [e.to_json() for e in evals]}
     if cmp is not None:
         doc["comparison"] = cmp.to_json()
     doc["taxonomy"] = taxonomy_counts(evals)
+    if left_out := taxonomy_left_out(evals):
+        doc["taxonomy_left_out"] = left_out
     if bts:
         doc["breakdowns"] = [
             {"key": b.key, "measure": b.measure, "bins": b.bins,
@@ -183,7 +185,7 @@ def _latex(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: 
 
 
 def _markdown(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: Any) -> str:
-    from kgqa.analyze.taxonomy import taxonomy_counts
+    from kgqa.analyze.taxonomy import taxonomy_counts, taxonomy_left_out
     from kgqa.report import analysis as A
     from kgqa.report.evaluation import to_markdown
 
@@ -193,12 +195,12 @@ def _markdown(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, p
     parts += [A.breakdown_markdown(b) for b in bts]
     if pt is not None:
         parts.append(A.paraphrase_markdown(pt))
-    parts.append(A.taxonomy_markdown(taxonomy_counts(evals)))
+    parts.append(A.taxonomy_markdown(taxonomy_counts(evals), taxonomy_left_out(evals)))
     return "\n".join(parts)
 
 
 def _table(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: Any) -> list[Any]:
-    from kgqa.analyze.taxonomy import taxonomy_counts
+    from kgqa.analyze.taxonomy import taxonomy_counts, taxonomy_left_out
     from kgqa.report import analysis as A
     from kgqa.report.evaluation import renderables
 
@@ -208,7 +210,7 @@ def _table(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: 
     parts += [A.breakdown_rich(b) for b in bts]
     if pt is not None:
         parts.append(A.paraphrase_rich(pt))
-    parts.append(A.taxonomy_rich(taxonomy_counts(evals)))
+    parts.append(A.taxonomy_rich(taxonomy_counts(evals), taxonomy_left_out(evals)))
     return parts
 
 

@@ -302,7 +302,7 @@ def require_items(evals: Sequence[Evaluation], what: str) -> None:
     if streamed:
         raise ValueError(f"{what} reads each question's dataset item (answer type, groups, metadata, gold query and "
                          f"answer), which a streamed evaluation does not keep ({', '.join(streamed)}): evaluate "
-                         "without stream (--stream) for it")
+                         "it without --stream")
 
 
 def _json_float(v: float) -> float | None:

@@ -31,11 +31,11 @@ def export(e: Experiment, fmt: str, *, evaluation=None, resamples: int = 2_000) 
     if fmt == "csv":
         return R.to_csv([ev])
     if fmt == "md":
-        from kgqa.analyze.taxonomy import taxonomy_counts
+        from kgqa.analyze.taxonomy import taxonomy_counts, taxonomy_left_out
         from kgqa.report.analysis import taxonomy_markdown
 
         return (f"# {ev.run} on {ev.dataset}\n\nExperiment `{e.id}`, created {e.created}.\n\n" + R.to_markdown([ev])
-                + "\n" + taxonomy_markdown(taxonomy_counts([ev])))
+                + "\n" + taxonomy_markdown(taxonomy_counts([ev]), taxonomy_left_out([ev])))
     if fmt == "latex":
         from kgqa.report.latex import evaluations_latex
 
