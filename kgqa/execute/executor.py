@@ -205,7 +205,9 @@ class Executor:
     def _prepare_now(self, query: str, untrusted: bool) -> Prepared:
         from kgqa.execute.engine_dependence import screen
 
-        return self.policy.prepared(query, untrusted=untrusted, scan=screen)
+        # screen finds nothing in a query of the sandbox's simple form (no keyword it looks for,
+        # no comparison), which is then not tokenised (tests/test_sandbox_simple.py)
+        return self.policy.prepared(query, untrusted=untrusted, scan=screen, scan_simple=False)
 
     def _remember(self, query: str, untrusted: bool, p: Prepared) -> tuple[str, list[str], Outcome | None]:
         """Memoise a preparation (and note a text the engine-dependence screen found nothing in)."""
