@@ -73,7 +73,8 @@ QUEUE_SECONDS = 0.02
 MAX_PIPELINE = 1024
 #: Query text (characters) sent to a worker that has not answered everything yet: far below
 #: the pipe's buffer, so the parent never blocks writing to a worker that is itself blocked
-#: writing a large answer. A worker with an empty queue may get one query of any size.
+#: writing a large answer. A worker with an empty queue may get one query of any size. A
+#: worker's queue is topped up once no more than half of this is left in it.
 QUEUE_CHARS = 16384
 #: An answer within this many seconds counts as fast (the worker may then get a queue).
 FAST_QUERY = 0.01
@@ -225,6 +226,17 @@ def _isolate_network() -> bool:
         return False
 
 
+def _batch_scheduling() -> None:
+    """Mark this worker as CPU-bound for the scheduler (Linux ``SCHED_BATCH``): the same share of
+    CPU time as before, but waking up (a new batch of queries) it does not preempt the parent,
+    which feeds the workers; on a machine with no core to spare, a parent preempted right after
+    sending waited a whole time slice (milliseconds) while the workers ran dry. Best effort."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass
+
+
 def _die_with_parent() -> None:
     if sys.platform.startswith("linux"):
         try:
@@ -255,6 +267,7 @@ def _worker_main(conn, store, store_dir, files, graph, isolate, union, close, pd
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     except (ValueError, OSError):
         pass
+    _batch_scheduling()
     isolated = _isolate_network() if isolate else False
     try:
         if store is None:
@@ -283,9 +296,9 @@ def _worker_main(conn, store, store_dir, files, graph, isolate, union, close, pd
             return
 
 
-#: A worker sends the answers it has half-way through and at the end of each batch, and after
-#: any query that ends this many seconds after its previous sending (so a slow query's answer
-#: is not held back).
+#: A worker sends the answers it has at the end of each batch, half-way through when no next
+#: batch is waiting yet (so the parent sends one meanwhile), and after any query that ends this
+#: many seconds after its previous sending (so a slow query's answer is not held back).
 FLUSH_INTERVAL = 0.005
 
 
@@ -309,7 +322,7 @@ def _answer_batch(conn, store, queries, max_rows, union, max_bytes, progress) ->
         if progress is not None:
             progress[1] = 0.0
         out.append((res, t1 - t0))
-        if k == n - 1 or k == half or t1 - last >= FLUSH_INTERVAL:
+        if k == n - 1 or t1 - last >= FLUSH_INTERVAL or (k == half and not conn.poll(0)):
             conn.send(out)
             out = []
             last = time.monotonic()
@@ -621,6 +634,7 @@ class EmbeddedEngine:
             holders[i] -= 1
             return i
 
+        terms = _Terms()  # the batch's distinct result cells, decoded once
         holders: dict[int, int] = {}  # index -> how many worker queues hold it (2 after a takeover)
         stolen: set[int] = set()  # taken over from a worker's queue (that worker may still answer them)
         while True:
@@ -630,11 +644,13 @@ class EmbeddedEngine:
                 cap = w.capacity()
                 if not pending or len(w.jobs) > cap // 2:
                     continue
-                share = -(-len(pending) // len(ready_workers))
+                size = sum(len(queries[j]) for j in w.jobs) if w.jobs else 0
+                if size > QUEUE_CHARS // 2:  # refilled once half of it is answered: fewer, larger batches
+                    continue
+                room = min(cap - len(w.jobs), -(-len(pending) // len(ready_workers)))  # its share of what is left
                 chunk: list[int] = []
                 mine: list[int] = []
-                size = sum(len(queries[j]) for j in w.jobs) if w.jobs else 0
-                while pending and len(chunk) < min(cap - len(w.jobs), share):
+                while pending and len(chunk) < room:
                     i = pending[0]
                     if results[i] is not None:
                         pending.popleft()
@@ -719,7 +735,8 @@ class EmbeddedEngine:
                             w.answered += 1
                             slow = slow or elapsed >= FAST_QUERY
                             total += elapsed
-                            finish(i, _outcome(res, elapsed))
+                            if results[i] is None:  # else answered already (see finish)
+                                finish(i, _outcome(res, elapsed, terms))
                         w.fast = not slow
                         if msg:
                             mean = total / len(msg)
@@ -769,14 +786,47 @@ class EmbeddedEngine:
             pass
 
 
-def _outcome(msg: tuple, elapsed: float) -> Outcome:
+class _Terms(dict):
+    """Terms decoded from the workers' wire form (:func:`_decode`), each distinct cell once per
+    batch of queries: terms are immutable, so answers share them (a run's answers repeat the
+    same IRIs). Starts afresh beyond :data:`TERM_CACHE` entries."""
+
+    __slots__ = ()
+
+    def __missing__(self, c: Any):
+        t = self[c] = _decode(c)
+        return t
+
+
+#: Distinct cells a :class:`_Terms` keeps before it is cleared.
+TERM_CACHE = 1 << 16
+_ANSWERS = {True: BooleanAnswer(True), False: BooleanAnswer(False)}
+
+
+def _table(variables: tuple[str, ...], rows: tuple) -> TableAnswer:
+    """A :class:`TableAnswer` over rows a worker built with one cell per variable (see
+    :func:`evaluate`), without re-checking every row's length (as ``TableAnswer.single_column``)."""
+    table = object.__new__(TableAnswer)
+    object.__setattr__(table, "variables", variables)
+    object.__setattr__(table, "rows", rows)
+    return table
+
+
+def _outcome(msg: tuple, elapsed: float, terms: _Terms | None = None) -> Outcome:
     kind = msg[0]
     if kind == "table":
-        dec = _decode
-        rows = tuple(tuple(dec(c) for c in row) for row in msg[2])
-        return Outcome(Status.OK, TableAnswer(msg[1], rows), "", elapsed)
+        if terms is None:
+            terms = _Terms()
+        elif len(terms) > TERM_CACHE:
+            terms.clear()
+        variables = msg[1]
+        if len(variables) == 1:
+            rows = tuple([(terms[row[0]],) for row in msg[2]])
+        else:
+            rows = tuple([tuple([terms[c] for c in row]) for row in msg[2]])
+        return Outcome(Status.OK, _table(variables, rows), "", elapsed)
     if kind == "bool":
-        return Outcome(Status.OK, BooleanAnswer(msg[1]), "", elapsed)
+        return Outcome(Status.OK, _ANSWERS[bool(msg[1])], "", elapsed)
     if kind == "parse":
         return Outcome(Status.PARSE_ERROR, None, msg[1], elapsed)
     if kind == "memory":
