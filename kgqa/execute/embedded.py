@@ -332,7 +332,7 @@ def _answer_batch(conn, store, queries, max_rows, union, max_bytes, progress) ->
 
 
 class _Worker:
-    __slots__ = ("proc", "conn", "ready", "jobs", "started", "fast", "isolated", "limited", "progress",
+    __slots__ = ("proc", "conn", "ready", "jobs", "chars", "started", "fast", "isolated", "limited", "progress",
                  "answered", "avg")
 
     def __init__(self, ctx, kwargs: dict[str, Any], siblings: list["_Worker"]):
@@ -352,6 +352,7 @@ class _Worker:
         self.conn = parent_end
         self.ready = False
         self.jobs: deque[int] = deque()  # indices sent to this worker and not answered yet, in order
+        self.chars = 0  # characters of query text in ``jobs`` (kept by EmbeddedEngine._run)
         self.started = 0.0  # when the batch was sent (used while the worker has not started it)
         self.fast = True  # its last answers came within FAST_QUERY seconds: queue several queries
         self.avg: float | None = None  # recent mean seconds per query (while fast)
@@ -626,11 +627,13 @@ class EmbeddedEngine:
                 if results[j] is None and holders[j] == 0:
                     rest.append(j)
             w.jobs.clear()
+            w.chars = 0
             pending.extendleft(reversed(rest))
 
         def take(w: _Worker, pos: int) -> int:  # remove and return the query at ``pos`` of w's queue
             i = w.jobs[pos]
             del w.jobs[pos]
+            w.chars -= len(queries[i])
             holders[i] -= 1
             return i
 
@@ -644,7 +647,7 @@ class EmbeddedEngine:
                 cap = w.capacity()
                 if not pending or len(w.jobs) > cap // 2:
                     continue
-                size = sum(len(queries[j]) for j in w.jobs) if w.jobs else 0
+                size = w.chars if w.jobs else 0
                 if size > QUEUE_CHARS // 2:  # refilled once half of it is answered: fewer, larger batches
                     continue
                 room = min(cap - len(w.jobs), -(-len(pending) // len(ready_workers)))  # its share of what is left
@@ -677,6 +680,7 @@ class EmbeddedEngine:
                 if not w.jobs:
                     w.started = time.monotonic()
                 w.jobs.extend(chunk)
+                w.chars = size
                 for i in chunk:
                     holders[i] = holders.get(i, 0) + 1
             busy = [w for w in self._pool if w.jobs]
@@ -731,6 +735,7 @@ class EmbeddedEngine:
                             if not w.jobs:
                                 break
                             i = w.jobs.popleft()
+                            w.chars -= len(queries[i])
                             holders[i] -= 1
                             w.answered += 1
                             slow = slow or elapsed >= FAST_QUERY
