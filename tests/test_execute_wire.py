@@ -79,6 +79,31 @@ def test_bulk_decoding_agrees_on_ck25(shared_data):
     assert n > 30
 
 
+def _indexed(store: ox.Store, query: str) -> tuple:
+    """A SELECT's rows read cell by cell by position (how the worker read them before)."""
+    res = store.query(query, use_default_graph_as_union=True)
+    variables = tuple(v.value for v in res.variables)
+    return ("table", variables, [tuple(embedded._cell(sol[i]) for i in range(len(variables))) for sol in res])
+
+
+def test_rows_read_by_iteration_are_the_rows_read_by_position(shared_data):
+    """evaluate() reads a solution's values by iterating over it: the same cells, in the order
+    of the projected variables, as reading them by position (unbound cells, reordered and
+    repeated variables, literals of every kind, blank nodes)."""
+    demo = _store(KG)
+    queries = [q for q in _demo_queries()[:200] if not q.startswith("ASK")] + [
+        "SELECT ?o ?s ?p WHERE { ?s ?p ?o } LIMIT 50",
+        "SELECT ?x ?s WHERE { ?s ?p ?o OPTIONAL { ?s <http://nothing> ?x } } LIMIT 5",
+        "SELECT * WHERE { ?s ?p ?o } LIMIT 50",
+        "SELECT (STRDT('1', <http://x/t>) AS ?d) (1 AS ?n) ('x'@en AS ?l) ?unbound ?n2 {}",
+    ]
+    for q in queries:
+        assert evaluate(demo, q, 10_000, True, 1 << 26) == _indexed(demo, q), q
+    ck25 = _store(shared_data / "ck25" / "graphs" / "prod-inst.ttl")
+    for q in ["SELECT ?p ?s ?o WHERE { ?s ?p ?o } LIMIT 3000", "SELECT * WHERE { ?s ?p ?o } OFFSET 20000 LIMIT 2000"]:
+        assert evaluate(ck25, q, 10_000, True, 1 << 26) == _indexed(ck25, q)
+
+
 _iri = st.text(min_size=1, max_size=8).map(lambda s: "http://x/" + s)
 _literal = st.tuples(st.text(max_size=6), st.one_of(st.none(), _iri), st.none()) | \
     st.tuples(st.text(max_size=6), st.none(), st.sampled_from(["en", "de", "en-GB"]))

@@ -165,13 +165,15 @@ def evaluate(store: ox.Store, query: str, max_rows: int, union: bool = True,
         cap = max_bytes or 0
         if isinstance(res, ox.QuerySolutions):
             variables = tuple(v.value for v in res.variables)
-            idx = range(len(variables))
+            width = len(variables)
             for sol in res:
                 if len(rows) >= max_rows:
                     return ("error", too_many_rows_message(max_rows))
-                row = tuple(_cell(sol[i]) for i in idx)
+                row = tuple(map(_cell, sol))  # a solution iterates over its values in the order of ``variables``
+                if len(row) != width:  # never seen; the rows' width is relied on (see _table)
+                    row = tuple(_cell(sol[i]) for i in range(width))
                 if cap:
-                    size += sum(_cell_size(c) for c in row)
+                    size += sum(map(_cell_size, row))
                     if size > cap:
                         return ("error", too_large_message(cap))
                 rows.append(row)
@@ -181,7 +183,7 @@ def evaluate(store: ox.Store, query: str, max_rows: int, union: bool = True,
                 return ("error", too_many_rows_message(max_rows))
             row = (_cell(tr.subject), _cell(tr.predicate), _cell(tr.object))
             if cap:
-                size += sum(_cell_size(c) for c in row)
+                size += sum(map(_cell_size, row))
                 if size > cap:
                     return ("error", too_large_message(cap))
             rows.append(row)
