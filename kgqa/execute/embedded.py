@@ -61,6 +61,7 @@ from kgqa.execute.kgfile import Manifest, load_files, read_manifest
 from kgqa.sparql.lexer import decode_codepoint_escapes
 from kgqa.execute.sandbox import check, refusal
 from kgqa.model.answer import BooleanAnswer, TableAnswer
+from kgqa.model.gcpause import paused
 from kgqa.model.outcome import Outcome, Status
 from kgqa.model.problems import InputError
 from kgqa.model.terms import RDF_LANGSTRING, XSD_STRING, BNode, IRI, Literal
@@ -597,7 +598,7 @@ class EmbeddedEngine:
                     progress(1)
             else:
                 pending.append(i)
-        with self._lock:
+        with self._lock, paused():  # answers are acyclic: no collection walks them while they pile up
             self._run(queries, pending, results, timeout, max_rows, progress, on_outcome)
         return results  # type: ignore[return-value]
 
