@@ -45,8 +45,11 @@ contain such escapes.
 Queries are tokenised by the one SPARQL lexer (:mod:`kgqa.sparql.lexer`), so ``"delete me"``,
 ``ex:drop``, ``?insert`` and ``# LOAD <x>`` are not refused. :func:`prepare` is what every
 execution path does before an engine sees a predicted query: size cap, sandbox and normaliser
-on **one** tokenisation. The embedded engine is also read-only by construction (it only ever
-calls ``Store.query``), in worker processes without network where the OS allows.
+on **one** tokenisation; a query in the simple form (:func:`is_simple`: full IRIs, variables,
+literals and a few read-only keywords, such as LC-QuAD's) is recognised by one regular
+expression instead, and passes every check and needs no rewrite by construction. The embedded
+engine is also read-only by construction (it only ever calls ``Store.query``), in worker
+processes without network where the OS allows.
 """
 
 from __future__ import annotations
