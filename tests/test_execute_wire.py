@@ -160,3 +160,17 @@ def test_queues_answer_every_query_in_order(workers):
                 ref = reference(evaluate(store, q, 10_000, True, eng.max_result_bytes), o.elapsed)
                 assert (o.status, o.answer, o.message) == (ref.status, ref.answer, ref.message), q
         assert eng.restarts == 0
+
+
+def test_workers_run_as_batch_work():
+    """Workers ask the scheduler for SCHED_BATCH (Linux): waking one with a batch does not preempt
+    the parent that feeds them (best effort: where the call is refused they run as before)."""
+    import os
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("SCHED_BATCH is Linux's")
+    with EmbeddedEngine.from_files([KG], workers=2) as eng:
+        assert eng.execute("ASK { ?s ?p ?o }").answer == BooleanAnswer(True)
+        assert {os.sched_getscheduler(w.proc.pid) for w in eng._pool} == {os.SCHED_BATCH}
+    assert os.sched_getscheduler(0) != os.SCHED_BATCH  # the parent is left as it was
