@@ -61,6 +61,7 @@ from kgqa.execute.kgfile import Manifest, load_files, read_manifest
 from kgqa.sparql.lexer import decode_codepoint_escapes
 from kgqa.execute.sandbox import check, refusal
 from kgqa.model.answer import BooleanAnswer, TableAnswer
+from kgqa.model.gcpause import paused
 from kgqa.model.outcome import Outcome, Status
 from kgqa.model.problems import InputError
 from kgqa.model.terms import RDF_LANGSTRING, XSD_STRING, BNode, IRI, Literal
@@ -73,7 +74,8 @@ QUEUE_SECONDS = 0.02
 MAX_PIPELINE = 1024
 #: Query text (characters) sent to a worker that has not answered everything yet: far below
 #: the pipe's buffer, so the parent never blocks writing to a worker that is itself blocked
-#: writing a large answer. A worker with an empty queue may get one query of any size.
+#: writing a large answer. A worker with an empty queue may get one query of any size. A
+#: worker's queue is topped up once no more than half of this is left in it.
 QUEUE_CHARS = 16384
 #: An answer within this many seconds counts as fast (the worker may then get a queue).
 FAST_QUERY = 0.01
@@ -164,13 +166,15 @@ def evaluate(store: ox.Store, query: str, max_rows: int, union: bool = True,
         cap = max_bytes or 0
         if isinstance(res, ox.QuerySolutions):
             variables = tuple(v.value for v in res.variables)
-            idx = range(len(variables))
+            width = len(variables)
             for sol in res:
                 if len(rows) >= max_rows:
                     return ("error", too_many_rows_message(max_rows))
-                row = tuple(_cell(sol[i]) for i in idx)
+                row = tuple(map(_cell, sol))  # a solution iterates over its values in the order of ``variables``
+                if len(row) != width:  # never seen; the rows' width is relied on (see _table)
+                    row = tuple(_cell(sol[i]) for i in range(width))
                 if cap:
-                    size += sum(_cell_size(c) for c in row)
+                    size += sum(map(_cell_size, row))
                     if size > cap:
                         return ("error", too_large_message(cap))
                 rows.append(row)
@@ -180,7 +184,7 @@ def evaluate(store: ox.Store, query: str, max_rows: int, union: bool = True,
                 return ("error", too_many_rows_message(max_rows))
             row = (_cell(tr.subject), _cell(tr.predicate), _cell(tr.object))
             if cap:
-                size += sum(_cell_size(c) for c in row)
+                size += sum(map(_cell_size, row))
                 if size > cap:
                     return ("error", too_large_message(cap))
             rows.append(row)
@@ -225,6 +229,17 @@ def _isolate_network() -> bool:
         return False
 
 
+def _batch_scheduling() -> None:
+    """Mark this worker as CPU-bound for the scheduler (Linux ``SCHED_BATCH``): the same share of
+    CPU time as before, but waking up (a new batch of queries) it does not preempt the parent,
+    which feeds the workers; on a machine with no core to spare, a parent preempted right after
+    sending waited a whole time slice (milliseconds) while the workers ran dry. Best effort."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass
+
+
 def _die_with_parent() -> None:
     if sys.platform.startswith("linux"):
         try:
@@ -255,6 +270,7 @@ def _worker_main(conn, store, store_dir, files, graph, isolate, union, close, pd
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     except (ValueError, OSError):
         pass
+    _batch_scheduling()
     isolated = _isolate_network() if isolate else False
     try:
         if store is None:
@@ -283,9 +299,9 @@ def _worker_main(conn, store, store_dir, files, graph, isolate, union, close, pd
             return
 
 
-#: A worker sends the answers it has half-way through and at the end of each batch, and after
-#: any query that ends this many seconds after its previous sending (so a slow query's answer
-#: is not held back).
+#: A worker sends the answers it has at the end of each batch, half-way through when no next
+#: batch is waiting yet (so the parent sends one meanwhile), and after any query that ends this
+#: many seconds after its previous sending (so a slow query's answer is not held back).
 FLUSH_INTERVAL = 0.005
 
 
@@ -309,7 +325,7 @@ def _answer_batch(conn, store, queries, max_rows, union, max_bytes, progress) ->
         if progress is not None:
             progress[1] = 0.0
         out.append((res, t1 - t0))
-        if k == n - 1 or k == half or t1 - last >= FLUSH_INTERVAL:
+        if k == n - 1 or t1 - last >= FLUSH_INTERVAL or (k == half and not conn.poll(0)):
             conn.send(out)
             out = []
             last = time.monotonic()
@@ -319,7 +335,7 @@ def _answer_batch(conn, store, queries, max_rows, union, max_bytes, progress) ->
 
 
 class _Worker:
-    __slots__ = ("proc", "conn", "ready", "jobs", "started", "fast", "isolated", "limited", "progress",
+    __slots__ = ("proc", "conn", "ready", "jobs", "chars", "started", "fast", "isolated", "limited", "progress",
                  "answered", "avg")
 
     def __init__(self, ctx, kwargs: dict[str, Any], siblings: list["_Worker"]):
@@ -339,6 +355,7 @@ class _Worker:
         self.conn = parent_end
         self.ready = False
         self.jobs: deque[int] = deque()  # indices sent to this worker and not answered yet, in order
+        self.chars = 0  # characters of query text in ``jobs`` (kept by EmbeddedEngine._run)
         self.started = 0.0  # when the batch was sent (used while the worker has not started it)
         self.fast = True  # its last answers came within FAST_QUERY seconds: queue several queries
         self.avg: float | None = None  # recent mean seconds per query (while fast)
@@ -581,7 +598,7 @@ class EmbeddedEngine:
                     progress(1)
             else:
                 pending.append(i)
-        with self._lock:
+        with self._lock, paused():  # answers are acyclic: no collection walks them while they pile up
             self._run(queries, pending, results, timeout, max_rows, progress, on_outcome)
         return results  # type: ignore[return-value]
 
@@ -613,14 +630,17 @@ class EmbeddedEngine:
                 if results[j] is None and holders[j] == 0:
                     rest.append(j)
             w.jobs.clear()
+            w.chars = 0
             pending.extendleft(reversed(rest))
 
         def take(w: _Worker, pos: int) -> int:  # remove and return the query at ``pos`` of w's queue
             i = w.jobs[pos]
             del w.jobs[pos]
+            w.chars -= len(queries[i])
             holders[i] -= 1
             return i
 
+        terms = _Terms()  # the batch's distinct result cells, decoded once
         holders: dict[int, int] = {}  # index -> how many worker queues hold it (2 after a takeover)
         stolen: set[int] = set()  # taken over from a worker's queue (that worker may still answer them)
         while True:
@@ -630,11 +650,13 @@ class EmbeddedEngine:
                 cap = w.capacity()
                 if not pending or len(w.jobs) > cap // 2:
                     continue
-                share = -(-len(pending) // len(ready_workers))
+                size = w.chars if w.jobs else 0
+                if size > QUEUE_CHARS // 2:  # refilled once half of it is answered: fewer, larger batches
+                    continue
+                room = min(cap - len(w.jobs), -(-len(pending) // len(ready_workers)))  # its share of what is left
                 chunk: list[int] = []
                 mine: list[int] = []
-                size = sum(len(queries[j]) for j in w.jobs) if w.jobs else 0
-                while pending and len(chunk) < min(cap - len(w.jobs), share):
+                while pending and len(chunk) < room:
                     i = pending[0]
                     if results[i] is not None:
                         pending.popleft()
@@ -661,6 +683,7 @@ class EmbeddedEngine:
                 if not w.jobs:
                     w.started = time.monotonic()
                 w.jobs.extend(chunk)
+                w.chars = size
                 for i in chunk:
                     holders[i] = holders.get(i, 0) + 1
             busy = [w for w in self._pool if w.jobs]
@@ -715,11 +738,13 @@ class EmbeddedEngine:
                             if not w.jobs:
                                 break
                             i = w.jobs.popleft()
+                            w.chars -= len(queries[i])
                             holders[i] -= 1
                             w.answered += 1
                             slow = slow or elapsed >= FAST_QUERY
                             total += elapsed
-                            finish(i, _outcome(res, elapsed))
+                            if results[i] is None:  # else answered already (see finish)
+                                finish(i, _outcome(res, elapsed, terms))
                         w.fast = not slow
                         if msg:
                             mean = total / len(msg)
@@ -769,14 +794,47 @@ class EmbeddedEngine:
             pass
 
 
-def _outcome(msg: tuple, elapsed: float) -> Outcome:
+class _Terms(dict):
+    """Terms decoded from the workers' wire form (:func:`_decode`), each distinct cell once per
+    batch of queries: terms are immutable, so answers share them (a run's answers repeat the
+    same IRIs). Starts afresh beyond :data:`TERM_CACHE` entries."""
+
+    __slots__ = ()
+
+    def __missing__(self, c: Any):
+        t = self[c] = _decode(c)
+        return t
+
+
+#: Distinct cells a :class:`_Terms` keeps before it is cleared.
+TERM_CACHE = 1 << 16
+_ANSWERS = {True: BooleanAnswer(True), False: BooleanAnswer(False)}
+
+
+def _table(variables: tuple[str, ...], rows: tuple) -> TableAnswer:
+    """A :class:`TableAnswer` over rows a worker built with one cell per variable (see
+    :func:`evaluate`), without re-checking every row's length (as ``TableAnswer.single_column``)."""
+    table = object.__new__(TableAnswer)
+    object.__setattr__(table, "variables", variables)
+    object.__setattr__(table, "rows", rows)
+    return table
+
+
+def _outcome(msg: tuple, elapsed: float, terms: _Terms | None = None) -> Outcome:
     kind = msg[0]
     if kind == "table":
-        dec = _decode
-        rows = tuple(tuple(dec(c) for c in row) for row in msg[2])
-        return Outcome(Status.OK, TableAnswer(msg[1], rows), "", elapsed)
+        if terms is None:
+            terms = _Terms()
+        elif len(terms) > TERM_CACHE:
+            terms.clear()
+        variables = msg[1]
+        if len(variables) == 1:
+            rows = tuple([(terms[row[0]],) for row in msg[2]])
+        else:
+            rows = tuple([tuple([terms[c] for c in row]) for row in msg[2]])
+        return Outcome(Status.OK, _table(variables, rows), "", elapsed)
     if kind == "bool":
-        return Outcome(Status.OK, BooleanAnswer(msg[1]), "", elapsed)
+        return Outcome(Status.OK, _ANSWERS[bool(msg[1])], "", elapsed)
     if kind == "parse":
         return Outcome(Status.PARSE_ERROR, None, msg[1], elapsed)
     if kind == "memory":

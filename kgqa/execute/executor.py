@@ -110,7 +110,7 @@ class Executor:
         self.cache = cache
         self.progress = progress
         self._owns = owns
-        self._memo: dict[str, Outcome] = {}
+        self._memo: dict[tuple[float, int], dict[str, Outcome]] = {}  # (timeout, max_rows) -> text -> outcome
         self._prepared: dict[tuple[str, bool], tuple[str, list[str], Outcome | None]] = {}
         #: query texts prepared here whose tokens hold nothing engine dependence looks for
         #: (:func:`kgqa.execute.engine_dependence.screen`): their check needs no second lexer pass
@@ -169,17 +169,17 @@ class Executor:
         dropped: a memoised result has no time of its own); transient failures are not kept."""
         timeout = self.policy.timeout if timeout is None else timeout
         max_rows = self.policy.max_rows if max_rows is None else max_rows
-        key = lambda q: (q, timeout, max_rows)  # noqa: E731
-        todo = [q for q in dict.fromkeys(queries) if key(q) not in self._memo]
+        memo = self._memo.setdefault((timeout, max_rows), {})
+        todo = [q for q in dict.fromkeys(queries) if q not in memo]
         fresh: dict[str, Outcome] = {}
         if todo:
             outs = self.cached.execute_many(todo, timeout=timeout, max_rows=max_rows, progress=progress)
             for q, o in zip(todo, outs):
-                fresh[q] = Outcome(o.status, o.answer, o.message, None)
+                f = fresh[q] = Outcome(o.status, o.answer, o.message, None)
                 if not is_transient(o):
-                    self._memo[key(q)] = fresh[q]
+                    memo[q] = f
         self.memo_hits += len(queries) - len(todo)
-        return [fresh[q] if q in fresh else self._memo[key(q)] for q in queries]
+        return [fresh.get(q) or memo[q] for q in queries]
 
     def close(self) -> None:
         if self._owns:
@@ -205,7 +205,9 @@ class Executor:
     def _prepare_now(self, query: str, untrusted: bool) -> Prepared:
         from kgqa.execute.engine_dependence import screen
 
-        return self.policy.prepared(query, untrusted=untrusted, scan=screen)
+        # screen finds nothing in a query of the sandbox's simple form (no keyword it looks for,
+        # no comparison), which is then not tokenised (tests/test_sandbox_simple.py)
+        return self.policy.prepared(query, untrusted=untrusted, scan=screen, scan_simple=False)
 
     def _remember(self, query: str, untrusted: bool, p: Prepared) -> tuple[str, list[str], Outcome | None]:
         """Memoise a preparation (and note a text the engine-dependence screen found nothing in)."""

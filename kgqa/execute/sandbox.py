@@ -45,8 +45,11 @@ contain such escapes.
 Queries are tokenised by the one SPARQL lexer (:mod:`kgqa.sparql.lexer`), so ``"delete me"``,
 ``ex:drop``, ``?insert`` and ``# LOAD <x>`` are not refused. :func:`prepare` is what every
 execution path does before an engine sees a predicted query: size cap, sandbox and normaliser
-on **one** tokenisation. The embedded engine is also read-only by construction (it only ever
-calls ``Store.query``), in worker processes without network where the OS allows.
+on **one** tokenisation; a query in the simple form (:func:`is_simple`: full IRIs, variables,
+literals and a few read-only keywords, such as LC-QuAD's) is recognised by one regular
+expression instead, and passes every check and needs no rewrite by construction. The embedded
+engine is also read-only by construction (it only ever calls ``Store.query``), in worker
+processes without network where the OS allows.
 """
 
 from __future__ import annotations
@@ -303,6 +306,53 @@ def _resolve(iri: str, base: str | None) -> str:
         return iri
 
 
+# --------------------------------------------------------------------------- the simple form
+
+#: Keywords the simple form may use: read-only query forms and graph patterns, none of them an
+#: Update word, SERVICE, FROM, a finding of :mod:`kgqa.execute.engine_dependence` or a function.
+SIMPLE_KEYWORDS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE", "WHERE", "DISTINCT", "REDUCED", "OPTIONAL",
+                   "UNION", "MINUS", "GRAPH")
+#: A query in the simple form: blanks, ``#`` comments, IRIs (not ``bif:`` / ``sql:`` nor
+#: Virtuoso's namespace), variables with ASCII names, the keywords of :data:`SIMPLE_KEYWORDS`
+#: (any case) and ``a``, each followed by a blank, ``{ } * ? $ < #`` or the end, one-line strings
+#: not next to another quote, language tags, ``^^``, integers and ``{ } . ; , * / |``; and no
+#: backslash anywhere (checked before). Every piece lexes as the one token of
+#: :mod:`kgqa.sparql.lexer` it looks like (the lexer's own expressions, restricted), so the
+#: tokens hold no Update word, SERVICE, FROM, prefixed name, bare word, vendor function,
+#: codepoint escape or parenthesis: the sandbox accepts the query with no ``FROM`` graph and
+#: one reading, the normaliser has nothing to rewrite, and no token is a finding of
+#: :mod:`kgqa.execute.engine_dependence`. ``LC-QuAD``-style queries over full IRIs are of this
+#: form; tests/test_sandbox_simple.py compares it with the full path.
+_SIMPLE = re.compile(  # the most frequent pieces first
+    r"(?:\s++"
+    r"|<(?!(?i:bif|sql):|http://www\.openlinksw\.com/schemas/)[^<>\"{}|^`\\\x00-\x20]*+>"
+    r"|[?$][A-Za-z0-9_]++"
+    r"|[{}.;,*/|]"
+    r"|(?:(?i:" + "|".join(SIMPLE_KEYWORDS) + r")|a)(?![^\s{}*?$<#])"
+    r"|#[^\n\r]*+"
+    r"|\"[^\"\\\n\r]*+\"(?![\"'])|'[^'\\\n\r]*+'(?![\"'])"
+    r"|@[a-zA-Z]++(?:-[a-zA-Z0-9]++)*+(?![A-Za-z0-9_\-])"
+    r"|\^\^"
+    r"|[0-9]++(?![0-9A-Za-z_:]|\.[0-9])"
+    r")*+",
+    re.ASCII,  # no Unicode case folding (``ſelect``) nor Unicode blanks: those go the general way
+)
+#: Longer queries are not tried for the simple form (they go the general way).
+SIMPLE_MAX_CHARS = 4096
+
+
+def is_simple(query: str) -> bool:
+    """True when ``query`` is in the simple form (see :data:`_SIMPLE`): then :func:`check`
+    accepts it under any options (:data:`SIMPLE_VERDICT`) and :func:`prepare` returns it
+    unchanged, without tokenising it."""
+    return (query.__class__ is str and len(query) <= SIMPLE_MAX_CHARS and "\\" not in query
+            and _SIMPLE.fullmatch(query) is not None)
+
+
+#: The verdict on every query in the simple form.
+SIMPLE_VERDICT = Verdict(None, (), (), 1)
+
+
 _MEMO: OrderedDict[tuple, Verdict] = OrderedDict()
 _MEMO_SIZE = 65536
 _MEMO_MAX_TEXT = 65536
@@ -337,6 +387,8 @@ def check(query: str, *, allow_service: bool = False, allow_update: bool = False
     hit = _MEMO.get(key)
     if hit is not None:
         return hit
+    if tokens is None and is_simple(query):
+        return SIMPLE_VERDICT
     graphs: list[str] = []
     named: list[str] = []
     texts = readings(query)
@@ -362,6 +414,9 @@ def refusal(query: str, allow_service: bool = False, allow_update: bool = False,
 # --------------------------------------------------------------------------- prepare
 
 
+_UNSET: Any = object()
+
+
 @dataclass(frozen=True)
 class Prepared:
     """A query ready for an engine: the ``text`` to execute, the normaliser's ``rewrites`` and
@@ -381,10 +436,15 @@ class Prepared:
 def prepare(query: str, *, normalise: bool = True, untrusted: bool = True, allow_service: bool = False,
             allow_update: bool = False, max_query_bytes: int | None = DEFAULT_MAX_QUERY_BYTES,
             from_schemes: tuple[str, ...] | None = DEFAULT_FROM_SCHEMES,
-            scan: Callable[[list[Token]], Any] | None = None) -> Prepared:
+            scan: Callable[[list[Token]], Any] | None = None, scan_simple: Any = _UNSET) -> Prepared:
     """Size cap, sandbox (untrusted queries) and normaliser on one tokenisation of ``query``.
     ``scan(tokens)`` (tokens with trivia), when given, reads that same tokenisation for the
     caller; its result is :attr:`Prepared.scan` (None when the query was not tokenised).
+
+    A query in the simple form (:func:`is_simple`) is not tokenised: it comes back unchanged,
+    with :data:`SIMPLE_VERDICT` when untrusted, and with ``scan_simple`` as its scan: what
+    ``scan`` returns for the tokens of every such query (without ``scan_simple``, a query is
+    tokenised for ``scan`` whatever its form).
 
     A refused query comes back unnormalised with its verdict. The normalised text of an
     accepted query gets the same verdict without a second scan (engines that check again hit
@@ -395,6 +455,8 @@ def prepare(query: str, *, normalise: bool = True, untrusted: bool = True, allow
         too_big = query_bytes_refusal(query, max_query_bytes)
         if too_big is not None:
             return Prepared(query, [], Verdict(too_big))
+    if (scan is None or scan_simple is not _UNSET) and is_simple(query):
+        return Prepared(query, [], SIMPLE_VERDICT if untrusted else None, None if scan is None else scan_simple)
     if len(query) > _GC_PAUSE_ABOVE:
         with _gc_paused():
             return _prepare(query, normalise, untrusted, allow_service, allow_update, max_query_bytes, from_schemes,
