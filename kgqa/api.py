@@ -29,6 +29,7 @@ from kgqa.execute.policy import ExecutionPolicy
 from kgqa.load import load_dataset as _load_dataset
 from kgqa.load import load_run as _load_run
 from kgqa.model import Dataset, InputError, Run
+from kgqa.model.gcpause import paused
 from kgqa.model.signature import Signature
 from kgqa.score import measures as _measures
 from kgqa.score import profiles as _profiles
@@ -332,7 +333,7 @@ class Evaluator:
             name = run_names([run])[0]
         r = load_run(_run_path(run), format=run_format, dataset=None if self.stream else self.dataset, name=name,
                      **dict(run_options or {}))
-        from kgqa.score.setup_check import check_setup, transport_warnings
+        from kgqa.score.setup_check import check_setup
 
         # a query-only run without a KG is a set-up mistake only when some measure needs answers
         kg_for_check = self._kg if self.needs.answers else "not needed"
@@ -349,6 +350,17 @@ class Evaluator:
             e = Evaluation.of(_score(self.dataset, r, self.profile, signature_extra=sig))
             e.setup_warnings = tuple(warnings)
             return e
+        with paused():  # outcomes, preparations and assessments: many small objects, no cycles
+            scored = self._execute_and_score(r, sig, warnings)
+        e = Evaluation.of(scored)
+        e.setup_warnings = tuple(warnings)
+        return e
+
+    def _execute_and_score(self, r: Run, sig: dict[str, Any], warnings: list) -> _ScoreEvaluation:
+        """Execute ``r`` (and the gold queries scoring needs), score it and check which answers
+        depend on the engine (``warnings`` gets the transport warnings)."""
+        from kgqa.score.setup_check import transport_warnings
+
         ex = self.executor
         assert ex is not None
         # gold queries only when some measure reads gold answers (or their KG types)
@@ -365,9 +377,7 @@ class Evaluator:
             if self.exclude_engine_dependent:
                 scored = ed.rescore_without(scored, self.dataset, r, self.profile, execution,
                                             signature_extra=sig, extras=extras)
-        e = Evaluation.of(scored)
-        e.setup_warnings = tuple(warnings)
-        return e
+        return scored
 
     def evaluate_many(self, runs: Sequence[PathLike | Run], *, names: Sequence[str] | None = None,
                       run_format: str | None = None, run_options: Mapping[str, Any] | None = None) -> list[Evaluation]:
