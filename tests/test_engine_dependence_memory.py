@@ -249,3 +249,53 @@ def test_an_evaluation_from_remembered_assessments_is_the_same(kg, tmp_path):
     assert none["engine_dependence"]["questions"] >= 5 and none["engine_dependence"]["with_range"] >= 3
     assert evaluate(tmp_path / "c.sqlite") == none  # assessed, remembered
     assert evaluate(tmp_path / "c.sqlite") == none  # from the remembered assessments
+
+
+# ----------------------------------------------------------------- aggregate ranges from the columns
+
+
+def _reference_aggregate_range(evaluation, ranges):
+    """The aggregate ranges as computed before they were read from the columns (every question
+    made into an object, one dict of values per measure)."""
+    import math
+
+    out = {}
+    for spec in evaluation.measures:
+        label = spec.label
+        agg = evaluation.aggregate.get(label)
+        vals = {q.id: q.scores[label] for q in evaluation.questions if q.scores.get(label) is not None}
+        if agg is None or not vals or (isinstance(agg, float) and math.isnan(agg)):
+            continue
+        if spec.over != "all" or abs(math.fsum(vals.values()) / len(vals) - agg) > 1e-12:
+            continue
+        lo = dict(vals)
+        hi = dict(vals)
+        for qid, r in ranges.items():
+            if label in r and qid in vals:
+                lo[qid], hi[qid] = r[label]
+        out[label] = [math.fsum(lo.values()) / len(lo), math.fsum(hi.values()) / len(hi)]
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(picked=st.lists(st.tuples(st.integers(0, 29), st.floats(0, 1), st.floats(0, 1)), max_size=12),
+       made=st.sampled_from(["none", "some", "changed", "nan"]))
+def test_aggregate_range_from_columns_is_the_reference(picked, made):
+    import kgqa
+    from kgqa.analyze.engine_dependence import _aggregate_range
+    from kgqa.demo import DATA
+
+    e = kgqa.evaluate(str(DATA / "questions.json"), str(DATA / "runs" / "medium.json"), profile="kgqa")
+    ids = e.questions.ids
+    labels = [s.label for s in e.measures]
+    ranges = {ids[i]: {lab: (min(a, b), max(a, b)) for lab in labels} for i, a, b in picked}
+    if made != "none":
+        for i, _, _ in picked[:3]:
+            q = e.questions[i]  # made into an object (as annotate does for flagged questions)
+            if made == "changed" and "F1" in q.scores:
+                q.scores["F1"] = 0.123
+            elif made == "nan" and "P" in q.scores:
+                q.scores["P"] = float("nan")
+    fast = _aggregate_range(e, ranges)
+    assert fast == _reference_aggregate_range(e, ranges) or (made == "nan" and str(fast) == str(
+        _reference_aggregate_range(e, ranges)))
