@@ -33,6 +33,13 @@ the policy settings and a fingerprint of the preparing code (so any change to th
 sandbox or normaliser makes them misses): a re-run whose results are all cached neither
 tokenises nor normalises its queries. Engines still check every query they execute.
 
+**Engine-dependence assessments**: a third table remembers what
+:func:`kgqa.execute.engine_dependence.assess_many` found for a query (static findings and
+their confirmation by executing variants), keyed by the code that decides it, the engine key,
+the policy and the query text, and stored with the states (:meth:`ResultCache.row_states`) of
+the entries it was derived from: it is reused only while those entries are unchanged, so a
+re-run whose results are all cached neither analyses its queries nor looks their variants up.
+
 **Durability**: every store is one ``BEGIN IMMEDIATE`` transaction, so concurrent writers
 (several processes, each with its own connection) serialise on SQLite's lock (``busy_timeout``
 60 s) and a process killed mid-write leaves either the whole entry or nothing.
