@@ -19,6 +19,7 @@ Per-language datasets (Text2SPARQL) are expanded to their scoring units here: th
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Literal
@@ -329,6 +330,13 @@ class Evaluator:
                  signature_extra: Mapping[str, Any] | None = None) -> Evaluation:
         """Score one run (a path, paths of one run, or a :class:`Run`); ``signature_extra``
         adds this run's own signature parts (a live system's URL and client settings)."""
+        # executing a run (and re-reading it from the cache) makes millions of small objects
+        # that form no cycles: the cyclic collector stays paused throughout (see kgqa.model.gcpause)
+        with paused() if self.executes else nullcontext():
+            return self._evaluate(run, name, run_format, run_options, signature_extra)
+
+    def _evaluate(self, run: PathLike | Sequence[PathLike] | Run, name: str | None, run_format: str | None,
+                  run_options: Mapping[str, Any] | None, signature_extra: Mapping[str, Any] | None) -> Evaluation:
         if name is None and not isinstance(run, Run) and not _is_many(run):
             name = run_names([run])[0]
         r = load_run(_run_path(run), format=run_format, dataset=None if self.stream else self.dataset, name=name,
@@ -350,9 +358,7 @@ class Evaluator:
             e = Evaluation.of(_score(self.dataset, r, self.profile, signature_extra=sig))
             e.setup_warnings = tuple(warnings)
             return e
-        with paused():  # outcomes, preparations and assessments: many small objects, no cycles
-            scored = self._execute_and_score(r, sig, warnings)
-        e = Evaluation.of(scored)
+        e = Evaluation.of(self._execute_and_score(r, sig, warnings))
         e.setup_warnings = tuple(warnings)
         return e
 
