@@ -299,3 +299,27 @@ def test_aggregate_range_from_columns_is_the_reference(picked, made):
     fast = _aggregate_range(e, ranges)
     assert fast == _reference_aggregate_range(e, ranges) or (made == "nan" and str(fast) == str(
         _reference_aggregate_range(e, ranges)))
+
+
+def test_row_states_change_when_an_entry_is_replaced_and_clear_drops_assessments(tmp_path):
+    import time
+
+    from kgqa.execute.cache import query_hash
+
+    with ResultCache(tmp_path / "c.sqlite") as rc:
+        a = Outcome.ok(TableAnswer(("x",), ((IRI(f"{EX}a"),),)))
+        rc.put("e", "Q", a)
+        h = query_hash("Q")
+        states: dict[str, str] = {}
+        assert rc.get_many("e", ["Q", "missing"], states=states)[0] == Outcome(Status.OK, a.answer, "", None)
+        assert states == rc.row_states("e", [h, query_hash("missing")]) and list(states) == [h]
+        assert states[h].endswith("/ok/1") and rc.row_states("other engine", [h]) == {}
+        time.sleep(0.002)
+        rc.put("e", "Q", a)  # the same outcome stored again is another entry
+        assert rc.row_states("e", [h]) != states
+        rc.put_assessments([("k", f"{h}={states[h]}", "{}")])
+        assert rc.get_assessments(["k", "x"]) == {"k": (f"{h}={states[h]}", "{}")}
+        rc.clear("e")
+        assert rc.row_states("e", [h]) == {} and rc.get_assessments(["k"])  # invalid by its basis, still stored
+        rc.clear()
+        assert rc.get_assessments(["k"]) == {}
