@@ -18,8 +18,9 @@ warm result cache.
 (b) ``--items`` synthetic items (the demo questions cycled; each predicted query is a demo run's
     query with a distinct comment, so every text is its own cache entry): the result cache is
     filled once, then ``kgqa.evaluate(dataset, run, kg=<demo KG>, profile="kgqa")`` runs in a
-    child process against the warm cache; wall time and peak RSS (``getrusage``), target <= 10 s.
-    Also the rate of ``ResultCache.get_many`` alone on those entries.
+    child process against the warm cache (results, preparations and engine-dependence
+    assessments); wall time and peak RSS (``getrusage``), target <= 10 s. Also the rate of
+    ``ResultCache.get_many`` alone on those entries.
 """
 
 from __future__ import annotations
@@ -202,7 +203,9 @@ stages = [("load dataset", "load/__init__.py", "load_dataset"), ("load run", "lo
           ("execute (prepare + cache look-ups)", "execute/executor.py", "execute_run"),
           ("score (every call, the engine check's too)", "score/evaluate.py", "evaluate"),
           ("engine-dependence check", "analyze/engine_dependence.py", "check"),
-          ("  of which: query analysis (parser)", "sparql/analyzer.py", "_analyze")]
+          ("  of which: remembered assessments read", "execute/engine_dependence.py", "recall"),
+          ("  of which: query analysis (parser)", "sparql/analyzer.py", "_analyze"),
+          ("  of which: flags, score ranges", "analyze/engine_dependence.py", "annotate")]
 total = max(v[3] for v in st.values())
 for label, file, fn in stages:
     t = sum(v[3] for k, v in st.items() if k[0].endswith(file) and k[2] == fn)

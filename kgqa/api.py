@@ -19,6 +19,7 @@ Per-language datasets (Text2SPARQL) are expanded to their scoring units here: th
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +30,7 @@ from kgqa.execute.policy import ExecutionPolicy
 from kgqa.load import load_dataset as _load_dataset
 from kgqa.load import load_run as _load_run
 from kgqa.model import Dataset, InputError, Run
+from kgqa.model.gcpause import paused
 from kgqa.model.signature import Signature
 from kgqa.score import measures as _measures
 from kgqa.score import profiles as _profiles
@@ -328,11 +330,18 @@ class Evaluator:
                  signature_extra: Mapping[str, Any] | None = None) -> Evaluation:
         """Score one run (a path, paths of one run, or a :class:`Run`); ``signature_extra``
         adds this run's own signature parts (a live system's URL and client settings)."""
+        # executing a run (and re-reading it from the cache) makes millions of small objects
+        # that form no cycles: the cyclic collector stays paused throughout (see kgqa.model.gcpause)
+        with paused() if self.executes else nullcontext():
+            return self._evaluate(run, name, run_format, run_options, signature_extra)
+
+    def _evaluate(self, run: PathLike | Sequence[PathLike] | Run, name: str | None, run_format: str | None,
+                  run_options: Mapping[str, Any] | None, signature_extra: Mapping[str, Any] | None) -> Evaluation:
         if name is None and not isinstance(run, Run) and not _is_many(run):
             name = run_names([run])[0]
         r = load_run(_run_path(run), format=run_format, dataset=None if self.stream else self.dataset, name=name,
                      **dict(run_options or {}))
-        from kgqa.score.setup_check import check_setup, transport_warnings
+        from kgqa.score.setup_check import check_setup
 
         # a query-only run without a KG is a set-up mistake only when some measure needs answers
         kg_for_check = self._kg if self.needs.answers else "not needed"
@@ -349,6 +358,15 @@ class Evaluator:
             e = Evaluation.of(_score(self.dataset, r, self.profile, signature_extra=sig))
             e.setup_warnings = tuple(warnings)
             return e
+        e = Evaluation.of(self._execute_and_score(r, sig, warnings))
+        e.setup_warnings = tuple(warnings)
+        return e
+
+    def _execute_and_score(self, r: Run, sig: dict[str, Any], warnings: list) -> _ScoreEvaluation:
+        """Execute ``r`` (and the gold queries scoring needs), score it and check which answers
+        depend on the engine (``warnings`` gets the transport warnings)."""
+        from kgqa.score.setup_check import transport_warnings
+
         ex = self.executor
         assert ex is not None
         # gold queries only when some measure reads gold answers (or their KG types)
@@ -365,9 +383,7 @@ class Evaluator:
             if self.exclude_engine_dependent:
                 scored = ed.rescore_without(scored, self.dataset, r, self.profile, execution,
                                             signature_extra=sig, extras=extras)
-        e = Evaluation.of(scored)
-        e.setup_warnings = tuple(warnings)
-        return e
+        return scored
 
     def evaluate_many(self, runs: Sequence[PathLike | Run], *, names: Sequence[str] | None = None,
                       run_format: str | None = None, run_options: Mapping[str, Any] | None = None) -> list[Evaluation]:

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from itertools import chain, compress
 from collections.abc import Mapping
 from typing import Any
 
 from kgqa.execute.engine_dependence import DEFAULT_BOUND, Choice, QueryAssessment
 from kgqa.model import Dataset, Outcome, Prediction, Run
 from kgqa.model.answer import Answer, TableAnswer, answer_items
-from kgqa.score.evaluate import Evaluation, evaluate
+from kgqa.score.evaluate import Evaluation, QuestionList, evaluate
 from kgqa.score.profiles import Profile
 
 
@@ -91,13 +92,16 @@ def annotate(evaluation: Evaluation, dataset: Dataset, run: Run, profile: Profil
     n_flagged = n_confirmed = n_range = 0
     flagged_ids: set[str] = set()
     ranges: dict[str, dict[str, tuple[float, float]]] = {}
-    for q in evaluation.questions:
-        pa = predicted.get(q.id)
-        ga = gold.get(q.id) if q.id in gold_outcomes else None
+    questions = evaluation.questions
+    ids = _ids(questions)
+    for i, qid in enumerate(ids):
+        pa = predicted.get(qid)
+        ga = gold.get(qid) if qid in gold_outcomes else None
         pa = pa if pa is not None and pa.dependent else None
         ga = ga if ga is not None and ga.dependent else None
         if pa is None and ga is None:
             continue
+        q = questions[i]  # (only flagged questions are made into objects)
         n_flagged += 1
         reasons = []
         info: dict[str, Any] = {}
@@ -151,7 +155,7 @@ def annotate(evaluation: Evaluation, dataset: Dataset, run: Run, profile: Profil
         "confirmed": n_confirmed,
         "with_range": n_range,
         "kinds": dict(sorted(kinds.items())),
-        "ids": [q.id for q in evaluation.questions if q.id in flagged_ids],  # (q.details is built on access)
+        "ids": [qid for qid in ids if qid in flagged_ids],  # (q.details is built on access)
         "aggregate_range": _aggregate_range(evaluation, ranges),
     }
     return evaluation
@@ -161,21 +165,75 @@ def _aggregate_range(evaluation: Evaluation, ranges: Mapping[str, Mapping[str, t
     """For each measure whose aggregate is the mean of its per-question values: the aggregate
     with every question that has a range at its minimum, and at its maximum."""
     out: dict[str, list[float]] = {}
+    index: dict[str, int] | None = None
     for spec in evaluation.measures:
         label = spec.label
         agg = evaluation.aggregate.get(label)
-        vals = {q.id: q.scores[label] for q in evaluation.questions if q.scores.get(label) is not None}
-        if agg is None or not vals or (isinstance(agg, float) and math.isnan(agg)):
+        if agg is None or (isinstance(agg, float) and math.isnan(agg)) or spec.over != "all":
             continue
-        if spec.over != "all" or abs(math.fsum(vals.values()) / len(vals) - agg) > 1e-12:
+        if index is None and ranges and isinstance(evaluation.questions, QuestionList):
+            index = {qid: i for i, qid in enumerate(evaluation.questions.ids)}
+        values, value_of = _label_values(evaluation.questions, label, index or {})
+        if not values:
+            continue
+        total = math.fsum(values)
+        if abs(total / len(values) - agg) > 1e-12:
             continue  # not a plain mean of per-question values
-        lo = dict(vals)
-        hi = dict(vals)
-        for qid, r in ranges.items():
-            if label in r and qid in vals:
-                lo[qid], hi[qid] = r[label]
-        out[label] = [math.fsum(lo.values()) / len(lo), math.fsum(hi.values()) / len(hi)]
+        moved = [(v, r[label]) for qid, r in ranges.items() if label in r and (v := value_of(qid)) is not None]
+        if not moved:
+            out[label] = [total / len(values), total / len(values)]
+        elif math.isfinite(total) and all(math.isfinite(x) for v, r in moved for x in (v, *r)):
+            # fsum is correctly rounded: adding -old and new to the values sums exactly as replacing old by new
+            lo = math.fsum(chain(values, (-v for v, _ in moved), (r[0] for _, r in moved)))
+            hi = math.fsum(chain(values, (-v for v, _ in moved), (r[1] for _, r in moved)))
+            out[label] = [lo / len(values), hi / len(values)]
+        else:
+            out[label] = _replaced_means(evaluation.questions, label, ranges)
     return out
+
+
+def _replaced_means(questions, label: str, ranges: Mapping[str, Mapping[str, tuple[float, float]]]) -> list[float]:
+    """The mean of ``label`` with every question in ``ranges`` at its minimum, and at its maximum
+    (one value per question id, replaced)."""
+    vals = {q.id: q.scores[label] for q in questions if q.scores.get(label) is not None}
+    lo = dict(vals)
+    hi = dict(vals)
+    for qid, r in ranges.items():
+        if label in r and qid in vals:
+            lo[qid], hi[qid] = r[label]
+    return [math.fsum(lo.values()) / len(lo), math.fsum(hi.values()) / len(hi)]
+
+
+def _ids(questions) -> list[str]:
+    """The question ids of an evaluation, without making question objects of a
+    :class:`~kgqa.score.evaluate.QuestionList`."""
+    return questions.ids if isinstance(questions, QuestionList) else [q.id for q in questions]
+
+
+def _label_values(questions, label: str, index: Mapping[str, int]) -> tuple[list[Any], Any]:
+    """The values of ``label`` of the questions that have one, and ``value_of(id)`` (None when
+    that question has none). A :class:`~kgqa.score.evaluate.QuestionList` is read from its
+    columns (``index``: id -> position) unless a question made into an object holds another value
+    than its column (then, as for any list, from the question objects)."""
+    if isinstance(questions, QuestionList):
+        column = questions._columns.get(label)
+        vals, present = column if column is not None else ((), b"")
+        if all(_same_value(q.scores.get(label), vals[i] if column is not None and present[i] else None)
+               for i, q in enumerate(questions._made) if q is not None):
+            if column is None:
+                return [], lambda qid: None
+
+            def value_of(qid: str) -> Any:
+                i = index.get(qid)
+                return vals[i] if i is not None and present[i] else None
+
+            return list(compress(vals, present)), value_of
+    by_id = {q.id: q.scores[label] for q in questions if q.scores.get(label) is not None}
+    return list(by_id.values()), by_id.get
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    return a is b or (a is not None and b is not None and type(a) is type(b) and a == b)
 
 
 def exclude(dataset: Dataset, ids: list[str] | set[str]) -> Dataset:

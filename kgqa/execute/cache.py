@@ -33,6 +33,13 @@ the policy settings and a fingerprint of the preparing code (so any change to th
 sandbox or normaliser makes them misses): a re-run whose results are all cached neither
 tokenises nor normalises its queries. Engines still check every query they execute.
 
+**Engine-dependence assessments**: a third table remembers what
+:func:`kgqa.execute.engine_dependence.assess_many` found for a query (static findings and
+their confirmation by executing variants), keyed by the code that decides it, the engine key,
+the policy and the query text, and stored with the states (:meth:`ResultCache.row_states`) of
+the entries it was derived from: it is reused only while those entries are unchanged, so a
+re-run whose results are all cached neither analyses its queries nor looks their variants up.
+
 **Durability**: every store is one ``BEGIN IMMEDIATE`` transaction, so concurrent writers
 (several processes, each with its own connection) serialise on SQLite's lock (``busy_timeout``
 60 s) and a process killed mid-write leaves either the whole entry or nothing.
@@ -94,6 +101,12 @@ CREATE TABLE IF NOT EXISTS prepared (
     scan        INTEGER,
     created     REAL    NOT NULL
 );
+CREATE TABLE IF NOT EXISTS assessments (
+    key         TEXT    PRIMARY KEY,
+    basis       TEXT    NOT NULL,
+    value       TEXT    NOT NULL,
+    created     REAL    NOT NULL
+);
 """
 
 
@@ -116,6 +129,21 @@ def engine_key(info: EngineInfo) -> str:
 
 def query_hash(query: str) -> str:
     return hashlib.sha256(query.encode("utf-8")).hexdigest()
+
+
+def code_fingerprint(modules: Sequence[str]) -> str | None:
+    """sha256 over the source of the named modules (what decides something kept in the cache
+    beside the results: any change to them makes it a miss); None when one is unreadable."""
+    import importlib
+
+    h = hashlib.sha256()
+    for name in modules:
+        try:
+            with open(importlib.import_module(name).__file__, "rb") as fh:
+                h.update(fh.read())
+        except (OSError, TypeError, ImportError):
+            return None
+    return h.hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -160,31 +188,49 @@ class ResultCache:
         return self.get_many(engine, [query], timeout, max_rows)[0]
 
     def get_many(self, engine: str, queries: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
-                 max_rows: int = DEFAULT_MAX_ROWS) -> list[Outcome | None]:
+                 max_rows: int = DEFAULT_MAX_ROWS, states: dict[str, str] | None = None) -> list[Outcome | None]:
         """Cached outcomes (None: a miss) for ``queries``: one SQLite query per
-        :data:`LOOKUP_CHUNK` distinct keys, each distinct cached answer decoded once."""
+        :data:`LOOKUP_CHUNK` distinct keys, each distinct cached answer decoded once.
+        ``states``: filled with the :meth:`row_states` of the entries read (query hash ->
+        state), read together with them."""
         hashes = [query_hash(q) for q in queries]
-        distinct = list(dict.fromkeys(hashes))
         found: dict[str, tuple] = {}
-        step = max(1, min(LOOKUP_CHUNK, self._max_vars - 1))
-        with self._lock:
-            for start in range(0, len(distinct), step):
-                chunk = distinct[start:start + step]
-                marks = ",".join("?" * len(chunk))
-                for row in self._db.execute(
-                        f"SELECT query_hash, status, answer, n_rows, message, elapsed, timeout, row_cap, capped "
-                        f"FROM results WHERE engine = ? AND query_hash IN ({marks})", [engine, *chunk]):
-                    found[row[0]] = row
+        for row in self._select("SELECT query_hash, status, answer, n_rows, message, elapsed, timeout, row_cap, "
+                                "capped, created FROM results WHERE engine = ? AND query_hash IN ({})",
+                                list(dict.fromkeys(hashes)), engine):
+            found[row[0]] = row
+        if states is not None:
+            states.update((h, _state(row[9], row[1], row[3])) for h, row in found.items())
         decoded: dict[str, Answer] = {}
         usable = self._usable
         return [usable(found.get(h), timeout, max_rows, decoded) for h in hashes]
+
+    def row_states(self, engine: str, hashes: Sequence[str]) -> dict[str, str]:
+        """For cached entries of ``engine`` among ``hashes`` (:func:`query_hash` of the query
+        texts): a state that changes whenever the entry is replaced or deleted and stored again
+        (when it was stored, its status and row count). What is derived from an entry (an
+        engine-dependence assessment) is valid while its state is unchanged."""
+        return {h: _state(created, status, n_rows) for h, created, status, n_rows in self._select(
+            "SELECT query_hash, created, status, n_rows FROM results WHERE engine = ? AND query_hash IN ({})",
+            list(dict.fromkeys(hashes)), engine)}
+
+    def _select(self, sql: str, keys: list[str], *first: str) -> list[tuple]:
+        """Rows of ``sql`` (whose ``{}`` is the list of placeholders for ``keys``, after the
+        parameters ``first``), one SQLite query per :data:`LOOKUP_CHUNK` keys."""
+        out: list[tuple] = []
+        step = max(1, min(LOOKUP_CHUNK, self._max_vars - 1 - len(first)))
+        with self._lock:
+            for start in range(0, len(keys), step):
+                chunk = keys[start:start + step]
+                out.extend(self._db.execute(sql.format(",".join("?" * len(chunk))), [*first, *chunk]))
+        return out
 
     @staticmethod
     def _usable(row: tuple | None, timeout: float, max_rows: int,
                 decoded: dict[str, Answer] | None = None) -> Outcome | None:
         if row is None:
             return None
-        _, status, answer, n_rows, message, elapsed, limit, row_cap, capped = row
+        _, status, answer, n_rows, message, elapsed, limit, row_cap, capped, _created = row
         st = _STATUS.get(status) or Status(status)
         if st is Status.TIMEOUT:
             return Outcome(st, None, message, elapsed) if limit is not None and timeout <= limit else None
@@ -203,30 +249,43 @@ class ResultCache:
         ``(text or None when unchanged, rewrites, refusal or None, scan flag or None)``; one
         SQLite query per :data:`LOOKUP_CHUNK` keys."""
         out: dict[str, tuple[str | None, list[str], str | None, bool | None]] = {}
-        distinct = list(dict.fromkeys(keys))
-        step = max(1, min(LOOKUP_CHUNK, self._max_vars - 1))
-        with self._lock:
-            for start in range(0, len(distinct), step):
-                chunk = distinct[start:start + step]
-                marks = ",".join("?" * len(chunk))
-                for key, text, rewrites, refusal, scan in self._db.execute(
-                        f"SELECT key, text, rewrites, refusal, scan FROM prepared WHERE key IN ({marks})", chunk):
-                    out[key] = (text, [] if rewrites == "[]" else _loads(rewrites), refusal,
-                                None if scan is None else bool(scan))
+        for key, text, rewrites, refusal, scan in self._select(
+                "SELECT key, text, rewrites, refusal, scan FROM prepared WHERE key IN ({})", list(dict.fromkeys(keys))):
+            out[key] = (text, [] if rewrites == "[]" else _loads(rewrites), refusal,
+                        None if scan is None else bool(scan))
         return out
 
     def put_prepared(self, entries: Sequence[tuple[str, str | None, list[str], str | None, bool | None]]) -> None:
         """Store preparations ``(key, text or None, rewrites, refusal or None, scan)`` in one
-        transaction (rows SQLite refuses are skipped)."""
+        transaction (none when SQLite refuses a row: they are prepared again next time)."""
         now = time.time()
-        rows = [(k, t, json.dumps(rw, ensure_ascii=False) if rw else "[]", r, None if sc is None else int(sc), now)
-                for k, t, rw, r, sc in entries]
+        self._put_side("prepared", [(k, t, json.dumps(rw, ensure_ascii=False) if rw else "[]", r,
+                                     None if sc is None else int(sc), now) for k, t, rw, r, sc in entries])
+
+    # ------------------------------------------------------------------ engine-dependence assessments
+
+    def get_assessments(self, keys: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """Stored engine-dependence assessments (see
+        :func:`kgqa.execute.engine_dependence.assess_many`) by key: ``(basis, value)``, the
+        basis being the entries they were derived from with their :meth:`row_states`."""
+        return {key: (basis, value) for key, basis, value in self._select(
+            "SELECT key, basis, value FROM assessments WHERE key IN ({})", list(dict.fromkeys(keys)))}
+
+    def put_assessments(self, entries: Sequence[tuple[str, str, str]]) -> None:
+        """Store assessments ``(key, basis, value)`` in one transaction (none when SQLite
+        refuses a row: they are assessed again next time)."""
+        now = time.time()
+        self._put_side("assessments", [(k, b, v, now) for k, b, v in entries])
+
+    def _put_side(self, table: str, rows: list[tuple]) -> None:
+        """INSERT OR REPLACE ``rows`` into a table beside the results (preparations,
+        assessments) in one transaction; nothing is stored when SQLite refuses one."""
         if not rows:
             return
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.executemany("INSERT OR REPLACE INTO prepared VALUES (?,?,?,?,?,?)", rows)
+                self._db.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({','.join('?' * len(rows[0]))})", rows)
                 self._db.execute("COMMIT")
             except (sqlite3.DataError, sqlite3.IntegrityError, sqlite3.InterfaceError, OverflowError,
                     UnicodeEncodeError):
@@ -310,6 +369,7 @@ class ResultCache:
                 if engine is None:
                     n = self._db.execute("DELETE FROM results").rowcount
                     self._db.execute("DELETE FROM prepared")
+                    self._db.execute("DELETE FROM assessments")
                 elif engine.endswith("*"):
                     n = self._db.execute("DELETE FROM results WHERE substr(engine, 1, ?) = ?",
                                          (len(engine) - 1, engine[:-1])).rowcount
@@ -339,6 +399,11 @@ class ResultCache:
 
 
 _STATUS = {s.value: s for s in Status}
+
+
+def _state(created: float, status: str, n_rows: int | None) -> str:
+    """An entry's state (:meth:`ResultCache.row_states`)."""
+    return f"{created!r}/{status}/{n_rows}"
 
 #: Keys looked up per SQLite query (bounded by SQLite's limit on bound variables).
 LOOKUP_CHUNK = 4000

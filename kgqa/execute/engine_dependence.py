@@ -39,6 +39,8 @@ answers is computed later (``kgqa.analyze.engine_dependence``), since that needs
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -47,9 +49,10 @@ from itertools import combinations, product
 from math import comb
 from typing import Any
 
-from kgqa.model.answer import Answer, BooleanAnswer, TableAnswer
+from kgqa.load.jsonio import fast_loads as _loads
+from kgqa.model.answer import Answer, BooleanAnswer, TableAnswer, from_results_json, to_results_json
 from kgqa.model.outcome import Outcome, Status
-from kgqa.model.terms import DEFAULT_MATCHING
+from kgqa.model.terms import DEFAULT_MATCHING, from_sparql_json, to_sparql_json
 from kgqa.sparql.analyzer import QueryNode, Var, analyze
 from kgqa.sparql.lexer import Token, tokenize
 
@@ -470,26 +473,45 @@ def _differs(x: Answer, y: Answer) -> bool:
 
 def assess_many(queries: Mapping[str, str], outcomes: Mapping[str, Outcome], runner, *,
                 untrusted: bool = True, timeout: float | None = None) -> dict[str, QueryAssessment]:
-    """:func:`assess` for ``{id: query}`` with ``outcomes`` by id. ``runner`` is a
-    :class:`~kgqa.execute.executor.Executor` (policy: normaliser, sandbox; cache) or anything with
-    ``run({id: text}, untrusted) -> {id: Outcome}``. Queries without findings execute nothing."""
+    """:func:`assess` for ``{id: query}`` with ``outcomes`` by id (only queries with findings
+    are in the result). ``runner`` is a :class:`~kgqa.execute.executor.Executor` (policy:
+    normaliser, sandbox; cache) or anything with ``run({id: text}, untrusted) -> {id: Outcome}``.
+    Queries without findings, or whose own outcome is not OK, execute nothing.
+
+    With an Executor that has a result cache, assessments are remembered there
+    (:class:`_Remembered`): a re-run whose outcomes all come from the cache neither analyses its
+    queries nor looks their variants up again. ``outcomes`` must then be what the runner
+    returned for the queries."""
     out: dict[str, QueryAssessment] = {}
     clean = getattr(runner, "no_findings", None) or ()  # screened when the runner prepared them
+    todo = []
+    for qid, q in queries.items():
+        o = outcomes.get(qid)
+        # a query that did not run has no assessment (assess drops its findings)
+        if q and q.strip() and q not in clean and o is not None and o.status is Status.OK:
+            todo.append((qid, q))
+    memory = _Remembered.of(runner, untrusted) if todo else None
+    if memory is not None:
+        todo = memory.recall(todo, outcomes, out)
     chunk: list[tuple[str, str]] = []
-    items = list(queries.items())
-    for n, (qid, q) in enumerate(items):
-        if q and q.strip() and q not in clean and detect(q):
+    for n, (qid, q) in enumerate(todo):
+        if detect(q):
             chunk.append((qid, q))
-        if chunk and (len(chunk) >= ASSESS_CHUNK or n == len(items) - 1):
-            _assess_chunk(chunk, outcomes, runner, untrusted, out)
+        elif memory is not None:
+            memory.remember(q, QueryAssessment(q), outcomes[qid], {}, static=True)
+        if chunk and (len(chunk) >= ASSESS_CHUNK or n == len(todo) - 1):
+            _assess_chunk(chunk, outcomes, runner, untrusted, out, memory)
             chunk = []
-    return out
+    if memory is not None:
+        memory.store()
+    return {qid: out[qid] for qid in queries if qid in out}
 
 
 def _assess_chunk(chunk: list[tuple[str, str]], outcomes: Mapping[str, Outcome], runner, untrusted: bool,
-                  out: dict[str, QueryAssessment]) -> None:
+                  out: dict[str, QueryAssessment], memory: "_Remembered | None" = None) -> None:
     """Assess ``chunk`` (queries with findings, detected just before, so the analyzer's cache
-    still holds them) into ``out``, executing every variant they need in one batch."""
+    still holds them) into ``out``, executing every variant they need in one batch (and
+    hand each assessment with the outcomes it read to ``memory``)."""
     # first pass: which variants the chunk's assessments execute (each assessment asks for
     # its variants before it reads any of their outcomes); then all of them in one batch
     wanted: dict[str, None] = {}
@@ -503,18 +525,23 @@ def _assess_chunk(chunk: list[tuple[str, str]], outcomes: Mapping[str, Outcome],
     texts = list(wanted)
     res = runner.run({str(i): t for i, t in enumerate(texts)}, untrusted=untrusted) if texts else {}
     done = {t: res[str(i)] for i, t in enumerate(texts)}
+    read: dict[str, Outcome] = {}
 
     def execute(texts: Sequence[str]) -> list[Outcome]:
         missing = [t for t in dict.fromkeys(texts) if t not in done]
         if missing:  # not asked for in the first pass (never happens for assess as written)
             more = runner.run({str(i): t for i, t in enumerate(missing)}, untrusted=untrusted)
             done.update({t: more[str(i)] for i, t in enumerate(missing)})
+        read.update((t, done[t]) for t in texts)
         return [done[t] for t in texts]
 
     for qid, q in chunk:
+        read.clear()
         a = assess(q, outcomes.get(qid), execute)
         if a.findings:
             out[qid] = a
+        if memory is not None:
+            memory.remember(q, a, outcomes[qid], dict(read))
 
 
 #: Flagged queries assessed together: their variants are executed (looked up) in one batch.
@@ -528,3 +555,179 @@ def assess_dataset(dataset, executor) -> dict[str, QueryAssessment]:
     queries = {it.id: it.sparql for it in dataset.items if it.sparql and it.sparql.strip() and detect(it.sparql)}
     outcomes = executor.run(queries, untrusted=False) if queries else {}
     return assess_many(queries, outcomes, executor, untrusted=False)
+
+
+# --------------------------------------------------------------------------- remembered assessments
+
+#: Modules whose code decides an assessment: any change to one makes every remembered
+#: assessment a miss (static findings: lexer, parser, analyzer; confirmation: this module, the
+#: answer model, how variants are prepared, executed and cached).
+ASSESSMENT_CODE = ("kgqa.execute.engine_dependence", "kgqa.execute.cache", "kgqa.execute.executor",
+                   "kgqa.execute.policy", "kgqa.execute.sandbox", "kgqa.execute.normalise", "kgqa.execute.engine",
+                   "kgqa.sparql.lexer", "kgqa.sparql.parser", "kgqa.sparql.analyzer", "kgqa.sparql.tree",
+                   "kgqa.sparql.checks", "kgqa.sparql.prefixes", "kgqa.model.terms", "kgqa.model.answer",
+                   "kgqa.model.outcome")
+_CODE_VERSION: list[str | None] = []
+
+
+def _code_version() -> str | None:
+    if not _CODE_VERSION:
+        from kgqa.execute.cache import code_fingerprint
+
+        _CODE_VERSION.append(code_fingerprint(ASSESSMENT_CODE))
+    return _CODE_VERSION[0]
+
+
+class _Remembered:
+    """Assessments kept in an Executor's result cache (its ``assessments`` table).
+
+    **Key**: the code version (:data:`ASSESSMENT_CODE`), the engine key (kind, version, full KG
+    fingerprint), the policy (timeout, row cap, normaliser, sandbox settings), trusted or not,
+    and the exact query text. **Basis**: the cached entries of the outcomes the assessment read
+    (the query's own, then its variants') with their states
+    (:meth:`~kgqa.execute.cache.ResultCache.row_states`); a remembered assessment is used only
+    while every one of them is unchanged and the query's own outcome has the row count its entry
+    has, so a changed KG, engine, policy, code, query or cached outcome never reuses a stale one.
+    An assessment that read an outcome the cache does not give back as it was read (a transient
+    failure, an entry too large to keep, a replaced entry) is not remembered. A query whose
+    static check finds nothing is remembered with an empty basis; a variant the sandbox refused
+    needs no entry (the refusal is decided by the policy and the code, both in the key)."""
+
+    def __init__(self, runner, untrusted: bool):
+        self.runner, self.untrusted = runner, untrusted
+        self.cache = runner.cached.cache
+        self.engine = runner.cached.key
+        p = runner.policy
+        self.limits = (p.timeout, p.max_rows)
+        self.head = (f"{_code_version()}|{self.engine}|timeout={p.timeout!r}|max_rows={p.max_rows}"
+                     f"|normalise={p.normalise}|sandbox={untrusted and p.sandbox}|service={p.allow_service}"
+                     f"|update={p.allow_update}|untrusted={untrusted}\0")
+        self.pending: list[tuple[str, QueryAssessment, Outcome, dict[str, Outcome], bool]] = []
+
+    @classmethod
+    def of(cls, runner, untrusted: bool) -> "_Remembered | None":
+        """For an :class:`~kgqa.execute.executor.Executor` with a result cache (else None)."""
+        from kgqa.execute.cache import ResultCache
+        from kgqa.execute.executor import Executor
+
+        if not isinstance(runner, Executor) or not isinstance(runner.cached.cache, ResultCache) \
+                or _code_version() is None:
+            return None
+        return cls(runner, untrusted)
+
+    def key(self, query: str) -> str:
+        return hashlib.sha256((self.head + query).encode("utf-8", "surrogatepass")).hexdigest()
+
+    def recall(self, todo: list[tuple[str, str]], outcomes: Mapping[str, Outcome],
+               out: dict[str, QueryAssessment]) -> list[tuple[str, str]]:
+        """Put the valid remembered assessments of ``todo`` (``(id, query)``) with findings
+        into ``out``; return the items that have none."""
+        keys = [self.key(q) for _, q in todo]
+        stored = self.cache.get_assessments(keys)
+        if not stored:
+            return todo
+        bases = {k: [e.split("=", 1) for e in basis.split(" ")] if basis else [] for k, (basis, _) in stored.items()}
+        states = self.cache.row_states(self.engine, [h for b in bases.values() for h, _ in b])
+        rest = []
+        for (qid, q), k in zip(todo, keys):
+            basis = bases.get(k)
+            own = outcomes[qid]
+            if basis is None or not all(states.get(h) == st for h, st in basis) or \
+                    (basis and basis[0][1].rsplit("/", 1)[1] != str(_n_rows(own))):
+                rest.append((qid, q))
+                continue
+            a = _from_record(q, _loads(stored[k][1]), own.answer)
+            if a.findings:
+                out[qid] = a
+        return rest
+
+    def remember(self, query: str, a: QueryAssessment, own: Outcome, read: dict[str, Outcome],
+                 static: bool = False) -> None:
+        """Keep ``a`` (made from the query's outcome ``own`` and the variant outcomes ``read``,
+        by variant text; ``static``: the query has no static finding) for :meth:`store`."""
+        self.pending.append((query, a, own, read, static))
+
+    def store(self) -> None:
+        """Store what :meth:`remember` kept, each with its basis, where the cache gives back
+        every outcome it read."""
+        from kgqa.execute.cache import query_hash
+
+        pending, self.pending = self.pending, []
+        read_texts: dict[str, Outcome] = {}  # text the engine ran -> the outcome read
+        plans: list[tuple[str, QueryAssessment, Outcome, list[str] | None]] = []
+        for q, a, own, read, static in pending:
+            texts: list[str] | None = []
+            if not static:
+                for t, o in [(q, own), *read.items()]:
+                    text, _, refused = self.runner.prepare(t, self.untrusted)
+                    if refused is not None:  # decided by the policy and the code (the key)
+                        if o.status is not Status.REFUSED:
+                            texts = None
+                            break
+                        continue
+                    seen = read_texts.setdefault(text, o)
+                    if texts is not None and seen is not o and not _same(seen, o):
+                        texts = None
+                        break
+                    texts.append(text)
+            plans.append((q, a, own, texts))
+        distinct = list(read_texts)
+        states: dict[str, str] = {}
+        got = self.cache.get_many(self.engine, distinct, *self.limits, states=states) if distinct else []
+        hashes = {t: query_hash(t) for t in distinct}
+        kept = {t for t, g in zip(distinct, got) if g is not None and hashes[t] in states and _same(g, read_texts[t])}
+        entries = []
+        for q, a, own, texts in plans:
+            if texts is None or not all(t in kept for t in texts):
+                continue
+            record = _to_record(a, own.answer)
+            if record is not None:
+                basis = " ".join(f"{hashes[t]}={states[hashes[t]]}" for t in texts)
+                entries.append((self.key(q), basis, json.dumps(record, separators=(",", ":"))))
+        self.cache.put_assessments(entries)
+
+
+def _n_rows(o: Outcome) -> int | None:
+    """The row count the result cache stores for an outcome."""
+    if o.answer is None:
+        return None
+    return len(o.answer.rows) if isinstance(o.answer, TableAnswer) else 1
+
+
+def _same(x: Outcome, y: Outcome) -> bool:
+    return x.status is y.status and x.message == y.message and x.answer == y.answer
+
+
+def _row_json(row: tuple) -> list:
+    return [None if c is None else to_sparql_json(c) for c in row]
+
+
+def _row(cells: list) -> tuple:
+    return tuple(None if c is None else from_sparql_json(c) for c in cells)
+
+
+def _to_record(a: QueryAssessment, own: Answer | None) -> dict[str, Any] | None:
+    """``a`` as JSON (its alternatives without the query's own answer, which comes first)."""
+    alternatives = None
+    if a.alternatives:
+        if a.alternatives[0] is not own:
+            return None
+        alternatives = [to_results_json(x) for x in a.alternatives[1:]]
+    choice = None
+    if a.choice is not None:
+        c = a.choice
+        choice = {"v": list(c.variables), "x": [_row_json(r) for r in c.fixed],
+                  "g": [[[_row_json(r) for r in pool], k] for pool, k in c.groups]}
+    return {"f": [[f.kind, f.message, f.level] for f in a.findings], "c": a.confirmed, "r": a.reason,
+            "n": a.notes, "h": choice, "a": alternatives}
+
+
+def _from_record(query: str, d: dict[str, Any], own: Answer | None) -> QueryAssessment:
+    a = QueryAssessment(query, [Finding(*f) for f in d["f"]], d["c"], d["r"], notes=list(d["n"]))
+    c = d["h"]
+    if c is not None:
+        a.choice = Choice(tuple(c["v"]), tuple(_row(r) for r in c["x"]),
+                          tuple((tuple(_row(r) for r in pool), k) for pool, k in c["g"]))
+    if d["a"] is not None:
+        a.alternatives = [own, *(from_results_json(x) for x in d["a"])]
+    return a

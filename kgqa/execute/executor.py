@@ -72,18 +72,11 @@ def _code_fingerprint() -> str | None:
     """sha256 over the source of everything that decides a query's preparation (lexer, prefix
     table, sandbox, normaliser, engine-dependence screen, size cap); None when unreadable (then
     preparations are not remembered across runs)."""
-    import hashlib
-    import importlib
+    from kgqa.execute.cache import code_fingerprint
 
-    h = hashlib.sha256()
-    for name in ("kgqa.sparql.lexer", "kgqa.sparql.prefixes", "kgqa.execute.sandbox", "kgqa.execute.normalise",
-                 "kgqa.execute.engine_dependence", "kgqa.execute.engine", "kgqa.execute.policy"):
-        try:
-            with open(importlib.import_module(name).__file__, "rb") as fh:
-                h.update(fh.read())
-        except (OSError, TypeError, ImportError):
-            return None
-    return h.hexdigest()[:16]
+    return code_fingerprint(("kgqa.sparql.lexer", "kgqa.sparql.prefixes", "kgqa.execute.sandbox",
+                             "kgqa.execute.normalise", "kgqa.execute.engine_dependence", "kgqa.execute.engine",
+                             "kgqa.execute.policy"))
 
 
 _PREPARE_VERSION = _code_fingerprint()
