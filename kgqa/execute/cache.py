@@ -128,7 +128,7 @@ def engine_key(info: EngineInfo) -> str:
 
 
 def query_hash(query: str) -> str:
-    return hashlib.sha256(query.encode("utf-8")).hexdigest()
+    return hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def code_fingerprint(modules: Sequence[str]) -> str | None:
@@ -329,7 +329,8 @@ class ResultCache:
                 self._db.executemany(sql, rows)
                 self._db.execute("COMMIT")
                 return len(rows)
-            except (sqlite3.DataError, sqlite3.IntegrityError, sqlite3.InterfaceError, OverflowError):
+            except (sqlite3.DataError, sqlite3.IntegrityError, sqlite3.InterfaceError, OverflowError,
+                    UnicodeEncodeError):
                 self._db.execute("ROLLBACK")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -341,7 +342,8 @@ class ResultCache:
                     try:
                         self._db.execute(sql, r)
                         stored += 1
-                    except (sqlite3.DataError, sqlite3.IntegrityError, sqlite3.InterfaceError, OverflowError):
+                    except (sqlite3.DataError, sqlite3.IntegrityError, sqlite3.InterfaceError, OverflowError,
+                            UnicodeEncodeError):
                         pass
                 self._db.execute("COMMIT")
             except BaseException:

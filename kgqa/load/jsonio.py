@@ -124,13 +124,20 @@ def dumps(doc: Any, indent: bool = True) -> str:
     orjson where it can: the same document, several times faster. Where orjson differs it is the
     stricter: a float NaN or infinity is written ``null`` (valid JSON) rather than ``NaN``, and
     non-string keys become strings as json does. Values orjson cannot write (integers beyond 64
-    bits, unknown types) go through ``json``."""
+    bits, unknown types) go through ``json``, and so does a string holding a lone surrogate (a
+    JSON input may escape one, ``"\\ud800"``): the document is then written with every non-ASCII
+    character escaped, since a lone surrogate has no UTF-8 form."""
     if _orjson is not None:
         try:
             return _orjson.dumps(doc, option=(_orjson.OPT_INDENT_2 if indent else 0) | _orjson.OPT_NON_STR_KEYS).decode()
         except TypeError:
             pass
-    return json.dumps(doc, indent=2 if indent else None, ensure_ascii=False)
+    text = json.dumps(doc, indent=2 if indent else None, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(doc, indent=2 if indent else None, ensure_ascii=True)
+    return text
 
 
 def _too_deep(text: str, doc: Any) -> bool:
