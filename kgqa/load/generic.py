@@ -97,6 +97,9 @@ def parse_term(value: Any) -> Term:
     raise ValueError(f"expected a term object or a string as an answer value, got {type(value).__name__} {value!r}")
 
 
+_STRS = frozenset({str})
+
+
 def parse_answer(value: Any, variable: str = "answer") -> Answer | None:
     """An answer from its JSON form:
 
@@ -115,11 +118,10 @@ def parse_answer(value: Any, variable: str = "answer") -> Answer | None:
     if isinstance(value, dict):
         return from_results_json(value)
     if isinstance(value, list):
+        if _STRS.issuperset(map(type, value)):  # the common case: bare strings
+            return TableAnswer.single_column(list(map(guess_term, value)), variable)
         terms = []
         for i, v in enumerate(value):
-            if v.__class__ is str:  # the common case, inlined
-                terms.append(guess_term(v))
-                continue
             try:
                 terms.append(parse_term(v))
             except ValueError as e:
@@ -141,27 +143,47 @@ def text_lines(path: Path) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
+#: bytes :func:`iter_text_lines` decodes at a time (then completed to the end of a line)
+_BLOCK = 1 << 20
+
+
 def iter_text_lines(path: Path) -> Iterator[str]:
-    """:func:`text_lines`, read one line at a time (memory does not grow with the file). A byte
-    that is not UTF-8 raises the same :class:`InputError` as :func:`read_text`, naming its
-    offset, line and column, when its line is reached."""
+    """:func:`text_lines`, read a block of lines at a time (memory does not grow with the file).
+    A byte that is not UTF-8 raises the same :class:`InputError` as :func:`read_text`, naming its
+    offset, line and column, once the lines before its line have been yielded."""
     try:
         fh = open(path, "rb")
     except OSError as e:
         raise InputError(path, f"cannot read file: {e.strerror or e}") from None
     with fh:
-        offset = 0
-        for n, raw in enumerate(fh):
-            start = 3 if n == 0 and raw.startswith(jsonio.BOM) else 0
+        offset = lines_before = 0  # of the block, in the file
+        while True:
+            block = fh.read(_BLOCK)
+            if not block:
+                return
+            if not block.endswith(b"\n"):
+                block += fh.readline()  # a block holds whole lines (no UTF-8 sequence holds a \n)
+            start = 3 if offset == 0 and block.startswith(jsonio.BOM) else 0
             try:
-                line = raw[start:].decode("utf-8")
+                text = block[start:].decode("utf-8")
             except UnicodeDecodeError as e:
                 at = start + e.start
-                raise jsonio.not_utf8(path, raw[at], offset + at, n + 1, at + 1) from None
-            offset += len(raw)
-            if line.endswith("\n"):
-                line = line[:-1]
-            yield line[:-1] if line.endswith("\r") else line
+                line_start = block.rfind(b"\n", 0, at) + 1
+                if line_start > start:
+                    yield from _split_lines(block[start:line_start].decode("utf-8"))
+                line = lines_before + block.count(b"\n", 0, at) + 1
+                raise jsonio.not_utf8(path, block[at], offset + at, line, at - line_start + 1) from None
+            yield from _split_lines(text)
+            offset += len(block)
+            lines_before += block.count(b"\n")
+
+
+def _split_lines(text: str) -> list[str]:
+    """The lines of ``text`` as :func:`text_lines` splits them."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
 def load_record_array(paths: list[Path], parse: Callable[[Any, int, str, str, list[Problem]], Any], *,
@@ -212,6 +234,10 @@ def iter_unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]
 
 
 def _id(value: Any) -> str:
+    if value.__class__ is str:
+        stripped = value.strip()
+        if stripped:
+            return stripped
     if isinstance(value, bool) or value is None:
         raise ValueError(f"expected an id (a string or an integer), got {value!r}")
     if isinstance(value, int):
@@ -228,14 +254,17 @@ def _jsonl_records(path: Path, problems: list[Problem]) -> Iterator[tuple[str, i
     """(record name, line number, parsed value) for every non-blank line, one at a time; a line
     that is not JSON is a problem naming line and column."""
     file = str(path)
+    plain = jsonio.plain_object
     for n, line in enumerate(iter_text_lines(path), start=1):
-        if not line.strip():
-            continue
-        try:
-            doc = jsonio.loads(line)
-        except json.JSONDecodeError as e:
-            problems.append(Problem(file, f"line {n}", f"not valid JSON at column {e.colno}: {e.msg}; skipped"))
-            continue
+        doc = plain(line)  # the common flat record, read as jsonio.loads would read it
+        if doc is None:
+            if not line.strip():
+                continue
+            try:
+                doc = jsonio.loads(line)
+            except json.JSONDecodeError as e:
+                problems.append(Problem(file, f"line {n}", f"not valid JSON at column {e.colno}: {e.msg}; skipped"))
+                continue
         yield f"line {n}", n, doc
 
 
@@ -271,6 +300,8 @@ def item_from_record(rec: Any, default_lang: str = "en") -> Item:
         questions.update(_str_map(rec["questions"], "questions"))
     metadata: dict[str, Any] = {}
     for k, v in rec.items():
+        if k in _ITEM_KEYS:  # none of them is a question_<lang> key
+            continue
         m = _QUESTION_KEY.match(k)
         if m and isinstance(v, str):
             if v.strip():

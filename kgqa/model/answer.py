@@ -42,7 +42,7 @@ class TableAnswer:
         # every row has one cell by construction: skip __post_init__'s check (a loader's hot path)
         table = object.__new__(cls)
         object.__setattr__(table, "variables", (variable,))
-        object.__setattr__(table, "rows", tuple((t,) for t in terms))
+        object.__setattr__(table, "rows", tuple([(t,) for t in terms]))
         return table
 
     def column(self, variable: str) -> list[Term | None]:

@@ -20,6 +20,19 @@ def _prf(ctx: ItemContext, rule: str) -> tuple[float, float, float] | None:
     return RULES[rule](ctx.counts)
 
 
+_FAILED = (0.0, 0.0, 0.0)
+
+
+def prf_column(counts: Sequence, failed: Sequence[bool], rule: str, shared: dict) -> list:
+    """:func:`_prf` of many questions (their counts and failed flags), computed once per rule
+    for the measures sharing ``shared``."""
+    col = shared.get(("prf", rule))
+    if col is None:
+        fn = RULES[rule]
+        col = shared[("prf", rule)] = [_FAILED if f else fn(c) for c, f in zip(counts, failed)]
+    return col
+
+
 def _component(index: int):
     def item(ctx: ItemContext, rule: str, agg: str) -> float | None:
         if agg == "micro":
@@ -34,7 +47,12 @@ def _component(index: int):
         vals = [v for v in values if v is not None]
         return math.fsum(vals) / len(vals) if vals else float("nan")
 
-    return item, aggregate
+    def vector(counts: Sequence, failed: Sequence[bool], shared: dict, rule: str, agg: str) -> tuple[list, list]:
+        if agg == "micro":
+            return [None] * len(counts), list(zip(counts, failed))
+        return [None if v is None else v[index] for v in prf_column(counts, failed, rule, shared)], [None] * len(counts)
+
+    return item, aggregate, vector
 
 
 def _counts_fold(ctx: ItemContext, rule: str, agg: str) -> tuple | None:
@@ -43,7 +61,7 @@ def _counts_fold(ctx: ItemContext, rule: str, agg: str) -> tuple | None:
 
 
 for _i, (_name, _what) in enumerate((("P", "precision"), ("R", "recall"), ("F1", "F1"))):
-    _item, _agg = _component(_i)
+    _item, _agg, _vector = _component(_i)
     register(MeasureDef(
         name=_name,
         definition=(
@@ -60,6 +78,7 @@ for _i, (_name, _what) in enumerate((("P", "precision"), ("R", "recall"), ("F1",
         aggregate=_agg,
         params=(RULE, AGG),
         fold=_counts_fold,
+        vector=_vector,
     ))
 
 
@@ -89,6 +108,7 @@ register(MeasureDef(
     aggregate=_qald_f1_agg,
     params=(Param("rule", "gerbil-qald", tuple(RULES), "per-question P/R rule"),),
     fold=_prf,
+    vector=lambda counts, failed, shared, rule: ([None] * len(counts), prf_column(counts, failed, rule, shared)),
 ))
 
 

@@ -484,18 +484,22 @@ def evaluate(
     answers_only = all(i == Inputs() for i in distinct)
     processed_only = [s.over == "processed" for s in specs]
     # per measure: its item function, what keeps its aggregate's input (None: nothing is kept,
-    # see Measure.fold) and its parameters, looked up once
+    # see Measure.fold) and its parameters, looked up once; a measure with a vector form
+    # (MeasureDef.vector: counts only) is computed for all its questions at the end instead
     calls = [(mm.defn.item, mm.folder, mm.kwargs) for mm in measures]
+    vectors = [mm.defn.vector for mm in measures]
+    per_question = [j for j, v in enumerate(vectors) if v is None]
     gold_side, sys_side = _side(profile, "gold"), _side(profile, "system")
     zero_failures, zero_missing = profile.failures == "zero", profile.missing == "zero"
     by_qrels = profile.qrels
     streamed = not isinstance(dataset, Dataset)
-    # per question kept: id, outcome label, message, counts, the record's sources; per measure:
-    # the positions it scored, their values and what its aggregate reads (measure.fold)
+    # per question kept: id, outcome label, message, counts, failed flag, the record's sources;
+    # per measure: the positions it scored, their values and what its aggregate reads (fold)
     ids: list[str] = []
     outcome_labels: list[str] = []
     messages: list[str] = []
     counts: list[Counts] = []
+    failed_flags: list[bool] = []
     sources: list[tuple] = []
     positions: list[list[int]] = [[] for _ in specs]
     values: list[list[float | None]] = [[] for _ in specs]
@@ -506,6 +510,9 @@ def evaluate(
     outcome_counter: Counter[str] = Counter()
     no_extra: Mapping[str, Any] = {}
     seen: set[str] | None = set() if streamed else None
+    no_reasons = [""] * len(specs)
+    gated = any(processed_only)
+    run_get = run.get
     for item in (dataset if streamed else dataset.items):
         iid = item.id
         if seen is not None:
@@ -513,7 +520,7 @@ def evaluate(
         # ---- gold side
         gold_answer, qrels_gold, gold_reason = _gold_side(item, gold, profile)
         # ---- system side
-        pred = run.get(iid)
+        pred = run_get(iid)
         executed = iid in predicted
         if executed:
             outcome = predicted[iid]
@@ -524,7 +531,7 @@ def evaluate(
         extra = dict(extras[iid]) if iid in extras else {}
         # ---- which measures can score it
         if answers_only:
-            reasons = [gold_reason] * len(specs)
+            reasons = [gold_reason] * len(specs) if gold_reason else no_reasons
         else:
             per_input = [_missing_input(i, item, pred, outcome, gold_reason, extra or no_extra) for i in distinct]
             reasons = [per_input[j] for j in slot]
@@ -537,7 +544,7 @@ def evaluate(
                 skipped.append({"id": iid, "reason": "not in the run (profile rule missing=skip)"})
                 outcome_counter["missing"] += 1
                 continue
-        if any(reasons):
+        if reasons is not no_reasons and any(reasons):
             for spec, r in zip(specs, reasons):
                 if r:
                     measure_skips.setdefault(spec.label, {}).setdefault(r, []).append(iid)
@@ -553,35 +560,60 @@ def evaluate(
             sys_items: Any = frozenset(bag)
         else:
             sys_items = _collect(sys_answer, m, view, sys_side)
-        if qrels_gold is not None:
-            gold_values = qrels_gold
-        elif view == "values" and gold_side is None:
-            gold_values = gold_items  # the same set: answer_items(gold_answer, m, "values")
-        else:
-            gold_values = answer_items(gold_answer, m, "values")
         c = _counts(gold_items, sys_items)
-        ctx = ItemContext(iid, item, outcome, gold_items, sys_items, c, zero,
-                          _Ranked(pred, outcome, m) if not failed else [], gold_values, pred, gold.get(iid), extra)
-        # ---- every measure that can, in one pass; the context is dropped afterwards
         k = len(ids)
-        for j, (item_fn, fold_fn, kw) in enumerate(calls):
-            if reasons[j] or (processed_only[j] and label != "ok"):
-                continue
-            positions[j].append(k)
-            values[j].append(item_fn(ctx, **kw) if item_fn is not None else None)
-            if fold_fn is not None:
-                folds[j].append(fold_fn(ctx, **kw))
+        if reasons is no_reasons and not gated:  # every measure scores it
+            for j in range(len(specs)):
+                positions[j].append(k)
+        else:
+            for j in range(len(specs)):
+                if not (reasons[j] or (processed_only[j] and label != "ok")):
+                    positions[j].append(k)
+        gold_outcome = gold.get(iid)
+        if per_question:
+            if qrels_gold is not None:
+                gold_values = qrels_gold
+            elif view == "values" and (gold_side is None or not isinstance(gold_answer, BooleanAnswer)):
+                gold_values = gold_items  # the same set: answer_items(gold_answer, m, "values")
+            else:
+                gold_values = answer_items(gold_answer, m, "values")
+            ctx = ItemContext(iid, item, outcome, gold_items, sys_items, c, zero,
+                              _Ranked(pred, outcome, m) if not failed else [], gold_values, pred, gold_outcome, extra)
+            # ---- every measure without a vector form, in one pass; the context is dropped afterwards
+            for j in per_question:
+                if positions[j] and positions[j][-1] == k:
+                    item_fn, fold_fn, kw = calls[j]
+                    values[j].append(item_fn(ctx, **kw) if item_fn is not None else None)
+                    if fold_fn is not None:
+                        folds[j].append(fold_fn(ctx, **kw))
         ids.append(iid)
         outcome_labels.append(label)
         messages.append(outcome.message)
         counts.append(c)
+        failed_flags.append(zero)
         # a streamed dataset's items are not kept (their records then hold the outcome only)
-        sources.append((None, pred, outcome, None) if streamed else (item, pred, outcome, ctx.gold_outcome))
+        sources.append((None, pred, outcome, None) if streamed else (item, pred, outcome, gold_outcome))
 
     known = seen if seen is not None else dataset._by_id
     unknown_ids = [p.id for p in run.predictions if p.id not in known]
     for uid in unknown_ids:
         skipped.append({"id": uid, "reason": "in the run but not in the dataset"})
+
+    # ---- the measures with a vector form, over the questions each scores
+    shared: list[tuple[list[int], dict]] = []  # what measures scored on the same questions share
+    for j, vector in enumerate(vectors):
+        if vector is None:
+            continue
+        pos = positions[j]
+        if len(pos) == len(ids):  # all of them, in order
+            cs, fs = counts, failed_flags
+        else:
+            cs, fs = [counts[k] for k in pos], [failed_flags[k] for k in pos]
+        common = next((d for p, d in shared if p == pos), None)
+        if common is None:
+            common = {}
+            shared.append((pos, common))
+        values[j], folds[j] = vector(cs, fs, common, **calls[j][2])
 
     aggregate: dict[str, float] = {}
     columns: dict[str, Any] = {}

@@ -142,6 +142,13 @@ class MeasureDef:
     #: the contexts themselves are kept, unless ``aggregate`` is :func:`mean_of_defined`, which
     #: reads only the values (so an evaluation keeps nothing per question but its scores)
     fold: Callable[..., Any] | None = None
+    #: the values (and what ``fold`` keeps) of many questions at once, for a measure whose
+    #: ``item`` and ``fold`` read nothing of a question but ``ctx.counts`` and ``ctx.failed``:
+    #: ``vector(counts, failed, shared, **params) -> (values, folds)``, equal item for item to
+    #: ``item(ctx)`` and ``fold(ctx)`` (folds: None items without a fold). ``shared`` is a dict
+    #: the measures scored on the same questions share (e.g. each rule's (P, R, F) computed once).
+    #: The evaluator then calls neither ``item`` nor ``fold`` per question.
+    vector: Callable[..., tuple[list[Any], list[Any]]] | None = None
 
     @property
     def needs(self) -> tuple[str, ...]:
