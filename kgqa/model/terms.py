@@ -264,7 +264,9 @@ class TermMatching:
                     for t in terms]
         if self.iri == "percent-decode" and not self.literal_vs_iri:
             key = self.key
-            return [("iri", unquote(t.value)) if t.__class__ is IRI else key(t) for t in terms]
+            # unquote(v) is v without a "%": tested inline (a function call per term saved)
+            return [("iri", unquote(t.value) if "%" in t.value else t.value) if t.__class__ is IRI else key(t)
+                    for t in terms]
         return [self.key(t) for t in terms]
 
     def key(self, term: Term | None) -> Hashable:

@@ -7,8 +7,8 @@ import math
 from collections.abc import Sequence
 
 from kgqa.model import Status
-from kgqa.score.measures import Inputs, ItemContext, MeasureDef, Param, register
-from kgqa.score.rules import RULES, micro
+from kgqa.score.measures import Columns, Inputs, ItemContext, MeasureDef, Param, register
+from kgqa.score.rules import DEFINED, RULES, micro
 
 RULE = Param("rule", "kgqa", tuple(RULES), "per-question edge-case rule (see kgqa.score.rules)")
 AGG = Param("agg", "macro", ("macro", "micro"), "macro: mean of per-question values; micro: from summed counts")
@@ -23,13 +23,13 @@ def _prf(ctx: ItemContext, rule: str) -> tuple[float, float, float] | None:
 _FAILED = (0.0, 0.0, 0.0)
 
 
-def prf_column(counts: Sequence, failed: Sequence[bool], rule: str, shared: dict) -> list:
-    """:func:`_prf` of many questions (their counts and failed flags), computed once per rule
-    for the measures sharing ``shared``."""
-    col = shared.get(("prf", rule))
+def prf_column(q: Columns, rule: str) -> list:
+    """:func:`_prf` of every question of ``q``, computed once per rule for the measures
+    sharing ``q``."""
+    col = q.shared.get(("prf", rule))
     if col is None:
         fn = RULES[rule]
-        col = shared[("prf", rule)] = [_FAILED if f else fn(c) for c, f in zip(counts, failed)]
+        col = q.shared[("prf", rule)] = [_FAILED if f else fn(c) for c, f in zip(q.counts, q.failed)]
     return col
 
 
@@ -43,14 +43,16 @@ def _component(index: int):
     def aggregate(folds: Sequence[tuple | None], values: Sequence[float | None], rule: str, agg: str) -> float:
         if agg == "micro":
             # failed items contribute as an empty system answer (their counts already are)
+            if rule in DEFINED:  # no question is undefined under the rule: none is left out
+                return micro([c for c, _ in folds], rule)[index]
             return micro([c for c, failed in folds if RULES[rule](c) is not None or failed], rule)[index]
         vals = [v for v in values if v is not None]
         return math.fsum(vals) / len(vals) if vals else float("nan")
 
-    def vector(counts: Sequence, failed: Sequence[bool], shared: dict, rule: str, agg: str) -> tuple[list, list]:
+    def vector(q: Columns, rule: str, agg: str) -> tuple[list, list]:
         if agg == "micro":
-            return [None] * len(counts), list(zip(counts, failed))
-        return [None if v is None else v[index] for v in prf_column(counts, failed, rule, shared)], [None] * len(counts)
+            return [None] * len(q), list(zip(q.counts, q.failed))
+        return [None if v is None else v[index] for v in prf_column(q, rule)], [None] * len(q)
 
     return item, aggregate, vector
 
@@ -108,7 +110,7 @@ register(MeasureDef(
     aggregate=_qald_f1_agg,
     params=(Param("rule", "gerbil-qald", tuple(RULES), "per-question P/R rule"),),
     fold=_prf,
-    vector=lambda counts, failed, shared, rule: ([None] * len(counts), prf_column(counts, failed, rule, shared)),
+    vector=lambda q, rule: ([None] * len(q), prf_column(q, rule)),
 ))
 
 
@@ -116,6 +118,10 @@ def _em(ctx: ItemContext) -> float:
     if ctx.failed:
         return 0.0
     return 1.0 if ctx.gold_items == ctx.sys_items else 0.0
+
+
+def _em_vector(q: Columns) -> tuple[list, list]:
+    return [0.0 if f else 1.0 if e else 0.0 for f, e in zip(q.failed, q.equal)], [None] * len(q)
 
 
 register(MeasureDef(
@@ -128,6 +134,7 @@ register(MeasureDef(
     convention="answer",
     item=lambda ctx: _em(ctx),
     binary=True,
+    vector=_em_vector,
 ))
 
 register(MeasureDef(
@@ -139,6 +146,7 @@ register(MeasureDef(
     convention="answer",
     item=lambda ctx: _em(ctx),
     binary=True,
+    vector=_em_vector,
 ))
 
 
@@ -203,6 +211,8 @@ register(MeasureDef(
     convention="answer",
     item=_coverage,
     binary=True,
+    # an OK outcome with a non-empty answer is exactly the label "ok"
+    vector=lambda q: ([1.0 if label == "ok" else 0.0 for label in q.labels], [None] * len(q)),
 ))
 
 

@@ -21,7 +21,7 @@ from kgqa.model.answer import answer_items, from_results_json, to_results_json
 from kgqa.model.terms import TermMatching
 from kgqa.model.gcpause import during
 from kgqa.model.signature import Signature
-from kgqa.score.measures import Inputs, ItemContext
+from kgqa.score.measures import Columns, Inputs, ItemContext
 from kgqa.score import qrels
 from kgqa.score.profiles import MeasureSpec, Profile
 from kgqa.score.rules import Counts
@@ -323,7 +323,7 @@ def _collect(answer: Answer | None, matching: TermMatching, view: str, qrels_sid
         return matching.keys([c for row in answer.rows for c in row if c is not None])
     if view == "tuples" and isinstance(answer, TableAnswer):
         if len(answer.variables) == 1:  # one cell a row: the row is (key,), unbound rows left out
-            return frozenset((k,) for k in matching.keys([row[0] for row in answer.rows if row[0] is not None]))
+            return frozenset(zip(matching.keys([row[0] for row in answer.rows if row[0] is not None])))
         # a row as the sorted multiset of its cells: neither column order nor names matter
         return frozenset(
             tuple(sorted((matching.key(c) for c in row), key=repr))
@@ -500,6 +500,7 @@ def evaluate(
     messages: list[str] = []
     counts: list[Counts] = []
     failed_flags: list[bool] = []
+    equal: list[bool] = []
     sources: list[tuple] = []
     positions: list[list[int]] = [[] for _ in specs]
     values: list[list[float | None]] = [[] for _ in specs]
@@ -512,13 +513,18 @@ def evaluate(
     seen: set[str] | None = set() if streamed else None
     no_reasons = [""] * len(specs)
     gated = any(processed_only)
+    dense = True  # every measure has scored every question so far (positions not yet listed)
     run_get = run.get
     for item in (dataset if streamed else dataset.items):
         iid = item.id
         if seen is not None:
             seen.add(iid)
         # ---- gold side
-        gold_answer, qrels_gold, gold_reason = _gold_side(item, gold, profile)
+        if gold or (by_qrels and item.qrels):
+            gold_answer, qrels_gold, gold_reason = _gold_side(item, gold, profile)
+        else:  # _gold_side's common case: the stored answer, no graded gold
+            gold_answer, qrels_gold = item.answer, None
+            gold_reason = "" if gold_answer is not None else "no gold answer (execute the gold queries with --kg)"
         # ---- system side
         pred = run_get(iid)
         executed = iid in predicted
@@ -528,7 +534,7 @@ def evaluate(
             outcome = Outcome.missing()
         else:
             outcome = pred.outcome()
-        extra = dict(extras[iid]) if iid in extras else {}
+        extra = (dict(extras[iid]) if iid in extras else {}) if (per_question or not answers_only) else no_extra
         # ---- which measures can score it
         if answers_only:
             reasons = [gold_reason] * len(specs) if gold_reason else no_reasons
@@ -562,10 +568,10 @@ def evaluate(
             sys_items = _collect(sys_answer, m, view, sys_side)
         c = _counts(gold_items, sys_items)
         k = len(ids)
-        if reasons is no_reasons and not gated:  # every measure scores it
-            for j in range(len(specs)):
-                positions[j].append(k)
-        else:
+        if not (reasons is no_reasons and not gated):  # some measure does not score it
+            if dense:  # until now every measure scored every question
+                positions = [list(range(k)) for _ in specs]
+                dense = False
             for j in range(len(specs)):
                 if not (reasons[j] or (processed_only[j] and label != "ok")):
                     positions[j].append(k)
@@ -581,7 +587,7 @@ def evaluate(
                               _Ranked(pred, outcome, m) if not failed else [], gold_values, pred, gold_outcome, extra)
             # ---- every measure without a vector form, in one pass; the context is dropped afterwards
             for j in per_question:
-                if positions[j] and positions[j][-1] == k:
+                if dense or (positions[j] and positions[j][-1] == k):
                     item_fn, fold_fn, kw = calls[j]
                     values[j].append(item_fn(ctx, **kw) if item_fn is not None else None)
                     if fold_fn is not None:
@@ -591,29 +597,31 @@ def evaluate(
         messages.append(outcome.message)
         counts.append(c)
         failed_flags.append(zero)
+        equal.append(gold_items == sys_items)
         # a streamed dataset's items are not kept (their records then hold the outcome only)
         sources.append((None, pred, outcome, None) if streamed else (item, pred, outcome, gold_outcome))
 
+    if dense:
+        positions = [list(range(len(ids))) for _ in specs]
     known = seen if seen is not None else dataset._by_id
     unknown_ids = [p.id for p in run.predictions if p.id not in known]
     for uid in unknown_ids:
         skipped.append({"id": uid, "reason": "in the run but not in the dataset"})
 
     # ---- the measures with a vector form, over the questions each scores
-    shared: list[tuple[list[int], dict]] = []  # what measures scored on the same questions share
+    shared: list[tuple[list[int], Columns]] = []  # measures scored on the same questions share one
     for j, vector in enumerate(vectors):
         if vector is None:
             continue
         pos = positions[j]
-        if len(pos) == len(ids):  # all of them, in order
-            cs, fs = counts, failed_flags
-        else:
-            cs, fs = [counts[k] for k in pos], [failed_flags[k] for k in pos]
-        common = next((d for p, d in shared if p == pos), None)
-        if common is None:
-            common = {}
-            shared.append((pos, common))
-        values[j], folds[j] = vector(cs, fs, common, **calls[j][2])
+        q = next((q for p, q in shared if p == pos), None)
+        if q is None:
+            if len(pos) == len(ids):  # all of them, in order
+                q = Columns(counts, failed_flags, outcome_labels, equal)
+            else:
+                q = Columns(*([col[k] for k in pos] for col in (counts, failed_flags, outcome_labels, equal)))
+            shared.append((pos, q))
+        values[j], folds[j] = vector(q, **calls[j][2])
 
     aggregate: dict[str, float] = {}
     columns: dict[str, Any] = {}

@@ -55,6 +55,24 @@ class ItemContext:
     memo: dict[Any, Any] = field(default_factory=dict)
 
 
+@dataclass(slots=True)
+class Columns:
+    """What vector measures (:attr:`MeasureDef.vector`) read of the questions they score, one
+    list each, aligned: ``counts`` (``ctx.counts``), ``failed`` (``ctx.failed``), ``labels``
+    (``ctx.outcome.label``) and ``equal`` (``ctx.gold_items == ctx.sys_items``). ``shared`` is a
+    dict the measures scored on the same questions share (e.g. each rule's (P, R, F) computed
+    once)."""
+
+    counts: Sequence[Counts]
+    failed: Sequence[bool]
+    labels: Sequence[str]
+    equal: Sequence[bool]
+    shared: dict[Any, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+
 @dataclass(frozen=True)
 class Inputs:
     """What a measure needs of a question, as typed fields the evaluator plans from.
@@ -143,11 +161,11 @@ class MeasureDef:
     #: reads only the values (so an evaluation keeps nothing per question but its scores)
     fold: Callable[..., Any] | None = None
     #: the values (and what ``fold`` keeps) of many questions at once, for a measure whose
-    #: ``item`` and ``fold`` read nothing of a question but ``ctx.counts`` and ``ctx.failed``:
-    #: ``vector(counts, failed, shared, **params) -> (values, folds)``, equal item for item to
-    #: ``item(ctx)`` and ``fold(ctx)`` (folds: None items without a fold). ``shared`` is a dict
-    #: the measures scored on the same questions share (e.g. each rule's (P, R, F) computed once).
-    #: The evaluator then calls neither ``item`` nor ``fold`` per question.
+    #: ``item`` and ``fold`` read nothing of a question but what :class:`Columns` holds (counts,
+    #: failed flag, outcome label, whether the compared collections are equal):
+    #: ``vector(columns, **params) -> (values, folds)``, equal item for item to ``item(ctx)`` and
+    #: ``fold(ctx)`` (folds: None items without a fold). The evaluator then calls neither
+    #: ``item`` nor ``fold`` per question.
     vector: Callable[..., tuple[list[Any], list[Any]]] | None = None
 
     @property
