@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from kgqa.model import Status
+from kgqa.model import Item, Status
 from kgqa.score.measures import Columns, Inputs, ItemContext, MeasureDef, Param, register
 from kgqa.score.rules import DEFINED, RULES, micro
 
@@ -222,7 +222,12 @@ from kgqa.score import qrels as _qrels  # noqa: E402
 
 
 def _flagged(ctx: ItemContext) -> bool:
-    return _qrels.order_matters(ctx.item.metadata.get("features"))
+    return _item_flagged(ctx.item)
+
+
+def _item_flagged(item: Item) -> bool:
+    features = item.metadata.get("features")
+    return features is not None and _qrels.order_matters(features)
 
 
 def _grades(ctx: ItemContext) -> dict:
@@ -271,6 +276,9 @@ register(MeasureDef(
     convention="answer",
     item=_ndcg_item,
     params=(ORDER, RANK),
+    # undefined on every question not flagged (order=flagged): only those are scored one by one
+    vector=lambda q, order, rank: ([None] * len(q), [None] * len(q)),
+    gate=lambda item, order, rank: order != "flagged" or _item_flagged(item),
 ))
 
 
@@ -312,4 +320,7 @@ register(MeasureDef(
     aggregate=_f_ndcg_agg,
     params=(Param("rule", "pytrec", tuple(RULES), "per-question F1 rule"), RANK),
     fold=_f_ndcg_fold,
+    # a question not flagged keeps (False, F1 by the rule); the flagged ones are scored one by one
+    vector=lambda q, rule, rank: ([None] * len(q), [(False, None if v is None else v[2]) for v in prf_column(q, rule)]),
+    gate=lambda item, rule, rank: _item_flagged(item),
 ))

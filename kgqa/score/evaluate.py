@@ -489,6 +489,9 @@ def evaluate(
     calls = [(mm.defn.item, mm.folder, mm.kwargs) for mm in measures]
     vectors = [mm.defn.vector for mm in measures]
     per_question = [j for j, v in enumerate(vectors) if v is None]
+    # vector measures scoring some questions one by one: (j, gate, params); what those gave
+    gates = [(j, mm.defn.gate, mm.kwargs) for j, mm in enumerate(measures) if vectors[j] and mm.defn.gate]
+    exceptions: dict[int, dict[int, tuple[Any, Any]]] = {j: {} for j, _, _ in gates}
     gold_side, sys_side = _side(profile, "gold"), _side(profile, "system")
     zero_failures, zero_missing = profile.failures == "zero", profile.missing == "zero"
     by_qrels = profile.qrels
@@ -576,7 +579,9 @@ def evaluate(
                 if not (reasons[j] or (processed_only[j] and label != "ok")):
                     positions[j].append(k)
         gold_outcome = gold.get(iid)
-        if per_question:
+        gated_here = [j for j, gate, kw in gates if (dense or (positions[j] and positions[j][-1] == k))
+                      and gate(item, **kw)] if gates else None
+        if per_question or gated_here:
             if qrels_gold is not None:
                 gold_values = qrels_gold
             elif view == "values" and (gold_side is None or not isinstance(gold_answer, BooleanAnswer)):
@@ -592,6 +597,10 @@ def evaluate(
                     values[j].append(item_fn(ctx, **kw) if item_fn is not None else None)
                     if fold_fn is not None:
                         folds[j].append(fold_fn(ctx, **kw))
+            for j in gated_here or ():
+                item_fn, fold_fn, kw = calls[j]
+                exceptions[j][k] = (item_fn(ctx, **kw) if item_fn is not None else None,
+                                    fold_fn(ctx, **kw) if fold_fn is not None else None)
         ids.append(iid)
         outcome_labels.append(label)
         messages.append(outcome.message)
@@ -622,6 +631,12 @@ def evaluate(
                 q = Columns(*([col[k] for k in pos] for col in (counts, failed_flags, outcome_labels, equal)))
             shared.append((pos, q))
         values[j], folds[j] = vector(q, **calls[j][2])
+        if exceptions.get(j):  # the questions its gate let through, scored one by one
+            at = {k: i for i, k in enumerate(pos)} if len(pos) != len(ids) else None
+            values[j], folds[j] = vals, kept = list(values[j]), list(folds[j])  # vector's may be shared
+            for k, (value, fold) in exceptions[j].items():
+                i = k if at is None else at[k]
+                vals[i], kept[i] = value, fold
 
     aggregate: dict[str, float] = {}
     columns: dict[str, Any] = {}

@@ -167,6 +167,11 @@ class MeasureDef:
     #: ``fold(ctx)`` (folds: None items without a fold). The evaluator then calls neither
     #: ``item`` nor ``fold`` per question.
     vector: Callable[..., tuple[list[Any], list[Any]]] | None = None
+    #: with ``vector``: the questions that ``vector`` does not cover, by their item:
+    #: ``gate(item, **params)`` True -> that question is scored by ``item`` and ``fold`` on its
+    #: context (e.g. NDCG on the few questions flagged RESULT_ORDER_MATTERS); ``vector`` gives
+    #: the values of the others
+    gate: Callable[..., bool] | None = None
 
     @property
     def needs(self) -> tuple[str, ...]:
