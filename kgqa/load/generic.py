@@ -173,7 +173,7 @@ def iter_text_lines(path: Path) -> Iterator[str]:
                     yield from _split_lines(block[start:line_start].decode("utf-8"))
                 line = lines_before + block.count(b"\n", 0, at) + 1
                 raise jsonio.not_utf8(path, block[at], offset + at, line, at - line_start + 1) from None
-            yield from _split_lines(text)
+            yield from _split_lines(text) if text else ("",)  # a file of a BOM alone is one empty line
             offset += len(block)
             lines_before += block.count(b"\n")
 
@@ -250,12 +250,20 @@ def _id(value: Any) -> str:
 # --------------------------------------------------------------------------- JSONL reading
 
 
-def _jsonl_records(path: Path, problems: list[Problem]) -> Iterator[tuple[str, int, Any]]:
+def _jsonl_records(path: Path, problems: list[Problem],
+                   fast: Callable[[str], Any] | None = None) -> Iterator[tuple[str, int, Any]]:
     """(record name, line number, parsed value) for every non-blank line, one at a time; a line
-    that is not JSON is a problem naming line and column."""
+    that is not JSON is a problem naming line and column. ``fast(line)``: what the caller makes
+    of a line holding its common record, yielded in place of the parsed value (None: the line
+    is parsed as usual)."""
     file = str(path)
     plain = jsonio.plain_object
     for n, line in enumerate(iter_text_lines(path), start=1):
+        if fast is not None:
+            made = fast(line)
+            if made is not None:
+                yield f"line {n}", n, made
+                continue
         doc = plain(line)  # the common flat record, read as jsonio.loads would read it
         if doc is None:
             if not line.strip():
@@ -345,16 +353,92 @@ def load_jsonl_dataset(paths: list[Path], **options: Any) -> Dataset:
 
 def jsonl_items(paths: list[Path], problems: list[Problem], lang: str = "en") -> Iterator[tuple[str, str, Item]]:
     """(file, record, item) of every valid record of JSONL dataset file(s), one at a time; what
-    is skipped goes to ``problems``."""
+    is skipped goes to ``problems``. A line holding the common record (see :func:`_fast_item`)
+    is read by the fast path, any other by :func:`_jsonl_records` and :func:`item_from_record`."""
     for path in paths:
         file = str(path)
-        for record, _, rec in _jsonl_records(path, problems):
+        for record, n, rec in _jsonl_records(path, problems, lambda line: _fast_item(line, lang)):
+            if rec.__class__ is Item:
+                yield file, record, rec
+                continue
             try:
                 item = item_from_record(rec, lang)
             except ValueError as e:
                 problems.append(Problem(file, record, f"{e}; skipped"))
                 continue
             yield file, record, item
+
+
+_FAST_ITEM_KEYS = frozenset({"id", "question", "answers", "sparql", "query"})
+_FAST_RUN_KEYS = frozenset({"id", "answer", "query", "sparql"})
+
+
+def _fast_item(line: str, lang: str) -> Item | None:
+    """The item of a JSONL line holding the common record: an object with a non-blank string
+    ``id``, a non-blank string ``question``, optionally ``answers`` (null or a list of strings)
+    and ``sparql``/``query`` (strings or null), nothing else; None for any other line. The item
+    is the one :func:`item_from_record` makes of it (tests compare the two)."""
+    rec = _plain_dict(line)
+    if rec is None or not _FAST_ITEM_KEYS.issuperset(rec):
+        return None
+    item_id, q = rec.get("id"), rec.get("question")
+    if item_id.__class__ is not str or q.__class__ is not str or not q.strip():
+        return None
+    item_id = item_id.strip()
+    sparql = rec.get("sparql", rec.get("query"))
+    if not item_id or (sparql is not None and sparql.__class__ is not str):
+        return None
+    answers = rec.get("answers")
+    if answers is None:
+        answer = None
+    elif answers.__class__ is list and _STRS.issuperset(map(type, answers)):
+        answer = TableAnswer.single_column(list(map(guess_term, answers)), "answer")
+    else:
+        return None
+    return Item(item_id, {lang: q}, sparql, answer, None, {}, {}, {}, {})
+
+
+def _fast_prediction(line: str) -> Prediction | None:
+    """The prediction of a JSONL run line holding the common record: an object with a
+    non-blank string ``id``, optionally ``answer`` (null or a list of strings) and
+    ``query``/``sparql`` (strings or null), nothing else; None for any other line. The
+    prediction is the one :func:`prediction_from_record` makes of it (tests compare the two)."""
+    rec = _plain_dict(line)
+    if rec is None or not _FAST_RUN_KEYS.issuperset(rec):
+        return None
+    pid = rec.get("id")
+    if pid.__class__ is not str:
+        return None
+    pid = pid.strip()
+    sparql = rec.get("query", rec.get("sparql"))
+    if not pid or (sparql is not None and sparql.__class__ is not str):
+        return None
+    answers = rec.get("answer")
+    if answers is None:
+        answer = None
+    elif answers.__class__ is list and _STRS.issuperset(map(type, answers)):
+        answer = TableAnswer.single_column(list(map(guess_term, answers)), "answer")
+    else:
+        return None
+    return Prediction(pid, sparql, answer, None, None, Status.OK, "", {})
+
+
+def _plain_dict(line: str) -> dict | None:
+    """``line`` read by orjson when it is a JSON object (None otherwise, malformed included).
+    Only the fast paths use it, on records whose values are strings, nulls and lists of
+    strings, which orjson and ``json`` read alike."""
+    try:
+        rec = _orjson_loads(line)
+    except ValueError:  # orjson.JSONDecodeError is one
+        return None
+    return rec if rec.__class__ is dict else None
+
+
+def _no_orjson(line: str) -> None:
+    raise ValueError("orjson is not installed")
+
+
+_orjson_loads = jsonio._orjson.loads if jsonio._orjson is not None else _no_orjson
 
 
 # --------------------------------------------------------------------------- CSV
@@ -488,7 +572,10 @@ def load_jsonl_run(paths: list[Path], dataset: Dataset | None = None, **options:
     parsed: list[tuple[str, str, Prediction]] = []
     for path in paths:
         file = str(path)
-        for record, _, rec in _jsonl_records(path, problems):
+        for record, _, rec in _jsonl_records(path, problems, _fast_prediction):
+            if rec.__class__ is Prediction:
+                parsed.append((file, record, rec))
+                continue
             try:
                 parsed.append((file, record, prediction_from_record(rec, file, record, problems)))
             except ValueError as e:

@@ -313,6 +313,9 @@ def _json_float(v: float) -> float | None:
 
 
 def _collect(answer: Answer | None, matching: TermMatching, view: str, qrels_side: str | None = None) -> Any:
+    if answer.__class__ is TableAnswer and len(answer.variables) == 1 and view != "list":  # the common case
+        keys = matching.keys([row[0] for row in answer.rows if row[0] is not None])
+        return frozenset(keys) if view == "values" else frozenset(zip(keys))
     if qrels_side is not None and isinstance(answer, BooleanAnswer):
         return qrels.boolean_bag(answer, qrels_side)  # Text2SPARQL client's ASK quirk
     if view == "list":
@@ -517,7 +520,7 @@ def evaluate(
     no_reasons = [""] * len(specs)
     gated = any(processed_only)
     dense = True  # every measure has scored every question so far (positions not yet listed)
-    run_get = run.get
+    run_get = run._by_id.get if type(run) is Run else run.get
     for item in (dataset if streamed else dataset.items):
         iid = item.id
         if seen is not None:
