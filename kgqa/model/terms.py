@@ -269,6 +269,16 @@ class TermMatching:
                     for t in terms]
         return [self.key(t) for t in terms]
 
+    def column_keys(self, rows: Iterable[tuple[Term | None]]) -> list[Hashable]:
+        """``self.keys(...)`` of the bound cells of one-cell rows (a one-column table), in one pass."""
+        if self.mode == "lexical":
+            return [c.value if c.__class__ is not BNode else "_:" + c.id for (c,) in rows if c is not None]
+        if self.iri == "percent-decode" and not self.literal_vs_iri:
+            key = self.key
+            return [("iri", unquote(c.value) if "%" in c.value else c.value) if c.__class__ is IRI else key(c)
+                    for (c,) in rows if c is not None]
+        return [self.key(c) for (c,) in rows if c is not None]
+
     def key(self, term: Term | None) -> Hashable:
         """Comparison key of a term: two terms match iff their keys are equal."""
         if term is None:

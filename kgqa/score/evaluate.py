@@ -199,8 +199,16 @@ class QuestionList(Sequence):
         return f"QuestionList({len(self)} questions)"
 
 
+_FLOAT, _NONE = {float}, {type(None)}
+
+
 def _column(n: int, idx: list[int], values: list[float | None]) -> tuple[Any, bytearray]:
     """One measure's values for questions ``idx`` (of ``n``) as (array or list, present flags)."""
+    kinds = set(map(type, values))
+    if kinds == _FLOAT and len(idx) == n:  # every question has a float: the array is the values
+        return array("d", values), bytearray(b"\x01") * n
+    if kinds <= _NONE:  # no question has a value
+        return array("d", bytes(8 * n)), bytearray(n)
     present = bytearray(n)
     if all(v is None or v.__class__ is float for v in values):
         vals: Any = array("d", bytes(8 * n))
@@ -314,7 +322,7 @@ def _json_float(v: float) -> float | None:
 
 def _collect(answer: Answer | None, matching: TermMatching, view: str, qrels_side: str | None = None) -> Any:
     if answer.__class__ is TableAnswer and len(answer.variables) == 1 and view != "list":  # the common case
-        keys = matching.keys([row[0] for row in answer.rows if row[0] is not None])
+        keys = matching.column_keys(answer.rows)
         return frozenset(keys) if view == "values" else frozenset(zip(keys))
     if qrels_side is not None and isinstance(answer, BooleanAnswer):
         return qrels.boolean_bag(answer, qrels_side)  # Text2SPARQL client's ASK quirk
@@ -547,7 +555,7 @@ def evaluate(
         else:
             per_input = [_missing_input(i, item, pred, outcome, gold_reason, extra or no_extra) for i in distinct]
             reasons = [per_input[j] for j in slot]
-        if (not specs and gold_reason) or (specs and all(reasons)):
+        if reasons is not no_reasons and ((not specs and gold_reason) or (specs and all(reasons))):
             skipped.append({"id": iid, "reason": gold_reason or next(r for r in reasons if r)})
             continue
         if pred is None and not executed:
@@ -572,7 +580,10 @@ def evaluate(
             sys_items: Any = frozenset(bag)
         else:
             sys_items = _collect(sys_answer, m, view, sys_side)
-        c = _counts(gold_items, sys_items)
+        if gold_items.__class__ is frozenset and sys_items.__class__ is frozenset:  # _counts' common case
+            c = Counts.from_sets(gold_items, sys_items)
+        else:
+            c = _counts(gold_items, sys_items)
         k = len(ids)
         if not (reasons is no_reasons and not gated):  # some measure does not score it
             if dense:  # until now every measure scored every question
