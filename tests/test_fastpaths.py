@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from kgqa.load import generic, jsonio, load_dataset, load_run
 from kgqa.model import InputError, Outcome, Status, TableAnswer
-from kgqa.model.terms import IRI, Literal, iri, simple_literal
+from kgqa.model.terms import IRI, Literal, guess_term, guess_terms, iri, simple_literal
 from kgqa.score import profiles
 from kgqa.score.evaluate import evaluate
 from kgqa.score.measures import Columns, ItemContext, Measure, REGISTRY
@@ -216,6 +216,14 @@ def test_the_fast_paths_take_the_common_records():
     for line in ('{"id": "7", "question": "q", "answers": [1]}', '{"id": "7", "question": " "}',
                  '{"id": 7, "question": "q"}', '{"id": "7", "question": "q", "x": 1}'):
         assert generic._fast_item(line, "en") is None, line
+
+
+@SETTINGS
+@given(st.lists(_TERM_TEXT, max_size=6))
+def test_guess_terms_is_guess_term_of_each(texts):
+    made = guess_terms(texts)
+    assert made == [guess_term(t) for t in texts]
+    assert [type(t) for t in made] == [type(guess_term(t)) for t in texts]
 
 
 def test_fast_term_constructors_make_equal_terms():

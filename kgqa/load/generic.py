@@ -72,7 +72,7 @@ from kgqa.load.jsonio import read_text
 from kgqa.load.jsonio import write_atomic
 from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Prediction, Problem, Run, Status, TableAnswer
 from kgqa.model.answer import Answer, from_results_json, to_results_json
-from kgqa.model.terms import XSD, Literal, Term, from_sparql_json, guess_term, to_sparql_json
+from kgqa.model.terms import XSD, Literal, Term, from_sparql_json, guess_term, guess_terms, to_sparql_json
 
 # --------------------------------------------------------------------------- shared helpers
 
@@ -119,7 +119,7 @@ def parse_answer(value: Any, variable: str = "answer") -> Answer | None:
         return from_results_json(value)
     if isinstance(value, list):
         if _STRS.issuperset(map(type, value)):  # the common case: bare strings
-            return TableAnswer.single_column(list(map(guess_term, value)), variable)
+            return TableAnswer.single_column(guess_terms(value), variable)
         terms = []
         for i, v in enumerate(value):
             try:
@@ -250,17 +250,17 @@ def _id(value: Any) -> str:
 # --------------------------------------------------------------------------- JSONL reading
 
 
-def _jsonl_records(path: Path, problems: list[Problem],
-                   fast: Callable[[str], Any] | None = None) -> Iterator[tuple[str, int, Any]]:
+def _jsonl_records(path: Path, problems: list[Problem], fast: Callable[..., Any] | None = None,
+                   *fast_args: Any) -> Iterator[tuple[str, int, Any]]:
     """(record name, line number, parsed value) for every non-blank line, one at a time; a line
-    that is not JSON is a problem naming line and column. ``fast(line)``: what the caller makes
-    of a line holding its common record, yielded in place of the parsed value (None: the line
-    is parsed as usual)."""
+    that is not JSON is a problem naming line and column. ``fast(line, *fast_args)``: what the
+    caller makes of a line holding its common record, yielded in place of the parsed value
+    (None: the line is parsed as usual)."""
     file = str(path)
     plain = jsonio.plain_object
     for n, line in enumerate(iter_text_lines(path), start=1):
         if fast is not None:
-            made = fast(line)
+            made = fast(line, *fast_args)
             if made is not None:
                 yield f"line {n}", n, made
                 continue
@@ -357,7 +357,7 @@ def jsonl_items(paths: list[Path], problems: list[Problem], lang: str = "en") ->
     is read by the fast path, any other by :func:`_jsonl_records` and :func:`item_from_record`."""
     for path in paths:
         file = str(path)
-        for record, n, rec in _jsonl_records(path, problems, lambda line: _fast_item(line, lang)):
+        for record, n, rec in _jsonl_records(path, problems, _fast_item, lang):
             if rec.__class__ is Item:
                 yield file, record, rec
                 continue
@@ -392,7 +392,7 @@ def _fast_item(line: str, lang: str) -> Item | None:
     if answers is None:
         answer = None
     elif answers.__class__ is list and _STRS.issuperset(map(type, answers)):
-        answer = TableAnswer.single_column(list(map(guess_term, answers)), "answer")
+        answer = TableAnswer.single_column(guess_terms(answers), "answer")
     else:
         return None
     return Item(item_id, {lang: q}, sparql, answer, None, {}, {}, {}, {})
@@ -417,7 +417,7 @@ def _fast_prediction(line: str) -> Prediction | None:
     if answers is None:
         answer = None
     elif answers.__class__ is list and _STRS.issuperset(map(type, answers)):
-        answer = TableAnswer.single_column(list(map(guess_term, answers)), "answer")
+        answer = TableAnswer.single_column(guess_terms(answers), "answer")
     else:
         return None
     return Prediction(pid, sparql, answer, None, None, Status.OK, "", {})

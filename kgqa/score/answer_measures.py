@@ -230,6 +230,19 @@ def _item_flagged(item: Item) -> bool:
     return features is not None and _qrels.order_matters(features)
 
 
+def _ndcg_gate(item: Item, order: str, rank: str) -> bool:
+    """NDCG is undefined on questions not flagged (order=flagged): the others are scored one by one."""
+    if order != "flagged":
+        return True
+    features = item.metadata.get("features")
+    return features is not None and _qrels.order_matters(features)
+
+
+def _fndcg_gate(item: Item, rule: str, rank: str) -> bool:
+    features = item.metadata.get("features")
+    return features is not None and _qrels.order_matters(features)
+
+
 def _grades(ctx: ItemContext) -> dict:
     """Gold grades: the stored qrels bag of the question's language when the gold answer is
     the stored one, else grade 1 for every relevant gold item."""
@@ -278,7 +291,7 @@ register(MeasureDef(
     params=(ORDER, RANK),
     # undefined on every question not flagged (order=flagged): only those are scored one by one
     vector=lambda q, order, rank: ([None] * len(q), [None] * len(q)),
-    gate=lambda item, order, rank: order != "flagged" or _item_flagged(item),
+    gate=_ndcg_gate,
 ))
 
 
@@ -322,5 +335,5 @@ register(MeasureDef(
     fold=_f_ndcg_fold,
     # a question not flagged keeps (False, F1 by the rule); the flagged ones are scored one by one
     vector=lambda q, rule, rank: ([None] * len(q), [(False, None if v is None else v[2]) for v in prf_column(q, rule)]),
-    gate=lambda item, rule, rank: _item_flagged(item),
+    gate=_fndcg_gate,
 ))

@@ -501,7 +501,8 @@ def evaluate(
     vectors = [mm.defn.vector for mm in measures]
     per_question = [j for j, v in enumerate(vectors) if v is None]
     # vector measures scoring some questions one by one: (j, gate, params); what those gave
-    gates = [(j, mm.defn.gate, mm.kwargs) for j, mm in enumerate(measures) if vectors[j] and mm.defn.gate]
+    gates = [(j, mm.defn.gate, tuple(mm.kwargs.values())) for j, mm in enumerate(measures)
+             if vectors[j] and mm.defn.gate]  # parameters passed by position, in the definition's order
     exceptions: dict[int, dict[int, tuple[Any, Any]]] = {j: {} for j, _, _ in gates}
     gold_side, sys_side = _side(profile, "gold"), _side(profile, "system")
     zero_failures, zero_missing = profile.failures == "zero", profile.missing == "zero"
@@ -593,8 +594,8 @@ def evaluate(
                 if not (reasons[j] or (processed_only[j] and label != "ok")):
                     positions[j].append(k)
         gold_outcome = gold.get(iid)
-        gated_here = [j for j, gate, kw in gates if (dense or (positions[j] and positions[j][-1] == k))
-                      and gate(item, **kw)] if gates else None
+        gated_here = [j for j, gate, args in gates if gate(item, *args)
+                      and (dense or (positions[j] and positions[j][-1] == k))] if gates else None
         if per_question or gated_here:
             if qrels_gold is not None:
                 gold_values = qrels_gold
