@@ -23,14 +23,21 @@ def _prf(ctx: ItemContext, rule: str) -> tuple[float, float, float] | None:
 _FAILED = (0.0, 0.0, 0.0)
 
 
-def prf_column(q: Columns, rule: str) -> list:
-    """:func:`_prf` of every question of ``q``, computed once per rule for the measures
-    sharing ``q``."""
-    col = q.shared.get(("prf", rule))
-    if col is None:
+def prf_columns(q: Columns, rule: str) -> tuple[list, list, list]:
+    """:func:`_prf` of every question of ``q`` as three columns (P, R, F; None where the rule
+    leaves a question undefined), computed once per rule for the measures sharing ``q``."""
+    cols = q.shared.get(("prf", rule))
+    if cols is None:
         fn = RULES[rule]
-        col = q.shared[("prf", rule)] = [_FAILED if f else fn(c) for c, f in zip(q.counts, q.failed)]
-    return col
+        triples = [_FAILED if f else fn(c) for c, f in zip(q.counts, q.failed)]
+        if not triples:
+            cols = ([], [], [])
+        elif None in triples:
+            cols = tuple([None if v is None else v[i] for v in triples] for i in range(3))  # type: ignore[assignment]
+        else:
+            cols = tuple(map(list, zip(*triples)))  # type: ignore[assignment]
+        q.shared[("prf", rule)] = cols
+    return cols
 
 
 def _component(index: int):
@@ -52,7 +59,7 @@ def _component(index: int):
     def vector(q: Columns, rule: str, agg: str) -> tuple[list, list]:
         if agg == "micro":
             return [None] * len(q), list(zip(q.counts, q.failed))
-        return [None if v is None else v[index] for v in prf_column(q, rule)], [None] * len(q)
+        return prf_columns(q, rule)[index], [None] * len(q)
 
     return item, aggregate, vector
 
@@ -110,7 +117,7 @@ register(MeasureDef(
     aggregate=_qald_f1_agg,
     params=(Param("rule", "gerbil-qald", tuple(RULES), "per-question P/R rule"),),
     fold=_prf,
-    vector=lambda q, rule: ([None] * len(q), prf_column(q, rule)),
+    vector=lambda q, rule: ([None] * len(q), [None if p is None else (p, r, f) for p, r, f in zip(*prf_columns(q, rule))]),
 ))
 
 
@@ -334,6 +341,6 @@ register(MeasureDef(
     params=(Param("rule", "pytrec", tuple(RULES), "per-question F1 rule"), RANK),
     fold=_f_ndcg_fold,
     # a question not flagged keeps (False, F1 by the rule); the flagged ones are scored one by one
-    vector=lambda q, rule, rank: ([None] * len(q), [(False, None if v is None else v[2]) for v in prf_column(q, rule)]),
+    vector=lambda q, rule, rank: ([None] * len(q), [(False, f) for f in prf_columns(q, rule)[2]]),
     gate=_fndcg_gate,
 ))
