@@ -297,9 +297,11 @@ def _question_columns(draw):
 @pytest.mark.parametrize("measure", VECTOR_MEASURES, ids=lambda m: m.full)
 @SETTINGS
 @given(st.lists(_question_columns(), max_size=8))
-def test_vector_equals_item_and_fold(measure, questions):
+def test_vector_equals_item_and_fold(monkeypatch, measure, questions):
     from kgqa.model import Item
+    from kgqa.score import answer_measures
 
+    monkeypatch.setattr(answer_measures, "_CHUNK", 3)  # columns computed a few questions at a time
     kw = measure.kwargs
     ctxs = [ItemContext(str(i), Item(str(i), {"en": "q"}), o, g, s, Counts.from_sets(g, s), f)
             for i, (g, s, f, o) in enumerate(questions)]

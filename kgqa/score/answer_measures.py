@@ -21,6 +21,7 @@ def _prf(ctx: ItemContext, rule: str) -> tuple[float, float, float] | None:
 
 
 _FAILED = (0.0, 0.0, 0.0)
+_CHUNK = 1 << 16
 
 
 def prf_columns(q: Columns, rule: str) -> tuple[list, list, list]:
@@ -29,13 +30,13 @@ def prf_columns(q: Columns, rule: str) -> tuple[list, list, list]:
     cols = q.shared.get(("prf", rule))
     if cols is None:
         fn = RULES[rule]
-        triples = [_FAILED if f else fn(c) for c, f in zip(q.counts, q.failed)]
-        if not triples:
-            cols = ([], [], [])
-        elif None in triples:
-            cols = tuple([None if v is None else v[i] for v in triples] for i in range(3))  # type: ignore[assignment]
-        else:
-            cols = tuple(map(list, zip(*triples)))  # type: ignore[assignment]
+        cols = ([], [], [])
+        for at in range(0, len(q), _CHUNK):  # a chunk of (P, R, F) tuples at a time: no tuple kept
+            triples = [_FAILED if f else fn(c) for c, f in zip(q.counts[at:at + _CHUNK], q.failed[at:at + _CHUNK])]
+            parts = [[None if v is None else v[i] for v in triples] for i in range(3)] if None in triples \
+                else zip(*triples)
+            for col, part in zip(cols, parts):
+                col += part
         q.shared[("prf", rule)] = cols
     return cols
 

@@ -588,7 +588,8 @@ def evaluate(
         k = len(ids)
         if not (reasons is no_reasons and not gated):  # some measure does not score it
             if dense:  # until now every measure scored every question
-                positions = [list(range(k)) for _ in specs]
+                scored = list(range(k))
+                positions = [scored.copy() for _ in specs]  # the int objects shared
                 dense = False
             for j in range(len(specs)):
                 if not (reasons[j] or (processed_only[j] and label != "ok")):
@@ -625,8 +626,8 @@ def evaluate(
         # a streamed dataset's items are not kept (their records then hold the outcome only)
         sources.append((None, pred, outcome, None) if streamed else (item, pred, outcome, gold_outcome))
 
-    if dense:
-        positions = [list(range(len(ids))) for _ in specs]
+    if dense:  # one list for every measure (never changed from here on)
+        positions = [list(range(len(ids)))] * len(specs)
     known = seen if seen is not None else dataset._by_id
     unknown_ids = [p.id for p in run.predictions if p.id not in known]
     for uid in unknown_ids:
