@@ -217,7 +217,16 @@ def unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> 
     """Objects (anything with an ``id``) given as ``(file, record, obj)``, keeping the first
     of each id in order; a later duplicate is an error problem naming where the first one
     is, and is skipped."""
-    return list(iter_unique(records, problems))
+    out: list[Any] = []
+    first: dict[str, tuple[str, str]] = {}
+    for file, record, obj in records:  # iter_unique without a generator (a loader's hot path)
+        oid = obj.id
+        if oid in first:
+            problems.append(_duplicate(first[oid], file, record, oid))
+            continue
+        first[oid] = (file, record)
+        out.append(obj)
+    return out
 
 
 def iter_unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> Iterator[Any]:
@@ -225,12 +234,16 @@ def iter_unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]
     first: dict[str, tuple[str, str]] = {}
     for file, record, obj in records:
         if obj.id in first:
-            f0, r0 = first[obj.id]
-            where = r0 if f0 == file else f"{f0}, {r0}"
-            problems.append(Problem(file, record, f"duplicate id {obj.id!r} (first at {where}); skipped"))
+            problems.append(_duplicate(first[obj.id], file, record, obj.id))
             continue
         first[obj.id] = (file, record)
         yield obj
+
+
+def _duplicate(where_first: tuple[str, str], file: str, record: str, oid: str) -> Problem:
+    f0, r0 = where_first
+    where = r0 if f0 == file else f"{f0}, {r0}"
+    return Problem(file, record, f"duplicate id {oid!r} (first at {where}); skipped")
 
 
 def _id(value: Any) -> str:

@@ -542,7 +542,7 @@ def evaluate(
             gold_reason = "" if gold_answer is not None else "no gold answer (execute the gold queries with --kg)"
         # ---- system side
         pred = run_get(iid)
-        executed = iid in predicted
+        executed = iid in predicted if predicted else False
         if executed:
             outcome = predicted[iid]
         elif pred is None:
@@ -594,7 +594,7 @@ def evaluate(
             for j in range(len(specs)):
                 if not (reasons[j] or (processed_only[j] and label != "ok")):
                     positions[j].append(k)
-        gold_outcome = gold.get(iid)
+        gold_outcome = gold.get(iid) if gold else None
         gated_here = [j for j, gate, args in gates if gate(item, *args)
                       and (dense or (positions[j] and positions[j][-1] == k))] if gates else None
         if per_question or gated_here:

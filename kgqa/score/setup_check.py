@@ -107,7 +107,7 @@ def check_setup(dataset: Dataset, runs: Sequence[Run], *, kg: Any = None, lang: 
             fix = "check the dataset file (it loaded no questions; see `kgqa datasets validate`)"
         sel = f" for --lang {lang}" if lang and lang != "all" else ""
         out.append(SetupWarning("empty-dataset", f"the dataset has no questions{sel} (n = 0)", fix))
-    id_set = set(ids)
+    id_set: set[str] | None = None
     for run in runs:
         if _looks_like_scores(run):
             src = ", ".join(str(s) for s in run.source) or run.name
@@ -121,6 +121,7 @@ def check_setup(dataset: Dataset, runs: Sequence[Run], *, kg: Any = None, lang: 
             have = set(run_ids)  # what `i in run` looks up, without a method call per id
             missing = [i for i in ids if i not in have]
             if len(missing) * 2 > n:
+                id_set = set(ids) if id_set is None else id_set
                 extra = [i for i in run_ids if i not in id_set]
                 hint = []
                 langs = _languages(full_dataset if full_dataset is not None else dataset)
