@@ -530,6 +530,8 @@ def evaluate(
     gated = any(processed_only)
     dense = True  # every measure has scored every question so far (positions not yet listed)
     run_get = run._by_id.get if type(run) is Run else run.get
+    column_keys = m.column_keys
+    set_view = view != "list"
     for item in (dataset if streamed else dataset.items):
         iid = item.id
         if seen is not None:
@@ -569,18 +571,29 @@ def evaluate(
             for spec, r in zip(specs, reasons):
                 if r:
                     measure_skips.setdefault(spec.label, {}).setdefault(r, []).append(iid)
-        label = outcome.label
-        outcome_counter[label] += 1
         status = outcome.status
         failed = status is not Status.OK
         zero = failed and (zero_failures if status is not Status.MISSING else zero_missing)
         sys_answer = outcome.answer if not failed else None
-        gold_items = qrels_gold if qrels_gold is not None else _collect(gold_answer, m, view, gold_side)
+        if qrels_gold is not None:
+            gold_items = qrels_gold
+        elif gold_answer.__class__ is TableAnswer and len(gold_answer.variables) == 1 and set_view:
+            keys = column_keys(gold_answer.rows)  # _collect's common case, inline
+            gold_items = frozenset(keys) if view == "values" else frozenset(zip(keys))
+        else:
+            gold_items = _collect(gold_answer, m, view, gold_side)
         bag = pred.bag if (by_qrels and pred is not None and not executed) else None
         if isinstance(bag, dict) and not failed:
             sys_items: Any = frozenset(bag)
+            label = outcome.label
+        elif sys_answer.__class__ is TableAnswer and len(sys_answer.variables) == 1 and set_view:
+            keys = column_keys(sys_answer.rows)  # _collect's common case, inline
+            sys_items = frozenset(keys) if view == "values" else frozenset(zip(keys))
+            label = "ok" if keys else "empty"  # outcome.label of an OK outcome: is a cell bound?
         else:
             sys_items = _collect(sys_answer, m, view, sys_side)
+            label = outcome.label
+        outcome_counter[label] += 1
         if gold_items.__class__ is frozenset and sys_items.__class__ is frozenset:  # _counts' common case
             c = Counts.from_sets(gold_items, sys_items)
         else:
