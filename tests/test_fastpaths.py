@@ -160,6 +160,7 @@ def _general_only(monkeypatch):
 def test_fast_jsonl_dataset_equals_the_general_path(tmp_path, monkeypatch, lines):
     path = tmp_path / "ds.jsonl"
     path.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
+    monkeypatch.setattr(generic, "_BLOCK", 64)  # several blocks of lines
     fast = _load(lambda: generic.load_jsonl_dataset([path]))
     with monkeypatch.context() as m:
         _general_only(m)

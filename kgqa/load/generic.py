@@ -151,6 +151,12 @@ def iter_text_lines(path: Path) -> Iterator[str]:
     """:func:`text_lines`, read a block of lines at a time (memory does not grow with the file).
     A byte that is not UTF-8 raises the same :class:`InputError` as :func:`read_text`, naming its
     offset, line and column, once the lines before its line have been yielded."""
+    for lines in iter_text_blocks(path):
+        yield from lines
+
+
+def iter_text_blocks(path: Path) -> Iterator[list[str]]:
+    """:func:`iter_text_lines` as lists of consecutive lines (about :data:`_BLOCK` bytes each)."""
     try:
         fh = open(path, "rb")
     except OSError as e:
@@ -170,10 +176,10 @@ def iter_text_lines(path: Path) -> Iterator[str]:
                 at = start + e.start
                 line_start = block.rfind(b"\n", 0, at) + 1
                 if line_start > start:
-                    yield from _split_lines(block[start:line_start].decode("utf-8"))
+                    yield _split_lines(block[start:line_start].decode("utf-8"))
                 line = lines_before + block.count(b"\n", 0, at) + 1
                 raise jsonio.not_utf8(path, block[at], offset + at, line, at - line_start + 1) from None
-            yield from _split_lines(text) if text else ("",)  # a file of a BOM alone is one empty line
+            yield _split_lines(text) if text else [""]  # a file of a BOM alone is one empty line
             offset += len(block)
             lines_before += block.count(b"\n")
 
@@ -271,22 +277,36 @@ def _jsonl_records(path: Path, problems: list[Problem], fast: Callable[..., Any]
     (None: the line is parsed as usual)."""
     file = str(path)
     plain = jsonio.plain_object
-    for n, line in enumerate(iter_text_lines(path), start=1):
-        if fast is not None:
-            made = fast(line, *fast_args)
-            if made is not None:
-                yield f"line {n}", n, made
+    n = 0
+    for lines in iter_text_blocks(path):
+        # the fast path over a block of lines at once (no generator step per line)
+        made = [fast(line, *fast_args) for line in lines] if fast is not None else [None] * len(lines)
+        for line, obj in zip(lines, made):
+            n += 1
+            if obj is not None:
+                yield f"line {n}", n, obj
                 continue
-        doc = plain(line)  # the common flat record, read as jsonio.loads would read it
-        if doc is None:
-            if not line.strip():
-                continue
-            try:
-                doc = jsonio.loads(line)
-            except json.JSONDecodeError as e:
-                problems.append(Problem(file, f"line {n}", f"not valid JSON at column {e.colno}: {e.msg}; skipped"))
-                continue
-        yield f"line {n}", n, doc
+            doc = _parse_line(line, n, file, plain, problems)
+            if doc is not _SKIP:
+                yield f"line {n}", n, doc
+
+
+_SKIP = object()
+
+
+def _parse_line(line: str, n: int, file: str, plain: Callable[[str], Any], problems: list[Problem]) -> Any:
+    """The JSON value of JSONL line ``n``, or _SKIP for a blank line or one that is not JSON (a
+    problem naming line and column)."""
+    doc = plain(line)  # the common flat record, read as jsonio.loads would read it
+    if doc is None:
+        if not line.strip():
+            return _SKIP
+        try:
+            doc = jsonio.loads(line)
+        except json.JSONDecodeError as e:
+            problems.append(Problem(file, f"line {n}", f"not valid JSON at column {e.colno}: {e.msg}; skipped"))
+            return _SKIP
+    return doc
 
 
 _QUESTION_KEY = re.compile(r"^question_([A-Za-z]{2,3}(?:[-_][A-Za-z0-9]+)*)$")
