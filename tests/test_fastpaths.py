@@ -275,7 +275,7 @@ def _vector_measures():
         combos = [()]
         for p, cs in zip(d.params, choices):
             combos = [c + ((p.name, v),) for c in combos for v in cs]
-        out += [Measure(d, combo) for combo in combos]
+        out += [m for m in (Measure(d, combo) for combo in combos) if m.vector is not None]
     return out
 
 
@@ -308,10 +308,10 @@ def test_vector_equals_item_and_fold(monkeypatch, measure, questions):
             for i, (g, s, f, o) in enumerate(questions)]
     q = Columns([c.counts for c in ctxs], [c.failed for c in ctxs], [c.outcome.label for c in ctxs],
                 [c.gold_items == c.sys_items for c in ctxs])
-    values, folds = measure.defn.vector(q, **kw)
+    values, folds = measure.vector(q, **kw)
     gate = measure.defn.gate
     for i, ctx in enumerate(ctxs):
-        if gate is not None and gate(ctx.item, **kw):
+        if gate is not None and gate(ctx.item):
             continue  # scored one by one
         assert _bits(values[i]) == _bits(measure.defn.item(ctx, **kw) if measure.defn.item else None)
         fold = measure.folder
@@ -328,7 +328,7 @@ def _bits(v):
 
 
 def _without_vectors(profile):
-    specs = [MeasureSpec(s.label, Measure(dataclasses.replace(s.measure.defn, vector=None, gate=None),
+    specs = [MeasureSpec(s.label, Measure(dataclasses.replace(s.measure.defn, vector=None, gate=None, vectorized=None),
                                           s.measure.params), s.over) for s in profile.measures]
     return profile.with_measures(specs)
 

@@ -238,19 +238,6 @@ def _item_flagged(item: Item) -> bool:
     return features is not None and _qrels.order_matters(features)
 
 
-def _ndcg_gate(item: Item, order: str, rank: str) -> bool:
-    """NDCG is undefined on questions not flagged (order=flagged): the others are scored one by one."""
-    if order != "flagged":
-        return True
-    features = item.metadata.get("features")
-    return features is not None and _qrels.order_matters(features)
-
-
-def _fndcg_gate(item: Item, rule: str, rank: str) -> bool:
-    features = item.metadata.get("features")
-    return features is not None and _qrels.order_matters(features)
-
-
 def _grades(ctx: ItemContext) -> dict:
     """Gold grades: the stored qrels bag of the question's language when the gold answer is
     the stored one, else grade 1 for every relevant gold item."""
@@ -299,7 +286,8 @@ register(MeasureDef(
     params=(ORDER, RANK),
     # undefined on every question not flagged (order=flagged): only those are scored one by one
     vector=lambda q, order, rank: ([None] * len(q), [None] * len(q)),
-    gate=_ndcg_gate,
+    gate=_item_flagged,
+    vectorized=lambda order, rank: order == "flagged",
 ))
 
 
@@ -343,5 +331,5 @@ register(MeasureDef(
     fold=_f_ndcg_fold,
     # a question not flagged keeps (False, F1 by the rule); the flagged ones are scored one by one
     vector=lambda q, rule, rank: ([None] * len(q), [(False, f) for f in prf_columns(q, rule)[2]]),
-    gate=_fndcg_gate,
+    gate=_item_flagged,
 ))

@@ -498,12 +498,15 @@ def evaluate(
     # see Measure.fold) and its parameters, looked up once; a measure with a vector form
     # (MeasureDef.vector: counts only) is computed for all its questions at the end instead
     calls = [(mm.defn.item, mm.folder, mm.kwargs) for mm in measures]
-    vectors = [mm.defn.vector for mm in measures]
+    vectors = [mm.vector for mm in measures]
     per_question = [j for j, v in enumerate(vectors) if v is None]
     # vector measures scoring some questions one by one: (j, gate, params); what those gave
-    gates = [(j, mm.defn.gate, tuple(mm.kwargs.values())) for j, mm in enumerate(measures)
-             if vectors[j] and mm.defn.gate]  # parameters passed by position, in the definition's order
-    exceptions: dict[int, dict[int, tuple[Any, Any]]] = {j: {} for j, _, _ in gates}
+    gates: dict[Any, list[int]] = {}  # gate function -> the measures it lets through (one call each)
+    for j, mm in enumerate(measures):
+        if vectors[j] and mm.defn.gate:
+            gates.setdefault(mm.defn.gate, []).append(j)
+    exceptions: dict[int, dict[int, tuple[Any, Any]]] = {j: {} for js in gates.values() for j in js}
+    gate_list = list(gates.items())
     gold_side, sys_side = _side(profile, "gold"), _side(profile, "system")
     zero_failures, zero_missing = profile.failures == "zero", profile.missing == "zero"
     by_qrels = profile.qrels
@@ -608,8 +611,8 @@ def evaluate(
                 if not (reasons[j] or (processed_only[j] and label != "ok")):
                     positions[j].append(k)
         gold_outcome = gold.get(iid) if gold else None
-        gated_here = [j for j, gate, args in gates if gate(item, *args)
-                      and (dense or (positions[j] and positions[j][-1] == k))] if gates else None
+        gated_here = [j for gate, js in gate_list if gate(item)
+                      for j in js if dense or (positions[j] and positions[j][-1] == k)] if gate_list else None
         if per_question or gated_here:
             if qrels_gold is not None:
                 gold_values = qrels_gold

@@ -168,10 +168,13 @@ class MeasureDef:
     #: ``item`` nor ``fold`` per question.
     vector: Callable[..., tuple[list[Any], list[Any]]] | None = None
     #: with ``vector``: the questions that ``vector`` does not cover, by their item:
-    #: ``gate(item, **params)`` True -> that question is scored by ``item`` and ``fold`` on its
-    #: context (e.g. NDCG on the few questions flagged RESULT_ORDER_MATTERS); ``vector`` gives
-    #: the values of the others
-    gate: Callable[..., bool] | None = None
+    #: ``gate(item)`` True -> that question is scored by ``item`` and ``fold`` on its context
+    #: (e.g. NDCG on the few questions flagged RESULT_ORDER_MATTERS); ``vector`` gives the values
+    #: of the others. Measures sharing a gate function share its call per question.
+    gate: Callable[[Item], bool] | None = None
+    #: with ``vector``: ``vectorized(**params)`` False -> these parameters have no vector form
+    #: (every question is scored by ``item``/``fold``); None: every parameter value has one
+    vectorized: Callable[..., bool] | None = None
 
     @property
     def needs(self) -> tuple[str, ...]:
@@ -228,6 +231,14 @@ class Measure:
         if self.defn.item is None:
             return None
         return self.defn.item(ctx, **self.kwargs)
+
+    @property
+    def vector(self) -> Callable[..., tuple[list[Any], list[Any]]] | None:
+        """The definition's vector form when it applies to these parameters (else None)."""
+        d = self.defn
+        if d.vector is None or (d.vectorized is not None and not d.vectorized(**self.kwargs)):
+            return None
+        return d.vector
 
     @property
     def folder(self) -> Callable[..., Any] | None:
