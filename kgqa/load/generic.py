@@ -411,8 +411,11 @@ def _fast_item(line: str, lang: str) -> Item | None:
     ``id``, a non-blank string ``question``, optionally ``answers`` (null or a list of strings)
     and ``sparql``/``query`` (strings or null), nothing else; None for any other line. The item
     is the one :func:`item_from_record` makes of it (tests compare the two)."""
-    rec = _plain_dict(line)
-    if rec is None or not _FAST_ITEM_KEYS.issuperset(rec):
+    try:
+        rec = _orjson_loads(line)  # the checks below take strings, nulls and lists of strings only,
+    except ValueError:  # which orjson and json read alike (orjson.JSONDecodeError is a ValueError)
+        return None
+    if rec.__class__ is not dict or not _FAST_ITEM_KEYS.issuperset(rec):
         return None
     item_id, q = rec.get("id"), rec.get("question")
     if item_id.__class__ is not str or q.__class__ is not str or not q.strip():
@@ -436,8 +439,11 @@ def _fast_prediction(line: str) -> Prediction | None:
     non-blank string ``id``, optionally ``answer`` (null or a list of strings) and
     ``query``/``sparql`` (strings or null), nothing else; None for any other line. The
     prediction is the one :func:`prediction_from_record` makes of it (tests compare the two)."""
-    rec = _plain_dict(line)
-    if rec is None or not _FAST_RUN_KEYS.issuperset(rec):
+    try:
+        rec = _orjson_loads(line)  # the checks below take strings, nulls and lists of strings only,
+    except ValueError:  # which orjson and json read alike (orjson.JSONDecodeError is a ValueError)
+        return None
+    if rec.__class__ is not dict or not _FAST_RUN_KEYS.issuperset(rec):
         return None
     pid = rec.get("id")
     if pid.__class__ is not str:
@@ -454,17 +460,6 @@ def _fast_prediction(line: str) -> Prediction | None:
     else:
         return None
     return Prediction(pid, sparql, answer, None, None, Status.OK, "", {})
-
-
-def _plain_dict(line: str) -> dict | None:
-    """``line`` read by orjson when it is a JSON object (None otherwise, malformed included).
-    Only the fast paths use it, on records whose values are strings, nulls and lists of
-    strings, which orjson and ``json`` read alike."""
-    try:
-        rec = _orjson_loads(line)
-    except ValueError:  # orjson.JSONDecodeError is one
-        return None
-    return rec if rec.__class__ is dict else None
 
 
 def _no_orjson(line: str) -> None:
