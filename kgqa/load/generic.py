@@ -411,25 +411,15 @@ def _fast_item(line: str, lang: str) -> Item | None:
     ``id``, a non-blank string ``question``, optionally ``answers`` (null or a list of strings)
     and ``sparql``/``query`` (strings or null), nothing else; None for any other line. The item
     is the one :func:`item_from_record` makes of it (tests compare the two)."""
-    try:
-        rec = _orjson_loads(line)  # the checks below take strings, nulls and lists of strings only,
-    except ValueError:  # which orjson and json read alike (orjson.JSONDecodeError is a ValueError)
+    rec = _flat_record(line, _FAST_ITEM_KEYS)
+    if rec is None:
         return None
-    if rec.__class__ is not dict or not _FAST_ITEM_KEYS.issuperset(rec):
+    q = rec.get("question")
+    if q.__class__ is not str or not q.strip():
         return None
-    item_id, q = rec.get("id"), rec.get("question")
-    if item_id.__class__ is not str or q.__class__ is not str or not q.strip():
-        return None
-    item_id = item_id.strip()
-    sparql = rec.get("sparql", rec.get("query"))
-    if not item_id or (sparql is not None and sparql.__class__ is not str):
-        return None
-    answers = rec.get("answers")
-    if answers is None:
-        answer = None
-    elif answers.__class__ is list and _STRS.issuperset(map(type, answers)):
-        answer = TableAnswer.single_column(guess_terms(answers), "answer")
-    else:
+    item_id, sparql = _flat_id(rec.get("id")), rec.get("sparql", rec.get("query"))
+    answer = _flat_answer(rec.get("answers"))
+    if item_id is None or answer is _NOT_FLAT or (sparql is not None and sparql.__class__ is not str):
         return None
     return Item(item_id, {lang: q}, sparql, answer, None, {}, {}, {}, {})
 
@@ -439,27 +429,42 @@ def _fast_prediction(line: str) -> Prediction | None:
     non-blank string ``id``, optionally ``answer`` (null or a list of strings) and
     ``query``/``sparql`` (strings or null), nothing else; None for any other line. The
     prediction is the one :func:`prediction_from_record` makes of it (tests compare the two)."""
-    try:
-        rec = _orjson_loads(line)  # the checks below take strings, nulls and lists of strings only,
-    except ValueError:  # which orjson and json read alike (orjson.JSONDecodeError is a ValueError)
+    rec = _flat_record(line, _FAST_RUN_KEYS)
+    if rec is None:
         return None
-    if rec.__class__ is not dict or not _FAST_RUN_KEYS.issuperset(rec):
-        return None
-    pid = rec.get("id")
-    if pid.__class__ is not str:
-        return None
-    pid = pid.strip()
-    sparql = rec.get("query", rec.get("sparql"))
-    if not pid or (sparql is not None and sparql.__class__ is not str):
-        return None
-    answers = rec.get("answer")
-    if answers is None:
-        answer = None
-    elif answers.__class__ is list and _STRS.issuperset(map(type, answers)):
-        answer = TableAnswer.single_column(guess_terms(answers), "answer")
-    else:
+    pid, sparql = _flat_id(rec.get("id")), rec.get("query", rec.get("sparql"))
+    answer = _flat_answer(rec.get("answer"))
+    if pid is None or answer is _NOT_FLAT or (sparql is not None and sparql.__class__ is not str):
         return None
     return Prediction(pid, sparql, answer, None, None, Status.OK, "", {})
+
+
+def _flat_record(line: str, keys: frozenset[str]) -> dict | None:
+    """``line`` read by orjson when it is a JSON object with no key outside ``keys`` (else None,
+    malformed included). The fast paths then accept strings, nulls and lists of strings only,
+    which orjson and ``json`` read alike."""
+    try:
+        rec = _orjson_loads(line)
+    except ValueError:  # orjson.JSONDecodeError is one
+        return None
+    return rec if rec.__class__ is dict and keys.issuperset(rec) else None
+
+
+def _flat_id(value: Any) -> str | None:
+    """:func:`_id` of a non-blank string (None for anything else)."""
+    return (value.strip() or None) if value.__class__ is str else None
+
+
+_NOT_FLAT = object()
+
+
+def _flat_answer(value: Any) -> Answer | None | object:
+    """:func:`parse_answer` of null or a list of strings; _NOT_FLAT for anything else."""
+    if value is None:
+        return None
+    if value.__class__ is list and _STRS.issuperset(map(type, value)):
+        return TableAnswer.single_column(guess_terms(value), "answer")
+    return _NOT_FLAT
 
 
 def _no_orjson(line: str) -> None:
