@@ -3,7 +3,7 @@ pytrec_eval, each in its own child process (wall and CPU time, peak RSS from get
 JSON encoding of an evaluation.
 
     python bench/bench_scale.py [--sizes 10000,100000,1000000] [--profiles text2sparql,kgqa]
-                                [--json-items 200000] [--skip-json]
+                                [--json-items 200000] [--skip-json] [--breakdown]
 
 Items have 1-5 IRI answers; the run gets about half of them right plus some wrong ones. The naive
 loop computes the same mean set F1 with json.loads and Python sets; pytrec_eval
@@ -15,7 +15,8 @@ directory, so this checkout's kgqa is the one timed.
 Targets printed with a verdict: at 10^5 items kgqa within 3x of the naive loop (text2sparql)
 and 4x (kgqa profile); at 10^6 items the text2sparql profile in <= 60 s and <= 2 GB peak RSS
 (the streamed mode: the in-memory one is printed too); JSON of 200,000 evaluated items
-encoded in <= 5 s.
+encoded in <= 5 s. ``--breakdown`` adds a row per profile saying where kgqa's CPU time goes
+(imports, profile, dataset, run, set-up check, scoring); those rows are no target.
 """
 
 from __future__ import annotations
@@ -36,6 +37,30 @@ e = kgqa.evaluate(sys.argv[1], sys.argv[2], profile=sys.argv[3], dataset_format=
                   stream=sys.argv[4] == "stream")
 label = {"text2sparql": "set_F", "kgqa": "F1"}.get(sys.argv[3], "F1")
 print(e.aggregate.get(label))
+"""
+
+CHILD_PHASES = """
+import sys, time
+T = time.process_time
+t0 = T()
+import kgqa
+from kgqa.api import get_profile, load_dataset, load_run, select_language
+from kgqa.score.evaluate import evaluate
+from kgqa.score.setup_check import check_setup
+t1 = T()
+profile = get_profile(sys.argv[3])
+t2 = T()
+ds = load_dataset(sys.argv[1], format="jsonl")
+t3 = T()
+run = load_run(sys.argv[2], format="jsonl")
+t4 = T()
+units = select_language(ds, None)
+check_setup(units, [run], kg="not needed", lang="all", full_dataset=ds)
+t5 = T()
+evaluate(units, run, profile)
+t6 = T()
+print(f"imports {t1 - t0:.2f}, profile {t2 - t1:.2f}, dataset {t3 - t2:.2f}, run {t4 - t3:.2f}, "
+      f"set-up check {t5 - t4:.2f}, scoring {t6 - t5:.2f} (CPU s)")
 """
 
 CHILD_NAIVE = """
@@ -118,6 +143,8 @@ def main() -> None:
     ap.add_argument("--json-items", type=int, default=200_000)
     ap.add_argument("--skip-json", action="store_true")
     ap.add_argument("--data", help="folder for the generated files (kept; default: a temporary one)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also print where kgqa's time goes (CPU seconds per phase, in memory) per profile")
     args = ap.parse_args()
     tmp = Path(args.data) if args.data else Path(tempfile.mkdtemp(prefix="kgqa-scale-"))
     tmp.mkdir(parents=True, exist_ok=True)
@@ -131,6 +158,8 @@ def main() -> None:
         for prof in profiles:
             rows.append((f"kgqa {prof}", child(CHILD_KGQA, str(ds), str(run), prof, "memory")))
             rows.append((f"kgqa {prof} --stream", child(CHILD_KGQA, str(ds), str(run), prof, "stream")))
+        if args.breakdown:
+            rows += [(f"  phases {prof}", child(CHILD_PHASES, str(ds), str(run), prof)) for prof in profiles]
         for name, (wall, cpu, rss, out) in rows:
             ratio = wall / naive[0] if naive[0] == naive[0] and naive[0] > 0 else float("nan")
             print(f"{n:>9} {name:<26} {wall:8.2f} {cpu:7.2f} {rss:8.0f} {ratio:8.1f}x  {out}")

@@ -22,11 +22,8 @@ from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from kgqa.execute.engine import Engine
-from kgqa.execute.executor import Executor
-from kgqa.execute.policy import ExecutionPolicy
 from kgqa.load import load_dataset as _load_dataset
 from kgqa.load import load_run as _load_run
 from kgqa.model import Dataset, InputError, Run
@@ -38,6 +35,23 @@ from kgqa.score.evaluate import Evaluation as _ScoreEvaluation
 from kgqa.score.evaluate import evaluate as _score
 from kgqa.score.measures import Inputs, Measure
 from kgqa.score.profiles import Profile
+
+if TYPE_CHECKING:
+    from kgqa.execute.executor import Executor
+    from kgqa.execute.policy import ExecutionPolicy
+
+#: imported on first use (answers-only scoring executes nothing and needs none of them)
+_LAZY = {"ExecutionPolicy": "kgqa.execute.policy", "Executor": "kgqa.execute.executor", "Engine": "kgqa.execute.engine"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'kgqa.api' has no attribute {name!r}")
 
 __all__ = [
     "load_dataset", "load_run", "evaluate", "compare", "Evaluator", "Evaluation", "Comparison",
@@ -264,9 +278,9 @@ class Evaluator:
                              "found by executing the queries")
         self.engine_check = engine_check or exclude_engine_dependent
         self.exclude_engine_dependent = exclude_engine_dependent
-        policy = policy or ExecutionPolicy()
-        changes = {k: v for k, v in (("timeout", timeout), ("normalise", normalise)) if v is not None}
-        self.policy = policy.with_(**changes) if changes else policy
+        self._policy_given = policy
+        self._policy_changes = {k: v for k, v in (("timeout", timeout), ("normalise", normalise)) if v is not None}
+        self._policy: ExecutionPolicy | None = None
         self.needs = _needs(self.profile)
         self._kg, self._graph, self._cache, self._progress = kg, graph, cache, progress
         self._engine_options = dict(engine_options or {})
@@ -279,6 +293,16 @@ class Evaluator:
     # ------------------------------------------------------------------ engine
 
     @property
+    def policy(self) -> "ExecutionPolicy":
+        """The :class:`ExecutionPolicy` (made on first use: answers-only scoring needs none)."""
+        if self._policy is None:
+            from kgqa.execute.policy import ExecutionPolicy
+
+            policy = self._policy_given or ExecutionPolicy()
+            self._policy = policy.with_(**self._policy_changes) if self._policy_changes else policy
+        return self._policy
+
+    @property
     def executes(self) -> bool:
         """Whether runs are executed: a KG is given and some measure needs answers, execution
         or KG types."""
@@ -288,6 +312,9 @@ class Evaluator:
     def executor(self) -> Executor | None:
         """The executor (opened on first use; None without ``kg``)."""
         if self._executor is None and self._kg is not None:
+            from kgqa.execute.engine import Engine
+            from kgqa.execute.executor import Executor
+
             kg = self._kg
             if isinstance(kg, Executor):
                 self._executor = kg
@@ -303,7 +330,13 @@ class Evaluator:
 
     def close(self) -> None:
         """Close what this evaluator opened (an engine or executor passed in stays open)."""
-        if self._executor is not None and not isinstance(self._kg, (Executor, Engine)):
+        if self._executor is not None:
+            from kgqa.execute.engine import Engine
+            from kgqa.execute.executor import Executor
+
+            if isinstance(self._kg, (Executor, Engine)):
+                self._executor = None
+                return
             self._executor.close()
         self._executor = None
 

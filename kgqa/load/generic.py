@@ -72,7 +72,7 @@ from kgqa.load.jsonio import read_text
 from kgqa.load.jsonio import write_atomic
 from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Prediction, Problem, Run, Status, TableAnswer
 from kgqa.model.answer import Answer, from_results_json, to_results_json
-from kgqa.model.terms import XSD, Literal, Term, from_sparql_json, guess_term, to_sparql_json
+from kgqa.model.terms import XSD, Literal, Term, from_sparql_json, guess_term, guess_terms, to_sparql_json
 
 # --------------------------------------------------------------------------- shared helpers
 
@@ -97,6 +97,9 @@ def parse_term(value: Any) -> Term:
     raise ValueError(f"expected a term object or a string as an answer value, got {type(value).__name__} {value!r}")
 
 
+_STRS = frozenset({str})
+
+
 def parse_answer(value: Any, variable: str = "answer") -> Answer | None:
     """An answer from its JSON form:
 
@@ -115,11 +118,10 @@ def parse_answer(value: Any, variable: str = "answer") -> Answer | None:
     if isinstance(value, dict):
         return from_results_json(value)
     if isinstance(value, list):
+        if _STRS.issuperset(map(type, value)):  # the common case: bare strings
+            return TableAnswer.single_column(guess_terms(value), variable)
         terms = []
         for i, v in enumerate(value):
-            if v.__class__ is str:  # the common case, inlined
-                terms.append(guess_term(v))
-                continue
             try:
                 terms.append(parse_term(v))
             except ValueError as e:
@@ -141,27 +143,53 @@ def text_lines(path: Path) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
+#: bytes :func:`iter_text_lines` decodes at a time (then completed to the end of a line)
+_BLOCK = 1 << 20
+
+
 def iter_text_lines(path: Path) -> Iterator[str]:
-    """:func:`text_lines`, read one line at a time (memory does not grow with the file). A byte
-    that is not UTF-8 raises the same :class:`InputError` as :func:`read_text`, naming its
-    offset, line and column, when its line is reached."""
+    """:func:`text_lines`, read a block of lines at a time (memory does not grow with the file).
+    A byte that is not UTF-8 raises the same :class:`InputError` as :func:`read_text`, naming its
+    offset, line and column, once the lines before its line have been yielded."""
+    for lines in iter_text_blocks(path):
+        yield from lines
+
+
+def iter_text_blocks(path: Path) -> Iterator[list[str]]:
+    """:func:`iter_text_lines` as lists of consecutive lines (about :data:`_BLOCK` bytes each)."""
     try:
         fh = open(path, "rb")
     except OSError as e:
         raise InputError(path, f"cannot read file: {e.strerror or e}") from None
     with fh:
-        offset = 0
-        for n, raw in enumerate(fh):
-            start = 3 if n == 0 and raw.startswith(jsonio.BOM) else 0
+        offset = lines_before = 0  # of the block, in the file
+        while True:
+            block = fh.read(_BLOCK)
+            if not block:
+                return
+            if not block.endswith(b"\n"):
+                block += fh.readline()  # a block holds whole lines (no UTF-8 sequence holds a \n)
+            start = 3 if offset == 0 and block.startswith(jsonio.BOM) else 0
             try:
-                line = raw[start:].decode("utf-8")
+                text = block[start:].decode("utf-8")
             except UnicodeDecodeError as e:
                 at = start + e.start
-                raise jsonio.not_utf8(path, raw[at], offset + at, n + 1, at + 1) from None
-            offset += len(raw)
-            if line.endswith("\n"):
-                line = line[:-1]
-            yield line[:-1] if line.endswith("\r") else line
+                line_start = block.rfind(b"\n", 0, at) + 1
+                if line_start > start:
+                    yield _split_lines(block[start:line_start].decode("utf-8"))
+                line = lines_before + block.count(b"\n", 0, at) + 1
+                raise jsonio.not_utf8(path, block[at], offset + at, line, at - line_start + 1) from None
+            yield _split_lines(text) if text else [""]  # a file of a BOM alone is one empty line
+            offset += len(block)
+            lines_before += block.count(b"\n")
+
+
+def _split_lines(text: str) -> list[str]:
+    """The lines of ``text`` as :func:`text_lines` splits them."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
 def load_record_array(paths: list[Path], parse: Callable[[Any, int, str, str, list[Problem]], Any], *,
@@ -195,7 +223,16 @@ def unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> 
     """Objects (anything with an ``id``) given as ``(file, record, obj)``, keeping the first
     of each id in order; a later duplicate is an error problem naming where the first one
     is, and is skipped."""
-    return list(iter_unique(records, problems))
+    out: list[Any] = []
+    first: dict[str, tuple[str, str]] = {}
+    for file, record, obj in records:  # iter_unique without a generator (a loader's hot path)
+        oid = obj.id
+        if oid in first:
+            problems.append(_duplicate(first[oid], file, record, oid))
+            continue
+        first[oid] = (file, record)
+        out.append(obj)
+    return out
 
 
 def iter_unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> Iterator[Any]:
@@ -203,15 +240,23 @@ def iter_unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]
     first: dict[str, tuple[str, str]] = {}
     for file, record, obj in records:
         if obj.id in first:
-            f0, r0 = first[obj.id]
-            where = r0 if f0 == file else f"{f0}, {r0}"
-            problems.append(Problem(file, record, f"duplicate id {obj.id!r} (first at {where}); skipped"))
+            problems.append(_duplicate(first[obj.id], file, record, obj.id))
             continue
         first[obj.id] = (file, record)
         yield obj
 
 
+def _duplicate(where_first: tuple[str, str], file: str, record: str, oid: str) -> Problem:
+    f0, r0 = where_first
+    where = r0 if f0 == file else f"{f0}, {r0}"
+    return Problem(file, record, f"duplicate id {oid!r} (first at {where}); skipped")
+
+
 def _id(value: Any) -> str:
+    if value.__class__ is str:
+        stripped = value.strip()
+        if stripped:
+            return stripped
     if isinstance(value, bool) or value is None:
         raise ValueError(f"expected an id (a string or an integer), got {value!r}")
     if isinstance(value, int):
@@ -224,19 +269,44 @@ def _id(value: Any) -> str:
 # --------------------------------------------------------------------------- JSONL reading
 
 
-def _jsonl_records(path: Path, problems: list[Problem]) -> Iterator[tuple[str, int, Any]]:
+def _jsonl_records(path: Path, problems: list[Problem], fast: Callable[..., Any] | None = None,
+                   *fast_args: Any) -> Iterator[tuple[str, int, Any]]:
     """(record name, line number, parsed value) for every non-blank line, one at a time; a line
-    that is not JSON is a problem naming line and column."""
+    that is not JSON is a problem naming line and column. ``fast(line, *fast_args)``: what the
+    caller makes of a line holding its common record, yielded in place of the parsed value
+    (None: the line is parsed as usual)."""
     file = str(path)
-    for n, line in enumerate(iter_text_lines(path), start=1):
+    plain = jsonio.plain_object
+    n = 0
+    for lines in iter_text_blocks(path):
+        # the fast path over a block of lines at once (no generator step per line)
+        made = [fast(line, *fast_args) for line in lines] if fast is not None else [None] * len(lines)
+        for line, obj in zip(lines, made):
+            n += 1
+            if obj is not None:
+                yield f"line {n}", n, obj
+                continue
+            doc = _parse_line(line, n, file, plain, problems)
+            if doc is not _SKIP:
+                yield f"line {n}", n, doc
+
+
+_SKIP = object()
+
+
+def _parse_line(line: str, n: int, file: str, plain: Callable[[str], Any], problems: list[Problem]) -> Any:
+    """The JSON value of JSONL line ``n``, or _SKIP for a blank line or one that is not JSON (a
+    problem naming line and column)."""
+    doc = plain(line)  # the common flat record, read as jsonio.loads would read it
+    if doc is None:
         if not line.strip():
-            continue
+            return _SKIP
         try:
             doc = jsonio.loads(line)
         except json.JSONDecodeError as e:
             problems.append(Problem(file, f"line {n}", f"not valid JSON at column {e.colno}: {e.msg}; skipped"))
-            continue
-        yield f"line {n}", n, doc
+            return _SKIP
+    return doc
 
 
 _QUESTION_KEY = re.compile(r"^question_([A-Za-z]{2,3}(?:[-_][A-Za-z0-9]+)*)$")
@@ -271,6 +341,8 @@ def item_from_record(rec: Any, default_lang: str = "en") -> Item:
         questions.update(_str_map(rec["questions"], "questions"))
     metadata: dict[str, Any] = {}
     for k, v in rec.items():
+        if k in _ITEM_KEYS:  # none of them is a question_<lang> key
+            continue
         m = _QUESTION_KEY.match(k)
         if m and isinstance(v, str):
             if v.strip():
@@ -314,16 +386,92 @@ def load_jsonl_dataset(paths: list[Path], **options: Any) -> Dataset:
 
 def jsonl_items(paths: list[Path], problems: list[Problem], lang: str = "en") -> Iterator[tuple[str, str, Item]]:
     """(file, record, item) of every valid record of JSONL dataset file(s), one at a time; what
-    is skipped goes to ``problems``."""
+    is skipped goes to ``problems``. A line holding the common record (see :func:`_fast_item`)
+    is read by the fast path, any other by :func:`_jsonl_records` and :func:`item_from_record`."""
     for path in paths:
         file = str(path)
-        for record, _, rec in _jsonl_records(path, problems):
+        for record, n, rec in _jsonl_records(path, problems, _fast_item, lang):
+            if rec.__class__ is Item:
+                yield file, record, rec
+                continue
             try:
                 item = item_from_record(rec, lang)
             except ValueError as e:
                 problems.append(Problem(file, record, f"{e}; skipped"))
                 continue
             yield file, record, item
+
+
+_FAST_ITEM_KEYS = frozenset({"id", "question", "answers", "sparql", "query"})
+_FAST_RUN_KEYS = frozenset({"id", "answer", "query", "sparql"})
+
+
+def _fast_item(line: str, lang: str) -> Item | None:
+    """The item of a JSONL line holding the common record: an object with a non-blank string
+    ``id``, a non-blank string ``question``, optionally ``answers`` (null or a list of strings)
+    and ``sparql``/``query`` (strings or null), nothing else; None for any other line. The item
+    is the one :func:`item_from_record` makes of it (tests compare the two)."""
+    rec = _flat_record(line, _FAST_ITEM_KEYS)
+    if rec is None:
+        return None
+    q = rec.get("question")
+    if q.__class__ is not str or not q.strip():
+        return None
+    item_id, sparql = _flat_id(rec.get("id")), rec.get("sparql", rec.get("query"))
+    answer = _flat_answer(rec.get("answers"))
+    if item_id is None or answer is _NOT_FLAT or (sparql is not None and sparql.__class__ is not str):
+        return None
+    return Item(item_id, {lang: q}, sparql, answer, None, {}, {}, {}, {})
+
+
+def _fast_prediction(line: str) -> Prediction | None:
+    """The prediction of a JSONL run line holding the common record: an object with a
+    non-blank string ``id``, optionally ``answer`` (null or a list of strings) and
+    ``query``/``sparql`` (strings or null), nothing else; None for any other line. The
+    prediction is the one :func:`prediction_from_record` makes of it (tests compare the two)."""
+    rec = _flat_record(line, _FAST_RUN_KEYS)
+    if rec is None:
+        return None
+    pid, sparql = _flat_id(rec.get("id")), rec.get("query", rec.get("sparql"))
+    answer = _flat_answer(rec.get("answer"))
+    if pid is None or answer is _NOT_FLAT or (sparql is not None and sparql.__class__ is not str):
+        return None
+    return Prediction(pid, sparql, answer, None, None, Status.OK, "", {})
+
+
+def _flat_record(line: str, keys: frozenset[str]) -> dict | None:
+    """``line`` read by orjson when it is a JSON object with no key outside ``keys`` (else None,
+    malformed included). The fast paths then accept strings, nulls and lists of strings only,
+    which orjson and ``json`` read alike."""
+    try:
+        rec = _orjson_loads(line)
+    except ValueError:  # orjson.JSONDecodeError is one
+        return None
+    return rec if rec.__class__ is dict and keys.issuperset(rec) else None
+
+
+def _flat_id(value: Any) -> str | None:
+    """:func:`_id` of a non-blank string (None for anything else)."""
+    return (value.strip() or None) if value.__class__ is str else None
+
+
+_NOT_FLAT = object()
+
+
+def _flat_answer(value: Any) -> Answer | None | object:
+    """:func:`parse_answer` of null or a list of strings; _NOT_FLAT for anything else."""
+    if value is None:
+        return None
+    if value.__class__ is list and _STRS.issuperset(map(type, value)):
+        return TableAnswer.single_column(guess_terms(value), "answer")
+    return _NOT_FLAT
+
+
+def _no_orjson(line: str) -> None:
+    raise ValueError("orjson is not installed")
+
+
+_orjson_loads = jsonio._orjson.loads if jsonio._orjson is not None else _no_orjson
 
 
 # --------------------------------------------------------------------------- CSV
@@ -457,7 +605,10 @@ def load_jsonl_run(paths: list[Path], dataset: Dataset | None = None, **options:
     parsed: list[tuple[str, str, Prediction]] = []
     for path in paths:
         file = str(path)
-        for record, _, rec in _jsonl_records(path, problems):
+        for record, _, rec in _jsonl_records(path, problems, _fast_prediction):
+            if rec.__class__ is Prediction:
+                parsed.append((file, record, rec))
+                continue
             try:
                 parsed.append((file, record, prediction_from_record(rec, file, record, problems)))
             except ValueError as e:

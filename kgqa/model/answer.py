@@ -39,16 +39,21 @@ class TableAnswer:
 
     @classmethod
     def single_column(cls, terms: Iterable[Term], variable: str = "result") -> "TableAnswer":
-        # every row has one cell by construction: skip __post_init__'s check (a loader's hot path)
-        table = object.__new__(cls)
-        object.__setattr__(table, "variables", (variable,))
-        object.__setattr__(table, "rows", tuple((t,) for t in terms))
+        # every row has one cell by construction: skip __init__ and __post_init__'s check (a
+        # loader's hot path); zip of one iterable gives the one-cell rows
+        table = _new(cls)
+        _set_variables(table, (variable,))
+        _set_rows(table, tuple(zip(terms)))
         return table
 
     def column(self, variable: str) -> list[Term | None]:
         i = self.variables.index(variable)
         return [row[i] for row in self.rows]
 
+
+_new = object.__new__
+_set_variables = TableAnswer.variables.__set__  # type: ignore[attr-defined]
+_set_rows = TableAnswer.rows.__set__  # type: ignore[attr-defined]
 
 Answer = Union[BooleanAnswer, TableAnswer]
 

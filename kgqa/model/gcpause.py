@@ -25,7 +25,20 @@ def paused() -> Iterator[None]:
         yield
     finally:
         if was_on:
+            _age()
             gc.enable()
+
+
+def _age() -> None:
+    """Move every object the collector tracks into its oldest generation, without walking them:
+    ``gc.freeze()`` moves them to the permanent generation and ``gc.unfreeze()`` puts that back
+    into the oldest one. Left in the youngest generation, the objects made while paused would
+    be walked by the first collection after it (and again as they age): a tenth of a second
+    per million objects. In the oldest generation they are collected as usual at the next full
+    collection. Skipped when the caller froze objects of its own (unfreezing would release them)."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 def during(fn):

@@ -31,6 +31,9 @@ class Status(str, Enum):
         return self is not Status.OK
 
 
+_VALUES = {s: s.value for s in Status}  # Status.value is an enum property: slow per question
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     status: Status
@@ -44,7 +47,7 @@ class Outcome:
         ``missing``: the per-question outcome shown in reports."""
         if self.status is Status.OK and is_empty(self.answer):
             return "empty"
-        return self.status.value
+        return _VALUES[self.status]
 
     @classmethod
     def ok(cls, answer: Answer, elapsed: float | None = None) -> "Outcome":

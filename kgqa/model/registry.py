@@ -65,13 +65,24 @@ class Registry(Mapping[str, T], Generic[T]):
             for mod in self.modules:
                 importlib.import_module(mod)
 
+    def _load_until(self, name: str) -> None:
+        """Import the registering modules in order until one has registered ``name`` exactly (a
+        lookup by exact name then imports no module it does not need: answers-only scoring
+        does not import the query measures and their SPARQL lexer)."""
+        for mod in self.modules:
+            if self._loaded or name in self._entries or name in self._aliases:
+                return
+            importlib.import_module(mod)
+        self._loaded = True
+
     def find(self, name: str) -> T | None:
         """The entry for ``name`` or an alias (case-insensitively if so configured), else None."""
-        self._ensure_loaded()
+        self._load_until(name)
         if name in self._entries:
             return self._entries[name]
         if name in self._aliases:
             return self._entries[self._aliases[name]]
+        self._ensure_loaded()
         if self.case_insensitive:
             lower = {k.lower(): k for k in (*self._entries, *self._aliases)}
             if name.lower() in lower:

@@ -46,7 +46,19 @@ class Prediction:
             from kgqa.model.answer import TableAnswer
 
             answer = TableAnswer.single_column(self.ranked)
-        return Outcome(Status.OK, answer, "", self.elapsed)
+        # Outcome(Status.OK, answer, "", self.elapsed) without the frozen dataclass's __init__
+        # (a per-question hot path)
+        out = _new(Outcome)
+        _set_status(out, Status.OK)
+        _set_answer(out, answer)
+        _set_message(out, "")
+        _set_elapsed(out, self.elapsed)
+        return out
+
+
+_new = object.__new__
+_set_status, _set_answer, _set_message, _set_elapsed = (
+    getattr(Outcome, f).__set__ for f in ("status", "answer", "message", "elapsed"))
 
 
 @dataclass

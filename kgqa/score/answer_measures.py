@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from kgqa.model import Status
-from kgqa.score.measures import Inputs, ItemContext, MeasureDef, Param, register
-from kgqa.score.rules import RULES, micro
+from kgqa.model import Item, Status
+from kgqa.score.measures import Columns, Inputs, ItemContext, MeasureDef, Param, register
+from kgqa.score.rules import DEFINED, RULES, micro
 
 RULE = Param("rule", "kgqa", tuple(RULES), "per-question edge-case rule (see kgqa.score.rules)")
 AGG = Param("agg", "macro", ("macro", "micro"), "macro: mean of per-question values; micro: from summed counts")
@@ -18,6 +18,27 @@ def _prf(ctx: ItemContext, rule: str) -> tuple[float, float, float] | None:
     if ctx.failed:
         return 0.0, 0.0, 0.0
     return RULES[rule](ctx.counts)
+
+
+_FAILED = (0.0, 0.0, 0.0)
+_CHUNK = 1 << 16
+
+
+def prf_columns(q: Columns, rule: str) -> tuple[list, list, list]:
+    """:func:`_prf` of every question of ``q`` as three columns (P, R, F; None where the rule
+    leaves a question undefined), computed once per rule for the measures sharing ``q``."""
+    cols = q.shared.get(("prf", rule))
+    if cols is None:
+        fn = RULES[rule]
+        cols = ([], [], [])
+        for at in range(0, len(q), _CHUNK):  # a chunk of (P, R, F) tuples at a time: no tuple kept
+            triples = [_FAILED if f else fn(c) for c, f in zip(q.counts[at:at + _CHUNK], q.failed[at:at + _CHUNK])]
+            parts = [[None if v is None else v[i] for v in triples] for i in range(3)] if None in triples \
+                else zip(*triples)
+            for col, part in zip(cols, parts):
+                col += part
+        q.shared[("prf", rule)] = cols
+    return cols
 
 
 def _component(index: int):
@@ -30,11 +51,18 @@ def _component(index: int):
     def aggregate(folds: Sequence[tuple | None], values: Sequence[float | None], rule: str, agg: str) -> float:
         if agg == "micro":
             # failed items contribute as an empty system answer (their counts already are)
+            if rule in DEFINED:  # no question is undefined under the rule: none is left out
+                return micro([c for c, _ in folds], rule)[index]
             return micro([c for c, failed in folds if RULES[rule](c) is not None or failed], rule)[index]
         vals = [v for v in values if v is not None]
         return math.fsum(vals) / len(vals) if vals else float("nan")
 
-    return item, aggregate
+    def vector(q: Columns, rule: str, agg: str) -> tuple[list, list]:
+        if agg == "micro":
+            return [None] * len(q), list(zip(q.counts, q.failed))
+        return prf_columns(q, rule)[index], [None] * len(q)
+
+    return item, aggregate, vector
 
 
 def _counts_fold(ctx: ItemContext, rule: str, agg: str) -> tuple | None:
@@ -43,7 +71,7 @@ def _counts_fold(ctx: ItemContext, rule: str, agg: str) -> tuple | None:
 
 
 for _i, (_name, _what) in enumerate((("P", "precision"), ("R", "recall"), ("F1", "F1"))):
-    _item, _agg = _component(_i)
+    _item, _agg, _vector = _component(_i)
     register(MeasureDef(
         name=_name,
         definition=(
@@ -60,6 +88,7 @@ for _i, (_name, _what) in enumerate((("P", "precision"), ("R", "recall"), ("F1",
         aggregate=_agg,
         params=(RULE, AGG),
         fold=_counts_fold,
+        vector=_vector,
     ))
 
 
@@ -89,6 +118,7 @@ register(MeasureDef(
     aggregate=_qald_f1_agg,
     params=(Param("rule", "gerbil-qald", tuple(RULES), "per-question P/R rule"),),
     fold=_prf,
+    vector=lambda q, rule: ([None] * len(q), [None if p is None else (p, r, f) for p, r, f in zip(*prf_columns(q, rule))]),
 ))
 
 
@@ -96,6 +126,10 @@ def _em(ctx: ItemContext) -> float:
     if ctx.failed:
         return 0.0
     return 1.0 if ctx.gold_items == ctx.sys_items else 0.0
+
+
+def _em_vector(q: Columns) -> tuple[list, list]:
+    return [0.0 if f else 1.0 if e else 0.0 for f, e in zip(q.failed, q.equal)], [None] * len(q)
 
 
 register(MeasureDef(
@@ -108,6 +142,7 @@ register(MeasureDef(
     convention="answer",
     item=lambda ctx: _em(ctx),
     binary=True,
+    vector=_em_vector,
 ))
 
 register(MeasureDef(
@@ -119,6 +154,7 @@ register(MeasureDef(
     convention="answer",
     item=lambda ctx: _em(ctx),
     binary=True,
+    vector=_em_vector,
 ))
 
 
@@ -183,6 +219,8 @@ register(MeasureDef(
     convention="answer",
     item=_coverage,
     binary=True,
+    # an OK outcome with a non-empty answer is exactly the label "ok"
+    vector=lambda q: ([1.0 if label == "ok" else 0.0 for label in q.labels], [None] * len(q)),
 ))
 
 
@@ -192,7 +230,12 @@ from kgqa.score import qrels as _qrels  # noqa: E402
 
 
 def _flagged(ctx: ItemContext) -> bool:
-    return _qrels.order_matters(ctx.item.metadata.get("features"))
+    return _item_flagged(ctx.item)
+
+
+def _item_flagged(item: Item) -> bool:
+    features = item.metadata.get("features")
+    return features is not None and _qrels.order_matters(features)
 
 
 def _grades(ctx: ItemContext) -> dict:
@@ -241,6 +284,10 @@ register(MeasureDef(
     convention="answer",
     item=_ndcg_item,
     params=(ORDER, RANK),
+    # undefined on every question not flagged (order=flagged): only those are scored one by one
+    vector=lambda q, order, rank: ([None] * len(q), [None] * len(q)),
+    gate=_item_flagged,
+    vectorized=lambda order, rank: order == "flagged",
 ))
 
 
@@ -282,4 +329,7 @@ register(MeasureDef(
     aggregate=_f_ndcg_agg,
     params=(Param("rule", "pytrec", tuple(RULES), "per-question F1 rule"), RANK),
     fold=_f_ndcg_fold,
+    # a question not flagged keeps (False, F1 by the rule); the flagged ones are scored one by one
+    vector=lambda q, rule, rank: ([None] * len(q), [(False, f) for f in prf_columns(q, rule)[2]]),
+    gate=_item_flagged,
 ))

@@ -21,7 +21,7 @@ from kgqa.model.answer import answer_items, from_results_json, to_results_json
 from kgqa.model.terms import TermMatching
 from kgqa.model.gcpause import during
 from kgqa.model.signature import Signature
-from kgqa.score.measures import Inputs, ItemContext
+from kgqa.score.measures import Columns, Inputs, ItemContext
 from kgqa.score import qrels
 from kgqa.score.profiles import MeasureSpec, Profile
 from kgqa.score.rules import Counts
@@ -199,8 +199,16 @@ class QuestionList(Sequence):
         return f"QuestionList({len(self)} questions)"
 
 
+_FLOAT, _NONE = {float}, {type(None)}
+
+
 def _column(n: int, idx: list[int], values: list[float | None]) -> tuple[Any, bytearray]:
     """One measure's values for questions ``idx`` (of ``n``) as (array or list, present flags)."""
+    kinds = set(map(type, values))
+    if kinds == _FLOAT and len(idx) == n:  # every question has a float: the array is the values
+        return array("d", values), bytearray(b"\x01") * n
+    if kinds <= _NONE:  # no question has a value
+        return array("d", bytes(8 * n)), bytearray(n)
     present = bytearray(n)
     if all(v is None or v.__class__ is float for v in values):
         vals: Any = array("d", bytes(8 * n))
@@ -313,6 +321,9 @@ def _json_float(v: float) -> float | None:
 
 
 def _collect(answer: Answer | None, matching: TermMatching, view: str, qrels_side: str | None = None) -> Any:
+    if answer.__class__ is TableAnswer and len(answer.variables) == 1 and view != "list":  # the common case
+        keys = matching.column_keys(answer.rows)
+        return frozenset(keys) if view == "values" else frozenset(zip(keys))
     if qrels_side is not None and isinstance(answer, BooleanAnswer):
         return qrels.boolean_bag(answer, qrels_side)  # Text2SPARQL client's ASK quirk
     if view == "list":
@@ -323,7 +334,7 @@ def _collect(answer: Answer | None, matching: TermMatching, view: str, qrels_sid
         return matching.keys([c for row in answer.rows for c in row if c is not None])
     if view == "tuples" and isinstance(answer, TableAnswer):
         if len(answer.variables) == 1:  # one cell a row: the row is (key,), unbound rows left out
-            return frozenset((k,) for k in matching.keys([row[0] for row in answer.rows if row[0] is not None]))
+            return frozenset(zip(matching.keys([row[0] for row in answer.rows if row[0] is not None])))
         # a row as the sorted multiset of its cells: neither column order nor names matter
         return frozenset(
             tuple(sorted((matching.key(c) for c in row), key=repr))
@@ -484,18 +495,30 @@ def evaluate(
     answers_only = all(i == Inputs() for i in distinct)
     processed_only = [s.over == "processed" for s in specs]
     # per measure: its item function, what keeps its aggregate's input (None: nothing is kept,
-    # see Measure.fold) and its parameters, looked up once
+    # see Measure.fold) and its parameters, looked up once; a measure with a vector form
+    # (MeasureDef.vector: counts only) is computed for all its questions at the end instead
     calls = [(mm.defn.item, mm.folder, mm.kwargs) for mm in measures]
+    vectors = [mm.vector for mm in measures]
+    per_question = [j for j, v in enumerate(vectors) if v is None]
+    # vector measures scoring some questions one by one: (j, gate, params); what those gave
+    gates: dict[Any, list[int]] = {}  # gate function -> the measures it lets through (one call each)
+    for j, mm in enumerate(measures):
+        if vectors[j] and mm.defn.gate:
+            gates.setdefault(mm.defn.gate, []).append(j)
+    exceptions: dict[int, dict[int, tuple[Any, Any]]] = {j: {} for js in gates.values() for j in js}
+    gate_list = list(gates.items())
     gold_side, sys_side = _side(profile, "gold"), _side(profile, "system")
     zero_failures, zero_missing = profile.failures == "zero", profile.missing == "zero"
     by_qrels = profile.qrels
     streamed = not isinstance(dataset, Dataset)
-    # per question kept: id, outcome label, message, counts, the record's sources; per measure:
-    # the positions it scored, their values and what its aggregate reads (measure.fold)
+    # per question kept: id, outcome label, message, counts, failed flag, the record's sources;
+    # per measure: the positions it scored, their values and what its aggregate reads (fold)
     ids: list[str] = []
     outcome_labels: list[str] = []
     messages: list[str] = []
     counts: list[Counts] = []
+    failed_flags: list[bool] = []
+    equal: list[bool] = []
     sources: list[tuple] = []
     positions: list[list[int]] = [[] for _ in specs]
     values: list[list[float | None]] = [[] for _ in specs]
@@ -506,29 +529,39 @@ def evaluate(
     outcome_counter: Counter[str] = Counter()
     no_extra: Mapping[str, Any] = {}
     seen: set[str] | None = set() if streamed else None
+    no_reasons = [""] * len(specs)
+    gated = any(processed_only)
+    dense = True  # every measure has scored every question so far (positions not yet listed)
+    run_get = run._by_id.get if type(run) is Run else run.get
+    column_keys = m.column_keys
+    set_view = view != "list"
     for item in (dataset if streamed else dataset.items):
         iid = item.id
         if seen is not None:
             seen.add(iid)
         # ---- gold side
-        gold_answer, qrels_gold, gold_reason = _gold_side(item, gold, profile)
+        if gold or (by_qrels and item.qrels):
+            gold_answer, qrels_gold, gold_reason = _gold_side(item, gold, profile)
+        else:  # _gold_side's common case: the stored answer, no graded gold
+            gold_answer, qrels_gold = item.answer, None
+            gold_reason = "" if gold_answer is not None else "no gold answer (execute the gold queries with --kg)"
         # ---- system side
-        pred = run.get(iid)
-        executed = iid in predicted
+        pred = run_get(iid)
+        executed = iid in predicted if predicted else False
         if executed:
             outcome = predicted[iid]
         elif pred is None:
             outcome = Outcome.missing()
         else:
             outcome = pred.outcome()
-        extra = dict(extras[iid]) if iid in extras else {}
+        extra = (dict(extras[iid]) if iid in extras else {}) if (per_question or not answers_only) else no_extra
         # ---- which measures can score it
         if answers_only:
-            reasons = [gold_reason] * len(specs)
+            reasons = [gold_reason] * len(specs) if gold_reason else no_reasons
         else:
             per_input = [_missing_input(i, item, pred, outcome, gold_reason, extra or no_extra) for i in distinct]
             reasons = [per_input[j] for j in slot]
-        if (not specs and gold_reason) or (specs and all(reasons)):
+        if reasons is not no_reasons and ((not specs and gold_reason) or (specs and all(reasons))):
             skipped.append({"id": iid, "reason": gold_reason or next(r for r in reasons if r)})
             continue
         if pred is None and not executed:
@@ -537,51 +570,105 @@ def evaluate(
                 skipped.append({"id": iid, "reason": "not in the run (profile rule missing=skip)"})
                 outcome_counter["missing"] += 1
                 continue
-        if any(reasons):
+        if reasons is not no_reasons and any(reasons):
             for spec, r in zip(specs, reasons):
                 if r:
                     measure_skips.setdefault(spec.label, {}).setdefault(r, []).append(iid)
-        label = outcome.label
-        outcome_counter[label] += 1
         status = outcome.status
         failed = status is not Status.OK
         zero = failed and (zero_failures if status is not Status.MISSING else zero_missing)
         sys_answer = outcome.answer if not failed else None
-        gold_items = qrels_gold if qrels_gold is not None else _collect(gold_answer, m, view, gold_side)
+        if qrels_gold is not None:
+            gold_items = qrels_gold
+        elif gold_answer.__class__ is TableAnswer and len(gold_answer.variables) == 1 and set_view:
+            keys = column_keys(gold_answer.rows)  # _collect's common case, inline
+            gold_items = frozenset(keys) if view == "values" else frozenset(zip(keys))
+        else:
+            gold_items = _collect(gold_answer, m, view, gold_side)
         bag = pred.bag if (by_qrels and pred is not None and not executed) else None
         if isinstance(bag, dict) and not failed:
             sys_items: Any = frozenset(bag)
+            label = outcome.label
+        elif sys_answer.__class__ is TableAnswer and len(sys_answer.variables) == 1 and set_view:
+            keys = column_keys(sys_answer.rows)  # _collect's common case, inline
+            sys_items = frozenset(keys) if view == "values" else frozenset(zip(keys))
+            label = "ok" if keys else "empty"  # outcome.label of an OK outcome: is a cell bound?
         else:
             sys_items = _collect(sys_answer, m, view, sys_side)
-        if qrels_gold is not None:
-            gold_values = qrels_gold
-        elif view == "values" and gold_side is None:
-            gold_values = gold_items  # the same set: answer_items(gold_answer, m, "values")
+            label = outcome.label
+        outcome_counter[label] += 1
+        if gold_items.__class__ is frozenset and sys_items.__class__ is frozenset:  # _counts' common case
+            c = Counts.from_sets(gold_items, sys_items)
         else:
-            gold_values = answer_items(gold_answer, m, "values")
-        c = _counts(gold_items, sys_items)
-        ctx = ItemContext(iid, item, outcome, gold_items, sys_items, c, zero,
-                          _Ranked(pred, outcome, m) if not failed else [], gold_values, pred, gold.get(iid), extra)
-        # ---- every measure that can, in one pass; the context is dropped afterwards
+            c = _counts(gold_items, sys_items)
         k = len(ids)
-        for j, (item_fn, fold_fn, kw) in enumerate(calls):
-            if reasons[j] or (processed_only[j] and label != "ok"):
-                continue
-            positions[j].append(k)
-            values[j].append(item_fn(ctx, **kw) if item_fn is not None else None)
-            if fold_fn is not None:
-                folds[j].append(fold_fn(ctx, **kw))
+        if not (reasons is no_reasons and not gated):  # some measure does not score it
+            if dense:  # until now every measure scored every question
+                scored = list(range(k))
+                positions = [scored.copy() for _ in specs]  # the int objects shared
+                dense = False
+            for j in range(len(specs)):
+                if not (reasons[j] or (processed_only[j] and label != "ok")):
+                    positions[j].append(k)
+        gold_outcome = gold.get(iid) if gold else None
+        gated_here = [j for gate, js in gate_list if gate(item)
+                      for j in js if dense or (positions[j] and positions[j][-1] == k)] if gate_list else None
+        if per_question or gated_here:
+            if qrels_gold is not None:
+                gold_values = qrels_gold
+            elif view == "values" and (gold_side is None or not isinstance(gold_answer, BooleanAnswer)):
+                gold_values = gold_items  # the same set: answer_items(gold_answer, m, "values")
+            else:
+                gold_values = answer_items(gold_answer, m, "values")
+            ctx = ItemContext(iid, item, outcome, gold_items, sys_items, c, zero,
+                              _Ranked(pred, outcome, m) if not failed else [], gold_values, pred, gold_outcome, extra)
+            # ---- every measure without a vector form, in one pass; the context is dropped afterwards
+            for j in per_question:
+                if dense or (positions[j] and positions[j][-1] == k):
+                    item_fn, fold_fn, kw = calls[j]
+                    values[j].append(item_fn(ctx, **kw) if item_fn is not None else None)
+                    if fold_fn is not None:
+                        folds[j].append(fold_fn(ctx, **kw))
+            for j in gated_here or ():
+                item_fn, fold_fn, kw = calls[j]
+                exceptions[j][k] = (item_fn(ctx, **kw) if item_fn is not None else None,
+                                    fold_fn(ctx, **kw) if fold_fn is not None else None)
         ids.append(iid)
         outcome_labels.append(label)
         messages.append(outcome.message)
         counts.append(c)
+        failed_flags.append(zero)
+        equal.append(gold_items == sys_items)
         # a streamed dataset's items are not kept (their records then hold the outcome only)
-        sources.append((None, pred, outcome, None) if streamed else (item, pred, outcome, ctx.gold_outcome))
+        sources.append((None, pred, outcome, None) if streamed else (item, pred, outcome, gold_outcome))
 
+    if dense:  # one list for every measure (never changed from here on)
+        positions = [list(range(len(ids)))] * len(specs)
     known = seen if seen is not None else dataset._by_id
     unknown_ids = [p.id for p in run.predictions if p.id not in known]
     for uid in unknown_ids:
         skipped.append({"id": uid, "reason": "in the run but not in the dataset"})
+
+    # ---- the measures with a vector form, over the questions each scores
+    shared: list[tuple[list[int], Columns]] = []  # measures scored on the same questions share one
+    for j, vector in enumerate(vectors):
+        if vector is None:
+            continue
+        pos = positions[j]
+        q = next((q for p, q in shared if p == pos), None)
+        if q is None:
+            if len(pos) == len(ids):  # all of them, in order
+                q = Columns(counts, failed_flags, outcome_labels, equal)
+            else:
+                q = Columns(*([col[k] for k in pos] for col in (counts, failed_flags, outcome_labels, equal)))
+            shared.append((pos, q))
+        values[j], folds[j] = vector(q, **calls[j][2])
+        if exceptions.get(j):  # the questions its gate let through, scored one by one
+            at = {k: i for i, k in enumerate(pos)} if len(pos) != len(ids) else None
+            values[j], folds[j] = vals, kept = list(values[j]), list(folds[j])  # vector's may be shared
+            for k, (value, fold) in exceptions[j].items():
+                i = k if at is None else at[k]
+                vals[i], kept[i] = value, fold
 
     aggregate: dict[str, float] = {}
     columns: dict[str, Any] = {}

@@ -55,6 +55,24 @@ class ItemContext:
     memo: dict[Any, Any] = field(default_factory=dict)
 
 
+@dataclass(slots=True)
+class Columns:
+    """What vector measures (:attr:`MeasureDef.vector`) read of the questions they score, one
+    list each, aligned: ``counts`` (``ctx.counts``), ``failed`` (``ctx.failed``), ``labels``
+    (``ctx.outcome.label``) and ``equal`` (``ctx.gold_items == ctx.sys_items``). ``shared`` is a
+    dict the measures scored on the same questions share (e.g. each rule's (P, R, F) computed
+    once)."""
+
+    counts: Sequence[Counts]
+    failed: Sequence[bool]
+    labels: Sequence[str]
+    equal: Sequence[bool]
+    shared: dict[Any, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+
 @dataclass(frozen=True)
 class Inputs:
     """What a measure needs of a question, as typed fields the evaluator plans from.
@@ -142,6 +160,21 @@ class MeasureDef:
     #: the contexts themselves are kept, unless ``aggregate`` is :func:`mean_of_defined`, which
     #: reads only the values (so an evaluation keeps nothing per question but its scores)
     fold: Callable[..., Any] | None = None
+    #: the values (and what ``fold`` keeps) of many questions at once, for a measure whose
+    #: ``item`` and ``fold`` read nothing of a question but what :class:`Columns` holds (counts,
+    #: failed flag, outcome label, whether the compared collections are equal):
+    #: ``vector(columns, **params) -> (values, folds)``, equal item for item to ``item(ctx)`` and
+    #: ``fold(ctx)`` (folds: None items without a fold). The evaluator then calls neither
+    #: ``item`` nor ``fold`` per question.
+    vector: Callable[..., tuple[list[Any], list[Any]]] | None = None
+    #: with ``vector``: the questions that ``vector`` does not cover, by their item:
+    #: ``gate(item)`` True -> that question is scored by ``item`` and ``fold`` on its context
+    #: (e.g. NDCG on the few questions flagged RESULT_ORDER_MATTERS); ``vector`` gives the values
+    #: of the others. Measures sharing a gate function share its call per question.
+    gate: Callable[[Item], bool] | None = None
+    #: with ``vector``: ``vectorized(**params)`` False -> these parameters have no vector form
+    #: (every question is scored by ``item``/``fold``); None: every parameter value has one
+    vectorized: Callable[..., bool] | None = None
 
     @property
     def needs(self) -> tuple[str, ...]:
@@ -198,6 +231,14 @@ class Measure:
         if self.defn.item is None:
             return None
         return self.defn.item(ctx, **self.kwargs)
+
+    @property
+    def vector(self) -> Callable[..., tuple[list[Any], list[Any]]] | None:
+        """The definition's vector form when it applies to these parameters (else None)."""
+        d = self.defn
+        if d.vector is None or (d.vectorized is not None and not d.vectorized(**self.kwargs)):
+            return None
+        return d.vector
 
     @property
     def folder(self) -> Callable[..., Any] | None:

@@ -32,7 +32,18 @@ class Counts:
     @classmethod
     def from_sets(cls, gold: frozenset, system: frozenset) -> "Counts":
         tp = len(gold & system)
-        return cls(tp, len(system) - tp, len(gold) - tp, len(system), len(gold), tp, tp)
+        ns, ng = len(system), len(gold)
+        # Counts(tp, ns - tp, ng - tp, ns, ng, tp, tp) without the frozen dataclass's __init__
+        # (seven object.__setattr__ calls): a per-question hot path
+        c = _new(Counts)
+        _set_tp(c, tp)
+        _set_fp(c, ns - tp)
+        _set_fn(c, ng - tp)
+        _set_sys(c, ns)
+        _set_gold(c, ng)
+        _set_sys_hits(c, tp)
+        _set_gold_hits(c, tp)
+        return c
 
     @classmethod
     def from_lists(cls, gold: list, system: list) -> "Counts":
@@ -43,6 +54,10 @@ class Counts:
             sum(1 for x in system if x in g), sum(1 for x in gold if x in s),
         )
 
+
+_new = object.__new__
+_set_tp, _set_fp, _set_fn, _set_sys, _set_gold, _set_sys_hits, _set_gold_hits = (
+    getattr(Counts, f).__set__ for f in ("tp", "fp", "fn", "sys_size", "gold_size", "sys_hits", "gold_hits"))
 
 PRF = tuple[float, float, float]
 
@@ -125,6 +140,10 @@ RULES: dict[str, Callable[[Counts], PRF | None]] = {
     "pytrec": pytrec_rule,
     "graphquestions": graphquestions_rule,
 }
+
+
+#: the rules that give every question (P, R, F), never None
+DEFINED = frozenset({"kgqa", "gerbil", "gerbil-qald", "qald", "pytrec"})
 
 
 def micro(counts: list[Counts], rule: str) -> PRF:

@@ -28,7 +28,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kgqa.execute.engine import is_transient, transient_reason
 from kgqa.model.item import Dataset
 from kgqa.model.outcome import Outcome
 from kgqa.model.run import Run
@@ -78,6 +77,8 @@ def _looks_like_scores(run: Run) -> bool:
     hits = 0
     for p in run.predictions:
         bag = getattr(p, "bag", None)
+        if bag is None:  # the common case, without the (slow) isinstance check against Mapping
+            continue
         if isinstance(bag, Mapping) and bag and all(_SCORE_KEY.match(str(k)) for k in bag) and all(
                 isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 for v in bag.values()):
             hits += 1
@@ -106,7 +107,7 @@ def check_setup(dataset: Dataset, runs: Sequence[Run], *, kg: Any = None, lang: 
             fix = "check the dataset file (it loaded no questions; see `kgqa datasets validate`)"
         sel = f" for --lang {lang}" if lang and lang != "all" else ""
         out.append(SetupWarning("empty-dataset", f"the dataset has no questions{sel} (n = 0)", fix))
-    id_set = set(ids)
+    id_set: set[str] | None = None
     for run in runs:
         if _looks_like_scores(run):
             src = ", ".join(str(s) for s in run.source) or run.name
@@ -117,8 +118,10 @@ def check_setup(dataset: Dataset, runs: Sequence[Run], *, kg: Any = None, lang: 
                 run.name))
         run_ids = [p.id for p in run.predictions]
         if n:
-            missing = [i for i in ids if i not in run]
+            have = set(run_ids)  # what `i in run` looks up, without a method call per id
+            missing = [i for i in ids if i not in have]
             if len(missing) * 2 > n:
+                id_set = set(ids) if id_set is None else id_set
                 extra = [i for i in run_ids if i not in id_set]
                 hint = []
                 langs = _languages(full_dataset if full_dataset is not None else dataset)
@@ -146,6 +149,10 @@ def transport_warnings(run: str, outcomes: Iterable[Outcome]) -> list[SetupWarni
     """The ``transport`` check alone (for a run whose other checks were made before execution):
     more than half of ``outcomes`` failed for the same transient reason."""
     outcomes = list(outcomes)
+    if not outcomes:  # answers-only scoring: nothing executed
+        return []
+    from kgqa.execute.engine import is_transient
+
     reasons = Counter(_reason(o) for o in outcomes if is_transient(o))
     if not reasons:
         return []
@@ -160,6 +167,8 @@ def transport_warnings(run: str, outcomes: Iterable[Outcome]) -> list[SetupWarni
 def _reason(o: Outcome) -> str:
     """A transient failure's reason with counts of attempts and timings removed (so that the
     same cause groups together)."""
+    from kgqa.execute.engine import transient_reason
+
     text = transient_reason(o)
     text = re.sub(r"\s*\(gave up after .*$", "", text)
     text = re.sub(r"\d+(\.\d+)? s\b", "N s", text)
