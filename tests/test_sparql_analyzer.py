@@ -418,6 +418,23 @@ def test_truncated_group_followed_by_solution_modifiers():
     assert not any("rdf-syntax-ns#first" in str(i) for i in info.iris)
 
 
+@pytest.mark.parametrize("q", [
+    "SELECT ORDER NOT",
+    "SELECT * WHERE { ?s ?p ?o } ORDER BY NOT",
+    "SELECT * WHERE { ?s ?p ?o } ORDER BY ?s NOT IN (1) LIMIT 1",
+    "SELECT ?s WHERE { ?s ?p ?o } GROUP BY NOT ?s",
+    "SELECT * WHERE { ?s ?p ?o } HAVING NOT",
+    "SELECT * WHERE { ?s ?p ?o } HAVING (?s) NOT ?o",
+])
+def test_not_without_exists_in_a_solution_modifier_ends(q):
+    """``NOT`` not followed by ``EXISTS`` starts a constraint yet reads nothing: GROUP BY,
+    HAVING and ORDER BY stop there (they looped forever, growing their lists)."""
+    info = analyze(q)
+    assert not info.valid
+    assert q == "SELECT ORDER NOT" or info.error.startswith("expected an expression, found 'NOT'")
+    assert all(o.expression for o in info.order_by) and all(info.having) and all(info.group_by)
+
+
 def test_a_prologue_read_before_gives_the_same_results():
     """The parser keeps what a PREFIX prologue declares (kgqa.sparql.parser._HEADS): a query
     read with that prologue known gives what it gives when read first."""

@@ -690,6 +690,8 @@ class _Parser:
                     node.group_by.append((e, alias))
                 elif t.kind in ("KEYWORD", "IRIREF", "PNAME") and (t.kind != "KEYWORD" or t.value in BUILTINS or t.value in AGGREGATES or t.value in ("NOT", "EXISTS")):
                     e = self.expression_at(self.primary)
+                    if self.i == start:  # NOT without EXISTS: an error, nothing read
+                        break
                     node.group_by.append((e, None))
                 else:
                     break
@@ -701,8 +703,12 @@ class _Parser:
             while self.starts_constraint():
                 ops: list = []
                 saved, self.cur_ops = self.cur_ops, ops
-                node.having.append(self.constraint())
+                start = self.i
+                e = self.constraint()
                 self.cur_ops = saved
+                if self.i == start:  # NOT without EXISTS: an error, nothing read
+                    break
+                node.having.append(e)
                 if any(o in ("<", ">", "<=", ">=") for o in ops):
                     self.features.add("COMPARATIVE")
             if not node.having:
@@ -727,7 +733,10 @@ class _Parser:
                     self.term_at[start] = (self.i, self.var(t.value))
                     node.order.append(("ASC", self.make_expr(start, self.i), False))
                 elif self.starts_constraint():
-                    node.order.append(("ASC", self.constraint(), False))
+                    e = self.constraint()
+                    if self.i == start:  # NOT without EXISTS: an error, nothing read
+                        break
+                    node.order.append(("ASC", e, False))
                 else:
                     break
             if not node.order:
