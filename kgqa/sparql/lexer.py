@@ -173,7 +173,9 @@ _FAST = [
     ("PNAME_EMPTY", rf":{{K}}(?:{_PN_LOCAL_FAST})?"),
     ("VAR", rf"[?$]{{K}}[{_PN_CHARS_U}0-9][{_PN_CHARS_U}0-9\u00B7\u0300-\u036F\u203F-\u2040]*+"),
     ("IRIREF", rf"<{{K}}{_IRI_CHAR}*+(?:(?:{_UCHAR}){_IRI_CHAR}*+)*+>"),
-    ("PUNCT", r"[{}),;*/=+\-\]]{K}"),  # never the start of a longer token
+    ("PUNCT", r"[),;*/=+\-\]]{K}"),  # never the start of a longer token
+    ("PUNCT_LBRACE", r"\{{K}"),  # braces have groups of their own: _tokenize matches them
+    ("PUNCT_RBRACE", r"\}{K}"),
     ("NUMBER", rf"[0-9]{{K}}(?:[0-9]*\.[0-9]*{_EXP}|[0-9]*{_EXP}|[0-9]*\.[0-9]+|[0-9]*)"),
     ("NUMBER_DOT", rf"\.{{K}}(?:[0-9]+{_EXP}|[0-9]+)"),
     ("STRING_LONG2", r'"{K}""(?:(?:"|"")?(?:[^"\\]|\\.))*"""'),
@@ -198,7 +200,8 @@ _FAST = [
 _GROUP_KIND = {name: name for name, _ in _SPEC} | {
     "PNAME_EMPTY": "PNAME", "NUMBER_DOT": "NUMBER", "NAME_ANY": "NAME", "PUNCT_CARET": "PUNCT",
     "PUNCT_AND": "PUNCT", "PUNCT_BAR": "PUNCT", "PUNCT_BANG": "PUNCT", "PUNCT_LT": "PUNCT",
-    "PUNCT_GT": "PUNCT", "PUNCT_OPEN": "PUNCT", "END": "END",
+    "PUNCT_GT": "PUNCT", "PUNCT_OPEN": "PUNCT", "PUNCT_LBRACE": "PUNCT", "PUNCT_RBRACE": "PUNCT",
+    "END": "END",
 }
 
 
@@ -251,10 +254,16 @@ def tokenize(text: str, trivia: bool = False) -> list[Token]:
     return _tokenize(text, trivia, 0)
 
 
-def _tokenize(text: str, trivia: bool, pos: int) -> list[Token]:
+def _tokenize(text: str, trivia: bool, pos: int, braces: dict[int, int] | None = None,
+              base: int = 0) -> list[Token]:
     """The tokens of ``text`` from offset ``pos`` on, which must be where a token (or, without
-    ``trivia``, blanks before one) begins: then they are the tail of ``tokenize(text)``."""
+    ``trivia``, blanks before one) begins: then they are the tail of ``tokenize(text)``.
+
+    With ``braces`` (a dict), each ``{`` token's index is mapped there to the index of the
+    ``}`` token that closes it (innermost first; an unclosed ``{`` is left out, an unopened
+    ``}`` ignored), indices counted from ``base`` for the first token returned."""
     out: list[Token] = []
+    opened: list[int] = []  # indices of the '{' not closed yet
     append = out.append
     verbatim = _VERBATIM
     words = _WORDS
@@ -281,6 +290,16 @@ def _tokenize(text: str, trivia: bool, pos: int) -> list[Token]:
                 else:
                     for kw, off in parts:
                         append(new(T, ("KEYWORD", kw, s + off, s + off + len(kw))))
+            continue
+        if g == "PUNCT_LBRACE":
+            if braces is not None:
+                opened.append(base + len(out))
+            append(new(T, ("PUNCT", "{", s, e)))
+            continue
+        if g == "PUNCT_RBRACE":
+            if braces is not None and opened:
+                braces[opened.pop()] = base + len(out)
+            append(new(T, ("PUNCT", "}", s, e)))
             continue
         if g == "IRIREF":
             body = text[s + 1 : e - 1]

@@ -11,7 +11,6 @@ and keeps reading. Facts (entities, predicates, ...) are derived from what it co
 from __future__ import annotations
 
 import re
-from itertools import islice
 from typing import Any
 from urllib.parse import urljoin
 
@@ -102,19 +101,22 @@ _HEADS: dict[str, _Head] = {}
 _HEADS_MAX = 1024
 
 
-def _tokens(text: str) -> tuple[list[Token], _Head | None]:
+def _tokens(text: str) -> tuple[list[Token], _Head | None, dict[int, int]]:
     """``tokenize(text)`` (a new list), reusing the tokens of a PREFIX prologue seen before,
-    and that prologue's :class:`_Head` (None if the text does not start with one)."""
+    that prologue's :class:`_Head` (None if the text does not start with one), and the
+    matching braces (the index of each ``{`` token mapped to that of the ``}`` closing it)."""
+    braces: dict[int, int] = {}
     m = _PROLOGUE.match(text)
     if m is None:
-        return tokenize(text), None
+        return _tokenize(text, False, 0, braces), None, braces
     key = m.group()
     head = _HEADS.get(key)
     if head is None:
         if len(_HEADS) >= _HEADS_MAX:
             _HEADS.clear()
         head = _HEADS[key] = _Head(tokenize(key))
-    return head.tokens + _tokenize(text, False, m.end()), head
+    head_tokens = head.tokens  # a prologue has no braces
+    return head_tokens + _tokenize(text, False, m.end(), braces, len(head_tokens)), head, braces
 
 
 # IRIs met so far, shared between parses (they are immutable and benchmarks repeat them);
@@ -151,7 +153,7 @@ class _Parser:
 
     def __init__(self, text: str, extra: dict[str, str] | None):
         self.text = text
-        toks, self.head = _tokens(text)
+        toks, self.head, self.brace_match = _tokens(text)
         toks.append(_new_token(Token, (_EOF_KIND, "", len(text), len(text))))
         self.toks = toks
         self.i = 0
@@ -190,15 +192,6 @@ class _Parser:
         self.nerrors = 0  # every fail() call, not only the first error
         self.where_span: tuple[int, int | None] | None = None
         self.template_is_pattern = False
-        self.brace_match: dict[int, int] = {}
-        stack = []
-        skip = len(self.head.tokens) if self.head is not None else 0  # a prologue has no braces
-        for k in [k for k, t in enumerate(islice(toks, skip, None), skip)
-                  if t[0] == "PUNCT" and (t[1] == "{" or t[1] == "}")]:
-            if toks[k][1] == "{":
-                stack.append(k)
-            elif stack:
-                self.brace_match[stack.pop()] = k
 
     # ------------------------------------------------------------------ helpers
 
