@@ -181,3 +181,36 @@ def test_parser_tokens_reuse_prologues_exactly():
         assert _tokens(text)[0] == tokenize(text)
 
     check()
+
+
+def _reference_braces(tokens):
+    """Each '{' token's index -> the index of the '}' closing it, from the tokens alone."""
+    out, stack = {}, []
+    for k, t in enumerate(tokens):
+        if t.kind == "PUNCT" and t.value == "{":
+            stack.append(k)
+        elif t.kind == "PUNCT" and t.value == "}" and stack:
+            out[stack.pop()] = k
+    return out
+
+
+def test_parser_tokens_match_braces_as_a_second_pass_does():
+    """The lexer matches braces as it reads them (kgqa.sparql.parser._tokens), with or without
+    a prologue seen before: the same pairs as a pass over the tokens."""
+    from hypothesis import given, settings, strategies as st
+
+    from kgqa.sparql.parser import _tokens
+
+    atoms = _PROLOGUE_ATOMS + ["{", "}", "{ }", "'{'", '"}"', "# {\n", "<{>", "{{", "}}", "?x", "\\{"]
+
+    @settings(max_examples=2000, deadline=None)
+    @given(st.lists(st.sampled_from(atoms), max_size=30).map("".join), st.booleans())
+    def check(text, declared):
+        if declared:
+            text = "PREFIX p: <http://p/> " + text
+        for _ in range(2):  # the prologue's tokens read, then reused
+            toks, _, braces = _tokens(text)
+            assert toks == tokenize(text)
+            assert braces == _reference_braces(toks)
+
+    check()
