@@ -477,3 +477,41 @@ def _fresh(text):
     finally:
         parser._HEADS.clear()
         parser._HEADS.update(saved)
+
+
+def test_fast_constructors_make_the_dataclass_instances():
+    """kgqa.sparql.tree's make_* set the slots of its frozen dataclasses directly: the objects
+    equal what the constructors make, field by field, with the same hash and repr, and stay
+    frozen."""
+    import dataclasses
+
+    from hypothesis import given, settings, strategies as st
+
+    from kgqa.sparql import tree as T
+
+    names = st.text(max_size=5)
+    terms = st.one_of(names.map(IRI), names.map(T.Var), names.map(Literal), names.map(BNode))
+    ctx = st.lists(st.sampled_from(["OPTIONAL", "UNION", 0, 1, "EXISTS"]), max_size=3).map(tuple)
+    spans = st.tuples(st.integers(0, 9), st.integers(0, 9))
+
+    def same(a, b):
+        assert type(a) is type(b) and a == b and hash(a) == hash(b) and repr(a) == repr(b)
+        for f in dataclasses.fields(b):
+            assert getattr(a, f.name) is getattr(b, f.name)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(a, dataclasses.fields(b)[0].name, None)
+
+    @settings(max_examples=300, deadline=None)
+    @given(names, terms, terms, terms, ctx, spans, st.booleans(), st.one_of(st.none(), names))
+    def check(name, s, p, o, c, span, simple, expression):
+        same(T.make_var(name), T.Var(name))
+        same(T.make_triple(s, p, o, c), T.TriplePattern(s, p, o, c))
+        groups = ((span, (span,)),)
+        same(T.make_statement(span, groups, simple, c), T.StatementSpan(span, groups, simple, c))
+        v = T.Var(name)
+        same(T.make_projection(v, expression), T.Projection(v, expression))
+        node, ref = T.make_query_node(name), T.QueryNode(form=name)
+        assert node == ref and repr(node) == repr(ref)
+        assert node.projection is not T.make_query_node(name).projection  # fresh lists
+
+    check()

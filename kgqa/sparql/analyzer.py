@@ -75,6 +75,7 @@ from kgqa.sparql.tree import (
     TriplePattern,
     ValuesBlock,
     Var,
+    make_projection,
 )
 
 # The tree types are re-exported: ``from kgqa.sparql.analyzer import Var, Path, ...`` keeps working.
@@ -274,7 +275,7 @@ def _build(query: str, p: _Parser, node: QueryNode) -> QueryInfo:
 
     projected_in: dict = {}
     if node.projection:
-        projection = tuple([Projection(v, e.text if e is not None else None) for v, e in node.projection])
+        projection = tuple([make_projection(v, e.text if e is not None else None) for v, e in node.projection])
         if node.form == "SELECT":
             for v, e in node.projection:
                 if e is None:

@@ -56,6 +56,10 @@ from kgqa.sparql.tree import (
     Expr,
     Group,
     QueryNode,
+    make_query_node,
+    make_statement,
+    make_triple,
+    make_var,
 )
 
 MAX_DEPTH = 64  # nesting levels of groups, brackets, paths, collections (pyoxigraph allows more; never seen in practice)
@@ -264,7 +268,7 @@ class _Parser:
     def var(self, name: str) -> Var:
         v = self.var_of.get(name)
         if v is None:
-            v = self.var_of[name] = Var(name)
+            v = self.var_of[name] = make_var(name)
             self.vars[v] = None
         return v
 
@@ -475,10 +479,10 @@ class _Parser:
                 self.i += 1
                 node.values = self.data_block()
         elif t.kind == "KEYWORD" and t.value in _UPDATE_START:
-            node = QueryNode(form="UPDATE")
+            node = make_query_node("UPDATE")
             self.update()
         else:
-            node = QueryNode()
+            node = make_query_node("unknown")
             if t.kind == _EOF_KIND:
                 self.fail("empty query: expected SELECT, ASK, CONSTRUCT, DESCRIBE or an update")
             else:
@@ -511,7 +515,7 @@ class _Parser:
 
     def query(self) -> QueryNode:
         t = self.advance()
-        node = QueryNode(form=t.value)
+        node = make_query_node(t.value)
         saved_query, self.cur_query = self.cur_query, node
         try:
             self.query_body(t, node)
@@ -1120,9 +1124,9 @@ class _Parser:
 
     def add_triple(self, s: Any, p: Any, o: Any) -> None:
         if self.in_template is not None:
-            self.template.append(TriplePattern(s, p, o, self.in_template))
+            self.template.append(make_triple(s, p, o, self.in_template))
             return
-        tp = TriplePattern(s, p, o, self.ctx)
+        tp = make_triple(s, p, o, self.ctx)
         self.triples.append(tp)
         if self.cur_bgp is not None:
             self.cur_bgp.append(tp)
@@ -1138,7 +1142,7 @@ class _Parser:
         nerrors = self.nerrors
         self.triples_same_subject(paths, st)
         if self.nerrors == nerrors and st.subject is not None and st.groups:
-            self.statements.append(StatementSpan(st.subject, tuple(st.groups), st.simple, ctx))
+            self.statements.append(make_statement(st.subject, tuple(st.groups), st.simple, ctx))
 
     def triples_same_subject(self, paths: bool, st: _Stmt | None = None) -> None:
         t = self.toks[self.i]
