@@ -242,6 +242,9 @@ def _empty(query: str, error: str) -> QueryInfo:
 
 
 def _build(query: str, p: _Parser, node: QueryNode) -> QueryInfo:
+    # Terms de-duplicated in first-occurrence order, keyed by what their equality compares
+    # (an IRI's value; a literal's value, datatype and language), which hashes in C, unlike
+    # the dataclasses' own __hash__ and __eq__: the first object of each is kept.
     ents: dict = {}
     preds: dict = {}
     classes: dict = {}
@@ -251,27 +254,39 @@ def _build(query: str, p: _Parser, node: QueryNode) -> QueryInfo:
         s, pr, o = t.subject, t.predicate, t.object
         ts = type(s)
         if ts is IRI:
-            ents[s] = None
+            if s.value not in ents:
+                ents[s.value] = s
         elif ts is Literal:
-            lits[s] = None
+            k = (s.value, s.datatype, s.language)
+            if k not in lits:
+                lits[k] = s
+        tp = type(pr)
         to = type(o)
         if to is IRI:
-            ents[o] = None
-            if pr == RDF_TYPE:
-                classes[o] = None
+            if o.value not in ents:
+                ents[o.value] = o
+            if tp is IRI and pr.value == _RDF_TYPE and o.value not in classes:  # pr == RDF_TYPE
+                classes[o.value] = o
         elif to is Literal:
-            lits[o] = None
-        tp = type(pr)
+            k = (o.value, o.datatype, o.language)
+            if k not in lits:
+                lits[k] = o
         if tp is IRI:
-            preds[pr] = None
+            if pr.value not in preds:
+                preds[pr.value] = pr
         elif tp is Path:
             for i in pr.iris:
-                preds[i] = None
+                if i.value not in preds:
+                    preds[i.value] = i
     for v in p.value_terms:
-        if isinstance(v, IRI):
-            ents[v] = None
-        elif isinstance(v, Literal):
-            lits[v] = None
+        tv = type(v)
+        if tv is IRI:
+            if v.value not in ents:
+                ents[v.value] = v
+        elif tv is Literal:
+            k = (v.value, v.datatype, v.language)
+            if k not in lits:
+                lits[k] = v
 
     projected_in: dict = {}
     if node.projection:
@@ -306,11 +321,11 @@ def _build(query: str, p: _Parser, node: QueryNode) -> QueryInfo:
         "projection": projection,
         "triples": tuple(p.triples) if p.triples else (),
         "template": tuple(p.template) if p.template else (),
-        "entities": tuple(ents) if ents else (),
-        "predicates": tuple(preds) if preds else (),
-        "classes": tuple(classes) if classes else (),
-        "literals": tuple(lits) if lits else (),
-        "iris": tuple(p.iris) if p.iris else (),
+        "entities": tuple(ents.values()) if ents else (),
+        "predicates": tuple(preds.values()) if preds else (),
+        "classes": tuple(classes.values()) if classes else (),
+        "literals": tuple(lits.values()) if lits else (),
+        "iris": tuple(p.iris.values()) if p.iris else (),
         "datatypes": tuple(p.datatypes) if p.datatypes else (),
         "paths": tuple(dict.fromkeys(p.paths)) if p.paths else (),
         "values": tuple(p.values) if p.values else (),
@@ -338,6 +353,9 @@ def _build(query: str, p: _Parser, node: QueryNode) -> QueryInfo:
 
 _new_info = object.__new__
 _set_dict = object.__setattr__
+
+
+_RDF_TYPE = RDF_TYPE.value
 
 
 def _strip_dir(text: str) -> str:

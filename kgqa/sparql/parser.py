@@ -178,7 +178,7 @@ class _Parser:
         # collected
         self.triples: list[TriplePattern] = []
         self.template: list[TriplePattern] = []
-        self.iris: dict[IRI, None] = {}
+        self.iris: dict[str, IRI] = {}  # by value (the first of equal IRIs), in order
         self.datatypes: dict[IRI, None] = {}
         self.value_terms: list = []
         self.paths: list[Path] = []
@@ -332,7 +332,8 @@ class _Parser:
         return iri if iri is not None else _new_iri(value)
 
     def use_iri(self, iri: IRI) -> IRI:
-        self.iris[iri] = None
+        if iri.value not in self.iris:
+            self.iris[iri.value] = iri
         return iri
 
     def literal(self) -> Literal | None:
@@ -381,7 +382,8 @@ class _Parser:
         if k == "IRIREF" or k == "PNAME":
             self.i += 1
             iri = self.iri_of(t)
-            self.iris[iri] = None
+            if iri.value not in self.iris:
+                self.iris[iri.value] = iri
             return iri
         if k == "BNODE":
             self.i += 1
@@ -1286,7 +1288,8 @@ class _Parser:
                 # what path_alt / path_seq / path_elt / path_iri do with a lone IRI
                 self.i += 1
                 iri = RDF_TYPE if k == "A" else self.iri_of(t)
-                self.iris[iri] = None
+                if iri.value not in self.iris:
+                    self.iris[iri.value] = iri
                 return iri
         self.enter()
         iris: list[IRI] = []
