@@ -1134,22 +1134,22 @@ class _Parser:
             self.cur_bgp.append(tp)
 
     def statement(self, paths: bool, record: bool = True) -> None:
-        """One triples statement; its source spans go to ``statements`` (see
-        :class:`StatementSpan`) when ``record`` and outside FILTER (NOT) EXISTS."""
+        """One triples statement (TriplesSameSubject[Path]); its source spans go to
+        ``statements`` (see :class:`StatementSpan`) when ``record`` and outside FILTER (NOT)
+        EXISTS."""
         ctx = self.ctx
-        if not record or (ctx and ("EXISTS" in ctx or "NOT EXISTS" in ctx)):
-            self.triples_same_subject(paths)
-            return
-        st = _Stmt()
-        nerrors = self.nerrors
-        self.triples_same_subject(paths, st)
-        if self.nerrors == nerrors and st.subject is not None and st.groups:
-            self.statements.append(make_statement(st.subject, tuple(st.groups), st.simple, ctx))
-
-    def triples_same_subject(self, paths: bool, st: _Stmt | None = None) -> None:
-        t = self.toks[self.i]
+        if record and not (ctx and ("EXISTS" in ctx or "NOT EXISTS" in ctx)):
+            st: _Stmt | None = _Stmt()
+            nerrors = self.nerrors
+        else:
+            st = None
         start = self.i
-        if t.kind == "PUNCT" and (t.value == "[" or t.value == "("):
+        t = self.toks[start]
+        k = t[0]
+        if k == "VAR":  # what var_or_term does with it
+            self.i = start + 1
+            subject = self.var_of.get(t[1]) or self.var(t[1])
+        elif k == "PUNCT" and (t[1] == "[" or t[1] == "("):
             subject = self.graph_node(paths)
             if subject is None:
                 return
@@ -1157,81 +1157,100 @@ class _Parser:
                 st.subject, st.simple = (start, self.i), False
             if self.starts_verb(paths):
                 self.property_list(subject, paths, st)
-            elif t.value == "(":
+            elif t[1] == "(":
                 self.fail("expected a predicate after a collection")
-            return
-        subject = self.var_or_term()
-        if subject is None:
-            self.fail("expected a subject")
-            return
-        if st is not None:
-            st.subject = (start, self.i)
-        if not self.starts_verb(paths):
-            self.fail("expected a predicate")
-            return
-        self.property_list(subject, paths, st)
+            subject = None  # recorded below
+        else:
+            subject = self.var_or_term()
+            if subject is None:
+                self.fail("expected a subject")
+                return
+        if subject is not None:
+            if st is not None:
+                st.subject = (start, self.i)
+            if not self.starts_verb(paths):
+                self.fail("expected a predicate")
+                return
+            self.property_list(subject, paths, st)
+        if st is not None and self.nerrors == nerrors and st.subject is not None and st.groups:
+            self.statements.append(make_statement(st.subject, tuple(st.groups), st.simple, ctx))
 
     def starts_verb(self, paths: bool) -> bool:
         t = self.toks[self.i]
-        if t.kind in _VERB_START:
+        if t[0] in _VERB_START:
             return True
-        return paths and t.kind == "PUNCT" and t.value in ("^", "!", "(")
+        return paths and t[0] == "PUNCT" and t[1] in ("^", "!", "(")
 
     def property_list(self, subject: Any, paths: bool, st: _Stmt | None = None) -> None:
-        self.verb_objects(subject, paths, st)
+        """``verb objects (';' (verb objects)?)*`` at the cursor, which starts a verb; the
+        spans of each verb and its objects go to ``st``."""
         toks = self.toks
+        var_of = self.var_of
         while True:
-            t = toks[self.i]
-            if t.kind != "PUNCT" or t.value != ";":
-                return
-            self.i += 1
-            if self.starts_verb(paths):
-                self.verb_objects(subject, paths, st)
-
-    def verb_objects(self, subject: Any, paths: bool, st: _Stmt | None = None) -> None:
-        t = self.toks[self.i]
-        v0 = self.i
-        if t.kind == "VAR":
-            self.i += 1
-            verb: Any = self.var(t.value)
-        elif paths:
-            verb = self.path()
-        elif t.kind == "A":
-            self.i += 1
-            verb = self.use_iri(RDF_TYPE)
-        elif t.kind in ("IRIREF", "PNAME"):
-            self.i += 1
-            verb = self.use_iri(self.iri_of(t))
-        else:
-            self.fail("expected a predicate")
-            return
-        if verb is None:
-            return
-        v1 = self.i
-        objs: list[tuple[int, int]] = []
-        toks = self.toks
-        while True:
-            o0 = self.i
-            t0 = toks[o0]
-            if t0.kind == "PUNCT" and (t0.value == "[" or t0.value == "("):
-                obj = self.graph_node(paths)
+            # a verb (its first token: t)
+            v0 = self.i
+            t = toks[v0]
+            k = t[0]
+            if k == "VAR":
+                self.i = v0 + 1
+                verb: Any = var_of.get(t[1]) or self.var(t[1])
+            elif paths:
+                n = toks[v0 + 1] if k == "PNAME" or k == "IRIREF" or k == "A" else None  # not EOF
+                if n is not None and (n[0] != "PUNCT" or n[1] not in _PATH_OPS) and self.depth < MAX_DEPTH:
+                    # a lone IRI: what path() (path_alt, ..., path_iri) does with it
+                    self.i = v0 + 1
+                    verb = RDF_TYPE if k == "A" else self.iri_of(t)
+                    if verb.value not in self.iris:
+                        self.iris[verb.value] = verb
+                else:
+                    verb = self.path()
+            elif k == "A":
+                self.i = v0 + 1
+                verb = self.use_iri(RDF_TYPE)
+            elif k == "IRIREF" or k == "PNAME":
+                self.i = v0 + 1
+                verb = self.use_iri(self.iri_of(t))
             else:
-                obj = self.var_or_term()  # what graph_node does with it
-            if obj is None:
-                self.fail("expected an object")
-                return
-            if st is not None:
-                objs.append((o0, self.i))
-                if t0.kind == "PUNCT" and (t0.value == "[" or t0.value == "("):
-                    st.simple = False
-            self.add_triple(subject, verb, obj)
-            t = toks[self.i]
-            if t.kind == "PUNCT" and t.value == ",":
+                self.fail("expected a predicate")
+                verb = None
+            if verb is not None:
+                # its objects
+                v1 = self.i
+                objs: list[tuple[int, int]] = []
+                while True:
+                    o0 = self.i
+                    t = toks[o0]
+                    k = t[0]
+                    if k == "VAR":  # what var_or_term does with it
+                        self.i = o0 + 1
+                        obj = var_of.get(t[1]) or self.var(t[1])
+                    elif k == "PUNCT" and (t[1] == "[" or t[1] == "("):
+                        obj = self.graph_node(paths)
+                        if obj is not None and st is not None:
+                            st.simple = False
+                    else:
+                        obj = self.var_or_term()
+                    if obj is None:
+                        self.fail("expected an object")
+                        break
+                    if st is not None:
+                        objs.append((o0, self.i))
+                    self.add_triple(subject, verb, obj)
+                    t = toks[self.i]
+                    if t[0] == "PUNCT" and t[1] == ",":
+                        self.i += 1
+                    else:
+                        if st is not None:
+                            st.groups.append(((v0, v1), tuple(objs)))
+                        break
+            # ';' and, unless it ends the list, the next verb
+            while True:
+                t = toks[self.i]
+                if t[0] != "PUNCT" or t[1] != ";":
+                    return
                 self.i += 1
-            else:
-                break
-        if st is not None:
-            st.groups.append(((v0, v1), tuple(objs)))
+                if self.starts_verb(paths):
+                    break
 
     def graph_node(self, paths: bool) -> Any:
         t = self.toks[self.i]
@@ -1279,18 +1298,7 @@ class _Parser:
 
     def path(self) -> Any:
         """A Path (VerbPath) at the cursor: a single IRI or ``a`` gives an IRI, anything
-        else a :class:`Path`; None on error."""
-        t = self.toks[self.i]
-        k = t.kind
-        if (k == "PNAME" or k == "IRIREF" or k == "A") and self.depth < MAX_DEPTH:
-            n = self.toks[self.i + 1]  # t is not the EOF token
-            if n.kind != "PUNCT" or n.value not in _PATH_OPS:
-                # what path_alt / path_seq / path_elt / path_iri do with a lone IRI
-                self.i += 1
-                iri = RDF_TYPE if k == "A" else self.iri_of(t)
-                if iri.value not in self.iris:
-                    self.iris[iri.value] = iri
-                return iri
+        else a :class:`Path`; None on error. (:meth:`property_list` reads a lone IRI itself.)"""
         self.enter()
         iris: list[IRI] = []
         start = self.i
