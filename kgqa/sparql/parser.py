@@ -209,17 +209,17 @@ class _Parser:
 
     def advance(self) -> Token:
         t = self.toks[self.i]
-        if t.kind != _EOF_KIND:
+        if t[0] != _EOF_KIND:
             self.i += 1
         return t
 
     def at_p(self, value: str) -> bool:
         t = self.toks[self.i]
-        return t.kind == "PUNCT" and t.value == value
+        return t[0] == "PUNCT" and t[1] == value
 
     def at_kw(self, value: str) -> bool:
         t = self.toks[self.i]
-        return t.kind == "KEYWORD" and t.value == value
+        return t[0] == "KEYWORD" and t[1] == value
 
     def fail(self, message: str, tok: Token | None = None) -> None:
         self.nerrors += 1
@@ -296,8 +296,8 @@ class _Parser:
     # ------------------------------------------------------------------ terms
 
     def iri_of(self, t: Token) -> IRI:
-        if t.kind == "IRIREF":
-            value = t.value
+        if t[0] == "IRIREF":
+            value = t[1]
             problem = _iri_problem(value)
             if problem == "relative":
                 if self.base is None:
@@ -311,7 +311,7 @@ class _Parser:
                 self.fail(problem, t)
             iri = _IRIS.get(value)
             return iri if iri is not None else _new_iri(value)
-        text = t.value
+        text = t[1]
         pfx, _, local = text.partition(":")
         if "\\" in local:
             local = _unescape_local(local)
@@ -339,46 +339,46 @@ class _Parser:
     def literal(self) -> Literal | None:
         """STRING (LANGTAG | ^^ iri)? / NUMBER / BOOLEAN / signed NUMBER at the cursor."""
         t = self.toks[self.i]
-        if t.kind == "STRING":
+        if t[0] == "STRING":
             self.i += 1
-            value, err = unescape_string(t.value)
+            value, err = unescape_string(t[1])
             if err:
                 self.fail(err, t)
             nxt = self.toks[self.i]
-            if nxt.kind == "LANGTAG":
+            if nxt[0] == "LANGTAG":
                 self.i += 1
-                if not _LANGTAG.match(nxt.value):
+                if not _LANGTAG.match(nxt[1]):
                     self.fail("invalid language tag (BCP 47)", nxt)
-                return Literal(value, None, nxt.value)
-            if nxt.kind == "PUNCT" and nxt.value == "^^":
+                return Literal(value, None, nxt[1])
+            if nxt[0] == "PUNCT" and nxt[1] == "^^":
                 self.i += 1
                 d = self.toks[self.i]
-                if d.kind in ("IRIREF", "PNAME"):
+                if d[0] in ("IRIREF", "PNAME"):
                     self.i += 1
                     dt = self.iri_of(d)
                     self.datatypes[dt] = None
                     return Literal(value, dt.value)
                 self.fail("expected a datatype IRI after '^^'")
             return Literal(value)
-        if t.kind == "NUMBER":
+        if t[0] == "NUMBER":
             self.i += 1
-            return _number(t.value)
-        if t.kind == "BOOLEAN":
+            return _number(t[1])
+        if t[0] == "BOOLEAN":
             self.i += 1
-            return Literal(t.value, XSD_BOOLEAN)
-        if t.kind == "PUNCT" and t.value in ("+", "-") and self.peek().kind == "NUMBER":
+            return Literal(t[1], XSD_BOOLEAN)
+        if t[0] == "PUNCT" and t[1] in ("+", "-") and self.peek().kind == "NUMBER":
             self.i += 2
             lit = _number(self.toks[self.i - 1].value)
-            return Literal(("-" if t.value == "-" else "") + lit.value, lit.datatype)
+            return Literal(("-" if t[1] == "-" else "") + lit.value, lit.datatype)
         return None
 
     def var_or_term(self) -> Any:
         """Var | GraphTerm at the cursor, or None (nothing consumed)."""
         t = self.toks[self.i]
-        k = t.kind
+        k = t[0]
         if k == "VAR":
             self.i += 1
-            return self.var(t.value)
+            return self.var(t[1])
         if k == "IRIREF" or k == "PNAME":
             self.i += 1
             iri = self.iri_of(t)
@@ -387,7 +387,7 @@ class _Parser:
             return iri
         if k == "BNODE":
             self.i += 1
-            return BNode(t.value)
+            return BNode(t[1])
         if k == "ANON":
             self.i += 1
             return self.fresh_bnode()
@@ -398,10 +398,10 @@ class _Parser:
 
     def var_or_iri(self) -> Any:
         t = self.toks[self.i]
-        if t.kind == "VAR":
+        if t[0] == "VAR":
             self.i += 1
-            return self.var(t.value)
-        if t.kind in ("IRIREF", "PNAME"):
+            return self.var(t[1])
+        if t[0] in ("IRIREF", "PNAME"):
             self.i += 1
             return self.use_iri(self.iri_of(t))
         self.fail("expected a variable or an IRI")
@@ -409,7 +409,7 @@ class _Parser:
 
     def iri(self) -> IRI | None:
         t = self.toks[self.i]
-        if t.kind in ("IRIREF", "PNAME"):
+        if t[0] in ("IRIREF", "PNAME"):
             self.i += 1
             return self.use_iri(self.iri_of(t))
         self.fail("expected an IRI")
@@ -433,38 +433,38 @@ class _Parser:
                     head.declared = dict(self.declared)
                 record = None
             t = toks[self.i]
-            k = t.kind
+            k = t[0]
             if k == "KEYWORD":
-                if t.value == "BASE":
+                if t[1] == "BASE":
                     self.i += 1
                     t = toks[self.i]
-                    if t.kind == "IRIREF":
+                    if t[0] == "IRIREF":
                         self.i += 1
-                        self.base = urljoin(self.base, t.value) if self.base else t.value
+                        self.base = urljoin(self.base, t[1]) if self.base else t[1]
                     else:
                         self.fail("expected an IRI after BASE")
                     continue
-                if t.value != "PREFIX":
+                if t[1] != "PREFIX":
                     return
                 self.i += 1
                 t = toks[self.i]
-            elif k == "PNAME" and t.value[:6].upper() == "PREFIX" and t.value.endswith(":") \
-                    and t.value.count(":") == 1:
+            elif k == "PNAME" and t[1][:6].upper() == "PREFIX" and t[1].endswith(":") \
+                    and t[1].count(":") == 1:
                 # 'PREFIXdbo:' -- pyoxigraph reads 'PREFIX dbo:'
-                t = Token("PNAME", t.value[6:], t.start + 6, t.end)
+                t = Token("PNAME", t[1][6:], t.start + 6, t.end)
             else:
                 return
-            if t.kind == "PNAME" and t.value.endswith(":") and t.value.count(":") == 1:
+            if t[0] == "PNAME" and t[1].endswith(":") and t[1].count(":") == 1:
                 self.i += 1
                 iri_tok = toks[self.i]
-                if iri_tok.kind == "IRIREF":
+                if iri_tok[0] == "IRIREF":
                     self.i += 1
-                    self.declared[t.value[:-1]] = self.iri_of(iri_tok).value
+                    self.declared[t[1][:-1]] = self.iri_of(iri_tok).value
                 else:
                     self.fail("expected an IRI in PREFIX declaration")
             else:
                 self.fail("expected a prefix name ending in ':' after PREFIX")
-                if t.kind in ("PNAME", "ERROR"):
+                if t[0] in ("PNAME", "ERROR"):
                     self.i += 1
                 if toks[self.i].kind == "IRIREF":
                     self.i += 1
@@ -475,17 +475,17 @@ class _Parser:
         self.prologue()
         t = self.toks[self.i]
         node: QueryNode
-        if t.kind == "KEYWORD" and t.value in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
+        if t[0] == "KEYWORD" and t[1] in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
             node = self.query()
             if self.at_kw("VALUES"):
                 self.i += 1
                 node.values = self.data_block()
-        elif t.kind == "KEYWORD" and t.value in _UPDATE_START:
+        elif t[0] == "KEYWORD" and t[1] in _UPDATE_START:
             node = make_query_node("UPDATE")
             self.update()
         else:
             node = make_query_node("unknown")
-            if t.kind == _EOF_KIND:
+            if t[0] == _EOF_KIND:
                 self.fail("empty query: expected SELECT, ASK, CONSTRUCT, DESCRIBE or an update")
             else:
                 self.fail("expected SELECT, ASK, CONSTRUCT, DESCRIBE or an update")
@@ -517,7 +517,7 @@ class _Parser:
 
     def query(self) -> QueryNode:
         t = self.advance()
-        node = make_query_node(t.value)
+        node = make_query_node(t[1])
         saved_query, self.cur_query = self.cur_query, node
         try:
             self.query_body(t, node)
@@ -529,14 +529,14 @@ class _Parser:
         return node
 
     def query_body(self, t: Token, node: QueryNode) -> None:
-        if t.value == "SELECT":
+        if t[1] == "SELECT":
             self.select_clause(node)
             self.datasets(node)
             self.where_clause(node)
-        elif t.value == "ASK":
+        elif t[1] == "ASK":
             self.datasets(node)
             self.where_clause(node)
-        elif t.value == "CONSTRUCT":
+        elif t[1] == "CONSTRUCT":
             if self.at_p("{"):
                 node.template = self.template_block(("CONSTRUCT",))
                 self.datasets(node)
@@ -568,22 +568,22 @@ class _Parser:
         ``FROMNAMEDex:g`` and ``FROM NAMEDex:g`` (when ``NAMEDex:`` is not a declared prefix)."""
         while True:
             t = self.toks[self.i]
-            if t.kind == "KEYWORD" and t.value == "FROM":
+            if t[0] == "KEYWORD" and t[1] == "FROM":
                 self.i += 1
                 named = False
                 if self.at_kw("NAMED"):
                     self.i += 1
                     named = True
                 g = self.toks[self.i]
-                if not named and g.kind == "PNAME" and g.value[:5].upper() == "NAMED" \
-                        and g.value.split(":", 1)[0] not in self.declared:
+                if not named and g[0] == "PNAME" and g[1][:5].upper() == "NAMED" \
+                        and g[1].split(":", 1)[0] not in self.declared:
                     self.i += 1
                     node.datasets.append((True, self.use_iri(self.iri_of(self.glued(g, 5)))))
                     continue
                 iri = self.iri()
                 if iri is not None:
                     node.datasets.append((named, iri))
-            elif t.kind == "PNAME" and t.value[:4].upper() == "FROM" and t.value.split(":", 1)[0] not in self.declared:
+            elif t[0] == "PNAME" and t[1][:4].upper() == "FROM" and t[1].split(":", 1)[0] not in self.declared:
                 self.i += 1
                 rest = self.glued(t, 4)
                 named = rest.value[:5].upper() == "NAMED" and rest.value.split(":", 1)[0] not in self.declared
@@ -604,52 +604,52 @@ class _Parser:
 
     def where_clause(self, node: QueryNode) -> None:
         t = self.toks[self.i]
-        if t.kind == "KEYWORD" and t.value == "WHERE":
+        if t[0] == "KEYWORD" and t[1] == "WHERE":
             self.i += 1
             t = self.toks[self.i]
-        if self.where_span is None and t.kind == "PUNCT" and t.value == "{":  # mark_where
+        if self.where_span is None and t[0] == "PUNCT" and t[1] == "{":  # mark_where
             self.where_span = (self.i, self.brace_match.get(self.i))
         node.where = self.group_graph_pattern()
 
     def select_clause(self, node: QueryNode) -> None:
         toks = self.toks
         t = toks[self.i]
-        if t.kind == "KEYWORD" and (t.value == "DISTINCT" or t.value == "REDUCED"):
+        if t[0] == "KEYWORD" and (t[1] == "DISTINCT" or t[1] == "REDUCED"):
             node.modifier = self.advance().value
             t = toks[self.i]
-        if t.kind == "PUNCT" and t.value == "*":
+        if t[0] == "PUNCT" and t[1] == "*":
             self.i += 1
             node.select_all = True
             return
         while True:
             t = toks[self.i]
-            if t.kind == "VAR":
+            if t[0] == "VAR":
                 self.i += 1
-                node.projection.append((self.var(t.value), None))
+                node.projection.append((self.var(t[1]), None))
                 node.projection_tokens.append(t)
-            elif t.kind == "PUNCT" and t.value == "(":
+            elif t[0] == "PUNCT" and t[1] == "(":
                 self.i += 1
                 self.enter()
                 expr = self.expression()
                 if self.expect_kw("AS"):
                     v = self.toks[self.i]
-                    if v.kind == "VAR":
+                    if v[0] == "VAR":
                         self.i += 1
-                        node.projection.append((self.var(v.value), expr))
+                        node.projection.append((self.var(v[1]), expr))
                         node.projection_tokens.append(v)
                     else:
                         self.fail("expected a variable after AS")
                 if not self.expect_p(")"):
                     self.skip_to_close()
                 self.depth -= 1
-            elif t.kind == "KEYWORD" and (t.value in AGGREGATES or t.value in BUILTINS):
+            elif t[0] == "KEYWORD" and (t[1] in AGGREGATES or t[1] in BUILTINS):
                 # Virtuoso dialect: SELECT COUNT(?x) / SELECT DISTINCT COUNT(?x) without AS
                 self.fail("expected a variable, '(' or '*' in SELECT (an expression needs '(... AS ?var)')")
                 self.expression()
-            elif t.kind in ("IRIREF", "PNAME") and self.peek().kind == "PUNCT" and self.peek().value == "(":
+            elif t[0] in ("IRIREF", "PNAME") and self.peek().kind == "PUNCT" and self.peek().value == "(":
                 self.fail("expected a variable, '(' or '*' in SELECT (an expression needs '(... AS ?var)')")
                 self.expression()
-            elif t.kind == "KEYWORD" and t.value == "AS" and self.peek().kind == "VAR":
+            elif t[0] == "KEYWORD" and t[1] == "AS" and self.peek().kind == "VAR":
                 # Virtuoso dialect: SELECT COUNT(?x) AS ?c (no parentheses); read on to WHERE
                 self.fail("expected a variable, '(' or '*' in SELECT (an expression needs '(... AS ?var)')")
                 self.i += 2
@@ -668,11 +668,11 @@ class _Parser:
             while True:
                 t = self.toks[self.i]
                 start = self.i
-                if t.kind == "VAR":
+                if t[0] == "VAR":
                     self.i += 1
-                    self.term_at[start] = (self.i, self.var(t.value))
+                    self.term_at[start] = (self.i, self.var(t[1]))
                     node.group_by.append((self.make_expr(start, self.i), None))
-                elif t.kind == "PUNCT" and t.value == "(":
+                elif t[0] == "PUNCT" and t[1] == "(":
                     self.i += 1
                     self.enter()
                     e = self.expression()
@@ -687,7 +687,7 @@ class _Parser:
                         self.skip_to_close()
                     self.depth -= 1
                     node.group_by.append((e, alias))
-                elif t.kind in ("KEYWORD", "IRIREF", "PNAME") and (t.kind != "KEYWORD" or t.value in BUILTINS or t.value in AGGREGATES or t.value in ("NOT", "EXISTS")):
+                elif t[0] in ("KEYWORD", "IRIREF", "PNAME") and (t[0] != "KEYWORD" or t[1] in BUILTINS or t[1] in AGGREGATES or t[1] in ("NOT", "EXISTS")):
                     e = self.expression_at(self.primary)
                     if self.i == start:  # NOT without EXISTS: an error, nothing read
                         break
@@ -719,17 +719,17 @@ class _Parser:
             while True:
                 t = self.toks[self.i]
                 start = self.i
-                if t.kind == "KEYWORD" and t.value in ("ASC", "DESC"):
+                if t[0] == "KEYWORD" and t[1] in ("ASC", "DESC"):
                     self.i += 1
                     if self.at_p("("):
                         e = self.expression_at(self.primary)
                     else:
-                        self.fail("expected '(' after " + t.value)
+                        self.fail("expected '(' after " + t[1])
                         e = self.make_expr(self.i, self.i)
-                    node.order.append((t.value, e, True))
-                elif t.kind == "VAR":
+                    node.order.append((t[1], e, True))
+                elif t[0] == "VAR":
                     self.i += 1
-                    self.term_at[start] = (self.i, self.var(t.value))
+                    self.term_at[start] = (self.i, self.var(t[1]))
                     node.order.append(("ASC", self.make_expr(start, self.i), False))
                 elif self.starts_constraint():
                     e = self.constraint()
@@ -752,21 +752,21 @@ class _Parser:
 
     def integer(self) -> int | None:
         t = self.toks[self.i]
-        if t.kind == "NUMBER" and t.value.isdigit():
+        if t[0] == "NUMBER" and t[1].isdigit():
             self.i += 1
-            return int(t.value)
+            return int(t[1])
         self.fail("expected an integer")
         return None
 
     def starts_constraint(self) -> bool:
         t = self.toks[self.i]
-        if t.kind == "PUNCT":
-            return t.value == "("
-        if t.kind == "KEYWORD":
-            return t.value in BUILTINS or t.value in AGGREGATES or t.value in ("NOT", "EXISTS")
-        if t.kind in ("IRIREF", "PNAME"):
+        if t[0] == "PUNCT":
+            return t[1] == "("
+        if t[0] == "KEYWORD":
+            return t[1] in BUILTINS or t[1] in AGGREGATES or t[1] in ("NOT", "EXISTS")
+        if t[0] in ("IRIREF", "PNAME"):
             n = self.peek()
-            return n.kind == "NIL" or (n.kind == "PUNCT" and n.value == "(")
+            return n[0] == "NIL" or (n[0] == "PUNCT" and n[1] == "(")
         return False
 
     # ------------------------------------------------------------------ update
@@ -925,13 +925,13 @@ class _Parser:
     def group_graph_pattern(self) -> Group:
         group = Group()
         t = self.toks[self.i]
-        if t.kind != "PUNCT" or t.value != "{":
+        if t[0] != "PUNCT" or t[1] != "{":
             self.fail("expected '{'")
             return group
         self.i += 1
         self.enter()
         t = self.toks[self.i]
-        if t.kind == "KEYWORD" and t.value == "SELECT":
+        if t[0] == "KEYWORD" and t[1] == "SELECT":
             self.features.add("SUBQUERY")
             saved = self.ctx
             self.ctx = saved + ("SUBQUERY",)
@@ -944,7 +944,7 @@ class _Parser:
         else:
             self.group_sub(group)
         t = self.toks[self.i]
-        if t.kind != "PUNCT" or t.value != "}":
+        if t[0] != "PUNCT" or t[1] != "}":
             self.fail("expected '}'")
         else:
             self.i += 1
@@ -953,11 +953,11 @@ class _Parser:
 
     def starts_triples(self) -> bool:
         t = self.toks[self.i]
-        k = t.kind
+        k = t[0]
         if k in _TERM_START:
             return True
         if k == "PUNCT":
-            v = t.value
+            v = t[1]
             if v == "[" or v == "(":
                 return True
             if (v == "+" or v == "-") and self.peek().kind == "NUMBER":
@@ -969,18 +969,18 @@ class _Parser:
         need_dot = False  # a triples block without a final '.' was just read
         while True:
             t = self.toks[self.i]
-            k = t.kind
-            if k == _EOF_KIND or (k == "PUNCT" and t.value == "}"):
+            k = t[0]
+            if k == _EOF_KIND or (k == "PUNCT" and t[1] == "}"):
                 return
             before = self.i
-            if self.starts_triples():
+            if k in _TERM_START or self.starts_triples():
                 if need_dot:
                     self.fail("expected '.' or '}' between triple patterns")
                 need_dot = self.triples_block(els)
                 continue
             need_dot = False
             if k == "KEYWORD":
-                v = t.value
+                v = t[1]
                 if v in ("OPTIONAL", "MINUS"):
                     self.i += 1
                     self.features.add(v)
@@ -1057,7 +1057,7 @@ class _Parser:
                     return
                 else:
                     self.fail(f"unexpected keyword {v} in a graph pattern")
-            elif k == "PUNCT" and t.value == "{":
+            elif k == "PUNCT" and t[1] == "{":
                 close = self.brace_match.get(self.i)
                 after = self.toks[close + 1] if close is not None else None
                 if after is not None and after.kind == "KEYWORD" and after.value == "UNION":
@@ -1099,26 +1099,26 @@ class _Parser:
             break
         if target is None:
             target = []
-            els.append(BgpElement("bgp", target))
+            els.append(_new_token(BgpElement, ("bgp", target)))  # BgpElement("bgp", target)
         saved, self.cur_bgp = self.cur_bgp, target
         toks = self.toks
         try:
             self.statement(True)
             while True:
                 t = toks[self.i]
-                if t.kind == "PUNCT" and t.value == ".":
+                if t[0] == "PUNCT" and t[1] == ".":
                     self.i += 1
                     t = toks[self.i]
-                    if t.kind not in _TERM_START and not self.starts_triples():
+                    if t[0] not in _TERM_START and not self.starts_triples():
                         return False
                     self.statement(True)
-                elif t.kind == "NUMBER" and t.value[0] == "." and t.value[1:2].isdigit():
+                elif t[0] == "NUMBER" and t[1][0] == "." and t[1][1:2].isdigit():
                     # '?o .421 :p ?x': pyoxigraph reads '?o . 421 :p ?x' (a DECIMAL for W3C)
                     self.i += 1
                     if not self.starts_verb(True):
                         self.fail("expected a predicate")
                         return True
-                    self.property_list(_number(t.value[1:]), True)
+                    self.property_list(_number(t[1][1:]), True)
                 else:
                     return True
         finally:
@@ -1412,11 +1412,11 @@ class _Parser:
         t = self.toks[self.i]
         variables: list[Var] = []
         rows: list[tuple] = []
-        if t.kind == "VAR":
+        if t[0] == "VAR":
             self.i += 1
-            variables.append(self.var(t.value))
+            variables.append(self.var(t[1]))
             single = True
-        elif t.kind == "NIL":
+        elif t[0] == "NIL":
             self.i += 1
             single = False
         elif self.at_p("("):
@@ -1472,10 +1472,10 @@ class _Parser:
 
     def data_value(self) -> tuple[Any, bool]:
         t = self.toks[self.i]
-        if t.kind == "KEYWORD" and t.value == "UNDEF":
+        if t[0] == "KEYWORD" and t[1] == "UNDEF":
             self.i += 1
             return None, True
-        if t.kind in ("IRIREF", "PNAME"):
+        if t[0] in ("IRIREF", "PNAME"):
             self.i += 1
             return self.use_iri(self.iri_of(t)), True
         lit = self.literal()
@@ -1533,13 +1533,13 @@ class _Parser:
     def rel_expr(self) -> None:
         self.add_expr()
         t = self.toks[self.i]
-        if t.kind == "PUNCT" and t.value in _REL_OPS:
+        if t[0] == "PUNCT" and t[1] in _REL_OPS:
             self.i += 1
             if self.cur_ops is not None:
-                self.cur_ops.append(t.value)
+                self.cur_ops.append(t[1])
             self.add_expr()
-        elif t.kind == "KEYWORD" and (t.value == "IN" or (t.value == "NOT" and self.peek().kind == "KEYWORD" and self.peek().value == "IN")):
-            op = "IN" if t.value == "IN" else "NOT IN"
+        elif t[0] == "KEYWORD" and (t[1] == "IN" or (t[1] == "NOT" and self.peek().kind == "KEYWORD" and self.peek().value == "IN")):
+            op = "IN" if t[1] == "IN" else "NOT IN"
             self.i += 1 if op == "IN" else 2
             if self.cur_ops is not None:
                 self.cur_ops.append(op)
@@ -1568,7 +1568,7 @@ class _Parser:
         self.mul_expr()
         while True:
             t = self.toks[self.i]
-            if t.kind == "PUNCT" and t.value in ("+", "-"):
+            if t[0] == "PUNCT" and t[1] in ("+", "-"):
                 self.i += 1
                 self.mul_expr()
             else:
@@ -1578,7 +1578,7 @@ class _Parser:
         self.unary_expr()
         while True:
             t = self.toks[self.i]
-            if t.kind == "PUNCT" and t.value in ("*", "/"):
+            if t[0] == "PUNCT" and t[1] in ("*", "/"):
                 self.i += 1
                 self.unary_expr()
             else:
@@ -1586,23 +1586,23 @@ class _Parser:
 
     def unary_expr(self) -> None:
         t = self.toks[self.i]
-        if t.kind == "PUNCT" and t.value in ("!", "+", "-"):
+        if t[0] == "PUNCT" and t[1] in ("!", "+", "-"):
             self.i += 1
             self.enter()
-            self.unary_expr() if t.value == "!" else self.primary()
+            self.unary_expr() if t[1] == "!" else self.primary()
             self.depth -= 1
             return
         self.primary()
 
     def primary(self) -> None:
         t = self.toks[self.i]
-        k = t.kind
+        k = t[0]
         start = self.i
         if k == "VAR":
             self.i += 1
-            self.term_at[start] = (self.i, self.var(t.value))
+            self.term_at[start] = (self.i, self.var(t[1]))
             return
-        if k == "PUNCT" and t.value == "(":
+        if k == "PUNCT" and t[1] == "(":
             self.i += 1
             self.enter()
             self.or_expr()
@@ -1615,9 +1615,9 @@ class _Parser:
             iri = self.use_iri(self.iri_of(t))
             self.term_at[start] = (self.i, iri)
             n = self.toks[self.i]
-            if n.kind == "NIL":
+            if n[0] == "NIL":
                 self.i += 1
-            elif n.kind == "PUNCT" and n.value == "(":
+            elif n[0] == "PUNCT" and n[1] == "(":
                 self.i += 1
                 self.enter()
                 if self.at_kw("DISTINCT"):
@@ -1635,7 +1635,7 @@ class _Parser:
             self.term_at[start] = (self.i, lit)
             return
         if k == "KEYWORD":
-            v = t.value
+            v = t[1]
             if v in AGGREGATES:
                 self.aggregate()
                 return
@@ -1654,9 +1654,9 @@ class _Parser:
                 self.i += 1
                 if self.expect_p("("):
                     vt = self.toks[self.i]
-                    if vt.kind == "VAR":
+                    if vt[0] == "VAR":
                         self.i += 1
-                        self.term_at[self.i - 1] = (self.i, self.var(vt.value))
+                        self.term_at[self.i - 1] = (self.i, self.var(vt[1]))
                     else:
                         self.fail("expected a variable in BOUND(...)")
                     if not self.expect_p(")"):
