@@ -515,3 +515,35 @@ def test_fast_constructors_make_the_dataclass_instances():
         assert node.projection is not T.make_query_node(name).projection  # fresh lists
 
     check()
+
+
+def test_tokens_handed_out_are_tokens():
+    """The parser reads plain tuples (kgqa.sparql.parser._tokens) but the tokens it hands out
+    (expression items, projection tokens) are Tokens, with or without a prologue seen before."""
+    from kgqa.sparql import Token
+    from kgqa.sparql.analyzer import _analyze
+    from kgqa.sparql.tree import Expr, Group
+
+    def tokens(x, out):
+        if isinstance(x, tuple) and len(x) == 4 and isinstance(x[0], str) and isinstance(x[2], int):
+            out.append(x)
+        elif isinstance(x, Expr):
+            for it in x.items:
+                tokens(it, out)
+        elif isinstance(x, Group):
+            for el in x.elements:
+                tokens(el, out)
+        elif isinstance(x, (list, tuple)):
+            for it in x:
+                tokens(it, out)
+        return out
+
+    q = ("PREFIX dbo: <http://dbpedia.org/ontology/> SELECT ?x (COUNT(?y) + 1 AS ?n) WHERE { ?x dbo:p ?y "
+         "FILTER(?y > 3 && NOT EXISTS { ?y dbo:q ?z FILTER(?z != 'a') }) BIND(STR(?x) AS ?s) } "
+         "GROUP BY ?x (LCASE(?x) AS ?l) HAVING (COUNT(?y) > 1) ORDER BY DESC(?n) ?x")
+    for _ in range(2):
+        node = _analyze(q, {}).tree
+        found = tokens([e for _, e in node.projection] + [e for e, _ in node.group_by] + node.having
+                       + [e for _, e, _ in node.order] + [node.where], [])
+        found += node.projection_tokens
+        assert len(found) > 20 and all(type(t) is Token for t in found)

@@ -187,9 +187,9 @@ def _reference_braces(tokens):
     """Each '{' token's index -> the index of the '}' closing it, from the tokens alone."""
     out, stack = {}, []
     for k, t in enumerate(tokens):
-        if t.kind == "PUNCT" and t.value == "{":
+        if tuple(t) == ("PUNCT", "{", t[2], t[3]):
             stack.append(k)
-        elif t.kind == "PUNCT" and t.value == "}" and stack:
+        elif tuple(t) == ("PUNCT", "}", t[2], t[3]) and stack:
             out[stack.pop()] = k
     return out
 

@@ -223,7 +223,7 @@ def _analyze(query: str, prefixes: dict) -> QueryInfo:
         if _strict():
             raise
         p.error = f"internal error in the analyzer: {exc!r}"
-        p.error_offset = p.tok.start if p.i < len(p.toks) else len(query)
+        p.error_offset = p.tok[2] if p.i < len(p.toks) else len(query)
     if node is None:  # the parse stopped early
         node = QueryNode()
     try:

@@ -255,13 +255,15 @@ def tokenize(text: str, trivia: bool = False) -> list[Token]:
 
 
 def _tokenize(text: str, trivia: bool, pos: int, braces: dict[int, int] | None = None,
-              base: int = 0) -> list[Token]:
+              base: int = 0, plain: bool = False) -> list[Token]:
     """The tokens of ``text`` from offset ``pos`` on, which must be where a token (or, without
     ``trivia``, blanks before one) begins: then they are the tail of ``tokenize(text)``.
 
     With ``braces`` (a dict), each ``{`` token's index is mapped there to the index of the
     ``}`` token that closes it (innermost first; an unclosed ``{`` is left out, an unopened
-    ``}`` ignored), indices counted from ``base`` for the first token returned."""
+    ``}`` ignored), indices counted from ``base`` for the first token returned. With
+    ``plain``, each token is a plain tuple ``(kind, value, start, end)`` equal to its
+    :class:`Token` (the parser's own tokens: a Token costs a second object and a call)."""
     out: list[Token] = []
     opened: list[int] = []  # indices of the '{' not closed yet
     append = out.append
@@ -274,52 +276,48 @@ def _tokenize(text: str, trivia: bool, pos: int, braces: dict[int, int] | None =
         s = m.end(1)
         e = m.end()
         if g == "PNAME" or g == "PUNCT":  # the most frequent kinds first, without a look-up
-            append(new(T, (g, text[s:e], s, e)))
-            continue
-        if g == "NAME" or g == "NAME_ANY":
+            tok = (g, text[s:e], s, e)
+        elif g == "NAME" or g == "NAME_ANY":
             word = text[s:e]
             kv = words.get(word, False)
             if kv is False:
                 kv = _word_token(word)
             if kv is not None:
-                append(new(T, (kv[0], kv[1], s, e)))
+                tok = (kv[0], kv[1], s, e)
             else:
                 parts = _split_keywords(word.upper()) if len(word) <= 64 else None
                 if parts is None:
-                    append(new(T, ("ERROR", word, s, e)))
+                    tok = ("ERROR", word, s, e)
                 else:
                     for kw, off in parts:
-                        append(new(T, ("KEYWORD", kw, s + off, s + off + len(kw))))
-            continue
-        if g == "PUNCT_LBRACE":
+                        tok = ("KEYWORD", kw, s + off, s + off + len(kw))
+                        append(tok if plain else new(T, tok))
+                    continue
+        elif g == "PUNCT_LBRACE":
             if braces is not None:
                 opened.append(base + len(out))
-            append(new(T, ("PUNCT", "{", s, e)))
-            continue
-        if g == "PUNCT_RBRACE":
+            tok = ("PUNCT", "{", s, e)
+        elif g == "PUNCT_RBRACE":
             if braces is not None and opened:
                 braces[opened.pop()] = base + len(out)
-            append(new(T, ("PUNCT", "}", s, e)))
-            continue
-        if g == "IRIREF":
+            tok = ("PUNCT", "}", s, e)
+        elif g == "IRIREF":
             body = text[s + 1 : e - 1]
-            append(new(T, (g, decode_codepoint_escapes(body) if "\\" in body else body, s, e)))
-            continue
-        if g == "VAR":
-            append(new(T, (g, text[s + 1 : e], s, e)))
-            continue
-        kind = verbatim.get(g)
-        if kind is not None:
-            append(new(T, (kind, text[s:e], s, e)))
+            tok = (g, decode_codepoint_escapes(body) if "\\" in body else body, s, e)
+        elif g == "VAR":
+            tok = (g, text[s + 1 : e], s, e)
+        elif g in verbatim:
+            tok = (verbatim[g], text[s:e], s, e)
         elif g in _STRING_KINDS:
             q = _STRING_KINDS[g]
-            append(new(T, ("STRING", text[s + q : e - q], s, e)))
+            tok = ("STRING", text[s + q : e - q], s, e)
         elif g == "LANGTAG" or g == "BNODE":
-            append(new(T, (g, text[s + (1 if g == "LANGTAG" else 2) : e], s, e)))
+            tok = (g, text[s + (1 if g == "LANGTAG" else 2) : e], s, e)
         elif g == "UNTERMINATED":
-            append(new(T, ("ERROR", text[s:e], s, e)))
+            tok = ("ERROR", text[s:e], s, e)
         else:  # END: only blanks/comments were left
             break
+        append(tok if plain else new(T, tok))
     return out
 
 

@@ -108,11 +108,13 @@ _HEADS_MAX = 1024
 def _tokens(text: str) -> tuple[list[Token], _Head | None, dict[int, int]]:
     """``tokenize(text)`` (a new list), reusing the tokens of a PREFIX prologue seen before,
     that prologue's :class:`_Head` (None if the text does not start with one), and the
-    matching braces (the index of each ``{`` token mapped to that of the ``}`` closing it)."""
+    matching braces (the index of each ``{`` token mapped to that of the ``}`` closing it).
+    The tokens after the prologue are plain tuples, each equal to its :class:`Token`; the
+    parser reads them by index and makes a Token of those it hands out (:func:`_token`)."""
     braces: dict[int, int] = {}
     m = _PROLOGUE.match(text)
     if m is None:
-        return _tokenize(text, False, 0, braces), None, braces
+        return _tokenize(text, False, 0, braces, 0, True), None, braces
     key = m.group()
     head = _HEADS.get(key)
     if head is None:
@@ -120,7 +122,7 @@ def _tokens(text: str) -> tuple[list[Token], _Head | None, dict[int, int]]:
             _HEADS.clear()
         head = _HEADS[key] = _Head(tokenize(key))
     head_tokens = head.tokens  # a prologue has no braces
-    return head_tokens + _tokenize(text, False, m.end(), braces, len(head_tokens)), head, braces
+    return head_tokens + _tokenize(text, False, m.end(), braces, len(head_tokens), True), head, braces
 
 
 # IRIs met so far, shared between parses (they are immutable and benchmarks repeat them);
@@ -136,12 +138,18 @@ def _new_iri(value: str) -> IRI:
     return iri
 
 
+def _token(t: tuple) -> Token:
+    """``t`` as a :class:`Token`: the parser's tokens are plain tuples (see :func:`_tokens`),
+    those it hands out (in expressions, projections) Tokens."""
+    return t if type(t) is Token else _new_token(Token, t)
+
+
 def _describe(tok: Token) -> str:
-    if tok.kind == _EOF_KIND:
+    if tok[0] == _EOF_KIND:
         return "end of query"
-    if tok.kind in ("KEYWORD", "PUNCT", "A", "NIL", "ANON"):
-        return repr(tok.value)
-    return f"{tok.kind} {tok.value!r}"
+    if tok[0] in ("KEYWORD", "PUNCT", "A", "NIL", "ANON"):
+        return repr(tok[1])
+    return f"{tok[0]} {tok[1]!r}"
 
 
 class _Parser:
@@ -200,7 +208,8 @@ class _Parser:
     # ------------------------------------------------------------------ helpers
 
     @property
-    def tok(self) -> Token:
+    def tok(self) -> tuple:
+        """The token at the cursor (a plain tuple, see :func:`_tokens`)."""
         return self.toks[self.i]
 
     def peek(self, k: int = 1) -> Token:
@@ -226,11 +235,11 @@ class _Parser:
         if self.error is not None:
             return
         tok = tok or self.toks[self.i]
-        off = tok.start
+        off = tok[2]
         line = self.text.count("\n", 0, off) + 1
         col = off - (self.text.rfind("\n", 0, off) + 1) + 1
         found = _describe(tok)
-        if tok.kind == _EOF_KIND:
+        if tok[0] == _EOF_KIND:
             message += " (the query is truncated)"
         self.error = f"{message}, found {found} at offset {off} (line {line}, column {col})"
         self.error_offset = off
@@ -259,7 +268,7 @@ class _Parser:
         """Source text of tokens[start:end]."""
         if end <= start:
             return ""
-        return self.text[self.toks[start].start : self.toks[end - 1].end]
+        return self.text[self.toks[start][2] : self.toks[end - 1][3]]
 
     def fresh_bnode(self) -> BNode:
         self.bnodes += 1
@@ -278,18 +287,18 @@ class _Parser:
         depth = 0
         while True:
             t = self.toks[self.i]
-            if t.kind == _EOF_KIND:
+            if t[0] == _EOF_KIND:
                 return
-            if t.kind == "PUNCT":
-                if t.value == "(":
+            if t[0] == "PUNCT":
+                if t[1] == "(":
                     depth += 1
-                elif t.value == ")":
+                elif t[1] == ")":
                     self.i += 1
                     if depth == 0:
                         return
                     depth -= 1
                     continue
-                elif t.value == "}" or t.value == "{":
+                elif t[1] == "}" or t[1] == "{":
                     return
             self.i += 1
 
@@ -366,9 +375,9 @@ class _Parser:
         if t[0] == "BOOLEAN":
             self.i += 1
             return Literal(t[1], XSD_BOOLEAN)
-        if t[0] == "PUNCT" and t[1] in ("+", "-") and self.peek().kind == "NUMBER":
+        if t[0] == "PUNCT" and t[1] in ("+", "-") and self.peek()[0] == "NUMBER":
             self.i += 2
-            lit = _number(self.toks[self.i - 1].value)
+            lit = _number(self.toks[self.i - 1][1])
             return Literal(("-" if t[1] == "-" else "") + lit.value, lit.datatype)
         return None
 
@@ -451,7 +460,7 @@ class _Parser:
             elif k == "PNAME" and t[1][:6].upper() == "PREFIX" and t[1].endswith(":") \
                     and t[1].count(":") == 1:
                 # 'PREFIXdbo:' -- pyoxigraph reads 'PREFIX dbo:'
-                t = Token("PNAME", t[1][6:], t.start + 6, t.end)
+                t = Token("PNAME", t[1][6:], t[2] + 6, t[3])
             else:
                 return
             if t[0] == "PNAME" and t[1].endswith(":") and t[1].count(":") == 1:
@@ -466,7 +475,7 @@ class _Parser:
                 self.fail("expected a prefix name ending in ':' after PREFIX")
                 if t[0] in ("PNAME", "ERROR"):
                     self.i += 1
-                if toks[self.i].kind == "IRIREF":
+                if toks[self.i][0] == "IRIREF":
                     self.i += 1
 
     # ------------------------------------------------------------------ top level
@@ -489,7 +498,7 @@ class _Parser:
                 self.fail("empty query: expected SELECT, ASK, CONSTRUCT, DESCRIBE or an update")
             else:
                 self.fail("expected SELECT, ASK, CONSTRUCT, DESCRIBE or an update")
-        if self.toks[self.i].kind != _EOF_KIND:
+        if self.toks[self.i][0] != _EOF_KIND:
             if node.form != "unknown":
                 self.fail("unexpected text after the end of the query")
             self.harvest(node)
@@ -498,12 +507,12 @@ class _Parser:
     def harvest(self, node: QueryNode) -> None:
         """Recovery: read whatever is left as group content, to collect its patterns."""
         group = Group()
-        while self.toks[self.i].kind != _EOF_KIND:
+        while self.toks[self.i][0] != _EOF_KIND:
             before = self.i
             if self.at_p("}"):
                 self.i += 1
                 continue
-            if self.toks[self.i].kind == "KEYWORD" and self.toks[self.i].value in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
+            if self.toks[self.i][0] == "KEYWORD" and self.toks[self.i][1] in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
                 sub = self.query()
                 if node.form == "unknown":
                     node.form = sub.form
@@ -554,7 +563,7 @@ class _Parser:
                 self.i += 1
                 node.select_all = True
             else:
-                while self.toks[self.i].kind in ("VAR", "IRIREF", "PNAME"):
+                while self.toks[self.i][0] in ("VAR", "IRIREF", "PNAME"):
                     node.describe.append(self.var_or_iri())
                 if not node.describe:
                     self.fail("expected variables, IRIs or '*' after DESCRIBE")
@@ -586,7 +595,7 @@ class _Parser:
             elif t[0] == "PNAME" and t[1][:4].upper() == "FROM" and t[1].split(":", 1)[0] not in self.declared:
                 self.i += 1
                 rest = self.glued(t, 4)
-                named = rest.value[:5].upper() == "NAMED" and rest.value.split(":", 1)[0] not in self.declared
+                named = rest[1][:5].upper() == "NAMED" and rest[1].split(":", 1)[0] not in self.declared
                 node.datasets.append((named, self.use_iri(self.iri_of(self.glued(rest, 5) if named else rest))))
             else:
                 return
@@ -594,7 +603,7 @@ class _Parser:
     @staticmethod
     def glued(t: Token, k: int) -> Token:
         """The prefixed name after the first ``k`` characters of a PNAME token (``FROMex:g``)."""
-        return Token("PNAME", t.value[k:], t.start + k, t.end)
+        return Token("PNAME", t[1][k:], t[2] + k, t[3])
 
     def mark_where(self) -> None:
         """Record the first WHERE group met (the top-level one: it is entered before any
@@ -615,7 +624,7 @@ class _Parser:
         toks = self.toks
         t = toks[self.i]
         if t[0] == "KEYWORD" and (t[1] == "DISTINCT" or t[1] == "REDUCED"):
-            node.modifier = self.advance().value
+            node.modifier = self.advance()[1]
             t = toks[self.i]
         if t[0] == "PUNCT" and t[1] == "*":
             self.i += 1
@@ -626,7 +635,7 @@ class _Parser:
             if t[0] == "VAR":
                 self.i += 1
                 node.projection.append((self.var(t[1]), None))
-                node.projection_tokens.append(t)
+                node.projection_tokens.append(_token(t))
             elif t[0] == "PUNCT" and t[1] == "(":
                 self.i += 1
                 self.enter()
@@ -636,7 +645,7 @@ class _Parser:
                     if v[0] == "VAR":
                         self.i += 1
                         node.projection.append((self.var(v[1]), expr))
-                        node.projection_tokens.append(v)
+                        node.projection_tokens.append(_token(v))
                     else:
                         self.fail("expected a variable after AS")
                 if not self.expect_p(")"):
@@ -646,10 +655,10 @@ class _Parser:
                 # Virtuoso dialect: SELECT COUNT(?x) / SELECT DISTINCT COUNT(?x) without AS
                 self.fail("expected a variable, '(' or '*' in SELECT (an expression needs '(... AS ?var)')")
                 self.expression()
-            elif t[0] in ("IRIREF", "PNAME") and self.peek().kind == "PUNCT" and self.peek().value == "(":
+            elif t[0] in ("IRIREF", "PNAME") and self.peek()[0] == "PUNCT" and self.peek()[1] == "(":
                 self.fail("expected a variable, '(' or '*' in SELECT (an expression needs '(... AS ?var)')")
                 self.expression()
-            elif t[0] == "KEYWORD" and t[1] == "AS" and self.peek().kind == "VAR":
+            elif t[0] == "KEYWORD" and t[1] == "AS" and self.peek()[0] == "VAR":
                 # Virtuoso dialect: SELECT COUNT(?x) AS ?c (no parentheses); read on to WHERE
                 self.fail("expected a variable, '(' or '*' in SELECT (an expression needs '(... AS ?var)')")
                 self.i += 2
@@ -659,7 +668,7 @@ class _Parser:
             self.fail("expected a variable, '(' or '*' in SELECT")
 
     def solution_modifiers(self, node: QueryNode) -> None:
-        if self.toks[self.i].kind != "KEYWORD":  # none follows
+        if self.toks[self.i][0] != "KEYWORD":  # none follows
             return
         if self.at_kw("GROUP"):
             self.i += 1
@@ -679,8 +688,8 @@ class _Parser:
                     alias = None
                     if self.at_kw("AS"):
                         self.i += 1
-                        if self.toks[self.i].kind == "VAR":
-                            alias = self.var(self.advance().value)
+                        if self.toks[self.i][0] == "VAR":
+                            alias = self.var(self.advance()[1])
                         else:
                             self.fail("expected a variable after AS")
                     if not self.expect_p(")"):
@@ -775,13 +784,13 @@ class _Parser:
         while True:
             self.prologue()
             t = self.toks[self.i]
-            if t.kind == _EOF_KIND:
+            if t[0] == _EOF_KIND:
                 return
-            if t.kind != "KEYWORD" or t.value not in _UPDATE_START:
+            if t[0] != "KEYWORD" or t[1] not in _UPDATE_START:
                 self.fail("expected an update operation")
                 return
             self.i += 1
-            op = t.value
+            op = t[1]
             if op == "LOAD":
                 self.silent()
                 self.iri()
@@ -794,7 +803,7 @@ class _Parser:
                 if self.at_kw("GRAPH"):
                     self.i += 1
                     self.iri()
-                elif self.toks[self.i].kind == "KEYWORD" and self.toks[self.i].value in ("DEFAULT", "NAMED", "ALL"):
+                elif self.toks[self.i][0] == "KEYWORD" and self.toks[self.i][1] in ("DEFAULT", "NAMED", "ALL"):
                     self.i += 1
                 else:
                     self.fail("expected GRAPH, DEFAULT, NAMED or ALL")
@@ -874,7 +883,7 @@ class _Parser:
         self.enter()
         while True:
             t = self.toks[self.i]
-            if t.kind == _EOF_KIND or self.at_p("}"):
+            if t[0] == _EOF_KIND or self.at_p("}"):
                 break
             before = self.i
             if self.at_kw("GRAPH"):
@@ -898,7 +907,7 @@ class _Parser:
             return out
         self.enter()
         start = len(self.template)
-        while self.toks[self.i].kind != _EOF_KIND and not self.at_p("}"):
+        while self.toks[self.i][0] != _EOF_KIND and not self.at_p("}"):
             before = self.i
             self.template_triples(ctx)
             if self.i == before:
@@ -960,7 +969,7 @@ class _Parser:
             v = t[1]
             if v == "[" or v == "(":
                 return True
-            if (v == "+" or v == "-") and self.peek().kind == "NUMBER":
+            if (v == "+" or v == "-") and self.peek()[0] == "NUMBER":
                 return True
         return False
 
@@ -1037,8 +1046,8 @@ class _Parser:
                         e = self.expression()
                         target = None
                         if self.expect_kw("AS"):
-                            if self.toks[self.i].kind == "VAR":
-                                target = self.var(self.advance().value)
+                            if self.toks[self.i][0] == "VAR":
+                                target = self.var(self.advance()[1])
                             else:
                                 self.fail("expected a variable after AS")
                         if not self.expect_p(")"):
@@ -1060,7 +1069,7 @@ class _Parser:
             elif k == "PUNCT" and t[1] == "{":
                 close = self.brace_match.get(self.i)
                 after = self.toks[close + 1] if close is not None else None
-                if after is not None and after.kind == "KEYWORD" and after.value == "UNION":
+                if after is not None and after[0] == "KEYWORD" and after[1] == "UNION":
                     self.features.add("UNION")
                     branches = []
                     saved = self.ctx
@@ -1254,7 +1263,7 @@ class _Parser:
 
     def graph_node(self, paths: bool) -> Any:
         t = self.toks[self.i]
-        if t.kind == "PUNCT" and t.value == "[":
+        if t[0] == "PUNCT" and t[1] == "[":
             self.i += 1
             self.enter()
             b = self.fresh_bnode()
@@ -1265,11 +1274,11 @@ class _Parser:
             self.expect_p("]")
             self.depth -= 1
             return b
-        if t.kind == "PUNCT" and t.value == "(":
+        if t[0] == "PUNCT" and t[1] == "(":
             self.i += 1
             self.enter()
             items = []
-            while not self.at_p(")") and self.toks[self.i].kind != _EOF_KIND:
+            while not self.at_p(")") and self.toks[self.i][0] != _EOF_KIND:
                 before = self.i
                 item = self.graph_node(paths)
                 if item is None:
@@ -1342,17 +1351,17 @@ class _Parser:
         if prim is None:
             return None
         t = self.toks[self.i]
-        if t.kind == "PUNCT" and t.value in ("?", "*", "+"):
+        if t[0] == "PUNCT" and t[1] in ("?", "*", "+"):
             self.i += 1
-            prim += t.value
+            prim += t[1]
         return ("^" + prim) if inverse else prim
 
     def path_iri(self, iris: list) -> str | None:
         t = self.toks[self.i]
-        if t.kind == "A":
+        if t[0] == "A":
             self.i += 1
             iri = RDF_TYPE
-        elif t.kind in ("IRIREF", "PNAME"):
+        elif t[0] in ("IRIREF", "PNAME"):
             self.i += 1
             iri = self.iri_of(t)
         else:
@@ -1364,7 +1373,7 @@ class _Parser:
 
     def path_primary(self, iris: list) -> str | None:
         t = self.toks[self.i]
-        if t.kind == "PUNCT" and t.value == "(":
+        if t[0] == "PUNCT" and t[1] == "(":
             self.i += 1
             self.enter()
             inner = self.path_alt(iris)
@@ -1374,7 +1383,7 @@ class _Parser:
             if not self.expect_p(")"):
                 return None
             return "(" + inner + ")"
-        if t.kind == "PUNCT" and t.value == "!":
+        if t[0] == "PUNCT" and t[1] == "!":
             self.i += 1
             if self.at_p("("):
                 self.i += 1
@@ -1391,7 +1400,7 @@ class _Parser:
                 if not self.expect_p(")"):
                     return None
                 return "!(" + "|".join(parts) + ")"
-            if self.toks[self.i].kind == "NIL":
+            if self.toks[self.i][0] == "NIL":
                 self.i += 1
                 return "!()"
             one = self.path_one_in_set(iris)
@@ -1421,8 +1430,8 @@ class _Parser:
             single = False
         elif self.at_p("("):
             self.i += 1
-            while self.toks[self.i].kind == "VAR":
-                variables.append(self.var(self.advance().value))
+            while self.toks[self.i][0] == "VAR":
+                variables.append(self.var(self.advance()[1]))
             if not self.expect_p(")"):
                 self.skip_to_close()
             single = False
@@ -1431,7 +1440,7 @@ class _Parser:
             return None
         if not self.expect_p("{"):
             return None
-        while self.toks[self.i].kind != _EOF_KIND and not self.at_p("}"):
+        while self.toks[self.i][0] != _EOF_KIND and not self.at_p("}"):
             before = self.i
             if single:
                 val, ok = self.data_value()
@@ -1440,7 +1449,7 @@ class _Parser:
                     self.i += 1
                     continue
                 rows.append((val,))
-            elif self.toks[self.i].kind == "NIL":
+            elif self.toks[self.i][0] == "NIL":
                 self.i += 1
                 if variables:
                     self.fail(f"VALUES row has 0 values for {len(variables)} variables", self.toks[before])
@@ -1448,7 +1457,7 @@ class _Parser:
             elif self.at_p("("):
                 self.i += 1
                 row = []
-                while not self.at_p(")") and self.toks[self.i].kind != _EOF_KIND:
+                while not self.at_p(")") and self.toks[self.i][0] != _EOF_KIND:
                     val, ok = self.data_value()
                     if not ok:
                         self.fail("expected an IRI, a literal or UNDEF in VALUES")
@@ -1492,7 +1501,7 @@ class _Parser:
         while k < end:
             if k in group_at:
                 e, g = group_at[k]
-                items.append(toks[k])
+                items.append(_token(toks[k]))
                 items.append(g)
                 k = e
             elif k in term_at:
@@ -1500,7 +1509,7 @@ class _Parser:
                 items.append(term)
                 k = e
             else:
-                items.append(toks[k])
+                items.append(_token(toks[k]))
                 k += 1
         return Expr(self.source(start, end), items)
 
@@ -1538,7 +1547,7 @@ class _Parser:
             if self.cur_ops is not None:
                 self.cur_ops.append(t[1])
             self.add_expr()
-        elif t[0] == "KEYWORD" and (t[1] == "IN" or (t[1] == "NOT" and self.peek().kind == "KEYWORD" and self.peek().value == "IN")):
+        elif t[0] == "KEYWORD" and (t[1] == "IN" or (t[1] == "NOT" and self.peek()[0] == "KEYWORD" and self.peek()[1] == "IN")):
             op = "IN" if t[1] == "IN" else "NOT IN"
             self.i += 1 if op == "IN" else 2
             if self.cur_ops is not None:
@@ -1547,7 +1556,7 @@ class _Parser:
 
     def expression_list(self) -> int:
         """NIL | '(' Expression ( ',' Expression )* ')'; returns the number of expressions."""
-        if self.toks[self.i].kind == "NIL":
+        if self.toks[self.i][0] == "NIL":
             self.i += 1
             return 0
         if not self.expect_p("("):
@@ -1639,7 +1648,7 @@ class _Parser:
             if v in AGGREGATES:
                 self.aggregate()
                 return
-            if v == "EXISTS" or (v == "NOT" and self.peek().kind == "KEYWORD" and self.peek().value == "EXISTS"):
+            if v == "EXISTS" or (v == "NOT" and self.peek()[0] == "KEYWORD" and self.peek()[1] == "EXISTS"):
                 label = "EXISTS" if v == "EXISTS" else "NOT EXISTS"
                 self.i += 1 if v == "EXISTS" else 2
                 self.features.add(label)
@@ -1665,7 +1674,7 @@ class _Parser:
             if v in BUILTINS:
                 self.i += 1
                 lo, hi = BUILTINS[v]
-                if self.toks[self.i].kind == "NIL":
+                if self.toks[self.i][0] == "NIL":
                     self.i += 1
                     n = 0
                 elif self.at_p("("):
@@ -1681,7 +1690,7 @@ class _Parser:
 
     def aggregate(self) -> None:
         t = self.advance()
-        fn = t.value
+        fn = t[1]
         self.features.add("AGGREGATE")
         if self.cur_query is not None:
             self.cur_query.aggregated = True
@@ -1703,9 +1712,9 @@ class _Parser:
             self.i += 1
             if self.expect_kw("SEPARATOR") and self.expect_p("="):
                 s = self.toks[self.i]
-                if s.kind == "STRING":
+                if s[0] == "STRING":
                     self.i += 1
-                    separator = unescape_string(s.value)[0]
+                    separator = unescape_string(s[1])[0]
                 else:
                     self.fail("expected a string after SEPARATOR =")
         if not self.expect_p(")"):
