@@ -194,7 +194,7 @@ def analyze(query: str, prefixes: dict[str, str] | None = None) -> QueryInfo:
 
 @functools.lru_cache(maxsize=8192)
 def _analyze_cached(query: str, prefixes: tuple) -> QueryInfo:
-    return _analyze(query, dict(prefixes))
+    return _analyze(query, dict(prefixes) if prefixes else None)
 
 
 #: Set this environment variable to ``1`` (the test suite does) and an analyzer bug raises
@@ -206,7 +206,7 @@ def _strict() -> bool:
     return os.environ.get(STRICT_ENV) == "1"
 
 
-def _analyze(query: str, prefixes: dict) -> QueryInfo:
+def _analyze(query: str, prefixes: dict | None) -> QueryInfo:
     """Parse (grammar, with the validity checks as it goes) then build the facts. A bug in
     either is never disguised as an ordinary parse error: the result's error says
     ``internal error in the analyzer`` (it replaces any parse error found before), and with

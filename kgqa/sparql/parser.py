@@ -11,6 +11,8 @@ and keeps reading. Facts (entities, predicates, ...) are derived from what it co
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import urljoin
 
@@ -101,6 +103,8 @@ class _Head:
         self.declared: dict[str, str] | None = None
 
 
+_NO_PREFIXES: Mapping[str, str] = MappingProxyType({})
+
 _HEADS: dict[str, _Head] = {}
 _HEADS_MAX = 1024
 
@@ -166,16 +170,17 @@ class _Parser:
     def __init__(self, text: str, extra: dict[str, str] | None):
         self.text = text
         toks, self.head, self.brace_match = _tokens(text)
-        toks.append(_new_token(Token, (_EOF_KIND, "", len(text), len(text))))
+        toks.append((_EOF_KIND, "", len(text), len(text)))
         self.toks = toks
         self.i = 0
-        self.extra = extra or {}
+        self.extra = extra or _NO_PREFIXES  # read only
         self.error: str | None = None
         self.error_offset: int | None = None
         self.base: str | None = None
         self.declared: dict[str, str] = {}
-        self.undeclared: dict[str, None] = {}
-        self.unresolved: dict[str, None] = {}
+        # what few queries have starts as () and becomes a list or dict when first added to
+        self.undeclared: dict[str, None] | tuple = ()
+        self.unresolved: dict[str, None] | tuple = ()
         self.ctx: tuple = ()
         self.depth = 0
         self.bnodes = 0
@@ -185,16 +190,16 @@ class _Parser:
         self.cur_query: QueryNode | None = None
         # collected
         self.triples: list[TriplePattern] = []
-        self.template: list[TriplePattern] = []
+        self.template: list[TriplePattern] | tuple = ()
         self.iris: dict[str, IRI] = {}  # by value (the first of equal IRIs), in order
-        self.datatypes: dict[IRI, None] = {}
-        self.value_terms: list = []
-        self.paths: list[Path] = []
-        self.values: list[ValuesBlock] = []
-        self.filters: list[Filter] = []
-        self.aggregates: list[Aggregate] = []
-        self.services: dict = {}
-        self.graphs: dict = {}
+        self.datatypes: dict[IRI, None] | tuple = ()
+        self.value_terms: list | tuple = ()
+        self.paths: list[Path] | tuple = ()
+        self.values: list[ValuesBlock] | tuple = ()
+        self.filters: list[Filter] | tuple = ()
+        self.aggregates: list[Aggregate] | tuple = ()
+        self.services: dict | tuple = ()
+        self.graphs: dict | tuple = ()
         self.vars: dict[Var, None] = {}
         self.var_of: dict[str, Var] = {}  # one Var per name (they are immutable)
         self.features: set[str] = set()
@@ -330,9 +335,13 @@ class _Parser:
             if ns is None:
                 ns = STANDARD_PREFIXES.get(pfx)
             if pfx not in self.undeclared:
+                if not self.undeclared:
+                    self.undeclared = {}
                 self.undeclared[pfx] = None
             if ns is None:
                 if pfx not in self.unresolved:
+                    if not self.unresolved:
+                        self.unresolved = {}
                     self.unresolved[pfx] = None
                     self.fail(f"undeclared prefix {pfx!r}", t)
                 return IRI(f"{pfx}:{local}")
@@ -365,6 +374,8 @@ class _Parser:
                 if d[0] in ("IRIREF", "PNAME"):
                     self.i += 1
                     dt = self.iri_of(d)
+                    if not self.datatypes:
+                        self.datatypes = {}
                     self.datatypes[dt] = None
                     return Literal(value, dt.value)
                 self.fail("expected a datatype IRI after '^^'")
@@ -915,7 +926,7 @@ class _Parser:
                 self.i += 1
         self.expect_p("}", "'}'")
         self.depth -= 1
-        return self.template[start:]
+        return self.template[start:] if self.template else []
 
     def template_triples(self, ctx: tuple) -> None:
         saved, self.in_template = self.in_template, ctx
@@ -1003,6 +1014,8 @@ class _Parser:
                     self.features.add("GRAPH")
                     term = self.var_or_iri()
                     if term is not None:
+                        if not self.graphs:
+                            self.graphs = {}
                         self.graphs[term] = None
                     saved = self.ctx
                     self.ctx = saved + ("GRAPH",)
@@ -1018,6 +1031,8 @@ class _Parser:
                         silent = True
                     term = self.var_or_iri()
                     if term is not None:
+                        if not self.services:
+                            self.services = {}
                         self.services[term] = None
                     saved = self.ctx
                     self.ctx = saved + ("SERVICE",)
@@ -1032,6 +1047,8 @@ class _Parser:
                         saved_ops, self.cur_ops = self.cur_ops, ops
                         e = self.constraint()
                         self.cur_ops = saved_ops
+                        if not self.filters:
+                            self.filters = []
                         self.filters.append(Filter(e.text, tuple(ops), self.ctx))
                         if any(o in ("<", ">", "<=", ">=") for o in ops):
                             self.features.add("COMPARATIVE")
@@ -1135,6 +1152,8 @@ class _Parser:
 
     def add_triple(self, s: Any, p: Any, o: Any) -> None:
         if self.in_template is not None:
+            if not self.template:
+                self.template = []
             self.template.append(make_triple(s, p, o, self.in_template))
             return
         tp = make_triple(s, p, o, self.ctx)
@@ -1321,6 +1340,8 @@ class _Parser:
             return iris[0]
         self.features.add("PROPERTY PATH")
         p = Path(text, tuple(dict.fromkeys(iris)))
+        if not self.paths:
+            self.paths = []
         self.paths.append(p)
         return p
 
@@ -1474,8 +1495,12 @@ class _Parser:
                 self.i += 1
         self.expect_p("}", "'}'")
         vb = ValuesBlock(tuple(variables), tuple(rows), self.ctx)
+        if not self.values:
+            self.values = []
         self.values.append(vb)
         for row in rows:
+            if not self.value_terms:
+                self.value_terms = []
             self.value_terms.extend(row)
         return vb
 
@@ -1720,4 +1745,6 @@ class _Parser:
         if not self.expect_p(")"):
             self.skip_to_close()
         self.depth -= 1
+        if not self.aggregates:
+            self.aggregates = []
         self.aggregates.append(Aggregate(fn, distinct, arg, separator))
