@@ -288,17 +288,18 @@ def _build(query: str, p: _Parser, node: QueryNode) -> QueryInfo:
             if k not in lits:
                 lits[k] = v
 
-    projected_in: dict = {}
+    projected_in: dict = {}  # Vars by name (what their equality compares), in order
     if node.projection:
         projection = tuple([make_projection(v, e.text if e is not None else None) for v, e in node.projection])
         if node.form == "SELECT":
             for v, e in node.projection:
                 if e is None:
-                    projected_in[v] = None
+                    if v.name not in projected_in:
+                        projected_in[v.name] = v
                 else:
                     for it in e.items:
-                        if isinstance(it, Var):
-                            projected_in[it] = None
+                        if type(it) is Var and it.name not in projected_in:
+                            projected_in[it.name] = it
     else:
         projection = ()
     # QueryInfo's fields in declaration order; the instance is made without the frozen
@@ -312,7 +313,7 @@ def _build(query: str, p: _Parser, node: QueryNode) -> QueryInfo:
         "error_offset": p.error_offset,
         "form": node.form,
         "base": p.base,
-        "prefixes": MappingProxyType(dict(p.declared) if p.declared else {}),
+        "prefixes": _prefixes(p),
         "undeclared_prefixes": tuple(p.undeclared) if p.undeclared else (),
         "unresolved_prefixes": tuple(p.unresolved) if p.unresolved else (),
         "distinct": node.modifier == "DISTINCT",
@@ -339,10 +340,10 @@ def _build(query: str, p: _Parser, node: QueryNode) -> QueryInfo:
         "offset": node.offset,
         "services": tuple(p.services) if p.services else (),
         "graphs": tuple(p.graphs) if p.graphs else (),
-        "variables": tuple(p.vars) if p.vars else (),
+        "variables": tuple(p.var_of.values()) if p.var_of else (),
         "features": frozenset(p.features),
         "tree": node,
-        "projected_in": tuple(projected_in) if projected_in else (),
+        "projected_in": tuple(projected_in.values()) if projected_in else (),
         "statements": tuple(p.statements) if p.statements else (),
         "where_span": p.where_span,
     }
@@ -352,6 +353,15 @@ def _build(query: str, p: _Parser, node: QueryNode) -> QueryInfo:
 
 
 _new_info = object.__new__
+
+
+def _prefixes(p: _Parser) -> Mapping[str, str]:
+    """QueryInfo.prefixes: a read-only copy of what the query declares, shared with the
+    queries that declare the same in the same PREFIX prologue."""
+    head = p.head
+    if head is not None and head.prefixes is not None and p.declared == head.declared:
+        return head.prefixes
+    return MappingProxyType(dict(p.declared) if p.declared else {})
 _set_dict = object.__setattr__
 
 

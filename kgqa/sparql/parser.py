@@ -96,11 +96,14 @@ class _Head:
     """A PREFIX prologue's tokens and, once a parse has read it without error, the prefixes
     it declares (what :meth:`_Parser.prologue` does with those tokens, nothing else)."""
 
-    __slots__ = ("tokens", "declared")
+    __slots__ = ("tokens", "declared", "prefixes")
 
     def __init__(self, tokens: list[Token]) -> None:
         self.tokens = tokens
         self.declared: dict[str, str] | None = None
+        # a read-only copy of ``declared``, shared by the results of the queries that
+        # declare exactly these prefixes (QueryInfo.prefixes)
+        self.prefixes: Mapping[str, str] | None = None
 
 
 _NO_PREFIXES: Mapping[str, str] = MappingProxyType({})
@@ -163,7 +166,7 @@ class _Parser:
         "text", "head", "toks", "i", "extra", "error", "error_offset", "base", "declared",
         "undeclared", "unresolved", "ctx", "depth", "bnodes", "in_template", "cur_bgp", "cur_ops",
         "cur_query", "triples", "template", "iris", "datatypes", "value_terms", "paths", "values",
-        "filters", "aggregates", "services", "graphs", "vars", "var_of", "features", "term_at",
+        "filters", "aggregates", "services", "graphs", "var_of", "features", "term_at",
         "group_at", "statements", "nerrors", "where_span", "template_is_pattern", "brace_match",
     )
 
@@ -200,8 +203,7 @@ class _Parser:
         self.aggregates: list[Aggregate] | tuple = ()
         self.services: dict | tuple = ()
         self.graphs: dict | tuple = ()
-        self.vars: dict[Var, None] = {}
-        self.var_of: dict[str, Var] = {}  # one Var per name (they are immutable)
+        self.var_of: dict[str, Var] = {}  # one Var per name (they are immutable), in order
         self.features: set[str] = set()
         self.term_at: dict[int, tuple[int, Any]] = {}
         self.group_at: dict[int, tuple[int, Group]] = {}
@@ -283,7 +285,6 @@ class _Parser:
         v = self.var_of.get(name)
         if v is None:
             v = self.var_of[name] = make_var(name)
-            self.vars[v] = None
         return v
 
     def skip_to_close(self) -> None:
@@ -451,6 +452,7 @@ class _Parser:
             if self.i == record:
                 if self.nerrors == 0:
                     head.declared = dict(self.declared)
+                    head.prefixes = MappingProxyType(dict(self.declared))
                 record = None
             t = toks[self.i]
             k = t[0]
