@@ -158,6 +158,7 @@ _SPEC = [
 # that may start with the same character keep _SPEC's order; repetitions are unrolled and
 # possessive (``[^"]*+(?:\\.[^"]*+)*+``) instead of one alternation per character; a bare word
 # that cannot be a prefixed name (``SELECT``) is tried before the prefixed-name pattern.
+# Otherwise the most frequent kinds in the shared gold queries come first.
 _IRI_CHAR = r"[^<>\"{}|^`\\\x00-\x20]"
 _UCHAR = r"\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}"
 _PN_PREFIX_REST = rf"(?:[{_PN_CHARS}]++|\.++(?=[{_PN_CHARS}]))*+"
@@ -169,15 +170,18 @@ _PN_LOCAL_FAST = (
 # character); the group name maps to the token kind in _GROUP_KIND
 _FAST = [
     ("NAME", rf"[A-Za-z_]{{K}}[A-Za-z0-9_]*+(?![{_PN_CHARS}.:])"),  # cannot start a PNAME
+    ("VAR", rf"[?$]{{K}}[{_PN_CHARS_U}0-9][{_PN_CHARS_U}0-9\u00B7\u0300-\u036F\u203F-\u2040]*+"),
     ("PNAME", rf"[{_PN_CHARS_BASE}]{{K}}{_PN_PREFIX_REST}:(?:{_PN_LOCAL_FAST})?"),
     ("PNAME_EMPTY", rf":{{K}}(?:{_PN_LOCAL_FAST})?"),
-    ("VAR", rf"[?$]{{K}}[{_PN_CHARS_U}0-9][{_PN_CHARS_U}0-9\u00B7\u0300-\u036F\u203F-\u2040]*+"),
-    ("IRIREF", rf"<{{K}}{_IRI_CHAR}*+(?:(?:{_UCHAR}){_IRI_CHAR}*+)*+>"),
-    ("PUNCT", r"[),;*/=+\-\]]{K}"),  # never the start of a longer token
     ("PUNCT_LBRACE", r"\{{K}"),  # braces have groups of their own: _tokenize matches them
     ("PUNCT_RBRACE", r"\}{K}"),
-    ("NUMBER", rf"[0-9]{{K}}(?:[0-9]*\.[0-9]*{_EXP}|[0-9]*{_EXP}|[0-9]*\.[0-9]+|[0-9]*)"),
     ("NUMBER_DOT", rf"\.{{K}}(?:[0-9]+{_EXP}|[0-9]+)"),
+    ("NIL", r"\({K}[\x20\t\r\n]*\)"),
+    ("ANON", r"\[{K}[\x20\t\r\n]*\]"),
+    ("PUNCT_OPEN", r"[(\[.?]{K}"),
+    ("PUNCT", r"[),;*/=+\-\]]{K}"),  # never the start of a longer token
+    ("IRIREF", rf"<{{K}}{_IRI_CHAR}*+(?:(?:{_UCHAR}){_IRI_CHAR}*+)*+>"),
+    ("NUMBER", rf"[0-9]{{K}}(?:[0-9]*\.[0-9]*{_EXP}|[0-9]*{_EXP}|[0-9]*\.[0-9]+|[0-9]*)"),
     ("STRING_LONG2", r'"{K}""(?:(?:"|"")?(?:[^"\\]|\\.))*"""'),
     ("STRING2", r'"{K}[^"\\\n\r]*+(?:\\.[^"\\\n\r]*+)*+"'),
     ("STRING_LONG1", r"'{K}''(?:(?:'|'')?(?:[^'\\]|\\.))*'''"),
@@ -186,15 +190,12 @@ _FAST = [
     ("LANGTAG", r"@{K}[a-zA-Z]+(?:-[a-zA-Z0-9]+)*(?:--[a-zA-Z]+)?"),
     ("BNODE", rf"_{{K}}:[{_PN_CHARS_U}0-9](?:[{_PN_CHARS}]++|\.++(?=[{_PN_CHARS}]))*+"),
     ("NAME_ANY", r"[A-Za-z_]{K}[A-Za-z0-9_]*"),  # _SPEC's NAME, after PNAME and BNODE failed
-    ("ANON", r"\[{K}[\x20\t\r\n]*\]"),
-    ("NIL", r"\({K}[\x20\t\r\n]*\)"),
     ("PUNCT_CARET", r"\^{K}\^?"),
     ("PUNCT_AND", r"&{K}&"),
     ("PUNCT_BAR", r"\|{K}\|?"),
     ("PUNCT_BANG", r"!{K}=?"),
     ("PUNCT_LT", r"<{K}=?"),
     ("PUNCT_GT", r">{K}=?"),
-    ("PUNCT_OPEN", r"[(\[.?]{K}"),
     ("ERROR", r".{K}"),
 ]
 _GROUP_KIND = {name: name for name, _ in _SPEC} | {
@@ -277,6 +278,8 @@ def _tokenize(text: str, trivia: bool, pos: int, braces: dict[int, int] | None =
         e = m.end()
         if g == "PNAME" or g == "PUNCT":  # the most frequent kinds first, without a look-up
             tok = (g, text[s:e], s, e)
+        elif g == "VAR":
+            tok = (g, text[s + 1 : e], s, e)
         elif g == "NAME" or g == "NAME_ANY":
             word = text[s:e]
             kv = words.get(word, False)
@@ -304,8 +307,6 @@ def _tokenize(text: str, trivia: bool, pos: int, braces: dict[int, int] | None =
         elif g == "IRIREF":
             body = text[s + 1 : e - 1]
             tok = (g, decode_codepoint_escapes(body) if "\\" in body else body, s, e)
-        elif g == "VAR":
-            tok = (g, text[s + 1 : e], s, e)
         elif g in verbatim:
             tok = (verbatim[g], text[s:e], s, e)
         elif g in _STRING_KINDS:
