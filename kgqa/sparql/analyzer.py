@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import functools
 import os
+import dataclasses
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from collections.abc import Mapping
@@ -304,55 +305,98 @@ def _build(query: str, p: _Parser, node: QueryNode) -> QueryInfo:
         projection = ()
     # QueryInfo's fields in declaration order; the instance is made without the frozen
     # dataclass's __init__ (one object.__setattr__ per field, a third of _build's time): same
-    # object, same attribute order (a test compares it with QueryInfo(**fields)). Empty
-    # collections become () without a call.
-    fields = {
-        "query": query,
-        "valid": p.error is None,
-        "error": p.error,
-        "error_offset": p.error_offset,
-        "form": node.form,
-        "base": p.base,
-        "prefixes": _prefixes(p),
-        "undeclared_prefixes": tuple(p.undeclared) if p.undeclared else (),
-        "unresolved_prefixes": tuple(p.unresolved) if p.unresolved else (),
-        "distinct": node.modifier == "DISTINCT",
-        "reduced": node.modifier == "REDUCED",
-        "select_all": node.select_all,
-        "projection": projection,
-        "triples": tuple(p.triples) if p.triples else (),
-        "template": tuple(p.template) if p.template else (),
-        "entities": tuple(ents.values()) if ents else (),
-        "predicates": tuple(preds.values()) if preds else (),
-        "classes": tuple(classes.values()) if classes else (),
-        "literals": tuple(lits.values()) if lits else (),
-        "iris": tuple(p.iris.values()) if p.iris else (),
-        "datatypes": tuple(p.datatypes) if p.datatypes else (),
-        "paths": tuple(dict.fromkeys(p.paths)) if p.paths else (),
-        "values": tuple(p.values) if p.values else (),
-        "filters": tuple(p.filters) if p.filters else (),
-        "aggregates": tuple(p.aggregates) if p.aggregates else (),
-        "group_by": tuple([e.text for e, _ in node.group_by]) if node.group_by else (),
-        "having": tuple([e.text for e in node.having]) if node.having else (),
-        "order_by": tuple([OrderCondition(_strip_dir(e.text) if explicit else e.text, d)
-                           for d, e, explicit in node.order]) if node.order else (),
-        "limit": node.limit,
-        "offset": node.offset,
-        "services": tuple(p.services) if p.services else (),
-        "graphs": tuple(p.graphs) if p.graphs else (),
-        "variables": tuple(p.var_of.values()) if p.var_of else (),
-        "features": frozenset(p.features),
-        "tree": node,
-        "projected_in": tuple(projected_in.values()) if projected_in else (),
-        "statements": tuple(p.statements) if p.statements else (),
-        "where_span": p.where_span,
-    }
+    # object, same attribute order (a test compares it with QueryInfo(**fields)). The dict is
+    # a copy of _DEFAULTS (every field, in order: a copy of its table costs less than building
+    # a dict of 38 keys), in which what differs from an empty query is set.
+    fields = _DEFAULTS.copy()
+    fields["query"] = query
+    if p.error is not None:
+        fields["valid"] = False
+        fields["error"] = p.error
+    if p.error_offset is not None:
+        fields["error_offset"] = p.error_offset
+    fields["form"] = node.form
+    if p.base is not None:
+        fields["base"] = p.base
+    fields["prefixes"] = _prefixes(p)
+    if p.undeclared:
+        fields["undeclared_prefixes"] = tuple(p.undeclared)
+    if p.unresolved:
+        fields["unresolved_prefixes"] = tuple(p.unresolved)
+    if node.modifier is not None:
+        fields["distinct"] = node.modifier == "DISTINCT"
+        fields["reduced"] = node.modifier == "REDUCED"
+    if node.select_all:
+        fields["select_all"] = node.select_all
+    if projection:
+        fields["projection"] = projection
+    if p.triples:
+        fields["triples"] = tuple(p.triples)
+    if p.template:
+        fields["template"] = tuple(p.template)
+    if ents:
+        fields["entities"] = tuple(ents.values())
+    if preds:
+        fields["predicates"] = tuple(preds.values())
+    if classes:
+        fields["classes"] = tuple(classes.values())
+    if lits:
+        fields["literals"] = tuple(lits.values())
+    if p.iris:
+        fields["iris"] = tuple(p.iris.values())
+    if p.datatypes:
+        fields["datatypes"] = tuple(p.datatypes)
+    if p.paths:
+        fields["paths"] = tuple(dict.fromkeys(p.paths))
+    if p.values:
+        fields["values"] = tuple(p.values)
+    if p.filters:
+        fields["filters"] = tuple(p.filters)
+    if p.aggregates:
+        fields["aggregates"] = tuple(p.aggregates)
+    if node.group_by:
+        fields["group_by"] = tuple([e.text for e, _ in node.group_by])
+    if node.having:
+        fields["having"] = tuple([e.text for e in node.having])
+    if node.order:
+        fields["order_by"] = tuple([OrderCondition(_strip_dir(e.text) if explicit else e.text, d)
+                                    for d, e, explicit in node.order])
+    if node.limit is not None:
+        fields["limit"] = node.limit
+    if node.offset is not None:
+        fields["offset"] = node.offset
+    if p.services:
+        fields["services"] = tuple(p.services)
+    if p.graphs:
+        fields["graphs"] = tuple(p.graphs)
+    if p.var_of:
+        fields["variables"] = tuple(p.var_of.values())
+    fields["features"] = frozenset(p.features) if p.features else _NO_FEATURES
+    fields["tree"] = node
+    if projected_in:
+        fields["projected_in"] = tuple(projected_in.values())
+    if p.statements:
+        fields["statements"] = tuple(p.statements)
+    if p.where_span is not None:
+        fields["where_span"] = p.where_span
     info = _new_info(QueryInfo)
     _set_dict(info, "__dict__", fields)
     return info
 
 
 _new_info = object.__new__
+_NO_FEATURES: frozenset[str] = frozenset()
+#: QueryInfo's fields in declaration order, each with its value for a query with nothing in it
+_DEFAULTS = {
+    "query": "", "valid": True, "error": None, "error_offset": None, "form": "unknown", "base": None,
+    "prefixes": None, "undeclared_prefixes": (), "unresolved_prefixes": (), "distinct": False,
+    "reduced": False, "select_all": False, "projection": (), "triples": (), "template": (),
+    "entities": (), "predicates": (), "classes": (), "literals": (), "iris": (), "datatypes": (),
+    "paths": (), "values": (), "filters": (), "aggregates": (), "group_by": (), "having": (),
+    "order_by": (), "limit": None, "offset": None, "services": (), "graphs": (), "variables": (),
+    "features": _NO_FEATURES, "tree": None, "projected_in": (), "statements": (), "where_span": None,
+}
+assert list(_DEFAULTS) == [f.name for f in dataclasses.fields(QueryInfo)]
 
 
 def _prefixes(p: _Parser) -> Mapping[str, str]:
