@@ -178,30 +178,24 @@ _FAST = [
     ("NUMBER_DOT", rf"\.{{K}}(?:[0-9]+{_EXP}|[0-9]+)"),
     ("NIL", r"\({K}[\x20\t\r\n]*\)"),
     ("ANON", r"\[{K}[\x20\t\r\n]*\]"),
-    ("PUNCT_OPEN", r"[(\[.?]{K}"),
-    ("PUNCT", r"[),;*/=+\-\]]{K}"),  # never the start of a longer token
+    ("PUNCT", r"[(\[.?),;*/=+\-\]]{K}"),  # after what '(', '[', '.' and '?' may start
     ("IRIREF", rf"<{{K}}{_IRI_CHAR}*+(?:(?:{_UCHAR}){_IRI_CHAR}*+)*+>"),
     ("NUMBER", rf"[0-9]{{K}}(?:[0-9]*\.[0-9]*{_EXP}|[0-9]*{_EXP}|[0-9]*\.[0-9]+|[0-9]*)"),
-    ("STRING_LONG2", r'"{K}""(?:(?:"|"")?(?:[^"\\]|\\.))*"""'),
-    ("STRING2", r'"{K}[^"\\\n\r]*+(?:\\.[^"\\\n\r]*+)*+"'),
-    ("STRING_LONG1", r"'{K}''(?:(?:'|'')?(?:[^'\\]|\\.))*'''"),
-    ("STRING1", r"'{K}[^'\\\n\r]*+(?:\\.[^'\\\n\r]*+)*+'"),
+    # the quote read decides the branch (lookbehind): each branch is _SPEC's pattern
+    ("STRING_LONG", r"""["']{K}(?:(?<=")""(?:(?:"|"")?(?:[^"\\]|\\.))*\"""|(?<=')''(?:(?:'|'')?(?:[^'\\]|\\.))*''')"""),
+    ("STRING_SHORT",
+     r"""["']{K}(?:(?<=")[^"\\\n\r]*+(?:\\.[^"\\\n\r]*+)*+"|(?<=')[^'\\\n\r]*+(?:\\.[^'\\\n\r]*+)*+')"""),
     ("UNTERMINATED", r"[\"']{K}[^\n\r]*+"),
     ("LANGTAG", r"@{K}[a-zA-Z]+(?:-[a-zA-Z0-9]+)*(?:--[a-zA-Z]+)?"),
     ("BNODE", rf"_{{K}}:[{_PN_CHARS_U}0-9](?:[{_PN_CHARS}]++|\.++(?=[{_PN_CHARS}]))*+"),
     ("NAME_ANY", r"[A-Za-z_]{K}[A-Za-z0-9_]*"),  # _SPEC's NAME, after PNAME and BNODE failed
-    ("PUNCT_CARET", r"\^{K}\^?"),
-    ("PUNCT_AND", r"&{K}&"),
-    ("PUNCT_BAR", r"\|{K}\|?"),
-    ("PUNCT_BANG", r"!{K}=?"),
-    ("PUNCT_LT", r"<{K}=?"),
-    ("PUNCT_GT", r">{K}=?"),
+    # '^' '^^' '|' '||' '!' '!=' '<' '<=' '>' '>=' '&&' (a lone '&' is an ERROR): one group
+    ("PUNCT_OP", r"[\^|!<>&]{K}(?:(?<=\^)\^?|(?<=\|)\|?|(?<=[!<>])=?|(?<=&)&)"),
     ("ERROR", r".{K}"),
 ]
 _GROUP_KIND = {name: name for name, _ in _SPEC} | {
-    "PNAME_EMPTY": "PNAME", "NUMBER_DOT": "NUMBER", "NAME_ANY": "NAME", "PUNCT_CARET": "PUNCT",
-    "PUNCT_AND": "PUNCT", "PUNCT_BAR": "PUNCT", "PUNCT_BANG": "PUNCT", "PUNCT_LT": "PUNCT",
-    "PUNCT_GT": "PUNCT", "PUNCT_OPEN": "PUNCT", "PUNCT_LBRACE": "PUNCT", "PUNCT_RBRACE": "PUNCT",
+    "PNAME_EMPTY": "PNAME", "NUMBER_DOT": "NUMBER", "NAME_ANY": "NAME", "PUNCT_OP": "PUNCT",
+    "PUNCT_LBRACE": "PUNCT", "PUNCT_RBRACE": "PUNCT", "STRING_LONG": "STRING", "STRING_SHORT": "STRING",
     "END": "END",
 }
 
@@ -223,7 +217,7 @@ _MASTER_TRIVIA = re.compile(
 #: token kinds whose value is their text, by group name
 _VERBATIM = {g: k for g, k in _GROUP_KIND.items()
              if k in ("PUNCT", "PNAME", "NUMBER", "WS", "COMMENT", "ANON", "NIL", "ERROR")}
-_STRING_KINDS = {"STRING_LONG2": 3, "STRING_LONG1": 3, "STRING2": 1, "STRING1": 1}
+_STRING_KINDS = {"STRING_LONG": 3, "STRING_SHORT": 1}
 
 
 def _word_token(word: str) -> tuple[str, str] | None:
