@@ -214,3 +214,30 @@ def test_parser_tokens_match_braces_as_a_second_pass_does():
             assert braces == _reference_braces(toks)
 
     check()
+
+
+def test_parser_finds_a_prologue_seen_before_as_the_expression_does():
+    """A prologue seen before is found by its first characters (kgqa.sparql.parser._BY_START)
+    instead of the prologue expression: the same prologue as the expression, also when the
+    text goes on with more declarations, and the same tokens as tokenize."""
+    from hypothesis import given, settings, strategies as st
+
+    from kgqa.sparql import parser
+
+    decls = ["PREFIX dbo: <http://dbpedia.org/ontology/> ", "PREFIX res: <http://dbpedia.org/resource/>\n",
+             "prefix x: <http://x/>", "PREFIX : <http://e/> ", "PREFIX  dbo:<http://dbpedia.org/ontology/>"]
+    tails = ["SELECT ?x { ?x dbo:p res:A }", " PREFIX", "PREFIX y: <rel", "# c\nPREFIX z: <http://z/> ASK {}",
+             "", " ", "PREFIXdbo: <http://d/> SELECT * {}", "<http://x/>"]
+
+    @settings(max_examples=1500, deadline=None)
+    @given(st.lists(st.lists(st.sampled_from(decls), min_size=1, max_size=4).map("".join), min_size=1, max_size=4),
+           st.lists(st.sampled_from(tails), max_size=3).map("".join))
+    def check(heads, tail):
+        for h in heads:  # seen first: later texts may extend or repeat them
+            for text in (h + tail, h, h + " " + tail):
+                toks, head, _ = parser._tokens(text)
+                assert toks == tokenize(text)
+                m = parser._PROLOGUE.match(text)
+                assert head is parser._HEADS.get(m.group())
+
+    check()

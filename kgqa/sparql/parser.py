@@ -89,9 +89,11 @@ _new_token = tuple.__new__
 # starts an IRIREF token (only blanks, a keyword, a name and ':' come before) and each '>' ends
 # one, so the tokens of the head are exactly the first tokens of the whole text, and the rest
 # is read from the end of the head on.
-_PROLOGUE = re.compile(
-    r"(?:\s*+[Pp][Rr][Ee][Ff][Ii][Xx]\s++(?:[A-Za-z][A-Za-z0-9_.\-]*+)?:\s*+<[^<>\"{}|^`\\\x00-\x20]*+>)++"
-)
+_DECLARATION = r"\s*+[Pp][Rr][Ee][Ff][Ii][Xx]\s++(?:[A-Za-z][A-Za-z0-9_.\-]*+)?:\s*+<[^<>\"{}|^`\\\x00-\x20]*+>"
+_PROLOGUE = re.compile(rf"(?:{_DECLARATION})++")
+_DECLARATION_AT = re.compile(_DECLARATION).match
+
+
 class _Head:
     """A PREFIX prologue's tokens and, once a parse has read it without error, the prefixes
     it declares (what :meth:`_Parser.prologue` does with those tokens, nothing else)."""
@@ -110,6 +112,12 @@ _NO_PREFIXES: Mapping[str, str] = MappingProxyType({})
 
 _HEADS: dict[str, _Head] = {}
 _HEADS_MAX = 1024
+# the texts of the prologues in _HEADS (those of _START characters or more) by their first
+# _START characters, at most 16 each: a text that starts with one of them, followed by no
+# further declaration, has that prologue (what _PROLOGUE matches), found without reading it
+# again; one no longer in _HEADS is ignored
+_BY_START: dict[str, list[str]] = {}
+_START = 32
 
 
 def _tokens(text: str) -> tuple[list[Token], _Head | None, dict[int, int]]:
@@ -119,17 +127,29 @@ def _tokens(text: str) -> tuple[list[Token], _Head | None, dict[int, int]]:
     The tokens after the prologue are plain tuples, each equal to its :class:`Token`; the
     parser reads them by index and makes a Token of those it hands out (:func:`_token`)."""
     braces: dict[int, int] = {}
-    m = _PROLOGUE.match(text)
-    if m is None:
-        return _tokenize(text, False, 0, braces, 0, True), None, braces
-    key = m.group()
-    head = _HEADS.get(key)
+    head = None
+    for key in _BY_START.get(text[:_START], ()):
+        if text.startswith(key) and _DECLARATION_AT(text, len(key)) is None:
+            head = _HEADS.get(key)
+            break
     if head is None:
-        if len(_HEADS) >= _HEADS_MAX:
-            _HEADS.clear()
-        head = _HEADS[key] = _Head(tokenize(key))
+        m = _PROLOGUE.match(text)
+        if m is None:
+            return _tokenize(text, False, 0, braces, 0, True), None, braces
+        key = m.group()
+        head = _HEADS.get(key)
+        if head is None:
+            if len(_HEADS) >= _HEADS_MAX:
+                _HEADS.clear()
+            head = _HEADS[key] = _Head(tokenize(key))
+            if len(key) >= _START:
+                if len(_BY_START) >= _HEADS_MAX:
+                    _BY_START.clear()
+                same = _BY_START.setdefault(key[:_START], [])
+                if key not in same and len(same) < 16:
+                    same.append(key)
     head_tokens = head.tokens  # a prologue has no braces
-    return head_tokens + _tokenize(text, False, m.end(), braces, len(head_tokens), True), head, braces
+    return head_tokens + _tokenize(text, False, len(key), braces, len(head_tokens), True), head, braces
 
 
 # IRIs met so far, shared between parses (they are immutable and benchmarks repeat them);
