@@ -418,6 +418,23 @@ def test_truncated_group_followed_by_solution_modifiers():
     assert not any("rdf-syntax-ns#first" in str(i) for i in info.iris)
 
 
+@pytest.mark.parametrize("q", [
+    "SELECT ORDER NOT",
+    "SELECT * WHERE { ?s ?p ?o } ORDER BY NOT",
+    "SELECT * WHERE { ?s ?p ?o } ORDER BY ?s NOT IN (1) LIMIT 1",
+    "SELECT ?s WHERE { ?s ?p ?o } GROUP BY NOT ?s",
+    "SELECT * WHERE { ?s ?p ?o } HAVING NOT",
+    "SELECT * WHERE { ?s ?p ?o } HAVING (?s) NOT ?o",
+])
+def test_not_without_exists_in_a_solution_modifier_ends(q):
+    """``NOT`` not followed by ``EXISTS`` starts a constraint yet reads nothing: GROUP BY,
+    HAVING and ORDER BY stop there (they looped forever, growing their lists)."""
+    info = analyze(q)
+    assert not info.valid
+    assert q == "SELECT ORDER NOT" or info.error.startswith("expected an expression, found 'NOT'")
+    assert all(o.expression for o in info.order_by) and all(info.having) and all(info.group_by)
+
+
 def test_a_prologue_read_before_gives_the_same_results():
     """The parser keeps what a PREFIX prologue declares (kgqa.sparql.parser._HEADS): a query
     read with that prologue known gives what it gives when read first."""
@@ -460,3 +477,73 @@ def _fresh(text):
     finally:
         parser._HEADS.clear()
         parser._HEADS.update(saved)
+
+
+def test_fast_constructors_make_the_dataclass_instances():
+    """kgqa.sparql.tree's make_* set the slots of its frozen dataclasses directly: the objects
+    equal what the constructors make, field by field, with the same hash and repr, and stay
+    frozen."""
+    import dataclasses
+
+    from hypothesis import given, settings, strategies as st
+
+    from kgqa.sparql import tree as T
+
+    names = st.text(max_size=5)
+    terms = st.one_of(names.map(IRI), names.map(T.Var), names.map(Literal), names.map(BNode))
+    ctx = st.lists(st.sampled_from(["OPTIONAL", "UNION", 0, 1, "EXISTS"]), max_size=3).map(tuple)
+    spans = st.tuples(st.integers(0, 9), st.integers(0, 9))
+
+    def same(a, b):
+        assert type(a) is type(b) and a == b and hash(a) == hash(b) and repr(a) == repr(b)
+        for f in dataclasses.fields(b):
+            assert getattr(a, f.name) is getattr(b, f.name)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(a, dataclasses.fields(b)[0].name, None)
+
+    @settings(max_examples=300, deadline=None)
+    @given(names, terms, terms, terms, ctx, spans, st.booleans(), st.one_of(st.none(), names))
+    def check(name, s, p, o, c, span, simple, expression):
+        same(T.make_var(name), T.Var(name))
+        same(T.make_triple(s, p, o, c), T.TriplePattern(s, p, o, c))
+        groups = ((span, (span,)),)
+        same(T.make_statement(span, groups, simple, c), T.StatementSpan(span, groups, simple, c))
+        v = T.Var(name)
+        same(T.make_projection(v, expression), T.Projection(v, expression))
+        node, ref = T.make_query_node(name), T.QueryNode(form=name)
+        assert node == ref and repr(node) == repr(ref)
+        assert node.projection is not T.make_query_node(name).projection  # fresh lists
+
+    check()
+
+
+def test_tokens_handed_out_are_tokens():
+    """The parser reads plain tuples (kgqa.sparql.parser._tokens) but the tokens it hands out
+    (expression items, projection tokens) are Tokens, with or without a prologue seen before."""
+    from kgqa.sparql import Token
+    from kgqa.sparql.analyzer import _analyze
+    from kgqa.sparql.tree import Expr, Group
+
+    def tokens(x, out):
+        if isinstance(x, tuple) and len(x) == 4 and isinstance(x[0], str) and isinstance(x[2], int):
+            out.append(x)
+        elif isinstance(x, Expr):
+            for it in x.items:
+                tokens(it, out)
+        elif isinstance(x, Group):
+            for el in x.elements:
+                tokens(el, out)
+        elif isinstance(x, (list, tuple)):
+            for it in x:
+                tokens(it, out)
+        return out
+
+    q = ("PREFIX dbo: <http://dbpedia.org/ontology/> SELECT ?x (COUNT(?y) + 1 AS ?n) WHERE { ?x dbo:p ?y "
+         "FILTER(?y > 3 && NOT EXISTS { ?y dbo:q ?z FILTER(?z != 'a') }) BIND(STR(?x) AS ?s) } "
+         "GROUP BY ?x (LCASE(?x) AS ?l) HAVING (COUNT(?y) > 1) ORDER BY DESC(?n) ?x")
+    for _ in range(2):
+        node = _analyze(q, {}).tree
+        found = tokens([e for _, e in node.projection] + [e for e, _ in node.group_by] + node.having
+                       + [e for _, e, _ in node.order] + [node.where], [])
+        found += node.projection_tokens
+        assert len(found) > 20 and all(type(t) is Token for t in found)

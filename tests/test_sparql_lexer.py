@@ -181,3 +181,63 @@ def test_parser_tokens_reuse_prologues_exactly():
         assert _tokens(text)[0] == tokenize(text)
 
     check()
+
+
+def _reference_braces(tokens):
+    """Each '{' token's index -> the index of the '}' closing it, from the tokens alone."""
+    out, stack = {}, []
+    for k, t in enumerate(tokens):
+        if tuple(t) == ("PUNCT", "{", t[2], t[3]):
+            stack.append(k)
+        elif tuple(t) == ("PUNCT", "}", t[2], t[3]) and stack:
+            out[stack.pop()] = k
+    return out
+
+
+def test_parser_tokens_match_braces_as_a_second_pass_does():
+    """The lexer matches braces as it reads them (kgqa.sparql.parser._tokens), with or without
+    a prologue seen before: the same pairs as a pass over the tokens."""
+    from hypothesis import given, settings, strategies as st
+
+    from kgqa.sparql.parser import _tokens
+
+    atoms = _PROLOGUE_ATOMS + ["{", "}", "{ }", "'{'", '"}"', "# {\n", "<{>", "{{", "}}", "?x", "\\{"]
+
+    @settings(max_examples=2000, deadline=None)
+    @given(st.lists(st.sampled_from(atoms), max_size=30).map("".join), st.booleans())
+    def check(text, declared):
+        if declared:
+            text = "PREFIX p: <http://p/> " + text
+        for _ in range(2):  # the prologue's tokens read, then reused
+            toks, _, braces = _tokens(text)
+            assert toks == tokenize(text)
+            assert braces == _reference_braces(toks)
+
+    check()
+
+
+def test_parser_finds_a_prologue_seen_before_as_the_expression_does():
+    """A prologue seen before is found by its first characters (kgqa.sparql.parser._BY_START)
+    instead of the prologue expression: the same prologue as the expression, also when the
+    text goes on with more declarations, and the same tokens as tokenize."""
+    from hypothesis import given, settings, strategies as st
+
+    from kgqa.sparql import parser
+
+    decls = ["PREFIX dbo: <http://dbpedia.org/ontology/> ", "PREFIX res: <http://dbpedia.org/resource/>\n",
+             "prefix x: <http://x/>", "PREFIX : <http://e/> ", "PREFIX  dbo:<http://dbpedia.org/ontology/>"]
+    tails = ["SELECT ?x { ?x dbo:p res:A }", " PREFIX", "PREFIX y: <rel", "# c\nPREFIX z: <http://z/> ASK {}",
+             "", " ", "PREFIXdbo: <http://d/> SELECT * {}", "<http://x/>"]
+
+    @settings(max_examples=1500, deadline=None)
+    @given(st.lists(st.lists(st.sampled_from(decls), min_size=1, max_size=4).map("".join), min_size=1, max_size=4),
+           st.lists(st.sampled_from(tails), max_size=3).map("".join))
+    def check(heads, tail):
+        for h in heads:  # seen first: later texts may extend or repeat them
+            for text in (h + tail, h, h + " " + tail):
+                toks, head, _ = parser._tokens(text)
+                assert toks == tokenize(text)
+                m = parser._PROLOGUE.match(text)
+                assert head is parser._HEADS.get(m.group())
+
+    check()

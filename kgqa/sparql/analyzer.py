@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import functools
 import os
+import dataclasses
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from collections.abc import Mapping
@@ -75,6 +76,7 @@ from kgqa.sparql.tree import (
     TriplePattern,
     ValuesBlock,
     Var,
+    make_projection,
 )
 
 # The tree types are re-exported: ``from kgqa.sparql.analyzer import Var, Path, ...`` keeps working.
@@ -193,7 +195,7 @@ def analyze(query: str, prefixes: dict[str, str] | None = None) -> QueryInfo:
 
 @functools.lru_cache(maxsize=8192)
 def _analyze_cached(query: str, prefixes: tuple) -> QueryInfo:
-    return _analyze(query, dict(prefixes))
+    return _analyze(query, dict(prefixes) if prefixes else None)
 
 
 #: Set this environment variable to ``1`` (the test suite does) and an analyzer bug raises
@@ -205,7 +207,7 @@ def _strict() -> bool:
     return os.environ.get(STRICT_ENV) == "1"
 
 
-def _analyze(query: str, prefixes: dict) -> QueryInfo:
+def _analyze(query: str, prefixes: dict | None) -> QueryInfo:
     """Parse (grammar, with the validity checks as it goes) then build the facts. A bug in
     either is never disguised as an ordinary parse error: the result's error says
     ``internal error in the analyzer`` (it replaces any parse error found before), and with
@@ -222,7 +224,7 @@ def _analyze(query: str, prefixes: dict) -> QueryInfo:
         if _strict():
             raise
         p.error = f"internal error in the analyzer: {exc!r}"
-        p.error_offset = p.tok.start if p.i < len(p.toks) else len(query)
+        p.error_offset = p.tok[2] if p.i < len(p.toks) else len(query)
     if node is None:  # the parse stopped early
         node = QueryNode()
     try:
@@ -241,6 +243,9 @@ def _empty(query: str, error: str) -> QueryInfo:
 
 
 def _build(query: str, p: _Parser, node: QueryNode) -> QueryInfo:
+    # Terms de-duplicated in first-occurrence order, keyed by what their equality compares
+    # (an IRI's value; a literal's value, datatype and language), which hashes in C, unlike
+    # the dataclasses' own __hash__ and __eq__: the first object of each is kept.
     ents: dict = {}
     preds: dict = {}
     classes: dict = {}
@@ -250,93 +255,161 @@ def _build(query: str, p: _Parser, node: QueryNode) -> QueryInfo:
         s, pr, o = t.subject, t.predicate, t.object
         ts = type(s)
         if ts is IRI:
-            ents[s] = None
+            if s.value not in ents:
+                ents[s.value] = s
         elif ts is Literal:
-            lits[s] = None
+            k = (s.value, s.datatype, s.language)
+            if k not in lits:
+                lits[k] = s
+        tp = type(pr)
         to = type(o)
         if to is IRI:
-            ents[o] = None
-            if pr == RDF_TYPE:
-                classes[o] = None
+            if o.value not in ents:
+                ents[o.value] = o
+            if tp is IRI and pr.value == _RDF_TYPE and o.value not in classes:  # pr == RDF_TYPE
+                classes[o.value] = o
         elif to is Literal:
-            lits[o] = None
-        tp = type(pr)
+            k = (o.value, o.datatype, o.language)
+            if k not in lits:
+                lits[k] = o
         if tp is IRI:
-            preds[pr] = None
+            if pr.value not in preds:
+                preds[pr.value] = pr
         elif tp is Path:
             for i in pr.iris:
-                preds[i] = None
+                if i.value not in preds:
+                    preds[i.value] = i
     for v in p.value_terms:
-        if isinstance(v, IRI):
-            ents[v] = None
-        elif isinstance(v, Literal):
-            lits[v] = None
+        tv = type(v)
+        if tv is IRI:
+            if v.value not in ents:
+                ents[v.value] = v
+        elif tv is Literal:
+            k = (v.value, v.datatype, v.language)
+            if k not in lits:
+                lits[k] = v
 
-    projected_in: dict = {}
+    projected_in: dict = {}  # Vars by name (what their equality compares), in order
     if node.projection:
-        projection = tuple([Projection(v, e.text if e is not None else None) for v, e in node.projection])
+        projection = tuple([make_projection(v, e.text if e is not None else None) for v, e in node.projection])
         if node.form == "SELECT":
             for v, e in node.projection:
                 if e is None:
-                    projected_in[v] = None
+                    if v.name not in projected_in:
+                        projected_in[v.name] = v
                 else:
                     for it in e.items:
-                        if isinstance(it, Var):
-                            projected_in[it] = None
+                        if type(it) is Var and it.name not in projected_in:
+                            projected_in[it.name] = it
     else:
         projection = ()
     # QueryInfo's fields in declaration order; the instance is made without the frozen
     # dataclass's __init__ (one object.__setattr__ per field, a third of _build's time): same
-    # object, same attribute order (a test compares it with QueryInfo(**fields)). Empty
-    # collections become () without a call.
-    fields = {
-        "query": query,
-        "valid": p.error is None,
-        "error": p.error,
-        "error_offset": p.error_offset,
-        "form": node.form,
-        "base": p.base,
-        "prefixes": MappingProxyType(dict(p.declared) if p.declared else {}),
-        "undeclared_prefixes": tuple(p.undeclared) if p.undeclared else (),
-        "unresolved_prefixes": tuple(p.unresolved) if p.unresolved else (),
-        "distinct": node.modifier == "DISTINCT",
-        "reduced": node.modifier == "REDUCED",
-        "select_all": node.select_all,
-        "projection": projection,
-        "triples": tuple(p.triples) if p.triples else (),
-        "template": tuple(p.template) if p.template else (),
-        "entities": tuple(ents) if ents else (),
-        "predicates": tuple(preds) if preds else (),
-        "classes": tuple(classes) if classes else (),
-        "literals": tuple(lits) if lits else (),
-        "iris": tuple(p.iris) if p.iris else (),
-        "datatypes": tuple(p.datatypes) if p.datatypes else (),
-        "paths": tuple(dict.fromkeys(p.paths)) if p.paths else (),
-        "values": tuple(p.values) if p.values else (),
-        "filters": tuple(p.filters) if p.filters else (),
-        "aggregates": tuple(p.aggregates) if p.aggregates else (),
-        "group_by": tuple([e.text for e, _ in node.group_by]) if node.group_by else (),
-        "having": tuple([e.text for e in node.having]) if node.having else (),
-        "order_by": tuple([OrderCondition(_strip_dir(e.text) if explicit else e.text, d)
-                           for d, e, explicit in node.order]) if node.order else (),
-        "limit": node.limit,
-        "offset": node.offset,
-        "services": tuple(p.services) if p.services else (),
-        "graphs": tuple(p.graphs) if p.graphs else (),
-        "variables": tuple(p.vars) if p.vars else (),
-        "features": frozenset(p.features),
-        "tree": node,
-        "projected_in": tuple(projected_in) if projected_in else (),
-        "statements": tuple(p.statements) if p.statements else (),
-        "where_span": p.where_span,
-    }
+    # object, same attribute order (a test compares it with QueryInfo(**fields)). The dict is
+    # a copy of _DEFAULTS (every field, in order: a copy of its table costs less than building
+    # a dict of 38 keys), in which what differs from an empty query is set.
+    fields = _DEFAULTS.copy()
+    fields["query"] = query
+    if p.error is not None:
+        fields["valid"] = False
+        fields["error"] = p.error
+    if p.error_offset is not None:
+        fields["error_offset"] = p.error_offset
+    fields["form"] = node.form
+    if p.base is not None:
+        fields["base"] = p.base
+    fields["prefixes"] = _prefixes(p)
+    if p.undeclared:
+        fields["undeclared_prefixes"] = tuple(p.undeclared)
+    if p.unresolved:
+        fields["unresolved_prefixes"] = tuple(p.unresolved)
+    if node.modifier is not None:
+        fields["distinct"] = node.modifier == "DISTINCT"
+        fields["reduced"] = node.modifier == "REDUCED"
+    if node.select_all:
+        fields["select_all"] = node.select_all
+    if projection:
+        fields["projection"] = projection
+    if p.triples:
+        fields["triples"] = tuple(p.triples)
+    if p.template:
+        fields["template"] = tuple(p.template)
+    if ents:
+        fields["entities"] = tuple(ents.values())
+    if preds:
+        fields["predicates"] = tuple(preds.values())
+    if classes:
+        fields["classes"] = tuple(classes.values())
+    if lits:
+        fields["literals"] = tuple(lits.values())
+    if p.iris:
+        fields["iris"] = tuple(p.iris.values())
+    if p.datatypes:
+        fields["datatypes"] = tuple(p.datatypes)
+    if p.paths:
+        fields["paths"] = tuple(dict.fromkeys(p.paths))
+    if p.values:
+        fields["values"] = tuple(p.values)
+    if p.filters:
+        fields["filters"] = tuple(p.filters)
+    if p.aggregates:
+        fields["aggregates"] = tuple(p.aggregates)
+    if node.group_by:
+        fields["group_by"] = tuple([e.text for e, _ in node.group_by])
+    if node.having:
+        fields["having"] = tuple([e.text for e in node.having])
+    if node.order:
+        fields["order_by"] = tuple([OrderCondition(_strip_dir(e.text) if explicit else e.text, d)
+                                    for d, e, explicit in node.order])
+    if node.limit is not None:
+        fields["limit"] = node.limit
+    if node.offset is not None:
+        fields["offset"] = node.offset
+    if p.services:
+        fields["services"] = tuple(p.services)
+    if p.graphs:
+        fields["graphs"] = tuple(p.graphs)
+    if p.var_of:
+        fields["variables"] = tuple(p.var_of.values())
+    fields["features"] = frozenset(p.features) if p.features else _NO_FEATURES
+    fields["tree"] = node
+    if projected_in:
+        fields["projected_in"] = tuple(projected_in.values())
+    if p.statements:
+        fields["statements"] = tuple(p.statements)
+    if p.where_span is not None:
+        fields["where_span"] = p.where_span
     info = _new_info(QueryInfo)
     _set_dict(info, "__dict__", fields)
     return info
 
 
 _new_info = object.__new__
+_NO_FEATURES: frozenset[str] = frozenset()
+#: QueryInfo's fields in declaration order, each with its value for a query with nothing in it
+_DEFAULTS = {
+    "query": "", "valid": True, "error": None, "error_offset": None, "form": "unknown", "base": None,
+    "prefixes": None, "undeclared_prefixes": (), "unresolved_prefixes": (), "distinct": False,
+    "reduced": False, "select_all": False, "projection": (), "triples": (), "template": (),
+    "entities": (), "predicates": (), "classes": (), "literals": (), "iris": (), "datatypes": (),
+    "paths": (), "values": (), "filters": (), "aggregates": (), "group_by": (), "having": (),
+    "order_by": (), "limit": None, "offset": None, "services": (), "graphs": (), "variables": (),
+    "features": _NO_FEATURES, "tree": None, "projected_in": (), "statements": (), "where_span": None,
+}
+assert list(_DEFAULTS) == [f.name for f in dataclasses.fields(QueryInfo)]
+
+
+def _prefixes(p: _Parser) -> Mapping[str, str]:
+    """QueryInfo.prefixes: a read-only copy of what the query declares, shared with the
+    queries that declare the same in the same PREFIX prologue."""
+    head = p.head
+    if head is not None and head.prefixes is not None and p.declared == head.declared:
+        return head.prefixes
+    return MappingProxyType(dict(p.declared) if p.declared else {})
 _set_dict = object.__setattr__
+
+
+_RDF_TYPE = RDF_TYPE.value
 
 
 def _strip_dir(text: str) -> str:

@@ -158,6 +158,7 @@ _SPEC = [
 # that may start with the same character keep _SPEC's order; repetitions are unrolled and
 # possessive (``[^"]*+(?:\\.[^"]*+)*+``) instead of one alternation per character; a bare word
 # that cannot be a prefixed name (``SELECT``) is tried before the prefixed-name pattern.
+# Otherwise the most frequent kinds in the shared gold queries come first.
 _IRI_CHAR = r"[^<>\"{}|^`\\\x00-\x20]"
 _UCHAR = r"\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}"
 _PN_PREFIX_REST = rf"(?:[{_PN_CHARS}]++|\.++(?=[{_PN_CHARS}]))*+"
@@ -169,36 +170,33 @@ _PN_LOCAL_FAST = (
 # character); the group name maps to the token kind in _GROUP_KIND
 _FAST = [
     ("NAME", rf"[A-Za-z_]{{K}}[A-Za-z0-9_]*+(?![{_PN_CHARS}.:])"),  # cannot start a PNAME
+    ("VAR", rf"[?$]{{K}}[{_PN_CHARS_U}0-9][{_PN_CHARS_U}0-9\u00B7\u0300-\u036F\u203F-\u2040]*+"),
     ("PNAME", rf"[{_PN_CHARS_BASE}]{{K}}{_PN_PREFIX_REST}:(?:{_PN_LOCAL_FAST})?"),
     ("PNAME_EMPTY", rf":{{K}}(?:{_PN_LOCAL_FAST})?"),
-    ("VAR", rf"[?$]{{K}}[{_PN_CHARS_U}0-9][{_PN_CHARS_U}0-9\u00B7\u0300-\u036F\u203F-\u2040]*+"),
-    ("IRIREF", rf"<{{K}}{_IRI_CHAR}*+(?:(?:{_UCHAR}){_IRI_CHAR}*+)*+>"),
-    ("PUNCT", r"[{}),;*/=+\-\]]{K}"),  # never the start of a longer token
-    ("NUMBER", rf"[0-9]{{K}}(?:[0-9]*\.[0-9]*{_EXP}|[0-9]*{_EXP}|[0-9]*\.[0-9]+|[0-9]*)"),
+    ("PUNCT_LBRACE", r"\{{K}"),  # braces have groups of their own: _tokenize matches them
+    ("PUNCT_RBRACE", r"\}{K}"),
     ("NUMBER_DOT", rf"\.{{K}}(?:[0-9]+{_EXP}|[0-9]+)"),
-    ("STRING_LONG2", r'"{K}""(?:(?:"|"")?(?:[^"\\]|\\.))*"""'),
-    ("STRING2", r'"{K}[^"\\\n\r]*+(?:\\.[^"\\\n\r]*+)*+"'),
-    ("STRING_LONG1", r"'{K}''(?:(?:'|'')?(?:[^'\\]|\\.))*'''"),
-    ("STRING1", r"'{K}[^'\\\n\r]*+(?:\\.[^'\\\n\r]*+)*+'"),
+    ("NIL", r"\({K}[\x20\t\r\n]*\)"),
+    ("ANON", r"\[{K}[\x20\t\r\n]*\]"),
+    ("PUNCT", r"[(\[.?),;*/=+\-\]]{K}"),  # after what '(', '[', '.' and '?' may start
+    ("IRIREF", rf"<{{K}}{_IRI_CHAR}*+(?:(?:{_UCHAR}){_IRI_CHAR}*+)*+>"),
+    ("NUMBER", rf"[0-9]{{K}}(?:[0-9]*\.[0-9]*{_EXP}|[0-9]*{_EXP}|[0-9]*\.[0-9]+|[0-9]*)"),
+    # the quote read decides the branch (lookbehind): each branch is _SPEC's pattern
+    ("STRING_LONG", r"""["']{K}(?:(?<=")""(?:(?:"|"")?(?:[^"\\]|\\.))*\"""|(?<=')''(?:(?:'|'')?(?:[^'\\]|\\.))*''')"""),
+    ("STRING_SHORT",
+     r"""["']{K}(?:(?<=")[^"\\\n\r]*+(?:\\.[^"\\\n\r]*+)*+"|(?<=')[^'\\\n\r]*+(?:\\.[^'\\\n\r]*+)*+')"""),
     ("UNTERMINATED", r"[\"']{K}[^\n\r]*+"),
     ("LANGTAG", r"@{K}[a-zA-Z]+(?:-[a-zA-Z0-9]+)*(?:--[a-zA-Z]+)?"),
     ("BNODE", rf"_{{K}}:[{_PN_CHARS_U}0-9](?:[{_PN_CHARS}]++|\.++(?=[{_PN_CHARS}]))*+"),
     ("NAME_ANY", r"[A-Za-z_]{K}[A-Za-z0-9_]*"),  # _SPEC's NAME, after PNAME and BNODE failed
-    ("ANON", r"\[{K}[\x20\t\r\n]*\]"),
-    ("NIL", r"\({K}[\x20\t\r\n]*\)"),
-    ("PUNCT_CARET", r"\^{K}\^?"),
-    ("PUNCT_AND", r"&{K}&"),
-    ("PUNCT_BAR", r"\|{K}\|?"),
-    ("PUNCT_BANG", r"!{K}=?"),
-    ("PUNCT_LT", r"<{K}=?"),
-    ("PUNCT_GT", r">{K}=?"),
-    ("PUNCT_OPEN", r"[(\[.?]{K}"),
+    # '^' '^^' '|' '||' '!' '!=' '<' '<=' '>' '>=' '&&' (a lone '&' is an ERROR): one group
+    ("PUNCT_OP", r"[\^|!<>&]{K}(?:(?<=\^)\^?|(?<=\|)\|?|(?<=[!<>])=?|(?<=&)&)"),
     ("ERROR", r".{K}"),
 ]
 _GROUP_KIND = {name: name for name, _ in _SPEC} | {
-    "PNAME_EMPTY": "PNAME", "NUMBER_DOT": "NUMBER", "NAME_ANY": "NAME", "PUNCT_CARET": "PUNCT",
-    "PUNCT_AND": "PUNCT", "PUNCT_BAR": "PUNCT", "PUNCT_BANG": "PUNCT", "PUNCT_LT": "PUNCT",
-    "PUNCT_GT": "PUNCT", "PUNCT_OPEN": "PUNCT", "END": "END",
+    "PNAME_EMPTY": "PNAME", "NUMBER_DOT": "NUMBER", "NAME_ANY": "NAME", "PUNCT_OP": "PUNCT",
+    "PUNCT_LBRACE": "PUNCT", "PUNCT_RBRACE": "PUNCT", "STRING_LONG": "STRING", "STRING_SHORT": "STRING",
+    "END": "END",
 }
 
 
@@ -219,7 +217,7 @@ _MASTER_TRIVIA = re.compile(
 #: token kinds whose value is their text, by group name
 _VERBATIM = {g: k for g, k in _GROUP_KIND.items()
              if k in ("PUNCT", "PNAME", "NUMBER", "WS", "COMMENT", "ANON", "NIL", "ERROR")}
-_STRING_KINDS = {"STRING_LONG2": 3, "STRING_LONG1": 3, "STRING2": 1, "STRING1": 1}
+_STRING_KINDS = {"STRING_LONG": 3, "STRING_SHORT": 1}
 
 
 def _word_token(word: str) -> tuple[str, str] | None:
@@ -251,10 +249,18 @@ def tokenize(text: str, trivia: bool = False) -> list[Token]:
     return _tokenize(text, trivia, 0)
 
 
-def _tokenize(text: str, trivia: bool, pos: int) -> list[Token]:
+def _tokenize(text: str, trivia: bool, pos: int, braces: dict[int, int] | None = None,
+              base: int = 0, plain: bool = False) -> list[Token]:
     """The tokens of ``text`` from offset ``pos`` on, which must be where a token (or, without
-    ``trivia``, blanks before one) begins: then they are the tail of ``tokenize(text)``."""
+    ``trivia``, blanks before one) begins: then they are the tail of ``tokenize(text)``.
+
+    With ``braces`` (a dict), each ``{`` token's index is mapped there to the index of the
+    ``}`` token that closes it (innermost first; an unclosed ``{`` is left out, an unopened
+    ``}`` ignored), indices counted from ``base`` for the first token returned. With
+    ``plain``, each token is a plain tuple ``(kind, value, start, end)`` equal to its
+    :class:`Token` (the parser's own tokens: a Token costs a second object and a call)."""
     out: list[Token] = []
+    opened: list[int] = []  # indices of the '{' not closed yet
     append = out.append
     verbatim = _VERBATIM
     words = _WORDS
@@ -265,42 +271,48 @@ def _tokenize(text: str, trivia: bool, pos: int) -> list[Token]:
         s = m.end(1)
         e = m.end()
         if g == "PNAME" or g == "PUNCT":  # the most frequent kinds first, without a look-up
-            append(new(T, (g, text[s:e], s, e)))
-            continue
-        if g == "NAME" or g == "NAME_ANY":
+            tok = (g, text[s:e], s, e)
+        elif g == "VAR":
+            tok = (g, text[s + 1 : e], s, e)
+        elif g == "NAME" or g == "NAME_ANY":
             word = text[s:e]
             kv = words.get(word, False)
             if kv is False:
                 kv = _word_token(word)
             if kv is not None:
-                append(new(T, (kv[0], kv[1], s, e)))
+                tok = (kv[0], kv[1], s, e)
             else:
                 parts = _split_keywords(word.upper()) if len(word) <= 64 else None
                 if parts is None:
-                    append(new(T, ("ERROR", word, s, e)))
+                    tok = ("ERROR", word, s, e)
                 else:
                     for kw, off in parts:
-                        append(new(T, ("KEYWORD", kw, s + off, s + off + len(kw))))
-            continue
-        if g == "IRIREF":
+                        tok = ("KEYWORD", kw, s + off, s + off + len(kw))
+                        append(tok if plain else new(T, tok))
+                    continue
+        elif g == "PUNCT_LBRACE":
+            if braces is not None:
+                opened.append(base + len(out))
+            tok = ("PUNCT", "{", s, e)
+        elif g == "PUNCT_RBRACE":
+            if braces is not None and opened:
+                braces[opened.pop()] = base + len(out)
+            tok = ("PUNCT", "}", s, e)
+        elif g == "IRIREF":
             body = text[s + 1 : e - 1]
-            append(new(T, (g, decode_codepoint_escapes(body) if "\\" in body else body, s, e)))
-            continue
-        if g == "VAR":
-            append(new(T, (g, text[s + 1 : e], s, e)))
-            continue
-        kind = verbatim.get(g)
-        if kind is not None:
-            append(new(T, (kind, text[s:e], s, e)))
+            tok = (g, decode_codepoint_escapes(body) if "\\" in body else body, s, e)
+        elif g in verbatim:
+            tok = (verbatim[g], text[s:e], s, e)
         elif g in _STRING_KINDS:
             q = _STRING_KINDS[g]
-            append(new(T, ("STRING", text[s + q : e - q], s, e)))
+            tok = ("STRING", text[s + q : e - q], s, e)
         elif g == "LANGTAG" or g == "BNODE":
-            append(new(T, (g, text[s + (1 if g == "LANGTAG" else 2) : e], s, e)))
+            tok = (g, text[s + (1 if g == "LANGTAG" else 2) : e], s, e)
         elif g == "UNTERMINATED":
-            append(new(T, ("ERROR", text[s:e], s, e)))
+            tok = ("ERROR", text[s:e], s, e)
         else:  # END: only blanks/comments were left
             break
+        append(tok if plain else new(T, tok))
     return out
 
 

@@ -11,7 +11,8 @@ and keeps reading. Facts (entities, predicates, ...) are derived from what it co
 from __future__ import annotations
 
 import re
-from itertools import islice
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import urljoin
 
@@ -57,6 +58,10 @@ from kgqa.sparql.tree import (
     Expr,
     Group,
     QueryNode,
+    make_query_node,
+    make_statement,
+    make_triple,
+    make_var,
 )
 
 MAX_DEPTH = 64  # nesting levels of groups, brackets, paths, collections (pyoxigraph allows more; never seen in practice)
@@ -84,37 +89,67 @@ _new_token = tuple.__new__
 # starts an IRIREF token (only blanks, a keyword, a name and ':' come before) and each '>' ends
 # one, so the tokens of the head are exactly the first tokens of the whole text, and the rest
 # is read from the end of the head on.
-_PROLOGUE = re.compile(
-    r"(?:\s*+[Pp][Rr][Ee][Ff][Ii][Xx]\s++(?:[A-Za-z][A-Za-z0-9_.\-]*+)?:\s*+<[^<>\"{}|^`\\\x00-\x20]*+>)++"
-)
+_DECLARATION = r"\s*+[Pp][Rr][Ee][Ff][Ii][Xx]\s++(?:[A-Za-z][A-Za-z0-9_.\-]*+)?:\s*+<[^<>\"{}|^`\\\x00-\x20]*+>"
+_PROLOGUE = re.compile(rf"(?:{_DECLARATION})++")
+_DECLARATION_AT = re.compile(_DECLARATION).match
+
+
 class _Head:
     """A PREFIX prologue's tokens and, once a parse has read it without error, the prefixes
     it declares (what :meth:`_Parser.prologue` does with those tokens, nothing else)."""
 
-    __slots__ = ("tokens", "declared")
+    __slots__ = ("tokens", "declared", "prefixes")
 
     def __init__(self, tokens: list[Token]) -> None:
         self.tokens = tokens
         self.declared: dict[str, str] | None = None
+        # a read-only copy of ``declared``, shared by the results of the queries that
+        # declare exactly these prefixes (QueryInfo.prefixes)
+        self.prefixes: Mapping[str, str] | None = None
 
+
+_NO_PREFIXES: Mapping[str, str] = MappingProxyType({})
 
 _HEADS: dict[str, _Head] = {}
 _HEADS_MAX = 1024
+# the texts of the prologues in _HEADS (those of _START characters or more) by their first
+# _START characters, at most 16 each: a text that starts with one of them, followed by no
+# further declaration, has that prologue (what _PROLOGUE matches), found without reading it
+# again; one no longer in _HEADS is ignored
+_BY_START: dict[str, list[str]] = {}
+_START = 32
 
 
-def _tokens(text: str) -> tuple[list[Token], _Head | None]:
+def _tokens(text: str) -> tuple[list[Token], _Head | None, dict[int, int]]:
     """``tokenize(text)`` (a new list), reusing the tokens of a PREFIX prologue seen before,
-    and that prologue's :class:`_Head` (None if the text does not start with one)."""
-    m = _PROLOGUE.match(text)
-    if m is None:
-        return tokenize(text), None
-    key = m.group()
-    head = _HEADS.get(key)
+    that prologue's :class:`_Head` (None if the text does not start with one), and the
+    matching braces (the index of each ``{`` token mapped to that of the ``}`` closing it).
+    The tokens after the prologue are plain tuples, each equal to its :class:`Token`; the
+    parser reads them by index and makes a Token of those it hands out (:func:`_token`)."""
+    braces: dict[int, int] = {}
+    head = None
+    for key in _BY_START.get(text[:_START], ()):
+        if text.startswith(key) and _DECLARATION_AT(text, len(key)) is None:
+            head = _HEADS.get(key)
+            break
     if head is None:
-        if len(_HEADS) >= _HEADS_MAX:
-            _HEADS.clear()
-        head = _HEADS[key] = _Head(tokenize(key))
-    return head.tokens + _tokenize(text, False, m.end()), head
+        m = _PROLOGUE.match(text)
+        if m is None:
+            return _tokenize(text, False, 0, braces, 0, True), None, braces
+        key = m.group()
+        head = _HEADS.get(key)
+        if head is None:
+            if len(_HEADS) >= _HEADS_MAX:
+                _HEADS.clear()
+            head = _HEADS[key] = _Head(tokenize(key))
+            if len(key) >= _START:
+                if len(_BY_START) >= _HEADS_MAX:
+                    _BY_START.clear()
+                same = _BY_START.setdefault(key[:_START], [])
+                if key not in same and len(same) < 16:
+                    same.append(key)
+    head_tokens = head.tokens  # a prologue has no braces
+    return head_tokens + _tokenize(text, False, len(key), braces, len(head_tokens), True), head, braces
 
 
 # IRIs met so far, shared between parses (they are immutable and benchmarks repeat them);
@@ -130,12 +165,18 @@ def _new_iri(value: str) -> IRI:
     return iri
 
 
+def _token(t: tuple) -> Token:
+    """``t`` as a :class:`Token`: the parser's tokens are plain tuples (see :func:`_tokens`),
+    those it hands out (in expressions, projections) Tokens."""
+    return t if type(t) is Token else _new_token(Token, t)
+
+
 def _describe(tok: Token) -> str:
-    if tok.kind == _EOF_KIND:
+    if tok[0] == _EOF_KIND:
         return "end of query"
-    if tok.kind in ("KEYWORD", "PUNCT", "A", "NIL", "ANON"):
-        return repr(tok.value)
-    return f"{tok.kind} {tok.value!r}"
+    if tok[0] in ("KEYWORD", "PUNCT", "A", "NIL", "ANON"):
+        return repr(tok[1])
+    return f"{tok[0]} {tok[1]!r}"
 
 
 class _Parser:
@@ -145,23 +186,24 @@ class _Parser:
         "text", "head", "toks", "i", "extra", "error", "error_offset", "base", "declared",
         "undeclared", "unresolved", "ctx", "depth", "bnodes", "in_template", "cur_bgp", "cur_ops",
         "cur_query", "triples", "template", "iris", "datatypes", "value_terms", "paths", "values",
-        "filters", "aggregates", "services", "graphs", "vars", "var_of", "features", "term_at",
+        "filters", "aggregates", "services", "graphs", "var_of", "features", "term_at",
         "group_at", "statements", "nerrors", "where_span", "template_is_pattern", "brace_match",
     )
 
     def __init__(self, text: str, extra: dict[str, str] | None):
         self.text = text
-        toks, self.head = _tokens(text)
-        toks.append(_new_token(Token, (_EOF_KIND, "", len(text), len(text))))
+        toks, self.head, self.brace_match = _tokens(text)
+        toks.append((_EOF_KIND, "", len(text), len(text)))
         self.toks = toks
         self.i = 0
-        self.extra = extra or {}
+        self.extra = extra or _NO_PREFIXES  # read only
         self.error: str | None = None
         self.error_offset: int | None = None
         self.base: str | None = None
         self.declared: dict[str, str] = {}
-        self.undeclared: dict[str, None] = {}
-        self.unresolved: dict[str, None] = {}
+        # what few queries have starts as () and becomes a list or dict when first added to
+        self.undeclared: dict[str, None] | tuple = ()
+        self.unresolved: dict[str, None] | tuple = ()
         self.ctx: tuple = ()
         self.depth = 0
         self.bnodes = 0
@@ -171,18 +213,17 @@ class _Parser:
         self.cur_query: QueryNode | None = None
         # collected
         self.triples: list[TriplePattern] = []
-        self.template: list[TriplePattern] = []
-        self.iris: dict[IRI, None] = {}
-        self.datatypes: dict[IRI, None] = {}
-        self.value_terms: list = []
-        self.paths: list[Path] = []
-        self.values: list[ValuesBlock] = []
-        self.filters: list[Filter] = []
-        self.aggregates: list[Aggregate] = []
-        self.services: dict = {}
-        self.graphs: dict = {}
-        self.vars: dict[Var, None] = {}
-        self.var_of: dict[str, Var] = {}  # one Var per name (they are immutable)
+        self.template: list[TriplePattern] | tuple = ()
+        self.iris: dict[str, IRI] = {}  # by value (the first of equal IRIs), in order
+        self.datatypes: dict[IRI, None] | tuple = ()
+        self.value_terms: list | tuple = ()
+        self.paths: list[Path] | tuple = ()
+        self.values: list[ValuesBlock] | tuple = ()
+        self.filters: list[Filter] | tuple = ()
+        self.aggregates: list[Aggregate] | tuple = ()
+        self.services: dict | tuple = ()
+        self.graphs: dict | tuple = ()
+        self.var_of: dict[str, Var] = {}  # one Var per name (they are immutable), in order
         self.features: set[str] = set()
         self.term_at: dict[int, tuple[int, Any]] = {}
         self.group_at: dict[int, tuple[int, Group]] = {}
@@ -190,20 +231,12 @@ class _Parser:
         self.nerrors = 0  # every fail() call, not only the first error
         self.where_span: tuple[int, int | None] | None = None
         self.template_is_pattern = False
-        self.brace_match: dict[int, int] = {}
-        stack = []
-        skip = len(self.head.tokens) if self.head is not None else 0  # a prologue has no braces
-        for k in [k for k, t in enumerate(islice(toks, skip, None), skip)
-                  if t[0] == "PUNCT" and (t[1] == "{" or t[1] == "}")]:
-            if toks[k][1] == "{":
-                stack.append(k)
-            elif stack:
-                self.brace_match[stack.pop()] = k
 
     # ------------------------------------------------------------------ helpers
 
     @property
-    def tok(self) -> Token:
+    def tok(self) -> tuple:
+        """The token at the cursor (a plain tuple, see :func:`_tokens`)."""
         return self.toks[self.i]
 
     def peek(self, k: int = 1) -> Token:
@@ -212,28 +245,28 @@ class _Parser:
 
     def advance(self) -> Token:
         t = self.toks[self.i]
-        if t.kind != _EOF_KIND:
+        if t[0] != _EOF_KIND:
             self.i += 1
         return t
 
     def at_p(self, value: str) -> bool:
         t = self.toks[self.i]
-        return t.kind == "PUNCT" and t.value == value
+        return t[0] == "PUNCT" and t[1] == value
 
     def at_kw(self, value: str) -> bool:
         t = self.toks[self.i]
-        return t.kind == "KEYWORD" and t.value == value
+        return t[0] == "KEYWORD" and t[1] == value
 
     def fail(self, message: str, tok: Token | None = None) -> None:
         self.nerrors += 1
         if self.error is not None:
             return
         tok = tok or self.toks[self.i]
-        off = tok.start
+        off = tok[2]
         line = self.text.count("\n", 0, off) + 1
         col = off - (self.text.rfind("\n", 0, off) + 1) + 1
         found = _describe(tok)
-        if tok.kind == _EOF_KIND:
+        if tok[0] == _EOF_KIND:
             message += " (the query is truncated)"
         self.error = f"{message}, found {found} at offset {off} (line {line}, column {col})"
         self.error_offset = off
@@ -262,7 +295,7 @@ class _Parser:
         """Source text of tokens[start:end]."""
         if end <= start:
             return ""
-        return self.text[self.toks[start].start : self.toks[end - 1].end]
+        return self.text[self.toks[start][2] : self.toks[end - 1][3]]
 
     def fresh_bnode(self) -> BNode:
         self.bnodes += 1
@@ -271,8 +304,7 @@ class _Parser:
     def var(self, name: str) -> Var:
         v = self.var_of.get(name)
         if v is None:
-            v = self.var_of[name] = Var(name)
-            self.vars[v] = None
+            v = self.var_of[name] = make_var(name)
         return v
 
     def skip_to_close(self) -> None:
@@ -281,26 +313,26 @@ class _Parser:
         depth = 0
         while True:
             t = self.toks[self.i]
-            if t.kind == _EOF_KIND:
+            if t[0] == _EOF_KIND:
                 return
-            if t.kind == "PUNCT":
-                if t.value == "(":
+            if t[0] == "PUNCT":
+                if t[1] == "(":
                     depth += 1
-                elif t.value == ")":
+                elif t[1] == ")":
                     self.i += 1
                     if depth == 0:
                         return
                     depth -= 1
                     continue
-                elif t.value == "}" or t.value == "{":
+                elif t[1] == "}" or t[1] == "{":
                     return
             self.i += 1
 
     # ------------------------------------------------------------------ terms
 
     def iri_of(self, t: Token) -> IRI:
-        if t.kind == "IRIREF":
-            value = t.value
+        if t[0] == "IRIREF":
+            value = t[1]
             problem = _iri_problem(value)
             if problem == "relative":
                 if self.base is None:
@@ -314,7 +346,7 @@ class _Parser:
                 self.fail(problem, t)
             iri = _IRIS.get(value)
             return iri if iri is not None else _new_iri(value)
-        text = t.value
+        text = t[1]
         pfx, _, local = text.partition(":")
         if "\\" in local:
             local = _unescape_local(local)
@@ -324,9 +356,13 @@ class _Parser:
             if ns is None:
                 ns = STANDARD_PREFIXES.get(pfx)
             if pfx not in self.undeclared:
+                if not self.undeclared:
+                    self.undeclared = {}
                 self.undeclared[pfx] = None
             if ns is None:
                 if pfx not in self.unresolved:
+                    if not self.unresolved:
+                        self.unresolved = {}
                     self.unresolved[pfx] = None
                     self.fail(f"undeclared prefix {pfx!r}", t)
                 return IRI(f"{pfx}:{local}")
@@ -335,60 +371,64 @@ class _Parser:
         return iri if iri is not None else _new_iri(value)
 
     def use_iri(self, iri: IRI) -> IRI:
-        self.iris[iri] = None
+        if iri.value not in self.iris:
+            self.iris[iri.value] = iri
         return iri
 
     def literal(self) -> Literal | None:
         """STRING (LANGTAG | ^^ iri)? / NUMBER / BOOLEAN / signed NUMBER at the cursor."""
         t = self.toks[self.i]
-        if t.kind == "STRING":
+        if t[0] == "STRING":
             self.i += 1
-            value, err = unescape_string(t.value)
+            value, err = unescape_string(t[1])
             if err:
                 self.fail(err, t)
             nxt = self.toks[self.i]
-            if nxt.kind == "LANGTAG":
+            if nxt[0] == "LANGTAG":
                 self.i += 1
-                if not _LANGTAG.match(nxt.value):
+                if not _LANGTAG.match(nxt[1]):
                     self.fail("invalid language tag (BCP 47)", nxt)
-                return Literal(value, None, nxt.value)
-            if nxt.kind == "PUNCT" and nxt.value == "^^":
+                return Literal(value, None, nxt[1])
+            if nxt[0] == "PUNCT" and nxt[1] == "^^":
                 self.i += 1
                 d = self.toks[self.i]
-                if d.kind in ("IRIREF", "PNAME"):
+                if d[0] in ("IRIREF", "PNAME"):
                     self.i += 1
                     dt = self.iri_of(d)
+                    if not self.datatypes:
+                        self.datatypes = {}
                     self.datatypes[dt] = None
                     return Literal(value, dt.value)
                 self.fail("expected a datatype IRI after '^^'")
             return Literal(value)
-        if t.kind == "NUMBER":
+        if t[0] == "NUMBER":
             self.i += 1
-            return _number(t.value)
-        if t.kind == "BOOLEAN":
+            return _number(t[1])
+        if t[0] == "BOOLEAN":
             self.i += 1
-            return Literal(t.value, XSD_BOOLEAN)
-        if t.kind == "PUNCT" and t.value in ("+", "-") and self.peek().kind == "NUMBER":
+            return Literal(t[1], XSD_BOOLEAN)
+        if t[0] == "PUNCT" and t[1] in ("+", "-") and self.peek()[0] == "NUMBER":
             self.i += 2
-            lit = _number(self.toks[self.i - 1].value)
-            return Literal(("-" if t.value == "-" else "") + lit.value, lit.datatype)
+            lit = _number(self.toks[self.i - 1][1])
+            return Literal(("-" if t[1] == "-" else "") + lit.value, lit.datatype)
         return None
 
     def var_or_term(self) -> Any:
         """Var | GraphTerm at the cursor, or None (nothing consumed)."""
         t = self.toks[self.i]
-        k = t.kind
+        k = t[0]
         if k == "VAR":
             self.i += 1
-            return self.var(t.value)
+            return self.var(t[1])
         if k == "IRIREF" or k == "PNAME":
             self.i += 1
             iri = self.iri_of(t)
-            self.iris[iri] = None
+            if iri.value not in self.iris:
+                self.iris[iri.value] = iri
             return iri
         if k == "BNODE":
             self.i += 1
-            return BNode(t.value)
+            return BNode(t[1])
         if k == "ANON":
             self.i += 1
             return self.fresh_bnode()
@@ -399,10 +439,10 @@ class _Parser:
 
     def var_or_iri(self) -> Any:
         t = self.toks[self.i]
-        if t.kind == "VAR":
+        if t[0] == "VAR":
             self.i += 1
-            return self.var(t.value)
-        if t.kind in ("IRIREF", "PNAME"):
+            return self.var(t[1])
+        if t[0] in ("IRIREF", "PNAME"):
             self.i += 1
             return self.use_iri(self.iri_of(t))
         self.fail("expected a variable or an IRI")
@@ -410,7 +450,7 @@ class _Parser:
 
     def iri(self) -> IRI | None:
         t = self.toks[self.i]
-        if t.kind in ("IRIREF", "PNAME"):
+        if t[0] in ("IRIREF", "PNAME"):
             self.i += 1
             return self.use_iri(self.iri_of(t))
         self.fail("expected an IRI")
@@ -432,42 +472,43 @@ class _Parser:
             if self.i == record:
                 if self.nerrors == 0:
                     head.declared = dict(self.declared)
+                    head.prefixes = MappingProxyType(dict(self.declared))
                 record = None
             t = toks[self.i]
-            k = t.kind
+            k = t[0]
             if k == "KEYWORD":
-                if t.value == "BASE":
+                if t[1] == "BASE":
                     self.i += 1
                     t = toks[self.i]
-                    if t.kind == "IRIREF":
+                    if t[0] == "IRIREF":
                         self.i += 1
-                        self.base = urljoin(self.base, t.value) if self.base else t.value
+                        self.base = urljoin(self.base, t[1]) if self.base else t[1]
                     else:
                         self.fail("expected an IRI after BASE")
                     continue
-                if t.value != "PREFIX":
+                if t[1] != "PREFIX":
                     return
                 self.i += 1
                 t = toks[self.i]
-            elif k == "PNAME" and t.value[:6].upper() == "PREFIX" and t.value.endswith(":") \
-                    and t.value.count(":") == 1:
+            elif k == "PNAME" and t[1][:6].upper() == "PREFIX" and t[1].endswith(":") \
+                    and t[1].count(":") == 1:
                 # 'PREFIXdbo:' -- pyoxigraph reads 'PREFIX dbo:'
-                t = Token("PNAME", t.value[6:], t.start + 6, t.end)
+                t = Token("PNAME", t[1][6:], t[2] + 6, t[3])
             else:
                 return
-            if t.kind == "PNAME" and t.value.endswith(":") and t.value.count(":") == 1:
+            if t[0] == "PNAME" and t[1].endswith(":") and t[1].count(":") == 1:
                 self.i += 1
                 iri_tok = toks[self.i]
-                if iri_tok.kind == "IRIREF":
+                if iri_tok[0] == "IRIREF":
                     self.i += 1
-                    self.declared[t.value[:-1]] = self.iri_of(iri_tok).value
+                    self.declared[t[1][:-1]] = self.iri_of(iri_tok).value
                 else:
                     self.fail("expected an IRI in PREFIX declaration")
             else:
                 self.fail("expected a prefix name ending in ':' after PREFIX")
-                if t.kind in ("PNAME", "ERROR"):
+                if t[0] in ("PNAME", "ERROR"):
                     self.i += 1
-                if toks[self.i].kind == "IRIREF":
+                if toks[self.i][0] == "IRIREF":
                     self.i += 1
 
     # ------------------------------------------------------------------ top level
@@ -476,21 +517,21 @@ class _Parser:
         self.prologue()
         t = self.toks[self.i]
         node: QueryNode
-        if t.kind == "KEYWORD" and t.value in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
+        if t[0] == "KEYWORD" and t[1] in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
             node = self.query()
             if self.at_kw("VALUES"):
                 self.i += 1
                 node.values = self.data_block()
-        elif t.kind == "KEYWORD" and t.value in _UPDATE_START:
-            node = QueryNode(form="UPDATE")
+        elif t[0] == "KEYWORD" and t[1] in _UPDATE_START:
+            node = make_query_node("UPDATE")
             self.update()
         else:
-            node = QueryNode()
-            if t.kind == _EOF_KIND:
+            node = make_query_node("unknown")
+            if t[0] == _EOF_KIND:
                 self.fail("empty query: expected SELECT, ASK, CONSTRUCT, DESCRIBE or an update")
             else:
                 self.fail("expected SELECT, ASK, CONSTRUCT, DESCRIBE or an update")
-        if self.toks[self.i].kind != _EOF_KIND:
+        if self.toks[self.i][0] != _EOF_KIND:
             if node.form != "unknown":
                 self.fail("unexpected text after the end of the query")
             self.harvest(node)
@@ -499,12 +540,12 @@ class _Parser:
     def harvest(self, node: QueryNode) -> None:
         """Recovery: read whatever is left as group content, to collect its patterns."""
         group = Group()
-        while self.toks[self.i].kind != _EOF_KIND:
+        while self.toks[self.i][0] != _EOF_KIND:
             before = self.i
             if self.at_p("}"):
                 self.i += 1
                 continue
-            if self.toks[self.i].kind == "KEYWORD" and self.toks[self.i].value in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
+            if self.toks[self.i][0] == "KEYWORD" and self.toks[self.i][1] in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
                 sub = self.query()
                 if node.form == "unknown":
                     node.form = sub.form
@@ -518,7 +559,7 @@ class _Parser:
 
     def query(self) -> QueryNode:
         t = self.advance()
-        node = QueryNode(form=t.value)
+        node = make_query_node(t[1])
         saved_query, self.cur_query = self.cur_query, node
         try:
             self.query_body(t, node)
@@ -530,14 +571,14 @@ class _Parser:
         return node
 
     def query_body(self, t: Token, node: QueryNode) -> None:
-        if t.value == "SELECT":
+        if t[1] == "SELECT":
             self.select_clause(node)
             self.datasets(node)
             self.where_clause(node)
-        elif t.value == "ASK":
+        elif t[1] == "ASK":
             self.datasets(node)
             self.where_clause(node)
-        elif t.value == "CONSTRUCT":
+        elif t[1] == "CONSTRUCT":
             if self.at_p("{"):
                 node.template = self.template_block(("CONSTRUCT",))
                 self.datasets(node)
@@ -555,7 +596,7 @@ class _Parser:
                 self.i += 1
                 node.select_all = True
             else:
-                while self.toks[self.i].kind in ("VAR", "IRIREF", "PNAME"):
+                while self.toks[self.i][0] in ("VAR", "IRIREF", "PNAME"):
                     node.describe.append(self.var_or_iri())
                 if not node.describe:
                     self.fail("expected variables, IRIs or '*' after DESCRIBE")
@@ -569,25 +610,25 @@ class _Parser:
         ``FROMNAMEDex:g`` and ``FROM NAMEDex:g`` (when ``NAMEDex:`` is not a declared prefix)."""
         while True:
             t = self.toks[self.i]
-            if t.kind == "KEYWORD" and t.value == "FROM":
+            if t[0] == "KEYWORD" and t[1] == "FROM":
                 self.i += 1
                 named = False
                 if self.at_kw("NAMED"):
                     self.i += 1
                     named = True
                 g = self.toks[self.i]
-                if not named and g.kind == "PNAME" and g.value[:5].upper() == "NAMED" \
-                        and g.value.split(":", 1)[0] not in self.declared:
+                if not named and g[0] == "PNAME" and g[1][:5].upper() == "NAMED" \
+                        and g[1].split(":", 1)[0] not in self.declared:
                     self.i += 1
                     node.datasets.append((True, self.use_iri(self.iri_of(self.glued(g, 5)))))
                     continue
                 iri = self.iri()
                 if iri is not None:
                     node.datasets.append((named, iri))
-            elif t.kind == "PNAME" and t.value[:4].upper() == "FROM" and t.value.split(":", 1)[0] not in self.declared:
+            elif t[0] == "PNAME" and t[1][:4].upper() == "FROM" and t[1].split(":", 1)[0] not in self.declared:
                 self.i += 1
                 rest = self.glued(t, 4)
-                named = rest.value[:5].upper() == "NAMED" and rest.value.split(":", 1)[0] not in self.declared
+                named = rest[1][:5].upper() == "NAMED" and rest[1].split(":", 1)[0] not in self.declared
                 node.datasets.append((named, self.use_iri(self.iri_of(self.glued(rest, 5) if named else rest))))
             else:
                 return
@@ -595,7 +636,7 @@ class _Parser:
     @staticmethod
     def glued(t: Token, k: int) -> Token:
         """The prefixed name after the first ``k`` characters of a PNAME token (``FROMex:g``)."""
-        return Token("PNAME", t.value[k:], t.start + k, t.end)
+        return Token("PNAME", t[1][k:], t[2] + k, t[3])
 
     def mark_where(self) -> None:
         """Record the first WHERE group met (the top-level one: it is entered before any
@@ -605,52 +646,52 @@ class _Parser:
 
     def where_clause(self, node: QueryNode) -> None:
         t = self.toks[self.i]
-        if t.kind == "KEYWORD" and t.value == "WHERE":
+        if t[0] == "KEYWORD" and t[1] == "WHERE":
             self.i += 1
             t = self.toks[self.i]
-        if self.where_span is None and t.kind == "PUNCT" and t.value == "{":  # mark_where
+        if self.where_span is None and t[0] == "PUNCT" and t[1] == "{":  # mark_where
             self.where_span = (self.i, self.brace_match.get(self.i))
         node.where = self.group_graph_pattern()
 
     def select_clause(self, node: QueryNode) -> None:
         toks = self.toks
         t = toks[self.i]
-        if t.kind == "KEYWORD" and (t.value == "DISTINCT" or t.value == "REDUCED"):
-            node.modifier = self.advance().value
+        if t[0] == "KEYWORD" and (t[1] == "DISTINCT" or t[1] == "REDUCED"):
+            node.modifier = self.advance()[1]
             t = toks[self.i]
-        if t.kind == "PUNCT" and t.value == "*":
+        if t[0] == "PUNCT" and t[1] == "*":
             self.i += 1
             node.select_all = True
             return
         while True:
             t = toks[self.i]
-            if t.kind == "VAR":
+            if t[0] == "VAR":
                 self.i += 1
-                node.projection.append((self.var(t.value), None))
-                node.projection_tokens.append(t)
-            elif t.kind == "PUNCT" and t.value == "(":
+                node.projection.append((self.var(t[1]), None))
+                node.projection_tokens.append(_token(t))
+            elif t[0] == "PUNCT" and t[1] == "(":
                 self.i += 1
                 self.enter()
                 expr = self.expression()
                 if self.expect_kw("AS"):
                     v = self.toks[self.i]
-                    if v.kind == "VAR":
+                    if v[0] == "VAR":
                         self.i += 1
-                        node.projection.append((self.var(v.value), expr))
-                        node.projection_tokens.append(v)
+                        node.projection.append((self.var(v[1]), expr))
+                        node.projection_tokens.append(_token(v))
                     else:
                         self.fail("expected a variable after AS")
                 if not self.expect_p(")"):
                     self.skip_to_close()
                 self.depth -= 1
-            elif t.kind == "KEYWORD" and (t.value in AGGREGATES or t.value in BUILTINS):
+            elif t[0] == "KEYWORD" and (t[1] in AGGREGATES or t[1] in BUILTINS):
                 # Virtuoso dialect: SELECT COUNT(?x) / SELECT DISTINCT COUNT(?x) without AS
                 self.fail("expected a variable, '(' or '*' in SELECT (an expression needs '(... AS ?var)')")
                 self.expression()
-            elif t.kind in ("IRIREF", "PNAME") and self.peek().kind == "PUNCT" and self.peek().value == "(":
+            elif t[0] in ("IRIREF", "PNAME") and self.peek()[0] == "PUNCT" and self.peek()[1] == "(":
                 self.fail("expected a variable, '(' or '*' in SELECT (an expression needs '(... AS ?var)')")
                 self.expression()
-            elif t.kind == "KEYWORD" and t.value == "AS" and self.peek().kind == "VAR":
+            elif t[0] == "KEYWORD" and t[1] == "AS" and self.peek()[0] == "VAR":
                 # Virtuoso dialect: SELECT COUNT(?x) AS ?c (no parentheses); read on to WHERE
                 self.fail("expected a variable, '(' or '*' in SELECT (an expression needs '(... AS ?var)')")
                 self.i += 2
@@ -660,7 +701,7 @@ class _Parser:
             self.fail("expected a variable, '(' or '*' in SELECT")
 
     def solution_modifiers(self, node: QueryNode) -> None:
-        if self.toks[self.i].kind != "KEYWORD":  # none follows
+        if self.toks[self.i][0] != "KEYWORD":  # none follows
             return
         if self.at_kw("GROUP"):
             self.i += 1
@@ -669,27 +710,29 @@ class _Parser:
             while True:
                 t = self.toks[self.i]
                 start = self.i
-                if t.kind == "VAR":
+                if t[0] == "VAR":
                     self.i += 1
-                    self.term_at[start] = (self.i, self.var(t.value))
+                    self.term_at[start] = (self.i, self.var(t[1]))
                     node.group_by.append((self.make_expr(start, self.i), None))
-                elif t.kind == "PUNCT" and t.value == "(":
+                elif t[0] == "PUNCT" and t[1] == "(":
                     self.i += 1
                     self.enter()
                     e = self.expression()
                     alias = None
                     if self.at_kw("AS"):
                         self.i += 1
-                        if self.toks[self.i].kind == "VAR":
-                            alias = self.var(self.advance().value)
+                        if self.toks[self.i][0] == "VAR":
+                            alias = self.var(self.advance()[1])
                         else:
                             self.fail("expected a variable after AS")
                     if not self.expect_p(")"):
                         self.skip_to_close()
                     self.depth -= 1
                     node.group_by.append((e, alias))
-                elif t.kind in ("KEYWORD", "IRIREF", "PNAME") and (t.kind != "KEYWORD" or t.value in BUILTINS or t.value in AGGREGATES or t.value in ("NOT", "EXISTS")):
+                elif t[0] in ("KEYWORD", "IRIREF", "PNAME") and (t[0] != "KEYWORD" or t[1] in BUILTINS or t[1] in AGGREGATES or t[1] in ("NOT", "EXISTS")):
                     e = self.expression_at(self.primary)
+                    if self.i == start:  # NOT without EXISTS: an error, nothing read
+                        break
                     node.group_by.append((e, None))
                 else:
                     break
@@ -701,8 +744,12 @@ class _Parser:
             while self.starts_constraint():
                 ops: list = []
                 saved, self.cur_ops = self.cur_ops, ops
-                node.having.append(self.constraint())
+                start = self.i
+                e = self.constraint()
                 self.cur_ops = saved
+                if self.i == start:  # NOT without EXISTS: an error, nothing read
+                    break
+                node.having.append(e)
                 if any(o in ("<", ">", "<=", ">=") for o in ops):
                     self.features.add("COMPARATIVE")
             if not node.having:
@@ -714,20 +761,23 @@ class _Parser:
             while True:
                 t = self.toks[self.i]
                 start = self.i
-                if t.kind == "KEYWORD" and t.value in ("ASC", "DESC"):
+                if t[0] == "KEYWORD" and t[1] in ("ASC", "DESC"):
                     self.i += 1
                     if self.at_p("("):
                         e = self.expression_at(self.primary)
                     else:
-                        self.fail("expected '(' after " + t.value)
+                        self.fail("expected '(' after " + t[1])
                         e = self.make_expr(self.i, self.i)
-                    node.order.append((t.value, e, True))
-                elif t.kind == "VAR":
+                    node.order.append((t[1], e, True))
+                elif t[0] == "VAR":
                     self.i += 1
-                    self.term_at[start] = (self.i, self.var(t.value))
+                    self.term_at[start] = (self.i, self.var(t[1]))
                     node.order.append(("ASC", self.make_expr(start, self.i), False))
                 elif self.starts_constraint():
-                    node.order.append(("ASC", self.constraint(), False))
+                    e = self.constraint()
+                    if self.i == start:  # NOT without EXISTS: an error, nothing read
+                        break
+                    node.order.append(("ASC", e, False))
                 else:
                     break
             if not node.order:
@@ -744,21 +794,21 @@ class _Parser:
 
     def integer(self) -> int | None:
         t = self.toks[self.i]
-        if t.kind == "NUMBER" and t.value.isdigit():
+        if t[0] == "NUMBER" and t[1].isdigit():
             self.i += 1
-            return int(t.value)
+            return int(t[1])
         self.fail("expected an integer")
         return None
 
     def starts_constraint(self) -> bool:
         t = self.toks[self.i]
-        if t.kind == "PUNCT":
-            return t.value == "("
-        if t.kind == "KEYWORD":
-            return t.value in BUILTINS or t.value in AGGREGATES or t.value in ("NOT", "EXISTS")
-        if t.kind in ("IRIREF", "PNAME"):
+        if t[0] == "PUNCT":
+            return t[1] == "("
+        if t[0] == "KEYWORD":
+            return t[1] in BUILTINS or t[1] in AGGREGATES or t[1] in ("NOT", "EXISTS")
+        if t[0] in ("IRIREF", "PNAME"):
             n = self.peek()
-            return n.kind == "NIL" or (n.kind == "PUNCT" and n.value == "(")
+            return n[0] == "NIL" or (n[0] == "PUNCT" and n[1] == "(")
         return False
 
     # ------------------------------------------------------------------ update
@@ -767,13 +817,13 @@ class _Parser:
         while True:
             self.prologue()
             t = self.toks[self.i]
-            if t.kind == _EOF_KIND:
+            if t[0] == _EOF_KIND:
                 return
-            if t.kind != "KEYWORD" or t.value not in _UPDATE_START:
+            if t[0] != "KEYWORD" or t[1] not in _UPDATE_START:
                 self.fail("expected an update operation")
                 return
             self.i += 1
-            op = t.value
+            op = t[1]
             if op == "LOAD":
                 self.silent()
                 self.iri()
@@ -786,7 +836,7 @@ class _Parser:
                 if self.at_kw("GRAPH"):
                     self.i += 1
                     self.iri()
-                elif self.toks[self.i].kind == "KEYWORD" and self.toks[self.i].value in ("DEFAULT", "NAMED", "ALL"):
+                elif self.toks[self.i][0] == "KEYWORD" and self.toks[self.i][1] in ("DEFAULT", "NAMED", "ALL"):
                     self.i += 1
                 else:
                     self.fail("expected GRAPH, DEFAULT, NAMED or ALL")
@@ -866,7 +916,7 @@ class _Parser:
         self.enter()
         while True:
             t = self.toks[self.i]
-            if t.kind == _EOF_KIND or self.at_p("}"):
+            if t[0] == _EOF_KIND or self.at_p("}"):
                 break
             before = self.i
             if self.at_kw("GRAPH"):
@@ -890,7 +940,7 @@ class _Parser:
             return out
         self.enter()
         start = len(self.template)
-        while self.toks[self.i].kind != _EOF_KIND and not self.at_p("}"):
+        while self.toks[self.i][0] != _EOF_KIND and not self.at_p("}"):
             before = self.i
             self.template_triples(ctx)
             if self.i == before:
@@ -898,7 +948,7 @@ class _Parser:
                 self.i += 1
         self.expect_p("}", "'}'")
         self.depth -= 1
-        return self.template[start:]
+        return self.template[start:] if self.template else []
 
     def template_triples(self, ctx: tuple) -> None:
         saved, self.in_template = self.in_template, ctx
@@ -917,13 +967,13 @@ class _Parser:
     def group_graph_pattern(self) -> Group:
         group = Group()
         t = self.toks[self.i]
-        if t.kind != "PUNCT" or t.value != "{":
+        if t[0] != "PUNCT" or t[1] != "{":
             self.fail("expected '{'")
             return group
         self.i += 1
         self.enter()
         t = self.toks[self.i]
-        if t.kind == "KEYWORD" and t.value == "SELECT":
+        if t[0] == "KEYWORD" and t[1] == "SELECT":
             self.features.add("SUBQUERY")
             saved = self.ctx
             self.ctx = saved + ("SUBQUERY",)
@@ -936,7 +986,7 @@ class _Parser:
         else:
             self.group_sub(group)
         t = self.toks[self.i]
-        if t.kind != "PUNCT" or t.value != "}":
+        if t[0] != "PUNCT" or t[1] != "}":
             self.fail("expected '}'")
         else:
             self.i += 1
@@ -945,14 +995,14 @@ class _Parser:
 
     def starts_triples(self) -> bool:
         t = self.toks[self.i]
-        k = t.kind
+        k = t[0]
         if k in _TERM_START:
             return True
         if k == "PUNCT":
-            v = t.value
+            v = t[1]
             if v == "[" or v == "(":
                 return True
-            if (v == "+" or v == "-") and self.peek().kind == "NUMBER":
+            if (v == "+" or v == "-") and self.peek()[0] == "NUMBER":
                 return True
         return False
 
@@ -961,18 +1011,18 @@ class _Parser:
         need_dot = False  # a triples block without a final '.' was just read
         while True:
             t = self.toks[self.i]
-            k = t.kind
-            if k == _EOF_KIND or (k == "PUNCT" and t.value == "}"):
+            k = t[0]
+            if k == _EOF_KIND or (k == "PUNCT" and t[1] == "}"):
                 return
             before = self.i
-            if self.starts_triples():
+            if k in _TERM_START or self.starts_triples():
                 if need_dot:
                     self.fail("expected '.' or '}' between triple patterns")
                 need_dot = self.triples_block(els)
                 continue
             need_dot = False
             if k == "KEYWORD":
-                v = t.value
+                v = t[1]
                 if v in ("OPTIONAL", "MINUS"):
                     self.i += 1
                     self.features.add(v)
@@ -986,6 +1036,8 @@ class _Parser:
                     self.features.add("GRAPH")
                     term = self.var_or_iri()
                     if term is not None:
+                        if not self.graphs:
+                            self.graphs = {}
                         self.graphs[term] = None
                     saved = self.ctx
                     self.ctx = saved + ("GRAPH",)
@@ -1001,6 +1053,8 @@ class _Parser:
                         silent = True
                     term = self.var_or_iri()
                     if term is not None:
+                        if not self.services:
+                            self.services = {}
                         self.services[term] = None
                     saved = self.ctx
                     self.ctx = saved + ("SERVICE",)
@@ -1015,6 +1069,8 @@ class _Parser:
                         saved_ops, self.cur_ops = self.cur_ops, ops
                         e = self.constraint()
                         self.cur_ops = saved_ops
+                        if not self.filters:
+                            self.filters = []
                         self.filters.append(Filter(e.text, tuple(ops), self.ctx))
                         if any(o in ("<", ">", "<=", ">=") for o in ops):
                             self.features.add("COMPARATIVE")
@@ -1029,8 +1085,8 @@ class _Parser:
                         e = self.expression()
                         target = None
                         if self.expect_kw("AS"):
-                            if self.toks[self.i].kind == "VAR":
-                                target = self.var(self.advance().value)
+                            if self.toks[self.i][0] == "VAR":
+                                target = self.var(self.advance()[1])
                             else:
                                 self.fail("expected a variable after AS")
                         if not self.expect_p(")"):
@@ -1049,10 +1105,10 @@ class _Parser:
                     return
                 else:
                     self.fail(f"unexpected keyword {v} in a graph pattern")
-            elif k == "PUNCT" and t.value == "{":
+            elif k == "PUNCT" and t[1] == "{":
                 close = self.brace_match.get(self.i)
                 after = self.toks[close + 1] if close is not None else None
-                if after is not None and after.kind == "KEYWORD" and after.value == "UNION":
+                if after is not None and after[0] == "KEYWORD" and after[1] == "UNION":
                     self.features.add("UNION")
                     branches = []
                     saved = self.ctx
@@ -1091,26 +1147,26 @@ class _Parser:
             break
         if target is None:
             target = []
-            els.append(BgpElement("bgp", target))
+            els.append(_new_token(BgpElement, ("bgp", target)))  # BgpElement("bgp", target)
         saved, self.cur_bgp = self.cur_bgp, target
         toks = self.toks
         try:
             self.statement(True)
             while True:
                 t = toks[self.i]
-                if t.kind == "PUNCT" and t.value == ".":
+                if t[0] == "PUNCT" and t[1] == ".":
                     self.i += 1
                     t = toks[self.i]
-                    if t.kind not in _TERM_START and not self.starts_triples():
+                    if t[0] not in _TERM_START and not self.starts_triples():
                         return False
                     self.statement(True)
-                elif t.kind == "NUMBER" and t.value[0] == "." and t.value[1:2].isdigit():
+                elif t[0] == "NUMBER" and t[1][0] == "." and t[1][1:2].isdigit():
                     # '?o .421 :p ?x': pyoxigraph reads '?o . 421 :p ?x' (a DECIMAL for W3C)
                     self.i += 1
                     if not self.starts_verb(True):
                         self.fail("expected a predicate")
                         return True
-                    self.property_list(_number(t.value[1:]), True)
+                    self.property_list(_number(t[1][1:]), True)
                 else:
                     return True
         finally:
@@ -1118,30 +1174,32 @@ class _Parser:
 
     def add_triple(self, s: Any, p: Any, o: Any) -> None:
         if self.in_template is not None:
-            self.template.append(TriplePattern(s, p, o, self.in_template))
+            if not self.template:
+                self.template = []
+            self.template.append(make_triple(s, p, o, self.in_template))
             return
-        tp = TriplePattern(s, p, o, self.ctx)
+        tp = make_triple(s, p, o, self.ctx)
         self.triples.append(tp)
         if self.cur_bgp is not None:
             self.cur_bgp.append(tp)
 
     def statement(self, paths: bool, record: bool = True) -> None:
-        """One triples statement; its source spans go to ``statements`` (see
-        :class:`StatementSpan`) when ``record`` and outside FILTER (NOT) EXISTS."""
+        """One triples statement (TriplesSameSubject[Path]); its source spans go to
+        ``statements`` (see :class:`StatementSpan`) when ``record`` and outside FILTER (NOT)
+        EXISTS."""
         ctx = self.ctx
-        if not record or (ctx and ("EXISTS" in ctx or "NOT EXISTS" in ctx)):
-            self.triples_same_subject(paths)
-            return
-        st = _Stmt()
-        nerrors = self.nerrors
-        self.triples_same_subject(paths, st)
-        if self.nerrors == nerrors and st.subject is not None and st.groups:
-            self.statements.append(StatementSpan(st.subject, tuple(st.groups), st.simple, ctx))
-
-    def triples_same_subject(self, paths: bool, st: _Stmt | None = None) -> None:
-        t = self.toks[self.i]
+        if record and not (ctx and ("EXISTS" in ctx or "NOT EXISTS" in ctx)):
+            st: _Stmt | None = _Stmt()
+            nerrors = self.nerrors
+        else:
+            st = None
         start = self.i
-        if t.kind == "PUNCT" and (t.value == "[" or t.value == "("):
+        t = self.toks[start]
+        k = t[0]
+        if k == "VAR":  # what var_or_term does with it
+            self.i = start + 1
+            subject = self.var_of.get(t[1]) or self.var(t[1])
+        elif k == "PUNCT" and (t[1] == "[" or t[1] == "("):
             subject = self.graph_node(paths)
             if subject is None:
                 return
@@ -1149,85 +1207,104 @@ class _Parser:
                 st.subject, st.simple = (start, self.i), False
             if self.starts_verb(paths):
                 self.property_list(subject, paths, st)
-            elif t.value == "(":
+            elif t[1] == "(":
                 self.fail("expected a predicate after a collection")
-            return
-        subject = self.var_or_term()
-        if subject is None:
-            self.fail("expected a subject")
-            return
-        if st is not None:
-            st.subject = (start, self.i)
-        if not self.starts_verb(paths):
-            self.fail("expected a predicate")
-            return
-        self.property_list(subject, paths, st)
+            subject = None  # recorded below
+        else:
+            subject = self.var_or_term()
+            if subject is None:
+                self.fail("expected a subject")
+                return
+        if subject is not None:
+            if st is not None:
+                st.subject = (start, self.i)
+            if not self.starts_verb(paths):
+                self.fail("expected a predicate")
+                return
+            self.property_list(subject, paths, st)
+        if st is not None and self.nerrors == nerrors and st.subject is not None and st.groups:
+            self.statements.append(make_statement(st.subject, tuple(st.groups), st.simple, ctx))
 
     def starts_verb(self, paths: bool) -> bool:
         t = self.toks[self.i]
-        if t.kind in _VERB_START:
+        if t[0] in _VERB_START:
             return True
-        return paths and t.kind == "PUNCT" and t.value in ("^", "!", "(")
+        return paths and t[0] == "PUNCT" and t[1] in ("^", "!", "(")
 
     def property_list(self, subject: Any, paths: bool, st: _Stmt | None = None) -> None:
-        self.verb_objects(subject, paths, st)
+        """``verb objects (';' (verb objects)?)*`` at the cursor, which starts a verb; the
+        spans of each verb and its objects go to ``st``."""
         toks = self.toks
+        var_of = self.var_of
         while True:
-            t = toks[self.i]
-            if t.kind != "PUNCT" or t.value != ";":
-                return
-            self.i += 1
-            if self.starts_verb(paths):
-                self.verb_objects(subject, paths, st)
-
-    def verb_objects(self, subject: Any, paths: bool, st: _Stmt | None = None) -> None:
-        t = self.toks[self.i]
-        v0 = self.i
-        if t.kind == "VAR":
-            self.i += 1
-            verb: Any = self.var(t.value)
-        elif paths:
-            verb = self.path()
-        elif t.kind == "A":
-            self.i += 1
-            verb = self.use_iri(RDF_TYPE)
-        elif t.kind in ("IRIREF", "PNAME"):
-            self.i += 1
-            verb = self.use_iri(self.iri_of(t))
-        else:
-            self.fail("expected a predicate")
-            return
-        if verb is None:
-            return
-        v1 = self.i
-        objs: list[tuple[int, int]] = []
-        toks = self.toks
-        while True:
-            o0 = self.i
-            t0 = toks[o0]
-            if t0.kind == "PUNCT" and (t0.value == "[" or t0.value == "("):
-                obj = self.graph_node(paths)
+            # a verb (its first token: t)
+            v0 = self.i
+            t = toks[v0]
+            k = t[0]
+            if k == "VAR":
+                self.i = v0 + 1
+                verb: Any = var_of.get(t[1]) or self.var(t[1])
+            elif paths:
+                n = toks[v0 + 1] if k == "PNAME" or k == "IRIREF" or k == "A" else None  # not EOF
+                if n is not None and (n[0] != "PUNCT" or n[1] not in _PATH_OPS) and self.depth < MAX_DEPTH:
+                    # a lone IRI: what path() (path_alt, ..., path_iri) does with it
+                    self.i = v0 + 1
+                    verb = RDF_TYPE if k == "A" else self.iri_of(t)
+                    if verb.value not in self.iris:
+                        self.iris[verb.value] = verb
+                else:
+                    verb = self.path()
+            elif k == "A":
+                self.i = v0 + 1
+                verb = self.use_iri(RDF_TYPE)
+            elif k == "IRIREF" or k == "PNAME":
+                self.i = v0 + 1
+                verb = self.use_iri(self.iri_of(t))
             else:
-                obj = self.var_or_term()  # what graph_node does with it
-            if obj is None:
-                self.fail("expected an object")
-                return
-            if st is not None:
-                objs.append((o0, self.i))
-                if t0.kind == "PUNCT" and (t0.value == "[" or t0.value == "("):
-                    st.simple = False
-            self.add_triple(subject, verb, obj)
-            t = toks[self.i]
-            if t.kind == "PUNCT" and t.value == ",":
+                self.fail("expected a predicate")
+                verb = None
+            if verb is not None:
+                # its objects
+                v1 = self.i
+                objs: list[tuple[int, int]] = []
+                while True:
+                    o0 = self.i
+                    t = toks[o0]
+                    k = t[0]
+                    if k == "VAR":  # what var_or_term does with it
+                        self.i = o0 + 1
+                        obj = var_of.get(t[1]) or self.var(t[1])
+                    elif k == "PUNCT" and (t[1] == "[" or t[1] == "("):
+                        obj = self.graph_node(paths)
+                        if obj is not None and st is not None:
+                            st.simple = False
+                    else:
+                        obj = self.var_or_term()
+                    if obj is None:
+                        self.fail("expected an object")
+                        break
+                    if st is not None:
+                        objs.append((o0, self.i))
+                    self.add_triple(subject, verb, obj)
+                    t = toks[self.i]
+                    if t[0] == "PUNCT" and t[1] == ",":
+                        self.i += 1
+                    else:
+                        if st is not None:
+                            st.groups.append(((v0, v1), tuple(objs)))
+                        break
+            # ';' and, unless it ends the list, the next verb
+            while True:
+                t = toks[self.i]
+                if t[0] != "PUNCT" or t[1] != ";":
+                    return
                 self.i += 1
-            else:
-                break
-        if st is not None:
-            st.groups.append(((v0, v1), tuple(objs)))
+                if self.starts_verb(paths):
+                    break
 
     def graph_node(self, paths: bool) -> Any:
         t = self.toks[self.i]
-        if t.kind == "PUNCT" and t.value == "[":
+        if t[0] == "PUNCT" and t[1] == "[":
             self.i += 1
             self.enter()
             b = self.fresh_bnode()
@@ -1238,11 +1315,11 @@ class _Parser:
             self.expect_p("]")
             self.depth -= 1
             return b
-        if t.kind == "PUNCT" and t.value == "(":
+        if t[0] == "PUNCT" and t[1] == "(":
             self.i += 1
             self.enter()
             items = []
-            while not self.at_p(")") and self.toks[self.i].kind != _EOF_KIND:
+            while not self.at_p(")") and self.toks[self.i][0] != _EOF_KIND:
                 before = self.i
                 item = self.graph_node(paths)
                 if item is None:
@@ -1271,17 +1348,7 @@ class _Parser:
 
     def path(self) -> Any:
         """A Path (VerbPath) at the cursor: a single IRI or ``a`` gives an IRI, anything
-        else a :class:`Path`; None on error."""
-        t = self.toks[self.i]
-        k = t.kind
-        if (k == "PNAME" or k == "IRIREF" or k == "A") and self.depth < MAX_DEPTH:
-            n = self.toks[self.i + 1]  # t is not the EOF token
-            if n.kind != "PUNCT" or n.value not in _PATH_OPS:
-                # what path_alt / path_seq / path_elt / path_iri do with a lone IRI
-                self.i += 1
-                iri = RDF_TYPE if k == "A" else self.iri_of(t)
-                self.iris[iri] = None
-                return iri
+        else a :class:`Path`; None on error. (:meth:`property_list` reads a lone IRI itself.)"""
         self.enter()
         iris: list[IRI] = []
         start = self.i
@@ -1295,6 +1362,8 @@ class _Parser:
             return iris[0]
         self.features.add("PROPERTY PATH")
         p = Path(text, tuple(dict.fromkeys(iris)))
+        if not self.paths:
+            self.paths = []
         self.paths.append(p)
         return p
 
@@ -1325,17 +1394,17 @@ class _Parser:
         if prim is None:
             return None
         t = self.toks[self.i]
-        if t.kind == "PUNCT" and t.value in ("?", "*", "+"):
+        if t[0] == "PUNCT" and t[1] in ("?", "*", "+"):
             self.i += 1
-            prim += t.value
+            prim += t[1]
         return ("^" + prim) if inverse else prim
 
     def path_iri(self, iris: list) -> str | None:
         t = self.toks[self.i]
-        if t.kind == "A":
+        if t[0] == "A":
             self.i += 1
             iri = RDF_TYPE
-        elif t.kind in ("IRIREF", "PNAME"):
+        elif t[0] in ("IRIREF", "PNAME"):
             self.i += 1
             iri = self.iri_of(t)
         else:
@@ -1347,7 +1416,7 @@ class _Parser:
 
     def path_primary(self, iris: list) -> str | None:
         t = self.toks[self.i]
-        if t.kind == "PUNCT" and t.value == "(":
+        if t[0] == "PUNCT" and t[1] == "(":
             self.i += 1
             self.enter()
             inner = self.path_alt(iris)
@@ -1357,7 +1426,7 @@ class _Parser:
             if not self.expect_p(")"):
                 return None
             return "(" + inner + ")"
-        if t.kind == "PUNCT" and t.value == "!":
+        if t[0] == "PUNCT" and t[1] == "!":
             self.i += 1
             if self.at_p("("):
                 self.i += 1
@@ -1374,7 +1443,7 @@ class _Parser:
                 if not self.expect_p(")"):
                     return None
                 return "!(" + "|".join(parts) + ")"
-            if self.toks[self.i].kind == "NIL":
+            if self.toks[self.i][0] == "NIL":
                 self.i += 1
                 return "!()"
             one = self.path_one_in_set(iris)
@@ -1395,17 +1464,17 @@ class _Parser:
         t = self.toks[self.i]
         variables: list[Var] = []
         rows: list[tuple] = []
-        if t.kind == "VAR":
+        if t[0] == "VAR":
             self.i += 1
-            variables.append(self.var(t.value))
+            variables.append(self.var(t[1]))
             single = True
-        elif t.kind == "NIL":
+        elif t[0] == "NIL":
             self.i += 1
             single = False
         elif self.at_p("("):
             self.i += 1
-            while self.toks[self.i].kind == "VAR":
-                variables.append(self.var(self.advance().value))
+            while self.toks[self.i][0] == "VAR":
+                variables.append(self.var(self.advance()[1]))
             if not self.expect_p(")"):
                 self.skip_to_close()
             single = False
@@ -1414,7 +1483,7 @@ class _Parser:
             return None
         if not self.expect_p("{"):
             return None
-        while self.toks[self.i].kind != _EOF_KIND and not self.at_p("}"):
+        while self.toks[self.i][0] != _EOF_KIND and not self.at_p("}"):
             before = self.i
             if single:
                 val, ok = self.data_value()
@@ -1423,7 +1492,7 @@ class _Parser:
                     self.i += 1
                     continue
                 rows.append((val,))
-            elif self.toks[self.i].kind == "NIL":
+            elif self.toks[self.i][0] == "NIL":
                 self.i += 1
                 if variables:
                     self.fail(f"VALUES row has 0 values for {len(variables)} variables", self.toks[before])
@@ -1431,7 +1500,7 @@ class _Parser:
             elif self.at_p("("):
                 self.i += 1
                 row = []
-                while not self.at_p(")") and self.toks[self.i].kind != _EOF_KIND:
+                while not self.at_p(")") and self.toks[self.i][0] != _EOF_KIND:
                     val, ok = self.data_value()
                     if not ok:
                         self.fail("expected an IRI, a literal or UNDEF in VALUES")
@@ -1448,17 +1517,21 @@ class _Parser:
                 self.i += 1
         self.expect_p("}", "'}'")
         vb = ValuesBlock(tuple(variables), tuple(rows), self.ctx)
+        if not self.values:
+            self.values = []
         self.values.append(vb)
         for row in rows:
+            if not self.value_terms:
+                self.value_terms = []
             self.value_terms.extend(row)
         return vb
 
     def data_value(self) -> tuple[Any, bool]:
         t = self.toks[self.i]
-        if t.kind == "KEYWORD" and t.value == "UNDEF":
+        if t[0] == "KEYWORD" and t[1] == "UNDEF":
             self.i += 1
             return None, True
-        if t.kind in ("IRIREF", "PNAME"):
+        if t[0] in ("IRIREF", "PNAME"):
             self.i += 1
             return self.use_iri(self.iri_of(t)), True
         lit = self.literal()
@@ -1475,7 +1548,7 @@ class _Parser:
         while k < end:
             if k in group_at:
                 e, g = group_at[k]
-                items.append(toks[k])
+                items.append(_token(toks[k]))
                 items.append(g)
                 k = e
             elif k in term_at:
@@ -1483,7 +1556,7 @@ class _Parser:
                 items.append(term)
                 k = e
             else:
-                items.append(toks[k])
+                items.append(_token(toks[k]))
                 k += 1
         return Expr(self.source(start, end), items)
 
@@ -1516,13 +1589,13 @@ class _Parser:
     def rel_expr(self) -> None:
         self.add_expr()
         t = self.toks[self.i]
-        if t.kind == "PUNCT" and t.value in _REL_OPS:
+        if t[0] == "PUNCT" and t[1] in _REL_OPS:
             self.i += 1
             if self.cur_ops is not None:
-                self.cur_ops.append(t.value)
+                self.cur_ops.append(t[1])
             self.add_expr()
-        elif t.kind == "KEYWORD" and (t.value == "IN" or (t.value == "NOT" and self.peek().kind == "KEYWORD" and self.peek().value == "IN")):
-            op = "IN" if t.value == "IN" else "NOT IN"
+        elif t[0] == "KEYWORD" and (t[1] == "IN" or (t[1] == "NOT" and self.peek()[0] == "KEYWORD" and self.peek()[1] == "IN")):
+            op = "IN" if t[1] == "IN" else "NOT IN"
             self.i += 1 if op == "IN" else 2
             if self.cur_ops is not None:
                 self.cur_ops.append(op)
@@ -1530,7 +1603,7 @@ class _Parser:
 
     def expression_list(self) -> int:
         """NIL | '(' Expression ( ',' Expression )* ')'; returns the number of expressions."""
-        if self.toks[self.i].kind == "NIL":
+        if self.toks[self.i][0] == "NIL":
             self.i += 1
             return 0
         if not self.expect_p("("):
@@ -1551,7 +1624,7 @@ class _Parser:
         self.mul_expr()
         while True:
             t = self.toks[self.i]
-            if t.kind == "PUNCT" and t.value in ("+", "-"):
+            if t[0] == "PUNCT" and t[1] in ("+", "-"):
                 self.i += 1
                 self.mul_expr()
             else:
@@ -1561,7 +1634,7 @@ class _Parser:
         self.unary_expr()
         while True:
             t = self.toks[self.i]
-            if t.kind == "PUNCT" and t.value in ("*", "/"):
+            if t[0] == "PUNCT" and t[1] in ("*", "/"):
                 self.i += 1
                 self.unary_expr()
             else:
@@ -1569,23 +1642,23 @@ class _Parser:
 
     def unary_expr(self) -> None:
         t = self.toks[self.i]
-        if t.kind == "PUNCT" and t.value in ("!", "+", "-"):
+        if t[0] == "PUNCT" and t[1] in ("!", "+", "-"):
             self.i += 1
             self.enter()
-            self.unary_expr() if t.value == "!" else self.primary()
+            self.unary_expr() if t[1] == "!" else self.primary()
             self.depth -= 1
             return
         self.primary()
 
     def primary(self) -> None:
         t = self.toks[self.i]
-        k = t.kind
+        k = t[0]
         start = self.i
         if k == "VAR":
             self.i += 1
-            self.term_at[start] = (self.i, self.var(t.value))
+            self.term_at[start] = (self.i, self.var(t[1]))
             return
-        if k == "PUNCT" and t.value == "(":
+        if k == "PUNCT" and t[1] == "(":
             self.i += 1
             self.enter()
             self.or_expr()
@@ -1598,9 +1671,9 @@ class _Parser:
             iri = self.use_iri(self.iri_of(t))
             self.term_at[start] = (self.i, iri)
             n = self.toks[self.i]
-            if n.kind == "NIL":
+            if n[0] == "NIL":
                 self.i += 1
-            elif n.kind == "PUNCT" and n.value == "(":
+            elif n[0] == "PUNCT" and n[1] == "(":
                 self.i += 1
                 self.enter()
                 if self.at_kw("DISTINCT"):
@@ -1618,11 +1691,11 @@ class _Parser:
             self.term_at[start] = (self.i, lit)
             return
         if k == "KEYWORD":
-            v = t.value
+            v = t[1]
             if v in AGGREGATES:
                 self.aggregate()
                 return
-            if v == "EXISTS" or (v == "NOT" and self.peek().kind == "KEYWORD" and self.peek().value == "EXISTS"):
+            if v == "EXISTS" or (v == "NOT" and self.peek()[0] == "KEYWORD" and self.peek()[1] == "EXISTS"):
                 label = "EXISTS" if v == "EXISTS" else "NOT EXISTS"
                 self.i += 1 if v == "EXISTS" else 2
                 self.features.add(label)
@@ -1637,9 +1710,9 @@ class _Parser:
                 self.i += 1
                 if self.expect_p("("):
                     vt = self.toks[self.i]
-                    if vt.kind == "VAR":
+                    if vt[0] == "VAR":
                         self.i += 1
-                        self.term_at[self.i - 1] = (self.i, self.var(vt.value))
+                        self.term_at[self.i - 1] = (self.i, self.var(vt[1]))
                     else:
                         self.fail("expected a variable in BOUND(...)")
                     if not self.expect_p(")"):
@@ -1648,7 +1721,7 @@ class _Parser:
             if v in BUILTINS:
                 self.i += 1
                 lo, hi = BUILTINS[v]
-                if self.toks[self.i].kind == "NIL":
+                if self.toks[self.i][0] == "NIL":
                     self.i += 1
                     n = 0
                 elif self.at_p("("):
@@ -1664,7 +1737,7 @@ class _Parser:
 
     def aggregate(self) -> None:
         t = self.advance()
-        fn = t.value
+        fn = t[1]
         self.features.add("AGGREGATE")
         if self.cur_query is not None:
             self.cur_query.aggregated = True
@@ -1686,12 +1759,14 @@ class _Parser:
             self.i += 1
             if self.expect_kw("SEPARATOR") and self.expect_p("="):
                 s = self.toks[self.i]
-                if s.kind == "STRING":
+                if s[0] == "STRING":
                     self.i += 1
-                    separator = unescape_string(s.value)[0]
+                    separator = unescape_string(s[1])[0]
                 else:
                     self.fail("expected a string after SEPARATOR =")
         if not self.expect_p(")"):
             self.skip_to_close()
         self.depth -= 1
+        if not self.aggregates:
+            self.aggregates = []
         self.aggregates.append(Aggregate(fn, distinct, arg, separator))

@@ -262,3 +262,79 @@ class QueryNode:
     values: ValuesBlock | None = None
     aggregated: bool = False  # an aggregate occurs at this query level
     projection_tokens: list = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- fast construction
+# The parser makes many of these frozen, slotted dataclasses; their generated __init__ sets each
+# field with object.__setattr__ (frozen), a call per field. These make the same objects (same
+# type, same fields, equal, tests/test_sparql_analyzer.py compares them) by setting the slots
+# through their descriptors.
+
+_new = object.__new__
+
+
+def _setters(cls: type, names: str) -> tuple:
+    return tuple(cls.__dict__[n].__set__ for n in names.split())
+
+
+_VAR_NAME, = _setters(Var, "name")
+_TP_S, _TP_P, _TP_O, _TP_C = _setters(TriplePattern, "subject predicate object context")
+_SS_S, _SS_G, _SS_SIMPLE, _SS_C = _setters(StatementSpan, "subject groups simple context")
+_PJ_V, _PJ_E = _setters(Projection, "var expression")
+
+
+def make_var(name: str) -> Var:
+    """``Var(name)``."""
+    v = _new(Var)
+    _VAR_NAME(v, name)
+    return v
+
+
+def make_triple(s: Any, p: Any, o: Any, context: tuple) -> TriplePattern:
+    """``TriplePattern(s, p, o, context)``."""
+    t = _new(TriplePattern)
+    _TP_S(t, s)
+    _TP_P(t, p)
+    _TP_O(t, o)
+    _TP_C(t, context)
+    return t
+
+
+def make_statement(subject: tuple, groups: tuple, simple: bool, context: tuple) -> StatementSpan:
+    """``StatementSpan(subject, groups, simple, context)``."""
+    st = _new(StatementSpan)
+    _SS_S(st, subject)
+    _SS_G(st, groups)
+    _SS_SIMPLE(st, simple)
+    _SS_C(st, context)
+    return st
+
+
+def make_projection(var: Var, expression: str | None) -> Projection:
+    """``Projection(var, expression)``."""
+    pj = _new(Projection)
+    _PJ_V(pj, var)
+    _PJ_E(pj, expression)
+    return pj
+
+
+def make_query_node(form: str) -> QueryNode:
+    """``QueryNode(form=form)``: every other field its default (new lists)."""
+    n = _new(QueryNode)
+    n.form = form
+    n.modifier = None
+    n.select_all = False
+    n.projection = []
+    n.datasets = []
+    n.template = None
+    n.describe = []
+    n.where = None
+    n.group_by = []
+    n.having = []
+    n.order = []
+    n.limit = None
+    n.offset = None
+    n.values = None
+    n.aggregated = False
+    n.projection_tokens = []
+    return n
