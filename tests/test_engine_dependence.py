@@ -47,6 +47,10 @@ def kinds(q: str) -> set[str]:
     (P + "SELECT ?a (NOW() AS ?t) (STRUUID() AS ?u) WHERE { ?a ex:size ?n }", {"nondeterministic"}),
     (P + "SELECT ?a WHERE { { SELECT ?a WHERE { ?a ex:size ?n } LIMIT 2 } }", {"limit-without-order"}),
     ("ASK { ?s ?p ?o }", set()),
+    # an ASK's window holds a solution or not by their number alone, whichever the engine keeps
+    ("ASK { ?s ?p ?o } LIMIT 1", set()),
+    ("ask { ?s ?p ?o } OFFSET 3 LIMIT 1", set()),
+    (P + "ASK { { SELECT ?a WHERE { ?a ex:size ?n } LIMIT 2 } ?a ex:size 3 }", {"limit-without-order"}),
     ("this is not SPARQL at all", set()),
 ])
 def test_detect(q, expected):

@@ -47,7 +47,7 @@ QUERIES = {
     "rand": P + "SELECT ?d WHERE { ?d ex:size ?n FILTER(RAND() < 2) }",
     "subquery": P + "SELECT ?d WHERE { { SELECT ?d WHERE { ?d ex:size ?n } LIMIT 2 } }",
     "one-row": P + "SELECT (COUNT(*) AS ?c) WHERE { ?d ex:size ?n } LIMIT 1",
-    "ask": P + "ASK { ?d ex:size ?n } LIMIT 1",  # flagged, unconfirmed, without a reason (as before)
+    "ask": P + "ASK { ?d ex:size ?n } LIMIT 1",  # a finding keyword, no finding (an ASK's LIMIT picks nothing)
     "broken": P + "SELECT ?d WHERE { ?d ex:size ?n } LIMIT 2 ORDER BY ?n",
     "refused": P + "INSERT DATA { ex:a ex:b ex:c }",
     "plain": P + "SELECT ?d WHERE { ?d ex:size 3 }",
@@ -107,7 +107,7 @@ def test_remembered_assessments_are_the_fresh_ones(engine, tmp_path, monkeypatch
     fresh, _ = assess(engine, QUERIES, untrusted=untrusted)
     assert {"tie", "no-tie", "iri-cmp", "concat", "sample", "rand", "subquery"} <= set(fresh)
     assert fresh["concat"].confirmed is True and fresh["concat-one"].confirmed is False
-    assert "one-row" not in fresh and "broken" not in fresh and "refused" not in fresh and "plain" not in fresh
+    assert "one-row" not in fresh and "ask" not in fresh and "broken" not in fresh and "refused" not in fresh and "plain" not in fresh
     with ResultCache(tmp_path / "c.sqlite") as rc:
         first, _ = assess(engine, QUERIES, rc, untrusted=untrusted)
         calls = Counting(monkeypatch)
@@ -116,8 +116,9 @@ def test_remembered_assessments_are_the_fresh_ones(engine, tmp_path, monkeypatch
     assert canon(first) == canon(fresh) and canon(again) == canon(fresh)
     assert list(again) == list(fresh)  # same order
     assert calls.detect == 0 and calls.assess == 0  # neither analysed nor confirmed again
-    # every query that ran with a finding, and "one-row" (a finding keyword, no finding) with an empty basis
-    assert stored == (len(fresh) + 1, 1)
+    # every query that ran with a finding, and "one-row" and "ask" (a finding keyword, no finding) with an
+    # empty basis
+    assert stored == (len(fresh) + 2, 2)
 
 
 def test_a_changed_kg_engine_policy_code_or_query_is_assessed_again(engine, kg, tmp_path, monkeypatch):

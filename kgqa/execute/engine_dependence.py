@@ -212,6 +212,8 @@ def _detect(query: str) -> list[Finding]:
     for node, level in _nodes(info.tree):
         if node.limit is None and node.offset is None:
             continue
+        if level == "outer" and info.form == "ASK":
+            continue  # whether an ASK's window holds a solution depends only on how many there are
         single_row = node.aggregated and not node.group_by
         where = "" if level == "outer" else " in a subquery"
         if not node.order and not single_row:
