@@ -126,6 +126,16 @@ def test_limit_without_order(runner):
     assert a.confirmed is False and not a.dependent
 
 
+def test_group_concat_notes_say_why_it_is_not_confirmed(runner):
+    a, out = _assess(runner, P + "SELECT ?d (GROUP_CONCAT(?p) AS ?s) WHERE { ?d ex:responsibleFor ?p } GROUP BY ?d")
+    assert all(row[1] is None for row in out.answer.rows)  # over IRIs: the aggregate fails, unbound
+    assert a.confirmed is False and a.notes == ["every GROUP_CONCAT value is unbound (the aggregate failed: nothing to order)"]
+    a, out = _assess(runner, P + "SELECT ?d (GROUP_CONCAT(STR(?n)) AS ?s) WHERE { ?d ex:size ?n } GROUP BY ?d")
+    assert a.confirmed is False and a.notes == ["every GROUP_CONCAT group has one value"]
+    a, out = _assess(runner, P + "SELECT ?d (GROUP_CONCAT(STR(?p)) AS ?s) WHERE { ?d ex:responsibleFor ?p } GROUP BY ?d")
+    assert a.confirmed is True
+
+
 def test_iri_comparison_confirmed_with_alternatives(runner):
     a, out = _assess(runner, P + "SELECT ?a ?b WHERE { ?a ex:compatible ?b FILTER(?a < ?b) }")
     assert len(out.answer) == 0  # standard SPARQL: comparing IRIs is an error, the row is dropped

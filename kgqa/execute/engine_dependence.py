@@ -388,6 +388,19 @@ def _group_concat_confirmed(info, answer: Answer | None) -> bool | None:
     return any(row[i] is not None and sep in row[i].value for row in answer.rows for i in cols)
 
 
+def _one_value_note(info, answer: TableAnswer) -> str:
+    """Why an unconfirmed GROUP_CONCAT is not engine-dependent: one value per group, or no value
+    at all (unbound: the aggregate failed, e.g. over IRIs, which have no string to concatenate)."""
+    cols = [answer.variables.index(p.var.name) for p in info.projection
+            if p.expression and p.expression.upper().lstrip().startswith("GROUP_CONCAT") and p.var.name in answer.variables]
+    cells = [row[i] for row in answer.rows for i in cols]
+    if cells and all(c is None for c in cells):
+        return "every GROUP_CONCAT value is unbound (the aggregate failed: nothing to order)"
+    if any(c is None for c in cells):
+        return "every bound GROUP_CONCAT value has one element; the others are unbound (the aggregate failed)"
+    return "every GROUP_CONCAT group has one value"
+
+
 def assess(query: str, outcome: Outcome | None, execute, *, bound: int = DEFAULT_BOUND) -> QueryAssessment:
     """Static findings for ``query`` and their confirmation by execution.
 
@@ -450,8 +463,7 @@ def assess(query: str, outcome: Outcome | None, execute, *, bound: int = DEFAULT
         elif f.kind == "group-concat":
             c = _group_concat_confirmed(info, answer)
             verdicts.append(c)
-            (reasons if c is not False else a.notes).append(
-                f.message if c is not False else "every GROUP_CONCAT group has one value")
+            (reasons if c is not False else a.notes).append(f.message if c is not False else _one_value_note(info, answer))
         else:
             verdicts.append(None)
             reasons.append(f.message)
