@@ -73,6 +73,9 @@ def command():
 
 
 def main(argv: list[str] | None = None) -> None:
+    for stream in (sys.stdout, sys.stderr):  # a lone surrogate read from JSON ("\\ud800") prints as
+        if hasattr(stream, "reconfigure"):  # its escape instead of ending the command
+            stream.reconfigure(errors="backslashreplace")
     cmd = command()
     try:
         cmd.main(args=argv, prog_name="kgqa", standalone_mode=True)

@@ -268,7 +268,8 @@ def write_atomic(path: Path, chunks: Iterable[str]) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        # a lone surrogate (JSON may escape one) has no UTF-8 form: written as its escape, \ud800
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as fh:
             for c in chunks:
                 fh.write(c)
         os.replace(tmp, path)
