@@ -127,6 +127,11 @@ def engine_key(info: EngineInfo) -> str:
     return f"{info.kind}-{info.version}:kg={info.fingerprint}"
 
 
+#: What SQLite raises for a row it cannot store (a value out of range, a lone surrogate, ...):
+#: that row is skipped, never the whole run.
+_ROW_REFUSED = (sqlite3.DataError, sqlite3.IntegrityError, sqlite3.InterfaceError, OverflowError, UnicodeEncodeError)
+
+
 def query_hash(query: str) -> str:
     return hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -287,8 +292,7 @@ class ResultCache:
             try:
                 self._db.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({','.join('?' * len(rows[0]))})", rows)
                 self._db.execute("COMMIT")
-            except (sqlite3.DataError, sqlite3.IntegrityError, sqlite3.InterfaceError, OverflowError,
-                    UnicodeEncodeError):
+            except _ROW_REFUSED:
                 self._db.execute("ROLLBACK")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -329,8 +333,7 @@ class ResultCache:
                 self._db.executemany(sql, rows)
                 self._db.execute("COMMIT")
                 return len(rows)
-            except (sqlite3.DataError, sqlite3.IntegrityError, sqlite3.InterfaceError, OverflowError,
-                    UnicodeEncodeError):
+            except _ROW_REFUSED:
                 self._db.execute("ROLLBACK")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -342,8 +345,7 @@ class ResultCache:
                     try:
                         self._db.execute(sql, r)
                         stored += 1
-                    except (sqlite3.DataError, sqlite3.IntegrityError, sqlite3.InterfaceError, OverflowError,
-                            UnicodeEncodeError):
+                    except _ROW_REFUSED:
                         pass
                 self._db.execute("COMMIT")
             except BaseException:
