@@ -374,13 +374,16 @@ def _confirm_window(node: QueryNode, full: TableAnswer, kept: TableAnswer, order
     return True, Choice(variables, fixed, tuple(groups)), f"ORDER BY ... LIMIT cuts through tied solutions (keeps {sizes})"
 
 
+def _concat_columns(info, answer: TableAnswer) -> list[int]:
+    """The columns of ``answer`` projected from a GROUP_CONCAT expression."""
+    return [answer.variables.index(p.var.name) for p in info.projection
+            if p.expression and p.expression.upper().lstrip().startswith("GROUP_CONCAT") and p.var.name in answer.variables]
+
+
 def _group_concat_confirmed(info, answer: Answer | None) -> bool | None:
     if not isinstance(answer, TableAnswer):
         return None
-    cols = []
-    for p in info.projection:
-        if p.expression and p.expression.upper().lstrip().startswith("GROUP_CONCAT") and p.var.name in answer.variables:
-            cols.append(answer.variables.index(p.var.name))
+    cols = _concat_columns(info, answer)
     if not cols:
         return None
     seps = [a.separator if a.separator is not None else " " for a in info.aggregates if a.function.upper() == "GROUP_CONCAT"]
@@ -391,8 +394,7 @@ def _group_concat_confirmed(info, answer: Answer | None) -> bool | None:
 def _one_value_note(info, answer: TableAnswer) -> str:
     """Why an unconfirmed GROUP_CONCAT is not engine-dependent: one value per group, or no value
     at all (unbound: the aggregate failed, e.g. over IRIs, which have no string to concatenate)."""
-    cols = [answer.variables.index(p.var.name) for p in info.projection
-            if p.expression and p.expression.upper().lstrip().startswith("GROUP_CONCAT") and p.var.name in answer.variables]
+    cols = _concat_columns(info, answer)
     cells = [row[i] for row in answer.rows for i in cols]
     if cells and all(c is None for c in cells):
         return "every GROUP_CONCAT value is unbound (the aggregate failed: nothing to order)"
