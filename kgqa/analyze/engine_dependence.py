@@ -213,27 +213,19 @@ def _ids(questions) -> list[str]:
 def _label_values(questions, label: str, index: Mapping[str, int]) -> tuple[list[Any], Any]:
     """The values of ``label`` of the questions that have one, and ``value_of(id)`` (None when
     that question has none). A :class:`~kgqa.score.evaluate.QuestionList` is read from its
-    columns (``index``: id -> position) unless a question made into an object holds another value
-    than its column (then, as for any list, from the question objects)."""
-    if isinstance(questions, QuestionList):
-        column = questions._columns.get(label)
-        vals, present = column if column is not None else ((), b"")
-        if all(_same_value(q.scores.get(label), vals[i] if column is not None and present[i] else None)
-               for i, q in enumerate(questions._made) if q is not None):
-            if column is None:
-                return [], lambda qid: None
+    column (``index``: id -> position) where :meth:`~kgqa.score.evaluate.QuestionList.column`
+    gives one; otherwise, as for any list, from the question objects."""
+    column = questions.column(label) if isinstance(questions, QuestionList) else None
+    if column is not None:
+        vals, present = column
 
-            def value_of(qid: str) -> Any:
-                i = index.get(qid)
-                return vals[i] if i is not None and present[i] else None
+        def value_of(qid: str) -> Any:
+            i = index.get(qid)
+            return vals[i] if i is not None and present[i] else None
 
-            return list(compress(vals, present)), value_of
+        return list(compress(vals, present)), value_of
     by_id = {q.id: q.scores[label] for q in questions if q.scores.get(label) is not None}
     return list(by_id.values()), by_id.get
-
-
-def _same_value(a: Any, b: Any) -> bool:
-    return a is b or (a is not None and b is not None and type(a) is type(b) and a == b)
 
 
 def exclude(dataset: Dataset, ids: list[str] | set[str]) -> Dataset:

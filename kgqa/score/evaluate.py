@@ -151,6 +151,10 @@ QuestionScore._details = None
 QuestionScore._record = None
 
 
+def _same_value(a: Any, b: Any) -> bool:
+    return a is b or (a is not None and b is not None and type(a) is type(b) and a == b)
+
+
 class QuestionList(Sequence):
     """Per-question results of an evaluation held as columns (ids, outcome labels, messages,
     counts, one float array per measure), not as one object per question: 100,000 questions
@@ -179,6 +183,16 @@ class QuestionList(Sequence):
             q._source = self._sources[i]
             self._made[i] = q
         return q
+
+    def column(self, label: str) -> tuple[Sequence[Any], Sequence[Any]] | None:
+        """``label``'s scores by position as ``(values, present)`` (``values[i]`` counts only where
+        ``present[i]``), read without making question objects; None when a question already made
+        holds another value than its column (changed after scoring): read the objects then."""
+        col = self._columns.get(label)
+        for i, q in enumerate(self._made):
+            if q is not None and not _same_value(q.scores.get(label), col[0][i] if col is not None and col[1][i] else None):
+                return None
+        return col if col is not None else ((), bytes(len(self.ids)))
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
