@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kgqa.execute.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT
-from kgqa.execute.sandbox import _UNSET, Prepared, prepare
+from kgqa.execute.sandbox import UNSET, Prepared, prepare
 from kgqa.sparql.lexer import Token
 from kgqa.model.outcome import Outcome, Status
 
@@ -55,7 +55,7 @@ class ExecutionPolicy:
         return self.outcome_of(self.prepared(query, untrusted=untrusted))
 
     def prepared(self, query: str, *, untrusted: bool = True,
-                 scan: Callable[[list[Token]], Any] | None = None, scan_simple: Any = _UNSET) -> Prepared:
+                 scan: Callable[[list[Token]], Any] | None = None, scan_simple: Any = UNSET) -> Prepared:
         """:meth:`prepare` as the sandbox's :class:`~kgqa.execute.sandbox.Prepared` (``scan``,
         ``scan_simple``: see :func:`kgqa.execute.sandbox.prepare`)."""
         return prepare(query, normalise=self.normalise, untrusted=untrusted and self.sandbox,

@@ -414,7 +414,8 @@ def refusal(query: str, allow_service: bool = False, allow_update: bool = False,
 # --------------------------------------------------------------------------- prepare
 
 
-_UNSET: Any = object()
+#: ``scan_simple``'s default: the caller says nothing of what ``scan`` gives for a simple query
+UNSET: Any = object()
 
 
 @dataclass(frozen=True)
@@ -436,7 +437,7 @@ class Prepared:
 def prepare(query: str, *, normalise: bool = True, untrusted: bool = True, allow_service: bool = False,
             allow_update: bool = False, max_query_bytes: int | None = DEFAULT_MAX_QUERY_BYTES,
             from_schemes: tuple[str, ...] | None = DEFAULT_FROM_SCHEMES,
-            scan: Callable[[list[Token]], Any] | None = None, scan_simple: Any = _UNSET) -> Prepared:
+            scan: Callable[[list[Token]], Any] | None = None, scan_simple: Any = UNSET) -> Prepared:
     """Size cap, sandbox (untrusted queries) and normaliser on one tokenisation of ``query``.
     ``scan(tokens)`` (tokens with trivia), when given, reads that same tokenisation for the
     caller; its result is :attr:`Prepared.scan` (None when the query was not tokenised).
@@ -455,7 +456,7 @@ def prepare(query: str, *, normalise: bool = True, untrusted: bool = True, allow
         too_big = query_bytes_refusal(query, max_query_bytes)
         if too_big is not None:
             return Prepared(query, [], Verdict(too_big))
-    if (scan is None or scan_simple is not _UNSET) and is_simple(query):
+    if (scan is None or scan_simple is not UNSET) and is_simple(query):
         return Prepared(query, [], SIMPLE_VERDICT if untrusted else None, None if scan is None else scan_simple)
     if len(query) > _GC_PAUSE_ABOVE:
         with _gc_paused():
