@@ -285,6 +285,7 @@ class Evaluator:
         self._kg, self._graph, self._cache, self._progress = kg, graph, cache, progress
         self._engine_options = dict(engine_options or {})
         self._executor: Executor | None = None
+        self._owns_executor = False
         base: dict[str, Any] = {"lang": _lang_text(lang), "gold": gold_answers if self.executes else "stored"}
         if measures:
             base["measures"] = "+".join(s.measure.full for s in self.profile.measures)
@@ -326,19 +327,15 @@ class Evaluator:
             else:
                 self._executor = Executor.open(kg, self._graph, policy=self.policy, cache=self._cache,
                                                progress=self._progress, **self._engine_options)
+            # an engine or executor passed in is the caller's to close
+            self._owns_executor = not isinstance(kg, (Executor, Engine))
         return self._executor
 
     def close(self) -> None:
         """Close what this evaluator opened (an engine or executor passed in stays open)."""
-        if self._executor is not None:
-            from kgqa.execute.engine import Engine
-            from kgqa.execute.executor import Executor
-
-            if isinstance(self._kg, (Executor, Engine)):
-                self._executor = None
-                return
-            self._executor.close()
-        self._executor = None
+        executor, self._executor = self._executor, None
+        if executor is not None and self._owns_executor:
+            executor.close()
 
     def __enter__(self) -> "Evaluator":
         return self

@@ -175,6 +175,24 @@ def test_gold_queries_run_only_when_a_measure_reads_gold_answers(tmp_path):
     assert e.execution["executed"] + e.execution["cache_hits"] == 5  # and the 2 gold queries without answers
 
 
+def test_evaluator_closes_only_what_it_opened(tmp_path):
+    from kgqa.execute.executor import Executor
+
+    with kgqa.Evaluator(DATA / "questions.json", "kgqa", kg=DATA / "kg.ttl", cache=False,
+                        engine_options={"workers": 1}) as ev:
+        ev.evaluate(DEMO_RUNS[0])
+        opened = ev.executor
+    assert opened.engine._closed  # opened from a KG path: closed with the evaluator
+    given = Executor.open(DATA / "kg.ttl", cache=False, workers=1)
+    try:
+        with kgqa.Evaluator(DATA / "questions.json", "kgqa", kg=given) as ev:
+            ev.evaluate(DEMO_RUNS[0])
+        assert not given.engine._closed  # the caller's: still open, still answers
+        assert given.run({"q": "ASK { ?s ?p ?o }"})["q"].answer.value is True
+    finally:
+        given.close()
+
+
 def _gold_as_run(ds, path):
     import json
 
