@@ -144,7 +144,7 @@ def test_a_changed_kg_engine_policy_code_or_query_is_assessed_again(engine, kg, 
         assert calls.assess == 6
         assess(engine, queries, rc, untrusted=False)
         assert calls.assess == 8
-        monkeypatch.setattr(ed, "_CODE_VERSION", ["another version"])
+        monkeypatch.setattr(ed, "_code_version", lambda: "another version")
         assess(engine, queries, rc)
         assert calls.assess == 10
         monkeypatch.undo()

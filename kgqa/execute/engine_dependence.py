@@ -583,15 +583,11 @@ ASSESSMENT_CODE = ("kgqa.execute.engine_dependence", "kgqa.execute.cache", "kgqa
                    "kgqa.sparql.lexer", "kgqa.sparql.parser", "kgqa.sparql.analyzer", "kgqa.sparql.tree",
                    "kgqa.sparql.checks", "kgqa.sparql.prefixes", "kgqa.model.terms", "kgqa.model.answer",
                    "kgqa.model.outcome")
-_CODE_VERSION: list[str | None] = []
-
-
+@functools.cache
 def _code_version() -> str | None:
-    if not _CODE_VERSION:
-        from kgqa.execute.cache import code_fingerprint
+    from kgqa.execute.cache import code_fingerprint
 
-        _CODE_VERSION.append(code_fingerprint(ASSESSMENT_CODE))
-    return _CODE_VERSION[0]
+    return code_fingerprint(ASSESSMENT_CODE)
 
 
 class _Remembered:
