@@ -223,26 +223,18 @@ def unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> 
     """Objects (anything with an ``id``) given as ``(file, record, obj)``, keeping the first
     of each id in order; a later duplicate is an error problem naming where the first one
     is, and is skipped."""
-    out: list[Any] = []
-    first: dict[str, tuple[str, str]] = {}
-    for file, record, obj in records:  # iter_unique without a generator (a loader's hot path)
-        oid = obj.id
-        if oid in first:
-            problems.append(_duplicate(first[oid], file, record, oid))
-            continue
-        first[oid] = (file, record)
-        out.append(obj)
-    return out
+    return list(iter_unique(records, problems))
 
 
 def iter_unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> Iterator[Any]:
     """:func:`unique` as a generator (the streamed dataset reads through it)."""
     first: dict[str, tuple[str, str]] = {}
     for file, record, obj in records:
-        if obj.id in first:
-            problems.append(_duplicate(first[obj.id], file, record, obj.id))
+        oid = obj.id
+        if oid in first:
+            problems.append(_duplicate(first[oid], file, record, oid))
             continue
-        first[obj.id] = (file, record)
+        first[oid] = (file, record)
         yield obj
 
 
