@@ -23,6 +23,10 @@ def _shared_data() -> Path | None:
 
 
 SHARED = _shared_data()
+# the dataset registry reads the shared data, as under .ci/run: set for the whole session (not per
+# test), so module-scoped fixtures and the servers tests start as processes read it too
+if SHARED is not None:
+    os.environ.setdefault("KGQA_DATA_DIR", str(SHARED))
 
 
 @pytest.fixture(scope="session")
@@ -30,13 +34,6 @@ def shared_data() -> Path:
     if SHARED is None:
         pytest.skip("real benchmark data not found: set KGQA_DATA_DIR or place shared/data beside the checkout")
     return SHARED
-
-
-@pytest.fixture(autouse=True)
-def _data_dir_env(monkeypatch):
-    """Point the dataset registry at the shared data during tests, as .ci/run does."""
-    if SHARED is not None and not os.environ.get("KGQA_DATA_DIR"):
-        monkeypatch.setenv("KGQA_DATA_DIR", str(SHARED))
 
 
 @pytest.fixture(autouse=True)
