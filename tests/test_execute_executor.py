@@ -170,3 +170,27 @@ def test_memo_is_keyed_by_timeout_and_row_cap_and_keeps_no_transient_failure():
     assert ex.execute("ASK {}", timeout=60).status is Status.EXEC_ERROR  # not the memoised timeout
     assert ex.execute("ASK {}", timeout=60).status is Status.OK  # the transient failure was not kept
     assert ex.execute("ASK {}", timeout=60).status is Status.OK and len(calls) == 3  # now memoised
+
+
+def test_trust_gold_is_the_one_rule_for_gold_queries(engine):
+    """ExecutionPolicy.trust_gold decides whether gold queries are sandboxed; predicted queries
+    always are. A trusted gold SERVICE query passes the preparation and reaches the engine (which
+    stays read-only and offline on its own); a sandboxed one is REFUSED before any engine sees it;
+    the signature names the non-default setting."""
+    service = "SELECT * WHERE { SERVICE <http://127.0.0.1:9/> { ?s ?p ?o } }"
+    ds = Dataset("t", [Item(id="g", questions={"en": "q"}, sparql=service)])
+    trusted = Executor(engine, policy=ExecutionPolicy())
+    assert trusted.prepare_many([service], untrusted=trusted.policy.untrusted("gold"))[0][2] is None
+    assert trusted.execute_gold(ds)["g"].status is not Status.OK
+    strict = Executor(engine, policy=ExecutionPolicy(trust_gold=False))
+    assert strict.prepare_many([service], untrusted=strict.policy.untrusted("gold"))[0][2].status is Status.REFUSED
+    sandboxed = Executor(engine, policy=ExecutionPolicy(trust_gold=False)).execute_gold(ds)["g"]
+    assert sandboxed.status is Status.REFUSED and "SERVICE" in sandboxed.message
+    ex = Executor(engine, policy=ExecutionPolicy(trust_gold=False)).execute_run(
+        ds, Run("r", [Prediction("g", sparql=service)]), gold="executed")
+    assert ex.gold["g"].status is Status.REFUSED and ex.predicted["g"].status is Status.REFUSED
+    assert ExecutionPolicy(trust_gold=False).signature_parts()["gold_queries"] == "sandboxed"
+    assert "gold_queries" not in ExecutionPolicy().signature_parts()
+    assert ExecutionPolicy().untrusted("predicted") and not ExecutionPolicy().untrusted("gold")
+    with pytest.raises(ValueError):
+        ExecutionPolicy().untrusted("other")

@@ -287,7 +287,7 @@ class Executor:
         refused: dict[str, Outcome] = {}
 
         def prepare(side: str, item_id: str, query: str) -> tuple[str, Outcome | None]:
-            text, rewrites, refused_outcome = self.prepare(query, untrusted=side == "predicted")
+            text, rewrites, refused_outcome = self.prepare(query, untrusted=self.policy.untrusted(side))
             if rewrites:
                 ex.rewrites.setdefault(item_id, []).extend(f"{side}: {r}" for r in rewrites)
             return text, refused_outcome
@@ -297,8 +297,8 @@ class Executor:
         preds = [p for p in run.predictions
                  if p.id in dataset and p.status is Status.OK and p.sparql is not None
                  and (reexecute or (p.answer is None and p.ranked is None))]
-        self.prepare_many([item.sparql for item in gold_items], untrusted=False)  # in batches (see prepare_many)
-        self.prepare_many([p.sparql for p in preds], untrusted=True)
+        self.prepare_many([item.sparql for item in gold_items], untrusted=self.policy.untrusted("gold"))  # in batches (see prepare_many)
+        self.prepare_many([p.sparql for p in preds], untrusted=self.policy.untrusted("predicted"))
         for item in gold_items:
             jobs.append(("gold", item.id, prepare("gold", item.id, item.sparql)[0]))
         for p in preds:
@@ -316,13 +316,15 @@ class Executor:
         return ex
 
     def execute_gold(self, dataset: Dataset) -> dict[str, Outcome]:
-        """Outcomes of the dataset's gold queries (normalised per the policy, trusted), one batch."""
+        """Outcomes of the dataset's gold queries (normalised per the policy; sandboxed unless
+        ``policy.trust_gold``), one batch."""
         ids, texts = [], []
-        self.prepare_many([it.sparql for it in dataset.items if it.sparql and it.sparql.strip()], untrusted=False)
+        untrusted = self.policy.untrusted("gold")
+        self.prepare_many([it.sparql for it in dataset.items if it.sparql and it.sparql.strip()], untrusted=untrusted)
         for it in dataset.items:
             if it.sparql and it.sparql.strip():
                 ids.append(it.id)
-                texts.append(self.prepare(it.sparql, untrusted=False)[0])
+                texts.append(self.prepare(it.sparql, untrusted=untrusted)[0])
         return dict(zip(ids, self.batch(texts, "gold queries")[0]))
 
     def answer_types(self, gold: Mapping[str, Answer | None],

@@ -29,7 +29,12 @@ class ExecutionPolicy:
       injection, dialect fixes) first;
     - ``sandbox``: refuse untrusted (predicted) queries that would update the KG or reach the
       network (:func:`kgqa.execute.sandbox.refusal`), with ``allow_service`` / ``allow_update``
-      as its two exceptions. Gold queries are trusted and not sandboxed (engines stay read-only).
+      as its two exceptions;
+    - ``trust_gold``: the one rule for gold queries (a dataset's or a KG owner's own queries: the
+      evaluator's gold side, audits, ``generate``, ``migrate``, the store). True (the default)
+      runs them unsandboxed (engines stay read-only whatever runs); False sandboxes them like
+      predicted queries, for a dataset from an unknown source. Every caller passes a policy and
+      asks :meth:`untrusted` instead of deciding itself.
     """
 
     timeout: float = DEFAULT_TIMEOUT
@@ -38,6 +43,15 @@ class ExecutionPolicy:
     sandbox: bool = True
     allow_service: bool = False
     allow_update: bool = False
+    trust_gold: bool = True
+
+    def untrusted(self, side: str) -> bool:
+        """Whether a query of ``side`` (``"gold"`` or ``"predicted"``) goes through the sandbox."""
+        if side == "gold":
+            return not self.trust_gold
+        if side == "predicted":
+            return True
+        raise ValueError(f"side must be 'gold' or 'predicted', got {side!r}")
 
     def __post_init__(self) -> None:
         if not self.timeout > 0:
@@ -83,4 +97,6 @@ class ExecutionPolicy:
             parts["service"] = "allowed"
         if self.allow_update:
             parts["update"] = "allowed"
+        if not self.trust_gold:
+            parts["gold_queries"] = "sandboxed"
         return parts
