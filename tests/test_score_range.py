@@ -142,3 +142,23 @@ def test_annotated_range_is_exact_and_holds_the_engines_answer(table, profile_na
                 assert rng[label][0] <= min(vs) and max(vs) <= rng[label][1]
         if bound == 10_000:
             assert kind == "exact"
+
+
+def test_open_legal_answers_give_a_sound_bound_and_keep_query_measures():
+    # SAMPLE: which value the engine samples is not listed; the answer measures get [0, 1],
+    # a measure of the query text keeps its value (no answer can change it)
+    v = VALUES
+    profile = profiles.get("kgqa").select("F1,AnswerEM,QueryEM")
+    gold = TableAnswer(("x",), ((v[0],),))
+    ds = Dataset("t", [Item("q", {"en": "?"}, answer=gold, sparql="SELECT ?x { ?x ?p ?o }")])
+    answer = TableAnswer(("x",), ((v[0],),))
+    run = Run("r", [Prediction("q", sparql="SELECT (SAMPLE(?x) AS ?s) { ?x ?p ?o }", answer=answer)])
+    outcomes = {"q": Outcome.ok(answer)}
+    a = QueryAssessment("...", [Finding("sample", "SAMPLE returns any value of its group")], None, "sample", open=["sample"])
+    e = evaluate(ds, run, profile, predicted=outcomes)
+    ed.annotate(e, ds, run, profile, predicted={"q": a}, predicted_outcomes=outcomes)
+    d = e.questions[0].details
+    assert d["score_range_kind"] == "bound"
+    assert d["score_range"] == {"F1": [0.0, 1.0], "AnswerEM": [0.0, 1.0], "QueryEM": [0.0, 0.0]}
+    assert e.engine_dependence["with_range"] == 1 and e.engine_dependence["with_bound"] == 1
+    assert e.engine_dependence["aggregate_range"]["F1"] == [0.0, 1.0]

@@ -7,12 +7,15 @@ and over which range.
 - marks each affected question: ``details["engine_dependent"]`` is the reason (gold-side
   reasons are prefixed ``gold:``), ``details["engine_dependence"]`` the assessment(s);
 - gives each of its scores as a range ``details["score_range"] = {label: [min, max]}`` over
-  the answers the query can legally return, where those are computable (ties at an ``ORDER BY
-  ... LIMIT`` cut, ``LIMIT`` without ``ORDER BY``, IRI comparisons): every legal answer is
-  scored when there are at most ``bound`` of them (``"range": "exact"``), else the answers that
-  keep the most and the fewest gold values are (``"range": "extremes"``: a range inside the true
-  one); where they are not computable (``SAMPLE``, ``RAND()``, a subquery's ``LIMIT``) the
-  question is marked only;
+  the answers the query can legally return, with ``details["score_range_kind"]``: ``exact``
+  when every legal answer is scored (at most ``bound`` of them: ties at an ``ORDER BY ...
+  LIMIT`` cut, ``LIMIT`` without ``ORDER BY``, IRI comparisons, GROUP_CONCAT orders) or, for a
+  choice of tied rows with more legal answers, when the count measures (P, R, F1, exact match)
+  are solved exactly by :mod:`kgqa.analyze.score_range`; ``bound`` when the range is only
+  sound (never narrower than the truth): rows whose values overlap, legal answers kgqa cannot
+  list (``SAMPLE``, ``RAND()``, a subquery's ``LIMIT``: every answer measure gets [0, 1]), or
+  a measure that is no function of the counts over too many answers. Measures of the query
+  text keep their value;
 - sets ``evaluation.engine_dependence``: counts (flagged, confirmed, with a range, by kind) and,
   for measures that are means of per-question values, the aggregate range obtained with every
   flagged question at its minimum / maximum.
