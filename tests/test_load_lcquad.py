@@ -25,11 +25,11 @@ def test_lcquad1_items():
     assert it.questions == {
         "en": "Which architect of Marine Corps Air Station Kaneohe Bay was also tenant of New Sanno hotel /'"
     }
-    # surrounding blanks of the released query are stripped, nothing else changes
+    # the released query verbatim, surrounding blanks kept (query measures ignore them)
     assert it.sparql == (
-        "SELECT DISTINCT ?uri WHERE { <http://dbpedia.org/resource/Marine_Corps_Air_Station_Kaneohe_Bay> "
+        " SELECT DISTINCT ?uri WHERE { <http://dbpedia.org/resource/Marine_Corps_Air_Station_Kaneohe_Bay> "
         "<http://dbpedia.org/property/architect> ?uri. <http://dbpedia.org/resource/New_Sanno_Hotel> "
-        "<http://dbpedia.org/ontology/tenant> ?uri}"
+        "<http://dbpedia.org/ontology/tenant> ?uri} "
     )
     assert it.answer is None
     assert it.groups == {"template": "16"}
@@ -49,7 +49,7 @@ def test_lcquad2_default_question_and_fallbacks():
     assert ds.ids == ["19719", "20258", "900001", "900002", "900003", "900004"]
     it = ds["19719"]
     assert it.questions == {"en": "What periodical literature does Delta Air Lines use as a moutpiece?"}
-    assert it.sparql == "select distinct ?obj where { wd:Q188920 wdt:P2813 ?obj . ?obj wdt:P31 wd:Q1002697 }"
+    assert it.sparql == " select distinct ?obj where { wd:Q188920 wdt:P2813 ?obj . ?obj wdt:P31 wd:Q1002697 } "
     assert it.answer is None
     assert it.groups == {"template": "1", "subgraph": "simple question right"}
     assert it.metadata["template_index"] == 65

@@ -110,7 +110,8 @@ def parse_lcquad1(rec: Any, file: str, record: str, problems: list[Problem]) -> 
     if template is not None:
         groups["template"] = str(template)
     metadata = {k: v for k, v in rec.items() if k not in ("_id", "corrected_question", "sparql_query", "query", "sparql_template_id")}
-    return Item(item_id, {"en": q.strip()}, sparql.strip(), None, None, {}, groups, metadata)
+    # the query as upstream writes it (query measures ignore surrounding whitespace)
+    return Item(item_id, {"en": q.strip()}, sparql, None, None, {}, groups, metadata)
 
 
 def load_lcquad1(paths: list[Path], **options: Any) -> Dataset:
@@ -174,7 +175,7 @@ def parse_lcquad2(rec: Any, file: str, record: str, problems: list[Problem],
     metadata = {k: v for k, v in rec.items() if k not in ("uid", key)}
     if metadata.get("answer") == []:
         del metadata["answer"]
-    return Item(item_id, {"en": question}, sparql.strip(), None, None, {}, groups, metadata)
+    return Item(item_id, {"en": question}, sparql, None, None, {}, groups, metadata)
 
 
 def load_lcquad2(paths: list[Path], **options: Any) -> Dataset:
