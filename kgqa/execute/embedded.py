@@ -591,7 +591,8 @@ class EmbeddedEngine:
         for i, q in enumerate(queries):
             reason = refusal(q, allow_service=self.allow_service)
             if reason is not None:
-                results[i] = Outcome(Status.REFUSED, None, reason, 0.0)
+                from kgqa.execute.policy import refused_outcome  # labelled by what happened
+                results[i] = refused_outcome(q, reason)
                 if on_outcome is not None:
                     on_outcome(i, results[i])
                 if progress is not None:

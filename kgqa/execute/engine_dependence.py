@@ -724,7 +724,7 @@ class _Remembered:
                 for t, o in [(q, own), *read.items()]:
                     text, _, refused = self.runner.prepare(t, self.untrusted)
                     if refused is not None:  # decided by the policy and the code (the key)
-                        if o.status is not Status.REFUSED:
+                        if o.status is not refused.status:
                             texts = None
                             break
                         continue
