@@ -12,7 +12,7 @@ and over which range.
   LIMIT`` cut, ``LIMIT`` without ``ORDER BY``, IRI comparisons, GROUP_CONCAT orders) or, for a
   choice of tied rows with more legal answers, when the count measures (P, R, F1, exact match)
   are solved exactly by :mod:`kgqa.analyze.score_range`; ``bound`` when the range is only
-  sound (never narrower than the truth): rows whose values overlap, legal answers kgqa cannot
+  sound (never narrower than the truth): rows sharing many values, legal answers kgqa cannot
   list (``SAMPLE``, ``RAND()``, a subquery's ``LIMIT``: every answer measure gets [0, 1]), or
   a measure that is no function of the counts over too many answers. Measures of the query
   text keep their value;

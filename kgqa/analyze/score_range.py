@@ -10,16 +10,17 @@ items they add (distinct items: rows may carry several values, and several rows 
 
 **Reachable pairs** (:func:`reachable`). Each pool row is reduced to the items it adds beyond
 the fixed rows; rows adding nothing are *fillers*, rows adding the same item set form a
-*class* (multiplicity m). When the classes of every group are pairwise disjoint (always so for
-one value a row, which is the common case) the items a choice adds are the union of the
-classes it touches, and a set S of classes can be chosen with exactly k rows iff
-``|S| <= k <= sum(m of S) + fillers``. Classes adding the same (gold, non-gold) counts are
+*class* (multiplicity m). The items a choice adds are the union of the classes it touches, and
+a set S of classes can be chosen with exactly k rows iff ``|S| <= k <= sum(m of S) + fillers``.
+An item only one class adds (*private*) counts once per class; the few items several classes
+add (*shared*: at most :data:`MAX_SHARED`, e.g. a country column) are tracked one by one as
+bits. Classes adding the same private (gold, non-gold) counts and the same shared items are
 interchangeable except for their multiplicity, so the search runs over those *types*, taking
 the j classes of largest m of a type (most room for rows): a dynamic programme over states
-(g, n, |S|) -> the largest sum(m), which is exact. Several groups combine by adding their
-pairs (their classes being disjoint too). Where classes overlap, or the programme would
-exceed :data:`STATE_BUDGET`, a box that holds every reachable pair is used instead
-(g up to the gold items the k rows richest in gold can add, n likewise): a *bound*.
+(g, n, |S|, shared) -> the largest sum(m), which is exact. Several groups combine by adding
+their private counts and joining their shared bits. With more shared items, or where the
+programme would exceed :data:`STATE_BUDGET`, a box that holds every reachable pair is used
+instead (g up to the gold items the k rows richest in gold can add, n likewise): a *bound*.
 
 **Extremes** (:func:`count_range`). For fixed TP and FN every count rule (``kgqa.score.rules``)
 gives P, R, F and exact match values that depend on FP only through "FP = 0 or not" and then
@@ -30,7 +31,7 @@ smallest n, the smallest n with FP >= 1 and the largest n. Evaluating those poin
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 
 #: the most (g, n, |S|) states the programme keeps before it falls back to a bound
 STATE_BUDGET = 400_000
@@ -51,57 +52,43 @@ def reduce_pool(pool_items: Sequence[frozenset], fixed: frozenset) -> tuple[list
     return list(classes.items()), fillers
 
 
-def _disjoint(sets: Iterable[frozenset]) -> bool:
-    seen: set = set()
-    for s in sets:
-        if not seen.isdisjoint(s):
-            return False
-        seen |= s
-    return True
+#: the most items shared by several classes the programme tracks one by one (a bit each)
+MAX_SHARED = 20
 
 
-def _group_reach(classes: list[tuple[frozenset, int]], fillers: int, k: int, gold: frozenset) -> Reach | None:
-    """The exact reachable (g, n) of choosing ``k`` rows of one group with disjoint classes
-    (None when the programme outgrows :data:`STATE_BUDGET`)."""
-    by_type: dict[tuple[int, int], list[int]] = defaultdict(list)
+def _group_reach(classes: list[tuple[frozenset, int]], fillers: int, k: int, gold: frozenset,
+                 bits: dict) -> set[tuple[int, int, int]] | None:
+    """The exact reachable (g, n, shared) of choosing ``k`` rows of one group: g / n count the
+    gold / non-gold items only this class adds (private), ``shared`` is the bit mask of the
+    items several classes add that the choice covers (None when the programme outgrows
+    :data:`STATE_BUDGET`)."""
+    by_type: dict[tuple[int, int, int], list[int]] = defaultdict(list)
     for added, m in classes:
-        g = len(added & gold)
-        by_type[(g, len(added) - g)].append(m)
-    states: dict[tuple[int, int, int], int] = {(0, 0, 0): 0}  # (g, n, classes used) -> most rows
-    for (a, b), ms in by_type.items():
+        mask = 0
+        for x in added:
+            if x in bits:
+                mask |= bits[x]
+        private = [x for x in added if x not in bits]
+        g = sum(1 for x in private if x in gold)
+        by_type[(g, len(private) - g, mask)].append(m)
+    # (g, n, classes used, shared mask) -> the most rows those classes hold
+    states: dict[tuple[int, int, int, int], int] = {(0, 0, 0, 0): 0}
+    for (a, b, cmask), ms in by_type.items():
         ms.sort(reverse=True)
         prefix = [0]
         for m in ms:
             prefix.append(prefix[-1] + m)
-        nxt: dict[tuple[int, int, int], int] = {}
-        for (g, n, c), cap in states.items():
+        nxt: dict[tuple[int, int, int, int], int] = {}
+        for (g, n, c, mask), cap in states.items():
             for j in range(0, min(len(ms), k - c) + 1):
-                key = (g + j * a, n + j * b, c + j)
+                key = (g + j * a, n + j * b, c + j, mask | cmask if j else mask)
                 room = min(k, cap + prefix[j])
                 if nxt.get(key, -1) < room:
                     nxt[key] = room
-        if len(nxt) > STATE_BUDGET:
-            return None
-        states = nxt
-    reach: Reach = defaultdict(set)
-    for (g, n, c), cap in states.items():
-        if c <= k <= cap + fillers:
-            reach[g].add(n)
-    return reach
-
-
-def _add(x: Reach, y: Reach) -> Reach | None:
-    out: Reach = defaultdict(set)
-    size = 0
-    for g1, ns1 in x.items():
-        for g2, ns2 in y.items():
-            target = out[g1 + g2]
-            for n1 in ns1:
-                target.update(n1 + n2 for n2 in ns2)
-            size += len(ns1) * len(ns2)
-            if size > STATE_BUDGET:
+            if len(nxt) > STATE_BUDGET:
                 return None
-    return out
+        states = nxt
+    return {(g, n, mask) for (g, n, c, mask), cap in states.items() if c <= k <= cap + fillers}
 
 
 def _box(groups: Sequence[tuple[Sequence[frozenset], int]], fixed: frozenset, gold: frozenset) -> Reach:
@@ -124,17 +111,27 @@ def reachable(groups: Sequence[tuple[Sequence[frozenset], int]], fixed: frozense
     """The (g, n) pairs a choice of ``k`` rows of each group (given as its rows' item sets)
     can add to the ``fixed`` items, and whether that is exact (False: a superset)."""
     reduced = [reduce_pool(pool, fixed) + (k,) for pool, k in groups]
-    if not _disjoint(added for classes, _f, _k in reduced for added, _m in classes):
+    seen: dict = defaultdict(int)
+    for classes, _f, _k in reduced:
+        for added, _m in classes:
+            for x in added:
+                seen[x] += 1
+    shared = [x for x, times in seen.items() if times > 1]
+    if len(shared) > MAX_SHARED:
         return _box(groups, fixed, gold), False
-    total: Reach | None = {0: {0}}
+    bits = {x: 1 << i for i, x in enumerate(shared)}
+    gold_bits = sum(bit for x, bit in bits.items() if x in gold)
+    total: set[tuple[int, int, int]] = {(0, 0, 0)}
     for classes, fillers, k in reduced:
-        part = _group_reach(classes, fillers, k, gold)
-        if part is None or total is None:
+        part = _group_reach(classes, fillers, k, gold, bits)
+        if part is None or len(total) * len(part) > STATE_BUDGET:
             return _box(groups, fixed, gold), False
-        total = _add(total, part)
-    if total is None:
-        return _box(groups, fixed, gold), False
-    return {g: ns for g, ns in total.items() if ns}, True
+        total = {(g1 + g2, n1 + n2, m1 | m2) for g1, n1, m1 in total for g2, n2, m2 in part}
+    reach: Reach = defaultdict(set)
+    for g, n, mask in total:
+        sg = (mask & gold_bits).bit_count()
+        reach[g + sg].add(n + (mask & ~gold_bits).bit_count())
+    return dict(reach), True
 
 
 def count_range(reach: Reach, tp0: int, fp0: int, gold_size: int,
