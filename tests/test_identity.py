@@ -169,3 +169,67 @@ def test_lcquad1_train_as_its_own_jsonl_run_with_the_upstream_spaces_scores_quer
     e = kgqa.evaluate(src, run, profile="kgqa", measures=["QueryEM", "BLEU", "F1_Sem", "F1_Tri"])
     assert len(e.questions) == 4000
     assert e.aggregate == {"QueryEM": 1.0, "BLEU": 1.0, "F1_Sem": 1.0, "F1_Tri": 1.0}
+
+
+# ----------------------------------------------------------------- every loader, real shapes
+
+ROOT = Path(__file__).parent / "fixtures"
+#: a fixture in each upstream shape kgqa reads (dataset format: path)
+SHAPES = {
+    "qald-json (QALD-9 style)": "qald/eqald_sample.json",
+    "qald-json (QALD-5)": "qald/qald5_sample.json",
+    "qald-json (QALD-7 extended)": "qald/qald7_extended_sample.json",
+    "qald-xml (QALD-3/4)": "qald/qald4_sample.xml",
+    "qald-xml (QALD-5)": "qald/qald5_sample.xml",
+    "text2sparql": "text2sparql/questions.yml",
+    "lcquad": "lcquad/lcquad1-test.json",
+    "lcquad2": "lcquad/lcquad2-sample.json",
+    "simpledbpediaqa": "simpledbpediaqa/valid.json",
+    "graphquestions": "graphquestions/graphquestions-sample.json",
+    "nspm": "nspm/data.en",
+    "jsonl": "generic/dataset.jsonl",
+    "csv": "generic/dataset.csv",
+    "webqsp": "webqsp/WebQSP.test.sample.json",
+    "cwq": "cwq/ComplexWebQuestions_dev.sample.json",
+    "mintaka": "mintaka/mintaka_test.sample.json",
+    "kqapro": "kqapro/train.sample.json",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_every_loader_as_its_own_run_scores_the_maximum(shape, tmp_path):
+    """Each loader's items written as a run (JSONL and QALD JSON, the formats that hold a query
+    and an answer of any shape) score 1.0 on every query and answer measure that applies."""
+    from kgqa.load import generic, qald_json
+    from kgqa.model import Prediction, Run
+
+    path = ROOT / SHAPES[shape]
+    ds = load_dataset(path)
+    units = ds.by_language()
+    run = Run("self", [Prediction(it.id, sparql=it.sparql, answer=it.answer) for it in units])
+    measures = QUERY_MEASURES + ANSWER_MEASURES
+    for name, write in (("run.jsonl", generic.write), ("run.json", qald_json.write)):
+        out = tmp_path / name
+        write(run, out)
+        e = kgqa.evaluate(ds, out, profile="kgqa", measures=measures)
+        assert len(e.questions) == sum(1 for it in units if it.answer is not None or it.sparql), (shape, name, e.skipped)
+        scored = set()
+        for m in measures:
+            values = [q.scores.get(m) for q in e.questions if q.scores.get(m) is not None]
+            assert all(v == 1.0 for v in values), (shape, name, m, values)
+            scored |= {m} if values else set()
+        assert ("QueryEM" in scored) == any(it.sparql for it in units), (shape, scored)
+        assert ("F1" in scored) == any(it.answer is not None for it in units), (shape, scored)
+
+
+def test_graphquestions_as_its_own_res_run_scores_the_maximum(tmp_path):
+    from kgqa.load import load_dataset as load
+
+    path = ROOT / "graphquestions" / "graphquestions-sample.json"
+    recs = json.loads(path.read_text(encoding="utf-8"))
+    res = tmp_path / "self.res"
+    res.write_text("# qid\ttime\tanswers\tpredictions\tstructure\tfunction\tanswer_cardinality\tcommonness\n" + "".join(
+        f"{r['qid']}\t0.1\t{json.dumps(r['answer'])}\t{json.dumps(r['answer'])}\t{r['num_node']},{r['num_edge']}\t"
+        f"{r['function']}\t{len(r['answer'])}\t{r['commonness']}\n" for r in recs), encoding="utf-8")
+    e = kgqa.evaluate(load(path), res, profile="graphquestions")
+    assert len(e.questions) == len(recs) and all(v == 1.0 for v in e.aggregate.values()), e.aggregate
