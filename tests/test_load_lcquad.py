@@ -114,11 +114,13 @@ def test_lcquad1_missing_fields_and_duplicates(tmp_path):
     recs.append({"corrected_question": "No id", "sparql_query": "ASK {}"})
     recs.append(dict(recs[0], corrected_question="again"))
     recs.append("not an object")
+    recs.append({"_id": "11", "corrected_question": None, "intermediary_question": "",
+                 "sparql_query": "SELECT ?x WHERE { ?x ?p ?o }", "sparql_template_id": 1})
     p = tmp_path / "train-data.json"
     p.write_text(json.dumps(recs), encoding="utf-8")
     ds = load_lcquad1([p])
-    assert ds.ids == ["1701", "3293", "1136", "9"]
-    assert ds["9"].questions["en"] == "What is the <x> of <y>?"
+    assert ds.ids == ["1701", "3293", "1136", "9", "11"]  # 11: no question text, its query scores
+    assert ds["9"].questions["en"] == "What is the <x> of <y>?" and ds["11"].questions == {}
     got = [(p_.record, p_.message, p_.severity) for p_ in ds.problems]
     assert got == [
         ("record 4 (_id 9)", "'corrected_question' is 'n/a'; using 'intermediary_question'", "warning"),
@@ -126,6 +128,8 @@ def test_lcquad1_missing_fields_and_duplicates(tmp_path):
         ("record 6", "no '_id'; skipped", "error"),
         ("record 8", "expected a question object, got str; skipped", "error"),
         ("record 7 (_id 1701)", "duplicate id '1701' (first at record 1 (_id 1701)); skipped", "error"),
+        (None, "1 record(s) without question text (the first: record 9 (_id 11)): kept and scored by id; "
+               "measures that read the text skip them", "warning"),
     ]
 
 
