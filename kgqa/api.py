@@ -237,6 +237,11 @@ class Evaluator:
     - ``stream``: read a JSONL dataset one question at a time and keep none of its items
       (memory then grows only by a few compact arrays per question; per-question records keep
       the run's side only). Every score is the same as without it.
+    - ``links`` / ``redirects``: meaning matching, as GERBIL compares resources: IRIs linked by
+      owl:sameAs in the ``links`` files (RDF or two-column TSV/CSV; ``"dbpedia"`` alone: only the
+      built-in DBpedia http/https/host variants, which are always included), or by the KG
+      predicate ``redirects`` (e.g. ``dbo:wikiPageRedirects``, looked up for the answers' IRIs),
+      compare equal (signature ``match:...,links:...``).
 
     What is executed is planned from the measures' declared inputs: nothing without a measure
     that needs answers, execution or KG types. Use as a context manager (or call
@@ -250,12 +255,21 @@ class Evaluator:
                  reexecute: bool = False, cache: Any = True, dataset_format: str | None = None,
                  dataset_options: Mapping[str, Any] | None = None, progress: bool = False,
                  engine_options: Mapping[str, Any] | None = None, engine_check: bool = True,
-                 exclude_engine_dependent: bool = False, view: str | None = None, stream: bool = False):
+                 exclude_engine_dependent: bool = False, view: str | None = None, stream: bool = False,
+                 links: Sequence[PathLike] | None = None, redirects: str | None = None):
         if gold_answers not in ("stored", "executed"):
             raise InputError("gold_answers", f"expected stored or executed, got {gold_answers!r}")
         if gold_answers == "executed" and kg is None:
             raise InputError("gold_answers", "executed gold answers need a KG to execute the gold queries on (kg=)")
         self.profile = get_profile(profile, measures, view)
+        self._links = [str(x) for x in links or ()]
+        self._redirects = _expand_iri(redirects) if redirects else None
+        if redirects and kg is None:
+            raise InputError("redirects", "redirects are looked up on the KG: pass --kg (kg=) with --redirects")
+        if self._links and not redirects:
+            from kgqa.load.links import load_links
+
+            self.profile = self.profile.with_links(load_links(self._links))
         self.stream = stream
         if stream:  # read one question at a time, keeping none (JSONL dataset files only)
             if kg is not None:
@@ -404,16 +418,40 @@ class Evaluator:
         execution = ex.execute_run(self.dataset, r, gold=gold, reexecute=self.reexecute)
         warnings += transport_warnings(r.name, execution.predicted.values())
         extras = self._kg_types(ex, r, execution) if self.needs.kg_types else None
-        scored = _score(self.dataset, r, self.profile, predicted=execution.predicted, gold=execution.gold,
+        profile = self._with_redirects(ex, r, execution) if self._redirects else self.profile
+        scored = _score(self.dataset, r, profile, predicted=execution.predicted, gold=execution.gold,
                         signature_extra=sig, execution=execution.counts, extras=extras)
         if self.engine_check:  # which answers would differ on another engine (ties, LIMIT, ...)
             from kgqa.analyze import engine_dependence as ed
 
-            scored = ed.check(scored, self.dataset, r, self.profile, execution, ex)
+            scored = ed.check(scored, self.dataset, r, profile, execution, ex)
             if self.exclude_engine_dependent:
-                scored = ed.rescore_without(scored, self.dataset, r, self.profile, execution,
+                scored = ed.rescore_without(scored, self.dataset, r, profile, execution,
                                             signature_extra=sig, extras=extras)
         return scored
+
+    def _answers(self, run: Run, execution: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Gold and system answers per question id, executed where they were executed."""
+        gold = {it.id: (execution.gold[it.id].answer if it.id in execution.gold else it.answer)
+                for it in self.dataset.items}
+        system = {}
+        for it in self.dataset.items:
+            p = run.get(it.id)
+            system[it.id] = (execution.predicted[it.id].answer if it.id in execution.predicted
+                             else (p.answer if p is not None else None))
+        return gold, system
+
+    def _with_redirects(self, ex: Executor, run: Run, execution: Any) -> Profile:
+        """The profile with meaning matching over the link files and the KG redirects that touch
+        this run's answers (gold and system)."""
+        from kgqa.execute.types import iris_of
+        from kgqa.load.links import load_links
+
+        gold, system = self._answers(run, execution)
+        pairs, failed = ex.link_pairs(iris_of([*gold.values(), *system.values()]), self._redirects)
+        if failed:
+            raise InputError("redirects", f"looking up redirects ({self._redirects}) on the KG failed: {failed[0]}")
+        return self.profile.with_links(load_links(self._links, extra=pairs, extra_name="redirects"))
 
     def evaluate_many(self, runs: Sequence[PathLike | Run], *, names: Sequence[str] | None = None,
                       run_format: str | None = None, run_options: Mapping[str, Any] | None = None) -> list[Evaluation]:
@@ -436,14 +474,22 @@ class Evaluator:
 
     def _kg_types(self, ex: Executor, run: Run, execution: Any) -> dict[str, dict[str, Any]]:
         """Answer item classes looked up on the KG for measures that declare ``kg_types``."""
-        gold = {it.id: (execution.gold[it.id].answer if it.id in execution.gold else it.answer)
-                for it in self.dataset.items}
-        system = {}
-        for it in self.dataset.items:
-            p = run.get(it.id)
-            system[it.id] = (execution.predicted[it.id].answer if it.id in execution.predicted
-                             else (p.answer if p is not None else None))
+        gold, system = self._answers(run, execution)
         return {qid: {"answer_types": t} for qid, t in ex.answer_types(gold, system).items()}
+
+
+def _expand_iri(text: str) -> str:
+    """A predicate given as a full IRI (``<...>`` optional) or a standard prefixed name (``dbo:x``)."""
+    from kgqa.sparql.prefixes import STANDARD_PREFIXES
+
+    t = text.strip().strip("<>")
+    prefix, _, local = t.partition(":")
+    if prefix in STANDARD_PREFIXES and not local.startswith("//"):
+        return STANDARD_PREFIXES[prefix] + local
+    if "://" not in t:
+        raise InputError("redirects", f"expected a predicate IRI or a standard prefixed name such as "
+                                      f"dbo:wikiPageRedirects, got {text!r}")
+    return t
 
 
 def _needs(profile: Profile) -> Inputs:

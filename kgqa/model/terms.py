@@ -234,6 +234,92 @@ def _date_key(text: str) -> tuple | None:
 
 _BOOL = {"true": True, "1": True, "false": False, "0": False}
 
+_DBPEDIA = re.compile(r"^https?://(?:www\.|en\.)?dbpedia\.org/(?:resource|page)/")
+
+
+def dbpedia_canonical(iri: str) -> str:
+    """The DBpedia IRI variants GERBIL's meaning matching treats as one resource, written one way:
+    ``https://`` as ``http://``, the ``en.`` and ``www.`` hosts as ``dbpedia.org``, and the HTML
+    view ``/page/X`` as ``/resource/X`` (other language chapters, ``fr.dbpedia.org``, are other
+    resources and stay apart)."""
+    m = _DBPEDIA.match(iri)
+    return "http://dbpedia.org/resource/" + iri[m.end():] if m else iri
+
+
+class IriLinks:
+    """Which IRIs denote the same thing (GERBIL's "meaning matching"): owl:sameAs links (either
+    direction, transitively), KG redirects, and the DBpedia variants (:func:`dbpedia_canonical`).
+    Each IRI maps to one representative of its class (the smallest IRI in it, after the DBpedia
+    variants are written one way), so gold and predicted answers are compared class by class and
+    P/R/F stay counts of distinct meanings.
+
+    Immutable and hashable by content (:attr:`fingerprint`); :attr:`description` names where the
+    links came from, for the score signature (``links:dbpedia+sameAs=120+redirects=43#ab12cd34``).
+    Make one with :meth:`from_pairs`."""
+
+    __slots__ = ("_rep", "dbpedia", "description", "fingerprint")
+
+    def __init__(self, rep: dict[str, str], dbpedia: bool, description: str, fingerprint: str):
+        self._rep = rep
+        self.dbpedia = dbpedia
+        self.description = description
+        self.fingerprint = fingerprint
+
+    @classmethod
+    def from_pairs(cls, pairs: Iterable[tuple[str, str]], *, dbpedia: bool = True,
+                   sources: Iterable[str] = ()) -> "IriLinks":
+        """Links from (IRI, IRI) pairs, union-found; ``dbpedia``: write DBpedia variants one way
+        first; ``sources``: how many pairs came from where (``sameAs=120``), for the signature."""
+        import hashlib
+
+        norm = dbpedia_canonical if dbpedia else (lambda x: x)
+        parent: dict[str, str] = {}
+
+        def find(x: str) -> str:
+            root = x
+            while parent.get(root, root) != root:
+                root = parent[root]
+            while x != root:  # path compression
+                parent[x], x = root, parent[x]
+            return root
+
+        for a, b in pairs:
+            a, b = norm(a), norm(b)
+            parent.setdefault(a, a)
+            parent.setdefault(b, b)
+            ra, rb = find(a), find(b)
+            if ra != rb:  # the smaller root stays: the representative is the smallest IRI of its class
+                parent[max(ra, rb)] = min(ra, rb)
+        rep = {x: find(x) for x in list(parent)}
+        rep = {x: r for x, r in rep.items() if x != r}
+        h = hashlib.sha256()
+        for x in sorted(rep):
+            h.update(f"{x}\t{rep[x]}\n".encode("utf-8", "surrogatepass"))
+        h.update(b"dbpedia" if dbpedia else b"")
+        parts = (["dbpedia"] if dbpedia else []) + list(sources)
+        return cls(rep, dbpedia, "+".join(parts) or "none", h.hexdigest()[:8])
+
+    def map(self, iri: str) -> str:
+        """The representative of ``iri``'s class (``iri`` itself when it is linked to nothing)."""
+        if self.dbpedia:
+            iri = dbpedia_canonical(iri)
+        return self._rep.get(iri, iri)
+
+    def __len__(self) -> int:
+        return len(self._rep)
+
+    def signature(self) -> str:
+        return f"{self.description}#{self.fingerprint}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, IriLinks) and other.fingerprint == self.fingerprint and other._rep == self._rep
+
+    def __hash__(self) -> int:
+        return hash(self.fingerprint)
+
+    def __repr__(self) -> str:
+        return f"IriLinks({self.signature()}, {len(self)} linked IRIs)"
+
 
 @dataclass(frozen=True)
 class TermMatching:
@@ -249,6 +335,8 @@ class TermMatching:
     - ``case``: ``sensitive`` or ``insensitive`` for literal text.
     - ``iri``: ``percent-decode`` (``%40`` equals ``@``), or ``exact``.
     - ``literal_vs_iri``: when True, a literal whose text equals an IRI matches the IRI.
+    - ``links``: meaning matching (:class:`IriLinks`): IRIs linked by owl:sameAs, KG redirects
+      or DBpedia variants compare equal (signature ``links:...``); None compares IRIs as written.
     """
 
     mode: _Lit["typed", "lexical"] = "typed"
@@ -259,10 +347,12 @@ class TermMatching:
     case: _Lit["sensitive", "insensitive"] = "sensitive"
     iri: _Lit["percent-decode", "exact"] = "percent-decode"
     literal_vs_iri: bool = False
+    links: IriLinks | None = None
 
     def signature(self) -> str:
+        links = f",links:{self.links.signature()}" if self.links is not None else ""
         if self.mode == "lexical":
-            return "lexical"
+            return "lexical" + links
         parts = [
             f"num:{self.numbers}{'+untyped' if self.untyped_numbers and self.numbers == 'value' else ''}",
             f"date:{self.dates}",
@@ -272,10 +362,12 @@ class TermMatching:
         ]
         if self.literal_vs_iri:
             parts.append("lit=iri")
-        return ",".join(parts)
+        return ",".join(parts) + links
 
     def keys(self, terms: Iterable[Term | None]) -> list[Hashable]:
         """``[self.key(t) for t in terms]``, with the common cases inlined (a hot path)."""
+        if self.links is not None:
+            return [self.key(t) for t in terms]
         if self.mode == "lexical":
             return [("unbound",) if t is None else t.value if t.__class__ is not BNode else "_:" + t.id
                     for t in terms]
@@ -288,6 +380,8 @@ class TermMatching:
 
     def column_keys(self, rows: Iterable[tuple[Term | None]]) -> list[Hashable]:
         """``self.keys(...)`` of the bound cells of one-cell rows (a one-column table), in one pass."""
+        if self.links is not None:
+            return [self.key(c) for (c,) in rows if c is not None]
         if self.mode == "lexical":
             return [c.value if c.__class__ is not BNode else "_:" + c.id for (c,) in rows if c is not None]
         if self.iri == "percent-decode" and not self.literal_vs_iri:
@@ -301,9 +395,13 @@ class TermMatching:
         if term is None:
             return ("unbound",)
         if self.mode == "lexical":
+            if self.links is not None and isinstance(term, IRI):
+                return self.links.map(term.value)
             return term.value if not isinstance(term, BNode) else "_:" + term.id
         if isinstance(term, IRI):
             v = unquote(term.value) if self.iri == "percent-decode" else term.value
+            if self.links is not None:
+                v = self.links.map(v)
             return ("text", v) if self.literal_vs_iri else ("iri", v)
         if isinstance(term, BNode):
             return ("bnode", term.id)
