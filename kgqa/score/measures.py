@@ -276,6 +276,7 @@ MEASURE_MODULES: list[str] = [
     "kgqa.score.query_measures",
     "kgqa.score.gerbil_subexperiments",
     "kgqa.score.webqsp",
+    "kgqa.score.cwq",
 ]
 
 #: Every registered measure definition by name (loads MEASURE_MODULES on first use).
