@@ -135,7 +135,7 @@ DATASET = formats.register(formats.Format(
 
 def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     """The predictions file the official evaluation script reads: a JSON list of ``{"ID",
-    "answer": text}``; the text is kept as released in ``metadata["raw"]``."""
+    "answer": text}``; the text is kept as released in ``metadata["cwq_answer"]``."""
     problems: list[Problem] = []
     preds: list[Prediction] = []
     seen: set[str] = set()
@@ -160,7 +160,7 @@ def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) 
                 continue
             seen.add(rid)
             terms = [] if value is None else [Literal(str(value))]
-            preds.append(Prediction(rid, answer=TableAnswer.single_column(terms, "answer"), metadata={"raw": value}))
+            preds.append(Prediction(rid, answer=TableAnswer.single_column(terms, "answer"), metadata={"cwq_answer": value}))
     return Run(Path(paths[0]).stem, preds, "cwq-predictions", list(paths), problems)
 
 

@@ -65,7 +65,7 @@ def _item(ctx: ItemContext) -> float | None:
         gold = [c.value for row in ans.rows for c in row if c is not None]
     if ctx.prediction is None or None in gold:
         return 0.0
-    raw = ctx.prediction.metadata.get("raw", ...) if ctx.prediction.metadata else ...
+    raw = ctx.prediction.metadata.get("cwq_answer", ...) if ctx.prediction.metadata else ...
     if raw is ...:  # another run format: its first answer value
         ans = ctx.outcome.answer if ctx.outcome.status is Status.OK else None
         cells = [c.value for row in ans.rows for c in row if c is not None] if isinstance(ans, TableAnswer) else []

@@ -277,6 +277,7 @@ MEASURE_MODULES: list[str] = [
     "kgqa.score.gerbil_subexperiments",
     "kgqa.score.webqsp",
     "kgqa.score.cwq",
+    "kgqa.score.mintaka",
 ]
 
 #: Every registered measure definition by name (loads MEASURE_MODULES on first use).
