@@ -242,6 +242,10 @@ class Evaluator:
       built-in DBpedia http/https/host variants, which are always included), or by the KG
       predicate ``redirects`` (e.g. ``dbo:wikiPageRedirects``, looked up for the answers' IRIs),
       compare equal (signature ``match:...,links:...``).
+    - ``match_labels``: text answers match entities by label (signature ``match:...,labels:...``):
+      a plain literal naming exactly one entity among the answers (its rdfs:label, skos
+      labels, schema/foaf name on ``kg``, or the dataset's entity labels, names and aliases)
+      compares as that entity.
 
     What is executed is planned from the measures' declared inputs: nothing without a measure
     that needs answers, execution or KG types. Use as a context manager (or call
@@ -256,7 +260,8 @@ class Evaluator:
                  dataset_options: Mapping[str, Any] | None = None, progress: bool = False,
                  engine_options: Mapping[str, Any] | None = None, engine_check: bool = True,
                  exclude_engine_dependent: bool = False, view: str | None = None, stream: bool = False,
-                 links: Sequence[PathLike] | None = None, redirects: str | None = None):
+                 links: Sequence[PathLike] | None = None, redirects: str | None = None,
+                 match_labels: bool = False):
         if gold_answers not in ("stored", "executed"):
             raise InputError("gold_answers", f"expected stored or executed, got {gold_answers!r}")
         if gold_answers == "executed" and kg is None:
@@ -264,6 +269,7 @@ class Evaluator:
         self.profile = get_profile(profile, measures, view)
         self._links = [str(x) for x in links or ()]
         self._redirects = _expand_iri(redirects) if redirects else None
+        self._match_labels = match_labels
         if redirects and kg is None:
             raise InputError("redirects", "redirects are looked up on the KG: pass --kg (kg=) with --redirects")
         if self._links and not redirects:
@@ -399,7 +405,8 @@ class Evaluator:
             return e
         warnings = check_setup(self.dataset, [r], kg=kg_for_check, lang=self._lang, full_dataset=self.full_dataset)
         if not self.executes:
-            e = Evaluation.of(_score(self.dataset, r, self.profile, signature_extra=sig))
+            profile = self._with_labels(None, r, None, self.profile) if self._match_labels else self.profile
+            e = Evaluation.of(_score(self.dataset, r, profile, signature_extra=sig))
             e.setup_warnings = tuple(warnings)
             return e
         e = Evaluation.of(self._execute_and_score(r, sig, warnings))
@@ -419,6 +426,8 @@ class Evaluator:
         warnings += transport_warnings(r.name, execution.predicted.values())
         extras = self._kg_types(ex, r, execution) if self.needs.kg_types else None
         profile = self._with_redirects(ex, r, execution) if self._redirects else self.profile
+        if self._match_labels:
+            profile = self._with_labels(ex, r, execution, profile)
         scored = _score(self.dataset, r, profile, predicted=execution.predicted, gold=execution.gold,
                         signature_extra=sig, execution=execution.counts, extras=extras)
         if self.engine_check:  # which answers would differ on another engine (ties, LIMIT, ...)
@@ -431,15 +440,34 @@ class Evaluator:
         return scored
 
     def _answers(self, run: Run, execution: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Gold and system answers per question id, executed where they were executed."""
-        gold = {it.id: (execution.gold[it.id].answer if it.id in execution.gold else it.answer)
-                for it in self.dataset.items}
+        """Gold and system answers per question id, executed where they were executed (``execution``
+        None: as stored)."""
+        done_gold = execution.gold if execution is not None else {}
+        done_pred = execution.predicted if execution is not None else {}
+        gold = {it.id: (done_gold[it.id].answer if it.id in done_gold else it.answer) for it in self.dataset.items}
         system = {}
         for it in self.dataset.items:
             p = run.get(it.id)
-            system[it.id] = (execution.predicted[it.id].answer if it.id in execution.predicted
-                             else (p.answer if p is not None else None))
+            system[it.id] = (done_pred[it.id].answer if it.id in done_pred else (p.answer if p is not None else None))
         return gold, system
+
+    def _with_labels(self, ex: Executor | None, run: Run, execution: Any, profile: Profile) -> Profile:
+        """``profile`` matching text answers against the labels of this run's answer entities: the
+        dataset's own labels and, with a KG, the KG's."""
+        from kgqa.model.terms import TextLabels
+
+        pairs = _dataset_labels(self.dataset.items)
+        sources = [f"dataset={len(pairs)}"] if pairs else []
+        if ex is not None:
+            from kgqa.execute.types import iris_of
+
+            gold, system = self._answers(run, execution)
+            kg_pairs, failed = ex.label_pairs(iris_of([*gold.values(), *system.values()]))
+            if failed:
+                raise InputError("match_labels", f"looking up labels on the KG failed: {failed[0]}")
+            pairs += kg_pairs
+            sources.append(f"kg={len(kg_pairs)}")
+        return profile.with_labels(TextLabels.from_pairs(pairs, sources))
 
     def _with_redirects(self, ex: Executor, run: Run, execution: Any) -> Profile:
         """The profile with meaning matching over the link files and the KG redirects that touch
@@ -476,6 +504,33 @@ class Evaluator:
         """Answer item classes looked up on the KG for measures that declare ``kg_types``."""
         gold, system = self._answers(run, execution)
         return {qid: {"answer_types": t} for qid, t in ex.answer_types(gold, system).items()}
+
+
+def _dataset_labels(items: Sequence[Any]) -> list[tuple[str, str]]:
+    """(IRI, label) pairs a dataset ships for its answer entities: Mintaka's ``answer_labels``
+    (one dict language -> label per entity), and ``answer_names`` / ``answer_aliases`` (CWQ,
+    WebQSP), aligned with the gold answer's rows."""
+    from kgqa.model import TableAnswer
+    from kgqa.model.terms import IRI as _IRI
+
+    pairs: list[tuple[str, str]] = []
+    for it in items:
+        ans, meta = it.answer, it.metadata
+        if not isinstance(ans, TableAnswer) or not meta:
+            continue
+        cells = [row[0] if row else None for row in ans.rows]
+        per_row: list[list[str]] = [[] for _ in cells]
+        for i, lab in enumerate(meta.get("answer_labels") or []):
+            if i < len(per_row) and isinstance(lab, dict):
+                per_row[i] += [v for v in lab.values() if isinstance(v, str)]
+        for i, name in enumerate(meta.get("answer_names") or []):
+            if i < len(per_row) and isinstance(name, str):
+                per_row[i].append(name)
+        for i, aliases in enumerate(meta.get("answer_aliases") or []):
+            if i < len(per_row) and isinstance(aliases, list):
+                per_row[i] += [a for a in aliases if isinstance(a, str)]
+        pairs += [(c.value, lab) for c, labs in zip(cells, per_row) if isinstance(c, _IRI) for lab in labs]
+    return pairs
 
 
 def _expand_iri(text: str) -> str:

@@ -117,3 +117,28 @@ def test_links_are_the_connected_components(pairs):
     for x in nodes:
         assert links.map(x) == min(comp[x]) and links.map(links.map(x)) == links.map(x)
     assert IriLinks.from_pairs(list(reversed(pairs)), dbpedia=False) == links
+
+
+def test_text_answers_match_entity_labels_from_the_kg_and_the_dataset(tmp_path):
+    def scores(**kw):
+        e = kgqa.evaluate(FIX / "ds.jsonl", FIX / "text_run.jsonl", profile="kgqa", measures="F1", cache=False, **kw)
+        return {q.id: q.scores["F1"] for q in e.questions}, str(e.signature)
+
+    plain, sig = scores(kg=FIX / "kg.nt")
+    assert plain == {"1": 0.0, "2": 0.0, "3": 0.0} and "labels" not in sig
+    labelled, sig = scores(kg=FIX / "kg.nt", match_labels=True)
+    assert labelled == {"1": 0.0, "2": 1.0, "3": 0.0} and "labels:kg=1#" in sig
+    # the dataset's own labels (Mintaka ships entity labels) without any KG
+    mk = REPO / "tests" / "fixtures" / "mintaka"
+    e = kgqa.evaluate(mk / "mintaka_test.sample.json", mk / "predictions_text.json", profile="kgqa",
+                      measures="F1", match_labels=True)
+    assert {q.id: q.scores["F1"] for q in e.questions}["a9011ddf"] == 1.0 and "labels:dataset=" in str(e.signature)
+
+
+def test_an_ambiguous_label_is_no_match():
+    from kgqa.model.terms import TextLabels
+
+    labels = TextLabels.from_pairs([("http://x/a", "Paris"), ("http://x/b", "paris "), ("http://x/c", "The Hague")])
+    assert labels.iri("Paris") is None and labels.iri("hague") == "http://x/c"
+    m = TermMatching(labels=labels)
+    assert m.key(Literal("the hague")) == m.key(IRI("http://x/c")) and m.key(Literal("Paris")) != m.key(IRI("http://x/a"))

@@ -144,6 +144,7 @@ def register(app: typer.Typer) -> None:
         view: Optional[str] = typer.Option(None, "--view", help="Compare answers as values (flattened), tuples (rows) or list; default: the profile's."),
         links: Optional[list[str]] = typer.Option(None, "--links", help="Meaning matching: IRIs linked by owl:sameAs in this file (RDF, or two-column TSV/CSV; repeatable) compare equal, with DBpedia's http/https/host variants; 'dbpedia' for the variants alone."),
         redirects: Optional[str] = typer.Option(None, "--redirects", help="With --kg: IRIs linked by this KG predicate (e.g. dbo:wikiPageRedirects) compare equal (meaning matching)."),
+        match_labels: bool = typer.Option(False, "--match-labels", help="Text answers match entities by label (the dataset's entity labels and aliases; with --kg also rdfs:label, skos labels, schema/foaf name): for systems that answer in text."),
         stream: bool = typer.Option(False, "--stream", help="Read a JSONL dataset one question at a time, keeping none of its items (for datasets too large for memory; same scores; not with --kg)."),
         strict: bool = typer.Option(False, "--strict", help="Exit with status 3 when the set-up check warns (ids not matching, n = 0, no --kg for a query-only run, failing endpoint, a score file given as a run)."),
     ) -> None:
@@ -169,7 +170,7 @@ def register(app: typer.Typer) -> None:
             engine_options=engine_limits(worker_memory, max_result_bytes, max_response_bytes),
             engine_check=not no_engine_check, exclude_engine_dependent=exclude_engine_dependent,
             system=system, protocol=protocol, system_settings=settings, system_journal=journal, view=view,
-            cache=not no_cache, stream=stream, links=links, redirects=redirects,
+            cache=not no_cache, stream=stream, links=links, redirects=redirects, match_labels=match_labels,
         )
         warnings = print_warnings(evals)
         emit(evals, fmt, per_question, output)

@@ -340,3 +340,9 @@ class Executor:
         from kgqa.execute.types import link_pairs
 
         return link_pairs(self, iris, predicate, self.policy.timeout)
+
+    def label_pairs(self, iris: Iterable[str]) -> tuple[list[tuple[str, str]], list[str]]:
+        """(IRI, label) pairs of the IRIs given (see :func:`kgqa.execute.types.label_pairs`)."""
+        from kgqa.execute.types import label_pairs
+
+        return label_pairs(self, iris, self.policy.timeout)

@@ -321,6 +321,72 @@ class IriLinks:
         return f"IriLinks({self.signature()}, {len(self)} linked IRIs)"
 
 
+def label_text(text: str) -> str:
+    """How a text answer and an entity label are compared: Unicode NFKC, case-folded, white space
+    collapsed, surrounding punctuation and a leading English article dropped."""
+    import unicodedata
+
+    t = " ".join(unicodedata.normalize("NFKC", text).casefold().split()).strip(" .,;:!?\"'")
+    for article in ("the ", "a ", "an "):
+        if t.startswith(article):
+            t = t[len(article):]
+            break
+    return t
+
+
+class TextLabels:
+    """Text answers matched against entity labels (``match:labels``): systems built on language
+    models answer "Berlin" where the gold answer is ``dbr:Berlin``. A plain or language-tagged
+    literal whose text (:func:`label_text`) is a label or alias of exactly one entity compares as
+    that entity's IRI; a text that names several entities stays a text (never a guess).
+
+    Labels come from the KG (rdfs:label, skos:prefLabel/altLabel, schema:name of the gold
+    answers' IRIs) and from the dataset (Mintaka's entity labels, CWQ's answer names and aliases,
+    WebQSP's entity names). Hashable by content; :meth:`signature` names sources and counts."""
+
+    __slots__ = ("_iri", "description", "fingerprint")
+
+    def __init__(self, iri_of: dict[str, str], description: str, fingerprint: str):
+        self._iri = iri_of
+        self.description = description
+        self.fingerprint = fingerprint
+
+    @classmethod
+    def from_pairs(cls, pairs: Iterable[tuple[str, str]], sources: Iterable[str] = ()) -> "TextLabels":
+        """From (IRI, label) pairs; labels naming more than one IRI are dropped."""
+        import hashlib
+
+        seen: dict[str, set[str]] = {}
+        for iri, label in pairs:
+            t = label_text(label)
+            if t:
+                seen.setdefault(t, set()).add(iri)
+        iri_of = {t: next(iter(v)) for t, v in seen.items() if len(v) == 1}
+        h = hashlib.sha256()
+        for t in sorted(iri_of):
+            h.update(f"{t}\t{iri_of[t]}\n".encode("utf-8", "surrogatepass"))
+        return cls(iri_of, "+".join(sources) or "none", h.hexdigest()[:8])
+
+    def iri(self, text: str) -> str | None:
+        """The one entity ``text`` names, or None."""
+        return self._iri.get(label_text(text))
+
+    def __len__(self) -> int:
+        return len(self._iri)
+
+    def signature(self) -> str:
+        return f"{self.description}#{self.fingerprint}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TextLabels) and other._iri == self._iri
+
+    def __hash__(self) -> int:
+        return hash(self.fingerprint)
+
+    def __repr__(self) -> str:
+        return f"TextLabels({self.signature()}, {len(self)} labels)"
+
+
 @dataclass(frozen=True)
 class TermMatching:
     """How answer terms are compared. Every field is part of the score signature.
@@ -337,6 +403,8 @@ class TermMatching:
     - ``literal_vs_iri``: when True, a literal whose text equals an IRI matches the IRI.
     - ``links``: meaning matching (:class:`IriLinks`): IRIs linked by owl:sameAs, KG redirects
       or DBpedia variants compare equal (signature ``links:...``); None compares IRIs as written.
+    - ``labels``: text answers matched against entity labels (:class:`TextLabels`; signature
+      ``labels:...``): a literal naming exactly one labelled entity compares as its IRI.
     """
 
     mode: _Lit["typed", "lexical"] = "typed"
@@ -348,9 +416,12 @@ class TermMatching:
     iri: _Lit["percent-decode", "exact"] = "percent-decode"
     literal_vs_iri: bool = False
     links: IriLinks | None = None
+    labels: TextLabels | None = None
 
     def signature(self) -> str:
         links = f",links:{self.links.signature()}" if self.links is not None else ""
+        if self.labels is not None:
+            links += f",labels:{self.labels.signature()}"
         if self.mode == "lexical":
             return "lexical" + links
         parts = [
@@ -366,7 +437,7 @@ class TermMatching:
 
     def keys(self, terms: Iterable[Term | None]) -> list[Hashable]:
         """``[self.key(t) for t in terms]``, with the common cases inlined (a hot path)."""
-        if self.links is not None:
+        if self.links is not None or self.labels is not None:
             return [self.key(t) for t in terms]
         if self.mode == "lexical":
             return [("unbound",) if t is None else t.value if t.__class__ is not BNode else "_:" + t.id
@@ -380,7 +451,7 @@ class TermMatching:
 
     def column_keys(self, rows: Iterable[tuple[Term | None]]) -> list[Hashable]:
         """``self.keys(...)`` of the bound cells of one-cell rows (a one-column table), in one pass."""
-        if self.links is not None:
+        if self.links is not None or self.labels is not None:
             return [self.key(c) for (c,) in rows if c is not None]
         if self.mode == "lexical":
             return [c.value if c.__class__ is not BNode else "_:" + c.id for (c,) in rows if c is not None]
@@ -394,6 +465,10 @@ class TermMatching:
         """Comparison key of a term: two terms match iff their keys are equal."""
         if term is None:
             return ("unbound",)
+        if self.labels is not None and isinstance(term, Literal) and term.datatype in (None, XSD_STRING, RDF_LANGSTRING):
+            named = self.labels.iri(term.value)
+            if named is not None:
+                term = IRI(named)
         if self.mode == "lexical":
             if self.links is not None and isinstance(term, IRI):
                 return self.links.map(term.value)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from kgqa.model.signature import Signature
-from kgqa.model.terms import IriLinks, TermMatching
+from kgqa.model.terms import IriLinks, TermMatching, TextLabels
 
 if TYPE_CHECKING:
     from kgqa.score.measures import Measure
@@ -95,6 +95,12 @@ class Profile:
         from dataclasses import replace
 
         return Profile(**{**self.__dict__, "matching": replace(self.matching, links=links)})
+
+    def with_labels(self, labels: "TextLabels | None") -> "Profile":
+        """This profile matching text answers against entity labels (``match:labels``)."""
+        from dataclasses import replace
+
+        return Profile(**{**self.__dict__, "matching": replace(self.matching, labels=labels)})
 
     def select(self, text: str | list[str]) -> "Profile":
         """This profile with the measures named in ``text`` (comma-separated): a label the profile
