@@ -179,6 +179,9 @@ class Evaluation(_ScoreEvaluation):
     do not match, n = 0, queries without a KG, a failing endpoint, a score file given as a run)."""
 
     setup_warnings: tuple = ()
+    #: what kgqa decided by itself that the user should know (not a warning: e.g. that a large
+    #: dataset was streamed)
+    notes: tuple = ()
 
     @classmethod
     def of(cls, e: _ScoreEvaluation) -> "Evaluation":
@@ -236,7 +239,10 @@ class Evaluator:
     - ``reexecute``: execute the run's queries even where the run also gives answers;
     - ``stream``: read a JSONL dataset one question at a time and keep none of its items
       (memory then grows only by a few compact arrays per question; per-question records keep
-      the run's side only). Every score is the same as without it.
+      the run's side only). Every score is the same as without it. ``None`` (the default)
+      streams by itself when that is possible and the dataset is large (a JSONL file of
+      :func:`stream_threshold` bytes or more, no ``kg``): memory stays bounded without a flag;
+      :attr:`streamed_why` then says so. ``False`` keeps the dataset in memory.
     - ``links`` / ``redirects``: meaning matching, as GERBIL compares resources: IRIs linked by
       owl:sameAs in the ``links`` files (RDF or two-column TSV/CSV; ``"dbpedia"`` alone: only the
       built-in DBpedia http/https/host variants, which are always included), or by the KG
@@ -259,7 +265,7 @@ class Evaluator:
                  reexecute: bool = False, cache: Any = True, dataset_format: str | None = None,
                  dataset_options: Mapping[str, Any] | None = None, progress: bool = False,
                  engine_options: Mapping[str, Any] | None = None, engine_check: bool = True,
-                 exclude_engine_dependent: bool = False, view: str | None = None, stream: bool = False,
+                 exclude_engine_dependent: bool = False, view: str | None = None, stream: bool | None = None,
                  links: Sequence[PathLike] | None = None, redirects: str | None = None,
                  match_labels: bool = False):
         if gold_answers not in ("stored", "executed"):
@@ -276,6 +282,11 @@ class Evaluator:
             from kgqa.load.links import load_links
 
             self.profile = self.profile.with_links(load_links(self._links))
+        #: why the dataset is streamed without being asked to (None: it is not, or was asked)
+        self.streamed_why: str | None = None
+        if stream is None:
+            self.streamed_why = _auto_stream(dataset, kg, dataset_format)
+            stream = self.streamed_why is not None
         self.stream = stream
         if stream:  # read one question at a time, keeping none (JSONL dataset files only)
             if kg is not None:
@@ -402,6 +413,7 @@ class Evaluator:
             unknown = set(e.unknown_ids)
             ids = [*e.questions.ids, *(s["id"] for s in e.skipped if s["id"] not in unknown)]
             e.setup_warnings = tuple(check_setup(self.dataset, [r], kg=kg_for_check, lang=self._lang, ids=ids))
+            e.notes = (f"streamed: {self.streamed_why}",) if self.streamed_why else ()
             return e
         warnings = check_setup(self.dataset, [r], kg=kg_for_check, lang=self._lang, full_dataset=self.full_dataset)
         if not self.executes:
@@ -504,6 +516,49 @@ class Evaluator:
         """Answer item classes looked up on the KG for measures that declare ``kg_types``."""
         gold, system = self._answers(run, execution)
         return {qid: {"answer_types": t} for qid, t in ex.answer_types(gold, system).items()}
+
+
+#: a JSONL dataset file of this many bytes or more is streamed when nothing needs it in memory
+STREAM_BYTES = 64 << 20
+
+
+def stream_threshold() -> int | None:
+    """Bytes from which a JSONL dataset is streamed by default (``KGQA_STREAM_BYTES``: a number,
+    or ``off``); None: never by default."""
+    import os
+
+    raw = os.environ.get("KGQA_STREAM_BYTES", "").strip().lower()
+    if raw in ("off", "never", "none"):
+        return None
+    try:
+        return int(raw) if raw else STREAM_BYTES
+    except ValueError:
+        raise InputError("KGQA_STREAM_BYTES", f"expected a number of bytes or 'off', got {raw!r}") from None
+
+
+def _auto_stream(dataset: Any, kg: Any, dataset_format: str | None) -> str | None:
+    """Why ``dataset`` is streamed by default (a sentence for the user), or None: a JSONL file
+    (or files) of :func:`stream_threshold` bytes or more, scored without a KG."""
+    threshold = stream_threshold()
+    if threshold is None or kg is not None or isinstance(dataset, Dataset):
+        return None
+    paths = [Path(p) for p in (dataset if isinstance(dataset, (list, tuple)) else [dataset])]
+    if not all(p.is_file() for p in paths):
+        return None  # a registry name or a missing file: loaded (or refused) as usual
+    size = sum(p.stat().st_size for p in paths)
+    if size < threshold:
+        return None
+    from kgqa.load import formats
+
+    try:
+        fmt = formats.get("dataset", dataset_format).name if dataset_format else formats.detect(paths, "dataset").name
+    except InputError:
+        return None
+    if fmt != "jsonl":
+        return None
+    return (f"the dataset ({size / 1e6:.0f} MB of JSONL) is read one question at a time and no item is kept "
+            "(bounded memory); per-question records keep the run's side, so `kgqa show` and HTML reports "
+            "of this evaluation need --no-stream")
 
 
 def _dataset_labels(items: Sequence[Any]) -> list[tuple[str, str]]:
