@@ -292,14 +292,14 @@ register(MeasureDef(
 
 
 def _f_ndcg_fold(ctx: ItemContext, rule: str, rank: str) -> tuple:
-    """(flagged, value, language, the item's languages): ndcg for a question flagged
-    RESULT_ORDER_MATTERS, else F1 by the rule (None where the rule leaves it undefined)."""
-    meta = ctx.item.metadata if ctx.item is not None else {}
-    where = (meta.get("language"), meta.get("languages", ()))
+    """(flagged, value): ndcg for a question flagged RESULT_ORDER_MATTERS, else F1 by the rule
+    (None where the rule leaves it undefined); a flagged question's fold also carries its
+    language and its item's languages (what :func:`_one_language` reads)."""
     if _flagged(ctx):
-        return (True, _ndcg_value(ctx, rank), *where)
+        meta = ctx.item.metadata if ctx.item is not None else {}
+        return True, _ndcg_value(ctx, rank), meta.get("language"), meta.get("languages", ())
     prf = _prf(ctx, rule)
-    return (False, None if prf is None else prf[2], *where)
+    return False, None if prf is None else prf[2]
 
 
 def _one_language(folds: Sequence[tuple]) -> bool:
