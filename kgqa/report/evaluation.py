@@ -190,7 +190,8 @@ def _question_array(e: Evaluation, indent: int) -> Iterator[str]:
     pad = "\n" + " " * (indent + 2)
     first = True
     batch: list = []
-    for q in e.questions:
+    questions = e.questions
+    for q in (questions.passing() if hasattr(questions, "passing") else questions):
         batch.append(q.to_json())
         if len(batch) >= _BATCH:
             yield ("[" if first else ",") + pad + ("," + pad).join(jsonio.dumps(x).replace("\n", pad) for x in batch)
