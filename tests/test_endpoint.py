@@ -12,7 +12,8 @@ from hypothesis import given, settings, strategies as st
 from faultserver import FaultServer, Reply, XML_TYPE
 from kgqa.execute.endpoint import SparqlEndpoint, query_form, retry_after_seconds
 from kgqa.execute.engine import GRAPH_VARIABLES, Engine, too_many_rows_message
-from kgqa.execute.results_xml import parse_results_xml, to_results_xml
+from kgqa.execute.results_xml import parse_results_xml
+from results_xml_writer import to_results_xml
 from kgqa.model import BNode, BooleanAnswer, IRI, Literal, Status, TableAnswer
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
