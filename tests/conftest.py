@@ -1,5 +1,6 @@
 """Shared fixtures. Real-data tests use ../shared/data (or $KGQA_DATA_DIR) and are skipped,
-with the reason, only when that folder is absent."""
+with the reason, only when that folder is absent, and fail instead with ``KGQA_REQUIRE_DATA=1``
+(set by ``.ci/run``, so CI proves it ran them)."""
 
 from __future__ import annotations
 
@@ -29,11 +30,38 @@ if SHARED is not None:
     os.environ.setdefault("KGQA_DATA_DIR", str(SHARED))
 
 
+def no_data(reason: str = "real benchmark data not found: set KGQA_DATA_DIR or place shared/data beside the "
+                             "checkout") -> None:
+    """Skip a real-data test whose data is absent, or fail it under ``KGQA_REQUIRE_DATA=1``."""
+    if os.environ.get("KGQA_REQUIRE_DATA") == "1":
+        pytest.fail(f"KGQA_REQUIRE_DATA=1: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if SHARED is None:
-        pytest.skip("real benchmark data not found: set KGQA_DATA_DIR or place shared/data beside the checkout")
+        no_data()
     return SHARED
+
+
+#: The console width every test renders at, whatever the terminal or ``COLUMNS`` of the shell
+#: that runs pytest: rich measures ``COLUMNS`` each time it renders, so one value holds for every
+#: CliRunner invocation, every ``kgqa.cli.main`` call and every server started as a process.
+CONSOLE_WIDTH = 200
+
+
+@pytest.fixture(autouse=True)
+def _fixed_console_width(monkeypatch):
+    monkeypatch.setenv("COLUMNS", str(CONSOLE_WIDTH))
+    monkeypatch.setenv("LINES", "50")
+    monkeypatch.delenv("TERMINAL_WIDTH", raising=False)  # typer's own width override
+
+
+def squash(text: str) -> str:
+    """``text`` with every run of whitespace one space: what assertions on messages compare, so a
+    message that wraps (a long checkout path in it) still matches."""
+    return " ".join(text.split())
 
 
 @pytest.fixture(autouse=True)

@@ -22,7 +22,7 @@ def _registered():
 
 
 def invoke(*args):
-    return runner.invoke(cli.app, ["datasets", *map(str, args)], env={"COLUMNS": "200"})
+    return runner.invoke(cli.app, ["datasets", *map(str, args)])
 
 
 def test_list(shared_data):

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from conftest import no_data
+
 from kgqa.cli import main
 from kgqa.load import registry
 from kgqa.store import ImmutableError, Store
@@ -139,7 +141,7 @@ def test_failures_are_recorded_with_a_message_naming_the_file(store):
     sha = store.put_file((DEMO / "runs" / "weak.json").read_bytes())
     eid = store.create(dataset="ck25", run_name="weak", profile="text2sparql", run_file=sha, run_filename="weak.json")
     if registry.where(registry.find("ck25")) == "not downloaded":
-        pytest.skip("ck25 not available: set KGQA_DATA_DIR")
+        no_data("ck25 not available: set KGQA_DATA_DIR")
     runner.run_experiment(store, eid)
     e = store.get(eid)
     assert e.status == "failed" and "none of the run's" in e.error and "wrong dataset" in e.error
