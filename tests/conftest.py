@@ -59,9 +59,10 @@ def _fixed_console_width(monkeypatch):
 
 
 def squash(text: str) -> str:
-    """``text`` with every run of whitespace one space: what assertions on messages compare, so a
-    message that wraps (a long checkout path in it) still matches."""
-    return " ".join(text.split())
+    """``text`` without whitespace: assertions on messages compare ``squash(expected) in
+    squash(output)``, which holds however rich wrapped the message (at a space) or folded a word
+    longer than the width (a path in a deep checkout, split mid-word)."""
+    return "".join(text.split())
 
 
 @pytest.fixture(autouse=True)
