@@ -46,16 +46,22 @@ def shared_data() -> Path:
 
 
 #: The console width every test renders at, whatever the terminal or ``COLUMNS`` of the shell
-#: that runs pytest: rich measures ``COLUMNS`` each time it renders, so one value holds for every
-#: CliRunner invocation, every ``kgqa.cli.main`` call and every server started as a process.
+#: that runs pytest. Set here, before any test module imports kgqa: a rich Console made at import
+#: time (the CLI's ``out``/``err``) keeps the ``COLUMNS`` it saw then, and one made later reads
+#: it at each render; so one value holds for every CliRunner invocation, every ``kgqa.cli.main``
+#: call and every server started as a process.
 CONSOLE_WIDTH = 200
+_CONSOLE_ENV = {"COLUMNS": str(CONSOLE_WIDTH), "LINES": "50"}
+os.environ.update(_CONSOLE_ENV)
+os.environ.pop("TERMINAL_WIDTH", None)  # typer's own width override
 
 
 @pytest.fixture(autouse=True)
 def _fixed_console_width(monkeypatch):
-    monkeypatch.setenv("COLUMNS", str(CONSOLE_WIDTH))
-    monkeypatch.setenv("LINES", "50")
-    monkeypatch.delenv("TERMINAL_WIDTH", raising=False)  # typer's own width override
+    """Every test starts at :data:`CONSOLE_WIDTH`, whatever an earlier test set."""
+    for k, v in _CONSOLE_ENV.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("TERMINAL_WIDTH", raising=False)
 
 
 def squash(text: str) -> str:
