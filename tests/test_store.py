@@ -302,3 +302,19 @@ def test_postgresql_through_the_same_code(postgres, tmp_path, monkeypatch):
     s.close()
 
 
+
+
+def test_a_server_reads_registry_names_never_its_own_files(tmp_path, monkeypatch):
+    """A request names a registry dataset: a file of that name in the server's working directory
+    does not shadow it (kgqa.api.load_dataset(prefer_registry=True)); the CLI's rule (a file
+    wins) is unchanged."""
+    from kgqa import api
+
+    monkeypatch.chdir(tmp_path)
+    doc = json.loads((DEMO / "questions.json").read_text(encoding="utf-8"))
+    doc["questions"] = doc["questions"][:2]
+    (tmp_path / "demo").write_text(json.dumps(doc), encoding="utf-8")
+    assert len(runner.load_dataset("demo")) == 30 and len(api.load_dataset("demo", prefer_registry=True)) == 30
+    assert len(api.load_dataset("demo")) == 2
+    registered, uploaded = api.dataset_checksum("demo"), api.dataset_checksum(tmp_path / "demo")
+    assert registered.startswith("sha256:") and uploaded.startswith("sha256:") and registered != uploaded
