@@ -1,4 +1,4 @@
-"""How close to its limit each timeout fires: the wall-clock checks that used to sit in the tests.
+"""How close to its limit each timeout fires: the wall-clock checks that left the tests.
 
 The tests (``tests/test_endpoint.py``, ``tests/test_execute_embedded.py``,
 ``tests/test_execute_batching.py``, ``tests/test_virtuoso.py``) check that a timeout *happens* (the status, the message, that
@@ -48,12 +48,14 @@ def _timed(call):
 
 def endpoint_rows() -> list[tuple[str, float, float, str]]:
     rows = []
+    def answer(reply):
+        return lambda s: setattr(s, "handler", lambda r: reply())
+
     cases = [
-        ("endpoint slow server", 0.5, lambda s: setattr(s, "handler", lambda r: Reply.ask(True, delay=30)), "ASK {}", {}),
-        ("endpoint dripping body", 0.6, lambda s: setattr(s, "handler", lambda r: Reply.json(DRIP, drip=0.05, chunk=8)),
-         Q, {}),
-        ("endpoint retries in deadline", 1.0,
-         lambda s: setattr(s, "handler", lambda r: Reply.error(503, "busy", delay=0.3)), Q, {"retries": 50, "backoff": 0.05}),
+        ("endpoint slow server", 0.5, answer(lambda: Reply.ask(True, delay=30)), "ASK {}", {}),
+        ("endpoint dripping body", 0.6, answer(lambda: Reply.json(DRIP, drip=0.05, chunk=8)), Q, {}),
+        ("endpoint retries in deadline", 1.0, answer(lambda: Reply.error(503, "busy", delay=0.3)), Q,
+         {"retries": 50, "backoff": 0.05}),
         ("endpoint Retry-After past deadline", 0.0,
          lambda s: s.script("/sparql", [Reply.error(429, "quota", headers={"Retry-After": "3600"})]), Q, {}),
     ]

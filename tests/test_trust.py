@@ -1,5 +1,5 @@
-"""The one trust rule for gold queries (docs/trust.md): ``ExecutionPolicy.trust_gold``, passed by
-every caller — the audit, the evaluation (``kgqa evaluate --sandbox-gold``), the store (an
+"""The one trust rule for gold queries (docs/reference/trust.md): ``ExecutionPolicy.trust_gold``,
+passed by every caller — the audit, the evaluation (``kgqa evaluate --sandbox-gold``), the store (an
 uploaded dataset's gold queries are sandboxed, a registry dataset's trusted)."""
 
 from __future__ import annotations
@@ -65,7 +65,8 @@ def test_audit_sandboxes_gold_queries_only_when_the_policy_says_so(demo_with_ven
     # the other gold queries pass the sandbox: same verdicts either way
     assert [r.verdict for r in strict[1:]] == [r.verdict for r in trusted[1:]]
     # kgqa audit's own entry point passes the policy on
-    assert _row(api.audit(ds, KG, policy=api.ExecutionPolicy(trust_gold=False), cache=False).rows, "1").status == "refused"
+    report = api.audit(ds, KG, policy=api.ExecutionPolicy(trust_gold=False), cache=False)
+    assert _row(report.rows, "1").status == "refused"
 
 
 def _cli(capsys, *args: str) -> tuple[int, str]:

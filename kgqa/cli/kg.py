@@ -129,7 +129,7 @@ def audit_cmd(
     timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
     max_rows: int = typer.Option(100_000, "--max-rows", help="Row cap per result."),
     no_normalise: bool = typer.Option(False, "--no-normalise", help="Execute gold queries exactly as written."),
-    sandbox_gold: bool = typer.Option(False, "--sandbox-gold", help="Run the gold queries through the sandbox (a dataset from an unknown source; see docs/trust.md)."),
+    sandbox_gold: bool = typer.Option(False, "--sandbox-gold", help="Run the gold queries through the sandbox (a dataset from an unknown source; see docs/reference/trust.md)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the result cache."),
     show_all: bool = typer.Option(False, "--all", help="List every query, not only problems."),
     fmt: AuditFormat = typer.Option(AuditFormat.table, "--format", "-f", help="Output format."),

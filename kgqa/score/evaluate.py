@@ -269,13 +269,20 @@ class Evaluation:
             self.signature = Signature.parse(self.signature)
 
     def to_json(self) -> dict[str, Any]:
+        out = self.to_json_head()
+        out["questions"] = [q.to_json() for q in self.questions]
+        return out
+
+    def to_json_head(self) -> dict[str, Any]:
+        """:meth:`to_json` with ``questions`` still None (in its place: written apart, a batch at
+        a time, by :func:`kgqa.report.evaluation.to_json_chunks`)."""
         out: dict[str, Any] = {
             "signature": self.signature,
             "profile": self.profile,
             "dataset": self.dataset,
             "run": self.run,
             "aggregate": {k: _json_float(v) for k, v in self.aggregate.items()},
-            "questions": [q.to_json() for q in self.questions],
+            "questions": None,
             "skipped": self.skipped,
             "outcomes": self.outcomes,
             "missing_ids": self.missing_ids,

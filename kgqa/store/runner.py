@@ -224,8 +224,9 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
                      timeout=float(opts.get("timeout", timeout)), dataset_format=opts.get("dataset_format"),
                      run_format=opts.get("run_format"), system_url=e.system_url,
                      system_protocol=e.system_protocol, reexecute=bool(opts.get("reexecute", False)),
-                     # the one trust rule (docs/trust.md): an uploaded dataset's gold queries come from
-                     # an unknown source and go through the sandbox; a registry dataset's are trusted
+                     # the one trust rule (docs/reference/trust.md): an uploaded dataset's gold queries
+                     # come from an unknown source and go through the sandbox; a registry dataset's
+                     # are trusted
                      sandbox_gold=bool(opts.get("sandbox_gold", e.dataset_file is not None)))
         store.start(eid, 0, "starting")
         res = evaluate_inputs(inp, lambda done, total, note: store.progress(eid, done, total, note))
