@@ -152,6 +152,7 @@ class EngineInfo:
             fp = fp[:19]
         return f"{self.kind}-{self.version}:kg={fp}"
 
+
 @runtime_checkable
 class Engine(Protocol):
     """A SPARQL query engine over one knowledge graph (see the module docstring for the
@@ -167,4 +168,3 @@ class Engine(Protocol):
                      progress: Callable[[int], None] | None = None) -> list[Outcome]: ...
 
     def close(self) -> None: ...
-
