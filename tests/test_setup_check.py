@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
 from conftest import no_data
 
 from kgqa.execute.engine import transient
