@@ -8,7 +8,6 @@ import csv
 import json
 import math
 import random
-import re
 from pathlib import Path
 
 import pytest
@@ -506,7 +505,7 @@ def test_keep_redundant_marks_instead_of_minimizing(kg, tmp_path, engine):
     check_all(path, engine)  # marked ones have a removal with the same answer; others none
 
 
-# --------------------------------------------------------------------------- CLI, layering
+# --------------------------------------------------------------------------- CLI
 
 
 def test_cli_generate_writes_jsonl_and_prints_summary(tmp_path, capsys):
@@ -549,16 +548,6 @@ def test_set_up_mistakes_are_said_out_loud(tmp_path, capsys):
     code, _, err = run_cli(capsys, "generate", "--kg", str(untyped), "-n", "3", "-o", str(tmp_path / "v.json"),
                            "--functions", "superlative", "-q")
     assert code == 1 and "no graph query could be generated" in err
-
-
-def test_generate_imports_only_earlier_stages_and_build():
-    allowed = {"model", "sparql", "load", "execute", "score", "build", "generate"}
-    bad = []
-    for p in (Path(__file__).resolve().parents[1] / "kgqa" / "generate").rglob("*.py"):
-        for target in re.findall(r"^\s*(?:from|import) kgqa\.(\w+)", p.read_text(), re.M):
-            if target not in allowed:
-                bad.append(f"{p.name} imports kgqa.{target}")
-    assert not bad, bad
 
 
 def test_killed_run_resumes_from_the_cache_to_the_same_bytes(tmp_path):

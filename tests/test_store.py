@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from conftest import no_data
+
 from kgqa.cli import main
 from kgqa.load import registry
 from kgqa.store import ImmutableError, Store
@@ -139,7 +141,7 @@ def test_failures_are_recorded_with_a_message_naming_the_file(store):
     sha = store.put_file((DEMO / "runs" / "weak.json").read_bytes())
     eid = store.create(dataset="ck25", run_name="weak", profile="text2sparql", run_file=sha, run_filename="weak.json")
     if registry.where(registry.find("ck25")) == "not downloaded":
-        pytest.skip("ck25 not available: set KGQA_DATA_DIR")
+        no_data("ck25 not available: set KGQA_DATA_DIR")
     runner.run_experiment(store, eid)
     e = store.get(eid)
     assert e.status == "failed" and "none of the run's" in e.error and "wrong dataset" in e.error
@@ -300,3 +302,19 @@ def test_postgresql_through_the_same_code(postgres, tmp_path, monkeypatch):
     s.close()
 
 
+
+
+def test_a_server_reads_registry_names_never_its_own_files(tmp_path, monkeypatch):
+    """A request names a registry dataset: a file of that name in the server's working directory
+    does not shadow it (kgqa.api.load_dataset(prefer_registry=True)); the CLI's rule (a file
+    wins) is unchanged."""
+    from kgqa import api
+
+    monkeypatch.chdir(tmp_path)
+    doc = json.loads((DEMO / "questions.json").read_text(encoding="utf-8"))
+    doc["questions"] = doc["questions"][:2]
+    (tmp_path / "demo").write_text(json.dumps(doc), encoding="utf-8")
+    assert len(runner.load_dataset("demo")) == 30 and len(api.load_dataset("demo", prefer_registry=True)) == 30
+    assert len(api.load_dataset("demo")) == 2
+    registered, uploaded = api.dataset_checksum("demo"), api.dataset_checksum(tmp_path / "demo")
+    assert registered.startswith("sha256:") and uploaded.startswith("sha256:") and registered != uploaded

@@ -27,6 +27,13 @@ class OutFormat(str, Enum):
     md = "md"
 
 
+def gold_policy(sandbox_gold: bool) -> Any:
+    """``--sandbox-gold``: the execution policy that does not trust gold queries (None: the default)."""
+    from kgqa import api
+
+    return api.ExecutionPolicy(trust_gold=False) if sandbox_gold else None
+
+
 def _evaluate(dataset: str, runs: list[str], **options: object) -> list[Evaluation]:
     """:func:`kgqa.api.evaluate` for the command line (a list of runs, progress on stderr)."""
     from kgqa import api
@@ -125,6 +132,7 @@ def register(app: typer.Typer) -> None:
         gold_answers: str = typer.Option("stored", "--gold-answers", help="stored: the dataset's gold answers; executed: re-run gold queries on --kg."),
         timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
         no_normalise: bool = typer.Option(False, "--no-normalise", help="Execute queries exactly as written (no prefix injection or dialect fixes)."),
+        sandbox_gold: bool = typer.Option(False, "--sandbox-gold", help="With --kg: run the dataset's gold queries through the sandbox like the run's (a dataset from an unknown source; see docs/reference/trust.md)."),
         dataset_option: Optional[list[str]] = typer.Option(None, "--dataset-option", help="Loader option KEY=VALUE (e.g. question_field=paraphrased_question for LC-QuAD 2.0); repeatable."),
         run_option: Optional[list[str]] = typer.Option(None, "--run-option", help="Run loader option KEY=VALUE; repeatable."),
         reexecute: bool = typer.Option(False, "--reexecute", help="With --kg: execute the run's queries even where the run also gives answers."),
@@ -167,7 +175,7 @@ def register(app: typer.Typer) -> None:
         evals = _evaluate(
             dataset, runs or [], profile=profile, measures=measures, lang=lang, dataset_format=dataset_format,
             run_format=run_format, kg=kg, graph=graph, gold_answers=gold_answers, timeout=timeout,
-            normalise=not no_normalise,
+            normalise=not no_normalise, policy=gold_policy(sandbox_gold),
             dataset_options=parse_options(dataset_option, "--dataset-option"),
             run_options=parse_options(run_option, "--run-option"),
             reexecute=reexecute,

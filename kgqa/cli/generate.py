@@ -70,8 +70,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Generate a question set from a KG: random query templates, grounded, minimized,
         with functions, commonness and paraphrases (Su et al. 2016)."""
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
         from kgqa.generate import Options, generate, parse_edges, parse_functions
 
         if fmt not in ("table", "json"):
@@ -83,14 +81,14 @@ def register(app: typer.Typer) -> None:
         except ValueError as e:
             raise InputError("--edges/--functions", str(e)) from None
         show = not quiet and fmt == "table" and err.is_terminal
-        with Progress(TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err, disable=not show) as bar:
-            task = bar.add_task("generate", total=n)
+        from kgqa.model.progress import progress_bar
+
+        with progress_bar(n, "generating", enabled=show, console=err) as bar:
             res = generate(kg, opts, output=output, ontology=ontology, graph=graph, frequencies=frequencies,
                            lexicon=lexicon, lang=lang, exclude_relations=exclude, annotation=annotation,
                            paraphraser=paraphraser, timeout=timeout, max_rows=max_rows,
                            cache=False if no_cache else (cache if cache is not None else True),
-                           progress=lambda k: bar.advance(task, k))
+                           progress=bar)
         if fmt == "json":
             sys.stdout.write(json.dumps({**res.summary, "written": res.written, "queries": res.queries,
                                          "queries_executed": res.queries_executed}, indent=2) + "\n")

@@ -422,7 +422,7 @@ _DECODE_LOCK = threading.Lock()
 
 def decode_answer(text: str, seen: dict[str, Answer] | None = None) -> Answer:
     """The answer stored as results JSON ``text`` (:func:`~kgqa.model.answer.from_results_json`,
-    read with orjson when available). Identical texts give the same object: within one look-up
+    read with orjson). Identical texts give the same object: within one look-up
     through ``seen``, across look-ups through a small memo of short texts."""
     if seen is not None:
         hit = seen.get(text)

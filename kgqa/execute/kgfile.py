@@ -33,6 +33,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from kgqa.model.problems import InputError
+from kgqa.model.progress import progress_bar
 
 MANIFEST = "kgqa-store.json"
 
@@ -239,21 +240,6 @@ def _load_one(store: ox.Store, path: Path, graph: str | None, bulk: bool, progre
     return LoadedFile(path.name, path.stat().st_size, reader.sha.hexdigest(), len(store) - before)
 
 
-def _progress_bar(paths: list[Path], enabled: bool):
-    from contextlib import nullcontext
-
-    from rich.console import Console
-
-    if not enabled or not Console(stderr=True).is_terminal:  # no bar, no blank lines when piped
-        return nullcontext(None)
-    from rich.progress import (BarColumn, DownloadColumn, Progress as RichProgress, TextColumn,
-                               TimeRemainingColumn, TransferSpeedColumn)
-
-    return RichProgress(TextColumn("[bold]loading[/] {task.description}"), BarColumn(), DownloadColumn(),
-                        TransferSpeedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
-                        transient=True)
-
-
 def load_files(paths: Sequence[str | Path], graph: str | None = None, *, progress: bool = False,
                store: ox.Store | None = None, bulk: bool = False) -> tuple[ox.Store, Manifest]:
     """Load RDF files into ``store`` (a new in-memory store by default), triples into
@@ -263,13 +249,10 @@ def load_files(paths: Sequence[str | Path], graph: str | None = None, *, progres
     files = _check_files(paths)
     store = ox.Store() if store is None else store
     loaded: list[LoadedFile] = []
-    with _progress_bar(files, progress) as bar:
+    with progress_bar(sum(p.stat().st_size for p in files), "loading", enabled=progress, unit="bytes") as bar:
         for p in files:
-            cb = None
-            if bar is not None:
-                task = bar.add_task(p.name, total=p.stat().st_size)
-                cb = lambda n, task=task: bar.advance(task, n)  # noqa: E731
-            loaded.append(_load_one(store, p, graph, bulk, cb, loaded))
+            bar(0, description=f"loading {p.name}")
+            loaded.append(_load_one(store, p, graph, bulk, bar or None, loaded))
     fp = combine_fingerprint([f.sha256 for f in loaded], graph)
     return store, Manifest(fp, loaded, graph, len(store),
                            created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))

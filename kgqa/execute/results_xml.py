@@ -28,7 +28,6 @@ that both agree on well-formed documents.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from xml.sax.saxutils import escape, quoteattr
 
 from kgqa.model.answer import Answer, BooleanAnswer, TableAnswer
 from kgqa.model.terms import BNode, IRI, Literal, Term, XSD_STRING
@@ -117,35 +116,3 @@ def parse_results_xml(data: bytes | str) -> Answer:
         raw_rows.append(row)
     rows = tuple(tuple(r.get(v) for v in variables) for r in raw_rows)
     return TableAnswer(tuple(variables), rows)
-
-
-def _cell_xml(term: Term) -> str:
-    if isinstance(term, IRI):
-        return f"<uri>{escape(term.value)}</uri>"
-    if isinstance(term, BNode):
-        return f"<bnode>{escape(term.id)}</bnode>"
-    attrs = ""
-    if term.language:
-        attrs = f" xml:lang={quoteattr(term.language)}"
-    elif term.datatype and term.datatype != XSD_STRING:
-        attrs = f" datatype={quoteattr(term.datatype)}"
-    return f"<literal{attrs}>{escape(term.value)}</literal>"
-
-
-def to_results_xml(answer: Answer) -> str:
-    """A SPARQL Query Results XML document for ``answer`` (unbound cells are left out)."""
-    out = ['<?xml version="1.0"?>', f'<sparql xmlns="{NS}">']
-    if isinstance(answer, BooleanAnswer):
-        out += ["<head/>", f"<boolean>{'true' if answer.value else 'false'}</boolean>"]
-    else:
-        out.append("<head>" + "".join(f"<variable name={quoteattr(v)}/>" for v in answer.variables) + "</head>")
-        out.append("<results>")
-        for row in answer.rows:
-            cells = "".join(
-                f"<binding name={quoteattr(v)}>{_cell_xml(c)}</binding>"
-                for v, c in zip(answer.variables, row) if c is not None
-            )
-            out.append(f"<result>{cells}</result>")
-        out.append("</results>")
-    out.append("</sparql>")
-    return "\n".join(out)

@@ -25,10 +25,7 @@ import yaml
 
 from kgqa.model import InputError
 
-try:  # a C parser: same documents, same values (see fast_loads), several times faster
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - orjson is a dependency; json alone still works
-    _orjson = None
+import orjson  # a C parser: same documents, same values (see fast_loads), several times faster
 
 BOM = b"\xef\xbb\xbf"
 #: Deepest nesting of lists/objects accepted in a JSON or YAML document.
@@ -113,12 +110,24 @@ def fast_loads(text: str) -> Any:
     orjson reads integers beyond 64 bits as floats and refuses NaN/Infinity, lone surrogates and
     nesting deeper than 1024; for those documents (and for malformed ones, so that the error
     names line and column as ``json`` does) the standard parser reads the text instead."""
-    if _orjson is not None and not _LONG_DIGITS.search(text):
+    if not _LONG_DIGITS.search(text):
         try:
-            return _orjson.loads(text)
-        except _orjson.JSONDecodeError:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
             pass
     return json.loads(text)
+
+
+def json_object(text: str | bytes) -> dict[str, Any] | None:
+    """The JSON object orjson reads from ``text``; None when it is malformed or not an object
+    (the caller then reads it with :func:`loads`, whose errors name line and column). What a
+    line reader's fast path starts from: it must accept only values orjson and ``json`` read
+    alike (strings, nulls, booleans, lists of those; not integers beyond 64 bits)."""
+    try:
+        doc = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    return doc if doc.__class__ is dict else None
 
 
 def plain_object(text: str | bytes) -> dict[str, Any] | None:
@@ -130,13 +139,8 @@ def plain_object(text: str | bytes) -> dict[str, Any] | None:
     itself) and it is nested two levels deep at most, so :func:`loads` would return an equal
     object and raise nothing: the line readers' fast path (several times faster than
     :func:`loads`, whose search for long integers dominates)."""
-    if _orjson is None:
-        return None
-    try:
-        doc = _orjson.loads(text)
-    except _orjson.JSONDecodeError:
-        return None
-    if doc.__class__ is not dict:
+    doc = json_object(text)
+    if doc is None:
         return None
     for v in doc.values():
         c = v.__class__
@@ -159,11 +163,10 @@ def dumps(doc: Any, indent: bool = True) -> str:
     bits, unknown types) go through ``json``, and so does a string holding a lone surrogate (a
     JSON input may escape one, ``"\\ud800"``): the document is then written with every non-ASCII
     character escaped, since a lone surrogate has no UTF-8 form."""
-    if _orjson is not None:
-        try:
-            return _orjson.dumps(doc, option=(_orjson.OPT_INDENT_2 if indent else 0) | _orjson.OPT_NON_STR_KEYS).decode()
-        except TypeError:
-            pass
+    try:
+        return orjson.dumps(doc, option=(orjson.OPT_INDENT_2 if indent else 0) | orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        pass
     text = json.dumps(doc, indent=2 if indent else None, ensure_ascii=False)
     try:
         text.encode("utf-8")

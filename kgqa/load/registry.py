@@ -338,17 +338,13 @@ def _download(f: DataFile, dest: Path, verify: bool) -> Path:
             if resp.status_code != 200:
                 raise InputError(f.url, f"download failed: HTTP {resp.status_code}")
             total = int(resp.headers.get("content-length") or 0) or None
-            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+            from kgqa.model.progress import progress_bar
 
-            from rich.console import Console
-
-            with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                          console=Console(stderr=True), transient=True) as progress:
-                task = progress.add_task(f"downloading {f.path}", total=total)
+            with progress_bar(total, f"downloading {f.path}", unit="bytes") as bar:
                 for chunk in resp.iter_bytes():
                     out.write(chunk)
                     h.update(chunk)
-                    progress.update(task, advance=len(chunk))
+                    bar(len(chunk))
         if verify and f.sha256 and h.hexdigest() != f.sha256:
             raise InputError(f.url, f"checksum mismatch after download: sha256 {h.hexdigest()}, expected {f.sha256}; "
                                     "the upstream file changed or the download is corrupt (nothing was saved)")

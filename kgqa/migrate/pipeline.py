@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -17,6 +16,7 @@ from kgqa.migrate.rewrite import PredicateTarget, constants, rewrite
 from kgqa.migrate.rules import Rule, RuleSet
 from kgqa.migrate.stats import Tables, sparql_tables, triple_tables
 from kgqa.model import IRI, Dataset, Item, Literal, Outcome, Status, TableAnswer
+from kgqa.model.progress import progress_bar
 from kgqa.model.terms import Term
 
 
@@ -68,18 +68,6 @@ class Migration:
     def summary(self) -> dict[str, Any]:
         c = Counter(r.get("agreement", "not migrated") for r in self.records)
         return {"items": len(self.records), "kept": len(self.dataset), "agreement": dict(sorted(c.items()))}
-
-
-@contextmanager
-def _bar(enabled: bool, total: int, label: str):
-    if not enabled:
-        yield lambda n=1: None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True) as p:
-        task = p.add_task(label, total=total)
-        yield lambda n=1: p.advance(task, n)
 
 
 class _Resolver:
@@ -179,7 +167,7 @@ def _migrate_triples(ds: Dataset, target: KG, mapper: EntityMapper, finder: Path
             rec["category"] = "only-answer" if mo.target else "only-topic" if ms.target else "neither"
         records.append(rec)
     found: dict[int, PairPaths] = {}
-    with _bar(opts.progress, len(pairs), "paths") as tick:
+    with progress_bar(len(pairs), "paths", enabled=opts.progress) as tick:
         for k in range(0, len(pairs), 200):
             for i, pp in zip(pair_idx[k:k + 200], finder.find_many(pairs[k:k + 200])):
                 found[i] = pp
@@ -325,7 +313,7 @@ def _run_all(kg: KG, queries: dict[Any, str], progress: bool, label: str, truste
     (no normaliser, no sandbox); otherwise (rewritten gold queries) as ``kgqa audit`` runs them."""
     keys = list(queries)
     out: dict[Any, Outcome] = {}
-    with _bar(progress, len(keys), label) as tick:
+    with progress_bar(len(keys), label, enabled=progress) as tick:
         for start in range(0, len(keys), 500):
             chunk = keys[start:start + 500]
             texts = [queries[k] for k in chunk]
@@ -415,7 +403,7 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
                 evidence[p].categories["only-object" if to is not None else "only-subject" if ts else "neither"] += 1
                 continue
             jobs.append((p, IRI(ts), _term(to), (s, o)))
-    with _bar(opts.progress, len(jobs), "paths") as tick:
+    with progress_bar(len(jobs), "paths", enabled=opts.progress) as tick:
         for k in range(0, len(jobs), 200):
             chunk = jobs[k:k + 200]
             for (p, ts, to, _), pp in zip(chunk, finder.find_many([(a, b) for _, a, b, _ in chunk])):
@@ -424,7 +412,7 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
             tick(len(chunk))
     resolver = _Resolver(mapper, target, source, opts)
     if source is not None:
-        with _bar(opts.progress, len(preds), "verify") as tick:
+        with progress_bar(len(preds), "verify", enabled=opts.progress) as tick:
             for p in preds:
                 _verify(evidence[p], samples[p], [(j, k) for j, k in zip(jobs, job_kind) if j[0] == p],
                         source, target, finder, resolver, opts)

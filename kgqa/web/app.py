@@ -193,7 +193,7 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
             raise InputError("gold answers", f"expected stored or executed, got {gold!r}")
         measures = values.get("measures", "").strip() or None
         if measures:
-            runner._profile(profile, measures)  # an unknown measure is said now, not after the run
+            runner.check_profile(profile, measures)  # an unknown measure is said now, not after the run
         try:
             timeout = float(values.get("timeout") or settings.timeout)
         except ValueError:

@@ -65,6 +65,7 @@ from kgqa.execute.systems.protocols import (
 )
 from kgqa.model import Dataset, InputError, Prediction, Problem, Run, Status
 from kgqa.model.answer import from_results_json, to_results_json
+from kgqa.model.progress import progress_bar
 
 #: outcome of asking -> the status of the prediction it becomes
 OUTCOME_STATUS = {
@@ -449,14 +450,6 @@ def _run_async(coro) -> None:
         raise err
 
 
-def _progress(total: int, enabled: bool):
-    from rich.progress import TextColumn
-
-    from kgqa.execute.executor import progress_bar
-
-    return progress_bar(total, enabled, "asking", TextColumn("{task.fields[status]}"))
-
-
 # --------------------------------------------------------------------------- the run
 
 
@@ -508,8 +501,7 @@ def ask(dataset: Dataset, url: str, protocol: str = "gerbil", settings: AskSetti
     asker = _Asker(url, protocol, s, dataset_iri)
     t0 = time.monotonic()
     try:
-        with _progress(len(todo), s.progress) as bar:
-            task = bar.add_task("asking", total=len(todo), status="") if bar is not None else None
+        with progress_bar(len(todo), "asking", enabled=s.progress, status=True) as bar:
             tally: Counter[str] = Counter()
 
             def commit(recs: list[dict[str, Any]]) -> None:
@@ -518,8 +510,7 @@ def ask(dataset: Dataset, url: str, protocol: str = "gerbil", settings: AskSetti
                 for rec in recs:
                     known[rec["id"]] = rec
                     tally[rec["outcome"]] += 1
-                if bar is not None:
-                    bar.update(task, advance=len(recs), status=" ".join(f"{k}:{v}" for k, v in sorted(tally.items())))
+                bar(len(recs), status=" ".join(f"{k}:{v}" for k, v in sorted(tally.items())))
 
             if todo:
                 _run_async(_ask_all(asker, todo, commit))
