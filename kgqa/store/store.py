@@ -111,12 +111,15 @@ class Experiment:
     progress_total: int
     progress_note: str | None
     _evaluation: str | None = field(default=None, repr=False)
+    _load: Any = field(default=None, repr=False, compare=False)  # fetches the results of a summary row
 
     @property
     def done(self) -> bool:
         return self.status in ("finished", "failed")
 
     def evaluation_json(self) -> dict[str, Any] | None:
+        if self._evaluation is None and self._load is not None:
+            self._evaluation = self._load(self.id)
         return json.loads(self._evaluation) if self._evaluation else None
 
     def evaluation(self):
@@ -143,7 +146,7 @@ class Experiment:
         }
 
 
-def _row(r: Any) -> Experiment:
+def _row(r: Any, load: Any = None) -> Experiment:
     m = r._mapping
     return Experiment(
         id=m["id"], status=m["status"], created=m["created"], finished=m["finished"], dataset=m["dataset"],
@@ -156,8 +159,12 @@ def _row(r: Any) -> Experiment:
         headline_value=m["headline_value"], n_questions=m["n_questions"],
         aggregate=json.loads(m["aggregate"] or "{}"), outcomes=json.loads(m["outcomes"] or "{}"), error=m["error"],
         progress_done=m["progress_done"] or 0, progress_total=m["progress_total"] or 0,
-        progress_note=m["progress_note"], _evaluation=m["evaluation"],
+        progress_note=m["progress_note"], _evaluation=m.get("evaluation"), _load=load,
     )
+
+
+#: Every column but the per-question results: what listing pages and status polls read.
+_SUMMARY = [c for c in T_EXP.c if c.name != "evaluation"]
 
 
 class ImmutableError(RuntimeError):
@@ -239,15 +246,23 @@ class Store:
                 continue
         raise RuntimeError("could not allocate an experiment id")
 
-    def get(self, eid: str) -> Experiment | None:
+    def get(self, eid: str, *, results: bool = True) -> Experiment | None:
+        """The experiment ``eid`` (None: no such one). ``results=False`` reads its summary only
+        (status, aggregates, progress); the per-question results load when first asked for."""
+        cols = [T_EXP] if results else _SUMMARY
         with self.engine.connect() as c:
-            r = c.execute(select(T_EXP).where(T_EXP.c.id == eid)).first()
-        return _row(r) if r is not None else None
+            r = c.execute(select(*cols).where(T_EXP.c.id == eid)).first()
+        return _row(r, None if results else self._results) if r is not None else None
+
+    def _results(self, eid: str) -> str | None:
+        with self.engine.connect() as c:
+            return c.execute(select(T_EXP.c.evaluation).where(T_EXP.c.id == eid)).scalar()
 
     def list(self, *, dataset: str | None = None, profile: str | None = None, status: str | None = None,
              limit: int | None = None) -> list[Experiment]:
-        """Experiments, newest first, optionally filtered."""
-        q = select(T_EXP).order_by(T_EXP.c.created.desc(), T_EXP.c.id)
+        """Experiments, newest first, optionally filtered (summaries: the per-question results
+        load when first asked for)."""
+        q = select(*_SUMMARY).order_by(T_EXP.c.created.desc(), T_EXP.c.id)
         if dataset is not None:
             q = q.where(T_EXP.c.dataset == dataset)
         if profile is not None:
@@ -257,7 +272,7 @@ class Store:
         if limit is not None:
             q = q.limit(limit)
         with self.engine.connect() as c:
-            return [_row(r) for r in c.execute(q)]
+            return [_row(r, self._results) for r in c.execute(q)]
 
     def boards(self) -> list[tuple[str, str, int]]:
         """(dataset, profile, finished experiments) for every leaderboard."""
@@ -277,7 +292,8 @@ class Store:
     def unfinished(self) -> list[Experiment]:
         """Pending or running experiments (to resume after a restart)."""
         with self.engine.connect() as c:
-            return [_row(r) for r in c.execute(select(T_EXP).where(T_EXP.c.status.in_(_OPEN)).order_by(T_EXP.c.created))]
+            return [_row(r, self._results)
+                    for r in c.execute(select(*_SUMMARY).where(T_EXP.c.status.in_(_OPEN)).order_by(T_EXP.c.created))]
 
     def _update_open(self, eid: str, **values: Any) -> None:
         with self.engine.begin() as c:
