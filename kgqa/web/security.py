@@ -176,7 +176,7 @@ class Security:
             if cookies.get(auth_cookie) != self._auth_value():
                 set_cookies.append(f"{auth_cookie}={self._auth_value()}; Path=/; HttpOnly; SameSite=Strict")
         if scope["method"] not in SAFE_METHODS:
-            why = _cross_origin(headers)
+            why = _cross_origin(headers, scope.get("scheme", "http"))
             if why:
                 return await refuse(403, f"refused: {why} (state-changing requests must come from this server's "
                                          "own pages)")
@@ -199,7 +199,7 @@ class Security:
                 await refuse(500, f"internal error: {type(err).__name__}")
 
 
-def _cross_origin(headers: dict[str, str]) -> str | None:
+def _cross_origin(headers: dict[str, str], scheme: str) -> str | None:
     """Why a state-changing request is not from this origin (None: it is, or the client sent
     neither Origin nor Referer, as non-browser clients do; the CSRF token still applies)."""
     host = headers.get("host", "").lower()
@@ -209,13 +209,13 @@ def _cross_origin(headers: dict[str, str]) -> str | None:
         if o == "null":
             return "an opaque origin (Origin: null)"
         parts = urlsplit(o)
-        if parts.scheme not in ("http", "https") or parts.netloc != host:
+        if parts.scheme != scheme or parts.netloc != host:
             return f"the request came from another origin ({origin[:100]})"
         return None
     referer = headers.get("referer")
     if referer:
         parts = urlsplit(referer.strip().lower())
-        if parts.netloc != host:
+        if parts.scheme != scheme or parts.netloc != host:
             return f"the request came from another page ({parts.scheme}://{parts.netloc})"
     return None
 

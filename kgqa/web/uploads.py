@@ -222,7 +222,7 @@ def _worker_init() -> None:
 def _blocked(addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
     if getattr(addr, "ipv4_mapped", None):
         addr = addr.ipv4_mapped  # type: ignore[union-attr]
-    for attr, word in (("is_loopback", "loopback"), ("is_private", "private"), ("is_link_local", "link-local"),
+    for attr, word in (("is_loopback", "loopback"), ("is_link_local", "link-local"), ("is_private", "private"),
                        ("is_multicast", "multicast"), ("is_reserved", "reserved"), ("is_unspecified", "unspecified")):
         if getattr(addr, attr):
             return word
@@ -261,6 +261,6 @@ def check_url(url: str, field_name: str, allowed_hosts: frozenset[str] | set[str
     for a in sorted(addrs, key=str):
         why = _blocked(a)
         if why:
-            raise InputError(field_name, f"{host} is a {why} address ({a}): this server only asks public hosts "
-                                         f"({hint})")
+            shown = host if host == str(a) else f"{host} ({a})"
+            raise InputError(field_name, f"{shown} is a {why} address: this server only asks public hosts ({hint})")
     return u
