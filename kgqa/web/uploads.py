@@ -222,8 +222,8 @@ def _worker_init() -> None:
 def _blocked(addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
     if getattr(addr, "ipv4_mapped", None):
         addr = addr.ipv4_mapped  # type: ignore[union-attr]
-    for attr, word in (("is_loopback", "loopback"), ("is_link_local", "link-local"), ("is_private", "private"),
-                       ("is_multicast", "multicast"), ("is_reserved", "reserved"), ("is_unspecified", "unspecified")):
+    for attr, word in (("is_loopback", "loopback"), ("is_unspecified", "unspecified"), ("is_link_local", "link-local"),
+                       ("is_multicast", "multicast"), ("is_private", "private"), ("is_reserved", "reserved")):
         if getattr(addr, attr):
             return word
     if not addr.is_global:
