@@ -77,18 +77,54 @@ def test_migrations_run_in_order_on_an_old_store(tmp_path, monkeypatch):
     Store(path).close()
     calls = []
 
-    def v1_to_v2(conn):
-        calls.append(1)
+    now = schema.VERSION
+
+    def next_version(conn):
+        calls.append(now)
         conn.execute(text("ALTER TABLE experiments ADD COLUMN note TEXT"))
 
-    monkeypatch.setattr(schema, "VERSION", 2)
-    monkeypatch.setitem(schema.MIGRATIONS, 1, v1_to_v2)
+    monkeypatch.setattr(schema, "VERSION", now + 1)
+    monkeypatch.setitem(schema.MIGRATIONS, now, next_version)
     s = Store(path)
-    assert calls == [1] and s.schema_found == 1
+    assert calls == [now] and s.schema_found == now
     with s.engine.connect() as c:
-        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == 2
+        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == now + 1
         cols = [r[1] for r in c.execute(text("PRAGMA table_info(experiments)"))]
     assert "note" in cols
+    s.close()
+
+
+def test_a_version_1_store_opens_and_gets_the_listing_indices(tmp_path):
+    path = tmp_path / "v1.sqlite"
+    st = Store(path)
+    eid = st.create(dataset="demo", run_name="r", profile="kgqa", system_url="http://x")
+    st.close()
+    eng = create_engine(f"sqlite:///{path}")
+    with eng.begin() as c:  # what kgqa with schema version 1 wrote: no listing indices
+        for ix in ("ix_experiments_created", "ix_experiments_status_created", "ix_experiments_rank"):
+            c.execute(text(f"DROP INDEX {ix}"))
+        c.execute(text("UPDATE kgqa_schema SET version = 1"))
+    eng.dispose()
+    s = Store(path)
+    assert s.schema_found == 1 and s.get(eid).run_name == "r"
+    with s.engine.connect() as c:
+        names = {r[0] for r in c.execute(text("SELECT name FROM sqlite_master WHERE type = 'index'"))}
+        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 2
+    assert {"ix_experiments_created", "ix_experiments_status_created", "ix_experiments_rank"} <= names
+    s.close()
+
+
+def test_listing_pages_sort_and_count_without_loading_results(tmp_path):
+    s = Store(tmp_path / "s.sqlite")
+    ids = [s.create(dataset="demo" if i % 2 else "ck25", run_name=f"run{i}", profile="kgqa", system_url="http://x")
+           for i in range(7)]
+    assert s.count() == 7 and s.count(dataset="demo") == 3
+    assert [e.run_name for e in s.list(sort="run", descending=False, limit=3, offset=2)] == ["run2", "run3", "run4"]
+    page = s.list(limit=2)
+    assert len(page) == 2 and all(e._evaluation is None for e in page)
+    assert {e.id for e in s.list(limit=10)} == set(ids)
+    with pytest.raises(ValueError, match="cannot sort"):
+        s.list(sort="evaluation")
     s.close()
 
 

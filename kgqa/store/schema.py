@@ -78,16 +78,28 @@ experiments = Table(
 )
 
 Index("ix_experiments_board", experiments.c.dataset, experiments.c.profile, experiments.c.status)
+# listing pages at scale (issue 29): newest first, by status, and a board's ranking, from the index alone
+Index("ix_experiments_created", experiments.c.created, experiments.c.id)
+Index("ix_experiments_status_created", experiments.c.status, experiments.c.created)
+Index("ix_experiments_rank", experiments.c.dataset, experiments.c.profile, experiments.c.status,
+      experiments.c.headline_value)
 
 
 #: The version :data:`metadata` describes. A new store is created from :data:`metadata` and
 #: stamped with it (Alembic's "create_all, then stamp head").
-VERSION = 1
+VERSION = 2
 
 #: Upgrades of existing stores: ``MIGRATIONS[v]`` takes version ``v`` to ``v + 1`` (ALTER TABLE
 #: ...). Append-only; when you change :data:`metadata`, add the migration doing the same to
 #: older stores and raise :data:`VERSION`.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
+def _v1_to_v2(conn: Connection) -> None:
+    """Indices for listing pages of large stores (home, leaderboards, compare picker)."""
+    for ix in experiments.indexes:
+        if ix.name in ("ix_experiments_created", "ix_experiments_status_created", "ix_experiments_rank"):
+            ix.create(conn, checkfirst=True)
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2}
 
 
 class SchemaError(RuntimeError):

@@ -167,6 +167,11 @@ def _row(r: Any, load: Any = None) -> Experiment:
 _SUMMARY = [c for c in T_EXP.c if c.name != "evaluation"]
 
 
+#: What :meth:`Store.list` sorts by.
+SORTS = {"created": T_EXP.c.created, "run": T_EXP.c.run_name, "dataset": T_EXP.c.dataset, "profile": T_EXP.c.profile,
+         "status": T_EXP.c.status, "headline": T_EXP.c.headline_value}
+
+
 class ImmutableError(RuntimeError):
     """An attempt to change a finished (or failed) experiment."""
 
@@ -259,20 +264,43 @@ class Store:
             return c.execute(select(T_EXP.c.evaluation).where(T_EXP.c.id == eid)).scalar()
 
     def list(self, *, dataset: str | None = None, profile: str | None = None, status: str | None = None,
-             limit: int | None = None) -> list[Experiment]:
-        """Experiments, newest first, optionally filtered (summaries: the per-question results
-        load when first asked for)."""
-        q = select(*_SUMMARY).order_by(T_EXP.c.created.desc(), T_EXP.c.id)
+             limit: int | None = None, offset: int = 0, sort: str = "created", descending: bool = True
+             ) -> list[Experiment]:
+        """Experiments, newest first (or by ``sort``: one of :data:`SORTS`), optionally
+        filtered, ``limit`` of them from ``offset`` (summaries: the per-question results load
+        when first asked for, so a page of a large store reads only its rows)."""
+        if sort not in SORTS:
+            raise ValueError(f"cannot sort experiments by {sort!r}; one of: {', '.join(SORTS)}")
+        col = SORTS[sort]
+        key = col.desc() if descending else col.asc()
+        if sort == "headline":  # undefined values last either way
+            key = (col.is_(None), key)
+        else:
+            key = (key,)
+        q = self._filtered(select(*_SUMMARY), dataset, profile, status).order_by(
+            *key, T_EXP.c.created.desc() if descending else T_EXP.c.created.asc(), T_EXP.c.id)
+        if limit is not None:
+            q = q.limit(limit)
+        if offset:
+            q = q.offset(offset)
+        with self.engine.connect() as c:
+            return [_row(r, self._results) for r in c.execute(q)]
+
+    def count(self, *, dataset: str | None = None, profile: str | None = None, status: str | None = None) -> int:
+        """How many experiments :meth:`list` would give without a limit."""
+        q = self._filtered(select(func.count()).select_from(T_EXP), dataset, profile, status)
+        with self.engine.connect() as c:
+            return int(c.execute(q).scalar() or 0)
+
+    @staticmethod
+    def _filtered(q: Any, dataset: str | None, profile: str | None, status: str | None) -> Any:
         if dataset is not None:
             q = q.where(T_EXP.c.dataset == dataset)
         if profile is not None:
             q = q.where(T_EXP.c.profile == profile)
         if status is not None:
             q = q.where(T_EXP.c.status == status)
-        if limit is not None:
-            q = q.limit(limit)
-        with self.engine.connect() as c:
-            return [_row(r, self._results) for r in c.execute(q)]
+        return q
 
     def boards(self) -> list[tuple[str, str, int]]:
         """(dataset, profile, finished experiments) for every leaderboard."""
@@ -282,12 +310,18 @@ class Store:
         with self.engine.connect() as c:
             return [(d, p, int(n)) for d, p, n in c.execute(q)]
 
-    def leaderboard(self, dataset: str, profile: str) -> list[Experiment]:
+    def leaderboard(self, dataset: str, profile: str, *, limit: int | None = None, offset: int = 0) -> list[Experiment]:
         """Finished experiments of ``dataset`` x ``profile``, best headline value first
-        (undefined last; ties: older first)."""
-        rows = self.list(dataset=dataset, profile=profile, status="finished")
-        return sorted(rows, key=lambda e: (e.headline_value is None,
-                                           -(e.headline_value if e.headline_value is not None else 0.0), e.created, e.id))
+        (undefined last; ties: older first); ``limit`` of them from ``offset``, ranked in SQL."""
+        hv = T_EXP.c.headline_value
+        q = (self._filtered(select(*_SUMMARY), dataset, profile, "finished")
+             .order_by(hv.is_(None), hv.desc(), T_EXP.c.created, T_EXP.c.id))
+        if limit is not None:
+            q = q.limit(limit)
+        if offset:
+            q = q.offset(offset)
+        with self.engine.connect() as c:
+            return [_row(r, self._results) for r in c.execute(q)]
 
     def unfinished(self) -> list[Experiment]:
         """Pending or running experiments (to resume after a restart)."""

@@ -47,7 +47,8 @@ from kgqa.store.export import FORMATS
 from kgqa.web.jobs import Jobs
 from kgqa.web.security import HostPolicy, Security, inline_csp
 from kgqa.web.uploads import Busy, Checker, UploadJob, check_url, web_wording
-from kgqa.web.views import Views, fnum
+from kgqa.store.store import SORTS
+from kgqa.web.views import BOARD_ROWS, LIST_ROWS, Views, fnum
 
 HERE = Path(__file__).parent
 DOWNLOADS = {k: ext for k, (ext, _media) in FORMATS.items()}
@@ -150,8 +151,43 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
 
     # ------------------------------------------------------------------ pages
 
+    def pager(request: Request, total: int, per: int) -> dict[str, Any]:
+        """Page number and sort order from the query (bad values fall back to the defaults),
+        with the links of the neighbouring pages."""
+        from urllib.parse import urlencode
+
+        q = request.query_params
+        try:
+            n = max(1, int(q.get("page", "1")))
+        except ValueError:
+            n = 1
+        last = max(1, -(-total // per))
+        n = min(n, last)
+        sort = q.get("sort", "created")
+        sort = sort if sort in SORTS else "created"
+        desc = q.get("dir", "desc") != "asc"
+
+        def link(k: int) -> str:
+            keep = [(a, b) for a, b in q.multi_items() if a != "page"]
+            return "?" + urlencode([*keep, ("page", str(k))])
+
+        return {"page": n, "last": last, "total": total, "offset": (n - 1) * per, "per": per, "sort": sort,
+                "desc": desc, "prev": link(n - 1) if n > 1 else None, "next": link(n + 1) if n < last else None}
+
+    def sort_links(request: Request, p: dict[str, Any]) -> dict[str, str]:
+        from urllib.parse import urlencode
+
+        keep = [(a, b) for a, b in request.query_params.multi_items() if a not in ("page", "sort", "dir")]
+        return {k: "?" + urlencode([*keep, ("sort", k), ("dir", "asc" if p["sort"] == k and p["desc"] else "desc")])
+                for k in SORTS}
+
     async def home(request: Request) -> Response:
-        return page(request, "index.html", experiments=store.list(limit=50), boards=store.boards())
+        def load() -> dict[str, Any]:
+            p = pager(request, store.count(), LIST_ROWS)
+            exps = store.list(limit=LIST_ROWS, offset=p["offset"], sort=p["sort"], descending=p["desc"])
+            return {"experiments": exps, "boards": store.boards(), "pager": p, "sorts": sort_links(request, p)}
+
+        return page(request, "index.html", **await run_in_threadpool(load))
 
     def form_context(values: dict[str, Any] | None = None) -> dict[str, Any]:
         return {
@@ -388,10 +424,12 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
 
     async def leaderboard(request: Request) -> Response:
         ds, prof = request.path_params["dataset"], request.path_params["profile"]
-        board = await run_in_threadpool(views.leaderboard, ds, prof)
+        total = await run_in_threadpool(store.count, dataset=ds, profile=prof, status="finished")
+        p = pager(request, total, BOARD_ROWS)
+        board = await run_in_threadpool(lambda: views.leaderboard(ds, prof, page=p["page"]))
         if not board["rows"]:
             return error(request, 404, f"no finished experiment on {ds} with profile {prof}")
-        return page(request, "leaderboard.html", title=f"kgqa · leaderboard {ds} · {prof}", board=board)
+        return page(request, "leaderboard.html", title=f"kgqa · leaderboard {ds} · {prof}", board=board, pager=p)
 
     async def compare(request: Request) -> Response:
         ids = [i for i in request.query_params.getlist("e") if i]
@@ -404,9 +442,14 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
                 return error(request, 404, f"no finished experiment {i!r}")
             exps.append(e)
         if len(exps) < 2:
-            return page(request, "compare.html", title="kgqa · compare", exps=exps, body=None,
-                        candidates=store.list(status="finished", limit=200),
-                        message="choose two or more finished experiments on the same dataset")
+            def candidates() -> tuple[list[Any], dict[str, Any]]:
+                p = pager(request, store.count(status="finished"), LIST_ROWS)
+                return store.list(status="finished", limit=LIST_ROWS, offset=p["offset"], sort=p["sort"],
+                                  descending=p["desc"]), p
+
+            found, p = await run_in_threadpool(candidates)
+            return page(request, "compare.html", title="kgqa · compare", exps=exps, body=None, candidates=found,
+                        pager=p, message="choose two or more finished experiments on the same dataset")
         datasets = sorted({e.dataset for e in exps})
         if len(datasets) > 1:
             return error(request, 400, f"the experiments are on different datasets ({', '.join(datasets)}): "
@@ -415,7 +458,8 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
             body = await run_in_threadpool(views.compare, exps)
         except ValueError as err:
             return error(request, 400, str(err))
-        return page(request, "compare.html", title="kgqa · compare", exps=exps, body=body, candidates=[], message="")
+        return page(request, "compare.html", title="kgqa · compare", exps=exps, body=body, candidates=[], pager=None,
+                    message="")
 
     async def datasets(request: Request) -> Response:
         from kgqa.load import registry
