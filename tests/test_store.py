@@ -94,23 +94,33 @@ def test_migrations_run_in_order_on_an_old_store(tmp_path, monkeypatch):
     s.close()
 
 
-def test_a_version_1_store_opens_and_gets_the_listing_indices(tmp_path):
+def test_a_version_1_store_opens_moves_its_results_and_gets_the_listing_indices(tmp_path):
     path = tmp_path / "v1.sqlite"
     st = Store(path)
-    eid = st.create(dataset="demo", run_name="r", profile="kgqa", system_url="http://x")
+    eid = _demo_experiment(st)
+    assert runner.run_experiment(st, eid, kgs={"demo": str(DEMO / "kg.ttl")})
+    before = st.get(eid).evaluation_json()
+    assert before and len(before["questions"]) == 30
+    pending = st.create(dataset="demo", run_name="p", profile="kgqa", system_url="http://x")
     st.close()
     eng = create_engine(f"sqlite:///{path}")
-    with eng.begin() as c:  # what kgqa with schema version 1 wrote: no listing indices
+    with eng.begin() as c:  # what kgqa with schema version 1 wrote: results in the row, no listing indices
+        c.execute(text("UPDATE experiments SET evaluation = (SELECT evaluation FROM results WHERE results.id = experiments.id)"))
+        c.execute(text("DROP TABLE results"))
         for ix in ("ix_experiments_created", "ix_experiments_status_created", "ix_experiments_rank"):
             c.execute(text(f"DROP INDEX {ix}"))
         c.execute(text("UPDATE kgqa_schema SET version = 1"))
     eng.dispose()
     s = Store(path)
-    assert s.schema_found == 1 and s.get(eid).run_name == "r"
+    assert s.schema_found == 1
+    assert s.get(eid).evaluation_json() == before and s.get(pending).evaluation_json() is None
+    assert s.list(status="finished")[0].evaluation_json() == before  # loaded when asked for
     with s.engine.connect() as c:
         names = {r[0] for r in c.execute(text("SELECT name FROM sqlite_master WHERE type = 'index'"))}
         assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 2
+        assert c.execute(text("SELECT count(*) FROM experiments WHERE evaluation IS NOT NULL")).scalar() == 0
     assert {"ix_experiments_created", "ix_experiments_status_created", "ix_experiments_rank"} <= names
+    assert s.delete(eid) and s.get(eid) is None
     s.close()
 
 

@@ -69,12 +69,21 @@ experiments = Table(
     Column("n_questions", Integer),
     Column("aggregate", Text),                            # JSON {measure label: value}
     Column("outcomes", Text),                             # JSON {outcome: count}
-    Column("evaluation", Text),                           # JSON: Evaluation.to_json() (per question)
+    Column("evaluation", Text),                           # schema 1 only: the results now live in `results`
     Column("error", Text),
     # progress (only while pending/running)
     Column("progress_done", Integer, nullable=False, default=0),
     Column("progress_total", Integer, nullable=False, default=0),
     Column("progress_note", Text),
+)
+
+#: The per-question results of a finished experiment (JSON: Evaluation.to_json()), apart from its
+#: row so that listing and ranking read small rows only (schema 2; schema 1 kept them in
+#: ``experiments.evaluation``).
+results = Table(
+    "results", metadata,
+    Column("id", String(32), ForeignKey("experiments.id", ondelete="CASCADE"), primary_key=True),
+    Column("evaluation", Text, nullable=False),
 )
 
 Index("ix_experiments_board", experiments.c.dataset, experiments.c.profile, experiments.c.status)
@@ -93,7 +102,14 @@ VERSION = 2
 #: ...). Append-only; when you change :data:`metadata`, add the migration doing the same to
 #: older stores and raise :data:`VERSION`.
 def _v1_to_v2(conn: Connection) -> None:
-    """Indices for listing pages of large stores (home, leaderboards, compare picker)."""
+    """Listing pages of large stores (home, leaderboards, compare picker): the per-question
+    results move to their own table (``results``), so an experiment's row is small; indices for
+    newest-first, by-status and ranking queries."""
+    results.create(conn, checkfirst=True)
+    conn.execute(results.insert().from_select(
+        ["id", "evaluation"],
+        select(experiments.c.id, experiments.c.evaluation).where(experiments.c.evaluation.is_not(None))))
+    conn.execute(experiments.update().where(experiments.c.evaluation.is_not(None)).values(evaluation=None))
     for ix in experiments.indexes:
         if ix.name in ("ix_experiments_created", "ix_experiments_status_created", "ix_experiments_rank"):
             ix.create(conn, checkfirst=True)

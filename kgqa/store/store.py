@@ -28,6 +28,7 @@ import kgqa
 from kgqa.store import schema
 from kgqa.store.schema import experiments as T_EXP
 from kgqa.store.schema import files as T_FILES
+from kgqa.store.schema import results as T_RES
 
 STATUSES = ("pending", "running", "finished", "failed")
 _OPEN = ("pending", "running")
@@ -159,7 +160,7 @@ def _row(r: Any, load: Any = None) -> Experiment:
         headline_value=m["headline_value"], n_questions=m["n_questions"],
         aggregate=json.loads(m["aggregate"] or "{}"), outcomes=json.loads(m["outcomes"] or "{}"), error=m["error"],
         progress_done=m["progress_done"] or 0, progress_total=m["progress_total"] or 0,
-        progress_note=m["progress_note"], _evaluation=m.get("evaluation"), _load=load,
+        progress_note=m["progress_note"], _evaluation=m.get("results"), _load=load,
     )
 
 
@@ -254,14 +255,18 @@ class Store:
     def get(self, eid: str, *, results: bool = True) -> Experiment | None:
         """The experiment ``eid`` (None: no such one). ``results=False`` reads its summary only
         (status, aggregates, progress); the per-question results load when first asked for."""
-        cols = [T_EXP] if results else _SUMMARY
+        if results:
+            q = select(*_SUMMARY, T_RES.c.evaluation.label("results")).select_from(
+                T_EXP.outerjoin(T_RES, T_RES.c.id == T_EXP.c.id))
+        else:
+            q = select(*_SUMMARY)
         with self.engine.connect() as c:
-            r = c.execute(select(*cols).where(T_EXP.c.id == eid)).first()
+            r = c.execute(q.where(T_EXP.c.id == eid)).first()
         return _row(r, None if results else self._results) if r is not None else None
 
     def _results(self, eid: str) -> str | None:
         with self.engine.connect() as c:
-            return c.execute(select(T_EXP.c.evaluation).where(T_EXP.c.id == eid)).scalar()
+            return c.execute(select(T_RES.c.evaluation).where(T_RES.c.id == eid)).scalar()
 
     def list(self, *, dataset: str | None = None, profile: str | None = None, status: str | None = None,
              limit: int | None = None, offset: int = 0, sort: str = "created", descending: bool = True
@@ -329,9 +334,11 @@ class Store:
             return [_row(r, self._results)
                     for r in c.execute(select(*_SUMMARY).where(T_EXP.c.status.in_(_OPEN)).order_by(T_EXP.c.created))]
 
-    def _update_open(self, eid: str, **values: Any) -> None:
+    def _update_open(self, eid: str, _results: str | None = None, **values: Any) -> None:
         with self.engine.begin() as c:
             n = c.execute(update(T_EXP).where(T_EXP.c.id == eid, T_EXP.c.status.in_(_OPEN)).values(**values)).rowcount
+            if n == 1 and _results is not None:  # the results and the finished row in one transaction
+                c.execute(insert(T_RES).values(id=eid, evaluation=_results))
         if n != 1:
             e = self.get(eid)
             if e is None:
@@ -355,12 +362,11 @@ class Store:
         values: dict[str, Any] = dict(
             status="finished", finished=_now(), signature=evaluation.signature, headline=headline,
             headline_value=hv, n_questions=len(evaluation.questions), aggregate=_json(evaluation.aggregate),
-            outcomes=_json(evaluation.outcomes), evaluation=_json(doc), kg_fingerprint=kg_fingerprint,
-            progress_note="finished",
+            outcomes=_json(evaluation.outcomes), kg_fingerprint=kg_fingerprint, progress_note="finished",
         )
         if dataset_checksum is not None:
             values["dataset_checksum"] = dataset_checksum
-        self._update_open(eid, **values)
+        self._update_open(eid, _results=_json(doc), **values)
 
     def fail(self, eid: str, message: str) -> None:
         self._update_open(eid, status="failed", finished=_now(), error=message, progress_note="failed")
@@ -368,6 +374,7 @@ class Store:
     def delete(self, eid: str) -> bool:
         """Remove an experiment (its files stay while another experiment uses them)."""
         with self.engine.begin() as c:
+            c.execute(delete(T_RES).where(T_RES.c.id == eid))
             n = c.execute(delete(T_EXP).where(T_EXP.c.id == eid)).rowcount
             if n:
                 used = set()

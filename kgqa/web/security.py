@@ -13,7 +13,8 @@
   a cookie from another port of the same host) fails.
 - **Cookies** are named per port (``kgqa_session_8800``: cookies are not port-scoped, so two
   servers on one host never clobber each other) and ``SameSite=Strict; HttpOnly``.
-- **Security headers** on every response, errors (401, 403, 404, 413, 421, 500) included.
+- **Security headers** on every response, errors (401, 403, 404, 413, 421, 500) included,
+  and ``Server-Timing: app;dur=MS`` (the server's time to the response's start; benches read it).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import hmac
 import ipaddress
 import re
 import sys
+import time
 import traceback
 from base64 import urlsafe_b64encode
 from collections.abc import Iterable
@@ -140,6 +142,7 @@ class Security:
         cookies = _cookies(headers.get("cookie", ""))
         set_cookies: list[str] = []
         started = False
+        t0 = time.perf_counter()
 
         async def send_wrapper(message: Any) -> None:
             nonlocal started
@@ -149,6 +152,7 @@ class Security:
                 have = {k.lower() for k, _ in hs}
                 hs += [(k, v) for k, v in security_headers().items() if k not in have]
                 hs += [(b"set-cookie", c.encode()) for c in set_cookies]
+                hs.append((b"server-timing", f"app;dur={(time.perf_counter() - t0) * 1000:.1f}".encode()))
                 message["headers"] = hs
             await send(message)
 
