@@ -107,7 +107,7 @@ def test_a_version_1_store_opens_moves_its_results_and_gets_the_listing_indices(
     with eng.begin() as c:  # what kgqa with schema version 1 wrote: results in the row, no listing indices
         c.execute(text("UPDATE experiments SET evaluation = (SELECT evaluation FROM results WHERE results.id = experiments.id)"))
         c.execute(text("DROP TABLE results"))
-        for ix in ("ix_experiments_created", "ix_experiments_status_created", "ix_experiments_rank"):
+        for ix in schema._LISTING:
             c.execute(text(f"DROP INDEX {ix}"))
         c.execute(text("UPDATE kgqa_schema SET version = 1"))
     eng.dispose()
@@ -119,7 +119,7 @@ def test_a_version_1_store_opens_moves_its_results_and_gets_the_listing_indices(
         names = {r[0] for r in c.execute(text("SELECT name FROM sqlite_master WHERE type = 'index'"))}
         assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 2
         assert c.execute(text("SELECT count(*) FROM experiments WHERE evaluation IS NOT NULL")).scalar() == 0
-    assert {"ix_experiments_created", "ix_experiments_status_created", "ix_experiments_rank"} <= names
+    assert set(schema._LISTING) <= names
     assert s.delete(eid) and s.get(eid) is None
     s.close()
 

@@ -88,10 +88,17 @@ results = Table(
 
 Index("ix_experiments_board", experiments.c.dataset, experiments.c.profile, experiments.c.status)
 # listing pages at scale (issue 29): newest first, by status, and a board's ranking, from the index alone
-Index("ix_experiments_created", experiments.c.created, experiments.c.id)
-Index("ix_experiments_status_created", experiments.c.status, experiments.c.created)
-Index("ix_experiments_rank", experiments.c.dataset, experiments.c.profile, experiments.c.status,
-      experiments.c.headline_value)
+_LISTING = {
+    "ix_experiments_created": (experiments.c.created, experiments.c.id),
+    "ix_experiments_status_created": (experiments.c.status, experiments.c.created),
+    "ix_experiments_status_board": (experiments.c.status, experiments.c.dataset, experiments.c.profile),  # covers boards()
+    "ix_experiments_rank": (experiments.c.dataset, experiments.c.profile, experiments.c.status,
+                            experiments.c.headline_value, experiments.c.created),
+    "ix_experiments_headline": (experiments.c.headline_value, experiments.c.created),
+    "ix_experiments_run": (experiments.c.run_name, experiments.c.created),
+}
+for _name, _cols in _LISTING.items():
+    Index(_name, *_cols)
 
 
 #: The version :data:`metadata` describes. A new store is created from :data:`metadata` and
@@ -111,7 +118,7 @@ def _v1_to_v2(conn: Connection) -> None:
         select(experiments.c.id, experiments.c.evaluation).where(experiments.c.evaluation.is_not(None))))
     conn.execute(experiments.update().where(experiments.c.evaluation.is_not(None)).values(evaluation=None))
     for ix in experiments.indexes:
-        if ix.name in ("ix_experiments_created", "ix_experiments_status_created", "ix_experiments_rank"):
+        if ix.name in _LISTING:
             ix.create(conn, checkfirst=True)
 
 

@@ -277,13 +277,9 @@ class Store:
         if sort not in SORTS:
             raise ValueError(f"cannot sort experiments by {sort!r}; one of: {', '.join(SORTS)}")
         col = SORTS[sort]
-        key = col.desc() if descending else col.asc()
-        if sort == "headline":  # undefined values last either way
-            key = (col.is_(None), key)
-        else:
-            key = (key,)
+        key = (col.desc() if descending else col.asc()).nulls_last()  # undefined values last either way
         q = self._filtered(select(*_SUMMARY), dataset, profile, status).order_by(
-            *key, T_EXP.c.created.desc() if descending else T_EXP.c.created.asc(), T_EXP.c.id)
+            key, T_EXP.c.created.desc() if descending else T_EXP.c.created.asc(), T_EXP.c.id)
         if limit is not None:
             q = q.limit(limit)
         if offset:
@@ -320,7 +316,7 @@ class Store:
         (undefined last; ties: older first); ``limit`` of them from ``offset``, ranked in SQL."""
         hv = T_EXP.c.headline_value
         q = (self._filtered(select(*_SUMMARY), dataset, profile, "finished")
-             .order_by(hv.is_(None), hv.desc(), T_EXP.c.created, T_EXP.c.id))
+             .order_by(hv.desc().nulls_last(), T_EXP.c.created, T_EXP.c.id))
         if limit is not None:
             q = q.limit(limit)
         if offset:

@@ -9,6 +9,7 @@ URL and records progress, the result or the failure there, as the CLI does. A wo
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -32,7 +33,11 @@ def run_in_worker(url: str, eid: str, kgs: dict[str, str], timeout: float) -> bo
 def _init() -> None:
     import signal
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server ends its workers itself
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:  # below the server process: pages stay responsive while workers parse and score
+        os.nice(5)
+    except OSError:
+        pass  # the server ends its workers itself
 
 
 class Jobs:

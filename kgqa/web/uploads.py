@@ -12,6 +12,7 @@ advice in the form's words.
 from __future__ import annotations
 
 import asyncio
+import os
 import bz2
 import gzip
 import ipaddress
@@ -212,6 +213,10 @@ def _worker_init() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:  # below the server process: pages stay responsive while workers parse and score
+        os.nice(5)
+    except OSError:
+        pass
     import kgqa.load  # noqa: F401
     import kgqa.store.runner  # noqa: F401
 
