@@ -44,10 +44,10 @@ from kgqa.model import InputError
 from kgqa.store import Store
 from kgqa.store import runner
 from kgqa.store.export import FORMATS
+from kgqa.store.store import SORTS
 from kgqa.web.jobs import Jobs
 from kgqa.web.security import HostPolicy, Security, inline_csp
 from kgqa.web.uploads import Busy, Checker, UploadJob, check_url, web_wording
-from kgqa.store.store import SORTS
 from kgqa.web.views import BOARD_ROWS, LIST_ROWS, Views, fnum
 
 HERE = Path(__file__).parent
@@ -386,7 +386,7 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
         return page(request, "question.html", title=f"kgqa · {q['id']}", e=e, q=q)
 
     async def download(request: Request) -> Response:
-        e = get_exp(request)
+        e = get_exp(request, results=False)  # results load only when not cached
         fmt = request.path_params["fmt"]
         if e is None or e.status != "finished":
             return error(request, 404, "no finished experiment with this id")
