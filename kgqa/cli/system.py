@@ -2,13 +2,88 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import Enum
 from pathlib import Path
 from typing import Optional
 
+import click
 import typer
 from rich.console import Console
 
+from kgqa.model import InputError
+
 err = Console(stderr=True)
+
+#: environment variable with headers for every live-system request, one NAME:VALUE per line
+HEADERS_ENV = "KGQA_SYSTEM_HEADERS"
+HEADER_HELP = (f"With a live system: send this header with every request (repeatable; also {HEADERS_ENV}, one "
+               "NAME:VALUE per line). Values are never written.")
+
+
+def system_headers(values: list[str] | None) -> dict[str, str]:
+    """``--header NAME:VALUE`` options over the lines of ``$KGQA_SYSTEM_HEADERS``."""
+    items = [x for x in os.environ.get(HEADERS_ENV, "").splitlines() if x.strip()] + list(values or [])
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise InputError("--header", f"expected NAME:VALUE, got a value without a name ({name.strip()[:40]!r}...)")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def resume_command(ctx: click.Context, add: tuple[str, ...] = ()) -> str:
+    """The command line that reruns this command (``--fresh`` left out), with credentials in
+    the URL and ``--header`` values shown as ``***``."""
+    from kgqa.execute.systems.client import display_url
+
+    parts = ctx.command_path.split()
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        if param.name == "fresh" or value is None or (isinstance(param, click.Option) and value == param.default):
+            continue
+        values = list(value) if isinstance(value, (list, tuple)) else [value]
+        values = [v.value if isinstance(v, Enum) else v for v in values]
+        if param.name in ("url", "system"):
+            values = [display_url(str(v)) for v in values]
+        if param.name == "header":
+            values = [f"{str(v).partition(':')[0]}:***" for v in values]
+        if isinstance(param, click.Argument):
+            parts += [str(v) for v in values]
+        elif getattr(param, "is_flag", False):
+            parts.append(param.opts[0] if value else param.secondary_opts[0])
+        else:
+            for v in values:
+                parts += [param.opts[0], str(v)]
+    return shlex.join([*parts, *add])
+
+
+@contextmanager
+def resumable() -> Iterator[None]:
+    """Ctrl-C while asking a live system: say what is kept and print the exact command that
+    resumes; exit status 130."""
+    from kgqa.execute.systems import AskInterrupted
+
+    try:
+        yield
+    except AskInterrupted as e:
+        ctx = click.get_current_context()
+        if e.journal is not None:
+            err.print(f"[yellow]interrupted:[/] {e.answered} of {e.total} questions answered, kept in the journal "
+                      f"{e.journal}; resume (asks only the rest) with:", highlight=False, soft_wrap=True)
+            err.print(f"  {resume_command(ctx)}", highlight=False, soft_wrap=True, markup=False)
+        else:
+            err.print("[yellow]interrupted:[/] nothing was journalled (no --journal), so a rerun asks every question "
+                      "again; to make the next run resumable:", highlight=False, soft_wrap=True)
+            err.print(f"  {resume_command(ctx, ('--journal', 'system.journal.jsonl'))}", highlight=False,
+                      soft_wrap=True, markup=False)
+        if "***" in resume_command(ctx):
+            err.print("  (credentials are shown as ***: give them again)", highlight=False, soft_wrap=True)
+        raise typer.Exit(130) from None
 
 
 def register(app: typer.Typer) -> None:
@@ -25,27 +100,36 @@ def register(app: typer.Typer) -> None:
         lang: Optional[str] = typer.Option(None, "--lang", help="Languages to ask, comma-separated, or 'all' (default: every language of per-language datasets, else en)."),
         concurrency: int = typer.Option(4, "--concurrency", "-c", help="Requests in flight (GERBIL sends 1)."),
         timeout: float = typer.Option(60.0, "--timeout", help="Seconds to wait for one response."),
-        retries: int = typer.Option(3, "--retries", help="Further attempts on 429/5xx/connection errors."),
+        retries: int = typer.Option(3, "--retries", help="Further attempts on 429/5xx/connection errors (what still fails is asked again by the next run)."),
         rps: Optional[float] = typer.Option(None, "--rps", help="At most this many requests per second."),
         dataset_iri: Optional[str] = typer.Option(None, "--dataset-iri", help="Text2SPARQL 'dataset' parameter (default: the dataset's id)."),
         fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Run format: jsonl, qald or text2sparql."),
         dataset_format: Optional[str] = typer.Option(None, "--dataset-format", help="Force the dataset format."),
         fresh: bool = typer.Option(False, "--fresh", help="Forget the journal and ask every question again."),
-        retry_failed: bool = typer.Option(False, "--retry-failed", help="Also ask again the questions that failed before."),
+        retry_failed: bool = typer.Option(False, "--retry-failed", help="Also ask again the questions that failed for good before (4xx, malformed, refused); transient failures are asked again anyway."),
         no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+        header: Optional[list[str]] = typer.Option(None, "--header", "-H", help=HEADER_HELP),
+        allow_failures: bool = typer.Option(False, "--allow-failures", help="Write the run even when the system failed every question or more than --max-failures of them (an error otherwise)."),
+        max_failures: float = typer.Option(0.5, "--max-failures", help="Fraction of failed questions above which the system counts as failing."),
+        no_echo_check: bool = typer.Option(False, "--no-echo-check", help="Ignore the question a response echoes (as GERBIL does); by default an echo of another question is malformed (case, spaces and punctuation ignored)."),
     ) -> None:
         """Ask a live system every question of DATASET and write a run kgqa can score.
 
         Every response is journalled beside the output (OUTPUT.journal.jsonl) as it arrives:
-        after an interruption (even kill -9) the same command asks only the missing questions."""
+        after an interruption (even kill -9) the same command asks only the missing questions
+        and those that failed transiently (5xx, 429, timeouts, connection errors). A system
+        that fails every question, or more than --max-failures of them, is an error (exit
+        status 2; the journal is kept); --allow-failures writes the run anyway."""
         from kgqa.api import parse_langs
         from kgqa.execute.systems import AskSettings, ask_to_file
 
         settings = AskSettings(langs=parse_langs(lang), concurrency=concurrency, timeout=timeout, retries=retries, rps=rps,
                                dataset_iri=dataset_iri, fresh=fresh, retry_failed=retry_failed,
-                               progress=not no_progress)
-        result, written, journal = ask_to_file(dataset, url, output, protocol=protocol, settings=settings, fmt=fmt,
-                                               dataset_format=dataset_format)
+                               progress=not no_progress, headers=system_headers(header), max_failures=max_failures,
+                               allow_failures=allow_failures, echo_check=not no_echo_check)
+        with resumable():
+            result, written, journal = ask_to_file(dataset, url, output, protocol=protocol, settings=settings,
+                                                   fmt=fmt, dataset_format=dataset_format)
         for p in result.problems:
             err.print(f"[yellow]{p}[/]", highlight=False, soft_wrap=True)
         counts = ", ".join(f"{k} {v}" for k, v in result.counts.items()) or "nothing"

@@ -68,6 +68,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import os
 import re
 import socket
 import ssl
@@ -222,7 +223,7 @@ class SystemFailed(InputError):
 
     def __init__(self, result: AskResult):
         self.result = result
-        super().__init__(result.url, f"{result.failure_summary()}; not scored (a failing system is not a run of "
+        super().__init__("live system", f"{result.failure_summary()}; not scored (a failing system is not a run of "
                                      "zeros): fix the system or its URL and rerun (transient failures are asked "
                                      "again), or pass --allow-failures to score it anyway")
 
@@ -455,6 +456,17 @@ async def read_body(response: httpx.Response, cap: int | None, too_large: Callab
     return bytes(out)
 
 
+def _transport_detail(e: BaseException) -> str:
+    """``ConnectError: connection refused`` rather than httpx's "All connection attempts
+    failed": the errno of the first OS error in the exception's chain, when there is one."""
+    seen: BaseException | None = e
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno:
+            return f"{type(e).__name__}: {os.strerror(seen.errno).lower()}"
+        seen = seen.__cause__ or seen.__context__
+    return f"{type(e).__name__}: {e or 'no detail'}"
+
+
 class _Asker:
     def __init__(self, url: str, protocol: str, settings: AskSettings, dataset_iri: str):
         self.url = httpx.URL(url)
@@ -544,7 +556,7 @@ class _Asker:
                 return done("http_error", e.message)
             except httpx.TransportError as e:  # refused, reset, dropped, cut short, protocol junk: retried
                 state["status"] = None
-                raise Retryable(f"connection error: {type(e).__name__}: {e or 'no detail'}") from None
+                raise Retryable(f"connection error: {_transport_detail(e)}") from None
             except httpx.DecodingError as e:
                 return done("malformed_response", f"response body cannot be decoded: {e}")
             except httpx.HTTPError as e:  # anything else httpx raises ends this question, never the run
