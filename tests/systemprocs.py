@@ -100,3 +100,17 @@ def faulty(answers: Path, faults: dict[str, list[str]] | None = None, latency: f
 
 def count(proc: Proc) -> dict:
     return httpx.get(proc.url + "count", timeout=5, trust_env=False).json()
+
+
+def requests_log(proc: Proc) -> list[dict]:
+    """The question requests a ``faulty`` service received: time, method, path, headers."""
+    return httpx.get(proc.url + "log", timeout=5, trust_env=False).json()
+
+
+def dead_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -8,9 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
-import click
 import typer
 from rich.console import Console
 
@@ -31,12 +30,27 @@ def system_headers(values: list[str] | None) -> dict[str, str]:
     for item in items:
         name, sep, value = item.partition(":")
         if not sep or not name.strip():
-            raise InputError("--header", f"expected NAME:VALUE, got a value without a name ({name.strip()[:40]!r}...)")
+            raise InputError("--header", "expected NAME:VALUE, got one without a name and a colon (not shown: it "
+                                         "may be a secret)")
         out[name.strip()] = value.strip()
     return out
 
 
-def resume_command(ctx: click.Context, add: tuple[str, ...] = ()) -> str:
+def _current_context() -> Any:
+    """The running command's click context (typer >= 0.2x vendors its own click: duck-typed)."""
+    import importlib
+
+    for name in ("typer._click.globals", "click.globals"):
+        try:
+            ctx = importlib.import_module(name).get_current_context(silent=True)
+        except (ImportError, AttributeError):
+            continue
+        if ctx is not None:
+            return ctx
+    return None
+
+
+def resume_command(ctx: Any, add: tuple[str, ...] = ()) -> str:
     """The command line that reruns this command (``--fresh`` left out), with credentials in
     the URL and ``--header`` values shown as ``***``."""
     from kgqa.execute.systems.client import display_url
@@ -44,7 +58,8 @@ def resume_command(ctx: click.Context, add: tuple[str, ...] = ()) -> str:
     parts = ctx.command_path.split()
     for param in ctx.command.params:
         value = ctx.params.get(param.name)
-        if param.name == "fresh" or value is None or (isinstance(param, click.Option) and value == param.default):
+        is_arg = getattr(param, "param_type_name", "") == "argument"
+        if param.name == "fresh" or value is None or (not is_arg and value == param.default):
             continue
         values = list(value) if isinstance(value, (list, tuple)) else [value]
         values = [v.value if isinstance(v, Enum) else v for v in values]
@@ -52,7 +67,7 @@ def resume_command(ctx: click.Context, add: tuple[str, ...] = ()) -> str:
             values = [display_url(str(v)) for v in values]
         if param.name == "header":
             values = [f"{str(v).partition(':')[0]}:***" for v in values]
-        if isinstance(param, click.Argument):
+        if is_arg:
             parts += [str(v) for v in values]
         elif getattr(param, "is_flag", False):
             parts.append(param.opts[0] if value else param.secondary_opts[0])
@@ -71,7 +86,9 @@ def resumable() -> Iterator[None]:
     try:
         yield
     except AskInterrupted as e:
-        ctx = click.get_current_context()
+        ctx = _current_context()
+        if ctx is None:  # not run from the command line: nothing to print a command for
+            raise
         if e.journal is not None:
             err.print(f"[yellow]interrupted:[/] {e.answered} of {e.total} questions answered, kept in the journal "
                       f"{e.journal}; resume (asks only the rest) with:", highlight=False, soft_wrap=True)

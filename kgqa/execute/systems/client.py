@@ -81,6 +81,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 
@@ -212,7 +213,8 @@ class AskResult:
         """``system`` (scheme, host and port only), ``protocol``, the languages asked
         (``asked``) and the ``client`` settings the answers were obtained under (those of every
         session that produced one, ``+``-joined), for the evaluation signature."""
-        client = list(dict.fromkeys(r.get("client") or self.settings.describe() for r in self.records))
+        by_time = sorted(self.records, key=lambda r: str(r.get("at") or ""))  # sessions in the order they ran
+        client = list(dict.fromkeys(r.get("client") or self.settings.describe() for r in by_time))
         return {"system": origin_of(self.url), "protocol": self.protocol, "asked": ",".join(self.langs),
                 "client": "+".join(client) or self.settings.describe()}
 
@@ -252,10 +254,13 @@ def display_url(url: str) -> str:
         return re.sub(r"//[^/@]*@", "//***@", url)
     if u.userinfo:
         u = u.copy_with(username="***", password=None)
-    if u.query:
-        params = [(k, "***" if _SECRET_PARAM.search(k) else v) for k, v in u.params.multi_items()]
-        u = u.copy_with(params=params)
-    return str(u)
+    if not u.query:
+        return str(u)
+    parts = []
+    for part in u.query.decode("ascii", "replace").split("&"):
+        name, eq, _ = part.partition("=")
+        parts.append(f"{name}=***" if eq and _SECRET_PARAM.search(unquote(name)) else part)
+    return str(u.copy_with(query=None)) + "?" + "&".join(parts)
 
 
 def origin_of(url: str) -> str:
