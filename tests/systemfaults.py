@@ -1,7 +1,7 @@
 """A misbehaving live QA system, run as its own process, for tests and bench/bench_system.py.
 
 ``python tests/systemfaults.py --answers ANSWERS.json [--faults FAULTS.json] [--latency S]
-[--lifetime S]`` listens on a free 127.0.0.1 port, prints ``PORT <n>`` on stdout, and answers
+[--lifetime S] [--port P]`` listens on a free 127.0.0.1 port (or P), prints ``PORT <n>`` on stdout, and answers
 both contracts from a Text2SPARQL answers file (question text -> query):
 
 - ``POST /`` (GERBIL QA, form ``query=&lang=``) -> QALD JSON with the query (no answers);
@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--faults")
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--lifetime", type=float, default=300.0)
+    ap.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
     args = ap.parse_args(argv)
     answers = {r["question"]: r for r in json.load(open(args.answers, encoding="utf-8"))}
     faults: dict[str, list[str]] = json.load(open(args.faults, encoding="utf-8")) if args.faults else {}
@@ -149,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
                                   "query": {"sparql": rec["query"]}}]}
             return self._send(200, json.dumps(doc))
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    ThreadingHTTPServer.allow_reuse_address = True  # a service that comes back on its port
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     print(f"PORT {server.server_address[1]}", flush=True)
     threading.Timer(args.lifetime, server.shutdown).start()

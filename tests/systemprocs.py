@@ -88,8 +88,9 @@ def adapter(*args: str) -> Proc:
 
 
 def faulty(answers: Path, faults: dict[str, list[str]] | None = None, latency: float = 0.0,
-           workdir: Path | None = None) -> Proc:
-    args = [sys.executable, str(REPO / "tests" / "systemfaults.py"), "--answers", str(answers), "--latency", str(latency)]
+           workdir: Path | None = None, port: int = 0) -> Proc:
+    args = [sys.executable, str(REPO / "tests" / "systemfaults.py"), "--answers", str(answers), "--latency", str(latency),
+            "--port", str(port)]
     if faults:
         assert workdir is not None
         f = workdir / f"faults-{len(list(workdir.glob('faults-*.json')))}.json"
