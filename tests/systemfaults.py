@@ -54,11 +54,22 @@ def main(argv: list[str] | None = None) -> int:
     log: list[dict] = []
     lock = threading.Lock()
 
+    bomb_lock = threading.Lock()
+
     @functools.lru_cache(maxsize=4)
-    def bomb(mib: int) -> bytes:
+    def _bomb(mib: int) -> bytes:
         z = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
         block = b"\0" * (1 << 20)
         return b"".join([*(z.compress(block) for _ in range(mib)), z.flush()])
+
+    def bomb(mib: int) -> bytes:
+        with bomb_lock:  # built once, not once per concurrent request
+            return _bomb(mib)
+
+    for plan in faults.values():  # built before the port is announced
+        for b in plan:
+            if b.startswith("gzipbomb:"):
+                bomb(int(b.partition(":")[2]))
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"

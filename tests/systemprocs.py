@@ -96,7 +96,8 @@ def faulty(answers: Path, faults: dict[str, list[str]] | None = None, latency: f
         f = workdir / f"faults-{len(list(workdir.glob('faults-*.json')))}.json"
         f.write_text(json.dumps(faults), encoding="utf-8")
         args += ["--faults", str(f)]
-    return Proc(args, r"PORT (\d+)", stream="stdout")
+    bombs = any(b.startswith("gzipbomb") for plan in (faults or {}).values() for b in plan)
+    return Proc(args, r"PORT (\d+)", stream="stdout", timeout=300 if bombs else 60)  # a bomb is built first
 
 
 def count(proc: Proc) -> dict:
