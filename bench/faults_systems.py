@@ -23,7 +23,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from systemprocs import CLI, adapter, count, dead_port, env, faulty, requests_log  # noqa: E402
+from systemprocs import CLI, adapter, asking, count, dead_port, env, faulty  # noqa: E402
+from systemprocs import requests_log, wait_for_records  # noqa: E402
 
 Row = Callable[[str, str, str, str, bool], None]
 GROUP = "systems"
@@ -284,14 +285,11 @@ def _session_rows(row: Row, tmp: Path, answers: Path, texts: list[str]) -> None:
     out = tmp / "ctrlc.jsonl"
     journal = Path(str(out) + ".journal.jsonl")
     with faulty(answers, latency=0.1) as srv:
-        p = subprocess.Popen(CLI + ["system", "ask", srv.url, "ck25", "-o", str(out), "-c", "2", "--no-progress",
-                                    "--fresh"], env={**env(), "COLUMNS": "400"}, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while not (journal.exists() and journal.read_text().count("\n") >= 6) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        os.kill(p.pid, signal.SIGINT)
-        err = p.communicate(timeout=60)[1]
+        with asking(["system", "ask", srv.url, "ck25", "-o", str(out), "-c", "2", "--no-progress", "--fresh"]) as p:
+            wait_for_records(p, journal, 5)
+            os.kill(p.pid, signal.SIGINT)
+            p.wait(60)
+            err = p.stderr.read()
         line = next((x.strip() for x in err.splitlines() if x.strip().startswith("kgqa system ask")), "")
         kept = len(journal.read_text().splitlines()) - 1
         n0 = count(srv)["total"]

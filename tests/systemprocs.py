@@ -12,6 +12,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -116,3 +118,27 @@ def dead_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextmanager
+def asking(args: list[str]) -> Iterator[subprocess.Popen]:
+    """``kgqa ARGS`` (e.g. ``system ask ...``) in its own session, stderr as text; killed by its
+    PID if still running at the end."""
+    p = subprocess.Popen(CLI + args, env={**env(), "COLUMNS": "400"}, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        yield p
+    finally:
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGKILL)
+            p.wait(10)
+        p.stderr.close()
+
+
+def wait_for_records(p: subprocess.Popen, journal: Path, n: int, timeout: float = 60) -> None:
+    """Wait until ``journal`` holds ``n`` records (the header not counted) while ``p`` runs."""
+    deadline = time.monotonic() + timeout
+    while not (journal.exists() and journal.read_text(encoding="utf-8").count("\n") >= n + 1):
+        if time.monotonic() > deadline or p.poll() is not None:
+            raise RuntimeError(f"{journal} never held {n} records (client exit {p.poll()})")
+        time.sleep(0.02)

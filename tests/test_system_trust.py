@@ -18,12 +18,12 @@ import httpx
 import pytest
 
 from kgqa.execute.retry import GaveUp, RateLimiter, Retryable, RetryPolicy
-from kgqa.execute.systems import AskSettings, SystemFailed, ask, ask_to_file
+from kgqa.execute.systems import AskSettings, SystemFailed, ask
 from kgqa.execute.systems.client import display_url, failure_reason, origin_of
 from kgqa.execute.systems.protocols import same_text
 from kgqa.load import load_dataset, load_run
 from kgqa.model import Dataset, Status
-from systemprocs import CLI, adapter, count, dead_port, env, faulty, requests_log
+from systemprocs import CLI, adapter, asking, count, dead_port, env, faulty, requests_log, wait_for_records
 
 
 @pytest.fixture
@@ -257,20 +257,10 @@ def test_two_runs_on_one_output_never_ask_twice(answers, tmp_path):
     args = ["system", "ask", None, "ck25", "--protocol", "text2sparql", "-o", str(out), "-c", "2", "--no-progress"]
     with faulty(answers, latency=0.3) as srv:  # about 8 s of asking: the second run starts meanwhile
         args[2] = srv.url
-        one = subprocess.Popen(CLI + args, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               start_new_session=True)
-        try:
-            deadline = time.monotonic() + 60
-            while not (journal.exists() and journal.read_text().count("\n") >= 3):
-                assert time.monotonic() < deadline and one.poll() is None
-                time.sleep(0.02)
+        with asking(args) as one:
+            wait_for_records(one, journal, 2)
             two = cli(*args)
             one.wait(120)
-        finally:
-            if one.poll() is None:
-                os.kill(one.pid, signal.SIGKILL)
-                one.wait(10)
-            one.stderr.close()
         total = count(srv)["total"]
     assert two.returncode == 2 and "another kgqa session is asking into this journal" in flat(two.stderr)
     assert one.returncode == 0 and total == 50
@@ -323,21 +313,11 @@ def test_ctrl_c_prints_the_exact_command_that_resumes(answers, tmp_path):
     with faulty(answers, latency=0.1) as srv:
         args = ["system", "ask", srv.url, "ck25", "-o", str(out), "--protocol", "text2sparql", "-c", "2",
                 "--no-progress", "--fresh"]
-        client = subprocess.Popen(CLI + args, env={**env(), "COLUMNS": "400"}, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, text=True, start_new_session=True)
-        try:
-            deadline = time.monotonic() + 60
-            while not (journal.exists() and journal.read_text().count("\n") >= 6):
-                assert time.monotonic() < deadline and client.poll() is None
-                time.sleep(0.02)
+        with asking(args) as client:
+            wait_for_records(client, journal, 5)
             os.kill(client.pid, signal.SIGINT)
             client.wait(30)
             err = client.stderr.read()
-        finally:
-            if client.poll() is None:
-                os.kill(client.pid, signal.SIGKILL)
-                client.wait(10)
-            client.stderr.close()
         assert client.returncode == 130, err
         line = next(x.strip() for x in err.splitlines() if x.strip().startswith("kgqa system ask"))
         cmd = shlex.split(line)

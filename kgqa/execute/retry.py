@@ -77,21 +77,20 @@ class RateLimiter:
         self.next_at = 0.0
         self.next_send = 0.0
 
-    async def acquire(self) -> None:
+    async def _slot(self, attr: str) -> None:
+        """Wait for the next free time in ``attr`` and take it."""
         now = time.monotonic()
-        at = max(now, self.next_at)
-        self.next_at = at + self.interval
+        at = max(now, getattr(self, attr))
+        setattr(self, attr, at + self.interval)
         if at > now:
             await asyncio.sleep(at - now)
 
+    async def acquire(self) -> None:
+        await self._slot("next_at")
+
     async def sending(self) -> None:
-        now = time.monotonic()
-        at = max(now, self.next_send)
-        self.next_send = at + self.interval
-        if at > now:
-            await asyncio.sleep(at - now)
-        # later reservations start from the real send time
-        self.next_at = max(self.next_at, self.next_send)
+        await self._slot("next_send")
+        self.next_at = max(self.next_at, self.next_send)  # later reservations start from the real send
 
 
 class Retryable(Exception):
