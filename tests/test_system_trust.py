@@ -232,20 +232,23 @@ def test_bad_headers_are_refused_without_echoing_their_value(tmp_path):
 
 
 def test_a_gzip_bomb_is_refused_while_decompressing_within_the_cap(ck25, answers, tmp_path):
-    ds = first(ck25, 3)
+    ds = first(ck25, 10)
     q = texts(ds)
-    with faulty(answers, {q[1]: ["gzipbomb:64"]}, workdir=tmp_path) as srv:
+    with faulty(answers, {q[i]: ["gzipbomb:64"] for i in range(1, 9)}, workdir=tmp_path) as srv:
         tracemalloc.start()
         try:
-            res = ask(ds, srv.url, "gerbil", quiet(concurrency=1, max_response_bytes=1 << 20))
+            res = ask(ds, srv.url, "gerbil", quiet(concurrency=2, max_response_bytes=1 << 20, allow_failures=True))
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
     by = {r["id"]: r for r in res.records}
-    assert by["ck25:1-en"]["outcome"] == "refused" and "larger than 1048576 bytes" in by["ck25:1-en"]["message"]
-    assert by["ck25:2-en"]["outcome"] == by["ck25:3-en"]["outcome"] == "ok"
-    # httpx's own decoder inflates a whole network chunk at once (tens of MiB here): kgqa's stops at the cap
-    assert peak < 8 << 20, peak
+    assert all(by[f"ck25:{i}-en"]["outcome"] == "refused" for i in range(1, 9))
+    assert "larger than 1048576 bytes" in by["ck25:1-en"]["message"]
+    assert by["ck25:9-en"]["outcome"] == by["ck25:10-en"]["outcome"] == "ok"
+    # httpx's own decoder inflates a whole network chunk at once (tens of MiB here), and a refused
+    # body kept alive by its exception's traceback adds up over requests: kgqa's stays within
+    # 2 in flight x the 1 MiB cap (plus what the client itself allocates)
+    assert peak < 7 << 20, peak
 
 
 # --------------------------------------------------------------------------- lock, rate, signature, Ctrl-C

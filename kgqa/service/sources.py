@@ -111,7 +111,8 @@ class ReplaySource:
                 self.loose.setdefault(loose_text(text), []).append((lang, p))
 
     def describe(self) -> str:
-        return f"replay of {', '.join(str(s) for s in self.run.source) or self.run.name}"
+        named = f" (dataset {', '.join(sorted(self.datasets))})" if self.datasets else ""
+        return f"replay of {', '.join(str(s) for s in self.run.source) or self.run.name}{named}"
 
     @property
     def size(self) -> int:

@@ -420,45 +420,57 @@ async def read_body(response: httpx.Response, cap: int | None, too_large: Callab
     if len(codings) > 1 or (codings and codings[0] not in DECODINGS):
         raise httpx.DecodingError(f"unsupported Content-Encoding {response.headers['content-encoding']!r} "
                                   f"(kgqa asks for {ACCEPT_ENCODING})")
-    out = bytearray()
+    # pieces of at most 64 KiB, joined once the whole body is in: no buffer is ever grown (a
+    # growing buffer fragments the allocator's heap, and peak RSS grows with every response)
+    out: list[bytes] = []
+    size = 0
     wbits = DECODINGS[codings[0]] if codings else None
     d = zlib.decompressobj(wbits) if wbits is not None else None
     fresh = True  # no output yet: a "deflate" body may be raw deflate instead of zlib
 
     def add(piece: bytes) -> None:
-        out.extend(piece)
-        if cap and len(out) > cap:
+        nonlocal size
+        size += len(piece)
+        if cap and size > cap:
+            # freed now, not when the cyclic collector gets to the exception's traceback (which
+            # holds this frame): otherwise every refused body stays in memory for a while
+            out.clear()
             raise too_large()
+        out.append(piece)
 
-    async for raw in response.aiter_raw():
-        if d is None:
-            add(raw)
-            continue
-        data = raw
-        while data:
-            room = (cap - len(out) + 1) if cap else _PIECE
-            try:
-                piece = d.decompress(data, max(1, min(room, _PIECE)))
-            except zlib.error as e:
-                if fresh and wbits == zlib.MAX_WBITS:
-                    wbits = -zlib.MAX_WBITS
-                    d = zlib.decompressobj(wbits)
-                    fresh = False
-                    continue
-                raise httpx.DecodingError(f"{codings[0]} body cannot be decoded: {e}") from None
-            fresh = False
-            add(piece)
-            data = d.unconsumed_tail
-            if d.eof:
-                rest = d.unused_data
-                if rest and wbits == 16 + zlib.MAX_WBITS:  # another gzip member follows
-                    d = zlib.decompressobj(wbits)
-                    data = rest
-                else:
-                    data = b""
+    try:
+        async for raw in response.aiter_raw():
+            if d is None:
+                add(raw)
+                continue
+            data = raw
+            while data:
+                room = (cap - size + 1) if cap else _PIECE
+                try:
+                    piece = d.decompress(data, max(1, min(room, _PIECE)))
+                except zlib.error as e:
+                    if fresh and wbits == zlib.MAX_WBITS:
+                        wbits = -zlib.MAX_WBITS
+                        d = zlib.decompressobj(wbits)
+                        fresh = False
+                        continue
+                    raise httpx.DecodingError(f"{codings[0]} body cannot be decoded: {e}") from None
+                fresh = False
+                add(piece)
+                data = d.unconsumed_tail
+                if d.eof:
+                    rest = d.unused_data
+                    if rest and wbits == 16 + zlib.MAX_WBITS:  # another gzip member follows
+                        d = zlib.decompressobj(wbits)
+                        data = rest
+                    else:
+                        data = b""
+    except BaseException:  # a cut-short or undecodable body: its pieces go at once (see add)
+        out.clear()
+        raise
     if d is not None:
         add(d.flush())
-    return bytes(out)
+    return b"".join(out)
 
 
 def _transport_detail(e: BaseException) -> str:
