@@ -49,13 +49,19 @@ def _outcomes(r: subprocess.CompletedProcess) -> str:
     return m.group(0) if m else f"exit {r.returncode}: {_error(r)[:80]}"
 
 
+#: runs its arguments and prints their exit status and peak RSS (KiB); a small process of its own,
+#: because a child's ru_maxrss starts from the RSS of the process it was forked from
+_MEASURE = ("import os, subprocess, sys; p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, "
+            "stderr=subprocess.DEVNULL); _, st, ru = os.wait4(p.pid, 0); "
+            "print(os.waitstatus_to_exitcode(st), ru.ru_maxrss)")
+
+
 def _rss_mib(args: list[str]) -> tuple[int, float]:
     """Exit status and peak RSS (MiB) of ``kgqa ARGS`` in a child process."""
-    p = subprocess.Popen(CLI + args, env={**env(), "COLUMNS": "400"}, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, usage.ru_maxrss / 1024
+    r = subprocess.run([sys.executable, "-c", _MEASURE, *CLI, *args], env={**env(), "COLUMNS": "400"},
+                       capture_output=True, text=True)
+    code, kib = r.stdout.split()
+    return int(code), int(kib) / 1024
 
 
 def system_rows(row: Row, tmp: Path, data: Path) -> None:
