@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from kgqa.cli._output import emit_breakdowns, parse_options, record, save_evaluations, serve_demo
+from kgqa.cli._output import resumable, system_headers
 from kgqa.model import InputError
 
 if TYPE_CHECKING:
@@ -31,7 +32,6 @@ def _evaluate(dataset: str, runs: list[str], **options: object) -> list[Evaluati
     """:func:`kgqa.api.evaluate` for the command line (a list of runs, progress on stderr; Ctrl-C
     while asking a live system prints the command that resumes)."""
     from kgqa import api
-    from kgqa.cli.system import resumable
 
     with resumable():
         return api.evaluate(dataset, list(runs), progress=True, **options)  # type: ignore[arg-type]
@@ -45,7 +45,6 @@ def ask_settings(system: str | None, runs: list[str] | None, lang: str, **client
             raise InputError("RUNS", "give one or more run files, or a live system with --system URL")
         return None
     from kgqa.api import parse_langs
-    from kgqa.cli.system import system_headers
     from kgqa.execute.systems import AskSettings
 
     return AskSettings(langs=parse_langs(lang), **{**client, "headers": system_headers(client.get("headers"))})
