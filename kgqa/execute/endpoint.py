@@ -73,8 +73,8 @@ from kgqa.execute.engine import (
     transient,
 )
 from kgqa.execute.results_xml import parse_results_xml
-from kgqa.execute.retry import RETRY_STATUSES, GaveUp, RateLimiter, RetryPolicy, Retryable as _Retryable
-from kgqa.execute.retry import retry_after_seconds  # noqa: F401 - part of this module's interface
+from kgqa.execute.retry import RETRY_STATUSES, GaveUp, RateLimiter, RetryPolicy, retry_after_seconds
+from kgqa.execute.retry import Retryable as _Retryable
 from kgqa.execute.sandbox import UPDATE_KEYWORDS, refusal
 from kgqa.sparql.lexer import tokenize
 from kgqa.model.answer import Answer, BooleanAnswer, TableAnswer, from_results_json

@@ -38,7 +38,7 @@ Credentials: userinfo in ``url`` is sent (HTTP basic auth) and ``headers`` with 
 a query string in ``url`` is kept on every request (Text2SPARQL parameters are added to it).
 None of them is written: records, messages, the run, its files and the signature carry the URL
 with userinfo and credential-like query values (``key``, ``token``, ``secret``, ``pass``,
-``auth``, ``sig``, ``session`` in the name) replaced by ``***`` (:func:`display_url`), any
+``auth``, ``sig``, ``session``, ``cred`` in the name) replaced by ``***`` (:func:`display_url`), any
 copy of those secrets (or of a header value) in a message or a raw response body is replaced
 too, and the signature names the system by scheme, host and port only (:func:`origin_of`).
 
@@ -271,11 +271,11 @@ def origin_of(url: str) -> str:
 
 
 def secrets_of(url: str, headers: dict[str, str]) -> list[str]:
-    """The strings kgqa must never write for this system: the URL's username and password,
-    credential-like query values and the header values (short ones, under 3 characters, are
-    not secrets that could be scrubbed from text)."""
+    """The strings kgqa must never write for this system: the URL's password (and its username
+    when it looks like a token: 8 characters or more), credential-like query values and the
+    header values (ones under 3 characters cannot be told from ordinary text)."""
     u = httpx.URL(url)
-    found = [u.username, u.password, *headers.values()]
+    found = [u.password, *headers.values(), u.username if len(u.username) >= 8 else ""]
     found += [v for k, v in u.params.multi_items() if _SECRET_PARAM.search(k)]
     out = {x for x in found if x and len(x) >= 3}
     # also the percent-encoded and the basic-auth forms they may appear in
@@ -285,6 +285,10 @@ def secrets_of(url: str, headers: dict[str, str]) -> list[str]:
         out.add(u.userinfo.decode("ascii", "replace"))
         out.add(base64.b64encode(f"{u.username}:{u.password}".encode()).decode())
     return sorted(out, key=len, reverse=True)
+
+
+#: the parts of a journal record that carry free text from the system or the network
+FREE_TEXT = ("message", "raw", "warnings")
 
 
 def scrub(value: Any, secrets: list[str]) -> Any:
@@ -558,7 +562,10 @@ class _Asker:
             if outcome != "ok":
                 rec["transient"] = transient
             rec["client"] = self.client_settings
-            return scrub(rec, self.secrets)
+            for key in FREE_TEXT:  # never the question, the query or the answers: those are data
+                if key in rec:
+                    rec[key] = scrub(rec[key], self.secrets)
+            return rec
 
         async def attempt(k: int) -> dict[str, Any]:
             state["attempts"] = k + 1
