@@ -73,7 +73,7 @@ from kgqa.execute.engine import (
     transient,
 )
 from kgqa.execute.results_xml import parse_results_xml
-from kgqa.execute.retry import RETRY_STATUSES, GaveUp, RateLimiter, RetryPolicy, retry_after_seconds
+from kgqa.execute.retry import RETRY_STATUSES, GaveUp, PacedTransport, RateLimiter, RetryPolicy, retry_after_seconds
 from kgqa.execute.retry import Retryable as _Retryable
 from kgqa.execute.sandbox import UPDATE_KEYWORDS, refusal
 from kgqa.sparql.lexer import tokenize
@@ -272,7 +272,10 @@ class SparqlEndpoint:
         self._sem = asyncio.Semaphore(self.concurrency)
         self._limiter = RateLimiter(self.rps) if self.rps else None
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-        return httpx.AsyncClient(headers=self.headers, limits=limits, follow_redirects=False, timeout=None)
+        # with rps, sends are spaced when their bytes go out (no burst behind a slow first connect)
+        transport = PacedTransport(httpx.AsyncHTTPTransport(limits=limits), self._limiter) if self._limiter else None
+        return httpx.AsyncClient(headers=self.headers, limits=limits, follow_redirects=False, timeout=None,
+                                 transport=transport)
 
     def _call(self, coro: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()

@@ -24,12 +24,15 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import inspect
 import random
 import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
+
+import httpx
 
 T = TypeVar("T")
 
@@ -66,11 +69,10 @@ class RateLimiter:
     """At most ``rps`` request starts per second, evenly spaced (no burst, not even at start).
 
     :meth:`acquire` reserves a start time ``1/rps`` s after the last reservation and waits for
-    it (call it before a request, outside any per-attempt timeout). :meth:`sending` (call it
-    when the request's bytes actually go out, e.g. from an httpx ``trace`` hook) keeps the
-    actual starts ``1/rps`` s apart too: a first request delayed by connection set-up would
-    otherwise leave the next ones, reserved on time, to go out together with it. Used on one
-    event loop only."""
+    it (call it before a request, outside any per-attempt timeout). :meth:`sending` (called by
+    :class:`PacedTransport` when the request's bytes actually go out) keeps the actual starts
+    ``1/rps`` s apart too: a first request delayed by connection set-up would otherwise leave
+    the next ones, reserved on time, to go out together with it. Used on one event loop only."""
 
     def __init__(self, rps: float):
         self.interval = 1.0 / rps
@@ -91,6 +93,33 @@ class RateLimiter:
     async def sending(self) -> None:
         await self._slot("next_send")
         self.next_at = max(self.next_at, self.next_send)  # later reservations start from the real send
+
+
+class PacedTransport(httpx.AsyncBaseTransport):
+    """An httpx transport whose requests go out at the limiter's pace: each request's headers
+    are written only after :meth:`RateLimiter.sending` (through httpcore's ``trace`` hook, so
+    connection set-up happens before, not inside, the spacing)."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, limiter: RateLimiter):
+        self.inner = inner
+        self.limiter = limiter
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        outer = request.extensions.get("trace")
+
+        async def trace(name: str, info: dict[str, Any]) -> None:
+            if name.endswith(".send_request_headers.started"):
+                await self.limiter.sending()
+            if outer is not None:
+                r = outer(name, info)
+                if inspect.isawaitable(r):
+                    await r
+
+        request.extensions["trace"] = trace
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 class Retryable(Exception):

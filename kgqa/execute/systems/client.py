@@ -85,7 +85,15 @@ from urllib.parse import unquote
 
 import httpx
 
-from kgqa.execute.retry import RETRY_STATUSES, GaveUp, RateLimiter, Retryable, RetryPolicy, retry_after_seconds
+from kgqa.execute.retry import (
+    RETRY_STATUSES,
+    GaveUp,
+    PacedTransport,
+    RateLimiter,
+    Retryable,
+    RetryPolicy,
+    retry_after_seconds,
+)
 from kgqa.execute.systems.journal import Journal
 from kgqa.execute.systems.protocols import (
     Parsed,
@@ -501,20 +509,13 @@ class _Asker:
         self.secrets = secrets_of(url, settings.headers)
         self.client_settings = settings.describe()
 
-    async def _trace(self, name: str, info: dict[str, Any]) -> None:
-        # the rate limiter's second half: actual sends stay 1/rps apart (see RateLimiter)
-        if self.limiter is not None and name.endswith(".send_request_headers.started"):
-            await self.limiter.sending()
-
     async def _read(self, response: httpx.Response) -> bytes:
         cap = self.s.max_response_bytes
         return await read_body(response, cap, lambda: _Refused(f"response larger than {cap} bytes; not read further"))
 
     def _build(self, client: httpx.AsyncClient, method: str, url: httpx.URL, **kw: Any) -> httpx.Request:
-        extensions = {"trace": self._trace} if self.limiter is not None else None
         return client.build_request(method, url, headers={"Accept": "application/json",
-                                                          "Accept-Encoding": ACCEPT_ENCODING},
-                                    extensions=extensions, **kw)
+                                                          "Accept-Encoding": ACCEPT_ENCODING}, **kw)
 
     async def _send(self, client: httpx.AsyncClient, q: Question) -> tuple[httpx.Response, bytes]:
         if self.protocol == "gerbil":
@@ -634,8 +635,10 @@ async def _ask_all(asker: _Asker, todo: list[Question],
     # only the origin of the URL is ever contacted, so an http:// system never needs TLS (and
     # building a verifying SSL context costs tens of milliseconds per client)
     verify: Any = _ssl_context() if asker.url.scheme == "https" else False
-    transport = httpx.AsyncHTTPTransport(limits=limits, trust_env=False, verify=verify,
-                                         socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+    transport: httpx.AsyncBaseTransport = httpx.AsyncHTTPTransport(
+        limits=limits, trust_env=False, verify=verify, socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+    if asker.limiter is not None:  # sends 1/rps apart, measured when the bytes go out
+        transport = PacedTransport(transport, asker.limiter)
     loop = asyncio.get_running_loop()
     pending: asyncio.Queue = asyncio.Queue()
 
