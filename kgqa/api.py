@@ -560,11 +560,21 @@ class Evaluator:
     def ask(self, url: str, protocol: str = "gerbil", settings: Any = None, journal: Any = None) -> Evaluation:
         """Ask a live QA system every question of the dataset (GERBIL QA or Text2SPARQL web
         service, :func:`kgqa.execute.systems.ask`), then execute and score its answers like a run;
-        the system URL, protocol and client settings join the signature."""
+        the system (scheme, host, port), protocol and client settings join the signature. A
+        system failing too many questions raises :class:`kgqa.execute.systems.SystemFailed`
+        (unless ``settings.allow_failures``); fewer failures are a ``system`` set-up warning."""
         from kgqa.execute.systems import ask as ask_system
 
         asked = ask_system(self.dataset, url, protocol, settings, journal=journal)
-        return self.evaluate(asked.run, name=asked.run.name, signature_extra=asked.signature_parts())
+        e = self.evaluate(asked.run, name=asked.run.name, signature_extra=asked.signature_parts())
+        failures = asked.failure_summary()  # fewer than the client's limit, or allowed: --strict still sees them
+        if failures:
+            from kgqa.score.setup_check import SetupWarning
+
+            e.setup_warnings = (*e.setup_warnings, SetupWarning(
+                "system", f"the live system failed: {failures}", "fix the system and rerun (transient failures are "
+                "asked again when the run is journalled)", asked.run.name))
+        return e
 
     def _kg_types(self, ex: Executor, run: Run, execution: Any) -> dict[str, dict[str, Any]]:
         """Answer item classes looked up on the KG for measures that declare ``kg_types``."""

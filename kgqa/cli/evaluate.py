@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from kgqa.cli._output import emit_breakdowns, parse_options, record, save_evaluations, serve_demo
+from kgqa.cli._output import resumable, system_headers
 from kgqa.model import InputError
 
 if TYPE_CHECKING:
@@ -35,15 +36,17 @@ def gold_policy(sandbox_gold: bool) -> Any:
 
 
 def _evaluate(dataset: str, runs: list[str], **options: object) -> list[Evaluation]:
-    """:func:`kgqa.api.evaluate` for the command line (a list of runs, progress on stderr)."""
+    """:func:`kgqa.api.evaluate` for the command line (a list of runs, progress on stderr; Ctrl-C
+    while asking a live system prints the command that resumes)."""
     from kgqa import api
 
-    return api.evaluate(dataset, list(runs), progress=True, **options)  # type: ignore[arg-type]
+    with resumable():
+        return api.evaluate(dataset, list(runs), progress=True, **options)  # type: ignore[arg-type]
 
 
 def ask_settings(system: str | None, runs: list[str] | None, lang: str, **client: Any) -> Any:
-    """The live-system client's settings for ``--system`` (None without it); no run and no
-    system is a usage error."""
+    """The live-system client's settings for ``--system`` (None without it; ``headers``: the
+    ``--header`` options); no run and no system is a usage error."""
     if system is None:
         if not runs:
             raise InputError("RUNS", "give one or more run files, or a live system with --system URL")
@@ -51,7 +54,7 @@ def ask_settings(system: str | None, runs: list[str] | None, lang: str, **client
     from kgqa.api import parse_langs
     from kgqa.execute.systems import AskSettings
 
-    return AskSettings(langs=parse_langs(lang), **client)
+    return AskSettings(langs=parse_langs(lang), **{**client, "headers": system_headers(client.get("headers"))})
 
 
 def print_warnings(evals: list[Evaluation]) -> list[str]:
@@ -149,6 +152,9 @@ def register(app: typer.Typer) -> None:
         rps: Optional[float] = typer.Option(None, "--rps", help="With --system: at most this many requests per second."),
         journal: Optional[Path] = typer.Option(None, "--journal", help="With --system: resume from / append to this journal (JSONL)."),
         fresh: bool = typer.Option(False, "--fresh", help="With --system and --journal: ask every question again."),
+        allow_failures: bool = typer.Option(False, "--allow-failures", help="With --system: score it even when it failed every question or more than half of them (an error otherwise)."),
+        header: Optional[list[str]] = typer.Option(None, "--header", help="With --system: send this header NAME:VALUE with every request (repeatable; also KGQA_SYSTEM_HEADERS). Never written."),
+        no_echo_check: bool = typer.Option(False, "--no-echo-check", help="With --system: ignore the question a response echoes."),
         store: Optional[str] = typer.Option(None, "--store", help="Also record each run as an experiment in this store (SQLite file or SQLAlchemy URL; see kgqa web)."),
         no_cache: bool = typer.Option(False, "--no-cache", help="With --kg: neither read nor write the result cache."),
         view: Optional[str] = typer.Option(None, "--view", help="Compare answers as values (flattened), tuples (rows) or list; default: the profile's."),
@@ -156,7 +162,7 @@ def register(app: typer.Typer) -> None:
         redirects: Optional[str] = typer.Option(None, "--redirects", help="With --kg: IRIs linked by this KG predicate (e.g. dbo:wikiPageRedirects) compare equal (meaning matching)."),
         match_labels: bool = typer.Option(False, "--match-labels", help="Text answers match entities by label (the dataset's entity labels and aliases; with --kg also rdfs:label, skos labels, schema/foaf name): for systems that answer in text."),
         stream: Optional[bool] = typer.Option(None, "--stream/--no-stream", help="Read a JSONL dataset one question at a time, keeping none of its items (same scores; not with --kg). Default: streamed when the JSONL file is 64 MB or more and nothing needs it in memory (KGQA_STREAM_BYTES sets the size)."),
-        strict: bool = typer.Option(False, "--strict", help="Exit with status 3 when the set-up check warns (ids not matching, n = 0, no --kg for a query-only run, failing endpoint, a score file given as a run)."),
+        strict: bool = typer.Option(False, "--strict", help="Exit with status 3 when the set-up check warns (ids not matching, n = 0, no --kg for a query-only run, failing endpoint, a live system failing questions, a score file given as a run)."),
     ) -> None:
         """Score one or more runs on a dataset."""
         if gold_answers not in ("stored", "executed"):
@@ -171,7 +177,8 @@ def register(app: typer.Typer) -> None:
             raise InputError("--stream", "breakdowns (--by) read each question's dataset item, which a streamed "
                                          "evaluation does not keep: drop --stream for them")
         settings = ask_settings(system, runs, lang, concurrency=concurrency, timeout=system_timeout,
-                                retries=retries, rps=rps, fresh=fresh)
+                                retries=retries, rps=rps, fresh=fresh, allow_failures=allow_failures,
+                                headers=header, echo_check=not no_echo_check)
         evals = _evaluate(
             dataset, runs or [], profile=profile, measures=measures, lang=lang, dataset_format=dataset_format,
             run_format=run_format, kg=kg, graph=graph, gold_answers=gold_answers, timeout=timeout,

@@ -21,9 +21,11 @@ Outcomes (the engine contract of :mod:`kgqa.execute.engine`):
 - HTTP 400 whose body reports a syntax/compile error (Virtuoso ``37000``/``SP0xx``, "parse
   error", "syntax error", "MalformedQuery", "Invalid SPARQL query", ...) -> ``PARSE_ERROR``;
 - HTTP 429, 5xx (except 501/505) and connection failures (refused, reset, dropped, body cut
-  short) are retried: at most ``retries`` more attempts, waiting ``backoff * 2**k`` seconds
+  short) are retried under kgqa's one retry policy (:mod:`kgqa.execute.retry`, shared with the
+  live-system client): at most ``retries`` more attempts, waiting ``backoff * 2**k`` seconds
   (k = 0, 1, ...; capped at ``max_backoff``) with equal jitter (uniformly between half and all
-  of it), or exactly the ``Retry-After`` the server sent (seconds or HTTP-date). A Virtuoso 5xx
+  of it), or exactly the ``Retry-After`` the server sent (seconds or HTTP-date; one longer
+  than ``max_backoff`` ends the retries). A Virtuoso 5xx
   that reports a deterministic query error (SQLSTATE classes 22, 37, 42, e.g. ``22012``
   division by zero) is not retried; Virtuoso's ``S1T00`` (server-side timeout) is ``TIMEOUT``
   and its ``37000`` (SPARQL compiler) is ``PARSE_ERROR`` whatever the HTTP status.
@@ -49,10 +51,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import email.utils
 import itertools
 import json
-import random
 import re
 import threading
 import time
@@ -73,6 +73,8 @@ from kgqa.execute.engine import (
     transient,
 )
 from kgqa.execute.results_xml import parse_results_xml
+from kgqa.execute.retry import RETRY_STATUSES, GaveUp, PacedTransport, RateLimiter, RetryPolicy, retry_after_seconds
+from kgqa.execute.retry import Retryable as _Retryable
 from kgqa.execute.sandbox import UPDATE_KEYWORDS, refusal
 from kgqa.sparql.lexer import tokenize
 from kgqa.model.answer import Answer, BooleanAnswer, TableAnswer, from_results_json
@@ -100,7 +102,6 @@ PARSE_ERROR_MARKERS = re.compile(
     re.IGNORECASE,
 )
 _VIRTUOSO_ERROR = re.compile(r"Virtuoso\s+([0-9A-Z]{5})\s+Error")
-RETRY_STATUSES = frozenset({429} | set(range(500, 600)) - {501, 505})
 
 
 # --------------------------------------------------------------------------- helpers
@@ -130,24 +131,6 @@ def query_form(query: str) -> str:
             continue
         return "unknown"
     return "unknown"
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP-date (a date in
-    the past gives 0); None when absent or unreadable."""
-    if value is None:
-        return None
-    value = value.strip()
-    if re.fullmatch(r"\d+(\.\d+)?", value):
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None:
-        return None
-    now = time.time() if now is None else now
-    return max(0.0, when.timestamp() - now)
 
 
 def _snippet(body: bytes | str, n: int = BODY_SNIPPET) -> str:
@@ -198,22 +181,6 @@ class _Failure(Exception):
         self.message = message
 
 
-class _Retryable(Exception):
-    """An attempt that failed in a way worth retrying."""
-
-    def __init__(self, message: str, retry_after: float | None = None):
-        super().__init__(message)
-        self.message = message
-        self.retry_after = retry_after
-
-
-def backoff_wait(k: int, backoff: float, max_backoff: float) -> float:
-    """Seconds to wait before retry ``k`` (0, 1, ...): ``backoff * 2**k`` capped at
-    ``max_backoff``, with equal jitter (uniformly between half and all of it)."""
-    base = min(max_backoff, backoff * (2 ** k))
-    return base / 2 + random.uniform(0, base / 2)
-
-
 async def read_capped(response: httpx.Response, cap: int | None, too_large: Callable[[], Exception]) -> bytes:
     """The (content-decoded) body of a streamed response, read chunk by chunk; raises
     ``too_large()`` as soon as more than ``cap`` bytes arrived (no cap: ``None`` or 0)."""
@@ -229,21 +196,6 @@ async def read_capped(response: httpx.Response, cap: int | None, too_large: Call
     finally:
         await stream.aclose()
     return b"".join(chunks)
-
-
-class RateLimiter:
-    """Requests start at least ``1/rps`` seconds apart (no burst). Used on one event loop only."""
-
-    def __init__(self, rps: float):
-        self.interval = 1.0 / rps
-        self.next_at = 0.0
-
-    async def acquire(self) -> None:
-        now = time.monotonic()
-        at = max(now, self.next_at)
-        self.next_at = at + self.interval
-        if at > now:
-            await asyncio.sleep(at - now)
 
 
 # --------------------------------------------------------------------------- engine
@@ -320,7 +272,10 @@ class SparqlEndpoint:
         self._sem = asyncio.Semaphore(self.concurrency)
         self._limiter = RateLimiter(self.rps) if self.rps else None
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-        return httpx.AsyncClient(headers=self.headers, limits=limits, follow_redirects=False, timeout=None)
+        # with rps, sends are spaced when their bytes go out (no burst behind a slow first connect)
+        transport = PacedTransport(httpx.AsyncHTTPTransport(limits=limits), self._limiter) if self._limiter else None
+        return httpx.AsyncClient(headers=self.headers, limits=limits, follow_redirects=False, timeout=None,
+                                 transport=transport)
 
     def _call(self, coro: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
@@ -447,10 +402,9 @@ class SparqlEndpoint:
                         state: dict) -> tuple[Status, Answer | None, str]:
         params = self._params(query, form)
         accept = ACCEPT_GRAPH if form in ("construct", "describe") else ACCEPT_RESULTS
-        for k in range(self.retries + 1):
-            if self._limiter is not None:
-                await self._limiter.acquire()
-            url = self.urls[next(self._rr) % len(self.urls)]
+
+        async def attempt(k: int) -> tuple[Status, Answer | None, str]:
+            url = self.urls[next(self._rr) % len(self.urls)]  # a retry goes to the next replica
             state["attempts"] = k + 1
             self.requests_sent += 1
             try:
@@ -459,20 +413,13 @@ class SparqlEndpoint:
                 return f.status, None, f.message
             except _Retryable as r:
                 state["last"] = r.message
-                failure = r
-            attempts = k + 1
-            if k == self.retries:
-                return Status.EXEC_ERROR, None, transient(f"{failure.message} (gave up after {attempts} attempts)")
-            if failure.retry_after is not None:
-                wait = failure.retry_after
-            else:
-                wait = backoff_wait(k, self.backoff, self.max_backoff)
-            if time.monotonic() + wait >= deadline:
-                return (Status.EXEC_ERROR, None,
-                        transient(f"{failure.message} (gave up after {attempts} attempt(s): waiting {wait:.1f} s "
-                                  f"to retry would pass the timeout)"))
-            await asyncio.sleep(wait)
-        raise AssertionError("unreachable")  # pragma: no cover
+                raise
+
+        policy = RetryPolicy(self.retries, self.backoff, self.max_backoff)
+        try:
+            return await policy.run(attempt, limiter=self._limiter, deadline=deadline)
+        except GaveUp as g:
+            return Status.EXEC_ERROR, None, transient(g.message)
 
     async def _attempt(self, url: str, params: list[tuple[str, str]], accept: str, form: str,
                        max_rows: int, deadline: float) -> tuple[Status, Answer | None, str]:

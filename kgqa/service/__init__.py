@@ -79,11 +79,11 @@ def serve(*, run: str | Path | None = None, python: str | None = None, kg: str |
 
         engine = open_engine(kg, graph, progress=False)
         runner = Executor(engine, policy=ExecutionPolicy(timeout=timeout))
-    app = create_app(source, protocol=protocol, runner=runner, kg=kg, max_body=max_body or MAX_BODY)
+    say = announce or (lambda m: print(m, file=sys.stderr, flush=True))
+    app = create_app(source, protocol=protocol, runner=runner, kg=kg, max_body=max_body or MAX_BODY, warn=say)
     sock = bind(host, port)
     real_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    say = announce or (lambda m: print(m, file=sys.stderr, flush=True))
     if host not in ("127.0.0.1", "localhost", "::1"):
         say(f"warning: listening on {host}: reachable from other machines")
     n = getattr(source, "size", None)
