@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Iterable
 import xml.etree.ElementTree as ET
@@ -107,6 +108,10 @@ def read_text(path: Path) -> str:
 _LONG_DIGITS = re.compile(r"[0-9](?=[0-9]{18})")
 
 
+_INT_DIGITS = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 4300
+_HUGE_INT = re.compile(r"\d{%d,}" % (_INT_DIGITS + 1))
+
+
 def fast_loads(text: str) -> Any:
     """What ``json.loads(text)`` returns, parsed by orjson where that gives the same value.
 
@@ -118,7 +123,13 @@ def fast_loads(text: str) -> Any:
             return _orjson.loads(text)
         except _orjson.JSONDecodeError:
             pass
-    return json.loads(text)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # an integer beyond Python's int_max_str_digits: malformed input, with its place
+        m = _HUGE_INT.search(text)
+        raise json.JSONDecodeError(f"number with more than {_INT_DIGITS:,} digits", text, m.start() if m else 0) from None
 
 
 def plain_object(text: str | bytes) -> dict[str, Any] | None:
