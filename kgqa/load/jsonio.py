@@ -339,14 +339,21 @@ def _strip_decl(text: str) -> str:
     return text[:start] + "".join("\n" if c == "\n" else " " for c in decl) + text[end:]
 
 
+class OutputError(InputError):
+    """An output file that cannot be written (disk full, read-only, no permission): one line
+    naming it; the previous file, if any, is left as it was."""
+
+
 def write_atomic(path: Path, chunks: Iterable[str]) -> None:
     """Write UTF-8 text to ``path`` via a temporary file in the same folder and a rename, so a
     reader never sees half a file. The file gets the usual permissions (0666 less the umask),
-    not mkstemp's private 0600."""
+    not mkstemp's private 0600. A failure to write (disk full, read-only file system, ...) is
+    an :class:`OutputError` naming the file; nothing is left behind."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
         umask = os.umask(0)
         os.umask(umask)
         os.fchmod(fd, 0o666 & ~umask)
@@ -355,9 +362,14 @@ def write_atomic(path: Path, chunks: Iterable[str]) -> None:
             for c in chunks:
                 fh.write(c)
         os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    except BaseException as e:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        if isinstance(e, OSError):
+            raise OutputError(path, f"cannot write: {e.strerror or e}; nothing was written (a previous file there is "
+                                    "unchanged): free space or run the command again with another output path (kgqa "
+                                    "evaluate takes the queries it executed from the result cache)") from None
         raise
