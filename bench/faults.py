@@ -482,6 +482,9 @@ def main(argv: list[str] | None = None) -> int:
             loader_rows(data, tmp, 50 if args.quick else 200)
         if only is None or "zeros" in only or "exports" in only:
             report_rows(data, tmp, kg)
+        if only is None or "hardening" in only:
+            from faults_hardening import hardening_rows
+            hardening_rows(row, tmp, data)
     finally:
         engine.close()
     hash_after = fingerprint([kg])
