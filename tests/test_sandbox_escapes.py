@@ -70,3 +70,43 @@ def test_out_of_range_U_escape_is_kept_as_written():
     q = 'SELECT * { ?s ?p "\\UFFFFFFFF" }'
     assert not check(q).refused
     assert all("\\UFFFFFFFF" in t for _, t in readings(q))
+
+
+# --------------------------------------------------------------------------- a Jena-like endpoint
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.sampled_from(["\\", "u", "U", "0", "0", "5", "3", "A", "x", " "]), max_size=24))
+def test_java_style_reading_is_what_a_javacc_stream_hands_its_lexer(text):
+    from faultserver import java_unicode_unescape
+
+    from kgqa.execute.sandbox import _java_decode
+
+    assert _java_decode(text) == java_unicode_unescape(text)
+
+
+def test_jena_like_endpoint_never_receives_the_attack():
+    import pyoxigraph as ox
+    from faultserver import FaultServer, jena_handler
+
+    from kgqa.execute.endpoint import SparqlEndpoint
+    from kgqa.model import Status
+
+    store = ox.Store()
+    store.add(ox.Quad(ox.NamedNode("http://x/a"), ox.NamedNode("http://x/p"), ox.Literal("a")))
+    with FaultServer(lifetime=60) as listener, FaultServer(lifetime=60) as server:
+        handler = jena_handler(store)
+        server.handler = handler
+        attack = f"SELECT * {{ \\uu0053ERVICE <{listener.url('/x')}> {{ ?s ?p ?o }} }}"
+        with SparqlEndpoint(server.url(), retries=0) as ep:
+            ep.probe()
+            sent = len(server.requests)
+            assert ep.execute(attack, timeout=10).status is Status.REFUSED
+            assert ep.execute("\\uu0049NSERT DATA { <http://x/e> <http://x/p> 1 }", timeout=10).status is Status.REFUSED
+            assert len(server.requests) == sent and not listener.requests and len(store) == 1
+            ok = ep.execute("\\uu0041SK { ?s ?p ?o }", timeout=10)
+        assert ok.status is Status.OK and handler.decoded[-1] == "ASK { ?s ?p ?o }"
+        import httpx
+
+        httpx.post(server.url(), data={"query": attack}, timeout=10)  # past kgqa: the endpoint federates
+        assert len(listener.requests) == 1
