@@ -361,18 +361,28 @@ class ResultCache:
         assessments) in one transaction; nothing is stored when SQLite refuses one."""
         if not rows or self.write_error is not None:
             return
+        sql = f"INSERT OR REPLACE INTO {table} VALUES ({','.join('?' * len(rows[0]))})"
         with self._lock:
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                self._db.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({','.join('?' * len(rows[0]))})", rows)
-                self._db.execute("COMMIT")
-            except _ROW_REFUSED:
-                self._rollback()
-            except BaseException as e:
-                self._rollback()
-                if not _writer_failed(e):
-                    raise
-                self._stop_writing(e)
+            self._write(lambda: self._db.executemany(sql, rows))
+
+    def _write(self, work: Callable[[], object]) -> bool | None:
+        """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction (the lock held): True when it
+        committed, False when SQLite refused a row (rolled back), None when the cache cannot be
+        written any more (disk full, read-only; rolled back, see :meth:`_stop_writing`)."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            work()
+            self._db.execute("COMMIT")
+            return True
+        except _ROW_REFUSED:
+            self._rollback()
+            return False
+        except BaseException as e:
+            self._rollback()
+            if not _writer_failed(e):
+                raise
+            self._stop_writing(e)
+            return None
 
     # ------------------------------------------------------------------ stores
 
@@ -403,37 +413,22 @@ class ResultCache:
         if not rows or self.write_error is not None:
             return 0
         sql = "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+        stored = 0
+
+        def one_by_one() -> None:  # one row was refused: store the others one by one
+            nonlocal stored
+            for r in rows:
+                try:
+                    self._db.execute(sql, r)
+                    stored += 1
+                except _ROW_REFUSED:
+                    pass
+
         with self._lock:
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                self._db.executemany(sql, rows)
-                self._db.execute("COMMIT")
-                return len(rows)
-            except _ROW_REFUSED:
-                self._rollback()
-            except BaseException as e:
-                self._rollback()
-                if not _writer_failed(e):
-                    raise
-                self._stop_writing(e)
-                return 0
-            stored = 0  # one row was refused: store the others one by one
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                for r in rows:
-                    try:
-                        self._db.execute(sql, r)
-                        stored += 1
-                    except _ROW_REFUSED:
-                        pass
-                self._db.execute("COMMIT")
-            except BaseException as e:
-                self._rollback()
-                if not _writer_failed(e):
-                    raise
-                self._stop_writing(e)
-                return 0
-        return stored
+            done = self._write(lambda: self._db.executemany(sql, rows))
+            if done is not False:
+                return len(rows) if done else 0
+            return stored if self._write(one_by_one) else 0
 
     # ------------------------------------------------------------------ maintenance
 
