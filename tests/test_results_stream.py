@@ -174,3 +174,13 @@ def test_endpoint_small_results_still_parse():
             o = ep.execute("SELECT ?x WHERE { ?s ?p ?x }", timeout=30)
     assert o.status is Status.OK
     assert o.answer == TableAnswer(("x", "y"), ((IRI("http://x/a"), None), (None, Literal("b"))))
+
+
+def test_only_blanks_may_follow_the_document_and_they_are_not_kept():
+    s = JsonResultsStream()
+    s.feed(b'{"head": {"vars": ["x"]}, "results": {"bindings": []}}')
+    for _ in range(100):
+        s.feed(b" \n" * 5000)
+    assert s._buf.strip() == "" and len(s._buf) < 100  # nothing after the document is buffered
+    with pytest.raises(ValueError, match="extra data after the document"):
+        s.feed(b"  x")

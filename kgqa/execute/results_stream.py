@@ -100,6 +100,8 @@ class JsonResultsStream:
         self._buf = ""
         self._pos = 0
         self._eof = False
+        self._pending: list[str] = []  # text fed since the last run, joined when the parser runs
+        self._unread = 0  # characters in _buf after _pos plus those pending
         self._wait = 0  # run again once the unread text is at least this long
         self._state = "start"
         self._head: Any = _UNSET
@@ -111,21 +113,31 @@ class JsonResultsStream:
     # ------------------------------------------------------------------ input
 
     def feed(self, data: bytes) -> None:
+        if self._state == "done":  # only blanks may follow the document: checked, never kept
+            self.bytes += len(data)
+            rest = data.translate(None, b" \t\n\r")
+            if rest:
+                raise ValueError(f"malformed SPARQL results JSON ({self.bytes:,} bytes): extra data after the "
+                                 f"document: {rest[:40]!r}")
+            return
         try:
             text = self._utf8.decode(data)
         except UnicodeDecodeError as e:
             raise ValueError(f"malformed SPARQL results JSON: not UTF-8 at byte {self.bytes + e.start:,}") from None
         self.bytes += len(data)
-        if self._pos:
-            self._buf = self._buf[self._pos:]
+        self._pending.append(text)
+        self._unread += len(text)
+        if self._unread >= self._wait:  # else the step that needs more would fail again: wait
+            self._buf = self._buf[self._pos:] + "".join(self._pending)
             self._pos = 0
-        self._buf += text
-        if len(self._buf) >= self._wait:
+            self._pending = []
             self._run()
+            self._unread = len(self._buf) - self._pos
 
     def close(self) -> Answer:
         try:
-            self._buf = self._buf[self._pos:] + self._utf8.decode(b"", final=True)
+            self._buf = self._buf[self._pos:] + "".join(self._pending) + self._utf8.decode(b"", final=True)
+            self._pending = []
         except UnicodeDecodeError:
             raise ValueError("malformed SPARQL results JSON: ends inside a UTF-8 character") from None
         self._pos = 0
