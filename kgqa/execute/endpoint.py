@@ -35,8 +35,14 @@ Outcomes (the engine contract of :mod:`kgqa.execute.engine`):
 - Failures after retries (5xx, 429, connection errors) are *transient*
   (:func:`kgqa.execute.engine.transient`): reported, never cached, retried by a rerun.
 - Bodies are streamed and reading stops at ``max_response_bytes`` (counted after HTTP content
-  decoding, so a gzip bomb is cut off too) -> ``EXEC_ERROR`` "response body larger than ...
+  decoding, so a gzip bomb is cut off too; gzip/deflate are inflated a piece of at most
+  :data:`PIECE` bytes at a time) -> ``EXEC_ERROR`` "response body larger than ...
   (response byte cap; ...)"; nothing more is read or kept.
+- A 2xx results body is parsed as it arrives, in a worker thread, never on the event loop
+  (:mod:`kgqa.execute.results_stream`): reading stops at the first row over ``max_rows`` or
+  the first variable over :data:`~kgqa.execute.results_stream.DEFAULT_MAX_COLUMNS` (variables
+  the head does not declare count) -> ``EXEC_ERROR`` with the cap named; the per-query
+  ``timeout`` covers reading and parsing.
 
 Scheduling. All requests of one engine share one event loop (a daemon thread) and one
 ``httpx.AsyncClient``; at most ``concurrency`` queries are in flight (a query's clock starts
