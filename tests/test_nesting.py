@@ -47,18 +47,15 @@ def test_iris_and_strings_do_not_count():
     assert nesting_problem(q) is None
 
 
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    kg = tmp_path_factory.mktemp("kg") / "kg.nt"
-    kg.write_text('<http://x/a> <http://x/p> "a" .\n', encoding="utf-8")
-    with EmbeddedEngine.from_files([kg], workers=1) as e:
-        yield e
-
-
-def test_engine_answers_too_deeply_nested_definitively_and_it_is_cached(engine, tmp_path):
+def test_engine_answers_too_deeply_nested_definitively_and_it_is_cached(tmp_path):
     deep = "SELECT * WHERE " + "{" * 5000 + "}" * 5000
-    cache = ResultCache(tmp_path / "c.sqlite")
-    ce = CachedEngine(engine, cache)
+    (tmp_path / "kg.nt").write_text('<http://x/a> <http://x/p> "a" .\n', encoding="utf-8")
+    with EmbeddedEngine.from_files([tmp_path / "kg.nt"], workers=1) as engine, \
+            ResultCache(tmp_path / "c.sqlite") as cache:
+        check_deep_query(engine, CachedEngine(engine, cache), deep)
+
+
+def check_deep_query(engine, ce, deep):
     first = ce.execute(deep)
     assert first.status is Status.EXEC_ERROR
     assert first.message.startswith("query too deeply nested: 5000 levels")
@@ -68,4 +65,3 @@ def test_engine_answers_too_deeply_nested_definitively_and_it_is_cached(engine, 
     assert ce.counts["cache_hits"] == 1
     assert engine.restarts == 0  # no worker crashed
     assert engine.execute("ASK { ?s ?p ?o }").status is Status.OK
-    cache.close()

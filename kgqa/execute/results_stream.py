@@ -278,9 +278,8 @@ class JsonResultsStream:
         if self._buf[p] == "]":
             self._state = "results_next"
             return p + 1
-        binding, pos = self._value(p)
-        self._add(binding)
-        self._state = "bindings_next"
+        pos = self._binding(p)
+        self._state = "bindings_next"  # only once the binding is read: a step is all or nothing
         return pos
 
     def _s_bindings_next(self, pos: int) -> int:
@@ -288,8 +287,13 @@ class JsonResultsStream:
         if c == "]":
             self._state = "results_next"
             return pos
+        return self._binding(pos)
+
+    def _binding(self, pos: int) -> int:
         binding, pos = self._value(pos)
-        self._add(binding)
+        if not isinstance(binding, dict):
+            raise ValueError(f"binding is not an object: {str(binding)[:80]!r}")
+        self._table.add({v: from_sparql_json(c) for v, c in binding.items()})
         return pos
 
     # ------------------------------------------------------------------ content
@@ -301,11 +305,6 @@ class JsonResultsStream:
         if isinstance(raw, list) and all(isinstance(v, str) for v in raw):
             for v in raw:
                 self._table.declare(v)
-
-    def _add(self, binding: Any) -> None:
-        if not isinstance(binding, dict):
-            raise ValueError(f"binding is not an object: {str(binding)[:80]!r}")
-        self._table.add({v: from_sparql_json(c) for v, c in binding.items()})
 
     def _answer(self) -> Answer:
         if self._state != "done":
