@@ -90,21 +90,21 @@ def rdf_format(path: str | Path) -> tuple[ox.RdfFormat, str | None]:
     return fmt, comp
 
 
-class _HashingReader(io.RawIOBase):
-    """Reads the decompressed stream, hashing what it reads and reporting raw progress."""
+class DecompressingReader(io.RawIOBase):
+    """The decompressed bytes of ``path`` (``comp``: ``.gz``, ``.bz2``, ``.xz`` or None for a
+    plain file), with the decompression bomb guard: reading raises :class:`InputError` naming
+    the file once it has inflated to more than :data:`MAX_DECOMPRESSION_RATIO` times the
+    compressed bytes read (after :data:`DECOMPRESSION_FLOOR`). Wrap it in ``io.BufferedReader``
+    for line reading; used for KG files and for ``migrate --links`` files."""
 
-    def __init__(self, path: Path, progress: Progress | None):
+    def __init__(self, path: Path, comp: str | None):
         self.raw = open(path, "rb")
-        _, comp = rdf_format(path)
         if comp == ".gz":
             self.stream = gzip.GzipFile(fileobj=self.raw)
         elif comp:
             self.stream = COMPRESSIONS[comp](self.raw)
         else:
             self.stream = self.raw
-        self.sha = hashlib.sha256()
-        self.progress = progress
-        self._pos = 0
         self.path = path
         self.inflated = 0
         self.ratio = _max_ratio() if self.stream is not self.raw else 0.0
@@ -115,18 +115,12 @@ class _HashingReader(io.RawIOBase):
     def readinto(self, b) -> int:  # type: ignore[override]
         n = self.stream.readinto(b)
         if n:
-            self.sha.update(memoryview(b)[:n])
             self.inflated += n
             if self.ratio and self.inflated > DECOMPRESSION_FLOOR and \
                     self.inflated > self.ratio * max(1, self.raw.tell()):
                 raise InputError(self.path, f"decompressed to more than {self.ratio:g} times its compressed size "
                                             f"({self.inflated} bytes from {self.raw.tell()}): refused as a "
                                             "decompression bomb (set KGQA_MAX_DECOMPRESSION_RATIO to allow it)")
-        if self.progress is not None:
-            pos = self.raw.tell()
-            if pos != self._pos:
-                self.progress(pos - self._pos)
-                self._pos = pos
         return n or 0
 
     def close(self) -> None:
@@ -136,6 +130,27 @@ class _HashingReader(io.RawIOBase):
         finally:
             self.raw.close()
             super().close()
+
+
+class _HashingReader(DecompressingReader):
+    """Reads the decompressed stream, hashing what it reads and reporting raw progress."""
+
+    def __init__(self, path: Path, progress: Progress | None):
+        super().__init__(path, rdf_format(path)[1])
+        self.sha = hashlib.sha256()
+        self.progress = progress
+        self._pos = 0
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        n = super().readinto(b)
+        if n:
+            self.sha.update(memoryview(b)[:n])
+        if self.progress is not None:
+            pos = self.raw.tell()
+            if pos != self._pos:
+                self.progress(pos - self._pos)
+                self._pos = pos
+        return n
 
 
 def file_digest(path: str | Path) -> str:

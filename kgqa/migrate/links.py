@@ -21,16 +21,15 @@ in sorted order that is not itself a redirect/disambiguation page, else the firs
 
 from __future__ import annotations
 
-import bz2
 import csv
-import gzip
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyoxigraph as ox
 
+from kgqa.execute.kgfile import DecompressingReader
 from kgqa.migrate.kg import KG
 from kgqa.model import InputError
 from kgqa.model.terms import looks_like_iri
@@ -63,12 +62,22 @@ class EntityMapping:
         return d
 
 
-def _open_text(path: Path) -> io.TextIOBase:
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path), encoding="utf-8")
-    if path.suffix == ".bz2":
-        return io.TextIOWrapper(bz2.open(path), encoding="utf-8")
-    return open(path, encoding="utf-8", newline="")
+def _open_binary(path: Path) -> io.BufferedReader:
+    """The (decompressed) bytes of a links file; a ``.gz``/``.bz2`` that inflates like a
+    decompression bomb stops with an InputError naming it (the KG files' guard)."""
+    comp = path.suffix if path.suffix in (".gz", ".bz2") else None
+    return io.BufferedReader(DecompressingReader(path, comp), 1 << 20)
+
+
+def _text_lines(path: Path, fh: io.BufferedReader) -> Iterator[str]:
+    """The lines of ``fh`` decoded as UTF-8; an undecodable line is an InputError naming the
+    file, the line and the byte."""
+    for n, raw in enumerate(fh, start=1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(path, f"line {n}: not valid UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1}); "
+                                   "links files must be UTF-8") from None
 
 
 def _base_suffix(path: Path) -> str:
@@ -124,8 +133,10 @@ class Links:
         return links
 
     def _load_table(self, path: Path, wanted: set[str] | None, delim: str) -> None:
-        with _open_text(path) as fh:
-            for n, row in enumerate(csv.reader(fh, delimiter=delim), start=1):
+        with _open_binary(path) as fh:
+            rows = csv.reader(_text_lines(path, fh), delimiter=delim)
+            for row in rows:
+                n = rows.line_num
                 if not row or row[0].startswith("#"):
                     continue
                 if len(row) < 2:
@@ -141,8 +152,7 @@ class Links:
     def _load_rdf(self, path: Path, fmt: ox.RdfFormat, wanted: set[str] | None, preds: set[str]) -> None:
         try:
             if path.suffix in (".gz", ".bz2"):
-                opener = gzip.open if path.suffix == ".gz" else bz2.open
-                with opener(path) as fh:
+                with _open_binary(path) as fh:
                     self._add_quads(ox.parse(fh, format=fmt), wanted, preds)
             else:
                 self._add_quads(ox.parse(path=str(path), format=fmt), wanted, preds)
