@@ -595,8 +595,11 @@ class EmbeddedEngine:
             reason = refusal(q, allow_service=self.allow_service)
             deep = nesting_problem(q) if reason is None else None
             if reason is not None or deep is not None:
-                results[i] = (Outcome(Status.REFUSED, None, reason, 0.0) if deep is None
-                              else Outcome(Status.EXEC_ERROR, None, deep, 0.0))  # definitive: cached
+                if deep is not None:
+                    results[i] = Outcome(Status.EXEC_ERROR, None, deep, 0.0)  # definitive: cached
+                else:
+                    from kgqa.execute.policy import refused_outcome  # labelled by what happened
+                    results[i] = refused_outcome(q, reason)
                 if on_outcome is not None:
                     on_outcome(i, results[i])
                 if progress is not None:

@@ -379,7 +379,8 @@ class SparqlEndpoint:
         if sandbox:
             reason = refusal(query, allow_service=self.allow_service, allow_update=self.allow_update)
             if reason is not None:
-                return Outcome(Status.REFUSED, None, reason, time.monotonic() - t0)
+                from kgqa.execute.policy import refused_outcome  # labelled by what happened
+                return refused_outcome(query, reason, time.monotonic() - t0)
         form = query_form(query)
         async with self._sem:
             start = time.monotonic()

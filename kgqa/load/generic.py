@@ -219,6 +219,27 @@ def load_record_array(paths: list[Path], parse: Callable[[Any, int, str, str, li
     return Dataset(Path(paths[0]).stem, unique(parsed, problems), format_name, list(paths), problems)
 
 
+#: the per-record note :func:`note_textless` gathers into one warning per file
+TEXTLESS = "no question text"
+
+
+def note_textless(problems: list[Problem]) -> list[Problem]:
+    """``problems`` with the per-record :data:`TEXTLESS` warnings of a file replaced by one
+    warning that counts them (a file of records without question text still scores on every
+    measure that needs no text: ids and answers or queries are enough)."""
+    by_file: dict[str, list[str]] = {}
+    out = []
+    for p in problems:
+        if p.message == TEXTLESS and p.severity == "warning":
+            by_file.setdefault(p.file, []).append(p.record or "")
+        else:
+            out.append(p)
+    for file, records in by_file.items():
+        out.append(Problem(file, None, f"{len(records)} record(s) without question text (the first: {records[0]}): "
+                                       "kept and scored by id; measures that read the text skip them", "warning"))
+    return out
+
+
 def unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> list[Any]:
     """Objects (anything with an ``id``) given as ``(file, record, obj)``, keeping the first
     of each id in order; a later duplicate is an error problem naming where the first one
