@@ -398,6 +398,7 @@ class Evaluator:
 
         # a query-only run without a KG is a set-up mistake only when some measure needs answers
         kg_for_check = self._kg if self.needs.answers else "not needed"
+        query_measures = any(not s.measure.inputs.answers for s in self.profile.measures)
         sig = {**self.signature_parts(), **dict(signature_extra or {})}
         if self.stream:  # the set-up is checked once the dataset has been read
             e = Evaluation.of(_score(self.dataset, r, self.profile, signature_extra=sig))
@@ -405,11 +406,11 @@ class Evaluator:
             unknown = set(e.unknown_ids)
             ids = [*e.questions.ids, *(s["id"] for s in e.skipped if s["id"] not in unknown)]
             e.setup_warnings = tuple(raise_errors(check_setup(self.dataset, [r], kg=kg_for_check, lang=self._lang,
-                                                              ids=ids)))
+                                                              ids=ids, query_measures=query_measures)))
             return e
         # errors (no id matches, queries without a KG) are raised before anything is executed
         warnings = raise_errors(check_setup(self.dataset, [r], kg=kg_for_check, lang=self._lang,
-                                            full_dataset=self.full_dataset))
+                                            full_dataset=self.full_dataset, query_measures=query_measures))
         if not self.executes:
             e = Evaluation.of(_score(self.dataset, r, self.profile, signature_extra=sig))
             e.setup_warnings = tuple(warnings)

@@ -31,7 +31,8 @@ def _load(spec: str, fmt: str | None = None) -> Dataset:
 
 @datasets_app.command("list")
 def list_cmd() -> None:
-    """Registered datasets: name, items, format and where their files resolve."""
+    """Registered datasets: name, items, format, where their files resolve (package, data dir,
+    download cache or not downloaded) and a description."""
     from kgqa.load import registry
     from kgqa.report.tables import datasets_table
 

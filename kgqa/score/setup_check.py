@@ -10,9 +10,10 @@ problem:
 - ``ids``: more than half of the dataset's questions have no entry in the run: names the first
   unmatched ids on both sides, suggests ``--lang`` (language-suffixed ids such as ``ck25:1-en``)
   or an id mapping; an **error** when not one question has an entry (a run of another dataset);
-- ``no-kg`` (**error**): more than half of the run's entries have a query but no answer, no KG
-  was given (``--kg``) and some measure needs answers: every such question would be scored
-  "missing" (query measures alone still score);
+- ``no-kg``: more than half of the run's entries have a query but no answer, no KG was given
+  (``--kg``) and some measure needs answers: every such question would be scored "missing" by
+  them. An **error** when every selected measure needs answers; a warning when some are query
+  measures (QueryEM, BLEU, ...), which still score;
 - ``gold-copy``: the run's answers equal the dataset's gold answers on (nearly) every question
   that has one (at least :data:`COPY_SHARE` of them, and :data:`COPY_MIN` questions): a copy of
   the gold answers given as a run (two such files are among the published Text2SPARQL'25
@@ -120,13 +121,15 @@ def _looks_like_scores(run: Run) -> bool:
 def check_setup(dataset: Dataset, runs: Sequence[Run], *, kg: Any = None, lang: str | None = None,
                 full_dataset: Dataset | None = None,
                 executions: Mapping[str, Mapping[str, Outcome]] | None = None,
-                ids: Sequence[str] | None = None) -> list[SetupWarning]:
+                ids: Sequence[str] | None = None, query_measures: bool = False) -> list[SetupWarning]:
     """Set-up problems of an evaluation (see the module docstring).
 
     ``dataset``: the scoring units (after ``--lang``); ``full_dataset``: before language
     selection (used to name the available languages); ``kg``: what ``--kg`` names (None: no
     execution); ``executions``: run name -> {question id: executed outcome of the run's query};
-    ``ids``: the dataset's question ids when ``dataset`` is streamed (not held in memory).
+    ``ids``: the dataset's question ids when ``dataset`` is streamed (not held in memory);
+    ``query_measures``: some selected measure scores queries without answers (then queries
+    without a KG are a warning, not an error).
     """
     out: list[SetupWarning] = []
     ids = [it.id for it in dataset.items] if ids is None else list(ids)
@@ -184,7 +187,7 @@ def check_setup(dataset: Dataset, runs: Sequence[Run], *, kg: Any = None, lang: 
                              "and no KG was given: they would all score as missing",
                     "pass --kg (RDF file(s), a store directory, a SPARQL endpoint URL or a registry KG name "
                     "such as ck25) to execute the queries, or select query measures only (-m QueryEM,BLEU)",
-                    run.name, error=True))
+                    run.name, error=not query_measures))
         if copy := _gold_copy(dataset, run):
             out.append(copy)
         out += transport_warnings(run.name, (executions or {}).get(run.name, {}).values())
