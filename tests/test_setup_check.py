@@ -60,6 +60,8 @@ def test_queries_without_answers_and_no_kg():
     run = Run("r", [Prediction(id=str(i), sparql="SELECT * {}") for i in range(4)])
     [w] = check_setup(ds(), [run])
     assert w.code == "no-kg" and w.error and "--kg" in w.fix
+    [w] = check_setup(ds(), [run], query_measures=True)  # QueryEM/BLEU still score: a warning
+    assert w.code == "no-kg" and not w.error
     assert check_setup(ds(), [run], kg="kg.ttl") == []
 
 
