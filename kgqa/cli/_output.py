@@ -56,7 +56,7 @@ def emit_breakdowns(evals: Sequence[Evaluation], by: Sequence[str], bin_specs: S
     rendered = breakdown_text(breakdowns(evals, by, parse_bins(bin_specs), seed=seed, paraphrase_curve=True),
                               "table" if fmt == "table" and output is None else fmt)
     if not isinstance(rendered, str):
-        wide().print(rendered)
+        out.print(rendered)
     elif output is not None:
         from kgqa.load.jsonio import write_atomic
 

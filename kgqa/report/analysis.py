@@ -215,14 +215,13 @@ def _breakdown_header(bt: BreakdownTable) -> list[str]:
     return [bt.key, "n"] + [f"{r}: {bt.measure} [{conf}% CI]" if len(bt.runs) == 1 else r for r in bt.runs]
 
 
-def breakdown_rich(bt: BreakdownTable) -> Table:
+def breakdown_rich(bt: BreakdownTable) -> Grid:
+    """The breakdown for a terminal of any width: key and n repeat in every block of runs."""
     conf = int(round(bt.confidence * 100))
-    t = Table(title=f"{bt.measure} by {bt.key}: mean [{conf}% CI]" + (f" (bins {bt.bins})" if bt.bins is not None else ""))
-    for i, h in enumerate(_breakdown_header(bt)):
-        t.add_column(escape(h), justify="left" if i == 0 else "right")
-    for r in _breakdown_rows(bt):
-        t.add_row(*map(escape, r))
-    return t
+    title = f"{bt.measure} by {bt.key}: mean [{conf}% CI]" + (f" (bins {bt.bins})" if bt.bins is not None else "")
+    head = [escape(h) for h in _breakdown_header(bt)]
+    return Grid(escape(title), head[:2], head[2:], [[escape(c) for c in r] for r in _breakdown_rows(bt)],
+                numeric={"n", *head[2:]}, transpose=False)
 
 
 def breakdown_markdown(bt: BreakdownTable) -> str:
@@ -254,13 +253,10 @@ def _paraphrase_header(pt: ParaphraseTable) -> list[str]:
     return h
 
 
-def paraphrase_rich(pt: ParaphraseTable) -> Table:
-    t = Table(title=f"Paraphrase robustness: {pt.measure} by rank within '{pt.group_key}' groups")
-    for i, h in enumerate(_paraphrase_header(pt)):
-        t.add_column(escape(h), justify="right")
-    for r in _paraphrase_rows(pt):
-        t.add_row(*r)
-    return t
+def paraphrase_rich(pt: ParaphraseTable) -> Grid:
+    head = [escape(h) for h in _paraphrase_header(pt)]
+    return Grid(escape(f"Paraphrase robustness: {pt.measure} by rank within '{pt.group_key}' groups"), head[:1],
+                head[1:], _paraphrase_rows(pt), numeric=set(head), transpose=False)
 
 
 def paraphrase_markdown(pt: ParaphraseTable) -> str:
@@ -285,15 +281,11 @@ def _left_out_note(left_out: Sequence[str]) -> str:
             f"{', '.join(left_out)}" if left_out else "")
 
 
-def taxonomy_rich(counts: dict[str, dict[str, int]], left_out: Sequence[str] = ()) -> Table | Group:
+def taxonomy_rich(counts: dict[str, dict[str, int]], left_out: Sequence[str] = ()) -> Grid | Group:
     runs, rows = _taxonomy_grid(counts)
-    t = Table(title="Error taxonomy (questions per label)")
-    t.add_column("label")
-    for r in runs:
-        t.add_column(escape(r), justify="right")
-    for row in rows:
-        t.add_row(*row)
-    return Group(t, _left_out_note(left_out)) if left_out else t
+    cols = [escape(r) for r in runs]
+    t = Grid("Error taxonomy (questions per label)", ["label"], cols, rows, numeric=set(cols), transpose=False)
+    return Group(t, Text(_left_out_note(left_out))) if left_out else t
 
 
 def taxonomy_markdown(counts: dict[str, dict[str, int]], left_out: Sequence[str] = ()) -> str:
