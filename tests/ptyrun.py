@@ -22,6 +22,43 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
+_TOKEN = re.compile(r"(\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\r|\n)")
+
+
+def screen(raw: str) -> str:
+    """What a terminal shows after ``raw``: carriage returns overwrite, erase-line (``ESC[2K``)
+    and cursor-up (``ESC[nA``) are applied (progress bars that redraw and vanish), colours and
+    other escape sequences dropped."""
+    lines: list[list[str]] = [[]]
+    row = col = 0
+    for tok in _TOKEN.split(raw):
+        if not tok:
+            continue
+        if tok == "\n":
+            row += 1
+            col = 0
+            if row == len(lines):
+                lines.append([])
+        elif tok == "\r":
+            col = 0
+        elif tok.startswith("\x1b["):
+            if tok.endswith("K"):  # erase in line (rich erases the whole line)
+                lines[row] = [] if tok in ("\x1b[2K", "\x1b[K", "\x1b[0K") and col == 0 else lines[row][:col]
+            elif tok.endswith("A"):
+                row = max(0, row - int(tok[2:-1] or 1))
+        elif not tok.startswith("\x1b"):
+            line = lines[row]
+            for ch in tok:
+                if col < len(line):
+                    line[col] = ch
+                else:
+                    line.append(ch)
+                col += 1
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join("".join(ln) for ln in lines) + "\n"
+
+
 def run_pty(args: list[str], cols: int = 80, rows: int = 50, cwd: Path | None = None,
             env: dict[str, str] | None = None, limit_s: float = 300.0) -> tuple[int, str]:
     """Exit status and the (colour-stripped) terminal text of ``python -m kgqa.cli ARGS`` run in
@@ -51,5 +88,4 @@ def run_pty(args: list[str], cols: int = 80, rows: int = 50, cwd: Path | None = 
     finally:
         os.close(master)
         code = proc.wait()
-    text = b"".join(chunks).decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "")
-    return code, strip_ansi(text)
+    return code, screen(b"".join(chunks).decode("utf-8", errors="replace"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -309,6 +310,21 @@ def _answer_text(results: Any) -> str:
     return "\n".join(lines)
 
 
+_EXPECTED = re.compile(r"expected one of (.*)$", re.S)
+
+
+def short_message(message: str, keep: int = 8) -> str:
+    """An engine message with a parser's long list of expected tokens cut to its first ``keep``
+    (pyoxigraph lists every token and character class it could have read)."""
+    m = _EXPECTED.search(message)
+    if not m:
+        return message
+    tokens = re.findall(r"\[[^\]]*\]|\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|[^,\s][^,]*", m.group(1))
+    if len(tokens) <= keep:
+        return message
+    return message[:m.start(1)] + ", ".join(t.strip() for t in tokens[:keep]) + f", ... ({len(tokens) - keep} more)"
+
+
 def _sparql(text: str) -> Syntax:
     return Syntax(text, "sparql", word_wrap=True)
 
@@ -323,9 +339,11 @@ def question_panel(e: Evaluation, q: QuestionScore, label: ErrorLabel) -> Group:
     head.add_row("run", Text(e.run))
     head.add_row("id", Text(q.id))
     head.add_row("question", Text(str(d.get("question") or "(none)")))
-    head.add_row("outcome", Text(q.outcome + (f" ({q.message})" if q.message else "")))
+    head.add_row("outcome", Text(q.outcome + (f" ({short_message(q.message)})" if q.message else "")))
+    # the taxonomy's reason often quotes the outcome's message: said once
+    reason = label.reason.replace(q.message, "see outcome") if q.message else label.reason
     head.add_row("taxonomy", Text(label.label + (f" [{', '.join(label.flags)}]" if label.flags else "")
-                                  + f": {label.reason}"))
+                                  + f": {reason}"))
     if q.counts is not None:
         c = q.counts
         head.add_row("counts", f"tp {c.tp} · fp {c.fp} · fn {c.fn} · system {c.sys_size} · gold {c.gold_size}")
