@@ -458,7 +458,7 @@ def report_rows(data: Path, tmp: Path, kg: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=os.environ.get("KGQA_DATA_DIR") or str(REPO.parent / "shared" / "data"))
-    ap.add_argument("--only", default=None, help="sandbox, memory, lost, loaders, zeros (comma-separated)")
+    ap.add_argument("--only", default=None, help="sandbox, memory, lost, loaders, zeros, cli (comma-separated)")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     data = Path(args.data)
@@ -482,6 +482,9 @@ def main(argv: list[str] | None = None) -> int:
             loader_rows(data, tmp, 50 if args.quick else 200)
         if only is None or "zeros" in only or "exports" in only:
             report_rows(data, tmp, kg)
+        if only is None or "cli" in only:  # issue 24: the command line's everyday paths
+            from faults_cli import cli_rows
+            cli_rows(row, tmp, data)
     finally:
         engine.close()
     hash_after = fingerprint([kg])

@@ -80,7 +80,7 @@ def test_ctrl_c_while_the_cache_commits_prints_the_resume_command(tmp_path, caps
             return _CommitThenInterrupt(real_connect(*a, **kw))
 
     monkeypatch.setattr(cache_module, "sqlite3", Shim())
-    args = ["evaluate", "demo", str(RUNS / "weak.json"), "--kg", "demo", "--reexecute"]
+    args = ["evaluate", "demo", str(RUNS / "weak.json"), "--kg", str(DATA / "kg.ttl"), "--reexecute"]
     code, out, err = run_cli(capsys, monkeypatch, *args)
     assert code == 130
     assert "Traceback" not in err and "cannot rollback" not in err
