@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import typer
-from rich.console import Console
+from kgqa.report.term import SafeConsole as Console
 from rich.markup import escape
 
 from kgqa.model import InputError
@@ -119,7 +119,8 @@ def resume_hint(argv: list[str] | None) -> str:
 def _fail(message: str) -> None:
     from kgqa.report.term import clean
 
-    err.print(f"[bold red]error:[/] {escape(clean(message))}", highlight=False)
+    # wrapped at words in a terminal, one line when piped (as warnings are)
+    err.print(f"[bold red]error:[/] {escape(clean(message))}", highlight=False, soft_wrap=not err.is_terminal)
     sys.exit(2)
 
 
@@ -135,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
         _fail(str(e))
     except (Interrupted, KeyboardInterrupt):
         err.print(f"[yellow]interrupted:[/] {escape(resume_hint(argv).removeprefix('interrupted: '))}",
-                  highlight=False)
+                  highlight=False, soft_wrap=not err.is_terminal)
         sys.exit(130)
     except OSError as e:  # a file named on the command line that cannot be read or written
         where = f"{e.filename}: " if e.filename else ""

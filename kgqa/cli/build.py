@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
+from kgqa.report.term import SafeConsole as Console
 from rich.table import Table
 
 from kgqa.model import Dataset, InputError

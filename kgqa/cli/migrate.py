@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 import typer
-from rich.console import Console
+from kgqa.report.term import SafeConsole as Console
 from rich.table import Table as RichTable
 
 from kgqa.model import InputError

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
+from kgqa.report.term import SafeConsole as Console
 
 from kgqa.model import InputError
 

@@ -10,7 +10,6 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from kgqa.load import jsonio
 from kgqa.model.gcpause import during
