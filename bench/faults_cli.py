@@ -65,23 +65,27 @@ def cli_rows(row: Row, tmp: Path, data: Path) -> None:
                           for i in range(n)), encoding="utf-8")
     run.write_text("".join(json.dumps({"id": str(i), "sparql": f"SELECT ?x WHERE {{ ?x ?p {i} }}"}) + "\n"
                            for i in range(n)), encoding="utf-8")
-    outcomes = []
-    for k in range(5):  # at different moments of the run: some land while the cache commits
-        answered: list[float] = []
+    class Slow:
+        """An endpoint answering every SELECT empty after 4 ms, counting them."""
 
-        def handler(req, answered=answered):
+        def __init__(self) -> None:
+            self.selects = 0
+
+        def __call__(self, req):
             time.sleep(0.004)
-            if req.query and req.query.startswith("SELECT"):
-                answered.append(time.monotonic())
+            self.selects += bool(req.query and req.query.startswith("SELECT"))
             return EMPTY_SELECT
 
+    outcomes = []
+    for k in range(5):  # at different moments of the run: some land while the cache commits
+        slow = Slow()
         e = {**env, "KGQA_CACHE_DIR": str(tmp / f"cache-int-{k}")}
-        with FaultServer(handler, lifetime=300) as server:
+        with FaultServer(slow, lifetime=300) as server:
             args = ["evaluate", str(ds), str(run), "--kg", server.url(), "--format", "json"]
             proc = subprocess.Popen([sys.executable, "-m", "kgqa.cli", *args], env=e, cwd=str(REPO),
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             deadline = time.monotonic() + 120
-            while len(answered) < 40 + 60 * k and proc.poll() is None and time.monotonic() < deadline:
+            while slow.selects < 40 + 60 * k and proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.002)
             proc.send_signal(signal.SIGINT)
             _, err = proc.communicate(timeout=120)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 
 import typer
-from kgqa.report.term import SafeConsole as Console
 from rich.markup import escape
 
 from kgqa.model import InputError
+from kgqa.report.term import SafeConsole as Console
 
 app = typer.Typer(
     name="kgqa",

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from kgqa.report.term import SafeConsole as Console
 
 from kgqa.cli._output import say
 from kgqa.model import Dataset, InputError
+from kgqa.report.term import SafeConsole as Console
 
 out = Console()
 err = Console(stderr=True)
