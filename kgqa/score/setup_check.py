@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgqa.model.item import Dataset
-from kgqa.model.problems import InputError
 from kgqa.model.outcome import Outcome
+from kgqa.model.problems import InputError
 from kgqa.model.run import Run
 
 #: Keys of a per-question score object (an evaluation file, not answers).
@@ -77,6 +77,9 @@ class SetupError(InputError):
         super().__init__(self.problems[0].run or "set-up", "; ".join(
             f"{p.message}; {p.fix}" if i == 0 or p.run is None else f"{p.run}: {p.message}; {p.fix}"
             for i, p in enumerate(self.problems)))
+
+    def __reduce__(self):  # pickled (worker processes) and rebuilt from the problems, not the text
+        return (SetupError, (self.problems,))
 
 
 def raise_errors(found: Sequence[SetupWarning]) -> list[SetupWarning]:
