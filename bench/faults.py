@@ -430,7 +430,7 @@ def report_rows(data: Path, tmp: Path, kg: Path) -> None:
     cases = [
         ("run with queries only, no --kg", [str(ck25), str(runs / "ck25_answers.json")], "no answer, and no KG"),
         ("run ids that do not overlap the dataset", [str(data / "qald-9/qald-9-test-multilingual.json"), str(ids)],
-         "have no entry in the run"),
+         "matches a question id"),
         ("--lang de on an English dataset", [str(ck25), str(runs / "ck25_system_result_set.json"), "--lang", "de"],
          "n = 0"),
         ("unreachable endpoint", [str(ck25), str(runs / "ck25_answers.json"), "--kg",
@@ -442,6 +442,11 @@ def report_rows(data: Path, tmp: Path, kg: Path) -> None:
         r = cli(["evaluate", *args], env)
         rs = cli(["evaluate", *args, "--strict"], env)
         warn = next((line for line in r.stderr.splitlines() if "set-up warning" in line or "error:" in line), "")
+        if needle in ("no answer, and no KG", "matches a question id"):  # issue 24: errors, not warnings
+            row("zeros", name, "error with the fix (exit 2, also without --strict)",
+                f"exit {r.returncode}/{rs.returncode} (strict); {warn[:90]}...",
+                r.returncode == 2 and rs.returncode == 2 and needle in r.stderr.replace("\n", " "))
+            continue
         if needle == "n = 0":  # a language no question has is refused outright (exit 2), naming those it has
             row("zeros", name, "refused in one line naming the dataset's languages (exit 2)",
                 f"exit {r.returncode}/{rs.returncode} (strict); {warn[:90]}...",

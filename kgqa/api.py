@@ -172,18 +172,37 @@ def select_language(dataset: Dataset, lang: str | Sequence[str] | None = None) -
     has is an error, not an empty dataset."""
     langs = parse_langs(lang)
     units = dataset.by_language(langs)
-    _check_langs(langs, {code for it in dataset.items for code in it.lang_ids}, dataset.name)
+    have = {code for it in dataset.items for code in it.lang_ids}
+    # a dataset without per-language units (QALD) still names its questions' languages: a code
+    # none of them has (--lang english) is refused rather than written into the signature
+    _check_langs(langs, have or {code for it in dataset.items for code in it.questions}, dataset.name)
     return units
 
 
+#: Language names users type for ``--lang`` -> the codes datasets use (for "did you mean").
+LANGUAGE_NAMES = {
+    "english": "en", "spanish": "es", "german": "de", "french": "fr", "italian": "it", "russian": "ru",
+    "portuguese": "pt", "dutch": "nl", "hindi": "hi", "romanian": "ro", "persian": "fa", "farsi": "fa",
+    "lithuanian": "lt", "armenian": "hy", "belarusian": "be", "ukrainian": "uk", "bashkir": "ba",
+    "chinese": "zh", "japanese": "ja", "arabic": "ar", "polish": "pl", "czech": "cs", "korean": "ko",
+}
+
+
 def _check_langs(langs: list[str] | None, have: set[str], name: str) -> None:
-    """A language selection naming a language no per-language item has is an error (where the
-    dataset has per-language items at all)."""
+    """A language selection naming a language no question of the dataset has is an error, with
+    "did you mean" (``english`` -> ``en``)."""
     if langs is None or not have:
         return
     unknown = [code for code in langs if code not in have]
     if unknown:
-        raise InputError("lang", f"no question in language(s) {', '.join(unknown)}; {name} has {', '.join(sorted(have))}")
+        from kgqa.model.suggest import did_you_mean
+
+        hint = ""
+        for code in unknown:
+            named = LANGUAGE_NAMES.get(code.strip().lower())
+            hint = hint or (f"; did you mean {named!r}?" if named in have else did_you_mean(code, sorted(have)))
+        raise InputError("--lang", f"no question in language(s) {', '.join(unknown)}{hint}; "
+                                   f"{name} has {', '.join(sorted(have))}")
 
 
 def get_profile(profile: str | Path | Profile = "kgqa",
@@ -324,6 +343,10 @@ class Evaluator:
         if gold_answers == "executed" and kg is None:
             raise InputError("gold_answers", "executed gold answers need a KG to execute the gold queries on (kg=)")
         self.profile = get_profile(profile, measures, view)
+        if isinstance(kg, (str, Path)):  # a registry KG name (ck25) as the web form offers it
+            from kgqa.load.registry import resolve_kg
+
+            kg = resolve_kg(str(kg))
         self._links = [str(x) for x in links or ()]
         self._redirects = _expand_iri(redirects) if redirects else None
         self._match_labels = match_labels
@@ -456,20 +479,24 @@ class Evaluator:
             name = run_names([run])[0]
         r = load_run(_run_path(run), format=run_format, dataset=None if self.stream else self.dataset, name=name,
                      **dict(run_options or {}))
-        from kgqa.score.setup_check import check_setup
+        from kgqa.score.setup_check import check_setup, raise_errors
 
         # a query-only run without a KG is a set-up mistake only when some measure needs answers
         kg_for_check = self._kg if self.needs.answers else "not needed"
+        query_measures = any(not s.measure.inputs.answers for s in self.profile.measures)
         sig = {**self.signature_parts(), **dict(signature_extra or {})}
         if self.stream:  # the set-up is checked once the dataset has been read
             e = Evaluation.of(_score(self.dataset, r, self.profile, signature_extra=sig))
             _check_langs(self.dataset.langs, set(self.dataset.unit_languages), self.dataset.name)
             unknown = set(e.unknown_ids)
             ids = [*e.questions.ids, *(s["id"] for s in e.skipped if s["id"] not in unknown)]
-            e.setup_warnings = tuple(check_setup(self.dataset, [r], kg=kg_for_check, lang=self._lang, ids=ids))
+            e.setup_warnings = tuple(raise_errors(check_setup(self.dataset, [r], kg=kg_for_check, lang=self._lang,
+                                                              ids=ids, query_measures=query_measures)))
             e.notes = (f"streamed: {self.streamed_why}",) if self.streamed_why else ()
             return e
-        warnings = check_setup(self.dataset, [r], kg=kg_for_check, lang=self._lang, full_dataset=self.full_dataset)
+        # errors (no id matches, queries without a KG) are raised before anything is executed
+        warnings = raise_errors(check_setup(self.dataset, [r], kg=kg_for_check, lang=self._lang,
+                                            full_dataset=self.full_dataset, query_measures=query_measures))
         if not self.executes:
             profile = self._with_labels(None, r, None, self.profile) if self._match_labels else self.profile
             e = Evaluation.of(_score(self.dataset, r, profile, signature_extra=sig))

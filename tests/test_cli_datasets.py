@@ -30,8 +30,12 @@ def invoke(*args):
 def test_list(shared_data):
     r = invoke("list")
     assert r.exit_code == 0, r.output
-    lines = {ln.split("│")[1].strip(): [c.strip() for c in ln.split("│")[2:5]] for ln in r.output.splitlines()
-             if ln.startswith("│") and ln.split("│")[1].strip()}
+    # one line per dataset (name, items, format, where), its description indented under it
+    import re
+
+    lines = {cells[0]: cells[1:] if len(cells) == 4 else ["", *cells[1:]]
+             for ln in r.output.splitlines()[2:] if not ln.startswith(" ")
+             for cells in [re.split(r" {2,}", ln.strip())]}
     assert lines["qald-9-test"] == ["150", "qald-json", "data dir"]
     assert lines["rubq-1.0-test"] == ["1200", "rubq", "data dir"]
     assert lines["ck25"] == ["50", "text2sparql", "data dir"]

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 
 from kgqa.model import InputError
+from kgqa.report.term import SafeConsole as Console
 
 if TYPE_CHECKING:
     from kgqa.score.evaluate import Evaluation
@@ -30,6 +31,12 @@ err = Console(stderr=True)
 def wide() -> Console:
     """The console, at least 130 columns wide: legible tables (and identical output) when piped."""
     return Console(width=max(out.width, 130)) if out.width < 130 else out
+
+
+def say(console: Console, text: str, label: str = "") -> None:
+    """One message (``label`` is markup, ``text`` is shown as written): wrapped at word
+    boundaries in a terminal, kept on one line when piped (one greppable line per message)."""
+    console.print(f"{label}{escape(text)}", highlight=False, soft_wrap=not console.is_terminal)
 
 
 def write_text(text: str, output: Optional[Path]) -> None:
@@ -57,7 +64,7 @@ def emit_breakdowns(evals: Sequence[Evaluation], by: Sequence[str], bin_specs: S
     rendered = breakdown_text(breakdowns(evals, by, parse_bins(bin_specs), seed=seed, paraphrase_curve=True),
                               "table" if fmt == "table" and output is None else fmt)
     if not isinstance(rendered, str):
-        wide().print(rendered)
+        out.print(rendered)
     elif output is not None:
         from kgqa.load.jsonio import write_atomic
 
@@ -92,11 +99,18 @@ def parse_options(pairs: list[str] | None, flag: str) -> dict[str, object]:
 
 
 def record(store: str, dataset: str, runs: list[str], evals, **settings) -> None:
-    """``kgqa evaluate ... --store``: record the evaluations as finished experiments."""
+    """``kgqa evaluate ... --store``: record the evaluations of run files (``PATH`` or
+    ``NAME=PATH``: the path is stored, the name is the run's) as finished experiments. A live
+    system's evaluation (``--system``, after the files) has no run file to record and is named."""
+    from kgqa.load.runspec import split_run_spec
     from kgqa.store.record import record_evaluations
 
-    ids = record_evaluations(open_store(store), dataset, runs, evals, **settings)
-    err.print(f"recorded experiment(s) {', '.join(ids)} in {store}", highlight=False)
+    paths = [split_run_spec(r)[1] for r in runs]
+    ids = record_evaluations(open_store(store), dataset, paths, list(evals)[:len(paths)], **settings)
+    if ids:
+        err.print(f"recorded experiment(s) {', '.join(ids)} in {store}", highlight=False)
+    for e in list(evals)[len(paths):]:
+        say(err, f"not recorded in {store}: {e.run} (a live system's answers have no run file to store)")
 
 
 def serve_demo(port: int, host: str, store_path: Optional[str] = None) -> None:

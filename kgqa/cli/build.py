@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from kgqa.model import Dataset, InputError
+from kgqa.report.term import SafeConsole as Console
 
 if TYPE_CHECKING:
     from kgqa.load import formats

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 
-from kgqa.cli._output import emit_breakdowns, parse_options, record, save_evaluations, serve_demo
+from kgqa.cli._output import emit_breakdowns, parse_options, record, save_evaluations, say, serve_demo
 from kgqa.cli._output import resumable, system_headers
 from kgqa.model import InputError
+from kgqa.report.term import SafeConsole as Console
 
 if TYPE_CHECKING:
     from kgqa.score.evaluate import Evaluation
@@ -60,10 +61,10 @@ def ask_settings(system: str | None, runs: list[str] | None, lang: str, **client
 def print_warnings(evals: list[Evaluation]) -> list[str]:
     """Print each distinct set-up warning once (stderr); return them."""
     for note in dict.fromkeys(str(n) for e in evals for n in getattr(e, "notes", ())):
-        err.print(f"[dim]note:[/] {note}", highlight=False)
+        say(err, note, "[dim]note:[/] ")
     warnings = list(dict.fromkeys(str(w) for e in evals for w in e.setup_warnings))
     for w in warnings:
-        err.print(f"[yellow]set-up warning:[/] {w}", highlight=False, soft_wrap=True)
+        say(err, w, "[yellow]set-up warning:[/] ")
     return warnings
 
 
@@ -83,12 +84,28 @@ def engine_limits(worker_memory: str | None, max_result_bytes: str | None,
     return out
 
 
-#: What `kgqa demo` suggests next.
+#: What `kgqa demo` suggests next ({runs}: the demo's run folder, as :func:`next_steps` writes it).
 NEXT_STEPS = [
-    ("kgqa show demo kgqa/demo/data/runs/weak.json --id 12", "one question in full, with its error label"),
-    ("kgqa evaluate demo A=kgqa/demo/data/runs/strong.json -p gerbil", "GERBIL QA's numbers for a run"),
-    ("kgqa compare demo kgqa/demo/data/runs/*.json -f html -o demo.html", "a report to share"),
+    ("kgqa show demo {runs}/weak.json --id 12", "one question in full, with its error label"),
+    ("kgqa evaluate demo A={runs}/strong.json -p gerbil", "GERBIL QA's numbers for a run"),
+    ("kgqa compare demo {runs}/*.json -f html -o demo.html", "a report to share"),
 ]
+
+
+def next_steps(runs: Path, cwd: Path | None = None) -> list[tuple[str, str]]:
+    """:data:`NEXT_STEPS` with the run folder as a path that works from ``cwd`` (relative below
+    it, else absolute), quoted for the shell where it needs it."""
+    import os
+    import shlex
+
+    here = Path.cwd() if cwd is None else cwd
+    try:
+        rel = Path(os.path.relpath(runs.resolve(), here.resolve()))
+        shown = str(runs.resolve()) if rel.parts[:1] == ("..",) else rel.as_posix()
+    except ValueError:  # another drive (Windows)
+        shown = str(runs.resolve())
+    quoted = shlex.quote(shown)
+    return [(cmd.format(runs=quoted), what) for cmd, what in NEXT_STEPS]
 
 
 def emit(evals: list[Evaluation], fmt: OutFormat, per_question: bool, output: Optional[Path]) -> None:
@@ -130,7 +147,7 @@ def register(app: typer.Typer) -> None:
         save: Optional[Path] = typer.Option(None, "--save", help="Save the evaluations (JSON) for kgqa report / kgqa show."),
         dataset_format: Optional[str] = typer.Option(None, "--dataset-format", help="Force the dataset format."),
         run_format: Optional[str] = typer.Option(None, "--run-format", help="Force the run format."),
-        kg: Optional[str] = typer.Option(None, "--kg", help="Execute queries on this KG: RDF file(s), a store directory, or an http(s) SPARQL endpoint."),
+        kg: Optional[str] = typer.Option(None, "--kg", help="Execute queries on this KG: RDF file(s), a store directory, an http(s) SPARQL endpoint, or a registry KG name (ck25, demo)."),
         graph: Optional[str] = typer.Option(None, "--graph", help="Default graph IRI for an endpoint."),
         gold_answers: str = typer.Option("stored", "--gold-answers", help="stored: the dataset's gold answers; executed: re-run gold queries on --kg."),
         timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
@@ -162,7 +179,7 @@ def register(app: typer.Typer) -> None:
         redirects: Optional[str] = typer.Option(None, "--redirects", help="With --kg: IRIs linked by this KG predicate (e.g. dbo:wikiPageRedirects) compare equal (meaning matching)."),
         match_labels: bool = typer.Option(False, "--match-labels", help="Text answers match entities by label (the dataset's entity labels and aliases; with --kg also rdfs:label, skos labels, schema/foaf name): for systems that answer in text."),
         stream: Optional[bool] = typer.Option(None, "--stream/--no-stream", help="Read a JSONL dataset one question at a time, keeping none of its items (same scores; not with --kg). Default: streamed when the JSONL file is 64 MB or more and nothing needs it in memory (KGQA_STREAM_BYTES sets the size)."),
-        strict: bool = typer.Option(False, "--strict", help="Exit with status 3 when the set-up check warns (ids not matching, n = 0, no --kg for a query-only run, failing endpoint, a live system failing questions, a score file given as a run)."),
+        strict: bool = typer.Option(False, "--strict", help="Exit with status 3 when the set-up check warns (under half of the questions in the run, n = 0, a copy of the gold answers, a live system failing questions, failing endpoint, a score file given as a run)."),
     ) -> None:
         """Score one or more runs on a dataset."""
         if gold_answers not in ("stored", "executed"):
@@ -251,6 +268,7 @@ def register(app: typer.Typer) -> None:
 
             print_comparison(out, api.compare(evals, resamples=2000).result)
             out.print("\n[bold]Next:[/]", highlight=False)
-            for cmd, what in NEXT_STEPS:
-                out.print(f"  [cyan]{cmd}[/]  [dim]# {what}[/]", highlight=False, soft_wrap=True)
+            for cmd, what in next_steps(DATA / "runs"):  # one command per line, whole (to copy)
+                out.print(f"  [dim]# {what}[/]", highlight=False)
+                out.print(f"  [cyan]{escape(cmd)}[/]", highlight=False, soft_wrap=True)
 

@@ -106,7 +106,11 @@ def _argument_metavar(p) -> str:
 
 
 def polish(cmd, path: str = "") -> None:
-    """Set typed metavars and examples on ``cmd`` and every subcommand (in place)."""
+    """Set typed metavars and examples on ``cmd`` and every subcommand (in place). Help is
+    click's plain layout: it wraps at the terminal's width at word boundaries and puts a long
+    option name on a line of its own, where rich's boxed layout cut names (``--exclude-engine-depen…``)."""
+    if hasattr(cmd, "rich_markup_mode"):
+        cmd.rich_markup_mode = None
     for p in cmd.params:
         if p.metavar is not None:
             continue

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from kgqa.report.term import SafeConsole as Console
 
 out = Console()
 err = Console(stderr=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table as RichTable
 
 from kgqa.model import InputError
+from kgqa.report.term import SafeConsole as Console
 
 out = Console()
 err = Console(stderr=True)

@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from kgqa.model import InputError
+from kgqa.report.term import SafeConsole as Console
 
-out = Console(width=max(Console().width, 140))
+out = Console()
 err = Console(stderr=True)
 
 STORE_HELP = "Experiment store: a SQLite file or a SQLAlchemy URL (postgresql+psycopg://...); default ~/.local/share/kgqa/experiments.sqlite."
@@ -96,13 +95,9 @@ def register(app: typer.Typer) -> None:
         if fmt is ListFormat.json:
             sys.stdout.write(json.dumps([e.summary() for e in rows], indent=2, ensure_ascii=False) + "\n")
             return
-        t = Table(title=f"kgqa experiments ({len(rows)})")
-        for c in ("id", "run", "dataset", "profile", "KG", "status", "headline", "created"):
-            t.add_column(c, justify="right" if c == "headline" else "left", no_wrap=c in ("id", "created"))
-        for e in rows:
-            hv = f"{e.headline} {e.headline_value:.4f}" if e.headline_value is not None else (e.headline or "")
-            t.add_row(e.id, e.run_name, e.dataset, e.profile, e.kg or "-", e.status, hv, e.created)
-        out.print(t)
+        from kgqa.report.tables import experiments_grid
+
+        out.print(experiments_grid(rows))
 
     @exp.command("show")
     def show_cmd(
@@ -118,14 +113,9 @@ def register(app: typer.Typer) -> None:
         if fmt is ListFormat.json:
             sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
             return
-        t = Table(title=f"experiment {e.id}", show_header=False)
-        t.add_column("key", style="bold")
-        t.add_column("value", overflow="fold")
-        for k, v in doc.items():
-            if k in ("aggregate", "outcomes", "options"):
-                v = ", ".join(f"{a} {b:.4f}" if isinstance(b, float) else f"{a} {b}" for a, b in (v or {}).items())
-            t.add_row(k, "" if v is None else str(v))
-        out.print(t)
+        from kgqa.report.tables import experiment_table
+
+        out.print(experiment_table(doc))
 
     @exp.command("export")
     def export_cmd(

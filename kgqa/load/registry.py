@@ -253,6 +253,35 @@ def find(name: str) -> Entry | None:
     return DATASETS.find(name.strip())
 
 
+#: Knowledge graphs by the name of the dataset they belong to: what ``--kg NAME`` (CLI, web form,
+#: ``kg=`` in the library) executes queries on when NAME is not a file or URL.
+KGS: dict[str, DataFile] = {
+    "demo": DataFile("demo/data/kg.ttl", package=True),
+    "ck25": DataFile("ck25/graphs/prod-inst.ttl", _CK25 + "graphs/prod-inst.ttl",
+                     "9e701537f6baac2a295aa365645eea1fda75b711e007a69ba2d4babe9e41a19a"),
+}
+
+
+def resolve_kg(spec: str, verify: bool = True, download: bool = True) -> str:
+    """A ``--kg`` value as the engine opens it: a registry KG name (``ck25``; see :data:`KGS`)
+    becomes its local file (verified, downloaded when missing); a path, a comma-separated list
+    or a URL is returned as it is. A name that is neither a KG nor an existing path gets "did
+    you mean"."""
+    text = spec.strip()
+    if text.startswith(("http://", "https://")) or "," in text or Path(text).expanduser().exists():
+        return spec
+    f = KGS.get(text.lower())
+    if f is not None:
+        return str(resolve_file(f, verify, download))
+    if "/" not in text and "." not in text:  # a bare word: a name the user expected us to know
+        from kgqa.model.suggest import did_you_mean
+
+        raise InputError("--kg", f"no such file, directory or registry KG {text!r}{did_you_mean(text, KGS)}; "
+                                 f"registry KGs: {', '.join(KGS)} (or RDF file(s), a store directory, an "
+                                 "http(s) SPARQL endpoint)")
+    return spec
+
+
 # --------------------------------------------------------------------------- locations
 
 
