@@ -150,9 +150,12 @@ def test_accepted_rules_reproduce_every_surviving_answer(refined, ck25, kgs, pai
     # a redirected and a disambiguated constant were resolved to the real node
     ents = {e["source"]: e for x in refined.records for e in x["entities"]}
     assert ents["http://ld.company.org/prod-instances/prod-cat-Transistor"]["how"] == "link+redirection"
-    assert ents["http://ld.company.org/prod-instances/prod-cat-Sensor"] == {
+    sensor = ents["http://ld.company.org/prod-instances/prod-cat-Sensor"]
+    assert {k: sensor[k] for k in ("source", "target", "how")} == {
         "source": "http://ld.company.org/prod-instances/prod-cat-Sensor",
         "target": "http://kg.example.org/resource/prod-cat-Sensor", "how": "link+disambiguation"}  # not the decoy
+    # chosen by evidence, and the evidence is recorded
+    assert sensor["choice"].startswith("2 candidates; chose by evidence (http://kg.example.org/resource/prod-cat-Sensor: ")
     assert "FILTER EXISTS" in r["ck25:5"]["query"]
 
 

@@ -89,8 +89,14 @@ def register(app: typer.Typer) -> None:
                 rt.add_row(*(str(x) for x in r))
             out.print(rt)
         s = m.summary()
-        out.print(f"{s['kept']} of {s['items']} items migrated; agreement "
+        out.print(f"{s['kept']} of {s['items']} items migrated ({w.written} written); agreement "
                   + ", ".join(f"{k} {v}" for k, v in s["agreement"].items()), highlight=False)
+        for note in m.notes:
+            out.print(f"note: {note}", highlight=False)
+        dropped = [r for r in m.records if not r.get("kept")]
+        for r in dropped:
+            out.print(f"not migrated: {r['id']}: {r.get('reason') or r.get('category')}", highlight=False,
+                      soft_wrap=True)
         for p in m.source.problems:
             err.print(f"skipped: {p}", highlight=False)
         for role, path in w.files.items():

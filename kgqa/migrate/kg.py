@@ -234,6 +234,19 @@ class KG:
                 return [], f"{note}; that failed too: {r}"
         return [(s, o) for s, o in r], note
 
+    def degrees(self, iris: Iterable[str]) -> dict[str, int]:
+        """IRI -> number of triples it is the subject or object of (0 when absent)."""
+        todo = list(dict.fromkeys(iris))
+        out = dict.fromkeys(todo, 0)
+        queries = ["SELECT ?v (COUNT(*) AS ?n) WHERE { VALUES ?v { " + " ".join(iri_ref(v) for v in todo[i:i + BATCH])
+                   + " } { ?v ?p ?o } UNION { ?s ?p ?v } } GROUP BY ?v" for i in range(0, len(todo), BATCH)]
+        for r in self.rows(queries):
+            if not isinstance(r, str):
+                for v, n in r:
+                    if isinstance(v, IRI) and isinstance(n, Literal):
+                        out[v.value] = int(n.value)
+        return out
+
     def count(self, pattern: str) -> int | None:
         """COUNT(*) of a group pattern (``None`` when it fails)."""
         r = self.rows([f"SELECT (COUNT(*) AS ?n) WHERE {{ {pattern} }}"])[0]

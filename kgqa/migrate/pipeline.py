@@ -64,6 +64,9 @@ class Migration:
     tables: Tables
     signature: str
     execution: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: what the migration found or decided on its own (aligned classes, found redirect /
+    #: disambiguation predicates, suggested flags), printed by the CLI and kept in the report
+    notes: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         c = Counter(r.get("agreement", "not migrated") for r in self.records)
@@ -84,12 +87,15 @@ def _bar(enabled: bool, total: int, label: str):
 
 class _Resolver:
     """Target entities for query constants and answers: a mapped node that is a redirect page is
-    followed; a disambiguation page is replaced by the candidate sharing the most neighbours
-    with the source entity (source KG needed; else the first in sorted order, noted)."""
+    followed; a disambiguation page is replaced by the candidate with the most evidence
+    (:meth:`EntityMapper.choose`: shared neighbours with the source entity, then triples on the
+    target; the evidence is noted)."""
 
     def __init__(self, mapper: EntityMapper, target: KG, source: KG | None, opts: Options):
         self.mapper, self.target, self.source, self.opts = mapper, target, source, opts
         self.memo: dict[str, tuple[str | None, str]] = {}
+        #: source IRI -> how its target was chosen among several (the evidence)
+        self.choices: dict[str, str] = {}
 
     def resolve(self, iris: Sequence[str]) -> dict[str, tuple[str | None, str]]:
         todo = [i for i in dict.fromkeys(iris) if i not in self.memo]
@@ -105,35 +111,22 @@ class _Resolver:
                 elif m.target in redir:
                     self.memo[i] = (redir[m.target][0], f"{m.how}+redirection")
                 elif m.target in disamb:
-                    choice, how = self._choose(i, disamb[m.target])
-                    self.memo[i] = (choice, f"{m.how}+disambiguation{how}")
+                    choice, note = self._choose(i, disamb[m.target])
+                    self.memo[i] = (choice, f"{m.how}+disambiguation")
+                    if note:
+                        self.choices[i] = note
                 else:
                     self.memo[i] = (m.target, m.how)
+                if m.note and len(m.candidates) > 1:
+                    self.choices[i] = m.note + (f"; {self.choices[i]}" if i in self.choices else "")
         return {i: self.memo[i] for i in iris}
 
     def _choose(self, source_iri: str, candidates: list[str]) -> tuple[str, str]:
-        """The chosen candidate and how: "" (by shared neighbours, or the only one) or
-        " (first of N: no evidence)"."""
+        """The chosen candidate and the evidence ("" for the only one), see
+        :meth:`EntityMapper.choose` (shared neighbours, then triples on the target)."""
         if len(candidates) == 1:
             return candidates[0], ""
-        if self.source is None:
-            return candidates[0], f" (first of {len(candidates)}: no evidence)"
-        r = self.source.rows([
-            f"SELECT DISTINCT ?n WHERE {{ {{ {iri_ref(source_iri)} ?p ?n }} UNION {{ ?n ?p {iri_ref(source_iri)} }} "
-            f"FILTER(isIRI(?n)) }} ORDER BY ?n LIMIT 200"])[0]
-        neigh = [] if isinstance(r, str) else [row[0].value for row in r]
-        mapped = [m.target for m in self.mapper.map(neigh).values() if m.target]
-        if not mapped:
-            return candidates[0], f" (first of {len(candidates)}: no evidence)"
-        vals = " ".join(iri_ref(x) for x in sorted(set(mapped)))
-        scores = []
-        for c in candidates:
-            n = self.target.count(f"VALUES ?n {{ {vals} }} {{ {iri_ref(c)} ?p ?n }} UNION {{ ?n ?p {iri_ref(c)} }}")
-            scores.append((-(n or 0), c))
-        scores.sort()
-        if scores[0][0] == 0:
-            return scores[0][1], f" (first of {len(candidates)}: no shared neighbour)"
-        return scores[0][1], ""
+        return self.mapper.choose(source_iri, candidates)
 
 
 def _term(value: Any) -> Term:
@@ -493,7 +486,8 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
         expected, lost = map_answer(answers[it.id], amap)
         rec: dict[str, Any] = {
             "id": it.id, "question": it.question(), "source_query": it.sparql, "source_answer": answer_from[it.id],
-            "entities": [{"source": e, "target": resolved[e][0], "how": resolved[e][1]} for e in ents],
+            "entities": [{"source": e, "target": resolved[e][0], "how": resolved[e][1],
+                          **({"choice": resolver.choices[e]} if e in resolver.choices else {})} for e in ents],
             "predicates": [{"source": p, **pinfo[p]} for p in ps],
             "answer_entities": {"mapped": sum(1 for a in amap.values() if a), "unmapped": lost},
         }
