@@ -46,7 +46,10 @@ def register(app: typer.Typer) -> None:
         label_fallback: bool = typer.Option(False, "--label-fallback", help="map unlinked entities by equal labels (marked 'label')"),
         no_two_hop: bool = typer.Option(False, "--no-two-hop", help="enumerate one-hop paths only"),
         sample: int = typer.Option(20, "--sample", help="source triples sampled per predicate (SPARQL datasets)"),
-        min_support: int = typer.Option(1, "--min-support"),
+        min_support: int = typer.Option(5, "--min-support", min=1, help="evidence pairs a predicate mapping needs "
+                                                                         "(three quarters of them when fewer were found)"),
+        min_share: float = typer.Option(0.5, "--min-share", min=0.0, max=1.0,
+                                        help="share of the mapped evidence pairs a predicate mapping needs"),
         constraints: str = typer.Option("both", "--propose-constraints",
                                         help="type constraints in proposed rules: both | object | none"),
         seed: int = typer.Option(0, "--seed"),
@@ -62,7 +65,7 @@ def register(app: typer.Typer) -> None:
         from kgqa.migrate.pipeline import Options
         from kgqa.migrate.run import migrate_files
 
-        opts = Options(seed=seed, sample=sample, min_support=min_support,
+        opts = Options(seed=seed, sample=sample, min_support=min_support, min_share=min_share,
                        disambiguation=tuple(disambiguation or DEFAULT_DISAMBIGUATION),
                        redirect=tuple(redirect or DEFAULT_REDIRECT),
                        link_predicates=tuple(link_predicate or (OWL_SAMEAS,)),

@@ -12,7 +12,8 @@ from kgqa.migrate.agreement import MATCHING, Agreement, compare, map_answer
 from kgqa.migrate.kg import KG, TYPE_PATH, iri_ref
 from kgqa.migrate.links import OWL_SAMEAS, RDFS_LABEL, EntityMapper, Links
 from kgqa.migrate.paths import DEFAULT_DISAMBIGUATION, DEFAULT_REDIRECT, PairPaths, PathFinder, direction, path_text
-from kgqa.migrate.predicates import Candidate, PredicateEvidence, propose, verify
+from kgqa.migrate.predicates import (DEFAULT_MIN_SHARE, DEFAULT_MIN_SUPPORT, Candidate, PredicateEvidence, propose,
+                                     verify)
 from kgqa.migrate.rewrite import PredicateTarget, constants, rewrite
 from kgqa.migrate.rules import Rule, RuleSet
 from kgqa.migrate.stats import Tables, sparql_tables, triple_tables
@@ -27,7 +28,8 @@ class Options:
 
     seed: int = 0
     sample: int = 20  # evidence triples per source predicate (complex queries, with a source KG)
-    min_support: int = 1
+    min_support: int = DEFAULT_MIN_SUPPORT  # evidence pairs a predicate mapping needs at least ...
+    min_share: float = DEFAULT_MIN_SHARE  # ... and this share of the mapped pairs (see predicates)
     disambiguation: tuple[str, ...] = DEFAULT_DISAMBIGUATION
     redirect: tuple[str, ...] = DEFAULT_REDIRECT
     link_predicates: tuple[str, ...] = (OWL_SAMEAS,)
@@ -39,6 +41,7 @@ class Options:
 
     def signature(self) -> str:
         sig = (f"seed:{self.seed}|sample:{self.sample}|min-support:{self.min_support}|"
+               f"min-share:{self.min_share:g}|"
                f"two-hop:{'yes' if self.two_hop else 'no'}|labels:{'yes' if self.label_fallback else 'no'}|"
                f"constraints:{self.constraints}")
         if tuple(self.disambiguation) != DEFAULT_DISAMBIGUATION:
@@ -180,7 +183,8 @@ def _migrate_triples(ds: Dataset, target: KG, mapper: EntityMapper, finder: Path
     evidence: dict[str, PredicateEvidence] = {}
     for i, pp in found.items():
         t = triples[i]
-        ev = evidence.setdefault(t["predicate"], PredicateEvidence(t["predicate"]))
+        ev = evidence.setdefault(t["predicate"], PredicateEvidence(t["predicate"], min_support=opts.min_support,
+                                                                   min_share=opts.min_share))
         ev.pairs += 1
         ev.add(pp, maps[t["subject"]].target, maps[t["object"]].target)
         records[i]["category"] = pp.kind
@@ -192,12 +196,12 @@ def _migrate_triples(ds: Dataset, target: KG, mapper: EntityMapper, finder: Path
             records[i]["errors"] = pp.errors
     for i, rec in enumerate(records):
         if i not in found:
-            ev = evidence.setdefault(triples[i]["predicate"], PredicateEvidence(triples[i]["predicate"]))
+            ev = evidence.setdefault(triples[i]["predicate"], PredicateEvidence(
+                triples[i]["predicate"], min_support=opts.min_support, min_share=opts.min_share))
             ev.pairs += 1
             ev.categories[rec["category"]] += 1
     ev_list = [evidence[k] for k in sorted(evidence)]
-    proposed = propose(ev_list, target, min_support=opts.min_support,
-                       constraints="object" if opts.constraints == "both" else opts.constraints)
+    proposed = propose(ev_list, target, constraints="object" if opts.constraints == "both" else opts.constraints)
     # the initial mapping of every item: its own path of the chosen kind, best-supported first
     queries: dict[int, str] = {}
     plans: dict[int, dict] = {}
@@ -383,7 +387,8 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
     preds = sorted({p for _, ps in consts.values() for p in ps})
     # 2. predicate evidence
     notes: dict[str, list[str]] = {}
-    evidence: dict[str, PredicateEvidence] = {p: PredicateEvidence(p) for p in preds}
+    evidence: dict[str, PredicateEvidence] = {p: PredicateEvidence(p, min_support=opts.min_support,
+                                                                   min_share=opts.min_share) for p in preds}
     if source is not None:
         samples = {}
         for p in preds:
@@ -423,7 +428,7 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
                         source, target, finder, resolver, opts)
                 tick()
     ev_list = [evidence[p] for p in preds]
-    proposed = propose(ev_list, target, min_support=opts.min_support, constraints=opts.constraints)
+    proposed = propose(ev_list, target, constraints=opts.constraints)
     # 3. predicate mappings
     pmap: dict[str, PredicateTarget | None] = {}
     pinfo: dict[str, dict] = {}
@@ -439,8 +444,8 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
             pmap[p] = PredicateTarget(text, c.constraint if c else None, c.constraint_on if c else "object")
             pinfo[p] = {"rule": [x.to_json() for x in rs]}
             continue
-        best = evidence[p].best(opts.min_support)
-        if best is None:
+        best = evidence[p].best()
+        if best is None or evidence[p].transformed:
             ev = evidence[p]
             if ev.mapped_pairs == 0 and (target.count(f"?s {iri_ref(p)} ?o") or 0) > 0:
                 pmap[p] = PredicateTarget(iri_ref(p))
@@ -449,9 +454,16 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
                             "note": "no evidence pair; the same predicate IRI is used in the target KG"}
                 continue
             pmap[p] = None
-            if ev.pairs == 0:
+            if ev.transformed:
+                why = ev.transformed
+            elif ev.pairs == 0:
                 why = ("no evidence pair (without --source-kg only patterns joining a constant and a projected "
                        "variable give evidence)" if source is None else "no triple of it on the source KG")
+            elif ev.ranked():
+                top = ev.ranked()[0]
+                why = (f"best candidate {path_text(top.path)} connects only {top.support} of {ev.mapped_pairs} "
+                       f"evidence pairs with both ends mapped (needs {ev.required()}: --min-support "
+                       f"{ev.min_support}, --min-share {ev.min_share:g})")
             else:
                 why = f"no path found for {ev.mapped_pairs} pairs with both ends mapped, of {ev.pairs} sampled"
             pinfo[p] = {"unmapped": why}
