@@ -82,7 +82,7 @@ def write_records(m: Migration, path: str | Path) -> None:
 
 def write_report(m: Migration, path: str | Path) -> None:
     """Signature, summary, statistics tables and predicate evidence as one JSON document."""
-    doc = {"signature": m.signature, "summary": m.summary(), "tables": m.tables.to_json(),
+    doc = {"signature": m.signature, "summary": m.summary(), "notes": list(m.notes), "tables": m.tables.to_json(),
            "execution": m.execution, "predicates": [e.to_json() for e in m.evidence]}
     write_atomic(Path(path), [json.dumps(doc, ensure_ascii=False, indent=2), "\n"])
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from contextlib import contextmanager
@@ -38,6 +39,10 @@ class Options:
     two_hop: bool = True
     constraints: str = "both"  # proposed type constraints: both | object | none
     progress: bool = False
+    #: align unlinked classes from their linked instances (needs the source KG)
+    align_classes: bool = True
+    #: find the target's redirect/disambiguation predicates when the defaults are not changed
+    find_pages: bool = True
 
     def signature(self) -> str:
         sig = (f"seed:{self.seed}|sample:{self.sample}|min-support:{self.min_support}|"
@@ -50,6 +55,10 @@ class Options:
             sig += "|redirect:" + ",".join(self.redirect)
         if tuple(self.link_predicates) != (OWL_SAMEAS,):
             sig += "|link:" + ",".join(self.link_predicates)
+        if not self.align_classes:
+            sig += "|class-alignment:no"
+        if not self.find_pages:
+            sig += "|find-pages:no"
         return sig
 
 
@@ -97,20 +106,27 @@ class _Resolver:
     def __init__(self, mapper: EntityMapper, target: KG, source: KG | None, opts: Options):
         self.mapper, self.target, self.source, self.opts = mapper, target, source, opts
         self.memo: dict[str, tuple[str | None, str]] = {}
-        #: source IRI -> how its target was chosen among several (the evidence)
+        #: source IRI -> how its target was chosen among several, or aligned (the evidence)
         self.choices: dict[str, str] = {}
+        self.notes: list[str] = []
 
     def resolve(self, iris: Sequence[str]) -> dict[str, tuple[str | None, str]]:
         todo = [i for i in dict.fromkeys(iris) if i not in self.memo]
         if todo:
             maps = self.mapper.map(todo)
-            nodes = sorted({m.target for m in maps.values() if m.target})
+            aligned = self._align([i for i in todo if maps[i].target is None])
+            nodes = sorted({m.target for m in maps.values() if m.target} | {t for t, _ in aligned.values() if t})
             redir = self.target.objects(nodes, self.opts.redirect)
             disamb = self.target.objects(nodes, self.opts.disambiguation)
             for i in todo:
                 m = maps[i]
-                if m.target is None:
+                if i in aligned and aligned[i][0] is not None:
+                    self.memo[i] = (aligned[i][0], "class-alignment")
+                    self.choices[i] = aligned[i][1]
+                elif m.target is None:
                     self.memo[i] = (None, "unmapped")
+                    if i in aligned:
+                        self.choices[i] = "class alignment failed: " + aligned[i][1]
                 elif m.target in redir:
                     self.memo[i] = (redir[m.target][0], f"{m.how}+redirection")
                 elif m.target in disamb:
@@ -123,6 +139,19 @@ class _Resolver:
                 if m.note and len(m.candidates) > 1:
                     self.choices[i] = m.note + (f"; {self.choices[i]}" if i in self.choices else "")
         return {i: self.memo[i] for i in iris}
+
+    def _align(self, unmapped: list[str]) -> dict[str, tuple[str | None, str]]:
+        """Classes among ``unmapped`` aligned from their linked instances (see
+        :func:`kgqa.migrate.align.align_classes`; needs the source KG), each noted."""
+        if not unmapped or self.source is None or not self.opts.align_classes:
+            return {}
+        from kgqa.migrate.align import align_classes
+
+        got = align_classes(unmapped, self.source, self.target, self.mapper, min_support=self.opts.min_support,
+                            min_share=self.opts.min_share, seed=self.opts.seed)
+        for c, (t, why) in sorted(got.items()):
+            self.notes.append(f"class {c} has no link; " + (f"aligned to {t}: {why}" if t else f"not aligned: {why}"))
+        return got
 
     def _choose(self, source_iri: str, candidates: list[str]) -> tuple[str, str]:
         """The chosen candidate and the evidence ("" for the only one), see
@@ -427,9 +456,12 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
                 _verify(evidence[p], samples[p], [(j, k) for j, k in zip(jobs, job_kind) if j[0] == p],
                         source, target, finder, resolver, opts)
                 tick()
+    _find_transformed(preds, evidence, samples, emaps, target)
     ev_list = [evidence[p] for p in preds]
     proposed = propose(ev_list, target, constraints=opts.constraints)
-    # 3. predicate mappings
+    # 3. predicate mappings (without rules: the best candidate, with the type constraint its
+    #    proposed rule has: a merged target predicate is constrained on every side)
+    proposed_by = {r.source: r for r in proposed}
     pmap: dict[str, PredicateTarget | None] = {}
     pinfo: dict[str, dict] = {}
     for p in preds:
@@ -472,9 +504,13 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
         text = path_text(path)
         if len(path) > 1 or path[0][1]:
             text = f"({text})"
-        pmap[p] = PredicateTarget(text)
+        rule = proposed_by.get(p)
+        constrained = rule is not None and rule.constraint and rule.paths() == [path]
+        pmap[p] = PredicateTarget(text, rule.constraint if constrained else None,
+                                  rule.constraint_on if constrained else "object")
         pinfo[p] = {"path": path_text(path), "direction": direction(path), "support": best.support,
-                    "of": evidence[p].mapped_pairs, "kinds": dict(best.kinds)}
+                    "of": evidence[p].mapped_pairs, "kinds": dict(best.kinds),
+                    **({"constraint": rule.constraint, "constraint_on": rule.constraint_on} if constrained else {})}
     # 4. entities: constants and answers
     answer_iris = {it.id: sorted({c.value for row in answers[it.id].rows for c in row if isinstance(c, IRI)})
                    if isinstance(answers.get(it.id), TableAnswer) else [] for it in items}
@@ -490,6 +526,7 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
         if rw.query is not None:
             queries[it.id] = rw.query
     outs = _run_all(target, queries, opts.progress, "target")
+    unlimited = _without_limit(items, queries, source, target)
     kept: list[Item] = []
     for it in items:
         ents, ps = consts[it.id]
@@ -504,12 +541,15 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
             "answer_entities": {"mapped": sum(1 for a in amap.values() if a), "unmapped": lost},
         }
         if rw.query is None:
-            ag = Agreement("failed", None, "; ".join(rw.problems))
+            whys = [f"{p}: {pinfo[p]['unmapped']}" for p in ps if "unmapped" in pinfo.get(p, {})]
+            ag = Agreement("failed", None, "; ".join(rw.problems + whys))
         else:
             rec["query"] = rw.query
             ag = compare(expected if answers[it.id] is not None else None, outs[it.id])
             if lost and ag.label == "exact":
                 ag = Agreement("partial", ag.f1, f"{len(lost)} answer entit(y/ies) have no target")
+            if it.id in unlimited and ag.label in ("exact", "partial"):
+                ag, rec["without_limit"] = _limit_check(ag, *unlimited[it.id], resolver)
         rec.update(ag.to_json())
         rec["category"] = _category(rec, ag)
         rec["kept"] = rw.query is not None and outs[it.id].status is Status.OK
@@ -520,7 +560,62 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
                                 metadata={**it.metadata, "source_sparql": it.sparql, "agreement": ag.label}))
     order = {it.id: i for i, it in enumerate(ds.items)}
     records = sorted(records + no_query, key=lambda r: order[r["id"]])
-    return records, kept, ev_list, proposed
+    return records, kept, ev_list, proposed, resolver.notes
+
+
+def _find_transformed(preds: Sequence[str], evidence: dict[str, PredicateEvidence], samples: dict, emaps: dict,
+                      target: KG) -> None:
+    """Mark literal-valued predicates without a supported mapping whose values the target
+    holds transformed (a unit change: :func:`kgqa.migrate.align.value_transform`)."""
+    from kgqa.migrate.align import value_transform
+
+    for p in preds:
+        ev = evidence[p]
+        if ev.best() is not None:
+            continue
+        pairs = [(emaps[s.value].target, o) for s, o in samples.get(p, [])
+                 if isinstance(s, IRI) and isinstance(o, Literal) and emaps.get(s.value) and emaps[s.value].target]
+        if pairs:
+            ev.transformed = value_transform(pairs, target, min_share=ev.min_share, min_support=ev.min_support)
+
+
+_LIMIT = re.compile(r"\s+(LIMIT\s+\d+(\s+OFFSET\s+\d+)?|OFFSET\s+\d+\s+LIMIT\s+\d+)\s*$", re.IGNORECASE)
+
+
+def _without_limit(items: Sequence[Item], queries: dict[str, str], source: KG | None,
+                   target: KG) -> dict[str, tuple[Outcome, Outcome]]:
+    """For items whose source and migrated queries end in LIMIT: both executed without it
+    (source on the source KG, migrated on the target), by item id. Empty without a source KG."""
+    if source is None:
+        return {}
+    pairs = {it.id: (_LIMIT.sub("", it.sparql), _LIMIT.sub("", queries[it.id])) for it in items
+             if it.id in queries and _LIMIT.search(it.sparql) and _LIMIT.search(queries[it.id])}
+    if not pairs:
+        return {}
+    src = source.run_gold_many([a for a, _ in pairs.values()])
+    tgt = target.run_gold_many([b for _, b in pairs.values()])
+    return {k: (a, b) for k, a, b in zip(pairs, src, tgt)}
+
+
+def _limit_check(ag: Agreement, src: Outcome, tgt: Outcome, resolver: _Resolver) -> tuple[Agreement, str]:
+    """A LIMIT query's agreement checked without the LIMIT (issue 26: a single-answer LIMIT
+    can agree by coincidence under a wrong mapping): agreeing only under LIMIT is ``partial``;
+    agreeing without it but not with it means LIMIT chose another of tied rows (``exact``,
+    said). Returns the agreement and the label without LIMIT."""
+    if src.status is not Status.OK or tgt.status is not Status.OK:
+        return ag, "failed"
+    iris = sorted({c.value for row in src.answer.rows for c in row if isinstance(c, IRI)}) \
+        if isinstance(src.answer, TableAnswer) else []
+    res = resolver.resolve(iris)
+    expected, _ = map_answer(src.answer, {a: res[a][0] for a in iris})
+    un = compare(expected, tgt)
+    if ag.label == "exact" and un.label != "exact":
+        return Agreement("partial", ag.f1, f"agrees only under LIMIT (without it: {un.label}, {un.reason}): a "
+                                           "coincidence, not a verified mapping"), un.label
+    if ag.label != "exact" and un.label == "exact":
+        return Agreement("exact", 1.0, "LIMIT picked another of rows that tie under ORDER BY; without LIMIT the "
+                                       "answers agree"), un.label
+    return ag, un.label
 
 
 VERIFY_TOP = 3
@@ -599,6 +694,10 @@ def migrate(dataset: Dataset, target: KG, links: Links, *, source: KG | None = N
     from the initial mapping (paper's Table 2) to the refined one (Table 3).
     """
     opts = options or Options()
+    notes: list[str] = []
+    if opts.find_pages and tuple(opts.disambiguation) == DEFAULT_DISAMBIGUATION and \
+            tuple(opts.redirect) == DEFAULT_REDIRECT:
+        opts, notes = _find_pages(target, links, opts)
     special = tuple(opts.disambiguation) + tuple(opts.redirect)
     mapper = EntityMapper(target, links, source=source, label_fallback=opts.label_fallback,
                           label_predicate=opts.label_predicate, link_predicates=opts.link_predicates,
@@ -609,8 +708,14 @@ def migrate(dataset: Dataset, target: KG, links: Links, *, source: KG | None = N
         records, items, evidence, proposed = _migrate_triples(dataset, target, mapper, finder, rules, opts)
         tables = triple_tables(records, refined=rules is not None)
     else:
-        records, items, evidence, proposed = _migrate_sparql(dataset, target, source, mapper, finder, rules, opts)
+        records, items, evidence, proposed, more = _migrate_sparql(dataset, target, source, mapper, finder, rules,
+                                                                   opts)
+        notes += more
         tables = sparql_tables(records, evidence)
+    unmapped = (sorted(i for i, m in mapper.memo.items() if m.target is None) if simple else
+                sorted(i for r in records for e in r.get("entities", []) if isinstance(e, dict)
+                       and e.get("target") is None for i in [e["source"]]))
+    notes += _label_fallback_hint(unmapped, target, source, opts)
     sig = (f"kgqa-migrate|{'triples' if simple else 'sparql'}|target:{target.signature}"
            + (f"|source:{source.signature}" if source is not None else "")
            + f"|links:{len(links.sources)}|rules:{'yes' if rules is not None else 'no'}|{opts.signature()}")
@@ -618,4 +723,40 @@ def migrate(dataset: Dataset, target: KG, links: Links, *, source: KG | None = N
                   {**dataset.metadata, "migration": sig})
     execution = {"target": target.counts, **({"source": source.counts} if source is not None else {})}
     return Migration("triples" if simple else "sparql", dataset, out, records, evidence, proposed, rules, tables,
-                     sig, execution)
+                     sig, execution, notes)
+
+
+PAGE_SAMPLE = 5000
+
+
+def _find_pages(target: KG, links: Links, opts: Options) -> tuple[Options, list[str]]:
+    """Add the target's own redirect / disambiguation predicates (found from its statistics,
+    :func:`kgqa.migrate.align.find_page_predicates`) to the options, with a note each."""
+    from kgqa.migrate.align import find_page_predicates
+
+    linked = {t for vs in links.pairs.values() for t in vs}
+    found = find_page_predicates(target, linked, limit=PAGE_SAMPLE)
+    notes = []
+    dis, red = list(opts.disambiguation), list(opts.redirect)
+    for p, (kind, n) in sorted(found.items()):
+        if p in dis or p in red:
+            continue
+        (dis if kind == "disambiguation" else red).append(p)
+        flag = "--disambiguation-predicate" if kind == "disambiguation" else "--redirect-predicate"
+        notes.append(f"found the target's {kind} predicate {p} ({n} linked page(s) in a sample of "
+                     f"{min(len(linked), PAGE_SAMPLE)} linked IRIs use it); followed as {flag} {p} would")
+    return replace(opts, disambiguation=tuple(dis), redirect=tuple(red)), notes
+
+
+def _label_fallback_hint(unmapped: list[str], target: KG, source: KG | None, opts: Options) -> list[str]:
+    """A note when --label-fallback would map entities of the items that are unmapped now."""
+    if opts.label_fallback or source is None or not unmapped:
+        return []
+    unmapped = sorted(set(unmapped))
+    labels = source.labels(unmapped, opts.label_predicate)
+    index = target.by_label({lab for v in labels.values() for lab in v}, opts.label_predicate)
+    hits = [i for i in unmapped if any(index.get(lab.casefold()) for lab in labels.get(i, []))]
+    if not hits:
+        return []
+    return [f"{len(hits)} unmapped entit{'y has' if len(hits) == 1 else 'ies have'} a target with the same label "
+            f"(e.g. {hits[0]}); --label-fallback would map them (marked 'label')"]

@@ -239,6 +239,36 @@ def propose(evidence: Sequence[PredicateEvidence], kg: KG, *, min_support: int |
         alts = tuple((("path", path_text(c.path)), ("support", c.support))
                      for c in ev.ranked()[1:1 + max_alternatives])
         rules.append(Rule(ev.source, (target,), dirn, constraint, on, best.support, alts))
+    if constraints != "none":
+        rules = _constrain_merges(rules, {ev.source: ev for ev in evidence}, kg)
+    return rules
+
+
+def _constrain_merges(rules: list[Rule], evidence: dict[str, PredicateEvidence], kg: KG) -> list[Rule]:
+    """Every side of a merge gets its type constraint: when several source predicates map to
+    the same target path, one without a constraint gets the most general class (either side)
+    that keeps it apart from the others (the target path reaches nodes outside it)."""
+    from dataclasses import replace as _replace
+
+    groups: dict[tuple, list[int]] = {}
+    for i, r in enumerate(rules):
+        groups.setdefault(tuple(r.paths()), []).append(i)
+    for idx in groups.values():
+        if len(idx) < 2:
+            continue
+        for i in idx:
+            r = rules[i]
+            if r.constraint:
+                continue
+            ev = evidence[r.source]
+            path = r.paths()[0]
+            for side in ("object", "subject"):
+                ends = (ev.object_ends if side == "object" else ev.subject_ends).get(path, set())
+                other = (ev.subject_ends if side == "object" else ev.object_ends).get(path, set())
+                c = type_constraint(kg, path, ends, side, other if side == "object" else None)
+                if c:
+                    rules[i] = _replace(r, constraint=c, constraint_on=side)
+                    break
     return rules
 
 
