@@ -58,6 +58,8 @@ ID_WORDS = frozenset(("id", "ids", "identifier", "code", "isbn", "issn", "doi", 
                       "orcid", "uuid", "guid", "sku", "wikidata", "viaf", "gnd"))
 #: a text-valued relation with a different value for each of this many triples is a key
 KEY_MIN_TRIPLES = 20
+#: a value join needs a relation whose values are shared by at most this many subjects on average
+MAX_SHARING = 20
 LABEL_PROPERTIES = (RDFS + "label", SKOS + "prefLabel", "http://xmlns.com/foaf/0.1/name",
                     "http://schema.org/name")
 ALT_LABEL_PROPERTIES = (SKOS + "altLabel", "http://schema.org/alternateName",
@@ -130,6 +132,15 @@ class Relation:
     range: dict[str, int] = field(default_factory=dict)
     #: literal datatype -> triples
     datatypes: dict[str, int] = field(default_factory=dict)
+    #: distinct literal values (0: unknown or none)
+    values: int = 0
+
+    @property
+    def joinable(self) -> bool:
+        """Whether a value join over this relation ("the same X as") is a question: its
+        literal values are shared by at most :data:`MAX_SHARING` subjects on average (a
+        currency shared by every price joins everything with everything)."""
+        return self.values > 0 and self.count <= MAX_SHARING * self.values
 
 
 @dataclass
@@ -190,18 +201,22 @@ def _counts(kg: KGAccess, exclude: frozenset[str]) -> tuple[dict[str, int], dict
     return classes, relcount, stats
 
 
-def _keys(kg: KGAccess) -> set[str]:
-    """Text-valued relations whose values are all different, on at least
-    :data:`KEY_MIN_TRIPLES` triples (keys: addresses, UUIDs), numbers excepted."""
+def _literal_stats(kg: KGAccess) -> tuple[set[str], dict[str, int]]:
+    """(keys, distinct literal values per relation). Keys are text-valued relations whose
+    values are all different, on at least :data:`KEY_MIN_TRIPLES` triples (addresses, UUIDs),
+    numbers excepted."""
     q = ("SELECT ?p (COUNT(*) AS ?n) (COUNT(DISTINCT ?o) AS ?d) WHERE { ?s ?p ?o . FILTER(isLiteral(?o)) } "
          "GROUP BY ?p")
-    out = set()
+    keys, values = set(), {}
     for p, n, d in kg.select(q).rows:
-        if _iri(p) and _int(n) >= KEY_MIN_TRIPLES and _int(n) == _int(d):
+        if not _iri(p):
+            continue
+        values[p.value] = _int(d)
+        if _int(n) >= KEY_MIN_TRIPLES and _int(n) == _int(d):
             dts = kg.select(f"SELECT DISTINCT (DATATYPE(?o) AS ?dt) WHERE {{ ?s <{p.value}> ?o }} LIMIT 5").rows
             if all(not _iri(r[0]) or value_kind(r[0].value) == "text" for r in dts):
-                out.add(p.value)
-    return out
+                keys.add(p.value)
+    return keys, values
 
 
 def induce_schema(kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
@@ -223,7 +238,7 @@ def induce_schema(kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
         r.range[o_cls] = r.range.get(o_cls, 0) + _int(n)
     q_lit = ("SELECT ?p ?cs ?dt (COUNT(*) AS ?n) WHERE { ?s ?p ?o . FILTER(isIRI(?s) && isLiteral(?o)) "
              + _NOT_META + " BIND(DATATYPE(?o) AS ?dt) OPTIONAL { ?s a ?cs } } GROUP BY ?p ?cs ?dt")
-    keys = _keys(kg)
+    keys, values = _literal_stats(kg)
     for p, cs, dt, n in kg.select(q_lit).rows:
         if not _iri(p) or not _relation_ok(p.value, ex) or is_identifier_name(p.value) or p.value in keys:
             continue
@@ -234,6 +249,7 @@ def induce_schema(kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
         r = rels.setdefault(p.value, Relation(p.value, relcount.get(p.value, 0)))
         r.domain[s_cls] = r.domain.get(s_cls, 0) + _int(n)
         r.datatypes[d] = r.datatypes.get(d, 0) + _int(n)
+        r.values = values.get(p.value, 0)
     return Schema(classes, dict(sorted(rels.items())), stats, "induced")
 
 
@@ -280,7 +296,7 @@ def schema_from_ontology(path: str | Path, kg: KGAccess, exclude: Iterable[str] 
         obs = observed.relations.get(prop)
         if obs is None:
             continue  # unused (or excluded)
-        r = Relation(prop, obs.count)
+        r = Relation(prop, obs.count, values=obs.values)
         if prop in domains:
             r.domain = {d: classes[d] for d in sorted(domains[prop]) if _class_ok(d) and classes.get(d)}
         else:
