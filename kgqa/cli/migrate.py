@@ -83,27 +83,33 @@ def register(app: typer.Typer) -> None:
         except InputError as e:
             err.print(f"[bold red]error:[/] {e}", highlight=False)
             raise typer.Exit(2)
-        m = w.migration
-        for t in m.tables.tables:
-            rt = RichTable(title=t.title, title_justify="left")
-            for c in t.columns:
-                rt.add_column(c, overflow="fold")
-            for r in t.rows:
-                rt.add_row(*(str(x) for x in r))
-            out.print(rt)
-        s = m.summary()
-        out.print(f"{s['kept']} of {s['items']} items migrated ({w.written} written); agreement "
-                  + ", ".join(f"{k} {v}" for k, v in s["agreement"].items()), highlight=False)
-        for note in m.notes:
-            out.print(f"note: {note}", highlight=False)
-        dropped = [r for r in m.records if not r.get("kept")]
-        for r in dropped:
-            out.print(f"not migrated: {r['id']}: {r.get('reason') or r.get('category')}", highlight=False,
-                      soft_wrap=True)
-        for p in m.source.problems:
-            err.print(f"skipped: {p}", highlight=False)
-        for role, path in w.files.items():
-            out.print(f"{role}: {path}" + (f" ({w.dataset_format})" if role == "dataset" else ""), highlight=False)
-        out.print("execution: " + "; ".join(f"{k} " + ", ".join(f"{a}={b}" for a, b in v.items())
-                                            for k, v in m.execution.items()), highlight=False)
-        out.print(m.signature, highlight=False)
+        render(w)
+
+
+def render(w) -> None:
+    """The tables, the summary (migrated / written), the notes, every item not migrated with its
+    reason, the files and the signature."""
+    m = w.migration
+    for t in m.tables.tables:
+        rt = RichTable(title=t.title, title_justify="left")
+        for c in t.columns:
+            rt.add_column(c, overflow="fold")
+        for r in t.rows:
+            rt.add_row(*(str(x) for x in r))
+        out.print(rt)
+    s = m.summary()
+    out.print(f"{s['kept']} of {s['items']} items migrated ({w.written} written); agreement "
+              + ", ".join(f"{k} {v}" for k, v in s["agreement"].items()), highlight=False)
+    for note in m.notes:
+        out.print(f"note: {note}", highlight=False)
+    dropped = [r for r in m.records if not r.get("kept")]
+    for r in dropped:
+        out.print(f"not migrated: {r['id']}: {r.get('reason') or r.get('category')}", highlight=False,
+                  soft_wrap=True)
+    for p in m.source.problems:
+        err.print(f"skipped: {p}", highlight=False)
+    for role, path in w.files.items():
+        out.print(f"{role}: {path}" + (f" ({w.dataset_format})" if role == "dataset" else ""), highlight=False)
+    out.print("execution: " + "; ".join(f"{k} " + ", ".join(f"{a}={b}" for a, b in v.items())
+                                        for k, v in m.execution.items()), highlight=False)
+    out.print(m.signature, highlight=False)
