@@ -2,16 +2,21 @@
 kgqa writes a canonical question by grammar and leaves sentence-level paraphrasing to people or
 to a model, see :mod:`kgqa.generate.paraphrase`).
 
-- :class:`Lexicon`: labels of IRIs from the KG (``rdfs:label``, ``skos:prefLabel``,
-  ``foaf:name``, ``schema:name``, in that order; English or untagged preferred), else the
-  IRI's local name split into words; alternative labels (``skos:altLabel``,
-  ``schema:alternateName``, ``foaf:nick``, ``dbo:alias``) and a user lexicon TSV
-  (``IRI<TAB>label``) for entity-level paraphrases;
-- :func:`canonical_question`: a small grammar per function class and answer type. The question
-  node is described as a noun phrase ("hardware whose supplier is Acme"), each edge a clause
-  chosen by the relation label's shape: ``has X`` / a noun -> "whose X is O" / "that is the X of
-  S"; a label ending in a preposition ("member of") -> "that is member of O" / "that S is
-  member of".
+- :class:`Lexicon`: labels of IRIs from the KG (the label predicates given, by default
+  ``rdfs:label``, ``skos:prefLabel``, ``foaf:name``, ``schema:name``, in that order; English or
+  untagged preferred), else the IRI's local name split into words (such IRIs are
+  :attr:`Lexicon.unlabelled`); alternative labels (``skos:altLabel``, ``schema:alternateName``,
+  ``foaf:nick``, ``dbo:alias``) and a user lexicon TSV (``IRI<TAB>label``) for entity-level
+  paraphrases;
+- :func:`describe` / :func:`canonical_question`: a small grammar with finite verbs per function
+  class and answer type ("Which hardware has supplier Acme?", "How many suppliers does X
+  have?", "Which department is Franz member of?", "Which city that has country Norland has the
+  smallest population?"); each edge is a verb phrase chosen by the relation label's shape
+  (``has X`` / a noun -> "has X O" / "is the X of S"; a label ending in a preposition ->
+  "is member of O" / "S is member of"); nested nodes are relative clauses; a value join is
+  "has the same X as Y";
+- :func:`faithfulness`: what a question fails to say of its query (every edge, every grounded
+  label or value, the question node's class, the function): the generator's check.
 """
 
 from __future__ import annotations
