@@ -15,8 +15,12 @@ multi-million-line link dump streams through.
 Each source IRI gets an :class:`EntityMapping` saying how it was mapped: ``link`` (a link
 file), ``target-link`` (a link stored in the target KG), ``identity`` (the same IRI occurs in
 the target KG), ``label`` (fallback: the source label equals a target label; always marked,
-never silent), or ``unmapped``. Several candidates are recorded; the chosen one is the first
-in sorted order that is not itself a redirect/disambiguation page, else the first.
+never silent), or ``unmapped``. Several candidates (a real entity and a bare "twin", say) are
+recorded and chosen between by evidence, never by sort order
+(:meth:`EntityMapper.choose`): pages that are not redirect/disambiguation pages first, then the
+most neighbours shared with the source entity (its source neighbours mapped through the
+links; source KG needed), then the most triples on the target (a bare twin has few); the
+choice and its evidence are recorded in the mapping's ``note``.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from kgqa.execute.kgfile import DecompressingReader
-from kgqa.migrate.kg import KG
+from kgqa.migrate.kg import KG, iri_ref
 from kgqa.model import InputError
 from kgqa.model.terms import looks_like_iri
 
@@ -228,6 +232,41 @@ class EntityMapper:
                 continue
             how, cs = cands[i]
             plain = [c for c in cs if c not in special_out]
-            chosen = (plain or cs)[0]
-            note = "several candidates; chose the first in sorted order" if len(cs) > 1 else ""
+            chosen, note = self.choose(i, plain or cs) if len(cs) > 1 else (cs[0], "")
             self.memo[i] = EntityMapping(i, chosen, how, cs, note)
+
+    def choose(self, source_iri: str, candidates: Sequence[str]) -> tuple[str, str]:
+        """The candidate with the most evidence for ``source_iri`` and a note saying why: most
+        neighbours shared with the source entity (its source neighbours mapped through the
+        links; needs the source KG), then most triples on the target. A tie on both is said."""
+        cs = sorted(candidates)
+        if len(cs) == 1:
+            return cs[0], ""
+        shared = self.shared_neighbours(source_iri, cs)
+        degree = self.target.degrees(cs)
+        ranked = sorted(cs, key=lambda c: (-shared.get(c, 0), -degree.get(c, 0), c))
+        best, second = ranked[0], ranked[1]
+        why = ", ".join(f"{c}: {shared.get(c, 0)} shared neighbours, {degree.get(c, 0)} triples" for c in ranked[:3])
+        tie = (shared.get(best, 0), degree.get(best, 0)) == (shared.get(second, 0), degree.get(second, 0))
+        return best, (f"{len(cs)} candidates, no evidence tells them apart ({why}); chose {best}" if tie else
+                      f"{len(cs)} candidates; chose by evidence ({why})")
+
+    def shared_neighbours(self, source_iri: str, candidates: Sequence[str]) -> dict[str, int]:
+        """Per candidate: how many of the source entity's neighbours (IRIs one triple away on
+        the source KG, at most 200, mapped through the link files) it is joined to on the
+        target. Empty without a source KG."""
+        if self.source is None:
+            return {}
+        r = self.source.rows([
+            f"SELECT DISTINCT ?n WHERE {{ {{ {iri_ref(source_iri)} ?p ?n }} UNION {{ ?n ?p {iri_ref(source_iri)} }} "
+            f"FILTER(isIRI(?n) && ?p != <{OWL_SAMEAS}>) }} ORDER BY ?n LIMIT 200"])[0]
+        if isinstance(r, str):
+            return {}
+        mapped = sorted({t for row in r for t in (self.links.linked(row[0].value) or [row[0].value])})
+        if not mapped:
+            return {}
+        vals = " ".join(iri_ref(x) for x in mapped)
+        out = {}
+        for c in candidates:
+            out[c] = self.target.count(f"VALUES ?n {{ {vals} }} {{ {iri_ref(c)} ?p ?n }} UNION {{ ?n ?p {iri_ref(c)} }}") or 0
+        return out
