@@ -1,0 +1,77 @@
+"""A KG's label index: which entities a question names, found by n-gram label matching.
+
+Labels are the literal values of :data:`kgqa.build.annotate.LABEL_PREDICATES` (no language tag
+or the question's language); the key of a label is its words lower-cased with punctuation
+removed. :meth:`LabelIndex.find` looks up every run of 1 to ``max_words`` words of the question
+(same key) and keeps the longest non-overlapping matches, left to right; the entities of one
+label are ranked by degree (triples they are subject or object of), highest first, then IRI.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kgqa.build.annotate import LABEL_PREDICATES
+from kgqa.model import InputError, TableAnswer
+
+_WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+
+
+def label_key(text: str) -> str:
+    return " ".join(w.lower() for w in _WORDS.findall(text))
+
+
+class LabelIndex:
+    def __init__(self, labels: dict[str, list[str]], degree: dict[str, int], max_words: int = 8):
+        self.degree = degree
+        self.max_words = max_words
+        self.by_key: dict[str, list[str]] = {}
+        for iri, labs in labels.items():
+            for lab in labs:
+                k = label_key(lab)
+                if k:
+                    self.by_key.setdefault(k, []).append(iri)
+        for k, iris in self.by_key.items():
+            self.by_key[k] = sorted(set(iris), key=lambda i: (-degree.get(i, 0), i))
+        self.labels = labels
+
+    @classmethod
+    def from_executor(cls, executor: Any, lang: str | None = "en", timeout: float = 120.0) -> "LabelIndex":
+        """Every label and every IRI's degree, read from the KG behind ``executor``."""
+        preds = " ".join(f"<{p}>" for p in LABEL_PREDICATES)
+        oc = executor.execute(f"SELECT ?s ?l WHERE {{ VALUES ?p {{ {preds} }} ?s ?p ?l . FILTER(isIRI(?s) && isLiteral(?l)) }}",
+                              timeout)
+        if oc.status.failed or not isinstance(oc.answer, TableAnswer):
+            raise InputError("--kg", f"cannot read the KG's labels ({oc.status.value}): {oc.message}")
+        labels: dict[str, list[str]] = {}
+        for s, lab in oc.answer.rows:
+            if lang is None or not lab.language or lab.language.split("-")[0].lower() == lang.lower():
+                labels.setdefault(s.value, []).append(lab.value)
+        degree: dict[str, int] = {}
+        for q in ("SELECT ?x (COUNT(*) AS ?n) WHERE { ?x ?p ?o } GROUP BY ?x",
+                  "SELECT ?x (COUNT(*) AS ?n) WHERE { ?s ?p ?x . FILTER(isIRI(?x)) } GROUP BY ?x"):
+            oc = executor.execute(q, timeout)
+            if oc.status.failed or not isinstance(oc.answer, TableAnswer):
+                raise InputError("--kg", f"cannot count the KG's triples ({oc.status.value}): {oc.message}")
+            for x, n in oc.answer.rows:
+                if x is not None and hasattr(x, "value") and not x.value.startswith("_:"):
+                    degree[x.value] = degree.get(x.value, 0) + int(n.value)
+        return cls({k: sorted(set(v)) for k, v in labels.items()}, degree)
+
+    def find(self, question: str) -> list[tuple[int, int, str, list[str]]]:
+        """``(start, end, text, entities)`` of every match in the question (module docstring);
+        start/end are word positions."""
+        words = [w.lower() for w in _WORDS.findall(question)]
+        out = []
+        i = 0
+        while i < len(words):
+            for n in range(min(self.max_words, len(words) - i), 0, -1):
+                key = " ".join(words[i:i + n])
+                if key in self.by_key:
+                    out.append((i, i + n, key, self.by_key[key]))
+                    i += n
+                    break
+            else:
+                i += 1
+        return out
