@@ -71,6 +71,12 @@ def train(kind: str, train: Any, valid: Any = None, *, output: str | Path | None
     return system
 
 
+def baseline(kind: str, train: Any, valid: Any = None, **options: Any) -> System:
+    """``kgqa.baseline("retrieval", "train.jsonl", output="model/")``: train a reference system
+    (:func:`train`); ``system.predict(dataset, kg=...)`` then gives a Run to score."""
+    return globals()["train"](kind, train, valid, **options)
+
+
 def predict_to_file(model: str | Path | System, dataset: Any, output: str | Path, *, kg: Any = None,
                     format: str | None = None, timeout: float = 30.0) -> tuple[Any, int]:
     """``kgqa baseline predict``: answer ``dataset`` with the system in ``model`` and write the
@@ -85,4 +91,4 @@ def predict_to_file(model: str | Path | System, dataset: Any, output: str | Path
     return run, sum(1 for p in run.predictions if p.sparql)
 
 
-__all__ = ["KINDS", "System", "create", "load_system", "train", "predict_to_file", "system_class", "TORCH_HINT"]
+__all__ = ["KINDS", "System", "baseline", "create", "load_system", "train", "predict_to_file", "system_class", "TORCH_HINT"]

@@ -1,4 +1,5 @@
 """A KG's label index: which entities a question names, found by n-gram label matching.
+Entities are written in N-Triples form (``<http://...>``, ``"Japan"``).
 
 Labels are the literal values of :data:`kgqa.build.annotate.LABEL_PREDICATES` (no language tag
 or the question's language); the key of a label is its words lower-cased with punctuation
@@ -37,26 +38,44 @@ class LabelIndex:
         self.labels = labels
 
     @classmethod
-    def from_executor(cls, executor: Any, lang: str | None = "en", timeout: float = 120.0) -> "LabelIndex":
-        """Every label and every IRI's degree, read from the KG behind ``executor``."""
-        preds = " ".join(f"<{p}>" for p in LABEL_PREDICATES)
-        oc = executor.execute(f"SELECT ?s ?l WHERE {{ VALUES ?p {{ {preds} }} ?s ?p ?l . FILTER(isIRI(?s) && isLiteral(?l)) }}",
-                              timeout)
-        if oc.status.failed or not isinstance(oc.answer, TableAnswer):
-            raise InputError("--kg", f"cannot read the KG's labels ({oc.status.value}): {oc.message}")
-        labels: dict[str, list[str]] = {}
-        for s, lab in oc.answer.rows:
-            if lang is None or not lab.language or lab.language.split("-")[0].lower() == lang.lower():
-                labels.setdefault(s.value, []).append(lab.value)
-        degree: dict[str, int] = {}
-        for q in ("SELECT ?x (COUNT(*) AS ?n) WHERE { ?x ?p ?o } GROUP BY ?x",
-                  "SELECT ?x (COUNT(*) AS ?n) WHERE { ?s ?p ?x . FILTER(isIRI(?x)) } GROUP BY ?x"):
+    def from_executor(cls, executor: Any, lang: str | None = "en", timeout: float = 120.0,
+                      values: bool = True) -> "LabelIndex":
+        """Every label and every term's degree, read from the KG behind ``executor``. The
+        schema (predicates; classes: objects of ``rdf:type``; IRIs the KG's RDFS/OWL statements
+        describe as classes or properties) is left out: its labels name
+        relations, not topics. With ``values``, literal objects of at most 60 characters
+        (other than labels) are indexed too, as themselves (``"Japan"``)."""
+        def rows(q: str) -> list:
             oc = executor.execute(q, timeout)
             if oc.status.failed or not isinstance(oc.answer, TableAnswer):
-                raise InputError("--kg", f"cannot count the KG's triples ({oc.status.value}): {oc.message}")
-            for x, n in oc.answer.rows:
-                if x is not None and hasattr(x, "value") and not x.value.startswith("_:"):
-                    degree[x.value] = degree.get(x.value, 0) + int(n.value)
+                raise InputError("--kg", f"cannot read the KG ({oc.status.value}): {oc.message}")
+            return oc.answer.rows
+
+        preds = " ".join(f"<{p}>" for p in LABEL_PREDICATES)
+        schema = {r[0].value for r in rows("SELECT DISTINCT ?p WHERE { ?s ?p ?o }") if r[0] is not None}
+        schema |= {r[0].value for r in rows("SELECT DISTINCT ?c WHERE { ?s a ?c }") if r[0] is not None}
+        rdfs, owl = "http://www.w3.org/2000/01/rdf-schema#", "http://www.w3.org/2002/07/owl#"
+        schema |= {r[0].value for r in rows(
+            f"SELECT DISTINCT ?c WHERE {{ {{ ?s ?p ?c . FILTER(?p IN (<{rdfs}range>, <{rdfs}domain>, <{rdfs}subClassOf>, "
+            f"<{rdfs}subPropertyOf>)) }} UNION {{ ?c a ?t . FILTER(?t IN (<{rdfs}Class>, <{owl}Class>, "
+            f"<http://www.w3.org/1999/02/22-rdf-syntax-ns#Property>, <{owl}ObjectProperty>, <{owl}DatatypeProperty>)) }} "
+            "FILTER(isIRI(?c)) }") if r[0] is not None}
+        labels: dict[str, list[str]] = {}
+        for s, lab in rows(f"SELECT ?s ?l WHERE {{ VALUES ?p {{ {preds} }} ?s ?p ?l . FILTER(isIRI(?s) && isLiteral(?l)) }}"):
+            if s.value in schema:
+                continue
+            if lang is None or not lab.language or lab.language.split("-")[0].lower() == lang.lower():
+                labels.setdefault(s.n3(), []).append(lab.value)
+        if values:
+            for (o,) in rows(f"SELECT DISTINCT ?o WHERE {{ ?s ?p ?o . FILTER(isLiteral(?o) && STRLEN(STR(?o)) <= 60 "
+                             f"&& ?p NOT IN ({', '.join(f'<{p}>' for p in LABEL_PREDICATES)})) }}"):
+                labels.setdefault(o.n3(), []).append(o.value)
+        degree: dict[str, int] = {}
+        for q in ("SELECT ?x (COUNT(*) AS ?n) WHERE { ?x ?p ?o } GROUP BY ?x",
+                  "SELECT ?x (COUNT(*) AS ?n) WHERE { ?s ?p ?x } GROUP BY ?x"):
+            for x, n in rows(q):
+                if x is not None and not x.n3().startswith("_:"):
+                    degree[x.n3()] = degree.get(x.n3(), 0) + int(n.value)
         return cls({k: sorted(set(v)) for k, v in labels.items()}, degree)
 
     def find(self, question: str) -> list[tuple[int, int, str, list[str]]]:

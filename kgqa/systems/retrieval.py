@@ -17,7 +17,8 @@
      same multiset, and the i-th slot of a kind takes the i-th element of that kind (question
      order). No neighbour fits: the nearest neighbour, its slots filled where a kind matches;
   2. a KG is at hand (``--kg``): entities found by :class:`kgqa.systems.labels.LabelIndex`
-     fill the ``E`` slots in question order (the first, highest-degree entity of each match);
+     fill the ``E`` slots in question order (the first, highest-degree entity of each match),
+     literal values found there the ``L`` slots;
   3. otherwise the nearest query is returned as it is.
 
 Deterministic: ties in score go to the earlier training item.
@@ -161,7 +162,8 @@ class RetrievalSystem(System):
                     from kgqa.systems.labels import LabelIndex
 
                     index = LabelIndex.from_executor(executor, self.lang)
-                fill = [(element_text(IRI(ents[0]), self.prefixes), "E") for _, _, _, ents in index.find(it.question(self.lang) or "")]
+                fill = [(element_text(IRI(ents[0][1:-1]), self.prefixes), "E") if ents[0].startswith("<")
+                        else (ents[0], "L") for _, _, _, ents in index.find(it.question(self.lang) or "")]
             else:
                 fill = []
             out.append(self._ground(order, fill, bool(mentions)))
