@@ -29,8 +29,8 @@ KINDS: dict[str, str] = {
     "simple": "kgqa.systems.simple:SimpleSystem",
 }
 
-TORCH_HINT = ("the seq2seq baseline needs PyTorch: pip install 'kgqa[baselines]' (or, for a CPU-only build, "
-              "pip install torch --index-url https://download.pytorch.org/whl/cpu)")
+TORCH_HINT = ("the seq2seq baseline needs PyTorch, kgqa's optional extra 'baselines': pip install torch "
+              "(a CPU-only build: pip install torch --index-url https://download.pytorch.org/whl/cpu)")
 
 
 def system_class(kind: str) -> type[System]:

@@ -11,8 +11,9 @@ its sandbox) and is saved as a folder (:meth:`System.save`, :func:`load_system`)
   KG), ``fit_seconds``;
 - whatever state the kind keeps (``state.json``, ``model.pt``, ``weights.npz``).
 
-A dataset "of another KG" is one whose gold queries name KB elements in none of the namespaces
-the system was trained on: :meth:`System.check_dataset` refuses it with an InputError that names
+A dataset "of another KG" is one whose gold queries have fewer than 10% of their KB IRIs in the
+namespaces the system was trained on (namespaces holding at least 1% of the training queries'
+KB IRIs): :meth:`System.check_dataset` refuses it with an InputError that names
 both sets. A dataset without gold queries cannot be checked and is answered.
 """
 
@@ -86,10 +87,12 @@ class System:
         """Refuse a dataset of another KG (module docstring)."""
         trained = set(self.manifest.get("namespaces") or ())
         mine = query_namespaces(ds.items)
-        if trained and mine and not trained & set(mine):
+        inside = sum(n for ns, n in mine.items() if ns in trained)
+        if trained and mine and inside < 0.1 * sum(mine.values()):
             top = sorted(mine, key=lambda n: -mine[n])[:5]
-            raise InputError(ds.name, f"its gold queries use KB namespaces {', '.join(top)}, none of which this "
-                                      f"{self.kind} system was trained on ({', '.join(sorted(trained)[:5])}): "
+            raise InputError(ds.name, f"its gold queries use KB namespaces {', '.join(top)}; only {inside} of their "
+                                      f"{sum(mine.values())} KB IRIs are in the namespaces this {self.kind} system "
+                                      f"was trained on ({', '.join(sorted(trained)[:5])}): "
                                       "it is a dataset of another KG; train a system on a dataset of that KG")
 
     def predict(self, items: Dataset | Sequence[Item], kg: Any = None, *, executor: Any = None,

@@ -5,7 +5,8 @@ Labels are the literal values of :data:`kgqa.build.annotate.LABEL_PREDICATES` (n
 or the question's language); the key of a label is its words lower-cased with punctuation
 removed. :meth:`LabelIndex.find` looks up every run of 1 to ``max_words`` words of the question
 (same key) and keeps the longest non-overlapping matches, left to right; the entities of one
-label are ranked by degree (triples they are subject or object of), highest first, then IRI.
+label are ranked IRIs before literal values, then by degree (triples they are subject or object
+of), highest first, then by their N-Triples text.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class LabelIndex:
                 if k:
                     self.by_key.setdefault(k, []).append(iri)
         for k, iris in self.by_key.items():
-            self.by_key[k] = sorted(set(iris), key=lambda i: (-degree.get(i, 0), i))
+            self.by_key[k] = sorted(set(iris), key=lambda i: (not i.startswith("<"), -degree.get(i, 0), i))
         self.labels = labels
 
     @classmethod

@@ -13,9 +13,9 @@ the simple-QA baselines SimpleDBpediaQA reports.
 - **Relation prediction**: a linear classifier (multinomial logistic regression, L2 ``l2``,
   full-batch gradient descent for ``epochs`` steps of size ``lr`` from zero weights:
   deterministic) over TF-IDF of word unigrams and bigrams.
-- **Query**: the best (entity, class) pair among the first ``entities`` entities of the match
-  whose class the KG allows (the entity has that predicate in that direction), by classifier
-  score: ``SELECT DISTINCT ?x WHERE { <e> <p> ?x . }`` (or reversed; ``?x a <class>`` added
+- **Query**: the first of the match's first ``entities`` entities that has any class the KG
+  allows (the entity has that predicate in that direction), with its best-scored allowed class
+  (no entity has one: the first entity and the best class): ``SELECT DISTINCT ?x WHERE { <e> <p> ?x . }`` (or reversed; ``?x a <class>`` added
   for a class with one). No entity found: no query.
 """
 
@@ -182,11 +182,11 @@ class SimpleSystem(System):
             best: tuple[float, str, str] | None = None
             for ent in ents[: int(self.config["entities"])]:
                 allowed = self._allowed(executor, ent)
-                for k in np.argsort(-z, kind="stable"):
-                    if " ".join(self.classes[k].split(" ")[:2]) in allowed:
-                        if best is None or z[k] > best[0]:
-                            best = (float(z[k]), ent, self.classes[k])
-                        break
+                k = next((k for k in np.argsort(-z, kind="stable")
+                          if " ".join(self.classes[k].split(" ")[:2]) in allowed), None)
+                if k is not None:
+                    best = (float(z[k]), ent, self.classes[k])
+                    break
             if best is None:
                 best = (0.0, ents[0], self.classes[int(np.argmax(z))])
             _, e, cls = best

@@ -8,7 +8,7 @@
   are upper-cased (``select`` = ``SELECT``).
 - **KB tokens** (:func:`is_kb`): IRIs outside ``rdf:``, ``rdfs:``, ``owl:``, ``xsd:``, and
   literals: the tokens the copy mechanism copies and the retrieval baseline re-grounds.
-- :func:`detokenize` joins tokens with blanks and declares the prefixes the tokens use.
+- :func:`detokenize` joins tokens with blanks, prefixed names written as full IRIs.
 - **Question tokens** (:func:`question_tokens`): the KB element texts of an annotated question
   (from ``metadata.mentions`` when present, else anything written like an element) as single
   tokens, the rest lower-cased words and punctuation.
@@ -109,18 +109,26 @@ def is_kb(token: str) -> bool:
 
 
 def detokenize(tokens: Sequence[str], prefixes: dict[str, str] | None = None) -> str:
-    """The query text of tokens: ``PREFIX`` lines for the prefixed names used (``prefixes``,
-    then :data:`STANDARD_PREFIXES`), then the tokens joined by blanks."""
+    """The query text of tokens, joined by blanks, every prefixed name written as a full IRI
+    (``prefixes``, then :data:`STANDARD_PREFIXES`; an unknown prefix is kept as it is), so the
+    text needs no ``PREFIX`` lines and compares token for token with full-IRI gold queries."""
     table = {**STANDARD_PREFIXES, **(prefixes or {})}
-    used: dict[str, str] = {}
+
+    def full(t: str) -> str:
+        if t and t[0].isalpha() and ":" in t:
+            pfx, _, local = t.partition(":")
+            if pfx in table:
+                return f"<{table[pfx]}{local}>"
+        return t
+
+    out = []
     for t in tokens:
-        for part in (t, t.rpartition("^^")[2]) if "^^" in t else (t,):
-            if part and part[0].isalpha() and ":" in part:
-                pfx = part.split(":", 1)[0]
-                if pfx in table:
-                    used.setdefault(pfx, table[pfx])
-    head = "".join(f"PREFIX {p}: <{ns}> " for p, ns in sorted(used.items()))
-    return head + " ".join(tokens)
+        if t.startswith(("\"", "'")) and "^^" in t:
+            lex, _, dt = t.rpartition("^^")
+            out.append(f"{lex}^^{full(dt)}")
+        else:
+            out.append(full(t))
+    return " ".join(out)
 
 
 def question_text(item: Item, lang: str = "en") -> str:
@@ -156,20 +164,19 @@ def namespace(iri: str) -> str:
 
 
 def query_namespaces(items: Iterable[Item]) -> dict[str, int]:
-    """How many KB element IRIs of the items' gold queries fall in each namespace."""
-    from kgqa.build.annotate import kb_elements
-
+    """How many KB IRIs of the items' gold queries (:func:`query_tokens`, prefixed names
+    expanded with the query's and the standard prefixes) fall in each namespace."""
     out: dict[str, int] = {}
     for it in items:
         if not it.sparql:
             continue
-        try:
-            elements, _ = kb_elements(it.sparql)
-        except Exception:  # noqa: BLE001 - an unparsable gold query has no namespaces to offer
-            continue
-        for e in elements:
-            if isinstance(e, IRI):
-                ns = namespace(e.value)
+        declared, _ = split_declarations(it.sparql)
+        for t in query_tokens(it.sparql):
+            if not is_kb(t) or t.startswith(("\"", "'")):
+                continue
+            full = t[1:-1] if t.startswith("<") else _expand(t, declared)
+            if full:
+                ns = namespace(full)
                 out[ns] = out.get(ns, 0) + 1
     return out
 
