@@ -24,7 +24,8 @@ probability of the gold token), Adam, ``epochs`` passes over the training set in
 ``batch``, shuffled by a generator seeded with ``seed``; with ``--valid``, the epoch with the
 lowest validation loss is kept. ``torch.manual_seed(seed)`` and deterministic algorithms make
 CPU training reproducible for a given seed (and thread count). **Decoding**: greedy, at most
-``max_len`` tokens.
+``max_len`` tokens, 64 questions at a time (source padding and a finished question's padding
+are masked as attention keys, so batching does not change what a question attends to).
 
 Presets: ``small`` (default: 2+2 layers, d_model 128, 4 heads, feed-forward 256, dropout 0.1,
 Adam 1e-3, 40 epochs, batch 32) and ``paper`` (6+6 layers, d_model 1024, 16 heads, feed-forward
@@ -272,35 +273,58 @@ class Seq2SeqSystem(System):
 
     def _queries(self, items: Sequence[Item], executor: Any) -> list[str | None]:
         out: list[str | None] = []
-        dev = self.config["device"]
         self.net.eval()
         with torch.no_grad():
-            for it in items:
-                src = self._src(it)
-                ids, kb = self._encode_src(src)
-                if not ids:
-                    out.append(None)
-                    continue
-                s = torch.tensor([ids], device=dev)
-                kbm = torch.tensor([kb], device=dev)
-                memory, src_pad = self.net.encode(s)
-                tin = [self.tgt_index[BOS]]
-                toks: list[str] = []
-                for _ in range(self.config["max_len"]):
-                    h, w = self.net.decode(torch.tensor([tin], device=dev), memory, src_pad)
-                    p_gen, p_copy = self.net.distributions(h[:, -1:], w[:, -1:], kbm, self.config["copy"],
-                                                           self.config["copy_gate"])
-                    g_best = int(p_gen[0, 0].argmax())
-                    if p_copy is not None and float(p_copy[0, 0].max()) > float(p_gen[0, 0, g_best]):
-                        toks.append(src[int(p_copy[0, 0].argmax())])
-                        tin.append(self.tgt_index[KB])
-                        continue
-                    tok = self.tgt_vocab[g_best]
+            for k in range(0, len(items), 64):
+                out.extend(self._decode_batch(items[k:k + 64]))
+        return out
+
+    def _decode_batch(self, items: Sequence[Item]) -> list[str | None]:
+        """Greedy decoding of several questions at once (each stops at its own ``</s>``)."""
+        dev = self.config["device"]
+        srcs = [self._src(it) for it in items]
+        enc = [self._encode_src(s) for s in srcs]
+        keep = [i for i, (ids, _) in enumerate(enc) if ids]
+        out: list[str | None] = [None] * len(items)
+        if not keep:
+            return out
+        ls = max(len(enc[i][0]) for i in keep)
+        src = torch.zeros(len(keep), ls, dtype=torch.long)
+        kbm = torch.zeros(len(keep), ls, dtype=torch.bool)
+        for r, i in enumerate(keep):
+            src[r, :len(enc[i][0])] = torch.tensor(enc[i][0])
+            kbm[r, :len(enc[i][1])] = torch.tensor(enc[i][1], dtype=torch.bool)
+        src, kbm = src.to(dev), kbm.to(dev)
+        memory, src_pad = self.net.encode(src)
+        tin = torch.full((len(keep), 1), self.tgt_index[BOS], dtype=torch.long, device=dev)
+        toks: list[list[str]] = [[] for _ in keep]
+        done = [False] * len(keep)
+        for _ in range(self.config["max_len"]):
+            h, w = self.net.decode(tin, memory, src_pad)
+            p_gen, p_copy = self.net.distributions(h[:, -1:], w[:, -1:], kbm, self.config["copy"],
+                                                   self.config["copy_gate"])
+            g_val, g_best = p_gen[:, 0].max(dim=-1)
+            if p_copy is not None:
+                c_val, c_best = p_copy[:, 0].max(dim=-1)
+            nxt = []
+            for r in range(len(keep)):
+                if done[r]:
+                    nxt.append(0)
+                elif p_copy is not None and float(c_val[r]) > float(g_val[r]):
+                    toks[r].append(srcs[keep[r]][int(c_best[r])])
+                    nxt.append(self.tgt_index[KB])
+                else:
+                    tok = self.tgt_vocab[int(g_best[r])]
                     if tok == EOS:
-                        break
-                    toks.append("UNK" if tok in SPECIALS else tok)
-                    tin.append(g_best)
-                out.append(detokenize(toks, self.prefixes) if toks else None)
+                        done[r] = True
+                    else:
+                        toks[r].append("UNK" if tok in SPECIALS else tok)
+                    nxt.append(int(g_best[r]))
+            if all(done):
+                break
+            tin = torch.cat([tin, torch.tensor(nxt, device=dev).unsqueeze(1)], dim=1)
+        for r, i in enumerate(keep):
+            out[i] = detokenize(toks[r], self.prefixes) if toks[r] else None
         return out
 
     # ------------------------------------------------------------------ files
