@@ -18,6 +18,7 @@ hardware.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
@@ -39,16 +40,20 @@ def main() -> None:
     ap.add_argument("--preset", default="small")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--splits", default="iid,uri,template")
+    ap.add_argument("--systems", default="retrieval,seq2seq,seq2seq+copy")
+    ap.add_argument("--inputs", default="raw,tagged")
+    ap.add_argument("--set", action="append", default=[], help="seq2seq option KEY=VALUE (e.g. d_model=64)")
     ap.add_argument("--out", default=str(ROOT / "docs" / "experiments" / "reyd-zouaq.md"))
     args = ap.parse_args()
-
-    import torch
 
     from kgqa.build.annotate import annotate_to_file
     from kgqa.build.splits import split_dataset
     from kgqa.load import load_dataset
 
-    torch.set_num_threads(args.threads)
+    if "seq2seq" in args.systems:
+        import torch
+
+        torch.set_num_threads(args.threads)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         tagged_path = Path(tmp) / "tagged.jsonl"
@@ -60,14 +65,15 @@ def main() -> None:
         parts, _ = split_dataset(tagged, by, (0.8, 0.1, 0.1), seed=args.seed)
         tr, va, te = parts["train"], parts["validation"], parts["test"]
         print(f"split {by}: train {len(tr)}, validation {len(va)}, test {len(te)}", flush=True)
-        for inputs in ("raw", "tagged"):
+        for inputs in args.inputs.split(","):
             trx, vax, tex = (tr, va, te) if inputs == "tagged" else (raw_of(tr), raw_of(va), raw_of(te))
-            systems = [("retrieval", "retrieval", {}),
-                       ("seq2seq", "seq2seq", {"copy": False}),
-                       ("seq2seq + copy", "seq2seq", {"copy": True})]
-            for label, kind, cfg in systems:
+            systems = {"retrieval": ("retrieval", "retrieval", {}),
+                       "seq2seq": ("seq2seq", "seq2seq", {"copy": False}),
+                       "seq2seq+copy": ("seq2seq + copy", "seq2seq", {"copy": True})}
+            for label, kind, cfg in (systems[name] for name in args.systems.split(",")):
                 if kind == "seq2seq":
-                    cfg = {**cfg, "epochs": args.epochs, "seed": args.seed, "preset": args.preset, "device": args.device}
+                    cfg = {**cfg, "epochs": args.epochs, "seed": args.seed, "preset": args.preset, "device": args.device,
+                           **{k: json.loads(v) for k, v in (x.split("=", 1) for x in args.set)}}
                 res = run_system(kind, trx, vax if kind == "seq2seq" else None, tex, MEASURES, **cfg)
                 row = [by, label, inputs, *(res[m] for m in MEASURES), round(res["fit_s"]), round(res["predict_s"], 1)]
                 rows.append(row)
@@ -76,9 +82,11 @@ def main() -> None:
     table = markdown_table(header, rows)
     total = time.perf_counter() - start
     cmd = (f"nice -n 19 .venv/bin/python bench/experiments/reyd_zouaq.py --epochs {args.epochs} --seed {args.seed} "
-           f"--threads {args.threads} --preset {args.preset} --splits {args.splits}")
+           f"--threads {args.threads} --preset {args.preset} --splits {args.splits} --systems {args.systems} --inputs {args.inputs}"
+           + "".join(f" --set {x}" for x in args.set))
     md = (f"# Reyd & Zouaq shape on LC-QuAD 1.0\n\n`{cmd}`\n\n"
-          f"Seed {args.seed}; seq2seq preset `{args.preset}`, {args.epochs} epochs (best validation loss kept); "
+          f"Seed {args.seed}; seq2seq preset `{args.preset}`{' with ' + ', '.join(args.set) if args.set else ''}, "
+          f"{args.epochs} epochs (best validation loss kept); "
           f"{report['annotated']}/{report['items']} items tagged without a KG; total {total / 60:.1f} min on "
           f"{hardware()}, torch threads {args.threads}. Measures in %.\n\n{table}\n")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
