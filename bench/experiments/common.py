@@ -60,3 +60,13 @@ def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def write_report(out: str | Path, title: str, cmd: str, note: str, table: str, seconds: float) -> None:
+    """Print the table and write it as Markdown: title, the command, the note (seed, data,
+    hardware: ``{minutes}`` is replaced by the run's minutes), the table."""
+    text = f"# {title}\n\n`{cmd}`\n\n{note.replace('{minutes}', f'{seconds / 60:.1f}')}\n\n{table}\n"
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(text, encoding="utf-8")
+    print(table)
+    print(f"wrote {out} ({seconds / 60:.1f} min)")

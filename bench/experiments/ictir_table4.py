@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, hardware, markdown_table, run_system  # noqa: E402
+from common import ROOT, hardware, markdown_table, run_system, write_report  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 MEASURES = ["BLEU", "ROUGE_L", "QueryEM(norm=whitespace)", "F1_Ans", "Exec", "F1_Sem", "F1_Tri", "GEK1", "GEK2", "GEK3"]
@@ -71,15 +71,10 @@ def main() -> None:
     total = time.perf_counter() - start
     cmd = (f"nice -n 19 .venv/bin/python bench/experiments/ictir_table4.py --n {args.n} --epochs {args.epochs} "
            f"--seed {args.seed} --threads {args.threads} --systems {args.systems}")
-    md = (f"# ICTIR'22 Table 4 shape on a benchmark generated from CK25\n\n`{cmd}`\n\n"
-          f"Seed {args.seed}; {len(ds)} generated questions (train {len(tr)}, validation {len(va)}, test {len(te)}); "
-          f"answers by executing every predicted query on CK25 (pyoxigraph, kgqa's sandbox); total "
-          f"{total / 60:.1f} min on {hardware()}, torch threads {args.threads}. Measures in %.\n\n{table}\n")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(md, encoding="utf-8")
-    print(table)
-    print(f"wrote {args.out} ({total / 60:.1f} min)")
-
+    note = (f"Seed {args.seed}; {len(ds)} generated questions (train {len(tr)}, validation {len(va)}, test {len(te)}); "
+            f"answers by executing every predicted query on CK25 (pyoxigraph, kgqa's sandbox); total "
+            f"{{minutes}} min on {hardware()}, torch threads {args.threads}. Measures in %.")
+    write_report(args.out, "ICTIR'22 Table 4 shape on a benchmark generated from CK25", cmd, note, table, total)
 
 if __name__ == "__main__":
     main()

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, hardware, markdown_table, raw_of, run_system  # noqa: E402
+from common import ROOT, hardware, markdown_table, raw_of, run_system, write_report  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 MEASURES = ["BLEU", "QueryEM(norm=whitespace)", "F1_Sem", "F1_Tri"]
@@ -42,6 +42,7 @@ def main() -> None:
     ap.add_argument("--splits", default="iid,uri,template")
     ap.add_argument("--systems", default="retrieval,seq2seq,seq2seq+copy")
     ap.add_argument("--inputs", default="raw,tagged")
+    ap.add_argument("--limit", type=int, default=0, help="train on the first N training items only (0: all)")
     ap.add_argument("--set", action="append", default=[], help="seq2seq option KEY=VALUE (e.g. d_model=64)")
     ap.add_argument("--out", default=str(ROOT / "docs" / "experiments" / "reyd-zouaq.md"))
     args = ap.parse_args()
@@ -49,6 +50,7 @@ def main() -> None:
     from kgqa.build.annotate import annotate_to_file
     from kgqa.build.splits import split_dataset
     from kgqa.load import load_dataset
+    from kgqa.model import Dataset
 
     if "seq2seq" in args.systems:
         import torch
@@ -64,6 +66,8 @@ def main() -> None:
     for by in args.splits.split(","):
         parts, _ = split_dataset(tagged, by, (0.8, 0.1, 0.1), seed=args.seed)
         tr, va, te = parts["train"], parts["validation"], parts["test"]
+        if args.limit:
+            tr = Dataset(tr.name, tr.items[: args.limit], tr.format)
         print(f"split {by}: train {len(tr)}, validation {len(va)}, test {len(te)}", flush=True)
         for inputs in args.inputs.split(","):
             trx, vax, tex = (tr, va, te) if inputs == "tagged" else (raw_of(tr), raw_of(va), raw_of(te))
@@ -83,17 +87,13 @@ def main() -> None:
     total = time.perf_counter() - start
     cmd = (f"nice -n 19 .venv/bin/python bench/experiments/reyd_zouaq.py --epochs {args.epochs} --seed {args.seed} "
            f"--threads {args.threads} --preset {args.preset} --splits {args.splits} --systems {args.systems} --inputs {args.inputs}"
+           + (f" --limit {args.limit}" if args.limit else "")
            + "".join(f" --set {x}" for x in args.set))
-    md = (f"# Reyd & Zouaq shape on LC-QuAD 1.0\n\n`{cmd}`\n\n"
-          f"Seed {args.seed}; seq2seq preset `{args.preset}`{' with ' + ', '.join(args.set) if args.set else ''}, "
-          f"{args.epochs} epochs (best validation loss kept); "
-          f"{report['annotated']}/{report['items']} items tagged without a KG; total {total / 60:.1f} min on "
-          f"{hardware()}, torch threads {args.threads}. Measures in %.\n\n{table}\n")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(md, encoding="utf-8")
-    print(table)
-    print(f"wrote {args.out} ({total / 60:.1f} min)")
-
+    note = (f"Seed {args.seed}; seq2seq preset `{args.preset}`{' with ' + ', '.join(args.set) if args.set else ''}, "
+            f"{args.epochs} epochs (best validation loss kept); "
+            f"{report['annotated']}/{report['items']} items tagged without a KG; total {{minutes}} min on "
+            f"{hardware()}, torch threads {args.threads}. Measures in %.")
+    write_report(args.out, "Reyd & Zouaq shape on LC-QuAD 1.0", cmd, note, table, total)
 
 if __name__ == "__main__":
     main()
