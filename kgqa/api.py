@@ -179,6 +179,9 @@ class Evaluation(_ScoreEvaluation):
     do not match, n = 0, queries without a KG, a failing endpoint, a score file given as a run)."""
 
     setup_warnings: tuple = ()
+    #: what kgqa decided by itself that the user should know (not a warning: e.g. that a large
+    #: dataset was streamed)
+    notes: tuple = ()
 
     @classmethod
     def of(cls, e: _ScoreEvaluation) -> "Evaluation":
@@ -236,7 +239,19 @@ class Evaluator:
     - ``reexecute``: execute the run's queries even where the run also gives answers;
     - ``stream``: read a JSONL dataset one question at a time and keep none of its items
       (memory then grows only by a few compact arrays per question; per-question records keep
-      the run's side only). Every score is the same as without it.
+      the run's side only). Every score is the same as without it. ``None`` (the default)
+      streams by itself when that is possible and the dataset is large (a JSONL file of
+      :func:`stream_threshold` bytes or more, no ``kg``): memory stays bounded without a flag;
+      :attr:`streamed_why` then says so. ``False`` keeps the dataset in memory.
+    - ``links`` / ``redirects``: meaning matching, as GERBIL compares resources: IRIs linked by
+      owl:sameAs in the ``links`` files (RDF or two-column TSV/CSV; ``"dbpedia"`` alone: only the
+      built-in DBpedia http/https/host variants, which are always included), or by the KG
+      predicate ``redirects`` (e.g. ``dbo:wikiPageRedirects``, looked up for the answers' IRIs),
+      compare equal (signature ``match:...,links:...``).
+    - ``match_labels``: text answers match entities by label (signature ``match:...,labels:...``):
+      a plain literal naming exactly one entity among the answers (its rdfs:label, skos
+      labels, schema/foaf name on ``kg``, or the dataset's entity labels, names and aliases)
+      compares as that entity.
 
     What is executed is planned from the measures' declared inputs: nothing without a measure
     that needs answers, execution or KG types. Use as a context manager (or call
@@ -250,12 +265,28 @@ class Evaluator:
                  reexecute: bool = False, cache: Any = True, dataset_format: str | None = None,
                  dataset_options: Mapping[str, Any] | None = None, progress: bool = False,
                  engine_options: Mapping[str, Any] | None = None, engine_check: bool = True,
-                 exclude_engine_dependent: bool = False, view: str | None = None, stream: bool = False):
+                 exclude_engine_dependent: bool = False, view: str | None = None, stream: bool | None = None,
+                 links: Sequence[PathLike] | None = None, redirects: str | None = None,
+                 match_labels: bool = False):
         if gold_answers not in ("stored", "executed"):
             raise InputError("gold_answers", f"expected stored or executed, got {gold_answers!r}")
         if gold_answers == "executed" and kg is None:
             raise InputError("gold_answers", "executed gold answers need a KG to execute the gold queries on (kg=)")
         self.profile = get_profile(profile, measures, view)
+        self._links = [str(x) for x in links or ()]
+        self._redirects = _expand_iri(redirects) if redirects else None
+        self._match_labels = match_labels
+        if redirects and kg is None:
+            raise InputError("redirects", "redirects are looked up on the KG: pass --kg (kg=) with --redirects")
+        if self._links and not redirects:
+            from kgqa.load.links import load_links
+
+            self.profile = self.profile.with_links(load_links(self._links))
+        #: why the dataset is streamed without being asked to (None: it is not, or was asked)
+        self.streamed_why: str | None = None
+        if stream is None:
+            self.streamed_why = _auto_stream(dataset, kg, dataset_format)
+            stream = self.streamed_why is not None
         self.stream = stream
         if stream:  # read one question at a time, keeping none (JSONL dataset files only)
             if kg is not None:
@@ -382,10 +413,12 @@ class Evaluator:
             unknown = set(e.unknown_ids)
             ids = [*e.questions.ids, *(s["id"] for s in e.skipped if s["id"] not in unknown)]
             e.setup_warnings = tuple(check_setup(self.dataset, [r], kg=kg_for_check, lang=self._lang, ids=ids))
+            e.notes = (f"streamed: {self.streamed_why}",) if self.streamed_why else ()
             return e
         warnings = check_setup(self.dataset, [r], kg=kg_for_check, lang=self._lang, full_dataset=self.full_dataset)
         if not self.executes:
-            e = Evaluation.of(_score(self.dataset, r, self.profile, signature_extra=sig))
+            profile = self._with_labels(None, r, None, self.profile) if self._match_labels else self.profile
+            e = Evaluation.of(_score(self.dataset, r, profile, signature_extra=sig))
             e.setup_warnings = tuple(warnings)
             return e
         e = Evaluation.of(self._execute_and_score(r, sig, warnings))
@@ -404,16 +437,61 @@ class Evaluator:
         execution = ex.execute_run(self.dataset, r, gold=gold, reexecute=self.reexecute)
         warnings += transport_warnings(r.name, execution.predicted.values())
         extras = self._kg_types(ex, r, execution) if self.needs.kg_types else None
-        scored = _score(self.dataset, r, self.profile, predicted=execution.predicted, gold=execution.gold,
+        profile = self._with_redirects(ex, r, execution) if self._redirects else self.profile
+        if self._match_labels:
+            profile = self._with_labels(ex, r, execution, profile)
+        scored = _score(self.dataset, r, profile, predicted=execution.predicted, gold=execution.gold,
                         signature_extra=sig, execution=execution.counts, extras=extras)
         if self.engine_check:  # which answers would differ on another engine (ties, LIMIT, ...)
             from kgqa.analyze import engine_dependence as ed
 
-            scored = ed.check(scored, self.dataset, r, self.profile, execution, ex)
+            scored = ed.check(scored, self.dataset, r, profile, execution, ex)
             if self.exclude_engine_dependent:
-                scored = ed.rescore_without(scored, self.dataset, r, self.profile, execution,
+                scored = ed.rescore_without(scored, self.dataset, r, profile, execution,
                                             signature_extra=sig, extras=extras)
         return scored
+
+    def _answers(self, run: Run, execution: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Gold and system answers per question id, executed where they were executed (``execution``
+        None: as stored)."""
+        done_gold = execution.gold if execution is not None else {}
+        done_pred = execution.predicted if execution is not None else {}
+        gold = {it.id: (done_gold[it.id].answer if it.id in done_gold else it.answer) for it in self.dataset.items}
+        system = {}
+        for it in self.dataset.items:
+            p = run.get(it.id)
+            system[it.id] = (done_pred[it.id].answer if it.id in done_pred else (p.answer if p is not None else None))
+        return gold, system
+
+    def _with_labels(self, ex: Executor | None, run: Run, execution: Any, profile: Profile) -> Profile:
+        """``profile`` matching text answers against the labels of this run's answer entities: the
+        dataset's own labels and, with a KG, the KG's."""
+        from kgqa.model.terms import TextLabels
+
+        pairs = _dataset_labels(self.dataset.items)
+        sources = [f"dataset={len(pairs)}"] if pairs else []
+        if ex is not None:
+            from kgqa.execute.types import iris_of
+
+            gold, system = self._answers(run, execution)
+            kg_pairs, failed = ex.label_pairs(iris_of([*gold.values(), *system.values()]))
+            if failed:
+                raise InputError("match_labels", f"looking up labels on the KG failed: {failed[0]}")
+            pairs += kg_pairs
+            sources.append(f"kg={len(kg_pairs)}")
+        return profile.with_labels(TextLabels.from_pairs(pairs, sources))
+
+    def _with_redirects(self, ex: Executor, run: Run, execution: Any) -> Profile:
+        """The profile with meaning matching over the link files and the KG redirects that touch
+        this run's answers (gold and system)."""
+        from kgqa.execute.types import iris_of
+        from kgqa.load.links import load_links
+
+        gold, system = self._answers(run, execution)
+        pairs, failed = ex.link_pairs(iris_of([*gold.values(), *system.values()]), self._redirects)
+        if failed:
+            raise InputError("redirects", f"looking up redirects ({self._redirects}) on the KG failed: {failed[0]}")
+        return self.profile.with_links(load_links(self._links, extra=pairs, extra_name="redirects"))
 
     def evaluate_many(self, runs: Sequence[PathLike | Run], *, names: Sequence[str] | None = None,
                       run_format: str | None = None, run_options: Mapping[str, Any] | None = None) -> list[Evaluation]:
@@ -436,14 +514,92 @@ class Evaluator:
 
     def _kg_types(self, ex: Executor, run: Run, execution: Any) -> dict[str, dict[str, Any]]:
         """Answer item classes looked up on the KG for measures that declare ``kg_types``."""
-        gold = {it.id: (execution.gold[it.id].answer if it.id in execution.gold else it.answer)
-                for it in self.dataset.items}
-        system = {}
-        for it in self.dataset.items:
-            p = run.get(it.id)
-            system[it.id] = (execution.predicted[it.id].answer if it.id in execution.predicted
-                             else (p.answer if p is not None else None))
+        gold, system = self._answers(run, execution)
         return {qid: {"answer_types": t} for qid, t in ex.answer_types(gold, system).items()}
+
+
+#: a JSONL dataset file of this many bytes or more is streamed when nothing needs it in memory
+STREAM_BYTES = 64 << 20
+
+
+def stream_threshold() -> int | None:
+    """Bytes from which a JSONL dataset is streamed by default (``KGQA_STREAM_BYTES``: a number,
+    or ``off``); None: never by default."""
+    import os
+
+    raw = os.environ.get("KGQA_STREAM_BYTES", "").strip().lower()
+    if raw in ("off", "never", "none"):
+        return None
+    try:
+        return int(raw) if raw else STREAM_BYTES
+    except ValueError:
+        raise InputError("KGQA_STREAM_BYTES", f"expected a number of bytes or 'off', got {raw!r}") from None
+
+
+def _auto_stream(dataset: Any, kg: Any, dataset_format: str | None) -> str | None:
+    """Why ``dataset`` is streamed by default (a sentence for the user), or None: a JSONL file
+    (or files) of :func:`stream_threshold` bytes or more, scored without a KG."""
+    threshold = stream_threshold()
+    if threshold is None or kg is not None or isinstance(dataset, Dataset):
+        return None
+    paths = [Path(p) for p in (dataset if isinstance(dataset, (list, tuple)) else [dataset])]
+    if not all(p.is_file() for p in paths):
+        return None  # a registry name or a missing file: loaded (or refused) as usual
+    size = sum(p.stat().st_size for p in paths)
+    if size < threshold:
+        return None
+    from kgqa.load import formats
+
+    try:
+        fmt = formats.get("dataset", dataset_format).name if dataset_format else formats.detect(paths, "dataset").name
+    except InputError:
+        return None
+    if fmt != "jsonl":
+        return None
+    return (f"the dataset ({size / 1e6:.0f} MB of JSONL) is read one question at a time and no item is kept "
+            "(bounded memory); per-question records keep the run's side, so `kgqa show` and HTML reports "
+            "of this evaluation need --no-stream")
+
+
+def _dataset_labels(items: Sequence[Any]) -> list[tuple[str, str]]:
+    """(IRI, label) pairs a dataset ships for its answer entities: Mintaka's ``answer_labels``
+    (one dict language -> label per entity), and ``answer_names`` / ``answer_aliases`` (CWQ,
+    WebQSP), aligned with the gold answer's rows."""
+    from kgqa.model import TableAnswer
+    from kgqa.model.terms import IRI as _IRI
+
+    pairs: list[tuple[str, str]] = []
+    for it in items:
+        ans, meta = it.answer, it.metadata
+        if not isinstance(ans, TableAnswer) or not meta:
+            continue
+        cells = [row[0] if row else None for row in ans.rows]
+        per_row: list[list[str]] = [[] for _ in cells]
+        for i, lab in enumerate(meta.get("answer_labels") or []):
+            if i < len(per_row) and isinstance(lab, dict):
+                per_row[i] += [v for v in lab.values() if isinstance(v, str)]
+        for i, name in enumerate(meta.get("answer_names") or []):
+            if i < len(per_row) and isinstance(name, str):
+                per_row[i].append(name)
+        for i, aliases in enumerate(meta.get("answer_aliases") or []):
+            if i < len(per_row) and isinstance(aliases, list):
+                per_row[i] += [a for a in aliases if isinstance(a, str)]
+        pairs += [(c.value, lab) for c, labs in zip(cells, per_row) if isinstance(c, _IRI) for lab in labs]
+    return pairs
+
+
+def _expand_iri(text: str) -> str:
+    """A predicate given as a full IRI (``<...>`` optional) or a standard prefixed name (``dbo:x``)."""
+    from kgqa.sparql.prefixes import STANDARD_PREFIXES
+
+    t = text.strip().strip("<>")
+    prefix, _, local = t.partition(":")
+    if prefix in STANDARD_PREFIXES and not local.startswith("//"):
+        return STANDARD_PREFIXES[prefix] + local
+    if "://" not in t:
+        raise InputError("redirects", f"expected a predicate IRI or a standard prefixed name such as "
+                                      f"dbo:wikiPageRedirects, got {text!r}")
+    return t
 
 
 def _needs(profile: Profile) -> Inputs:

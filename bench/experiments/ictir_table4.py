@@ -3,7 +3,7 @@ trained on 12.5 / 25 / 50 / 100% of the training split, every query and answer m
 answers obtained by executing the predicted queries on the shared CK25 KG.
 
     nice -n 19 .venv/bin/python bench/experiments/ictir_table4.py [--data ../shared/data]
-        [--n 400] [--epochs 15] [--seed 0] [--threads 2] [--out docs/experiments/ictir-table4.md]
+        [--n 400] [--epochs 15] [--seed 0] [--threads 2] [--out bench/experiments/results/ictir-table4.md]
 
 Steps: ``kgqa.generate`` (``--n`` graph queries of 1-2 edges, functions none/count, seed) on
 ``ck25/graphs/prod-inst.ttl``; ``kgqa split --by iid --ratios 0.8,0.1,0.1``; for each fraction
@@ -37,7 +37,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--systems", default="retrieval,simple,seq2seq")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "experiments" / "ictir-table4.md"))
+    ap.add_argument("--out", default=str(ROOT / "bench" / "experiments" / "results" / "ictir-table4.md"))
     args = ap.parse_args()
 
     from kgqa.build.splits import split_dataset

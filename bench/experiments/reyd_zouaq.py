@@ -4,7 +4,7 @@ questions, on the original-like (iid), unknown-URI and unknown-template splits m
 sequences), F1_Sem, F1_Tri, no KG needed (LC-QuAD stores no answers).
 
     nice -n 19 .venv/bin/python bench/experiments/reyd_zouaq.py [--data ../shared/data]
-        [--epochs 12] [--seed 0] [--threads 2] [--out docs/experiments/reyd-zouaq.md]
+        [--epochs 12] [--seed 0] [--threads 2] [--out bench/experiments/results/reyd-zouaq.md]
         [--splits iid,uri,template] [--preset small]
 
 Steps: ``kgqa annotate --mode tagged`` (no KG: LC-QuAD's intermediary questions) of LC-QuAD 1.0
@@ -44,7 +44,7 @@ def main() -> None:
     ap.add_argument("--inputs", default="raw,tagged")
     ap.add_argument("--limit", type=int, default=0, help="train on the first N training items only (0: all)")
     ap.add_argument("--set", action="append", default=[], help="seq2seq option KEY=VALUE (e.g. d_model=64)")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "experiments" / "reyd-zouaq.md"))
+    ap.add_argument("--out", default=str(ROOT / "bench" / "experiments" / "results" / "reyd-zouaq.md"))
     args = ap.parse_args()
 
     from kgqa.build.annotate import annotate_to_file

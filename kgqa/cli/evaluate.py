@@ -49,6 +49,8 @@ def ask_settings(system: str | None, runs: list[str] | None, lang: str, **client
 
 def print_warnings(evals: list[Evaluation]) -> list[str]:
     """Print each distinct set-up warning once (stderr); return them."""
+    for note in dict.fromkeys(str(n) for e in evals for n in getattr(e, "notes", ())):
+        err.print(f"[dim]note:[/] {note}", highlight=False)
     warnings = list(dict.fromkeys(str(w) for e in evals for w in e.setup_warnings))
     for w in warnings:
         err.print(f"[yellow]set-up warning:[/] {w}", highlight=False, soft_wrap=True)
@@ -142,7 +144,10 @@ def register(app: typer.Typer) -> None:
         store: Optional[str] = typer.Option(None, "--store", help="Also record each run as an experiment in this store (SQLite file or SQLAlchemy URL; see kgqa web)."),
         no_cache: bool = typer.Option(False, "--no-cache", help="With --kg: neither read nor write the result cache."),
         view: Optional[str] = typer.Option(None, "--view", help="Compare answers as values (flattened), tuples (rows) or list; default: the profile's."),
-        stream: bool = typer.Option(False, "--stream", help="Read a JSONL dataset one question at a time, keeping none of its items (for datasets too large for memory; same scores; not with --kg)."),
+        links: Optional[list[str]] = typer.Option(None, "--links", help="Meaning matching: IRIs linked by owl:sameAs in this file (RDF, or two-column TSV/CSV; repeatable) compare equal, with DBpedia's http/https/host variants; 'dbpedia' for the variants alone."),
+        redirects: Optional[str] = typer.Option(None, "--redirects", help="With --kg: IRIs linked by this KG predicate (e.g. dbo:wikiPageRedirects) compare equal (meaning matching)."),
+        match_labels: bool = typer.Option(False, "--match-labels", help="Text answers match entities by label (the dataset's entity labels and aliases; with --kg also rdfs:label, skos labels, schema/foaf name): for systems that answer in text."),
+        stream: Optional[bool] = typer.Option(None, "--stream/--no-stream", help="Read a JSONL dataset one question at a time, keeping none of its items (same scores; not with --kg). Default: streamed when the JSONL file is 64 MB or more and nothing needs it in memory (KGQA_STREAM_BYTES sets the size)."),
         strict: bool = typer.Option(False, "--strict", help="Exit with status 3 when the set-up check warns (ids not matching, n = 0, no --kg for a query-only run, failing endpoint, a score file given as a run)."),
     ) -> None:
         """Score one or more runs on a dataset."""
@@ -152,6 +157,8 @@ def register(app: typer.Typer) -> None:
             # checked before any work: a breakdown cannot be appended to JSON or CSV output
             raise InputError("--by", f"breakdowns are printed with --format table or md (got {fmt.value}); "
                              "for other formats save the evaluation (--save) and use kgqa report")
+        if by and stream is None:
+            stream = False  # breakdowns read every dataset item: kept in memory
         if stream and by:  # said before any work, not after a million questions
             raise InputError("--stream", "breakdowns (--by) read each question's dataset item, which a streamed "
                                          "evaluation does not keep: drop --stream for them")
@@ -167,7 +174,7 @@ def register(app: typer.Typer) -> None:
             engine_options=engine_limits(worker_memory, max_result_bytes, max_response_bytes),
             engine_check=not no_engine_check, exclude_engine_dependent=exclude_engine_dependent,
             system=system, protocol=protocol, system_settings=settings, system_journal=journal, view=view,
-            cache=not no_cache, stream=stream,
+            cache=not no_cache, stream=stream, links=links, redirects=redirects, match_labels=match_labels,
         )
         warnings = print_warnings(evals)
         emit(evals, fmt, per_question, output)

@@ -32,7 +32,10 @@ def open_engine(kg: str | Path | Sequence[str | Path], graph: str | None = None,
       endpoint, with ``graph`` as its ``default-graph-uri``;
     - a directory -> a persistent store made by ``kgqa kg load --store`` (opened read-only);
     - RDF file(s) (a list, or one path; comma-separated paths also work) -> loaded into memory,
-      triples into the named graph ``graph`` when given.
+      triples into the named graph ``graph`` when given; files of
+      :func:`~kgqa.execute.kgfile.disk_store_threshold` bytes or more in all (64 MiB) are
+      bulk-loaded once into an on-disk store kept in the cache and reopened by later runs
+      (:func:`~kgqa.execute.kgfile.cached_store`).
 
     ``options`` go to the engine's constructor (e.g. ``workers``, ``allow_service``); the caps
     of the other kind of engine are ignored (``memory_limit``, ``max_result_bytes``: embedded;
@@ -58,7 +61,23 @@ def open_engine(kg: str | Path | Sequence[str | Path], graph: str | None = None,
             raise InputError(items[0], "--graph applies when loading RDF files or querying an endpoint, "
                                        "not to an existing store")
         return EmbeddedEngine.from_store(items[0], **options)
+    from kgqa.execute.kgfile import cached_store, disk_store_threshold
+
+    threshold = disk_store_threshold()
+    if threshold is not None and _total_size(items) >= threshold:
+        return EmbeddedEngine.from_store(cached_store(items, graph, progress=progress), **options)
     return EmbeddedEngine.from_files(items, graph, progress=progress, **options)
+
+
+def _total_size(items: Sequence[str | Path]) -> int:
+    """Bytes on disk of the RDF files named (missing ones count 0: loading them says why)."""
+    total = 0
+    for p in items:
+        try:
+            total += Path(p).stat().st_size
+        except OSError:
+            pass
+    return total
 
 
 __all__ = ["Engine", "EngineInfo", "open_engine"]

@@ -15,7 +15,7 @@ policy's limits, so helpers written against :class:`~kgqa.execute.engine.Engine`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterable, Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -333,3 +333,16 @@ class Executor:
         from kgqa.execute.types import answer_types
 
         return answer_types(self, gold, system, self.policy.timeout)
+
+    def link_pairs(self, iris: Iterable[str], predicate: str) -> tuple[list[tuple[str, str]], list[str]]:
+        """IRI pairs ``predicate`` (e.g. ``dbo:wikiPageRedirects``) links, either direction, for
+        the IRIs given (see :func:`kgqa.execute.types.link_pairs`), and failed batches' messages."""
+        from kgqa.execute.types import link_pairs
+
+        return link_pairs(self, iris, predicate, self.policy.timeout)
+
+    def label_pairs(self, iris: Iterable[str]) -> tuple[list[tuple[str, str]], list[str]]:
+        """(IRI, label) pairs of the IRIs given (see :func:`kgqa.execute.types.label_pairs`)."""
+        from kgqa.execute.types import label_pairs
+
+        return label_pairs(self, iris, self.policy.timeout)

@@ -322,3 +322,123 @@ def read_manifest(directory: str | Path) -> Manifest:
 
 def is_store_dir(path: str | Path) -> bool:
     return Path(path).is_dir() and (Path(path) / MANIFEST).is_file()
+
+
+# ---------------------------------------------------------------------- stores kept in the cache
+
+#: RDF files of at least this many bytes in all (as stored on disk, compressed or not) are not
+#: loaded into memory: they are bulk-loaded once into an on-disk store kept in the cache
+#: (:func:`cached_store`) and reopened read-only by every later run. Setting: the
+#: ``KGQA_KG_STORE_BYTES`` environment variable (bytes; 0 = always, ``off`` = never).
+DISK_STORE_BYTES = 64 << 20
+_INDEX = "index.json"
+
+
+def disk_store_threshold() -> int | None:
+    """The size from which ``--kg FILE`` goes through a cached on-disk store (None: never)."""
+    import os
+
+    raw = os.environ.get("KGQA_KG_STORE_BYTES", "").strip().lower()
+    if raw in ("off", "never", "none"):
+        return None
+    try:
+        return int(raw) if raw else DISK_STORE_BYTES
+    except ValueError:
+        raise InputError("KGQA_KG_STORE_BYTES", f"expected a number of bytes or 'off', got {raw!r}") from None
+
+
+def store_cache_dir() -> Path:
+    """Where cached KG stores live: ``$KGQA_CACHE_DIR/kgs`` (default ``~/.cache/kgqa/kgs``)."""
+    from kgqa.execute.cache import default_cache_dir
+
+    return default_cache_dir() / "kgs"
+
+
+def _stat_key(files: Sequence[Path], graph: str | None) -> str:
+    parts = []
+    for f in files:
+        st = f.stat()
+        parts.append(f"{f.resolve()}|{st.st_size}|{st.st_mtime_ns}|{st.st_ino}")
+    return "\n".join(sorted(parts)) + f"\ngraph={graph or ''}"
+
+
+def _read_index(root: Path) -> dict[str, str]:
+    try:
+        doc = json.loads((root / _INDEX).read_text(encoding="utf-8"))
+        return {str(k): str(v) for k, v in doc.items()} if isinstance(doc, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _store_name(fp: str) -> str:
+    return fp.replace("sha256:", "")[:40]
+
+
+def _remove_stale_partials(root: Path) -> None:
+    """Partial stores of loads that were killed (their process is gone) are deleted."""
+    import os
+
+    for d in root.glob("partial-*"):
+        try:
+            pid = int(d.name.split("-")[1])
+            os.kill(pid, 0)
+        except (ValueError, IndexError, ProcessLookupError):
+            shutil.rmtree(d, ignore_errors=True)
+        except PermissionError:
+            pass
+
+
+def cached_store(paths: Sequence[str | Path], graph: str | None = None, *, progress: bool = False,
+                 root: str | Path | None = None) -> Path:
+    """The directory of a persistent store holding ``paths`` (triples into ``graph``), made once
+    and kept in the cache (:func:`store_cache_dir`), named by the KG's content fingerprint.
+
+    - A later run finds it without reading the files again: a memo maps each file's resolved
+      path, size, modification time and inode (plus ``graph``) to the fingerprint. A file
+      changed in place gets a new memo entry, is hashed, and gets a store of its own (the same
+      content under another name or path reuses the existing store after one hashing pass).
+    - A store is bulk-loaded into ``partial-<pid>-...`` and renamed when complete, so a load
+      killed half-way leaves no store that looks finished (its partial directory is removed by a
+      later run), and two processes loading the same files end with one store.
+    """
+    files = _check_files(paths)
+    base = Path(root) if root is not None else store_cache_dir()
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(base, f"cannot create the KG store cache: {e}; set KGQA_CACHE_DIR to a writable "
+                               "directory or KGQA_KG_STORE_BYTES=off to load KGs into memory") from None
+    key = _stat_key(files, graph)
+    fp = _read_index(base).get(key)
+    if fp is None or not is_store_dir(base / _store_name(fp)):
+        fp = combine_fingerprint([file_digest(f) for f in files], graph)
+        target = base / _store_name(fp)
+        if not is_store_dir(target):
+            import os
+            import uuid
+
+            _remove_stale_partials(base)
+            partial = base / f"partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+            try:
+                manifest = create_store(files, partial, graph, progress=progress)
+                if manifest.fingerprint != fp:  # a file changed while it was read
+                    raise InputError(files[0], "an RDF file changed while it was loaded; run again")
+                try:
+                    partial.rename(target)
+                except OSError:
+                    if not is_store_dir(target):
+                        raise
+            except OSError as e:
+                raise InputError(base, f"cannot write the KG store cache: {e}; free space or set "
+                                       "KGQA_CACHE_DIR, or KGQA_KG_STORE_BYTES=off to load into memory") from None
+            finally:
+                shutil.rmtree(partial, ignore_errors=True)
+        index = _read_index(base)
+        index[key] = fp
+        from kgqa.load.jsonio import write_atomic
+
+        try:
+            write_atomic(base / _INDEX, [json.dumps(index, indent=1) + "\n"])
+        except OSError:
+            pass  # the memo only saves hashing next time
+    return base / _store_name(fp)

@@ -1,5 +1,6 @@
-"""rdf:type classes of answer items, looked up on the KG (for GERBIL's AIT2KB with
-``source=kg``). The lookup is kgqa's own query, batched with VALUES, never a system's."""
+"""Facts about answer items looked up on the KG: their rdf:type classes (for GERBIL's AIT2KB
+with ``source=kg``) and the redirects that link them (for meaning matching, ``--redirects``).
+The lookups are kgqa's own queries, batched with VALUES, never a system's."""
 
 from __future__ import annotations
 
@@ -59,3 +60,59 @@ def answer_types(engine: Engine, gold: Mapping[str, Answer | None], system: Mapp
         else:
             out[qid] = sides
     return out
+
+
+#: DBpedia's redirect predicate (the ``--redirects`` default)
+WIKI_REDIRECTS = "http://dbpedia.org/ontology/wikiPageRedirects"
+
+
+def iris_of(answers: Iterable[Answer | None]) -> set[str]:
+    """Every IRI in the given answers' rows."""
+    return set().union(*(_iris(a) for a in answers))
+
+
+def link_pairs(engine: Engine, iris: Iterable[str], predicate: str = WIKI_REDIRECTS,
+               timeout: float = 30.0) -> tuple[list[tuple[str, str]], list[str]]:
+    """The (IRI, IRI) pairs ``predicate`` links in either direction, for every IRI given
+    (``?x <predicate> ?y`` with ?x or ?y among them), and the messages of failed batches."""
+    if not predicate or ">" in predicate or " " in predicate:
+        raise ValueError(f"not an IRI: {predicate!r}")
+    todo = sorted(x for x in set(iris) if ">" not in x and " " not in x)
+    queries = []
+    for i in range(0, len(todo), BATCH):
+        values = " ".join(f"<{x}>" for x in todo[i : i + BATCH])
+        queries.append(f"SELECT ?a ?b WHERE {{ VALUES ?a {{ {values} }} {{ ?a <{predicate}> ?b }} UNION "
+                       f"{{ ?b <{predicate}> ?a }} FILTER(isIRI(?b)) }}")
+    pairs: list[tuple[str, str]] = []
+    failures: list[str] = []
+    for out in (engine.execute_many(queries, timeout=timeout) if queries else []):
+        if out.status is not Status.OK or not isinstance(out.answer, TableAnswer):
+            failures.append(out.message or out.status.value)
+            continue
+        pairs.extend((a.value, b.value) for a, b in out.answer.rows if isinstance(a, IRI) and isinstance(b, IRI))
+    return list(dict.fromkeys(tuple(sorted(p)) for p in pairs)), failures  # each link once
+
+
+#: predicates whose literal values name an entity (``--match-labels``)
+LABEL_PREDICATES = ("http://www.w3.org/2000/01/rdf-schema#label", "http://www.w3.org/2004/02/skos/core#prefLabel",
+                    "http://www.w3.org/2004/02/skos/core#altLabel", "http://schema.org/name",
+                    "https://schema.org/name", "http://xmlns.com/foaf/0.1/name")
+
+
+def label_pairs(engine: Engine, iris: Iterable[str], timeout: float = 30.0) -> tuple[list[tuple[str, str]], list[str]]:
+    """(IRI, label text) for every label-like literal (:data:`LABEL_PREDICATES`) of the IRIs
+    given, and the messages of failed batches."""
+    todo = sorted(x for x in set(iris) if ">" not in x and " " not in x)
+    preds = " ".join(f"<{p}>" for p in LABEL_PREDICATES)
+    queries = []
+    for i in range(0, len(todo), BATCH):
+        values = " ".join(f"<{x}>" for x in todo[i : i + BATCH])
+        queries.append(f"SELECT ?s ?l WHERE {{ VALUES ?s {{ {values} }} VALUES ?p {{ {preds} }} ?s ?p ?l FILTER(isLiteral(?l)) }}")
+    pairs: list[tuple[str, str]] = []
+    failures: list[str] = []
+    for out in (engine.execute_many(queries, timeout=timeout) if queries else []):
+        if out.status is not Status.OK or not isinstance(out.answer, TableAnswer):
+            failures.append(out.message or out.status.value)
+            continue
+        pairs.extend((s.value, lab.value) for s, lab in out.answer.rows if isinstance(s, IRI) and lab is not None)
+    return pairs, failures

@@ -20,6 +20,9 @@ File shape (the dataset card lists the fields; see tests/fixtures/cwq/SOURCE.txt
 - ``groups["compositionality_type"]`` and ``groups["webqsp"]`` (``webqsp_ID``: every question
   built from one WebQSP question shares it); ``metadata``: every other key.
 - A record without ``answers`` keeps answer None (execute the query with ``--kg``).
+- For the official evaluation (``-p cwq``, :mod:`kgqa.score.cwq`): ``metadata["cwq_gold"]``
+  is the list the script builds (each answer's ``answer`` then its ``aliases``, as released,
+  None included) and ``metadata["cwq_question"]`` the ``question`` text as released.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ from typing import Any
 from kgqa.load import formats
 from kgqa.load.generic import load_record_array
 from kgqa.load.webqsp import _MID, freebase_term
-from kgqa.model import Dataset, Item, Problem, TableAnswer
+from kgqa.load.jsonio import read_json
+from kgqa.model import Dataset, InputError, Item, Prediction, Problem, Run, TableAnswer
 from kgqa.model.terms import Literal, Term
 
 _OWN = ("ID", "question", "sparql", "answers", "compositionality_type")
@@ -81,6 +85,10 @@ def parse_record(rec: Any, file: str, record: str, problems: list[Problem]) -> I
     sparql = sparql if sparql and sparql.strip() else None
     answer = None
     metadata: dict[str, Any] = {k: v for k, v in rec.items() if k not in _OWN}
+    metadata["cwq_question"] = rec.get("question") if isinstance(rec.get("question"), str) else ""
+    if isinstance(rec.get("answers"), list):
+        metadata["cwq_gold"] = [x for a in rec["answers"] if isinstance(a, dict)
+                                for x in [a.get("answer"), *(a.get("aliases") or [])]]
     if "answers" in rec and rec["answers"] is not None:
         terms, names, aliases = _answers(rec["answers"])
         answer = TableAnswer.single_column(terms, "answer")
@@ -119,4 +127,54 @@ DATASET = formats.register(formats.Format(
     load=load_dataset,
     extensions=(".json",),
     aliases=("complexwebquestions",),
+))
+
+
+# --------------------------------------------------------------------------- run
+
+
+def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
+    """The predictions file the official evaluation script reads: a JSON list of ``{"ID",
+    "answer": text}``; the text is kept as released in ``metadata["cwq_answer"]``."""
+    problems: list[Problem] = []
+    preds: list[Prediction] = []
+    seen: set[str] = set()
+    for path in paths:
+        file = str(path)
+        doc = read_json(path)
+        if not isinstance(doc, list):
+            raise InputError(path, "not ComplexWebQuestions predictions: expected a JSON list of {\"ID\", \"answer\"} "
+                                   f"objects, got a JSON {type(doc).__name__}")
+        for i, rec in enumerate(doc):
+            record = f"[{i}]"
+            if not isinstance(rec, dict) or not isinstance(rec.get("ID"), (str, int)) or isinstance(rec.get("ID"), bool):
+                problems.append(Problem(file, record, "expected an object with 'ID' and 'answer'; skipped"))
+                continue
+            rid = str(rec["ID"]).strip()
+            value = rec.get("answer")
+            if isinstance(value, (dict, list)):
+                problems.append(Problem(file, f"{record} ({rid})", "'answer' must be one text; skipped"))
+                continue
+            if rid in seen:
+                problems.append(Problem(file, f"{record} ({rid})", f"duplicate ID {rid!r}; skipped"))
+                continue
+            seen.add(rid)
+            terms = [] if value is None else [Literal(str(value))]
+            preds.append(Prediction(rid, answer=TableAnswer.single_column(terms, "answer"), metadata={"cwq_answer": value}))
+    return Run(Path(paths[0]).stem, preds, "cwq-predictions", list(paths), problems)
+
+
+def sniff_run(sample: formats.Sample) -> float:
+    h = sample.head.lstrip()
+    return 0.85 if h.startswith("[") and '"ID"' in h and '"answer"' in h and '"question"' not in h \
+        and '"answers"' not in h else 0.0
+
+
+RUN = formats.register(formats.Format(
+    name="cwq-predictions",
+    kind="run",
+    description="ComplexWebQuestions predictions as the official script reads them: [{ID, answer}]",
+    sniff=sniff_run,
+    load=load_run,
+    extensions=(".json",),
 ))

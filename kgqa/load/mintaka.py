@@ -28,7 +28,8 @@ Dataset shape (amazon-science/mintaka README; see tests/fixtures/mintaka/SOURCE.
 (KG mode), other strings simple literals (text mode); ``true``/``false`` a boolean answer (so
 does the string "True"/"False"/"yes"/"no" when the dataset's answer for that id is a boolean);
 numbers typed literals; a list one row per element; ``null`` an empty answer (the system gave
-none).
+none). The value as written is kept in ``metadata["mintaka_pred"]`` (the official rules, ``-p mintaka``
+and ``-p mintaka-kg``, read it: :mod:`kgqa.score.mintaka`).
 """
 
 from __future__ import annotations
@@ -142,6 +143,8 @@ def parse_record(rec: Any, file: str, record: str, problems: list[Problem]) -> I
         problems.append(Problem(file, record, "the answer list is null: no gold answer", "warning"))
     metadata = {k: v for k, v in rec.items() if k not in _OWN}
     metadata.update(ameta)
+    if isinstance(rec.get("answer"), dict):
+        metadata["mintaka_answer"] = rec["answer"]  # as released, for the official rules (-p mintaka)
     groups = {k: rec[k] for k in ("complexityType", "category") if isinstance(rec.get(k), str)}
     return Item(str(rid).strip(), questions, None, answer, kind, {}, groups, metadata)
 
@@ -198,7 +201,8 @@ def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) 
                 problems.append(Problem(file, qid, f"{e}; skipped"))
                 continue
             seen.add(qid)
-            preds.append(Prediction(qid, answer=answer, metadata={"raw": value} if isinstance(value, (str, int, float)) else {}))
+            meta = {"raw": value} if isinstance(value, (str, int, float)) else {}
+            preds.append(Prediction(qid, answer=answer, metadata={**meta, "mintaka_pred": value}))
     return Run(Path(paths[0]).stem, preds, "mintaka-run", list(paths), problems)
 
 

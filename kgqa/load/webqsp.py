@@ -35,7 +35,12 @@ Mapping of a question to an :class:`~kgqa.model.Item`:
 - ``metadata``: ``inferential_chain``, ``num_edges`` (its length), ``constraints``,
   ``topic_entity`` (``{"mid", "name", "mention"}``), ``time``, ``order``,
   ``annotator_comment`` and every other top-level key;
-- a question without any parse is kept with answer None and a warning (nothing to score).
+- a question without any parse is kept with answer None and a warning (nothing to score);
+- for the official evaluation (``-p webqsp``, :mod:`kgqa.score.webqsp`): ``metadata
+  ["parse_arguments"]`` holds every parse's answers as released (``AnswerArgument`` strings, in
+  order, duplicates kept) and ``metadata["webqsp_counted"]`` whether the official ``eval.py``
+  counts the question (it has a parse with ``QuestionQuality`` Good and ``ParseQuality``
+  Complete).
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ from typing import Any
 from kgqa.load import formats
 from kgqa.load.generic import unique
 from kgqa.load.jsonio import read_json
-from kgqa.model import Dataset, InputError, Item, Problem, TableAnswer
+from kgqa.model import Dataset, InputError, Item, Prediction, Problem, Run, TableAnswer
 from kgqa.model.terms import IRI, Literal, Term
 
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
@@ -101,6 +106,11 @@ def parse_question(q: Any, file: str, record: str, problems: list[Problem]) -> I
         metadata["raw_question"] = q["RawQuestion"]
     sparql = None
     answer = None
+    metadata["parse_arguments"] = [[str(a.get("AnswerArgument")) for a in (p.get("Answers") or [])
+                                    if isinstance(a, dict)] for p in parses]
+    metadata["webqsp_counted"] = any(
+        isinstance(p.get("AnnotatorComment"), dict) and p["AnnotatorComment"].get("QuestionQuality") == "Good"
+        and p["AnnotatorComment"].get("ParseQuality") == "Complete" for p in parses)
     if not parses:
         problems.append(Problem(file, record, "no parse: neither a query nor answers", "warning"))
     for n, p in enumerate(parses):
@@ -169,4 +179,55 @@ DATASET = formats.register(formats.Format(
     load=load_dataset,
     extensions=(".json",),
     aliases=("webquestionssp",),
+))
+
+
+# --------------------------------------------------------------------------- run
+
+
+def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
+    """The predictions file the official ``eval.py`` reads: a JSON list of ``{"QuestionId",
+    "Answers": [answer strings]}`` (a mid ``m.x`` becomes ``ns:m.x``, as in the dataset)."""
+    problems: list[Problem] = []
+    preds: list[Prediction] = []
+    seen: set[str] = set()
+    for path in paths:
+        file = str(path)
+        doc = read_json(path)
+        if not isinstance(doc, list):
+            raise InputError(path, "not WebQSP predictions: expected a JSON list of {\"QuestionId\", \"Answers\"} "
+                                   f"objects, got a JSON {type(doc).__name__}")
+        for i, rec in enumerate(doc):
+            record = f"[{i}]"
+            if not isinstance(rec, dict) or not isinstance(rec.get("QuestionId"), (str, int)) \
+                    or isinstance(rec.get("QuestionId"), bool):
+                problems.append(Problem(file, record, "expected an object with 'QuestionId' and 'Answers'; skipped"))
+                continue
+            qid = str(rec["QuestionId"]).strip()
+            answers = rec.get("Answers")
+            if answers is None:
+                answers = []
+            if not isinstance(answers, list) or any(isinstance(a, (dict, list)) or a is None for a in answers):
+                problems.append(Problem(file, f"{record} ({qid})", "'Answers' must be a list of strings; skipped"))
+                continue
+            if qid in seen:
+                problems.append(Problem(file, f"{record} ({qid})", f"duplicate QuestionId {qid!r}; skipped"))
+                continue
+            seen.add(qid)
+            preds.append(Prediction(qid, answer=TableAnswer.single_column([freebase_term(a) for a in answers], "answer")))
+    return Run(Path(paths[0]).stem, preds, "webqsp-predictions", list(paths), problems)
+
+
+def sniff_run(sample: formats.Sample) -> float:
+    h = sample.head.lstrip()
+    return 0.9 if h.startswith("[") and '"QuestionId"' in h and '"Answers"' in h and '"Parses"' not in h else 0.0
+
+
+RUN = formats.register(formats.Format(
+    name="webqsp-predictions",
+    kind="run",
+    description="WebQSP predictions as eval.py reads them: [{QuestionId, Answers: [mids or values]}]",
+    sniff=sniff_run,
+    load=load_run,
+    extensions=(".json",),
 ))

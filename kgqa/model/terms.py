@@ -234,6 +234,158 @@ def _date_key(text: str) -> tuple | None:
 
 _BOOL = {"true": True, "1": True, "false": False, "0": False}
 
+_DBPEDIA = re.compile(r"^https?://(?:www\.|en\.)?dbpedia\.org/(?:resource|page)/")
+
+
+def dbpedia_canonical(iri: str) -> str:
+    """The DBpedia IRI variants GERBIL's meaning matching treats as one resource, written one way:
+    ``https://`` as ``http://``, the ``en.`` and ``www.`` hosts as ``dbpedia.org``, and the HTML
+    view ``/page/X`` as ``/resource/X`` (other language chapters, ``fr.dbpedia.org``, are other
+    resources and stay apart)."""
+    m = _DBPEDIA.match(iri)
+    return "http://dbpedia.org/resource/" + iri[m.end():] if m else iri
+
+
+class IriLinks:
+    """Which IRIs denote the same thing (GERBIL's "meaning matching"): owl:sameAs links (either
+    direction, transitively), KG redirects, and the DBpedia variants (:func:`dbpedia_canonical`).
+    Each IRI maps to one representative of its class (the smallest IRI in it, after the DBpedia
+    variants are written one way), so gold and predicted answers are compared class by class and
+    P/R/F stay counts of distinct meanings.
+
+    Immutable and hashable by content (:attr:`fingerprint`); :attr:`description` names where the
+    links came from, for the score signature (``links:dbpedia+sameAs=120+redirects=43#ab12cd34``).
+    Make one with :meth:`from_pairs`."""
+
+    __slots__ = ("_rep", "dbpedia", "description", "fingerprint")
+
+    def __init__(self, rep: dict[str, str], dbpedia: bool, description: str, fingerprint: str):
+        self._rep = rep
+        self.dbpedia = dbpedia
+        self.description = description
+        self.fingerprint = fingerprint
+
+    @classmethod
+    def from_pairs(cls, pairs: Iterable[tuple[str, str]], *, dbpedia: bool = True,
+                   sources: Iterable[str] = ()) -> "IriLinks":
+        """Links from (IRI, IRI) pairs, union-found; ``dbpedia``: write DBpedia variants one way
+        first; ``sources``: how many pairs came from where (``sameAs=120``), for the signature."""
+        import hashlib
+
+        norm = dbpedia_canonical if dbpedia else (lambda x: x)
+        parent: dict[str, str] = {}
+
+        def find(x: str) -> str:
+            root = x
+            while parent.get(root, root) != root:
+                root = parent[root]
+            while x != root:  # path compression
+                parent[x], x = root, parent[x]
+            return root
+
+        for a, b in pairs:
+            a, b = norm(a), norm(b)
+            parent.setdefault(a, a)
+            parent.setdefault(b, b)
+            ra, rb = find(a), find(b)
+            if ra != rb:  # the smaller root stays: the representative is the smallest IRI of its class
+                parent[max(ra, rb)] = min(ra, rb)
+        rep = {x: find(x) for x in list(parent)}
+        rep = {x: r for x, r in rep.items() if x != r}
+        h = hashlib.sha256()
+        for x in sorted(rep):
+            h.update(f"{x}\t{rep[x]}\n".encode("utf-8", "surrogatepass"))
+        h.update(b"dbpedia" if dbpedia else b"")
+        parts = (["dbpedia"] if dbpedia else []) + list(sources)
+        return cls(rep, dbpedia, "+".join(parts) or "none", h.hexdigest()[:8])
+
+    def map(self, iri: str) -> str:
+        """The representative of ``iri``'s class (``iri`` itself when it is linked to nothing)."""
+        if self.dbpedia:
+            iri = dbpedia_canonical(iri)
+        return self._rep.get(iri, iri)
+
+    def __len__(self) -> int:
+        return len(self._rep)
+
+    def signature(self) -> str:
+        return f"{self.description}#{self.fingerprint}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, IriLinks) and other.fingerprint == self.fingerprint and other._rep == self._rep
+
+    def __hash__(self) -> int:
+        return hash(self.fingerprint)
+
+    def __repr__(self) -> str:
+        return f"IriLinks({self.signature()}, {len(self)} linked IRIs)"
+
+
+def label_text(text: str) -> str:
+    """How a text answer and an entity label are compared: Unicode NFKC, case-folded, white space
+    collapsed, surrounding punctuation and a leading English article dropped."""
+    import unicodedata
+
+    t = " ".join(unicodedata.normalize("NFKC", text).casefold().split()).strip(" .,;:!?\"'")
+    for article in ("the ", "a ", "an "):
+        if t.startswith(article):
+            t = t[len(article):]
+            break
+    return t
+
+
+class TextLabels:
+    """Text answers matched against entity labels (``match:labels``): systems built on language
+    models answer "Berlin" where the gold answer is ``dbr:Berlin``. A plain or language-tagged
+    literal whose text (:func:`label_text`) is a label or alias of exactly one entity compares as
+    that entity's IRI; a text that names several entities stays a text (never a guess).
+
+    Labels come from the KG (rdfs:label, skos:prefLabel/altLabel, schema:name of the gold
+    answers' IRIs) and from the dataset (Mintaka's entity labels, CWQ's answer names and aliases,
+    WebQSP's entity names). Hashable by content; :meth:`signature` names sources and counts."""
+
+    __slots__ = ("_iri", "description", "fingerprint")
+
+    def __init__(self, iri_of: dict[str, str], description: str, fingerprint: str):
+        self._iri = iri_of
+        self.description = description
+        self.fingerprint = fingerprint
+
+    @classmethod
+    def from_pairs(cls, pairs: Iterable[tuple[str, str]], sources: Iterable[str] = ()) -> "TextLabels":
+        """From (IRI, label) pairs; labels naming more than one IRI are dropped."""
+        import hashlib
+
+        seen: dict[str, set[str]] = {}
+        for iri, label in pairs:
+            t = label_text(label)
+            if t:
+                seen.setdefault(t, set()).add(iri)
+        iri_of = {t: next(iter(v)) for t, v in seen.items() if len(v) == 1}
+        h = hashlib.sha256()
+        for t in sorted(iri_of):
+            h.update(f"{t}\t{iri_of[t]}\n".encode("utf-8", "surrogatepass"))
+        return cls(iri_of, "+".join(sources) or "none", h.hexdigest()[:8])
+
+    def iri(self, text: str) -> str | None:
+        """The one entity ``text`` names, or None."""
+        return self._iri.get(label_text(text))
+
+    def __len__(self) -> int:
+        return len(self._iri)
+
+    def signature(self) -> str:
+        return f"{self.description}#{self.fingerprint}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TextLabels) and other._iri == self._iri
+
+    def __hash__(self) -> int:
+        return hash(self.fingerprint)
+
+    def __repr__(self) -> str:
+        return f"TextLabels({self.signature()}, {len(self)} labels)"
+
 
 @dataclass(frozen=True)
 class TermMatching:
@@ -249,6 +401,10 @@ class TermMatching:
     - ``case``: ``sensitive`` or ``insensitive`` for literal text.
     - ``iri``: ``percent-decode`` (``%40`` equals ``@``), or ``exact``.
     - ``literal_vs_iri``: when True, a literal whose text equals an IRI matches the IRI.
+    - ``links``: meaning matching (:class:`IriLinks`): IRIs linked by owl:sameAs, KG redirects
+      or DBpedia variants compare equal (signature ``links:...``); None compares IRIs as written.
+    - ``labels``: text answers matched against entity labels (:class:`TextLabels`; signature
+      ``labels:...``): a literal naming exactly one labelled entity compares as its IRI.
     """
 
     mode: _Lit["typed", "lexical"] = "typed"
@@ -259,10 +415,15 @@ class TermMatching:
     case: _Lit["sensitive", "insensitive"] = "sensitive"
     iri: _Lit["percent-decode", "exact"] = "percent-decode"
     literal_vs_iri: bool = False
+    links: IriLinks | None = None
+    labels: TextLabels | None = None
 
     def signature(self) -> str:
+        links = f",links:{self.links.signature()}" if self.links is not None else ""
+        if self.labels is not None:
+            links += f",labels:{self.labels.signature()}"
         if self.mode == "lexical":
-            return "lexical"
+            return "lexical" + links
         parts = [
             f"num:{self.numbers}{'+untyped' if self.untyped_numbers and self.numbers == 'value' else ''}",
             f"date:{self.dates}",
@@ -272,10 +433,12 @@ class TermMatching:
         ]
         if self.literal_vs_iri:
             parts.append("lit=iri")
-        return ",".join(parts)
+        return ",".join(parts) + links
 
     def keys(self, terms: Iterable[Term | None]) -> list[Hashable]:
         """``[self.key(t) for t in terms]``, with the common cases inlined (a hot path)."""
+        if self.links is not None or self.labels is not None:
+            return [self.key(t) for t in terms]
         if self.mode == "lexical":
             return [("unbound",) if t is None else t.value if t.__class__ is not BNode else "_:" + t.id
                     for t in terms]
@@ -288,6 +451,8 @@ class TermMatching:
 
     def column_keys(self, rows: Iterable[tuple[Term | None]]) -> list[Hashable]:
         """``self.keys(...)`` of the bound cells of one-cell rows (a one-column table), in one pass."""
+        if self.links is not None or self.labels is not None:
+            return [self.key(c) for (c,) in rows if c is not None]
         if self.mode == "lexical":
             return [c.value if c.__class__ is not BNode else "_:" + c.id for (c,) in rows if c is not None]
         if self.iri == "percent-decode" and not self.literal_vs_iri:
@@ -300,10 +465,18 @@ class TermMatching:
         """Comparison key of a term: two terms match iff their keys are equal."""
         if term is None:
             return ("unbound",)
+        if self.labels is not None and isinstance(term, Literal) and term.datatype in (None, XSD_STRING, RDF_LANGSTRING):
+            named = self.labels.iri(term.value)
+            if named is not None:
+                term = IRI(named)
         if self.mode == "lexical":
+            if self.links is not None and isinstance(term, IRI):
+                return self.links.map(term.value)
             return term.value if not isinstance(term, BNode) else "_:" + term.id
         if isinstance(term, IRI):
             v = unquote(term.value) if self.iri == "percent-decode" else term.value
+            if self.links is not None:
+                v = self.links.map(v)
             return ("text", v) if self.literal_vs_iri else ("iri", v)
         if isinstance(term, BNode):
             return ("bnode", term.id)

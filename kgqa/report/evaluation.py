@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -157,6 +157,49 @@ def to_json(evals: Sequence[Evaluation]) -> str:
     if len(evals) == 1:
         return jsonio.dumps(evals[0].to_json())
     return jsonio.dumps({"runs": [e.to_json() for e in evals]})
+
+
+_HOLE = "\x00kgqa-questions-{}\x00"
+_BATCH = 5000
+
+
+def to_json_chunks(evals: Sequence[Evaluation]) -> Iterator[str]:
+    """:func:`to_json`'s text in pieces, the per-question records written a batch at a time, so
+    writing a million questions never holds their whole document (``--save``, ``-f json -o``).
+    The pieces join to exactly :func:`to_json`'s text (tested), except where a lone surrogate
+    makes :func:`~kgqa.load.jsonio.dumps` escape a batch's non-ASCII characters (still the same
+    JSON)."""
+    docs = []
+    for i, e in enumerate(evals):
+        d = e.to_json_head()
+        d["questions"] = _HOLE.format(i)
+        docs.append(d)
+    text = jsonio.dumps(docs[0] if len(evals) == 1 else {"runs": docs})
+    for i, e in enumerate(evals):
+        hole = '"' + jsonio.dumps(_HOLE.format(i))[1:-1] + '"'
+        at = text.index(hole)
+        line_start = text.rindex("\n", 0, at) + 1
+        indent = at - line_start - len('"questions": ')
+        yield text[:at]
+        text = text[at + len(hole):]
+        yield from _question_array(e, indent)
+    yield text
+
+
+def _question_array(e: Evaluation, indent: int) -> Iterator[str]:
+    pad = "\n" + " " * (indent + 2)
+    first = True
+    batch: list = []
+    questions = e.questions
+    for q in (questions.passing() if hasattr(questions, "passing") else questions):
+        batch.append(q.to_json())
+        if len(batch) >= _BATCH:
+            yield ("[" if first else ",") + pad + ("," + pad).join(jsonio.dumps(x).replace("\n", pad) for x in batch)
+            first, batch = False, []
+    if batch:
+        yield ("[" if first else ",") + pad + ("," + pad).join(jsonio.dumps(x).replace("\n", pad) for x in batch)
+        first = False
+    yield "[]" if first else "\n" + " " * indent + "]"
 
 
 @during

@@ -123,9 +123,14 @@ def breakdown_text(tables: Sequence[Any], fmt: str) -> Any:
 def save_evaluations(evals: Sequence[Evaluation], path: Path) -> None:
     """Write evaluations as JSON for ``kgqa report`` / ``kgqa show`` (one object, or
     ``{"runs": [...]}`` for several), atomically."""
-    from kgqa.report.evaluation import to_json
+    from kgqa.report.evaluation import to_json_chunks
 
-    write_atomic(Path(path), [to_json(list(evals)) + "\n"])
+    write_atomic(Path(path), _then_newline(to_json_chunks(list(evals))))
+
+
+def _then_newline(chunks):
+    yield from chunks
+    yield "\n"
 
 
 def _json(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: Any) -> str:

@@ -206,6 +206,16 @@ class QuestionList(Sequence):
     def __iter__(self) -> Iterator[QuestionScore]:
         return (self._make(i) for i in range(len(self.ids)))
 
+    def passing(self) -> Iterator[QuestionScore]:
+        """Every question in order, without keeping the ones not made before (for writing them
+        out once: a million questions then never stand as objects at the same time)."""
+        for i in range(len(self.ids)):
+            q = self._made[i]
+            if q is None:
+                q = self._make(i)
+                self._made[i] = None
+            yield q
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and len(other) == len(self) and all(a == b for a, b in zip(self, other))
 
@@ -269,13 +279,20 @@ class Evaluation:
             self.signature = Signature.parse(self.signature)
 
     def to_json(self) -> dict[str, Any]:
+        out = self.to_json_head()
+        out["questions"] = [q.to_json() for q in self.questions]
+        return out
+
+    def to_json_head(self) -> dict[str, Any]:
+        """:meth:`to_json` with ``questions`` still None (in its place: written apart, a batch at
+        a time, by :func:`kgqa.report.evaluation.to_json_chunks`)."""
         out: dict[str, Any] = {
             "signature": self.signature,
             "profile": self.profile,
             "dataset": self.dataset,
             "run": self.run,
             "aggregate": {k: _json_float(v) for k, v in self.aggregate.items()},
-            "questions": [q.to_json() for q in self.questions],
+            "questions": None,
             "skipped": self.skipped,
             "outcomes": self.outcomes,
             "missing_ids": self.missing_ids,

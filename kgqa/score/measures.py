@@ -275,6 +275,9 @@ MEASURE_MODULES: list[str] = [
     "kgqa.score.answer_measures",
     "kgqa.score.query_measures",
     "kgqa.score.gerbil_subexperiments",
+    "kgqa.score.webqsp",
+    "kgqa.score.cwq",
+    "kgqa.score.mintaka",
 ]
 
 #: Every registered measure definition by name (loads MEASURE_MODULES on first use).

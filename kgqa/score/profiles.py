@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from kgqa.model.signature import Signature
-from kgqa.model.terms import TermMatching
+from kgqa.model.terms import IriLinks, TermMatching, TextLabels
 
 if TYPE_CHECKING:
     from kgqa.score.measures import Measure
@@ -88,6 +88,19 @@ class Profile:
             raise ValueError(f"unknown answer view {view!r}{did_you_mean(view, ['values', 'tuples', 'list'])}; "
                              "expected values, tuples or list")
         return Profile(**{**self.__dict__, "view": view})
+
+    def with_links(self, links: "IriLinks | None") -> "Profile":
+        """This profile comparing IRIs by meaning (:class:`~kgqa.model.terms.IriLinks`: owl:sameAs,
+        redirects, DBpedia variants), as GERBIL does; the signature's ``match:`` names the links."""
+        from dataclasses import replace
+
+        return Profile(**{**self.__dict__, "matching": replace(self.matching, links=links)})
+
+    def with_labels(self, labels: "TextLabels | None") -> "Profile":
+        """This profile matching text answers against entity labels (``match:labels``)."""
+        from dataclasses import replace
+
+        return Profile(**{**self.__dict__, "matching": replace(self.matching, labels=labels)})
 
     def select(self, text: str | list[str]) -> "Profile":
         """This profile with the measures named in ``text`` (comma-separated): a label the profile

@@ -1,0 +1,151 @@
+"""Link files: pairs of IRIs that denote the same thing, for meaning matching
+(:class:`kgqa.model.terms.IriLinks`, ``kgqa evaluate --links``) and for migration.
+
+A link file is
+
+- an RDF file (N-Triples, Turtle, N-Quads, TriG, RDF/XML, N3; plain, ``.gz`` or ``.bz2``) whose
+  ``owl:sameAs`` triples (or other link predicates) are read **in either direction**;
+- a TSV/CSV file of two IRI columns (``source<TAB>target``; a header row without IRIs is
+  skipped; ``<...>`` around an IRI is dropped; ``#`` starts a comment line).
+
+Compressed files are read under the same decompression cap as KG files
+(:data:`MAX_RATIO` after :data:`FLOOR` bytes); a line that is not UTF-8 or not two IRIs is an
+:class:`~kgqa.model.InputError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import bz2
+import csv
+import gzip
+import io
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from kgqa.model import InputError
+from kgqa.model.terms import IriLinks, looks_like_iri
+
+OWL_SAMEAS = "http://www.w3.org/2002/07/owl#sameAs"
+RDF_FORMATS = {
+    ".nt": ox.RdfFormat.N_TRIPLES, ".ttl": ox.RdfFormat.TURTLE, ".nq": ox.RdfFormat.N_QUADS,
+    ".trig": ox.RdfFormat.TRIG, ".rdf": ox.RdfFormat.RDF_XML, ".owl": ox.RdfFormat.RDF_XML,
+    ".xml": ox.RdfFormat.RDF_XML, ".n3": ox.RdfFormat.N3,
+}
+TABLES = {".tsv": "\t", ".txt": "\t", ".csv": ","}
+MAX_RATIO = 200
+FLOOR = 64 << 20
+#: the ``--links`` word for the built-in DBpedia variants alone (no file)
+BUILTIN = "dbpedia"
+
+
+class _Capped(io.RawIOBase):
+    """A decompressing reader that stops a decompression bomb (more than MAX_RATIO times the
+    compressed bytes read, after FLOOR bytes)."""
+
+    def __init__(self, path: Path):
+        self.raw = open(path, "rb")
+        self.stream = (gzip.GzipFile(fileobj=self.raw) if path.suffix == ".gz" else bz2.BZ2File(self.raw))
+        self.path, self.out = path, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        n = self.stream.readinto(b) or 0
+        self.out += n
+        if self.out > FLOOR and self.out > MAX_RATIO * max(1, self.raw.tell()):
+            raise InputError(self.path, f"decompressed to more than {MAX_RATIO} times its compressed size: "
+                                        "refused as a decompression bomb")
+        return n
+
+    def close(self) -> None:
+        try:
+            self.stream.close()
+        finally:
+            self.raw.close()
+            super().close()
+
+
+def _binary(path: Path):
+    return _Capped(path) if path.suffix in (".gz", ".bz2") else open(path, "rb")
+
+
+def base_suffix(path: Path) -> str:
+    """The extension that names the format, under a ``.gz``/``.bz2`` suffix."""
+    return Path(path.stem).suffix.lower() if path.suffix in (".gz", ".bz2") else path.suffix.lower()
+
+
+def _clean(cell: str) -> str:
+    cell = cell.strip()
+    return cell[1:-1] if cell.startswith("<") and cell.endswith(">") else cell
+
+
+def _table_pairs(path: Path, delim: str) -> Iterator[tuple[str, str]]:
+    with io.BufferedReader(_binary(path)) as fh:
+        for n, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(path, f"line {n}: not UTF-8 text ({e.reason} at byte {e.start} of the line)") from None
+            try:
+                row = next(csv.reader([line], delimiter=delim), [])
+            except csv.Error as e:
+                raise InputError(path, f"line {n}: {e}") from None
+            if not row or row[0].lstrip().startswith("#"):
+                continue
+            if len(row) < 2:
+                raise InputError(path, f"line {n}: expected two columns (source, target IRI), got {row!r}")
+            a, b = _clean(row[0]), _clean(row[1])
+            if not (looks_like_iri(a) and looks_like_iri(b)):
+                if n == 1:
+                    continue  # a header
+                raise InputError(path, f"line {n}: expected two IRIs, got {row[0]!r}, {row[1]!r}")
+            yield a, b
+
+
+def _rdf_pairs(path: Path, fmt: ox.RdfFormat, predicates: set[str]) -> Iterator[tuple[str, str]]:
+    try:
+        with _binary(path) as fh:
+            for q in ox.parse(fh, format=fmt):
+                if q.predicate.value in predicates and isinstance(q.subject, ox.NamedNode) \
+                        and isinstance(q.object, ox.NamedNode):
+                    yield q.subject.value, q.object.value
+    except SyntaxError as e:
+        raise InputError(path, f"links file is not valid {fmt}: {e}") from None
+    except (OSError, EOFError) as e:
+        raise InputError(path, f"cannot read links file: {e}") from None
+
+
+def read_pairs(path: str | Path, predicates: Sequence[str] = (OWL_SAMEAS,)) -> Iterator[tuple[str, str]]:
+    """The (IRI, IRI) pairs of one link file, in file order (see the module docstring)."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(p, "no such links file")
+    suffix = base_suffix(p)
+    if suffix in TABLES:
+        return _table_pairs(p, TABLES[suffix])
+    if suffix in RDF_FORMATS:
+        return _rdf_pairs(p, RDF_FORMATS[suffix], set(predicates))
+    raise InputError(p, f"links file: unknown extension {suffix!r} (expected an RDF file "
+                        f"{', '.join(sorted(RDF_FORMATS))}, or .tsv/.csv, optionally .gz/.bz2)")
+
+
+def load_links(specs: Sequence[str | Path], *, extra: Iterable[tuple[str, str]] = (), extra_name: str = "",
+               dbpedia: bool = True) -> IriLinks:
+    """Meaning-matching links from link files (``specs``; the word ``dbpedia`` alone adds no
+    file: the built-in DBpedia variants are always included when ``dbpedia``) plus ``extra``
+    pairs (e.g. the KG's redirects, counted under ``extra_name``)."""
+    pairs: list[tuple[str, str]] = []
+    sources: list[str] = []
+    files = [s for s in specs if str(s) != BUILTIN]
+    if files:
+        before = 0
+        for f in files:
+            pairs.extend(read_pairs(f))
+        sources.append(f"sameAs={len(pairs) - before}")
+    more = list(extra)
+    if extra_name:
+        sources.append(f"{extra_name}={len(more)}")
+    return IriLinks.from_pairs(pairs + more, dbpedia=dbpedia, sources=sources)

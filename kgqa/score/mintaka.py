@@ -1,0 +1,143 @@
+"""Mintaka's official evaluation (``evaluate/evaluate.py`` of amazon-science/mintaka, Sen, Aji &
+Saffari 2022), as the ``mintaka`` (text mode) and ``mintaka-kg`` (KG mode) profiles.
+
+Gold answers as the script formats them (``format_answers``):
+
+- KG mode: an entity answer is the list of its Q-codes (None when no entity is linked); any
+  other answer the released ``answer`` list as is;
+- text mode (``lang``): an entity answer is its entities' labels in ``lang`` (English where a
+  label is empty) joined by spaces, or the annotator's ``mention`` when no entity is linked; any
+  other answer ``str()`` of its first value (``True``, ``4``, ``2001-11-16``).
+
+Predictions (``{id: answer}``) as ``format_predictions``: text mode ``str(pred)``; KG mode a list
+(a single value becomes a one-element list); null stays None. Per question:
+
+- **EM**: text mode, when both are non-empty: the gold tokens occur as a contiguous run in the
+  predicted tokens (DPR's tokenizer: NFD, runs of letters/digits/marks or single other
+  non-space characters, lower-cased); otherwise plain equality (lists: order and duplicates
+  matter);
+- **F1**: SQuAD-style token overlap (text: whitespace tokens, not normalised; KG: list
+  elements, as multisets); an empty side gives 1 iff both are equal;
+- **H1** (hits@1): text mode or a None side: EM; KG mode: any element in common.
+
+Scores are means over the dataset's questions. Deviations: a question without a prediction
+scores 0 (the script's merge gives NaN, which stops text mode and scores 0 in KG mode), and
+kgqa skips questions whose released answer list is null (no gold answer), which the script
+scores as None (KG mode) or by the mention (text mode).
+"""
+
+from __future__ import annotations
+
+import collections
+import unicodedata
+from typing import Any
+
+import regex
+
+from kgqa.score.measures import ItemContext, MeasureDef, Param, register
+
+_TOKEN = regex.compile(r"([\p{L}\p{N}\p{M}]+)|([^\p{Z}\p{C}])", flags=regex.IGNORECASE | regex.UNICODE | regex.MULTILINE)
+
+
+def tokens(text: str) -> list[str]:
+    """DPR's ``normalize_and_tokenize_text`` as the script uses it."""
+    return [m.group().lower() for m in _TOKEN.finditer(unicodedata.normalize("NFD", text))]
+
+
+def gold_answer(answer: dict, mode: str, lang: str) -> Any:
+    """``format_answers`` of the script."""
+    if answer.get("answerType") == "entity":
+        ents = answer.get("answer")
+        if mode == "kg":
+            return None if ents is None else [e.get("name") for e in ents]
+        if ents is None:
+            return answer.get("mention")
+        return " ".join((e.get("label") or {}).get(lang) or (e.get("label") or {}).get("en") for e in ents)
+    values = answer.get("answer")
+    if mode == "text":
+        return str(values[0]) if values else None
+    return values
+
+
+def prediction(pred: Any, mode: str) -> Any:
+    """``format_predictions`` of the script."""
+    if pred is None:
+        return None
+    if mode == "text":
+        return str(pred)
+    return pred if isinstance(pred, list) else [pred]
+
+
+def em(pred: Any, answer: Any, mode: str) -> float:
+    if mode == "text" and pred and answer:
+        p, a = tokens(pred), tokens(answer)
+        return 1.0 if any(a == p[i:i + len(a)] for i in range(0, len(p) - len(a) + 1)) else 0.0
+    return 1.0 if pred == answer else 0.0
+
+
+def f1(pred: Any, answer: Any, mode: str) -> float:
+    if not answer or not pred:
+        return 1.0 if answer == pred else 0.0
+    if mode == "text":
+        pred, answer = pred.split(), answer.split()
+    same = sum((collections.Counter(pred) & collections.Counter(answer)).values())
+    if same == 0:
+        return 0.0
+    p, r = same / len(pred), same / len(answer)
+    return 2 * p * r / (p + r)
+
+
+def h1(pred: Any, answer: Any, mode: str) -> float:
+    if mode == "text" or pred is None or answer is None:
+        return em(pred, answer, mode)
+    return 1.0 if collections.Counter(pred) & collections.Counter(answer) else 0.0
+
+
+PARTS = {"EM": em, "F1": f1, "H1": h1}
+
+
+def _sides(ctx: ItemContext, mode: str, lang: str) -> tuple[Any, Any] | None:
+    raw = ctx.item.metadata.get("mintaka_answer")
+    if not isinstance(raw, dict):
+        return None
+    if ctx.prediction is None:
+        return ...  # type: ignore[return-value]
+    meta = ctx.prediction.metadata or {}
+    if "mintaka_pred" in meta:
+        pred = meta["mintaka_pred"]
+    else:  # another run format: its answer values (KG mode: Q-codes of Wikidata IRIs)
+        ans = ctx.outcome.answer
+        rows = getattr(ans, "rows", None)
+        if rows is None:
+            pred = getattr(ans, "value", None)
+        else:
+            vals = [c.value.rsplit("/", 1)[-1] if c.value.startswith("http://www.wikidata.org/entity/") else c.value
+                    for row in rows for c in row if c is not None]
+            pred = vals if mode == "kg" else (" ".join(vals) if vals else None)
+    return prediction(pred, mode), gold_answer(raw, mode, lang)
+
+
+def _item(ctx: ItemContext, mode: str, part: str, lang: str) -> float | None:
+    sides = _sides(ctx, mode, lang)
+    if sides is None:
+        return None
+    if sides is ...:
+        return 0.0
+    return PARTS[part](*sides, mode)
+
+
+register(MeasureDef(
+    name="Mintaka",
+    definition=(
+        "Mintaka's official evaluate.py: exact match, F1 or hits@1 (`part`) of the prediction as written "
+        "against the released answer, in `mode` text (entity labels in `lang` joined by spaces, or str() of the "
+        "value; EM: the gold tokens occur contiguously in the predicted tokens, DPR tokenizer; F1: whitespace "
+        "token overlap; H1 = EM) or kg (lists of Q-codes or values; EM: equal lists; F1: multiset overlap; "
+        "H1: any element in common). A question without a prediction scores 0."
+    ),
+    convention="answer",
+    item=_item,
+    params=(Param("mode", "text", ("text", "kg"), "text answers (labels) or KG answers (Q-codes, values)"),
+            Param("part", "EM", tuple(PARTS), "EM, F1 or H1 (hits@1)"),
+            Param("lang", "en", ("en", "ar", "de", "es", "fr", "hi", "it", "ja", "pt"), "language of text answers")),
+))

@@ -1,0 +1,130 @@
+"""WebQuestionsSP's official evaluation (``eval/eval.py`` of the WebQSP release, Yih et al.
+2016; Microsoft Research, MIT licence), as the ``webqsp`` profile.
+
+What the script does, and this module reproduces:
+
+- a question is counted only when one of its parses has ``AnnotatorComment.QuestionQuality ==
+  "Good"`` and ``ParseQuality == "Complete"`` (and it has a parse at all); others are skipped;
+- per parse, ``CalculatePRF1(gold, pred)`` over *lists* of answer strings (the parse's
+  ``AnswerArgument`` values, the prediction's ``Answers``): gold empty -> (1, 1, 1) if the
+  prediction is empty too, else (0, 1, 0); prediction empty -> (1, 0, 0); otherwise TP counts
+  gold entries found in the prediction (duplicates count), FN the others, FP prediction entries
+  not in gold, starting from TP = 1e-40 ("numerical trick", so no F is 0/0);
+- the question's P, R, F1 are those of the parse with the **best F1** (the first on a tie);
+- a question the predictions lack is counted with P = R = F1 = 0;
+- reported: average precision, average recall, average F1 ("accuracy"), the F1 of the average
+  recall and precision, and "true accuracy" (questions whose best F1 is exactly 1.0).
+
+kgqa compares the same strings: a predicted answer term is written back as the release writes
+it (an ``http://rdf.freebase.com/ns/m.x`` IRI as ``m.x``, any other term by its lexical form).
+On a dataset of another format, the item's gold answer is the only parse and every question is
+counted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from kgqa.model import IRI, Status, TableAnswer
+from kgqa.score.measures import ItemContext, MeasureDef, Param, register
+
+FREEBASE_NS = "http://rdf.freebase.com/ns/"
+PARTS = ("P", "R", "F1", "EM")
+
+
+def _argument(term) -> str:
+    if isinstance(term, IRI):
+        return term.value[len(FREEBASE_NS):] if term.value.startswith(FREEBASE_NS) else term.value
+    return getattr(term, "value", str(term))
+
+
+def calculate_prf1(gold: Sequence[str], pred: Sequence[str]) -> tuple[float, float, float]:
+    """``CalculatePRF1`` of eval.py, on lists of answer strings."""
+    if not gold:
+        return (1.0, 1.0, 1.0) if not pred else (0.0, 1.0, 0.0)
+    if not pred:
+        return 1.0, 0.0, 0.0
+    tp, fp, fn = 1e-40, 0.0, 0.0
+    for g in gold:
+        if g in pred:
+            tp += 1
+        else:
+            fn += 1
+    for p in pred:
+        if p not in gold:
+            fp += 1
+    precision, recall = tp / (tp + fp), tp / (tp + fn)
+    return precision, recall, (2 * precision * recall) / (precision + recall)
+
+
+def best_parse(parses: Sequence[Sequence[str]], pred: Sequence[str]) -> tuple[float, float, float]:
+    """P, R, F1 of the parse with the best F1 (the first of equals, as eval.py's ``>``)."""
+    best = (-9999.0, -9999.0, -9999.0)
+    for gold in parses:
+        p, r, f = calculate_prf1(gold, pred)
+        if f > best[2]:
+            best = (p, r, f)
+    return best
+
+
+def _question(ctx: ItemContext) -> tuple[float, float, float] | None:
+    meta = ctx.item.metadata
+    if not meta.get("webqsp_counted", True):
+        return None
+    parses = meta.get("parse_arguments")
+    if parses is None:
+        gold = ctx.item.answer
+        parses = [[_argument(c) for row in gold.rows for c in row if c is not None]] \
+            if isinstance(gold, TableAnswer) else [[]]
+    if not parses:
+        return None
+    if ctx.prediction is None:  # not in the prediction set: counted, contributing nothing
+        return 0.0, 0.0, 0.0
+    ans = ctx.outcome.answer if ctx.outcome.status is Status.OK else None
+    pred = [_argument(c) for row in ans.rows for c in row if c is not None] if isinstance(ans, TableAnswer) else []
+    return best_parse(parses, pred)
+
+
+def _item(ctx: ItemContext, part: str) -> float | None:
+    prf = _question(ctx)
+    if prf is None:
+        return None
+    if part == "EM":
+        return 1.0 if prf[2] == 1.0 else 0.0
+    return prf[PARTS.index(part)]
+
+
+register(MeasureDef(
+    name="WebQSP",
+    definition=(
+        "WebQuestionsSP's official eval.py: per question the precision, recall or F1 (`part`; EM: 1 iff "
+        "that F1 is exactly 1, the script's 'true accuracy') of the parse whose answers give the best F1 "
+        "against the prediction, over lists of answer strings (CalculatePRF1: gold empty -> 1 if the "
+        "prediction is empty too, else P=0,R=1,F=0; prediction empty -> P=1,R=0,F=0; TP from 1e-40); "
+        "questions without a Good/Complete parse are not counted, questions the predictions lack count 0."
+    ),
+    convention="answer",
+    item=_item,
+    params=(Param("part", "F1", PARTS, "P, R, F1, or EM (best F1 == 1)"),),
+))
+
+
+def _f1_of_averages(folds, values) -> float:
+    per = [v for v in folds if v is not None]
+    if not per:
+        return float("nan")
+    p = math.fsum(v[0] for v in per) / len(per)
+    r = math.fsum(v[1] for v in per) / len(per)
+    return 2 * r * p / (r + p) if r + p > 0 else 0.0
+
+
+register(MeasureDef(
+    name="WebQSPF1avg",
+    definition=("WebQuestionsSP eval.py's 'F1 of average recall and average precision': 2·mean(R)·mean(P) / "
+                "(mean(R)+mean(P)) over the counted questions, per-question P and R as in WebQSP. Corpus-level only."),
+    convention="answer",
+    item=lambda ctx: None,
+    aggregate=_f1_of_averages,
+    fold=lambda ctx: _question(ctx),
+))
