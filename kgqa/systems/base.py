@@ -102,6 +102,7 @@ class System:
         if not self.manifest:
             raise InputError(f"baseline {self.kind}", "the system is not trained: fit() or load it first")
         ds = items if isinstance(items, Dataset) else Dataset("items", list(items))
+        ds = ds.by_language([self.lang])  # per-language scoring units (ck25:1-en) where the dataset has them
         if check:
             self.check_dataset(ds)
         kg = kg if kg is not None else (self.manifest.get("kg") if self.needs_kg else None)
