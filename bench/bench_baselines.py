@@ -1,7 +1,7 @@
 """Training and prediction speed of the reference systems (kgqa.systems) on CPU.
 
-    nice -n 19 .venv/bin/python bench/bench_baselines.py [--data ../shared/data] [--train 1000]
-        [--test 300] [--epochs 1] [--threads 2]
+    nice -n 19 .venv/bin/python bench/bench_baselines.py [--data ../shared/data] [--train 500]
+        [--test 200] [--epochs 1] [--threads 2]
 
 - ``retrieval`` and ``seq2seq`` (small preset, with and without copy, one epoch unless
   ``--epochs``): LC-QuAD 1.0 tagged by ``kgqa annotate`` (no KG), the first ``--train`` items
@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
-    ap.add_argument("--train", type=int, default=1000)
-    ap.add_argument("--test", type=int, default=300)
+    ap.add_argument("--train", type=int, default=500)
+    ap.add_argument("--test", type=int, default=200)
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
