@@ -68,6 +68,7 @@ def register(app: typer.Typer) -> None:
     def serve_cmd(
         run: Optional[Path] = typer.Option(None, "--run", help="Replay this run file (any run format kgqa reads)."),
         python: Optional[str] = typer.Option(None, "--python", help="Serve MODULE:FUNCTION (or FILE.py:FUNCTION), f(question, lang) -> SPARQL str | dict."),
+        model: Optional[Path] = typer.Option(None, "--model", help="Serve a trained reference system (kgqa baseline train -o DIR)."),
         kg: Optional[str] = typer.Option(None, "--kg", help="Execute returned queries on this KG to fill in GERBIL answers."),
         graph: Optional[str] = typer.Option(None, "--graph", help="Default graph IRI for an endpoint --kg."),
         protocol: str = typer.Option("gerbil", "--protocol", help="What / serves: gerbil or text2sparql (/gerbil and /text2sparql always serve both)."),
@@ -82,4 +83,4 @@ def register(app: typer.Typer) -> None:
         from kgqa.service import serve
 
         serve(run=run, python=python, kg=kg, graph=graph, protocol=protocol, host=host, port=port, dataset=dataset,
-              run_format=run_format, timeout=timeout, max_body=max_body)
+              run_format=run_format, timeout=timeout, max_body=max_body, model=model)
