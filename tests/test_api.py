@@ -113,9 +113,12 @@ def test_a_question_is_skipped_per_measure_not_per_item():
     assert e.measure_skips["F1"] == {"no gold answer (execute the gold queries with --kg)": ["1", "2"]}
     assert e.measure_skips["QueryEM"] == {"no gold query": ["3"]}
     assert e.signature["n"] == "3" and e.skipped == []
-    # with answer measures only, those questions are skipped entirely, as before
-    only = kgqa.evaluate(ds, run, measures="F1")
-    assert [s["id"] for s in only.skipped] == ["1", "2"] and only.signature["n"] == "1"
+    assert [w.code for w in e.setup_warnings] == ["no-kg"]  # F1 cannot score them: said, not an error
+    # with answer measures only, a run of queries without a KG cannot be scored: an error naming kg
+    from kgqa.score.setup_check import SetupError
+
+    with pytest.raises(SetupError, match="--kg"):
+        kgqa.evaluate(ds, run, measures="F1")
     assert kgqa.Evaluation.from_json(e.to_json()).measure_skips == e.measure_skips
 
 

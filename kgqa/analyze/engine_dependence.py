@@ -321,8 +321,9 @@ def check(evaluation: Evaluation, dataset: Dataset, run: Run, profile: Profile, 
         if p is not None and p.sparql:
             pred_queries[qid] = p.sparql
     gold_queries = {qid: dataset[qid].sparql for qid in execution.gold if qid in dataset and dataset[qid].sparql}
-    pa = assess_many(pred_queries, execution.predicted, runner, untrusted=True)
-    ga = assess_many(gold_queries, execution.gold, runner, untrusted=False)
+    policy = runner.policy  # the one trust rule: variants go through the sandbox as their originals did
+    pa = assess_many(pred_queries, execution.predicted, runner, untrusted=policy.untrusted("predicted"))
+    ga = assess_many(gold_queries, execution.gold, runner, untrusted=policy.untrusted("gold"))
     return annotate(evaluation, dataset, run, profile, predicted=pa, gold=ga,
                     predicted_outcomes=execution.predicted, gold_outcomes=execution.gold, bound=bound)
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import sys
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 
 from kgqa.model import InputError
+from kgqa.report.term import SafeConsole as Console
 
 app = typer.Typer(
     name="kgqa",
@@ -30,6 +31,7 @@ COMMAND_MODULES: list[str] = [
     "kgqa.cli.web",
     "kgqa.cli.generate",
     "kgqa.cli.migrate",
+    "kgqa.cli.baseline",
 ]
 
 
@@ -72,20 +74,74 @@ def command():
     return cmd
 
 
+class Interrupted(Exception):
+    """Ctrl-C (or an error raised while Ctrl-C unwound, such as SQLite's "cannot rollback")."""
+
+
+def _interrupted(e: BaseException) -> bool:
+    """Whether ``e`` is, or was raised while handling, a KeyboardInterrupt."""
+    seen: set[int] = set()
+    cur: BaseException | None = e
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, KeyboardInterrupt):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def _guard(cmd) -> None:
+    """Make Ctrl-C reach :func:`main` (typer turns it into a silent exit 130) and keep the
+    error raised while it unwound from becoming a traceback."""
+    invoke = cmd.invoke
+
+    def guarded(ctx):
+        try:
+            return invoke(ctx)
+        except Exception as e:
+            if _interrupted(e):
+                raise Interrupted() from e
+            raise
+        except KeyboardInterrupt as e:
+            raise Interrupted() from e
+
+    cmd.invoke = guarded
+
+
+def resume_hint(argv: list[str] | None) -> str:
+    """What Ctrl-C prints: finished work is kept, and the exact command that resumes."""
+    import shlex
+
+    args = sys.argv[1:] if argv is None else argv
+    return ("interrupted: finished query executions are in the result cache (and a live system's answers in "
+            "its journal); resume with: " + shlex.join(["kgqa", *args]))
+
+
+def _fail(message: str) -> None:
+    from kgqa.report.term import clean
+
+    # wrapped at words in a terminal, one line when piped (as warnings are)
+    err.print(f"[bold red]error:[/] {escape(clean(message))}", highlight=False, soft_wrap=not err.is_terminal)
+    sys.exit(2)
+
+
 def main(argv: list[str] | None = None) -> None:
     for stream in (sys.stdout, sys.stderr):  # a lone surrogate read from JSON ("\\ud800") prints as
         if hasattr(stream, "reconfigure"):  # its escape instead of ending the command
             stream.reconfigure(errors="backslashreplace")
     cmd = command()
+    _guard(cmd)
     try:
         cmd.main(args=argv, prog_name="kgqa", standalone_mode=True)
     except InputError as e:
-        err.print(f"[bold red]error:[/] {e}", highlight=False)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        err.print("[yellow]interrupted:[/] finished query executions are in the result cache; "
-                  "run the same command again to resume", highlight=False)
+        _fail(str(e))
+    except (Interrupted, KeyboardInterrupt):
+        err.print(f"[yellow]interrupted:[/] {escape(resume_hint(argv).removeprefix('interrupted: '))}",
+                  highlight=False, soft_wrap=not err.is_terminal)
         sys.exit(130)
+    except OSError as e:  # a file named on the command line that cannot be read or written
+        where = f"{e.filename}: " if e.filename else ""
+        _fail(f"{where}{e.strerror or e}")
 
 
 if __name__ == "__main__":  # pragma: no cover

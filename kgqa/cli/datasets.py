@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
+from kgqa.cli._output import say
 from kgqa.model import Dataset, InputError
+from kgqa.report.term import SafeConsole as Console
 
 out = Console()
 err = Console(stderr=True)
@@ -31,15 +31,12 @@ def _load(spec: str, fmt: str | None = None) -> Dataset:
 
 @datasets_app.command("list")
 def list_cmd() -> None:
-    """Registered datasets: name, items, format and where their files resolve."""
+    """Registered datasets: name, items, format, where their files resolve (package, data dir,
+    download cache or not downloaded) and a description."""
     from kgqa.load import registry
+    from kgqa.report.tables import datasets_table
 
-    table = Table(title="kgqa datasets")
-    for col in ("name", "items", "format", "where", "description"):
-        table.add_column(col, justify="right" if col == "items" else "left")
-    for e in registry.entries():
-        table.add_row(e.name, "" if e.items is None else str(e.items), e.format, registry.where(e), e.description)
-    out.print(table)
+    out.print(datasets_table(registry.entries(), registry.where))
 
 
 @datasets_app.command("info")
@@ -83,7 +80,7 @@ def validate_cmd(
 
     problems = validate(list(paths), format)
     for p in problems:
-        out.print(f"{p.severity}: {p}", highlight=False, soft_wrap=True)
+        say(out, f"{p.severity}: {p}")
     errors = sum(p.severity == "error" for p in problems)
     out.print(f"{len(paths)} file(s): {errors} error(s), {len(problems) - errors} warning(s)", highlight=False)
     if has_errors(problems):

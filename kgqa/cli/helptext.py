@@ -50,6 +50,13 @@ EXAMPLES: dict[str, list[str]] = {
                    "kgqa system ask http://127.0.0.1:8000/gerbil qald-9-test --lang en -o run.json"],
     "system serve": ["kgqa system serve --run ck25_answers.json --protocol text2sparql --port 8000",
                      "kgqa system serve --python mysystem.py:answer --kg graph.ttl --protocol gerbil"],
+    "baseline": ["kgqa baseline train retrieval train.jsonl -o models/retrieval",
+                 "kgqa baseline predict models/retrieval test.jsonl -o run.jsonl"],
+    "baseline train": ["kgqa baseline train retrieval train.jsonl -o models/retrieval",
+                       "kgqa baseline train seq2seq train.jsonl --valid valid.jsonl --copy --seed 0 -o models/s2s",
+                       "kgqa baseline train simple generated.jsonl --kg ck25.ttl -o models/simple"],
+    "baseline predict": ["kgqa baseline predict models/s2s test.jsonl -o run.jsonl",
+                         "kgqa baseline predict models/simple test.jsonl --kg ck25.ttl -o run.jsonl"],
     "web": ["kgqa web --store experiments.sqlite", "kgqa web --kg ck25=prod-inst.ttl --port 8800",
             "kgqa demo --web"],
     "experiments": ["kgqa experiments list", "kgqa experiments show ID", "kgqa experiments export ID -o e.json"],
@@ -106,7 +113,11 @@ def _argument_metavar(p) -> str:
 
 
 def polish(cmd, path: str = "") -> None:
-    """Set typed metavars and examples on ``cmd`` and every subcommand (in place)."""
+    """Set typed metavars and examples on ``cmd`` and every subcommand (in place). Help is
+    click's plain layout: it wraps at the terminal's width at word boundaries and puts a long
+    option name on a line of its own, where rich's boxed layout cut names (``--exclude-engine-depen…``)."""
+    if hasattr(cmd, "rich_markup_mode"):
+        cmd.rich_markup_mode = None
     for p in cmd.params:
         if p.metavar is not None:
             continue

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
 from kgqa.model import InputError
+from kgqa.report.term import SafeConsole as Console
 
 out = Console()
 err = Console(stderr=True)

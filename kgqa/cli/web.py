@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from kgqa.model import InputError
+from kgqa.report.term import SafeConsole as Console
 
-out = Console(width=max(Console().width, 140))
+out = Console()
 err = Console(stderr=True)
 
 STORE_HELP = "Experiment store: a SQLite file or a SQLAlchemy URL (postgresql+psycopg://...); default ~/.local/share/kgqa/experiments.sqlite."
@@ -61,9 +60,13 @@ def register(app: typer.Typer) -> None:
         token: Optional[str] = typer.Option(None, "--token", help="Shared secret every request must carry (open the printed link once)."),
         kg: Optional[list[str]] = typer.Option(None, "--kg", help="Offer a knowledge graph: NAME=RDF file(s), store dir or endpoint URL (repeatable; demo and ck25 are built in)."),
         max_upload_mb: float = typer.Option(50.0, "--max-upload-mb", help="Largest request body (all uploads of a form) in MB."),
-        allow_endpoint_urls: bool = typer.Option(False, "--allow-endpoint-urls", help="Let the form name any SPARQL endpoint URL (the server will query it)."),
+        allow_endpoint_urls: bool = typer.Option(False, "--allow-endpoint-urls", help="Let the form name a SPARQL endpoint URL (the server will query it; public hosts only unless --allowed-url-host)."),
         workers: int = typer.Option(1, "--workers", help="Experiments evaluated at the same time."),
         timeout: float = typer.Option(30.0, "--timeout", help="Default per-query timeout in seconds."),
+        allowed_host: Optional[list[str]] = typer.Option(None, "--allowed-host", help="Also answer to this Host name (repeatable; e.g. behind a proxy). Others get 421 (DNS rebinding guard)."),
+        allow_system_urls: bool = typer.Option(False, "--allow-system-urls", help="Let the form name a live QA system URL (the server will POST every question to it; public hosts only unless --allowed-url-host)."),
+        allowed_url_host: Optional[list[str]] = typer.Option(None, "--allowed-url-host", help="A host the form's system/endpoint URLs may name even when loopback or private (repeatable)."),
+        max_unpacked_mb: float = typer.Option(512.0, "--max-unpacked-mb", help="Largest size a compressed RDF upload may inflate to, in MB."),
     ) -> None:
         """Serve the web platform: upload runs, experiment permalinks, leaderboards, comparisons."""
         from kgqa.web.app import Settings
@@ -71,7 +74,9 @@ def register(app: typer.Typer) -> None:
 
         st = _open(store)
         settings = Settings(kgs=_kgs(kg), max_upload_mb=max_upload_mb, allow_endpoint_urls=allow_endpoint_urls,
-                            token=token, workers=workers, timeout=timeout)
+                            token=token, workers=workers, timeout=timeout, allowed_hosts=list(allowed_host or []),
+                            allow_system_urls=allow_system_urls, allowed_url_hosts=list(allowed_url_host or []),
+                            max_unpacked_mb=max_unpacked_mb)
         serve(st, settings, host=host, port=port, say=lambda s: err.print(s, highlight=False, soft_wrap=True))
 
     exp = typer.Typer(help="The experiment store: list, show, export, delete.", no_args_is_help=True)
@@ -90,13 +95,9 @@ def register(app: typer.Typer) -> None:
         if fmt is ListFormat.json:
             sys.stdout.write(json.dumps([e.summary() for e in rows], indent=2, ensure_ascii=False) + "\n")
             return
-        t = Table(title=f"kgqa experiments ({len(rows)})")
-        for c in ("id", "run", "dataset", "profile", "KG", "status", "headline", "created"):
-            t.add_column(c, justify="right" if c == "headline" else "left", no_wrap=c in ("id", "created"))
-        for e in rows:
-            hv = f"{e.headline} {e.headline_value:.4f}" if e.headline_value is not None else (e.headline or "")
-            t.add_row(e.id, e.run_name, e.dataset, e.profile, e.kg or "-", e.status, hv, e.created)
-        out.print(t)
+        from kgqa.report.tables import experiments_grid
+
+        out.print(experiments_grid(rows))
 
     @exp.command("show")
     def show_cmd(
@@ -112,14 +113,9 @@ def register(app: typer.Typer) -> None:
         if fmt is ListFormat.json:
             sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
             return
-        t = Table(title=f"experiment {e.id}", show_header=False)
-        t.add_column("key", style="bold")
-        t.add_column("value", overflow="fold")
-        for k, v in doc.items():
-            if k in ("aggregate", "outcomes", "options"):
-                v = ", ".join(f"{a} {b:.4f}" if isinstance(b, float) else f"{a} {b}" for a, b in (v or {}).items())
-            t.add_row(k, "" if v is None else str(v))
-        out.print(t)
+        from kgqa.report.tables import experiment_table
+
+        out.print(experiment_table(doc))
 
     @exp.command("export")
     def export_cmd(

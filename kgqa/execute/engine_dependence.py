@@ -618,10 +618,12 @@ _NOT_RUN = Outcome(Status.EXEC_ERROR, None, "not run (planning pass)", None)
 
 def assess_dataset(dataset, executor) -> dict[str, QueryAssessment]:
     """``kgqa audit``'s engine-dependence column: the assessment of every gold query with a
-    static finding (variants run through ``executor``, trusted)."""
+    static finding (variants run through ``executor``, sandboxed when its policy does not trust
+    gold queries)."""
+    untrusted = executor.policy.untrusted("gold")
     queries = {it.id: it.sparql for it in dataset.items if it.sparql and it.sparql.strip() and detect(it.sparql)}
-    outcomes = executor.run(queries, untrusted=False) if queries else {}
-    return assess_many(queries, outcomes, executor, untrusted=False)
+    outcomes = executor.run(queries, untrusted=untrusted) if queries else {}
+    return assess_many(queries, outcomes, executor, untrusted=untrusted)
 
 
 # --------------------------------------------------------------------------- remembered assessments

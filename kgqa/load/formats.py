@@ -107,6 +107,9 @@ def sample(path: Path) -> Sample:
 def detect(paths: Sequence[Path], kind: Kind) -> Format:
     """The most confident format of ``kind`` for the first path."""
     s = sample(paths[0])
+    if not s.head.strip() and s.size <= MAX_SNIFF_BYTES:  # said as it is, not as an unknown format
+        what = "empty (0 bytes)" if s.size == 0 else "empty (only white space)"
+        raise InputError(paths[0], f"the {kind} file is {what}: nothing to load")
     best: tuple[float, Format | None] = (0.0, None)
     for f in formats(kind):
         try:

@@ -456,11 +456,8 @@ def _flat_record(line: str, keys: frozenset[str]) -> dict | None:
     """``line`` read by orjson when it is a JSON object with no key outside ``keys`` (else None,
     malformed included). The fast paths then accept strings, nulls and lists of strings only,
     which orjson and ``json`` read alike."""
-    try:
-        rec = _orjson_loads(line)
-    except ValueError:  # orjson.JSONDecodeError is one
-        return None
-    return rec if rec.__class__ is dict and keys.issuperset(rec) else None
+    rec = jsonio.json_object(line)
+    return rec if rec is not None and keys.issuperset(rec) else None
 
 
 def _flat_id(value: Any) -> str | None:
@@ -478,13 +475,6 @@ def _flat_answer(value: Any) -> Answer | None | object:
     if value.__class__ is list and _STRS.issuperset(map(type, value)):
         return TableAnswer.single_column(guess_terms(value), "answer")
     return _NOT_FLAT
-
-
-def _no_orjson(line: str) -> None:
-    raise ValueError("orjson is not installed")
-
-
-_orjson_loads = jsonio._orjson.loads if jsonio._orjson is not None else _no_orjson
 
 
 # --------------------------------------------------------------------------- CSV

@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
+from rich.text import Text
 
 from kgqa.analyze.characteristics import BreakdownTable, ParaphraseTable, question_characteristics
 from kgqa.analyze.comparison import MultiComparison
 from kgqa.analyze.taxonomy import ErrorLabel
 from kgqa.score.evaluate import Evaluation, QuestionScore
 from kgqa.report.fit import Grid, fmt_number, print_grid
+from kgqa.report.term import IriWrapped
 
 __all__ = [
     "fnum", "fci", "fp", "test_names",
@@ -122,7 +126,7 @@ def comparison_grids(cmp: MultiComparison) -> tuple[Grid, Grid, list[str]]:
     the notes)."""
     conf = int(round(cmp.confidence * 100))
     letters = _letters(cmp)
-    systems = [f"{s} ({letters[s]})" for s in cmp.systems]
+    systems = [f"{escape(s)} ({letters[s]})" for s in cmp.systems]
     rows = []
     for m in cmp.measures:
         best = m.best()
@@ -131,23 +135,24 @@ def comparison_grids(cmp: MultiComparison) -> tuple[Grid, Grid, list[str]]:
             c = m.ci[s]
             text = f"{fnum(c.mean)}{('^' + m.letters[s]) if m.letters[s] else ''} {fci(c.low, c.high)}".strip()
             cells.append(f"[bold green]{text}[/]" if s == best and len(cmp.systems) > 1 else text)
-        rows.append([m.measure, str(m.n), *cells])
+        rows.append([escape(m.measure), str(m.n), *cells])
     summary = Grid(f"Mean [{conf}% CI] per measure (superscript: significantly better than)",
                    ["measure", "n"], systems, rows, numeric={"n", *systems}, transpose=False)
     tests = test_names(cmp)
-    cols = [f"Δ [{conf}% CI]", *(f"p {TEST_NAMES[t]}" for t in tests), "Holm*", "BH*", "W/T/L", "sig"]
+    cols = [f"Δ [{conf}% CI]", *(f"p {TEST_NAMES[t]}" for t in tests), "Holm*", "BH*", "W/T/L"]
     prow = []
     for m in cmp.measures:
         for c in m.comparisons:
             prow.append([
-                m.measure, f"{letters[c.system_a]}-{letters[c.system_b]}",
+                escape(m.measure), f"{letters[c.system_a]}-{letters[c.system_b]}",
+                letters[c.better] if c.significant and c.better else "",
                 f"{c.diff.mean:+.4f} {fci(c.diff.low, c.diff.high)}".strip(),
                 *(fp(c.p.get(t)) for t in tests),
                 fp(c.p_holm.get(c.primary)), fp(c.p_bh.get(c.primary)), f"{c.wtl.wins}/{c.wtl.ties}/{c.wtl.losses}",
-                letters[c.better] if c.significant and c.better else "",
             ])
-    pairs = Grid("Paired tests" + (f" against {cmp.baseline}" if cmp.baseline else " (all pairs)"),
-                 ["measure", "pair"], cols, prow, numeric=set(cols), transpose=False)
+    # "sig" is a key column: a table split to fit the terminal repeats it beside every block of p-values
+    pairs = Grid("Paired tests" + (f" against {escape(cmp.baseline)}" if cmp.baseline else " (all pairs)"),
+                 ["measure", "pair", "sig"], cols, prow, numeric=set(cols), transpose=False)
     return summary, pairs, _notes(cmp)
 
 
@@ -211,14 +216,13 @@ def _breakdown_header(bt: BreakdownTable) -> list[str]:
     return [bt.key, "n"] + [f"{r}: {bt.measure} [{conf}% CI]" if len(bt.runs) == 1 else r for r in bt.runs]
 
 
-def breakdown_rich(bt: BreakdownTable) -> Table:
+def breakdown_rich(bt: BreakdownTable) -> Grid:
+    """The breakdown for a terminal of any width: key and n repeat in every block of runs."""
     conf = int(round(bt.confidence * 100))
-    t = Table(title=f"{bt.measure} by {bt.key}: mean [{conf}% CI]" + (f" (bins {bt.bins})" if bt.bins is not None else ""))
-    for i, h in enumerate(_breakdown_header(bt)):
-        t.add_column(h, justify="left" if i == 0 else "right")
-    for r in _breakdown_rows(bt):
-        t.add_row(*r)
-    return t
+    title = f"{bt.measure} by {bt.key}: mean [{conf}% CI]" + (f" (bins {bt.bins})" if bt.bins is not None else "")
+    head = [escape(h) for h in _breakdown_header(bt)]
+    return Grid(escape(title), head[:2], head[2:], [[escape(c) for c in r] for r in _breakdown_rows(bt)],
+                numeric={"n", *head[2:]}, transpose=False)
 
 
 def breakdown_markdown(bt: BreakdownTable) -> str:
@@ -250,13 +254,10 @@ def _paraphrase_header(pt: ParaphraseTable) -> list[str]:
     return h
 
 
-def paraphrase_rich(pt: ParaphraseTable) -> Table:
-    t = Table(title=f"Paraphrase robustness: {pt.measure} by rank within '{pt.group_key}' groups")
-    for i, h in enumerate(_paraphrase_header(pt)):
-        t.add_column(h, justify="right")
-    for r in _paraphrase_rows(pt):
-        t.add_row(*r)
-    return t
+def paraphrase_rich(pt: ParaphraseTable) -> Grid:
+    head = [escape(h) for h in _paraphrase_header(pt)]
+    return Grid(escape(f"Paraphrase robustness: {pt.measure} by rank within '{pt.group_key}' groups"), head[:1],
+                head[1:], _paraphrase_rows(pt), numeric=set(head), transpose=False)
 
 
 def paraphrase_markdown(pt: ParaphraseTable) -> str:
@@ -281,15 +282,11 @@ def _left_out_note(left_out: Sequence[str]) -> str:
             f"{', '.join(left_out)}" if left_out else "")
 
 
-def taxonomy_rich(counts: dict[str, dict[str, int]], left_out: Sequence[str] = ()) -> Table | Group:
+def taxonomy_rich(counts: dict[str, dict[str, int]], left_out: Sequence[str] = ()) -> Grid | Group:
     runs, rows = _taxonomy_grid(counts)
-    t = Table(title="Error taxonomy (questions per label)")
-    t.add_column("label")
-    for r in runs:
-        t.add_column(r, justify="right")
-    for row in rows:
-        t.add_row(*row)
-    return Group(t, _left_out_note(left_out)) if left_out else t
+    cols = [escape(r) for r in runs]
+    t = Grid("Error taxonomy (questions per label)", ["label"], cols, rows, numeric=set(cols), transpose=False)
+    return Group(t, Text(_left_out_note(left_out))) if left_out else t
 
 
 def taxonomy_markdown(counts: dict[str, dict[str, int]], left_out: Sequence[str] = ()) -> str:
@@ -313,6 +310,25 @@ def _answer_text(results: Any) -> str:
     return "\n".join(lines)
 
 
+_EXPECTED = re.compile(r"expected one of (.*)$", re.S)
+
+
+def short_message(message: str, keep: int = 8) -> str:
+    """An engine message with a parser's long list of expected tokens cut to its first ``keep``
+    (pyoxigraph lists every token and character class it could have read)."""
+    m = _EXPECTED.search(message)
+    if not m:
+        return message
+    tokens = re.findall(r"\[[^\]]*\]|\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|[^,\s][^,]*", m.group(1))
+    if len(tokens) <= keep:
+        return message
+    return message[:m.start(1)] + ", ".join(t.strip() for t in tokens[:keep]) + f", ... ({len(tokens) - keep} more)"
+
+
+def _sparql(text: str) -> Syntax:
+    return Syntax(text, "sparql", word_wrap=True)
+
+
 def question_panel(e: Evaluation, q: QuestionScore, label: ErrorLabel) -> Group:
     """Everything about one question: text, queries, answers, outcome, every measure,
     characteristics and the taxonomy label."""
@@ -320,11 +336,14 @@ def question_panel(e: Evaluation, q: QuestionScore, label: ErrorLabel) -> Group:
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()
-    head.add_row("run", e.run)
-    head.add_row("id", q.id)
-    head.add_row("question", str(d.get("question") or "(none)"))
-    head.add_row("outcome", q.outcome + (f" ({q.message})" if q.message else ""))
-    head.add_row("taxonomy", label.label + (f" [{', '.join(label.flags)}]" if label.flags else "") + f": {label.reason}")
+    head.add_row("run", Text(e.run))
+    head.add_row("id", Text(q.id))
+    head.add_row("question", Text(str(d.get("question") or "(none)")))
+    head.add_row("outcome", Text(q.outcome + (f" ({short_message(q.message)})" if q.message else "")))
+    # the taxonomy's reason often quotes the outcome's message: said once
+    reason = label.reason.replace(q.message, "see outcome") if q.message else label.reason
+    head.add_row("taxonomy", Text(label.label + (f" [{', '.join(label.flags)}]" if label.flags else "")
+                                  + f": {reason}"))
     if q.counts is not None:
         c = q.counts
         head.add_row("counts", f"tp {c.tp} · fp {c.fp} · fn {c.fn} · system {c.sys_size} · gold {c.gold_size}")
@@ -332,18 +351,19 @@ def question_panel(e: Evaluation, q: QuestionScore, label: ErrorLabel) -> Group:
     scores.add_column("measure")
     scores.add_column("value", justify="right")
     for s in e.measures:
-        scores.add_row(s.label, fnum(q.scores.get(s.label)) if s.label in q.scores else "(corpus-level / undefined)")
+        scores.add_row(Text(s.label), fnum(q.scores.get(s.label)) if s.label in q.scores else "(corpus-level / undefined)")
     chars = Table(title="characteristics", show_header=True)
     chars.add_column("name")
     chars.add_column("value")
     for k, v in question_characteristics(q).items():
-        chars.add_row(k, json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v)
+        chars.add_row(Text(k), Text(json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v))
     parts: list[Any] = [head]
+    # queries and answers wrap at spaces, and inside an IRI only after '/' or '#'
     for title, key in (("gold SPARQL", "gold_sparql"), ("predicted SPARQL", "predicted_sparql")):
         text = d.get(key)
-        parts.append(Panel(Syntax(text, "sparql", word_wrap=True) if text else "(none)", title=title))
-    parts.append(Panel(_answer_text(d.get("gold_answer")), title="gold answer"))
-    parts.append(Panel(_answer_text(d.get("predicted_answer")), title="predicted answer"))
+        parts.append(Panel(IriWrapped(text, make=_sparql) if text else "(none)", title=title))
+    parts.append(Panel(IriWrapped(_answer_text(d.get("gold_answer"))), title="gold answer"))
+    parts.append(Panel(IriWrapped(_answer_text(d.get("predicted_answer"))), title="predicted answer"))
     parts += [scores, chars]
     return Group(*parts)
 

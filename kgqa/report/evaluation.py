@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
+from rich.markup import escape
 
 from kgqa.load import jsonio
 from kgqa.model.gcpause import during
@@ -47,7 +47,7 @@ def renderables(evals: Sequence[Evaluation], *, per_question: bool = False, titl
     }
     rows = []
     for e in evals:
-        cells = [e.run, str(len(e.questions))]
+        cells = [escape(e.run), str(len(e.questions))]
         for lab in labels:
             v = e.aggregate.get(lab)
             s = fmt(v)
@@ -55,8 +55,8 @@ def renderables(evals: Sequence[Evaluation], *, per_question: bool = False, titl
                 s = f"[bold green]{s}[/]"
             cells.append(s)
         rows.append(cells)
-    items.append(Grid(title or f"kgqa evaluate · profile {evals[0].profile} · dataset {evals[0].dataset}",
-                      ["run", "n"], labels, rows, numeric={"n", *labels}))
+    items.append(Grid(escape(title or f"kgqa evaluate · profile {evals[0].profile} · dataset {evals[0].dataset}"),
+                      ["run", "n"], [escape(lab) for lab in labels], rows, numeric={"n", *map(escape, labels)}))
     for e in evals:
         line = f" outcomes: {_outcome_text(e)}"
         if e.execution is not None:
@@ -128,28 +128,27 @@ def _nan(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-def question_table(e: Evaluation) -> Table:
+def question_table(e: Evaluation) -> Grid:
+    """One row per question (id, outcome, every measure), split into blocks that repeat id and
+    outcome when it is wider than the terminal."""
     labels = [s.label for s in e.measures if any(s.label in q.scores for q in e.questions)]
-    t = Table(title=f"{e.run}: per question")
-    t.add_column("id")
-    t.add_column("outcome")
-    for lab in labels:
-        t.add_column(lab, justify="right")
     engine = any("engine_dependent" in (q.details or {}) for q in e.questions)
-    if engine:
-        t.add_column("engine-dependent (score range)", overflow="fold")
+    cols = [escape(lab) for lab in labels] + (["engine-dependent (score range)"] if engine else [])
+    rows = []
     for q in e.questions:
         style = "" if q.outcome == "ok" else "yellow"
-        row = [q.id, f"[{style}]{q.outcome}[/]" if style else q.outcome, *(fmt(q.scores.get(lab)) for lab in labels)]
+        row = [escape(q.id), f"[{style}]{q.outcome}[/]" if style else q.outcome,
+               *(fmt(q.scores.get(lab)) for lab in labels)]
         if engine:
             d = q.details or {}
             note = d.get("engine_dependent", "")
             rng = (d.get("score_range") or {}).get(labels[0]) if labels else None
             if note and rng:
                 note += f" ({labels[0]} {fmt(rng[0])}-{fmt(rng[1])})"
-            row.append(note)
-        t.add_row(*row)
-    return t
+            row.append(escape(note))
+        rows.append(row)
+    return Grid(escape(f"{e.run}: per question"), ["id", "outcome"], cols, rows,
+                numeric={escape(lab) for lab in labels}, transpose=False)
 
 
 @during
@@ -190,7 +189,8 @@ def _question_array(e: Evaluation, indent: int) -> Iterator[str]:
     pad = "\n" + " " * (indent + 2)
     first = True
     batch: list = []
-    for q in e.questions:
+    questions = e.questions
+    for q in (questions.passing() if hasattr(questions, "passing") else questions):
         batch.append(q.to_json())
         if len(batch) >= _BATCH:
             yield ("[" if first else ",") + pad + ("," + pad).join(jsonio.dumps(x).replace("\n", pad) for x in batch)

@@ -206,6 +206,16 @@ class QuestionList(Sequence):
     def __iter__(self) -> Iterator[QuestionScore]:
         return (self._make(i) for i in range(len(self.ids)))
 
+    def passing(self) -> Iterator[QuestionScore]:
+        """Every question in order, without keeping the ones not made before (for writing them
+        out once: a million questions then never stand as objects at the same time)."""
+        for i in range(len(self.ids)):
+            q = self._made[i]
+            if q is None:
+                q = self._make(i)
+                self._made[i] = None
+            yield q
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and len(other) == len(self) and all(a == b for a, b in zip(self, other))
 

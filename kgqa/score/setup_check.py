@@ -9,15 +9,23 @@ problem:
   dataset has;
 - ``ids``: more than half of the dataset's questions have no entry in the run: names the first
   unmatched ids on both sides, suggests ``--lang`` (language-suffixed ids such as ``ck25:1-en``)
-  or an id mapping;
-- ``no-kg``: more than half of the run's entries have a query but no answer, and no KG was given
-  (``--kg``): every such question would be scored "missing";
+  or an id mapping; an **error** when not one question has an entry (a run of another dataset);
+- ``no-kg``: more than half of the run's entries have a query but no answer, no KG was given
+  (``--kg``) and some measure needs answers: every such question would be scored "missing" by
+  them. An **error** when every selected measure needs answers; a warning when some are query
+  measures (QueryEM, BLEU, ...), which still score;
+- ``gold-copy``: the run's answers equal the dataset's gold answers on (nearly) every question
+  that has one (at least :data:`COPY_SHARE` of them, and :data:`COPY_MIN` questions): a copy of
+  the gold answers given as a run (two such files are among the published Text2SPARQL'25
+  results) scores near 1 and says nothing about a system;
 - ``transport``: more than half of the executions failed for the same transient reason
   (endpoint down, HTTP 5xx/429, connection refused, memory limit): the reason is printed once;
 - ``not-a-run``: the run file is recognisably something else: an evaluation/score file (per
   question precision/recall/F values, e.g. Text2SPARQL's ``ck25_eval.json``).
 
-The CLI prints each warning as one line and, under ``--strict``, exits non-zero.
+Errors (``SetupWarning.error``) are raised by :func:`raise_errors` as a :class:`SetupError`
+before anything is scored, by the library and the CLI alike (exit status 2); the CLI prints each
+warning as one line and, under ``--strict``, exits non-zero.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from typing import Any
 
 from kgqa.model.item import Dataset
 from kgqa.model.outcome import Outcome
+from kgqa.model.problems import InputError
 from kgqa.model.run import Run
 
 #: Keys of a per-question score object (an evaluation file, not answers).
@@ -37,6 +46,10 @@ _SCORE_KEY = re.compile(
     r"^(set_|macro_|micro_)?(p|r|f|f1|prec|precision|recall|f_?measure|accuracy|acc|em|ndcg(@\d+)?|map|mrr|"
     r"hits(@\d+)?|bleu|score)$", re.IGNORECASE)
 SHOW_IDS = 3
+#: A run is flagged as a copy of the gold answers when at least this share of the questions
+#: with a gold answer (and at least COPY_MIN of them) have exactly the gold answer in the run.
+COPY_SHARE = 0.9
+COPY_MIN = 10
 
 
 @dataclass(frozen=True)
@@ -48,10 +61,33 @@ class SetupWarning:
     message: str
     fix: str
     run: str | None = None
+    error: bool = False
 
     def __str__(self) -> str:
         where = f"{self.run}: " if self.run else ""
         return f"{where}{self.message}; {self.fix}"
+
+
+class SetupError(InputError):
+    """A set-up that cannot give a meaningful score (no run id matches the dataset, queries
+    without a KG to answer them): raised before scoring, with the fix in the message."""
+
+    def __init__(self, problems: Sequence[SetupWarning]):
+        self.problems = list(problems)
+        super().__init__(self.problems[0].run or "set-up", "; ".join(
+            f"{p.message}; {p.fix}" if i == 0 or p.run is None else f"{p.run}: {p.message}; {p.fix}"
+            for i, p in enumerate(self.problems)))
+
+    def __reduce__(self):  # pickled (worker processes) and rebuilt from the problems, not the text
+        return (SetupError, (self.problems,))
+
+
+def raise_errors(found: Sequence[SetupWarning]) -> list[SetupWarning]:
+    """Raise :class:`SetupError` for the errors among ``found``; return the warnings."""
+    errors = [w for w in found if w.error]
+    if errors:
+        raise SetupError(errors)
+    return list(found)
 
 
 def _ids(ids: Iterable[str]) -> str:
@@ -88,13 +124,15 @@ def _looks_like_scores(run: Run) -> bool:
 def check_setup(dataset: Dataset, runs: Sequence[Run], *, kg: Any = None, lang: str | None = None,
                 full_dataset: Dataset | None = None,
                 executions: Mapping[str, Mapping[str, Outcome]] | None = None,
-                ids: Sequence[str] | None = None) -> list[SetupWarning]:
+                ids: Sequence[str] | None = None, query_measures: bool = False) -> list[SetupWarning]:
     """Set-up problems of an evaluation (see the module docstring).
 
     ``dataset``: the scoring units (after ``--lang``); ``full_dataset``: before language
     selection (used to name the available languages); ``kg``: what ``--kg`` names (None: no
     execution); ``executions``: run name -> {question id: executed outcome of the run's query};
-    ``ids``: the dataset's question ids when ``dataset`` is streamed (not held in memory).
+    ``ids``: the dataset's question ids when ``dataset`` is streamed (not held in memory);
+    ``query_measures``: some selected measure scores queries without answers (then queries
+    without a KG are a warning, not an error).
     """
     out: list[SetupWarning] = []
     ids = [it.id for it in dataset.items] if ids is None else list(ids)
@@ -120,7 +158,18 @@ def check_setup(dataset: Dataset, runs: Sequence[Run], *, kg: Any = None, lang: 
         if n:
             have = set(run_ids)  # what `i in run` looks up, without a method call per id
             missing = [i for i in ids if i not in have]
-            if len(missing) * 2 > n:
+            if len(missing) == n:
+                extra = run_ids[:SHOW_IDS + 1]
+                langs = _languages(full_dataset if full_dataset is not None else dataset)
+                lang_hint = ("select one language with --lang (the run's ids look language-suffixed) or "
+                             if langs and any(re.search(r"[-_:.]([a-z]{2,3})$", e) for e in extra) else "")
+                src = ", ".join(str(s) for s in run.source) or run.name
+                what = (f"no entry of {src} matches a question id of the dataset (dataset ids: {_ids(ids)}; "
+                        f"run ids: {_ids(run_ids)})" if run_ids else f"{src} has no entries")
+                out.append(SetupWarning(
+                    "ids", what, f"{lang_hint}check that the run belongs to this dataset, or map its ids "
+                                 "(e.g. with --run-option)", run.name, error=True))
+            elif len(missing) * 2 > n:
                 id_set = set(ids) if id_set is None else id_set
                 extra = [i for i in run_ids if i not in id_set]
                 hint = []
@@ -139,10 +188,46 @@ def check_setup(dataset: Dataset, runs: Sequence[Run], *, kg: Any = None, lang: 
                 out.append(SetupWarning(
                     "no-kg", f"{len(query_only)} of {len(run.predictions)} run entries have a query but no answer, "
                              "and no KG was given: they would all score as missing",
-                    "pass --kg (RDF file(s), a store directory or a SPARQL endpoint URL) to execute the queries",
-                    run.name))
+                    "pass --kg (RDF file(s), a store directory, a SPARQL endpoint URL or a registry KG name "
+                    "such as ck25) to execute the queries, or select query measures only (-m QueryEM,BLEU)",
+                    run.name, error=not query_measures))
+        if copy := _gold_copy(dataset, run):
+            out.append(copy)
         out += transport_warnings(run.name, (executions or {}).get(run.name, {}).values())
     return out
+
+
+def _gold_copy(dataset: Dataset, run: Run) -> SetupWarning | None:
+    """``gold-copy``: the run's answers equal the gold answers on (nearly) every question that
+    has one (compared as sets of lexical values, the loosest reading of both)."""
+    items = getattr(dataset, "items", None)
+    if not items or not run.predictions:
+        return None
+    from kgqa.model.answer import answer_items
+    from kgqa.model.terms import TermMatching
+
+    with_gold = sum(it.answer is not None for it in items)
+    if with_gold < COPY_MIN:
+        return None
+    lexical = TermMatching(mode="lexical")
+    allowed = with_gold - COPY_SHARE * with_gold  # differences a copy may have; stop once past them
+    equal = differ = 0
+    for it in items:
+        if it.answer is None:
+            continue
+        p = run.get(it.id)
+        if p is not None and p.answer is not None and \
+                answer_items(p.answer, lexical) == answer_items(it.answer, lexical):
+            equal += 1
+        else:
+            differ += 1
+            if differ > allowed:
+                return None
+    src = ", ".join(str(s) for s in run.source) or run.name
+    return SetupWarning(
+        "gold-copy", f"{src}: the answers equal the dataset's gold answers on {equal} of {with_gold} questions: "
+                     "a copy of the gold answers?",
+        "score the system's own answers or queries (a copy of gold says nothing about a system)", run.name)
 
 
 def transport_warnings(run: str, outcomes: Iterable[Outcome]) -> list[SetupWarning]:
