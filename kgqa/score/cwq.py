@@ -14,7 +14,8 @@ the gold list is every answer's ``answer`` followed by its ``aliases``; a questi
 holds a None scores 0; the score is the sum over the predictions divided by the number of
 **dataset** questions (questions without a prediction count 0). kgqa reports it in [0, 1] (the
 script prints a percentage). On datasets of other formats the gold list is the gold answer's
-lexical forms.
+lexical forms (an empty one: not applicable), and a prediction of another run format is its
+first answer value, lower-cased (as the script expects its predictions).
 """
 
 from __future__ import annotations
@@ -58,11 +59,14 @@ def matches(span, gold: list, question: str) -> bool:
 def _item(ctx: ItemContext) -> float | None:
     meta = ctx.item.metadata
     gold = meta.get("cwq_gold")
-    if gold is None:
+    official = gold is not None
+    if not official:  # another dataset format: its gold answer's lexical forms
         ans = ctx.item.answer
         if not isinstance(ans, TableAnswer):
             return None
         gold = [c.value for row in ans.rows for c in row if c is not None]
+        if not gold:
+            return None  # nothing a text could match: not applicable
     if ctx.prediction is None or None in gold:
         return 0.0
     raw = ctx.prediction.metadata.get("cwq_answer", ...) if ctx.prediction.metadata else ...
@@ -72,6 +76,8 @@ def _item(ctx: ItemContext) -> float | None:
         if not cells:
             return 0.0
         raw = cells[0]
+    if not official and isinstance(raw, str):
+        raw = raw.lower().strip()  # the script's case rule needs its own lower-cased predictions
     question = meta.get("cwq_question") or ctx.item.questions.get("en", "")
     return 1.0 if matches(raw, gold, question) else 0.0
 

@@ -20,7 +20,9 @@ Predictions (``{id: answer}``) as ``format_predictions``: text mode ``str(pred)`
   elements, as multisets); an empty side gives 1 iff both are equal;
 - **H1** (hits@1): text mode or a None side: EM; KG mode: any element in common.
 
-Scores are means over the dataset's questions. Deviations: a question without a prediction
+On a dataset of another format the gold answer is held the same way as a prediction of another
+run format (its values, Wikidata IRIs as Q-codes; text mode joined by spaces), so a dataset
+scored against itself scores 1. Scores are means over the dataset's questions. Deviations: a question without a prediction
 scores 0 (the script's merge gives NaN, which stops text mode and scores 0 in KG mode), and
 kgqa skips questions whose released answer list is null (no gold answer), which the script
 scores as None (KG mode) or by the mention (text mode).
@@ -96,25 +98,36 @@ def h1(pred: Any, answer: Any, mode: str) -> float:
 PARTS = {"EM": em, "F1": f1, "H1": h1}
 
 
+def _values(ans: Any, mode: str) -> Any:
+    """An answer of another format the way the script would hold it: KG mode the list of values
+    (Wikidata IRIs as Q-codes; a boolean as itself), text mode the values joined by spaces."""
+    if ans is None:
+        return None
+    rows = getattr(ans, "rows", None)
+    if rows is None:
+        value = getattr(ans, "value", None)
+        return value if mode == "kg" or value is None else value
+    vals = [c.value.rsplit("/", 1)[-1] if c.value.startswith(WIKIDATA) else c.value
+            for row in rows for c in row if c is not None]
+    return vals if mode == "kg" else (" ".join(vals) if vals else None)
+
+
+WIKIDATA = "http://www.wikidata.org/entity/"
+
+
 def _sides(ctx: ItemContext, mode: str, lang: str) -> tuple[Any, Any] | None:
     raw = ctx.item.metadata.get("mintaka_answer")
-    if not isinstance(raw, dict):
+    if isinstance(raw, dict):
+        gold = gold_answer(raw, mode, lang)
+    elif ctx.item.answer is not None:  # another dataset format: its gold answer, held the script's way
+        gold = prediction(_values(ctx.item.answer, mode), mode)
+    else:
         return None
     if ctx.prediction is None:
         return ...  # type: ignore[return-value]
     meta = ctx.prediction.metadata or {}
-    if "mintaka_pred" in meta:
-        pred = meta["mintaka_pred"]
-    else:  # another run format: its answer values (KG mode: Q-codes of Wikidata IRIs)
-        ans = ctx.outcome.answer
-        rows = getattr(ans, "rows", None)
-        if rows is None:
-            pred = getattr(ans, "value", None)
-        else:
-            vals = [c.value.rsplit("/", 1)[-1] if c.value.startswith("http://www.wikidata.org/entity/") else c.value
-                    for row in rows for c in row if c is not None]
-            pred = vals if mode == "kg" else (" ".join(vals) if vals else None)
-    return prediction(pred, mode), gold_answer(raw, mode, lang)
+    pred = meta["mintaka_pred"] if "mintaka_pred" in meta else _values(ctx.outcome.answer, mode)
+    return prediction(pred, mode), gold
 
 
 def _item(ctx: ItemContext, mode: str, part: str, lang: str) -> float | None:
