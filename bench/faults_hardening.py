@@ -287,22 +287,22 @@ def yaml_rows(row: Row, tmp: Path, kg: Path) -> None:
     size = bomb.stat().st_size
     env = {"KGQA_CACHE_DIR": str(tmp / "cache-yaml")}
     r, took = cli(["datasets", "validate", str(bomb), "--format", "text2sparql"], env, timeout=120)
-    row("yaml", f"{size}-byte YAML alias bomb as a dataset (datasets validate)", "one error line in < 5 s (exit 1)",
-        f"exit {r.returncode} in {took:.1f} s: {one_line(r.stdout)[-60:]}", clean_error(r, 1) and took < 5
+    row("yaml", f"{size}-byte YAML alias bomb as a dataset (datasets validate)", "one error line in < 20 s, CLI start-up included (exit 1)",
+        f"exit {r.returncode} in {took:.1f} s: {one_line(r.stdout)[-60:]}", clean_error(r, 1) and took < 20
         and "alias bomb" in r.stdout)
     out = tmp / "migrated.json"
     r, took = cli(["migrate", str(FIXTURES / "simple_records.txt"), "--target-kg", str(FIXTURES / "simple_target.ttl"),
                    "--links", str(FIXTURES / "simple_links.nt"), "--rules", str(bomb), "-o", str(out), "-q",
                    "--no-cache"], env, timeout=120)
-    row("yaml", f"{size}-byte alias bomb as migrate --rules", "one error line in < 5 s",
-        f"exit {r.returncode} in {took:.1f} s: {one_line(r.stderr)[-60:]}", clean_error(r) and took < 5
+    row("yaml", f"{size}-byte alias bomb as migrate --rules", "one error line in < 20 s, CLI start-up included",
+        f"exit {r.returncode} in {took:.1f} s: {one_line(r.stderr)[-60:]}", clean_error(r) and took < 20
         and "alias bomb" in r.stderr)
     ds = tmp / "ds.jsonl"
     ds.write_text(json.dumps({"id": "1", "question": "q", "answers": ["http://x/a"]}) + "\n", encoding="utf-8")
     r, took = cli(["evaluate", str(ds), str(ds), "--profile", str(bomb)], env, timeout=120)
-    row("yaml", f"{size}-byte alias bomb as a scoring profile (-p)", "refused in < 5 s, no traceback",
+    row("yaml", f"{size}-byte alias bomb as a scoring profile (-p)", "refused in < 20 s, no traceback",
         f"exit {r.returncode} in {took:.1f} s: {one_line(r.stderr)[-60:]}",
-        r.returncode != 0 and "Traceback" not in r.stderr and took < 5 and "alias bomb" in r.stderr)
+        r.returncode != 0 and "Traceback" not in r.stderr and took < 20 and "alias bomb" in r.stderr)
 
 
 # --------------------------------------------------------------------------- cache and disk
