@@ -17,8 +17,11 @@ ran: schema induction, grounding, validation, minimization, commonness, labels),
 the embedded baseline, and how many of the generated SPARQL queries equal the embedded run's
 (the same seed draws the same candidates on every engine; differences are engine behaviour).
 
+``--before REF`` first runs the same bench on the kgqa of git revision ``REF`` (e.g. ``main``)
+and prints its lines prefixed ``[before REF]``: graph queries/s before and after a change.
+
 Usage: ``python bench/bench_generate.py [--data ../shared/data] [--n 200] [--seed 1] [--repeat 3]
-[--no-virtuoso]``.
+[--no-virtuoso] [--before main]``.
 """
 
 from __future__ import annotations
@@ -51,13 +54,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-virtuoso", action="store_true")
+    ap.add_argument("--before", metavar="REF", help="also run this bench on the kgqa of git revision REF, first")
     args = ap.parse_args(argv)
+    if args.before:
+        from _before import run_before
+
+        rest = [a for a in (argv if argv is not None else sys.argv[1:])]
+        i = rest.index("--before")
+        run_before(args.before, Path(__file__), rest[:i] + rest[i + 2:])
+        print("[after: this checkout]")
 
     import pyoxigraph as ox
 
     sys.path.insert(0, str(REPO / "tests"))
     from faultserver import FaultServer, oxigraph_handler
 
+    sys.path.insert(0, str(REPO / "bench"))
     from kgqa.generate import KGAccess, Options, generate
 
     ttl = Path(args.data) / "ck25" / "graphs" / "prod-inst.ttl"

@@ -13,7 +13,10 @@ every 10th subject behind a redirect node. The records are the facts. Timed:
 
 Prints seconds, records per second and the ratio migrate / baseline.
 
-Usage: ``python bench/bench_migrate.py [--sizes 1000,5000]``.
+``--before REF`` first runs the same bench on the kgqa of git revision ``REF`` (e.g. ``main``),
+its lines prefixed ``[before REF]``: records/s before and after a change.
+
+Usage: ``python bench/bench_migrate.py [--sizes 1000,5000] [--before main]``.
 """
 
 from __future__ import annotations
@@ -61,7 +64,16 @@ def make(n: int, d: Path, seed: int = 0) -> tuple[Path, Path, Path, list[tuple[s
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1000,5000")
+    ap.add_argument("--before", metavar="REF", help="also run this bench on the kgqa of git revision REF, first")
     a = ap.parse_args()
+    if a.before:
+        import sys
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from _before import run_before
+
+        run_before(a.before, Path(__file__), ["--sizes", a.sizes])
+        print("[after: this checkout]")
     for n in (int(x) for x in a.sizes.split(",")):
         with tempfile.TemporaryDirectory() as d:
             rec, tgt, lnk, pairs = make(n, Path(d))

@@ -18,7 +18,7 @@ Per-language datasets (Text2SPARQL) are expanded to their scoring units here: th
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import fields
 from pathlib import Path
@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from kgqa.execute.policy import ExecutionPolicy
 
 #: imported on first use (answers-only scoring executes nothing and needs none of them)
-_LAZY = {"ExecutionPolicy": "kgqa.execute.policy", "Executor": "kgqa.execute.executor", "Engine": "kgqa.execute.engine"}
+_LAZY = {"ExecutionPolicy": "kgqa.execute.policy", "Executor": "kgqa.execute.executor", "Engine": "kgqa.execute.engine",
+         "PROTOCOLS": "kgqa.execute.systems.protocols"}
 
 
 def __getattr__(name: str) -> Any:
@@ -56,7 +57,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "load_dataset", "load_run", "evaluate", "compare", "Evaluator", "Evaluation", "Comparison",
     "ExecutionPolicy", "Signature", "get_profile", "select_language", "run_names", "parse_langs", "load_evaluations",
-    "save_evaluations",
+    "save_evaluations", "audit", "dataset_names", "profile_names", "dataset_checksum", "PROTOCOLS",
 ]
 
 GoldAnswers = Literal["stored", "executed"]
@@ -67,13 +68,57 @@ PathLike = str | Path
 
 
 def load_dataset(dataset: PathLike | Sequence[PathLike] | Dataset, *, format: str | None = None,
-                 **options: Any) -> Dataset:
+                 prefer_registry: bool = False, **options: Any) -> Dataset:
     """A dataset from a registry name (``kgqa datasets list``), file path(s), or a loaded
     :class:`~kgqa.model.Dataset` (returned as it is). ``options`` go to the loader (e.g.
-    ``question_field="paraphrased_question"`` for LC-QuAD 2.0)."""
+    ``question_field="paraphrased_question"`` for LC-QuAD 2.0). A file wins over a registry
+    name of the same spelling, unless ``prefer_registry`` (a server's rule: a request names
+    registry datasets, never a file in the server's working directory)."""
     if isinstance(dataset, Dataset):
         return dataset
+    if prefer_registry and format is None and isinstance(dataset, (str, Path)) and not Path(dataset).is_absolute():
+        from kgqa.load import registry
+
+        entry = registry.find(str(dataset))
+        if entry is not None:
+            return registry.load(entry, **options)
     return _load_dataset(dataset, format=format, **options)
+
+
+def dataset_names() -> list[str]:
+    """The registry's dataset names (``kgqa datasets list``)."""
+    from kgqa.load import registry
+
+    return [e.name for e in registry.entries()]
+
+
+def profile_names() -> list[str]:
+    """The built-in profiles' names (``kgqa profiles``)."""
+    return _profiles.names()
+
+
+def dataset_checksum(spec: PathLike) -> str | None:
+    """``sha256:<hex>`` over a dataset's file(s): a registry name's resolved files (None when
+    they are not here), else the file ``spec`` (None when there is none)."""
+    import hashlib
+
+    from kgqa.load import registry
+
+    p = Path(spec)
+    entry = registry.find(str(spec)) if not p.is_absolute() else None
+    if entry is None:
+        if not p.is_file():
+            return None
+        paths = [p]
+    else:
+        try:
+            paths = registry.resolve(entry, download=False)
+        except Exception:  # not downloaded (or unreadable): no checksum, the experiment still runs
+            return None
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(registry.sha256_of(path).encode() + b"\n")
+    return "sha256:" + h.hexdigest()
 
 
 def load_run(run: PathLike | Sequence[PathLike] | Run, *, format: str | None = None, dataset: Dataset | None = None,
@@ -254,7 +299,12 @@ class Evaluator:
       :class:`Executor` to execute queries on (``graph``: its named/default graph);
     - ``gold_answers``: ``stored`` (the dataset's answers; gold queries executed only where an
       item has none) or ``executed`` (every gold query re-run on ``kg``);
-    - ``policy`` (or ``timeout`` / ``normalise``): the :class:`ExecutionPolicy`;
+    - ``policy`` (or ``timeout`` / ``normalise``): the :class:`ExecutionPolicy`, which also holds
+      the one trust rule for the dataset's gold queries (``ExecutionPolicy(trust_gold=False)``
+      sandboxes them like predicted queries: a dataset from an unknown source; see
+      docs/reference/trust.md);
+    - ``progress``: a progress bar on a terminal; ``on_progress(done, total)``: called as each
+      batch of queries sent to the engine advances (see :class:`Executor`);
     - ``reexecute``: execute the run's queries even where the run also gives answers;
     - ``stream``: read a JSONL dataset one question at a time and keep none of its items
       (memory then grows only by a few compact arrays per question; per-question records keep
@@ -283,6 +333,7 @@ class Evaluator:
                  policy: ExecutionPolicy | None = None, timeout: float | None = None, normalise: bool | None = None,
                  reexecute: bool = False, cache: Any = True, dataset_format: str | None = None,
                  dataset_options: Mapping[str, Any] | None = None, progress: bool = False,
+                 on_progress: Callable[[int, int], None] | None = None,
                  engine_options: Mapping[str, Any] | None = None, engine_check: bool = True,
                  exclude_engine_dependent: bool = False, view: str | None = None, stream: bool | None = None,
                  links: Sequence[PathLike] | None = None, redirects: str | None = None,
@@ -337,6 +388,7 @@ class Evaluator:
         self._policy: ExecutionPolicy | None = None
         self.needs = _needs(self.profile)
         self._kg, self._graph, self._cache, self._progress = kg, graph, cache, progress
+        self._on_progress = on_progress
         self._engine_options = dict(engine_options or {})
         self._executor: Executor | None = None
         self._owns_executor = False
@@ -377,10 +429,12 @@ class Evaluator:
                 from kgqa.execute.cache import ResultCache
 
                 rc = self._cache if isinstance(self._cache, ResultCache) else None
-                self._executor = Executor(kg, policy=self.policy, cache=rc, progress=self._progress)
+                self._executor = Executor(kg, policy=self.policy, cache=rc, progress=self._progress,
+                                          on_progress=self._on_progress)
             else:
                 self._executor = Executor.open(kg, self._graph, policy=self.policy, cache=self._cache,
-                                               progress=self._progress, **self._engine_options)
+                                               progress=self._progress, on_progress=self._on_progress,
+                                               **self._engine_options)
             # an engine or executor passed in is the caller's to close
             self._owns_executor = not isinstance(kg, (Executor, Engine))
         return self._executor
@@ -533,11 +587,21 @@ class Evaluator:
     def ask(self, url: str, protocol: str = "gerbil", settings: Any = None, journal: Any = None) -> Evaluation:
         """Ask a live QA system every question of the dataset (GERBIL QA or Text2SPARQL web
         service, :func:`kgqa.execute.systems.ask`), then execute and score its answers like a run;
-        the system URL, protocol and client settings join the signature."""
+        the system (scheme, host, port), protocol and client settings join the signature. A
+        system failing too many questions raises :class:`kgqa.execute.systems.SystemFailed`
+        (unless ``settings.allow_failures``); fewer failures are a ``system`` set-up warning."""
         from kgqa.execute.systems import ask as ask_system
 
         asked = ask_system(self.dataset, url, protocol, settings, journal=journal)
-        return self.evaluate(asked.run, name=asked.run.name, signature_extra=asked.signature_parts())
+        e = self.evaluate(asked.run, name=asked.run.name, signature_extra=asked.signature_parts())
+        failures = asked.failure_summary()  # fewer than the client's limit, or allowed: --strict still sees them
+        if failures:
+            from kgqa.score.setup_check import SetupWarning
+
+            e.setup_warnings = (*e.setup_warnings, SetupWarning(
+                "system", f"the live system failed: {failures}", "fix the system and rerun (transient failures are "
+                "asked again when the run is journalled)", asked.run.name))
+        return e
 
     def _kg_types(self, ex: Executor, run: Run, execution: Any) -> dict[str, dict[str, Any]]:
         """Answer item classes looked up on the KG for measures that declare ``kg_types``."""
@@ -665,6 +729,18 @@ def evaluate(dataset: PathLike | Sequence[PathLike] | Dataset, runs: PathLike | 
         if _is_many(runs):
             return ev.evaluate_many(list(runs), names=names, run_format=run_format, run_options=run_options)
         return ev.evaluate(runs, name=names[0] if names else None, run_format=run_format, run_options=run_options)
+
+
+def audit(dataset: PathLike | Sequence[PathLike] | Dataset, kg: Any, *, graph: str | None = None,
+          policy: ExecutionPolicy | None = None, cache: Any = True, progress: bool = False,
+          dataset_format: str | None = None):
+    """``kgqa audit``: execute every gold query of ``dataset`` on ``kg`` (under ``policy``, whose
+    ``trust_gold`` decides whether the gold queries are sandboxed) and compare with the stored
+    answers; returns the :class:`kgqa.execute.audit.AuditReport` (one row per gold query)."""
+    from kgqa.execute.audit import audit_kg
+
+    return audit_kg(load_dataset(dataset, format=dataset_format), kg, graph=graph, policy=policy, cache=cache,
+                    progress=progress)
 
 
 # --------------------------------------------------------------------------- comparison

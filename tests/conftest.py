@@ -1,5 +1,6 @@
 """Shared fixtures. Real-data tests use ../shared/data (or $KGQA_DATA_DIR) and are skipped,
-with the reason, only when that folder is absent."""
+with the reason, only when that folder is absent, and fail instead with ``KGQA_REQUIRE_DATA=1``
+(set by ``.ci/run``, so CI proves it ran them)."""
 
 from __future__ import annotations
 
@@ -29,11 +30,45 @@ if SHARED is not None:
     os.environ.setdefault("KGQA_DATA_DIR", str(SHARED))
 
 
+def no_data(reason: str = "real benchmark data not found: set KGQA_DATA_DIR or place shared/data beside the "
+                             "checkout") -> None:
+    """Skip a real-data test whose data is absent, or fail it under ``KGQA_REQUIRE_DATA=1``."""
+    if os.environ.get("KGQA_REQUIRE_DATA") == "1":
+        pytest.fail(f"KGQA_REQUIRE_DATA=1: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if SHARED is None:
-        pytest.skip("real benchmark data not found: set KGQA_DATA_DIR or place shared/data beside the checkout")
+        no_data()
     return SHARED
+
+
+#: The console width every test renders at, whatever the terminal or ``COLUMNS`` of the shell
+#: that runs pytest. Set here, before any test module imports kgqa: a rich Console made at import
+#: time (the CLI's ``out``/``err``) keeps the ``COLUMNS`` it saw then, and one made later reads
+#: it at each render; so one value holds for every CliRunner invocation, every ``kgqa.cli.main``
+#: call and every server started as a process.
+CONSOLE_WIDTH = 200
+_CONSOLE_ENV = {"COLUMNS": str(CONSOLE_WIDTH), "LINES": "50"}
+os.environ.update(_CONSOLE_ENV)
+os.environ.pop("TERMINAL_WIDTH", None)  # typer's own width override
+
+
+@pytest.fixture(autouse=True)
+def _fixed_console_width(monkeypatch):
+    """Every test starts at :data:`CONSOLE_WIDTH`, whatever an earlier test set."""
+    for k, v in _CONSOLE_ENV.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("TERMINAL_WIDTH", raising=False)
+
+
+def squash(text: str) -> str:
+    """``text`` without whitespace: assertions on messages compare ``squash(expected) in
+    squash(output)``, which holds however rich wrapped the message (at a space) or folded a word
+    longer than the width (a path in a deep checkout, split mid-word)."""
+    return "".join(text.split())
 
 
 @pytest.fixture(autouse=True)

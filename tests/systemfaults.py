@@ -1,13 +1,15 @@
 """A misbehaving live QA system, run as its own process, for tests and bench/bench_system.py.
 
 ``python tests/systemfaults.py --answers ANSWERS.json [--faults FAULTS.json] [--latency S]
-[--lifetime S]`` listens on a free 127.0.0.1 port, prints ``PORT <n>`` on stdout, and answers
+[--lifetime S] [--port P]`` listens on a free 127.0.0.1 port (or P), prints ``PORT <n>`` on stdout, and answers
 both contracts from a Text2SPARQL answers file (question text -> query):
 
 - ``POST /`` (GERBIL QA, form ``query=&lang=``) -> QALD JSON with the query (no answers);
 - ``GET /?question=&dataset=`` (Text2SPARQL) -> ``{"dataset", "question", "query"}``;
 - ``GET /count`` -> ``{"total": n, "by_question": {text: n}}`` (question requests received);
-- ``GET /other`` -> the same as ``/`` (a redirect target on the same origin).
+- ``GET /other`` -> the same as ``/`` (a redirect target on the same origin);
+- ``GET /log`` -> ``[{"t": <time.time()>, "method", "path", "headers": {...}}, ...]``: every
+  question request received, in arrival order (``t`` taken as the request line was read).
 
 ``FAULTS.json`` maps a question text to a list of behaviours, one per successive request for
 that question (the last one repeats): ``ok``, ``slow:S`` (sleep S seconds, then ok), ``500``,
@@ -15,14 +17,20 @@ that question (the last one repeats): ``ok``, ``slow:S`` (sleep S seconds, then 
 ``notqald`` (JSON without ``questions``), ``wrong_id`` (ok answer under id 999),
 ``wrong_question`` (the answer echoes another question), ``redirect_port:P`` (302 to
 127.0.0.1:P), ``redirect_same`` (307 to ``/other`` on the same origin), ``redirect302_same`` (302 to ``/other``), ``drop`` (close the
-connection without answering). Every request first waits ``--latency`` seconds. The process
-exits after ``--lifetime`` seconds (default 300).
+connection without answering), ``echo_lower`` / ``echo_nopunct`` (the answer echoes the
+question lower-cased / without punctuation), ``blank`` (200 with an empty query),
+``gzipbomb:M`` (a gzip body of zeros that inflates to M MiB, ``Content-Encoding: gzip``).
+Every request first waits ``--latency`` seconds. The process exits after ``--lifetime``
+seconds (default 300).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import string
+import zlib
 import socket
 import sys
 import threading
@@ -38,11 +46,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--faults")
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--lifetime", type=float, default=300.0)
+    ap.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
     args = ap.parse_args(argv)
     answers = {r["question"]: r for r in json.load(open(args.answers, encoding="utf-8"))}
     faults: dict[str, list[str]] = json.load(open(args.faults, encoding="utf-8")) if args.faults else {}
     counts: Counter[str] = Counter()
+    log: list[dict] = []
     lock = threading.Lock()
+
+    bomb_lock = threading.Lock()
+
+    @functools.lru_cache(maxsize=4)
+    def _bomb(mib: int) -> bytes:
+        z = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        block = b"\0" * (1 << 20)
+        return b"".join([*(z.compress(block) for _ in range(mib)), z.flush()])
+
+    def bomb(mib: int) -> bytes:
+        with bomb_lock:  # built once, not once per concurrent request
+            return _bomb(mib)
+
+    for plan in faults.values():  # built before the port is announced
+        for b in plan:
+            if b.startswith("gzipbomb:"):
+                bomb(int(b.partition(":")[2]))
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -50,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
 
         def log_message(self, *a):  # quiet
             pass
+
+        def parse_request(self):
+            self.t = time.time()
+            return super().parse_request()
 
         def _send(self, status: int, body: bytes | str, ctype: str = "application/json", headers=None):
             body = body.encode() if isinstance(body, str) else body
@@ -67,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
                 with lock:
                     doc = {"total": sum(counts.values()), "by_question": dict(counts)}
                 return self._send(200, json.dumps(doc))
+            if u.path == "/log":
+                with lock:
+                    return self._send(200, json.dumps(log))
             p = parse_qs(u.query)
             self._answer("text2sparql", (p.get("question") or [""])[0], (p.get("dataset") or [""])[0], None)
 
@@ -79,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
             with lock:
                 k = counts[question]
                 counts[question] += 1
+                log.append({"t": self.t, "method": self.command, "path": self.path, "headers": dict(self.headers)})
             plan = faults.get(question) or ["ok"]
             b = plan[min(k, len(plan) - 1)]
             if args.latency:
@@ -101,6 +136,12 @@ def main(argv: list[str] | None = None) -> int:
                 return self._send(302, "", "text/plain", {"Location": "/other" + ("?" + query if query else "")})
             elif kind == "redirect_same" and urlsplit(self.path).path != "/other":
                 return self._send(307, "", "text/plain", {"Location": "/other" + (("?" + urlsplit(self.path).query) if urlsplit(self.path).query else "")})
+            elif kind == "gzipbomb":
+                return self._send(200, bomb(int(arg)), "application/json", {"Content-Encoding": "gzip"})
+            elif kind == "blank":
+                if protocol == "text2sparql":
+                    return self._send(200, json.dumps({"dataset": dataset, "question": question, "query": ""}))
+                return self._send(200, json.dumps({"questions": [{"id": "1", "query": {"sparql": ""}}]}))
             elif kind == "drop":
                 self.close_connection = True
                 try:
@@ -111,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
             rec = answers.get(question)
             if rec is None:
                 return self._send(404, json.dumps({"error": "unknown question"}))
-            shown = "Who is somebody else?" if kind == "wrong_question" else question
+            shown = {"wrong_question": "Who is somebody else?", "echo_lower": question.lower(),
+                     "echo_nopunct": question.translate(str.maketrans("", "", string.punctuation))}.get(kind, question)
             if protocol == "text2sparql":
                 return self._send(200, json.dumps({"dataset": dataset, "question": shown, "query": rec["query"]}))
             qid = "999" if kind == "wrong_id" else rec.get("qname", "1")
@@ -119,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
                                   "query": {"sparql": rec["query"]}}]}
             return self._send(200, json.dumps(doc))
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    ThreadingHTTPServer.allow_reuse_address = True  # a service that comes back on its port
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     print(f"PORT {server.server_address[1]}", flush=True)
     threading.Timer(args.lifetime, server.shutdown).start()

@@ -12,6 +12,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -88,15 +90,55 @@ def adapter(*args: str) -> Proc:
 
 
 def faulty(answers: Path, faults: dict[str, list[str]] | None = None, latency: float = 0.0,
-           workdir: Path | None = None) -> Proc:
-    args = [sys.executable, str(REPO / "tests" / "systemfaults.py"), "--answers", str(answers), "--latency", str(latency)]
+           workdir: Path | None = None, port: int = 0) -> Proc:
+    args = [sys.executable, str(REPO / "tests" / "systemfaults.py"), "--answers", str(answers), "--latency", str(latency),
+            "--port", str(port)]
     if faults:
         assert workdir is not None
         f = workdir / f"faults-{len(list(workdir.glob('faults-*.json')))}.json"
         f.write_text(json.dumps(faults), encoding="utf-8")
         args += ["--faults", str(f)]
-    return Proc(args, r"PORT (\d+)", stream="stdout")
+    bombs = any(b.startswith("gzipbomb") for plan in (faults or {}).values() for b in plan)
+    return Proc(args, r"PORT (\d+)", stream="stdout", timeout=300 if bombs else 60)  # a bomb is built first
 
 
 def count(proc: Proc) -> dict:
     return httpx.get(proc.url + "count", timeout=5, trust_env=False).json()
+
+
+def requests_log(proc: Proc) -> list[dict]:
+    """The question requests a ``faulty`` service received: time, method, path, headers."""
+    return httpx.get(proc.url + "log", timeout=5, trust_env=False).json()
+
+
+def dead_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def asking(args: list[str]) -> Iterator[subprocess.Popen]:
+    """``kgqa ARGS`` (e.g. ``system ask ...``) in its own session, stderr as text; killed by its
+    PID if still running at the end."""
+    p = subprocess.Popen(CLI + args, env={**env(), "COLUMNS": "400"}, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        yield p
+    finally:
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGKILL)
+            p.wait(10)
+        p.stderr.close()
+
+
+def wait_for_records(p: subprocess.Popen, journal: Path, n: int, timeout: float = 60) -> None:
+    """Wait until ``journal`` holds ``n`` records (the header not counted) while ``p`` runs."""
+    deadline = time.monotonic() + timeout
+    while not (journal.exists() and journal.read_text(encoding="utf-8").count("\n") >= n + 1):
+        if time.monotonic() > deadline or p.poll() is not None:
+            raise RuntimeError(f"{journal} never held {n} records (client exit {p.poll()})")
+        time.sleep(0.02)

@@ -1,24 +1,40 @@
 """Data flows one way, checked on the syntax tree of every module of the package.
 
-The one table below says which kgqa packages each package may import. Every import spelling
-counts: ``import kgqa.x``, ``import kgqa.x.y as z``, ``from kgqa import x``, ``from kgqa.x.y
-import z``, relative imports (``from ..score import evaluate``, ``from . import x``), imports
-inside functions, and ``importlib.import_module("kgqa.x")`` with a literal name. A name that the
-package root re-exports lazily (``from kgqa import evaluate``) counts as the module behind it.
-A new top-level package or module fails until it is added to the table.
+The one table below says which kgqa packages each package may import. Every way of reaching a
+module counts:
+
+- import statements in every spelling: ``import kgqa.x``, ``import kgqa.x.y as z``, ``from kgqa
+  import x``, ``from kgqa.x.y import z``, relative imports (``from ..score import evaluate``,
+  ``from . import x``), imports inside functions; a name that the package root re-exports lazily
+  (``from kgqa import evaluate``) counts as the module behind it;
+- attribute use through the package: ``import kgqa`` (or ``import kgqa as k``, or ``import
+  kgqa.load``, which binds ``kgqa`` too) followed by ``kgqa.score.evaluate(...)``;
+- ``importlib.import_module`` / ``__import__`` with a literal name, or one folded from literals
+  (``"kgqa." + "report"``, an f-string of constants); a name computed at run time is refused,
+  except in the modules of :data:`DYNAMIC_IMPORTS` (registries and plugin loaders), whose module
+  names are literals elsewhere and are checked as such;
+- a string literal that names a kgqa module (``"kgqa.score.query_measures"`` in
+  ``MEASURE_MODULES``, ``FORMAT_MODULES``, ``COMMAND_MODULES``, a lazy-import table): a
+  registry imports what its list names.
+
+A new top-level package or module (``_``-prefixed ones included) fails until it is added to the
+table.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 from pathlib import Path
+
+import pytest
 
 from conftest import REPO
 
 SHARED = {"model", "sparql"}
 FLOW = ["load", "execute", "score", "analyze", "report"]  # load(1) -> ... -> report(5)
-BESIDE = ["build", "validate", "generate", "migrate", "store", "service"]
+BESIDE = ["build", "validate", "generate", "migrate", "store", "service", "systems"]
 EVERYTHING = {"root", *SHARED, *FLOW, *BESIDE, "api", "web", "cli", "demo"}
 
 #: package -> the kgqa packages it may import (itself and the lazy package root always allowed)
@@ -28,12 +44,26 @@ ALLOWED: dict[str, set[str]] = {
     **{stage: {*SHARED, *FLOW[: i + 1]} for i, stage in enumerate(FLOW)},
     **{side: {*SHARED, *FLOW, "build", side} for side in BESIDE},
     "store": {*SHARED, *FLOW, "build", "api", "store"},  # an experiment is one call of the public pipeline
+    "service": {*SHARED, *FLOW, "build", "systems", "service"},  # --model serves a trained reference system
     "api": {*SHARED, *FLOW, "api"},
     "web": {*SHARED, *FLOW, "api", "store", "web"},
     "cli": EVERYTHING,
     "demo": EVERYTHING,
     "root": EVERYTHING,
 }
+
+#: Modules that may call ``importlib.import_module`` with a name computed at run time, and why.
+DYNAMIC_IMPORTS = {
+    "model/registry.py": "a registry imports the modules its list names (each list is a literal, checked)",
+    "__init__.py": "the package root's lazy re-exports (_LAZY, a literal table, checked)",
+    "api.py": "the API's lazy re-exports (_LAZY, a literal table, checked)",
+    "cli/__init__.py": "the commands of COMMAND_MODULES (a literal list, checked)",
+    "execute/cache.py": "code_fingerprint hashes the source of modules its callers name as literals",
+    "service/sources.py": "a user's source module (--source module:object), not kgqa's",
+    "generate/paraphrase.py": "a user's paraphraser (--paraphraser module:function), not kgqa's",
+}
+
+_MODULE_NAME = re.compile(r"kgqa(\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 
 def _lazy_names(root: Path) -> dict[str, str]:
@@ -45,7 +75,7 @@ def _lazy_names(root: Path) -> dict[str, str]:
     return {}
 
 
-def _package_of(module: str, root: Path, lazy: dict[str, str]) -> str | None:
+def _package_of(module: str) -> str | None:
     """The top-level kgqa package of a dotted module name (None: not kgqa)."""
     parts = module.split(".")
     if parts[0] != "kgqa":
@@ -55,13 +85,55 @@ def _package_of(module: str, root: Path, lazy: dict[str, str]) -> str | None:
     return parts[1]
 
 
+def _is_module(root: Path, dotted: str) -> bool:
+    """Whether ``dotted`` (``kgqa.x.y``) names a module or package under ``root``."""
+    rel = Path(*dotted.split(".")[1:])
+    return (root / rel).with_suffix(".py").is_file() or (root / rel / "__init__.py").is_file()
+
+
+def _member(root: Path, name: str, lazy: dict[str, str]) -> str:
+    """The package that ``kgqa.<name>`` reaches: a package or module, a lazy re-export's module,
+    else the root itself."""
+    if (root / name).is_dir() or (root / f"{name}.py").is_file():
+        return name
+    if name in lazy:
+        return _package_of(lazy[name]) or "root"
+    return "root"
+
+
+def _folded(node: ast.AST) -> str | None:
+    """A string expression built from literals only (``"a" + "b"``, ``f"kgqa.{'x'}"``), else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        a, b = _folded(node.left), _folded(node.right)
+        return None if a is None or b is None else a + b
+    if isinstance(node, ast.JoinedStr):
+        parts = [_folded(v.value if isinstance(v, ast.FormattedValue) and v.conversion == -1 and v.format_spec is None
+                         else v) for v in node.values]
+        return None if any(p is None for p in parts) else "".join(parts)  # type: ignore[arg-type]
+    return None
+
+
+def _kgqa_names(tree: ast.AST) -> set[str]:
+    """Names bound to the ``kgqa`` package itself (``import kgqa``, ``import kgqa.x``, ``import
+    kgqa as k``)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "kgqa" or (a.name.startswith("kgqa.") and a.asname is None):
+                    out.add(a.asname or "kgqa")
+    return out
+
+
 def _targets(node: ast.AST, module_parts: list[str], is_package: bool, root: Path,
-             lazy: dict[str, str]) -> list[str]:
-    """Top-level kgqa packages imported by one AST node."""
+             lazy: dict[str, str], kgqa_names: set[str]) -> list[str]:
+    """Top-level kgqa packages reached by one AST node ("computed" for a dynamic import)."""
     out: list[str] = []
     if isinstance(node, ast.Import):
         for a in node.names:
-            p = _package_of(a.name, root, lazy)
+            p = _package_of(a.name)
             if p:
                 out.append(p)
     elif isinstance(node, ast.ImportFrom):
@@ -71,40 +143,41 @@ def _targets(node: ast.AST, module_parts: list[str], is_package: bool, root: Pat
             mod = ".".join(base + ([node.module] if node.module else []))
         else:
             mod = node.module or ""
-        p = _package_of(mod, root, lazy)
+        p = _package_of(mod)
         if p == "root":
-            for a in node.names:
-                if (root / a.name).is_dir() or (root / f"{a.name}.py").is_file():
-                    out.append(a.name)
-                elif a.name in lazy:
-                    out.append(_package_of(lazy[a.name], root, lazy) or "root")
-                else:
-                    out.append("root")
+            out += [_member(root, a.name, lazy) for a in node.names]
         elif p:
             out.append(p)
+    elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in kgqa_names:
+        out.append(_member(root, node.attr, lazy))
     elif isinstance(node, ast.Call):
         f = node.func
         name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-        if name in ("import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant) \
-                and isinstance(node.args[0].value, str):
-            p = _package_of(node.args[0].value, root, lazy)
-            if p:
-                out.append(p)
+        if name in ("import_module", "__import__") and node.args:
+            text = _folded(node.args[0])
+            if text is None:
+                out.append("computed")
+            elif _package_of(text):
+                out.append(_package_of(text))  # type: ignore[arg-type]
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE_NAME.fullmatch(node.value) \
+            and _is_module(root, node.value):
+        out.append(_package_of(node.value))  # type: ignore[arg-type]
     return out
 
 
 def violations(root: Path) -> list[str]:
-    """Every import of ``root`` (a kgqa package directory) the table forbids, and every
-    top-level package the table does not know."""
+    """Every import of ``root`` (a kgqa package directory) the table forbids, every module
+    imported by a computed name outside :data:`DYNAMIC_IMPORTS`, and every top-level package
+    or module the table does not know."""
     lazy = _lazy_names(root)
     bad: list[str] = []
     for entry in sorted(root.iterdir()):
         name = entry.stem if entry.suffix == ".py" else entry.name
-        if entry.name == "__init__.py" or entry.name.startswith(("_", ".")) and entry.name != "__main__.py":
+        if entry.name in ("__init__.py", "__main__.py", "__pycache__") or entry.name.startswith("."):
             continue
         if not (entry.is_dir() and (entry / "__init__.py").exists()) and entry.suffix != ".py":
             continue
-        if name not in ALLOWED and name != "__main__":
+        if name not in ALLOWED:
             bad.append(f"kgqa/{entry.name}: unknown package {name!r}; add it to ALLOWED in "
                        "tests/test_architecture.py (and to the layering in GUIDE/COMMON)")
     for path in sorted(root.rglob("*.py")):
@@ -120,11 +193,16 @@ def violations(root: Path) -> list[str]:
         if allowed is None:
             continue  # reported above
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        kgqa_names = _kgqa_names(tree)
         for node in ast.walk(tree):
-            for target in _targets(node, parts, is_package, root, lazy):
-                if target not in allowed and target != "root":
+            for target in _targets(node, parts, is_package, root, lazy, kgqa_names):
+                if target == "computed":
+                    if rel.as_posix() not in DYNAMIC_IMPORTS:
+                        bad.append(f"kgqa/{rel.as_posix()}:{node.lineno}: {pkg} imports a module by a computed "
+                                   "name; use a literal (or add the module to DYNAMIC_IMPORTS with the reason)")
+                elif target not in allowed and target != "root":
                     bad.append(f"kgqa/{rel.as_posix()}:{node.lineno}: {pkg} imports kgqa.{target}")
-    return bad
+    return list(dict.fromkeys(bad))  # import_module("kgqa.x") is a call and a module-name literal: once
 
 
 def test_every_import_follows_the_layering():
@@ -169,6 +247,53 @@ def test_planted_forbidden_imports_are_caught_in_every_spelling(tmp_path):
     for where, what in expected:
         assert any(b.startswith(f"kgqa/{where}:") and b.endswith(what) for b in bad), (where, what, bad)
     assert len(bad) == len(expected), bad
+
+
+#: The four spellings the first version of this checker missed, and the one it caught: each planted
+#: in a fresh copy of the tree must be reported, exactly.
+MISSED = {
+    "a plain import": (
+        lambda root: _append(root / "load" / "jsonio.py", "from kgqa.report import render"),
+        [("load/jsonio.py", "load imports kgqa.report")]),
+    "import kgqa, then kgqa.<stage>.x": (
+        lambda root: (_append(root / "score" / "rules.py", "import kgqa\n\ndef f():\n    return kgqa.analyze.stats.x"),
+                      _append(root / "model" / "item.py", "import kgqa.model as m\nimport kgqa.model.terms\n\n"
+                                                          "def g():\n    return kgqa.load.registry")),
+        [("score/rules.py", "score imports kgqa.analyze"), ("model/item.py", "model imports kgqa.load")]),
+    "importlib.import_module with a computed or folded name": (
+        lambda root: (_append(root / "load" / "formats.py",
+                              "import importlib\n\ndef f(stage):\n    return importlib.import_module('kgqa.' + stage)"),
+                      _append(root / "sparql" / "prefixes.py",
+                              "import importlib\nimportlib.import_module('kgqa.' + 'report')")),
+        [("load/formats.py", "load imports a module by a computed name; use a literal (or add the module to "
+                             "DYNAMIC_IMPORTS with the reason)"),
+         ("sparql/prefixes.py", "sparql imports kgqa.report")]),
+    "a new _-prefixed top-level module": (
+        lambda root: (root / "_helpers.py").write_text("X = 1\n", encoding="utf-8"),
+        [("_helpers.py", "unknown package '_helpers'; add it to ALLOWED in tests/test_architecture.py "
+                         "(and to the layering in GUIDE/COMMON)")]),
+    "a module name added to a registry's list (MEASURE_MODULES)": (
+        lambda root: _replace(root / "score" / "measures.py", '"kgqa.score.gerbil_subexperiments",',
+                              '"kgqa.score.gerbil_subexperiments",\n    "kgqa.report.render",'),
+        [("score/measures.py", "score imports kgqa.report")]),
+}
+
+
+def _replace(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+@pytest.mark.parametrize("case", list(MISSED))
+def test_each_planted_violation_is_reported(tmp_path, case):
+    root = _plant(tmp_path)
+    plant, expected = MISSED[case]
+    plant(root)
+    bad = violations(root)
+    assert len(bad) == len(expected), bad
+    for (where, what), b in zip(sorted(expected), sorted(bad)):
+        assert b.startswith(f"kgqa/{where}") and b.endswith(what), (b, where, what)
 
 
 def test_an_unknown_package_fails_with_where_to_add_it(tmp_path):

@@ -158,7 +158,7 @@ def test_cli_annotate_ck25(shared_data, tmp_path):
     cli._register()
     out = tmp_path / "ck25-tag-end.jsonl"
     r = CliRunner().invoke(cli.app, ["annotate", "ck25", "--kg", str(shared_data / "ck25" / "graphs" / "prod-inst.ttl"),
-                                     "--mode", "tag-end", "--require", "any", "-o", str(out)], env={"COLUMNS": "200"})
+                                     "--mode", "tag-end", "--require", "any", "-o", str(out)])
     assert r.exit_code == 0, r.output
     assert "annotated 46/50 questions (tag-end, require any)" in r.output and "ck25:22: no mention found" in r.output
     ds = load_dataset(out)

@@ -85,8 +85,7 @@ def test_real_qald9_levels(shared_data, tmp_path):
     assert c["iid"] > 0 and c["compositional"] > 0 and c["zero-shot"] > 0
     runner = CliRunner()
     cli._register()
-    r = runner.invoke(cli.app, ["levels", "qald-9-train", "qald-9-test", "-o", str(tmp_path / "lv.json")],
-                      env={"COLUMNS": "200"})
+    r = runner.invoke(cli.app, ["levels", "qald-9-train", "qald-9-test", "-o", str(tmp_path / "lv.json")])
     assert r.exit_code == 0, r.output
     for lv, n in c.items():
         assert any(line.split("│")[1].strip() == lv and line.split("│")[2].strip() == str(n)

@@ -232,7 +232,7 @@ def test_real_rubq(shared_data):
 
 def test_cli_split_qald_files_and_report(shared_data, tmp_path):
     args = ["split", "qald-9-train", "qald-9-test", "--by", "uri", "--seed", "4", "--tries", "20"]
-    r = runner.invoke(cli.app, [*args, "-o", str(tmp_path / "a")], env={"COLUMNS": "200"})
+    r = runner.invoke(cli.app, [*args, "-o", str(tmp_path / "a")])
     assert r.exit_code == 0, r.output
     assert "gp(train ∪ test, test): holds" in r.output and "gp(train ∪ validation, validation): holds" in r.output
     rep = json.loads((tmp_path / "a" / "split.json").read_text())
@@ -253,7 +253,7 @@ def test_cli_split_qald_files_and_report(shared_data, tmp_path):
 
 def test_cli_split_writes_the_input_format_rubq(shared_data, tmp_path):
     # issue 12: RuBQ (no full writer) is written as RuBQ records, not JSONL
-    r = runner.invoke(cli.app, ["split", "rubq-1.0-dev", "--by", "template", "-o", str(tmp_path)], env={"COLUMNS": "200"})
+    r = runner.invoke(cli.app, ["split", "rubq-1.0-dev", "--by", "template", "-o", str(tmp_path)])
     assert r.exit_code == 0, r.output
     rep = json.loads((tmp_path / "split.json").read_text())
     assert rep["format"] == "rubq" and (tmp_path / "train.json").exists()
@@ -263,7 +263,7 @@ def test_cli_split_writes_the_input_format_rubq(shared_data, tmp_path):
 
 def test_cli_split_jsonl_for_formats_without_writer(shared_data, tmp_path):
     # Text2SPARQL (questions YAML + gold bags) has neither a writer nor a record subset
-    r = runner.invoke(cli.app, ["split", "ck25", "--by", "iid", "-o", str(tmp_path)], env={"COLUMNS": "200"})
+    r = runner.invoke(cli.app, ["split", "ck25", "--by", "iid", "-o", str(tmp_path)])
     assert r.exit_code == 0, r.output
     rep = json.loads((tmp_path / "split.json").read_text())
     assert rep["format"] == "jsonl" and (tmp_path / "train.jsonl").exists()

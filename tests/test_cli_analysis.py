@@ -24,7 +24,7 @@ def _registered():
 
 
 def invoke(*args):
-    return runner.invoke(cli.app, [str(a) for a in args], env={"COLUMNS": "200"})
+    return runner.invoke(cli.app, [str(a) for a in args])
 
 
 def fails(r, text):

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import squash
+
 import kgqa.cli as cli
 from kgqa.load import load_dataset
 
@@ -22,7 +24,7 @@ def _registered():
 
 
 def invoke(*args):
-    return runner.invoke(cli.app, ["datasets", *map(str, args)], env={"COLUMNS": "200"})
+    return runner.invoke(cli.app, ["datasets", *map(str, args)])
 
 
 def test_list(shared_data):
@@ -63,7 +65,7 @@ def test_info_by_path_with_problems():
     r = invoke("info", FIX / "qald" / "qald_broken.xml")
     assert r.exit_code == 0, r.output
     assert "items 2" in r.output and "problems: 3 error(s), 1 warning(s)" in r.output
-    assert "duplicate id '1'" in r.output
+    assert squash("duplicate id '1'") in squash(r.output)  # after the fixture's path, which may be long
 
 
 def test_info_unknown():

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import no_data
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_synthetic import synthetic_evals  # noqa: E402
 
@@ -66,7 +68,7 @@ def _evaluations(data: tuple, shared: Path | None):
     if data[0] == "synthetic":
         return synthetic_evals(**data[1])
     if shared is None:
-        pytest.skip("real benchmark data not found: set KGQA_DATA_DIR")
+        no_data()
     _, name, profile = data
     runs = [str(shared / "ck25-runs" / t / name) for t in TEAMS]
     options = {"profile": profile} if profile else {}

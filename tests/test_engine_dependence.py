@@ -136,6 +136,22 @@ def test_group_concat_notes_say_why_it_is_not_confirmed(runner):
     assert a.confirmed is True
 
 
+def test_group_concat_orders_are_the_legal_answers(runner):
+    # d1 and d2 have five products each, d3 three, d4/d5 two, d6 one: 5!·5!·3!·2·2 orders > bound
+    a, out = _assess(runner, P + "SELECT ?d (GROUP_CONCAT(STR(?p)) AS ?s) WHERE { ?d ex:responsibleFor ?p } GROUP BY ?d")
+    assert a.open == ["group-concat"] and not a.alternatives
+    a, out = _assess(runner, P + "SELECT (GROUP_CONCAT(STR(?p); separator='|') AS ?s) WHERE { ex:d3 ex:responsibleFor ?p }")
+    assert a.confirmed is True and a.open == [] and len(a.alternatives) == 6  # 3! orders
+    assert a.alternatives[0] is out.answer
+    assert {x.rows[0][0].value for x in a.alternatives} == {
+        "|".join(p) for p in __import__("itertools").permutations(sorted(out.answer.rows[0][0].value.split("|")))}
+
+
+def test_sample_and_rand_leave_the_legal_answers_open(runner):
+    a, _ = _assess(runner, P + "SELECT ?d (SAMPLE(?p) AS ?s) WHERE { ?d ex:responsibleFor ?p } GROUP BY ?d")
+    assert a.dependent and a.open == ["sample"] and a.to_json()["legal_answers"] is None
+
+
 def test_iri_comparison_confirmed_with_alternatives(runner):
     a, out = _assess(runner, P + "SELECT ?a ?b WHERE { ?a ex:compatible ?b FILTER(?a < ?b) }")
     assert len(out.answer) == 0  # standard SPARQL: comparing IRIs is an error, the row is dropped

@@ -194,3 +194,46 @@ def test_trust_gold_is_the_one_rule_for_gold_queries(engine):
     assert ExecutionPolicy().untrusted("predicted") and not ExecutionPolicy().untrusted("gold")
     with pytest.raises(ValueError):
         ExecutionPolicy().untrusted("other")
+
+
+def test_on_progress_reports_every_engine_batch(engine, ck25):
+    """The progress hook (the web platform's live progress) sees each batch sent to the engine,
+    ``done`` rising to that batch's ``total``; memoised texts are not sent again."""
+    seen: list[tuple[int, int]] = []
+    ex = Executor(engine, cache=None, on_progress=lambda d, t: seen.append((d, t)))
+    queries = [ck25["ck25:1"].sparql, ck25["ck25:33"].sparql, ck25["ck25:37"].sparql]
+    ex.batch(queries)
+    assert seen and seen[-1] == (3, 3) and all(t == 3 for _, t in seen)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    seen.clear()
+    ex.execute_many([queries[0], queries[0], "ASK { ?s ?p ?o }"])  # two distinct texts, none memoised yet
+    assert seen[-1] == (2, 2)
+    seen.clear()
+    ex.execute_many([queries[0]])  # memoised: the engine sees nothing
+    assert seen == []
+
+
+def test_progress_bar_not_shown_is_a_false_no_op():
+    from kgqa.model.progress import progress_bar
+
+    with progress_bar(5, "x") as bar:  # stderr is not a terminal under pytest
+        assert not bar
+        bar(3, status="ok")
+    with progress_bar(0, "x", enabled=True) as bar:
+        assert not bar
+
+
+def test_progress_bar_on_a_terminal_shows_label_counts_and_status():
+    import io
+
+    from rich.console import Console
+
+    from kgqa.model.progress import progress_bar
+
+    out = io.StringIO()
+    with progress_bar(4, "asking", console=Console(file=out, force_terminal=True, width=100), status=True) as bar:
+        assert bar
+        bar(3, status="ok:3")
+        bar._progress.refresh()
+    text = out.getvalue()
+    assert "asking" in text and "3/4" in text and "ok:3" in text

@@ -94,7 +94,10 @@ def test_isolation_and_limits_are_in_the_signature(engine):
     limits = engine.info.limits
     assert limits.startswith("net=isolated," if engine.network_isolated else "net=NOT-isolated,")
     assert "mem=768MiB/worker" in limits and "result=1MiB" in limits
-    assert engine.info.limits_signature() == engine.info.signature() + "|" + limits
+    from kgqa.execute.executor import Executor
+
+    assert Executor(engine).signature_parts()["limits"] == limits  # in the score signature
+    assert limits not in engine.info.signature()  # not in the engine part of the cache key
 
 
 def test_string_doubling_hits_the_memory_limit_and_the_run_goes_on(engine, tmp_path):

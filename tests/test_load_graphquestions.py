@@ -79,15 +79,36 @@ def test_dataset_problems(tmp_path):
     p = tmp_path / "g.json"
     p.write_text(json.dumps(recs), encoding="utf-8")
     ds = load_gq([p])
-    assert ds.ids == ["9000000"]
+    assert ds.ids == ["7000000", "9000000"]  # no question text: kept (scoring needs ids and answers)
     assert [(x.record, x.message, x.severity) for x in ds.problems] == [
         ("record 1 (qid abc)", "'qid' must be an integer, got 'abc'; skipped", "error"),
-        ("record 2 (qid 7000000)", "no 'question' text; skipped", "error"),
         ("record 3 (qid 8000000)", "'answer' must be a list, got str; skipped", "error"),
         ("record 4 (qid 9000000)", "empty 'answer' list (the official evaluate.py refuses an empty gold list)", "warning"),
         ("record 4 (qid 9000000)", "unknown function 'median' (expected one of: none, count, max, min, argmax, argmin, >, >=, <, <=)", "warning"),
         ("record 5 (qid 9000000)", "duplicate id '9000000' (first at record 4 (qid 9000000)); skipped", "error"),
+        (None, "1 record(s) without question text (the first: record 2 (qid 7000000)): kept and scored by id; "
+               "measures that read the text skip them", "warning"),
     ]
+
+
+def test_records_without_question_text_score_as_with_it(tmp_path):
+    """evaluate.py never reads the text: a file without it scores the same, with one warning."""
+    import kgqa
+
+    recs = json.loads(DATA.read_text(encoding="utf-8"))
+    p = tmp_path / "graphquestions.testing.json"
+    p.write_text(json.dumps([{k: v for k, v in r.items() if k != "question"} for r in recs]), encoding="utf-8")
+    ds = load_gq([p])
+    assert len(ds) == len(recs) == 8 and all(not it.questions for it in ds)
+    assert [x.message.split(" (")[0] for x in ds.problems] == ["8 record(s) without question text"]
+    run = tmp_path / "run.jsonl"  # answers with the last one left out
+    run.write_text("".join(json.dumps({"id": str(r["qid"]), "answer": r["answer"][:-1] or r["answer"]}) + "\n"
+                           for r in recs), encoding="utf-8")
+    with_text = kgqa.evaluate(DATA, run, profile="graphquestions")
+    without = kgqa.evaluate(p, run, profile="graphquestions")
+    assert len(without.questions) == len(with_text.questions) > 0
+    assert without.aggregate == with_text.aggregate
+    assert any("without question text" in x for x in without.problems)
 
 
 def test_truncated_dataset(tmp_path):

@@ -25,11 +25,11 @@ def test_lcquad1_items():
     assert it.questions == {
         "en": "Which architect of Marine Corps Air Station Kaneohe Bay was also tenant of New Sanno hotel /'"
     }
-    # surrounding blanks of the released query are stripped, nothing else changes
+    # the released query verbatim, surrounding blanks kept (query measures ignore them)
     assert it.sparql == (
-        "SELECT DISTINCT ?uri WHERE { <http://dbpedia.org/resource/Marine_Corps_Air_Station_Kaneohe_Bay> "
+        " SELECT DISTINCT ?uri WHERE { <http://dbpedia.org/resource/Marine_Corps_Air_Station_Kaneohe_Bay> "
         "<http://dbpedia.org/property/architect> ?uri. <http://dbpedia.org/resource/New_Sanno_Hotel> "
-        "<http://dbpedia.org/ontology/tenant> ?uri}"
+        "<http://dbpedia.org/ontology/tenant> ?uri} "
     )
     assert it.answer is None
     assert it.groups == {"template": "16"}
@@ -49,7 +49,7 @@ def test_lcquad2_default_question_and_fallbacks():
     assert ds.ids == ["19719", "20258", "900001", "900002", "900003", "900004"]
     it = ds["19719"]
     assert it.questions == {"en": "What periodical literature does Delta Air Lines use as a moutpiece?"}
-    assert it.sparql == "select distinct ?obj where { wd:Q188920 wdt:P2813 ?obj . ?obj wdt:P31 wd:Q1002697 }"
+    assert it.sparql == " select distinct ?obj where { wd:Q188920 wdt:P2813 ?obj . ?obj wdt:P31 wd:Q1002697 } "
     assert it.answer is None
     assert it.groups == {"template": "1", "subgraph": "simple question right"}
     assert it.metadata["template_index"] == 65
@@ -114,11 +114,13 @@ def test_lcquad1_missing_fields_and_duplicates(tmp_path):
     recs.append({"corrected_question": "No id", "sparql_query": "ASK {}"})
     recs.append(dict(recs[0], corrected_question="again"))
     recs.append("not an object")
+    recs.append({"_id": "11", "corrected_question": None, "intermediary_question": "",
+                 "sparql_query": "SELECT ?x WHERE { ?x ?p ?o }", "sparql_template_id": 1})
     p = tmp_path / "train-data.json"
     p.write_text(json.dumps(recs), encoding="utf-8")
     ds = load_lcquad1([p])
-    assert ds.ids == ["1701", "3293", "1136", "9"]
-    assert ds["9"].questions["en"] == "What is the <x> of <y>?"
+    assert ds.ids == ["1701", "3293", "1136", "9", "11"]  # 11: no question text, its query scores
+    assert ds["9"].questions["en"] == "What is the <x> of <y>?" and ds["11"].questions == {}
     got = [(p_.record, p_.message, p_.severity) for p_ in ds.problems]
     assert got == [
         ("record 4 (_id 9)", "'corrected_question' is 'n/a'; using 'intermediary_question'", "warning"),
@@ -126,6 +128,8 @@ def test_lcquad1_missing_fields_and_duplicates(tmp_path):
         ("record 6", "no '_id'; skipped", "error"),
         ("record 8", "expected a question object, got str; skipped", "error"),
         ("record 7 (_id 1701)", "duplicate id '1701' (first at record 1 (_id 1701)); skipped", "error"),
+        (None, "1 record(s) without question text (the first: record 9 (_id 11)): kept and scored by id; "
+               "measures that read the text skip them", "warning"),
     ]
 
 

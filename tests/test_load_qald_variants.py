@@ -31,7 +31,7 @@ def test_qald5_json_loads_every_record_with_text_query_and_answers():
     assert ds["900001"].answer == BooleanAnswer(True)
     out = ds["100"]
     assert out.sparql is None and out.metadata["query"] == {"out_of_scope": True}
-    assert out.answer is None  # empty answers list: no stored answer
+    assert out.answer == TableAnswer((), ())  # empty answers list: an empty gold answer, as <answers/>
     assert "body" not in out.metadata
 
 

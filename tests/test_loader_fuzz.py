@@ -23,6 +23,8 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from conftest import no_data
+
 from kgqa.load import load_dataset, load_run
 from kgqa.model import InputError
 
@@ -184,7 +186,7 @@ def _read(path: Path):
 def test_structured_mutants_load_or_raise_input_error(src, data):
     kind, fmt, path = src
     if not path.is_file():
-        pytest.skip(f"{path} not found (set KGQA_DATA_DIR to the shared data folder)")
+        no_data(f"{path} not found (set KGQA_DATA_DIR to the shared data folder)")
     doc = _shrink(_read(path))
     _, put = _records(doc)
     key = getattr(put, "key", None)
@@ -225,7 +227,7 @@ def test_text_mutants_load_or_raise_input_error(src, data):
     kind, fmt, paths = src
     for p in paths:
         if not p.is_file():
-            pytest.skip(f"{p} not found (set KGQA_DATA_DIR to the shared data folder)")
+            no_data(f"{p} not found (set KGQA_DATA_DIR to the shared data folder)")
     tmp = Path(tempfile.mkdtemp(prefix="kgqa-fuzz-"))
     try:
         outs = []

@@ -128,10 +128,16 @@ def test_proposed_type_constraints_for_the_merged_predicate(initial):
     assert rules[PV + "hasManager"].direction == "backward"
 
 
-def test_initial_mapping_without_constraints_over_answers(initial):
+def test_initial_mapping_applies_the_proposed_constraint_of_a_merge(initial):
+    """Without rules, a merged target predicate is used with the type constraint its proposed
+    rule has (both source predicates of the merge are constrained), so employees and products
+    sharing the target predicate do not mix."""
     r = {x["id"]: x for x in initial.records}
-    assert r["ck25:5"]["category"] == "partial"  # employees and products share the target predicate
-    assert r["ck25:5"]["reason"].startswith("4 of 4 source rows found")
+    assert r["ck25:5"]["category"] == "exact"
+    assert "FILTER EXISTS" in r["ck25:5"]["query"]
+    preds = {p["source"]: p for x in initial.records for p in x["predicates"]}
+    assert preds[PV + "areaOfExpertise"]["constraint"] == T + "Agent"
+    assert preds[PV + "hasCategory"]["constraint"] == T + "Product"
 
 
 def test_accepted_rules_reproduce_every_surviving_answer(refined, ck25, kgs, pair):
@@ -150,9 +156,12 @@ def test_accepted_rules_reproduce_every_surviving_answer(refined, ck25, kgs, pai
     # a redirected and a disambiguated constant were resolved to the real node
     ents = {e["source"]: e for x in refined.records for e in x["entities"]}
     assert ents["http://ld.company.org/prod-instances/prod-cat-Transistor"]["how"] == "link+redirection"
-    assert ents["http://ld.company.org/prod-instances/prod-cat-Sensor"] == {
+    sensor = ents["http://ld.company.org/prod-instances/prod-cat-Sensor"]
+    assert {k: sensor[k] for k in ("source", "target", "how")} == {
         "source": "http://ld.company.org/prod-instances/prod-cat-Sensor",
         "target": "http://kg.example.org/resource/prod-cat-Sensor", "how": "link+disambiguation"}  # not the decoy
+    # chosen by evidence, and the evidence is recorded
+    assert sensor["choice"].startswith("2 candidates; chose by evidence (http://kg.example.org/resource/prod-cat-Sensor: ")
     assert "FILTER EXISTS" in r["ck25:5"]["query"]
 
 

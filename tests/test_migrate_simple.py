@@ -326,3 +326,23 @@ def test_target_behind_a_sparql_endpoint_gives_the_same_migration(initial, recor
     assert [(r["category"], r.get("mapping"), r.get("agreement")) for r in m.records] == \
            [(r["category"], r.get("mapping"), r.get("agreement")) for r in initial.records]
     assert m.signature.startswith("kgqa-migrate|triples|target:sparql-endpoint")
+
+
+def test_simpledbpediaqa_file_holds_two_hop_records(tmp_path):
+    """The written SimpleDBpediaQA JSON holds every migrated item, two-hop mappings included
+    (their PredicateList entry carries the path's steps), and says so on the console."""
+    from kgqa.cli import main
+
+    out = tmp_path / "initial.json"
+    with pytest.raises(SystemExit) as e:
+        main(["migrate", str(F / "simple_records.txt"), "--target-kg", str(F / "simple_target.ttl"),
+              "--links", str(F / "simple_links.nt"), "-q", "--no-cache", "-o", str(out)])
+    assert e.value.code == 0
+    recs = [json.loads(x) for x in (tmp_path / "initial.json.records.jsonl").read_text().splitlines()]
+    kept = [r["id"] for r in recs if r["kept"]]
+    doc = json.loads(out.read_text())
+    assert [q["ID"] for q in doc["Questions"]] == kept and "7" in kept
+    q7 = next(q for q in doc["Questions"] if q["ID"] == "7")
+    assert q7["PredicateList"][0]["Path"] == [{"Predicate": DBO + "commander", "Direction": "forward"},
+                                              {"Predicate": DBO + "militaryBranch", "Direction": "forward"}]
+    assert len(load_dataset(out, "simpledbpediaqa")) == len(kept)

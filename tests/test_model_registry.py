@@ -19,14 +19,11 @@ def test_register_lookup_aliases_and_errors():
     r.register("One", 1)  # the same entry again is fine
     with pytest.raises(ValueError, match="thing uno registered twice"):
         r.register("Other", 2, aliases=("uno",))
-    with pytest.raises(ValueError, match="unknown thing 'two'; known: One"):
-        r.get_or_fail("two")
+    assert r.find("two") is None
     with pytest.raises(KeyError):
         r["two"]
     r.register("One", 3, replace=True)
     assert r["One"] == 3
-    r.unregister("One")
-    assert "uno" not in r and len(r) == 0
 
 
 def test_modules_are_imported_on_first_use(tmp_path, monkeypatch):

@@ -144,3 +144,76 @@ def test_graphquestions_averages_over_the_questions_the_run_has():
     assert e.aggregate["Average F1"] == pytest.approx(0.5)  # (1 + 0) / 2, not / 3
     assert e.missing_ids == ["3"]
     assert {"id": "3", "reason": "not in the run (profile rule missing=skip)"} in e.skipped
+
+
+# ----------------------------------------------------------------- per-language Text2SPARQL
+
+
+def _client_results(pe, gold: dict, system: dict, qnames: list[str], flagged: set[str]) -> dict:
+    """What the 2025 client's evaluate command computes (commands/evaluate.py, utils/
+    order_matters.py), re-done with pytrec_eval: per-question set_P/set_recall/set_F, ndcg on the
+    flagged ones, and the 'average' entry; set_F_ndcg over every entry, the average included."""
+    g = {q: gold[q] for q in qnames}
+    s = {q: system.get(q, {}) for q in qnames}
+    measures = ("set_P", "set_recall", "set_F")
+    results = pe.RelevanceEvaluator(g, set(measures)).evaluate(s)
+    # an empty gold bag: this pytrec_eval leaves the question out, the official files score it 0
+    # (CK25's ck25_eval.json, question 25)
+    results = {q: results.get(q, dict.fromkeys(measures, 0.0)) for q in qnames}
+    results["average"] = {m: pe.compute_aggregated_measure(m, [v[m] for k, v in results.items() if k != "average"])
+                          for m in measures}
+    fl = [q for q in qnames if q in flagged]
+    nd = pe.RelevanceEvaluator({q: g[q] for q in fl}, {"ndcg"}).evaluate({q: s[q] for q in fl})
+    nd = {q: nd.get(q, {"ndcg": 0.0}) for q in fl}
+    for q, v in nd.items():
+        results[q]["ndcg"] = v["ndcg"]
+    results["average"]["ndcg"] = pe.compute_aggregated_measure("ndcg", [v["ndcg"] for v in nd.values()])
+    combined = [v["ndcg"] if "ndcg" in v else v["set_F"] for v in results.values()]
+    results["average"]["set_F_ndcg"] = math.fsum(combined) / len(combined)
+    return results
+
+
+def test_db25_per_language_figures_are_plain_means_and_the_all_language_one_counts_the_average(
+        shared_data, tmp_path, capsys):
+    """A DB25 result-set file (the official gold bags, perturbed: values dropped, wrong values
+    added, answers emptied) scored with --lang en, --lang es and both: every figure equals the
+    official computation (per language: the leaderboard's plain mean over that language's
+    questions; all languages: the client's combine_metrics with its n+1 'average' entry)."""
+    import yaml
+
+    from kgqa.cli import main
+
+    pe = pytest.importorskip("pytrec_eval")
+    gold = json.loads((shared_data / "db25" / "db25_true_result_set.json").read_text())
+    doc = yaml.safe_load((shared_data / "db25" / "questions_db25.yaml").read_text())
+    flagged = {f"db25:{q['id']}-{lang}" for q in doc["questions"] if "RESULT_ORDER_MATTERS" in q.get("features", [])
+               for lang in ("en", "es")}
+    assert len(flagged) == 4  # two questions flagged, in both languages
+    system = {}
+    for n, (qname, bag) in enumerate(sorted(gold.items())):
+        keys = sorted(bag)
+        if n % 5 == 0:
+            system[qname] = {}
+        elif n % 5 == 1:
+            system[qname] = {k: 1 for k in keys[::2]}
+        elif n % 5 == 2:
+            system[qname] = {**{k: 1 for k in keys[1:]}, f"wrong-{n}": 1}
+        else:
+            system[qname] = {k: 1 for k in keys}
+    run = tmp_path / "db25_system_result_set.json"
+    run.write_text(json.dumps(system))
+    order = list(gold)
+    for langs in (["en"], ["es"], ["en", "es"]):
+        qnames = [q for q in order if q.rsplit("-", 1)[1] in langs]
+        official = _client_results(pe, gold, system, qnames, flagged)["average"]
+        if len(langs) == 1:  # the leaderboard's per-language figure: no 'average' entry in the mean
+            per = [official_q["ndcg"] if "ndcg" in official_q else official_q["set_F"]
+                   for q, official_q in _client_results(pe, gold, system, qnames, flagged).items() if q != "average"]
+            official["set_F_ndcg"] = math.fsum(per) / len(per)
+        try:
+            main(["evaluate", "db25", str(run), "-p", "text2sparql", "--lang", ",".join(langs), "-f", "json"])
+        except SystemExit as e:
+            assert not e.code
+        got = json.loads(capsys.readouterr().out)["aggregate"]
+        for m in ("set_P", "set_recall", "set_F", "ndcg", "set_F_ndcg"):
+            assert got[m] == pytest.approx(official[m], abs=1e-12), (langs, m)

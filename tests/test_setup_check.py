@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
+from conftest import no_data
 
 from kgqa.execute.engine import transient
 from kgqa.model import Dataset, Item, Prediction, Run, TableAnswer
@@ -80,7 +80,7 @@ def test_official_eval_file_is_not_a_run():
 
     path = DATA / "ck25-runs/WSE/ck25_eval.json"
     if not path.is_file():
-        pytest.skip(f"{path} not found (set KGQA_DATA_DIR)")
+        no_data(f"{path} not found (set KGQA_DATA_DIR)")
     d = load_dataset(DATA / "ck25/questions.yml").by_language(None)
     run = load_run(path, dataset=d)
     assert "not-a-run" in codes(check_setup(d, [run]))

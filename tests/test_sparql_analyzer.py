@@ -31,7 +31,7 @@ def test_justin_madden_pair():
     assert pred.entities == (IRI(DBR + "Justin_Madden"),)
     assert pred.predicates == (IRI(DBO + "almaMater"),)
     assert pred.triples == (TriplePattern(IRI(DBR + "Justin_Madden"), IRI(DBO + "almaMater"), Var("uri")),)
-    assert gold.undeclared_prefixes == ("dbr", "dbp") and not gold.strictly_valid
+    assert gold.undeclared_prefixes == ("dbr", "dbp") and gold.valid
 
 
 def test_truncated_query_keeps_all_patterns():

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from conftest import no_data
+
 from kgqa.cli import main
 from kgqa.load import registry
 from kgqa.store import ImmutableError, Store
@@ -77,18 +79,64 @@ def test_migrations_run_in_order_on_an_old_store(tmp_path, monkeypatch):
     Store(path).close()
     calls = []
 
-    def v1_to_v2(conn):
-        calls.append(1)
+    now = schema.VERSION
+
+    def next_version(conn):
+        calls.append(now)
         conn.execute(text("ALTER TABLE experiments ADD COLUMN note TEXT"))
 
-    monkeypatch.setattr(schema, "VERSION", 2)
-    monkeypatch.setitem(schema.MIGRATIONS, 1, v1_to_v2)
+    monkeypatch.setattr(schema, "VERSION", now + 1)
+    monkeypatch.setitem(schema.MIGRATIONS, now, next_version)
     s = Store(path)
-    assert calls == [1] and s.schema_found == 1
+    assert calls == [now] and s.schema_found == now
     with s.engine.connect() as c:
-        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == 2
+        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == now + 1
         cols = [r[1] for r in c.execute(text("PRAGMA table_info(experiments)"))]
     assert "note" in cols
+    s.close()
+
+
+def test_a_version_1_store_opens_moves_its_results_and_gets_the_listing_indices(tmp_path):
+    path = tmp_path / "v1.sqlite"
+    st = Store(path)
+    eid = _demo_experiment(st)
+    assert runner.run_experiment(st, eid, kgs={"demo": str(DEMO / "kg.ttl")})
+    before = st.get(eid).evaluation_json()
+    assert before and len(before["questions"]) == 30
+    pending = st.create(dataset="demo", run_name="p", profile="kgqa", system_url="http://x")
+    st.close()
+    eng = create_engine(f"sqlite:///{path}")
+    with eng.begin() as c:  # what kgqa with schema version 1 wrote: results in the row, no listing indices
+        c.execute(text("UPDATE experiments SET evaluation = (SELECT evaluation FROM results WHERE results.id = experiments.id)"))
+        c.execute(text("DROP TABLE results"))
+        for ix in schema._LISTING:
+            c.execute(text(f"DROP INDEX {ix}"))
+        c.execute(text("UPDATE kgqa_schema SET version = 1"))
+    eng.dispose()
+    s = Store(path)
+    assert s.schema_found == 1
+    assert s.get(eid).evaluation_json() == before and s.get(pending).evaluation_json() is None
+    assert s.list(status="finished")[0].evaluation_json() == before  # loaded when asked for
+    with s.engine.connect() as c:
+        names = {r[0] for r in c.execute(text("SELECT name FROM sqlite_master WHERE type = 'index'"))}
+        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 2
+        assert c.execute(text("SELECT count(*) FROM experiments WHERE evaluation IS NOT NULL")).scalar() == 0
+    assert set(schema._LISTING) <= names
+    assert s.delete(eid) and s.get(eid) is None
+    s.close()
+
+
+def test_listing_pages_sort_and_count_without_loading_results(tmp_path):
+    s = Store(tmp_path / "s.sqlite")
+    ids = [s.create(dataset="demo" if i % 2 else "ck25", run_name=f"run{i}", profile="kgqa", system_url="http://x")
+           for i in range(7)]
+    assert s.count() == 7 and s.count(dataset="demo") == 3
+    assert [e.run_name for e in s.list(sort="run", descending=False, limit=3, offset=2)] == ["run2", "run3", "run4"]
+    page = s.list(limit=2)
+    assert len(page) == 2 and all(e._evaluation is None for e in page)
+    assert {e.id for e in s.list(limit=10)} == set(ids)
+    with pytest.raises(ValueError, match="cannot sort"):
+        s.list(sort="evaluation")
     s.close()
 
 
@@ -139,7 +187,7 @@ def test_failures_are_recorded_with_a_message_naming_the_file(store):
     sha = store.put_file((DEMO / "runs" / "weak.json").read_bytes())
     eid = store.create(dataset="ck25", run_name="weak", profile="text2sparql", run_file=sha, run_filename="weak.json")
     if registry.where(registry.find("ck25")) == "not downloaded":
-        pytest.skip("ck25 not available: set KGQA_DATA_DIR")
+        no_data("ck25 not available: set KGQA_DATA_DIR")
     runner.run_experiment(store, eid)
     e = store.get(eid)
     assert e.status == "failed" and "none of the run's" in e.error and "wrong dataset" in e.error
@@ -300,3 +348,19 @@ def test_postgresql_through_the_same_code(postgres, tmp_path, monkeypatch):
     s.close()
 
 
+
+
+def test_a_server_reads_registry_names_never_its_own_files(tmp_path, monkeypatch):
+    """A request names a registry dataset: a file of that name in the server's working directory
+    does not shadow it (kgqa.api.load_dataset(prefer_registry=True)); the CLI's rule (a file
+    wins) is unchanged."""
+    from kgqa import api
+
+    monkeypatch.chdir(tmp_path)
+    doc = json.loads((DEMO / "questions.json").read_text(encoding="utf-8"))
+    doc["questions"] = doc["questions"][:2]
+    (tmp_path / "demo").write_text(json.dumps(doc), encoding="utf-8")
+    assert len(runner.load_dataset("demo")) == 30 and len(api.load_dataset("demo", prefer_registry=True)) == 30
+    assert len(api.load_dataset("demo")) == 2
+    registered, uploaded = api.dataset_checksum("demo"), api.dataset_checksum(tmp_path / "demo")
+    assert registered.startswith("sha256:") and uploaded.startswith("sha256:") and registered != uploaded

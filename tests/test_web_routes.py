@@ -34,6 +34,7 @@ def client(server):
         r = c.get("/new")
         assert r.status_code == 200
         c.csrf = re.search(r'name="csrf" value="([^"]+)"', r.text).group(1)
+        c.port = server.port
         yield c
 
 
@@ -85,9 +86,10 @@ def test_pages_are_safe_by_default(client):
     assert r.headers["x-content-type-options"] == "nosniff"
     assert "default-src 'self'" in r.headers["content-security-policy"]
     assert "frame-ancestors 'none'" in r.headers["content-security-policy"]
-    assert client.cookies.get("kgqa_csrf") == client.csrf
+    assert client.cookies.get(f"kgqa_session_{client.port}")  # the form token is signed, not the cookie's value
+    assert client.csrf != client.cookies.get(f"kgqa_session_{client.port}")
     r = client.get("/new")
-    for name in ("dataset", "dataset_file", "run_file", "system_url", "system_protocol", "profile", "measures", "kg",
+    for name in ("dataset", "dataset_file", "run_file", "run_format", "dataset_format", "profile", "measures", "kg",
                  "kg_file", "timeout"):
         assert f'name="{name}"' in r.text
     assert '<option value="demo"' in r.text and "text2sparql" in r.text
@@ -160,6 +162,7 @@ def test_bad_uploads_get_a_clear_message_naming_file_and_record(client):
         (dict(files=run_file("weak"), kg="/etc"), ["no knowledge graph named '/etc'"]),
         (dict(files=run_file("weak"), kg="endpoint", kg_endpoint="http://127.0.0.1:9/sparql"), ["--allow-endpoint-urls"]),
         (dict(files=run_file("weak"), system_url="http://127.0.0.1:9/qa"), ["either a run file or a system URL"]),
+        (dict(files={}, system_url="http://127.0.0.1:9/qa"), ["--allow-system-urls"]),
         (dict(files=run_file("weak"), timeout="forever"), ["timeout"]),
     ]
     if registry.where(registry.find("ck25")) == "not downloaded":
@@ -204,9 +207,12 @@ def test_csrf_size_cap_and_methods(server, client):
     assert client.post("/e/abc/download/json").status_code in (404, 405)
 
 
-def test_live_system_with_a_bad_protocol_is_refused_clearly(client):
-    r = submit(client, system_url="http://127.0.0.1:9/qa", system_protocol="gerbil-qa")
-    assert r.status_code == 400 and "expected one of gerbil, text2sparql" in error_text(r.text)
+def test_live_system_with_a_bad_protocol_is_refused_clearly(tmp_path):
+    with WebServer(tmp_path / "exp.sqlite", tmp_path, "--allow-system-urls") as srv, \
+            httpx.Client(base_url=srv.base, timeout=60) as c:
+        c.csrf = re.search(r'name="csrf" value="([^"]+)"', c.get("/new").text).group(1)
+        r = submit(c, system_url="http://127.0.0.1:9/qa", system_protocol="gerbil-qa")
+        assert r.status_code == 400 and "expected one of gerbil, text2sparql" in error_text(r.text)
 
 
 def test_values_are_escaped(client):

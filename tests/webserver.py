@@ -77,3 +77,81 @@ class WebServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def chromium(*extra_args: str, resolve: dict[str, str] | None = None, console: bool = False, width: int = 1400):
+    """A headless Chromium (Debian's ``chromium`` and ``chromium-driver``, driven by Selenium)
+    that talks to 127.0.0.1 only. ``resolve``: host names mapped to loopback addresses (a
+    rebound name: ``{"evil.example": "127.0.0.1"}``); ``console``: keep the console log
+    (``driver.get_log("browser")``). Returns None when Chromium or Selenium is missing."""
+    import shutil
+
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        return None
+
+    def binary(*names: str) -> str | None:
+        for n in names:
+            if shutil.which(n):
+                return shutil.which(n)
+            p = Path("/usr/lib/chromium") / n
+            if p.exists():
+                return str(p)
+        return None
+
+    chrome, driver_bin = binary("chromium", "chromium-browser"), binary("chromedriver")
+    if chrome is None or driver_bin is None:
+        return None
+    from conftest import CHROMIUM_OFFLINE_FLAGS
+
+    names = dict(resolve or {})
+    for v in names.values():
+        if v not in ("127.0.0.1", "::1"):
+            raise ValueError(f"tests resolve names to loopback only, not {v}")
+    rules = ", ".join([f"MAP {k} {v}" for k, v in names.items()] + ["MAP * ~NOTFOUND", "EXCLUDE 127.0.0.1"])
+    bypass = ";".join(["127.0.0.1", "localhost", *names])
+    flags = [f for f in CHROMIUM_OFFLINE_FLAGS if not f.startswith(("--host-resolver-rules", "--proxy-bypass-list"))]
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chrome
+    for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", f"--window-size={width},1000",
+              "--disable-extensions", "--hide-scrollbars", *flags, f"--host-resolver-rules={rules}",
+              f"--proxy-bypass-list={bypass}", *extra_args):
+        opts.add_argument(a)
+    if console:
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    drv = webdriver.Chrome(service=Service(driver_bin), options=opts)
+    drv.set_page_load_timeout(60)
+    drv.set_script_timeout(60)
+    return drv
+
+
+class PageServer:
+    """Static pages (an attacker's site) served from another loopback port, in a thread."""
+
+    def __init__(self, pages: dict[str, str]):
+        import http.server
+        import threading
+
+        body = {("/" + k.lstrip("/")): v.encode() for k, v in pages.items()}
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                data = body.get(self.path.split("?")[0])
+                self.send_response(200 if data is not None else 404)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.end_headers()
+                self.wfile.write(data or b"not found")
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

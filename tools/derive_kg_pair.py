@@ -17,14 +17,22 @@ The transformation (a JSON/YAML spec, or the built-in one for CK25's ``prod-inst
 - ``redirect``: source IRIs whose link points to a redirect node that ``dbo:wikiPageRedirects``
   to the real node;
 - ``drop_predicates``: source predicates with no triple in the target;
-- ``drop_facts``: ``[subject, predicate]`` pairs whose triples are left out of the target.
+- ``drop_facts``: ``[subject, predicate]`` pairs whose triples are left out of the target;
+- ``class_rename``: source class -> target class of another name (applied before ``rename``);
+- ``class_links``: false -> classes (objects of ``rdf:type``) get no link (default true);
+- ``disambiguation_predicate`` / ``redirect_predicate``: the target's own IRIs for those
+  pages' predicates (default DBpedia's);
+- ``twins``: source IRIs that get a bare duplicate in the target (only a label, IRI sorting
+  before the real one) linked by ``owl:sameAs`` too, as link sets often have;
+- ``unit_change``: source predicate -> ``[target predicate, factor]``: numeric values are
+  multiplied by the factor (grams to kilograms: 0.001).
 
 Outputs in ``OUT``: ``target.nt``, ``links.nt``, ``surviving.nt`` (the source graph minus
 every triple the target lost: what the target still knows, in source terms) and
 ``manifest.json`` (the spec, the seed and counts). Deterministic for a given input and seed.
 
-Usage: ``python tools/derive_kg_pair.py SOURCE.ttl OUT [--spec SPEC.json|yaml] [--seed N]``
-(without ``--spec``: the CK25 transformation below).
+Usage: ``python tools/derive_kg_pair.py SOURCE.ttl OUT [--spec SPEC.json|yaml|ck25|ck25-hard] [--seed N]``
+(without ``--spec``: the CK25 transformation below; ``ck25-hard``: issue 26's harder one).
 """
 
 from __future__ import annotations
@@ -42,6 +50,8 @@ RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 DBO = "http://dbpedia.org/ontology/"
 DISAMBIGUATES = DBO + "wikiPageDisambiguates"
 REDIRECTS = DBO + "wikiPageRedirects"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+XSD_DECIMAL = "http://www.w3.org/2001/XMLSchema#decimal"
 
 PV = "http://ld.company.org/prod-vocab/"
 PI = "http://ld.company.org/prod-instances/"
@@ -57,6 +67,24 @@ CK25_SPEC = {
     "redirect": [PI + "prod-cat-Transistor", PI + "empl-Heinrich.Hoch%40company.org", PI + "hw-U990-5234138"],
     "drop_predicates": [PV + "reliabilityIndex"],
     "drop_facts": [[PI + "empl-Baldwin.Dirksen%40company.org", PV + "phone"]],
+}
+
+#: The harder CK25 pair of issue 26: classes renamed with no class links, the target's own
+#: redirect and disambiguation predicates, bare twins that sort first, a merged predicate and
+#: a unit change (weight in grams -> kilograms).
+CK25_HARD_SPEC = {
+    **CK25_SPEC,
+    "class_rename": {PV + "Hardware": T_ONT + "Device", PV + "Employee": T_ONT + "StaffMember",
+                     PV + "Department": T_ONT + "OrgUnit", PV + "Supplier": T_ONT + "Vendor",
+                     PV + "Service": T_ONT + "Offering", PV + "BillOfMaterial": T_ONT + "PartsList",
+                     PV + "ProductCategory": T_ONT + "Category", PV + "Manager": T_ONT + "Supervisor"},
+    "class_links": False,
+    "disambiguation_predicate": T_ONT + "mayRefer",
+    "redirect_predicate": T_ONT + "primaryPage",
+    "twins": [PI + "prod-cat-Coil", PI + "prod-cat-Compensator", PI + "dept-41622", PI + "hw-K367-1320550",
+              PI + "hw-M558-2275045", PI + "empl-Karen.Brant%40company.org", PI + "prod-cat-Rheostat",
+              PI + "dept-84279"],
+    "unit_change": {PV + "weight_g": [T_ONT + "weightKg", 0.001]},
 }
 
 
@@ -83,9 +111,18 @@ def derive(source: str | Path, out: str | Path, spec: dict | None = None, seed: 
     redirect = set(spec.get("redirect", []))
     drop_p = set(spec.get("drop_predicates", []))
     drop_f = {tuple(x) for x in spec.get("drop_facts", [])}
+    class_rename = spec.get("class_rename", {})
+    class_links = spec.get("class_links", True)
+    disamb_p = spec.get("disambiguation_predicate", DISAMBIGUATES)
+    redirect_p = spec.get("redirect_predicate", REDIRECTS)
+    twins = set(spec.get("twins", []))
+    unit = spec.get("unit_change", {})
     predicates = {p.value for _, p, _ in triples}
+    classes = {o.value for _, p, o in triples if p.value == RDF_TYPE and isinstance(o, ox.NamedNode)}
 
     def ren(iri: str) -> str:
+        if iri in class_rename:
+            return class_rename[iri]
         for a, b in rename:
             if iri.startswith(a):
                 return b + iri[len(a):]
@@ -114,27 +151,37 @@ def derive(source: str | Path, out: str | Path, spec: dict | None = None, seed: 
             target.append((mid, ox.NamedNode(p2), node(o)))
         elif pv in merged:
             target.append((node(s), ox.NamedNode(merged[pv]), node(o)))
+        elif pv in unit and isinstance(o, ox.Literal):
+            tp, factor = unit[pv]
+            value = f"{float(o.value) * float(factor):.6f}".rstrip("0").rstrip(".")
+            target.append((node(s), ox.NamedNode(tp), ox.Literal(value, datatype=ox.NamedNode(XSD_DECIMAL))))
         else:
             target.append((node(s), ox.NamedNode(ren(pv)), node(o)))
     # links, disambiguation and redirect nodes
     entities = sorted({t.value for s, _, o in triples for t in (s, o) if isinstance(t, ox.NamedNode)} - predicates)
     links = []
+    n_twins = 0
     for e in entities:
         r = ren(e)
-        if r == e:
+        if r == e or (e in classes and not class_links):
             continue
         linked = r
         if e in disamb:
             linked = r + "_(disambiguation)"
             decoy = r + "_(other)"
-            target.append((ox.NamedNode(linked), ox.NamedNode(DISAMBIGUATES), ox.NamedNode(r)))
-            target.append((ox.NamedNode(linked), ox.NamedNode(DISAMBIGUATES), ox.NamedNode(decoy)))
+            target.append((ox.NamedNode(linked), ox.NamedNode(disamb_p), ox.NamedNode(r)))
+            target.append((ox.NamedNode(linked), ox.NamedNode(disamb_p), ox.NamedNode(decoy)))
             target.append((ox.NamedNode(decoy), ox.NamedNode(RDFS_LABEL), ox.Literal("an unrelated namesake")))
         elif e in redirect:
             linked = r + "_(redirect)"
-            target.append((ox.NamedNode(linked), ox.NamedNode(REDIRECTS), ox.NamedNode(r)))
+            target.append((ox.NamedNode(linked), ox.NamedNode(redirect_p), ox.NamedNode(r)))
         a, b = (e, linked) if _h(e, seed) % 2 == 0 else (linked, e)
         links.append((ox.NamedNode(a), ox.NamedNode(OWL_SAMEAS), ox.NamedNode(b)))
+        if e in twins:  # a bare duplicate whose IRI sorts before the real one
+            n_twins += 1
+            twin = ox.NamedNode(r.rsplit("/", 1)[0] + "/0-twin-" + r.rsplit("/", 1)[1])
+            target.append((twin, ox.NamedNode(RDFS_LABEL), ox.Literal("twin of " + r.rsplit("/", 1)[1])))
+            links.append((ox.NamedNode(e), ox.NamedNode(OWL_SAMEAS), twin))
 
     def write(name: str, rows) -> None:
         tmp = out / (name + ".tmp")
@@ -148,7 +195,7 @@ def derive(source: str | Path, out: str | Path, spec: dict | None = None, seed: 
     write("surviving.nt", surviving)
     manifest = {"source": str(source), "seed": seed, "spec": spec,
                 "counts": {"source_triples": len(triples), "target_triples": len(target), "links": len(links),
-                           "lost_triples": lost, "intermediate_nodes": n_two}}
+                           "lost_triples": lost, "intermediate_nodes": n_two, "twins": n_twins}}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
 
@@ -157,11 +204,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("source")
     ap.add_argument("out")
-    ap.add_argument("--spec", help="JSON or YAML transformation spec (default: CK25's)")
+    ap.add_argument("--spec", help="JSON or YAML transformation spec, or 'ck25' / 'ck25-hard' (default: ck25)")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
     spec = None
-    if a.spec:
+    if a.spec in ("ck25", "ck25-hard"):
+        spec = CK25_SPEC if a.spec == "ck25" else CK25_HARD_SPEC
+    elif a.spec:
         text = Path(a.spec).read_text(encoding="utf-8")
         if a.spec.endswith((".yaml", ".yml")):
             import yaml

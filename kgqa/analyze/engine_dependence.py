@@ -7,12 +7,15 @@ and over which range.
 - marks each affected question: ``details["engine_dependent"]`` is the reason (gold-side
   reasons are prefixed ``gold:``), ``details["engine_dependence"]`` the assessment(s);
 - gives each of its scores as a range ``details["score_range"] = {label: [min, max]}`` over
-  the answers the query can legally return, where those are computable (ties at an ``ORDER BY
-  ... LIMIT`` cut, ``LIMIT`` without ``ORDER BY``, IRI comparisons): every legal answer is
-  scored when there are at most ``bound`` of them (``"range": "exact"``), else the answers that
-  keep the most and the fewest gold values are (``"range": "extremes"``: a range inside the true
-  one); where they are not computable (``SAMPLE``, ``RAND()``, a subquery's ``LIMIT``) the
-  question is marked only;
+  the answers the query can legally return, with ``details["score_range_kind"]``: ``exact``
+  when every legal answer is scored (at most ``bound`` of them: ties at an ``ORDER BY ...
+  LIMIT`` cut, ``LIMIT`` without ``ORDER BY``, IRI comparisons, GROUP_CONCAT orders) or, for a
+  choice of tied rows with more legal answers, when the count measures (P, R, F1, exact match)
+  are solved exactly by :mod:`kgqa.analyze.score_range`; ``bound`` when the range is only
+  sound (never narrower than the truth): rows sharing many values, legal answers kgqa cannot
+  list (``SAMPLE``, ``RAND()``, a subquery's ``LIMIT``: every answer measure gets [0, 1]), or
+  a measure that is no function of the counts over too many answers. Measures of the query
+  text keep their value;
 - sets ``evaluation.engine_dependence``: counts (flagged, confirmed, with a range, by kind) and,
   for measures that are means of per-question values, the aggregate range obtained with every
   flagged question at its minimum / maximum.
@@ -35,32 +38,122 @@ from kgqa.score.evaluate import Evaluation, QuestionList, evaluate
 from kgqa.score.profiles import Profile
 
 
-def _legal_answers(a: QueryAssessment | None, gold_values: frozenset, matching, bound: int) -> tuple[list[Answer] | None, str]:
+#: answer measures whose per-question value is a function of the counts (TP, FP, FN)
+COUNT_MEASURES = frozenset({"P", "R", "F1", "AnswerEM", "Accuracy"})
+_UNKNOWN = object()  # legal answers not computable
+
+
+def _side(a: QueryAssessment | None, bound: int):
+    """How one side's legal answers are described: None (its one answer), a list of answers,
+    a :class:`Choice` (too many to list), or ``_UNKNOWN``."""
     if a is None:
-        return None, ""
+        return None
+    if a.open or (a.choice is not None and a.alternatives) or (a.choice is None and not a.alternatives):
+        return _UNKNOWN
     if a.choice is not None:
-        if a.choice.count() <= bound:
-            return a.choice.answers(bound), "exact"
-        return _extremes(a.choice, gold_values, matching), "extremes"
-    if a.alternatives:
-        return list(a.alternatives), "exact"
-    return None, ""
+        return a.choice.answers(bound) if a.choice.count() <= bound else a.choice
+    return list(a.alternatives)
 
 
-def _extremes(choice: Choice, gold: frozenset, matching) -> list[Answer]:
-    """Two legal answers: each group's pool sorted by how many gold values a row holds, the
-    first ``choose`` taken (most gold) and the last ``choose`` (fewest)."""
-    def hits(row: tuple) -> int:
-        return sum(1 for c in row if c is not None and matching.key(c) in gold)
+def _question_range(qid: str, scores: Mapping[str, float | None], item, pa: QueryAssessment | None,
+                    ga: QueryAssessment | None, g_out: Outcome | None, p_out: Outcome | None, run: Run,
+                    profile: Profile, bound: int) -> tuple[dict[str, tuple[float, float]], str] | None:
+    """The range of every score of one flagged question over its legal answers, and its kind:
+    ``exact`` (every legal answer scored, or the count measures solved exactly by
+    :mod:`kgqa.analyze.score_range`) or ``bound`` (an interval holding every legal score).
+    The score the question has (one legal answer) always lies inside. None: no score at all."""
+    ds1 = Dataset("one", [item])
+    sys_side, gold_side = _side(pa, bound), _side(ga, bound)
+    own_pred = _as_prediction(qid, p_out, run)
+    sys_list = [own_pred] if sys_side is None else (
+        [Prediction(qid, answer=x) for x in sys_side] if isinstance(sys_side, list) else None)
+    gold_list = [{qid: g_out} if g_out is not None else None] if gold_side is None else (
+        [{qid: Outcome.ok(x)} for x in gold_side] if isinstance(gold_side, list) else None)
+    per_label: dict[str, list[float]] = {}
+    kind = "exact"
+    if sys_list is not None and gold_list is not None and len(sys_list) * len(gold_list) <= bound:
+        for pred in sys_list:  # every legal answer (pair) scored
+            for gmap in gold_list:
+                for label, v in _scores_for(ds1, pred, profile, gmap).items():
+                    if v is not None:
+                        per_label.setdefault(label, []).append(v)
+    elif isinstance(sys_side, Choice) and gold_list is not None and len(gold_list) <= bound \
+            and profile.view in ("values", "tuples"):
+        for gmap in gold_list:
+            exact = _choice_range(ds1, item, sys_side, gmap, own_pred, profile, per_label)
+            kind = kind if exact else "bound"
+    else:
+        kind = "bound"
+    # measures the choice cannot change keep their value; the others without a computed range
+    # get the widest one (every answer measure lies in [0, 1])
+    for spec in profile.measures:
+        v = scores.get(spec.label)
+        if spec.label in per_label or v is None:
+            continue
+        if _answer_dependent(spec):
+            per_label[spec.label] = [0.0, 1.0]
+            kind = "bound"
+        else:
+            per_label[spec.label] = [v]
+    if not per_label:
+        return None
+    rng = {label: (min(vs), max(vs)) for label, vs in per_label.items()}
+    # the scored answer is one of the legal answers: its value lies inside the range
+    for label, v in scores.items():
+        if label in rng and v is not None:
+            lo, hi = rng[label]
+            rng[label] = (min(lo, v), max(hi, v))
+    return rng, kind
 
-    out = []
-    for most in (True, False):
-        rows = list(choice.fixed)
-        for pool, k in choice.groups:
-            ranked = sorted(pool, key=hits, reverse=most)
-            rows += ranked[:k]
-        out.append(TableAnswer(choice.variables, tuple(rows)))
-    return out
+
+def _answer_dependent(spec) -> bool:
+    i = spec.measure.inputs
+    return i.answers or i.execution or spec.measure.defn.convention != "query"
+
+
+def _choice_range(ds1: Dataset, item, choice: Choice, gmap: Mapping[str, Outcome] | None, own_pred: Prediction,
+                  profile: Profile, per_label: dict[str, list[float]]) -> bool:
+    """Add to ``per_label`` the [min, max] of every count measure over ``choice`` (too many
+    answers to list) against the gold answer of ``gmap``, and the values of the measures the
+    choice cannot change; True when that is exact (see :mod:`kgqa.analyze.score_range`)."""
+    from kgqa.analyze.score_range import count_range, reachable
+    from kgqa.score.evaluate import compared_items, gold_items
+
+    gold = gold_items(item, gmap or {}, profile)
+    if gold is None or not isinstance(gold, frozenset):
+        return False
+
+    def items(rows) -> frozenset:
+        return compared_items(TableAnswer(choice.variables, tuple(rows)), profile)
+
+    fixed = items(choice.fixed)
+    groups = [([items([r]) for r in pool], k) for pool, k in choice.groups]
+    reach, exact = reachable(groups, fixed, gold)
+    tp0 = len(fixed & gold)
+    fp0 = len(fixed) - tp0
+    own = _scores_for(ds1, own_pred, profile, gmap)
+    for spec in profile.measures:
+        if spec.measure.name in COUNT_MEASURES:
+            r = count_range(reach, tp0, fp0, len(gold), _count_value(spec.measure))
+            if r is not None:
+                per_label.setdefault(spec.label, []).extend(r)
+        elif not _answer_dependent(spec) and own.get(spec.label) is not None:
+            per_label.setdefault(spec.label, []).append(own[spec.label])
+    return exact
+
+
+def _count_value(measure):
+    """``(tp, fp, fn) -> value`` of a count measure (its own item function on those counts)."""
+    from kgqa.score.measures import ItemContext
+    from kgqa.score.rules import Counts
+
+    def value(tp: int, fp: int, fn: int) -> float | None:
+        c = Counts(tp, fp, fn, tp + fp, tp + fn, tp, tp)
+        same = 0 if fp == 0 and fn == 0 else 1  # what exact match compares: the collections
+        ctx = ItemContext("", None, Outcome.ok(None), 0, same, c, False)
+        return measure.item_value(ctx)
+
+    return value
 
 
 def _scores_for(ds1: Dataset, pred: Prediction, profile: Profile, gold: Mapping[str, Outcome] | None) -> dict[str, float]:
@@ -89,7 +182,7 @@ def annotate(evaluation: Evaluation, dataset: Dataset, run: Run, profile: Profil
     predicted_outcomes = predicted_outcomes or {}
     gold_outcomes = gold_outcomes or {}
     kinds: Counter[str] = Counter()
-    n_flagged = n_confirmed = n_range = 0
+    n_flagged = n_confirmed = n_range = n_bound = 0
     flagged_ids: set[str] = set()
     ranges: dict[str, dict[str, tuple[float, float]]] = {}
     questions = evaluation.questions
@@ -118,42 +211,21 @@ def annotate(evaluation: Evaluation, dataset: Dataset, run: Run, profile: Profil
         q.details["engine_dependence"] = info
         if q.id not in dataset:
             continue
-        item = dataset[q.id]
-        ds1 = Dataset(dataset.name, [item])
-        g_out = gold_outcomes.get(q.id)
-        gold_answer = g_out.answer if g_out is not None else item.answer
-        gold_values = answer_items(gold_answer, profile.matching, "values") if gold_answer is not None else frozenset()
-        sys_alts, how_s = _legal_answers(pa, gold_values, profile.matching, bound)
-        gold_alts, how_g = _legal_answers(ga, frozenset(), profile.matching, bound)
-        if (pa is not None and sys_alts is None) or (ga is not None and gold_alts is None):
-            continue  # marked only: the legal answers are not computable
-        sys_preds = ([Prediction(q.id, answer=x) for x in sys_alts] if sys_alts is not None
-                     else [_as_prediction(q.id, predicted_outcomes.get(q.id), run)])
-        gold_maps = ([{q.id: Outcome.ok(x)} for x in gold_alts] if gold_alts is not None
-                     else [{q.id: g_out} if g_out is not None else None])
-        per_label: dict[str, list[float]] = {}
-        for n, (pred, gmap) in enumerate((p, g) for p in sys_preds for g in gold_maps):
-            if n >= bound:
-                break
-            for label, v in _scores_for(ds1, pred, profile, gmap).items():
-                if v is not None:
-                    per_label.setdefault(label, []).append(v)
-        if not per_label:
+        found = _question_range(q.id, q.scores, dataset[q.id], pa, ga, gold_outcomes.get(q.id),
+                                predicted_outcomes.get(q.id), run, profile, bound)
+        if found is None:
             continue
-        rng = {label: (min(vs), max(vs)) for label, vs in per_label.items()}
-        # the scored answer is one of the legal answers: its value lies inside the range
-        for label, v in q.scores.items():
-            if label in rng and v is not None:
-                lo, hi = rng[label]
-                rng[label] = (min(lo, v), max(hi, v))
+        rng, kind = found
         n_range += 1
         ranges[q.id] = rng
         q.details["score_range"] = {k: [lo, hi] for k, (lo, hi) in rng.items()}
-        q.details["score_range_kind"] = "extremes" if "extremes" in (how_s, how_g) else "exact"
+        q.details["score_range_kind"] = kind
+        n_bound += kind == "bound"
     evaluation.engine_dependence = {
         "questions": n_flagged,
         "confirmed": n_confirmed,
         "with_range": n_range,
+        "with_bound": n_bound,  # of those, ranges that are sound bounds rather than exact
         "kinds": dict(sorted(kinds.items())),
         "ids": [qid for qid in ids if qid in flagged_ids],  # (q.details is built on access)
         "aggregate_range": _aggregate_range(evaluation, ranges),
@@ -249,8 +321,9 @@ def check(evaluation: Evaluation, dataset: Dataset, run: Run, profile: Profile, 
         if p is not None and p.sparql:
             pred_queries[qid] = p.sparql
     gold_queries = {qid: dataset[qid].sparql for qid in execution.gold if qid in dataset and dataset[qid].sparql}
-    pa = assess_many(pred_queries, execution.predicted, runner, untrusted=True)
-    ga = assess_many(gold_queries, execution.gold, runner, untrusted=False)
+    policy = runner.policy  # the one trust rule: variants go through the sandbox as their originals did
+    pa = assess_many(pred_queries, execution.predicted, runner, untrusted=policy.untrusted("predicted"))
+    ga = assess_many(gold_queries, execution.gold, runner, untrusted=policy.untrusted("gold"))
     return annotate(evaluation, dataset, run, profile, predicted=pa, gold=ga,
                     predicted_outcomes=execution.predicted, gold_outcomes=execution.gold, bound=bound)
 

@@ -29,7 +29,8 @@ Labels, decided in this order (the first that applies):
 7. ``extra_columns``: some column of the predicted table holds exactly the gold answer's
    values and the other columns add more (labels, names, ...): right under the ``values`` view,
    wrong under ``tuples`` (the reason names the fix);
-8. ``empty_answer``: the outcome is ``empty`` (the gold answer is not);
+8. ``empty_answer``: the outcome is ``empty`` (the gold answer is not, or it is too but the
+   profile scores the question 0: a question scored 0 is never ``correct``);
 9. ``wrong_entity``: both queries known, and the sets of *resources* (IRIs in subject or object
    position that are not classes, plus IRIs in VALUES) or of literals in triple patterns
    (compared by lexical form) differ;
@@ -116,8 +117,18 @@ def _vocabulary(info) -> tuple[frozenset, frozenset, frozenset]:
     return resources | frozenset(f"literal:{v}" for v in literals), schema, frozenset(classes)
 
 
+#: Per-question answer measures: a question one of them scores 0 is never labelled correct.
+_ANSWER_MEASURES = ("AnswerEM", "F1", "set_F")
+
+
+def _scored_zero(q: QuestionScore) -> bool:
+    """The profile scores the question 0 although no answer differs (both answers empty under
+    a profile such as text2sparql's, which gives an empty answer 0 whatever the gold)."""
+    return any(q.scores.get(m) == 0.0 for m in _ANSWER_MEASURES)
+
+
 def _answer_equal(q: QuestionScore) -> bool:
-    if q.outcome not in ("ok", "empty"):
+    if q.outcome not in ("ok", "empty") or _scored_zero(q):
         return False
     if q.counts is not None:
         return q.counts.fp == 0 and q.counts.fn == 0
@@ -279,6 +290,9 @@ def classify(q: QuestionScore) -> ErrorLabel:
                           f"{', '.join('?' + o for o in others)} add values the gold answer lacks (under the tuple view no row matches) "
                           "(score with --view values or the benchmark's official profile)", tuple(flags))
     if q.outcome == "empty":
+        if _scored_zero(q) and q.counts is not None and q.counts.fp == 0 and q.counts.fn == 0:
+            return ErrorLabel(q.id, "empty_answer", "both answers are empty, and the profile scores an empty answer 0 "
+                              "even when the gold answer is empty too", tuple(flags))
         return ErrorLabel(q.id, "empty_answer", "the predicted query returned no answer", tuple(flags))
     if both:
         if "entity" in flags:

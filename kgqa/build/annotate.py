@@ -60,7 +60,8 @@ from kgqa.sparql.prefixes import STANDARD_PREFIXES
 __all__ = [
     "LABEL_PREDICATES", "MODES", "Mention", "Annotation", "kb_elements", "element_text",
     "template_mentions", "label_mentions", "tagged", "tag_end", "fetch_labels",
-    "annotate_item", "annotate_dataset",
+    "annotate_item", "annotate_dataset", "INTERMEDIARY_KEYS", "intermediary_labels", "align_intermediary",
+    "intermediary_mentions", "ontology_labels", "schema_elements", "unmarked", "stem_text", "local_name_text", "element_names",
 ]
 
 MODES = ("raw", "tagged", "tag-end")
@@ -118,6 +119,9 @@ class Annotation:
     variants: dict[str, str] = field(default_factory=dict)
     reason: str = ""
     prefixes: dict[str, str] = field(default_factory=dict)
+    #: which text ``question`` is: ``question`` (the item's) or ``intermediary`` (its unmarked
+    #: intermediary question, used when more KB elements are found there)
+    text_source: str = "question"
 
     @property
     def annotated(self) -> bool:
@@ -265,22 +269,28 @@ def _words(question: str) -> list[tuple[int, int]]:
 
 
 def label_mentions(question: str, labels: dict[Element, Sequence[str]], elements: Sequence[Element],
-                   min_score: float = 85.0) -> list[Mention]:
-    """Mentions found by fuzzy label matching (module docstring), in element order."""
+                   min_score: float = 85.0, normalise: Any = None, source: str = "label") -> list[Mention]:
+    """Mentions found by fuzzy label matching (module docstring), in element order.
+    ``normalise(text) -> text`` is applied to label and span before comparing (default:
+    blanks collapsed, lower case)."""
     from rapidfuzz import fuzz
 
+    norm = normalise or (lambda t: " ".join(t.split()).lower())
     words = _words(question)
     cands: list[tuple[float, int, int, int, int, str, str]] = []
+    span_text: dict[tuple[int, int], str] = {}
     for ei, el in enumerate(elements):
         for label in dict.fromkeys(labels.get(el, ())):
-            lab = " ".join(label.split()).lower()
+            lab = norm(label)
             if not lab:
                 continue
             width = len(lab.split()) + 2
             for i in range(len(words)):
                 for j in range(i, min(len(words), i + width)):
                     s, e = words[i][0], words[j][1]
-                    score = fuzz.ratio(lab, " ".join(question[s:e].split()).lower())
+                    if (s, e) not in span_text:
+                        span_text[s, e] = norm(question[s:e])
+                    score = fuzz.ratio(lab, span_text[s, e])
                     if score >= min_score:
                         cands.append((score, e - s, ei, s, e, label, question[s:e]))
     cands.sort(key=lambda c: (-c[0], -c[1], c[2], c[3]))
@@ -289,7 +299,7 @@ def label_mentions(question: str, labels: dict[Element, Sequence[str]], elements
     for score, _, ei, s, e, label, text in cands:
         if ei in placed or any(s < te and ts < e for ts, te in taken):
             continue
-        placed[ei] = Mention(elements[ei], s, e, text, "label", label, float(score))
+        placed[ei] = Mention(elements[ei], s, e, text, source, label, float(score))
         taken.append((s, e))
     return [placed[i] for i in sorted(placed)]
 
@@ -323,6 +333,187 @@ def fetch_labels(engine: Any, iris: Iterable[IRI], lang: str | None = "en", batc
     return {k: sorted(set(v)) for k, v in out.items()}
 
 
+# --------------------------------------------------------------------------- intermediary questions
+
+#: metadata keys holding a template-shaped question whose KB elements are marked (LC-QuAD 1.0:
+#: ``<...>``; LC-QuAD 2.0: ``{...}``)
+INTERMEDIARY_KEYS = ("intermediary_question", "NNQT_question")
+_MARKED = re.compile(r"<([^<>]+)>+|\{([^{}]+)\}")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_PAREN = re.compile(r"\s*\([^()]*\)")
+_SUFFIXES = ("ational", "ations", "ation", "ingly", "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "s")
+_STOP = frozenset("a an the of in on at to for by from with and or is are was were be been 's".split())
+
+
+def intermediary_labels(text: str) -> list[str]:
+    """The marked labels of an intermediary question, in order (``<a>``/``{a}``; blanks
+    collapsed; LC-QuAD 1.0's stray doubled ``>>`` tolerated)."""
+    return [" ".join((m.group(1) or m.group(2)).split()) for m in _MARKED.finditer(text)
+            if (m.group(1) or m.group(2)).strip()]
+
+
+def local_name_text(iri: IRI) -> str:
+    """An IRI's local name as words: the part after the last ``/`` or ``#``, percent-decoded,
+    ``_`` as blanks, camelCase split (``placeOfBirth`` -> ``place Of Birth``)."""
+    from urllib.parse import unquote
+
+    local = re.split(r"[/#]", iri.value.rstrip("/#"))[-1]
+    return " ".join(_CAMEL.sub(" ", unquote(local).replace("_", " ")).split())
+
+
+def stem_text(text: str) -> str:
+    """Lower-cased words with common English suffixes stripped (``directed`` / ``director`` ->
+    ``direct``), punctuation removed; used to compare labels with question spans."""
+    out = []
+    for w in re.findall(r"[^\W_]+", text.lower()):
+        for suf in _SUFFIXES:
+            if len(w) - len(suf) >= 3 and w.endswith(suf):
+                w = w[: -len(suf)]
+                break
+        out.append(w)
+    return " ".join(out)
+
+
+def element_names(e: Element, ontology: dict[IRI, Sequence[str]] | None = None) -> list[str]:
+    """The names an element goes by without a KG: a literal's lexical form; an IRI's local-name
+    words, the same without a parenthesised qualifier (``John Forbes (British Army officer)``
+    -> ``John Forbes``), and its ontology labels."""
+    if isinstance(e, Literal):
+        return [e.value]
+    local = local_name_text(e)
+    names = [local, _PAREN.sub("", local).strip(), *((ontology or {}).get(e, ()))]
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def align_intermediary(labels: Sequence[str], elements: Sequence[Element],
+                       ontology: dict[IRI, Sequence[str]] | None = None,
+                       min_score: float = 70.0) -> dict[Element, str]:
+    """Which marked label names which KB element: every (label, element name) pair scored by
+    ``rapidfuzz.fuzz.token_set_ratio`` of their :func:`stem_text` forms (0-100), pairs of at
+    least ``min_score`` taken greedily by descending score, then label order, then element
+    order, each label and element at most once; then, when exactly one label and one element
+    are left, they are paired (the template names each element once). Other leftovers stay
+    unpaired."""
+    from rapidfuzz import fuzz
+
+    cands = []
+    for li, lab in enumerate(labels):
+        sl = stem_text(lab)
+        for ei, el in enumerate(elements):
+            best = max((fuzz.token_set_ratio(sl, stem_text(n)) for n in element_names(el, ontology)), default=0.0)
+            if best >= min_score:
+                cands.append((-best, li, ei))
+    cands.sort()
+    used_l: set[int] = set()
+    out: dict[Element, str] = {}
+    for _, li, ei in cands:
+        if li in used_l or elements[ei] in out:
+            continue
+        used_l.add(li)
+        out[elements[ei]] = labels[li]
+    left_l = [lab for i, lab in enumerate(labels) if i not in used_l]
+    left_e = [e for e in elements if e not in out]
+    if len(left_l) == 1 and len(left_e) == 1:
+        out[left_e[0]] = left_l[0]
+    return out
+
+
+def intermediary_mentions(question: str, intermediary: str, elements: Sequence[Element],
+                          ontology: dict[IRI, Sequence[str]] | None = None,
+                          labels: dict[Element, Sequence[str]] | None = None,
+                          min_score: float = 80.0, schema: Iterable[Element] | None = None) -> list[Mention]:
+    """Mentions located with an intermediary question (module docstring): each element's
+    candidate texts are its aligned marked label (:func:`align_intermediary`), its KB labels
+    (``labels``, when a KG gave them) and :func:`element_names`; they are matched against the
+    question's word spans as in :func:`label_mentions`, comparing :func:`stem_text` forms, at
+    ``min_score``. A stem-form candidate of several words also matches its content words
+    alone (``film director`` -> ``director``) at 5 points less, so the freer wording of the
+    corrected question is still found; only for ``schema`` elements (predicates and classes,
+    see :func:`schema_elements`; None: every IRI), never for entity names, where one word of
+    a name is not a mention of it."""
+    schema = None if schema is None else set(schema)
+    aligned = align_intermediary(intermediary_labels(intermediary), elements, ontology)
+    cand: dict[Element, list[str]] = {}
+    for e in elements:
+        texts = ([aligned[e]] if e in aligned else []) + list((labels or {}).get(e, ())) + element_names(e, ontology)
+        cand[e] = list(dict.fromkeys(texts))
+    found = label_mentions(question, cand, elements, min_score, stem_text, "intermediary")
+    placed = {m.element for m in found}
+    todo = [e for e in elements if e not in placed and (schema is None or e in schema)]
+    if todo:
+        heads: dict[Element, list[str]] = {}
+        for e in todo:
+            words = {w for t in cand[e] for w in stem_text(t).split() if w not in _STOP and len(w) >= 4}
+            heads[e] = sorted(words)
+        taken = [(m.start, m.end) for m in found]
+        for m in label_mentions(question, heads, todo, min_score, stem_text, "intermediary"):
+            if not any(m.start < te and ts < m.end for ts, te in taken):
+                found.append(Mention(m.element, m.start, m.end, m.text, m.source, m.label, m.score - 5))
+                taken.append((m.start, m.end))
+    return found
+
+
+def ontology_labels(paths: Sequence[Any], lang: str | None = "en") -> dict[IRI, list[str]]:
+    """``rdfs:label`` / ``skos:prefLabel`` / ... (:data:`LABEL_PREDICATES`) of every subject of
+    the RDF files (an ontology: no KG needed), in ``lang`` or without a language tag, sorted."""
+    from pathlib import Path
+
+    import pyoxigraph as ox
+
+    from kgqa.model import InputError
+
+    preds = set(LABEL_PREDICATES)
+    out: dict[IRI, set[str]] = {}
+    for path in paths:
+        path = Path(path)
+        fmt = {".owl": ox.RdfFormat.RDF_XML, ".rdf": ox.RdfFormat.RDF_XML, ".xml": ox.RdfFormat.RDF_XML,
+               ".ttl": ox.RdfFormat.TURTLE, ".nt": ox.RdfFormat.N_TRIPLES}.get(path.suffix.lower())
+        if fmt is None:
+            raise InputError(path, "expected an ontology file ending in .owl, .rdf, .xml, .ttl or .nt")
+        try:
+            with path.open("rb") as fh:
+                for q in ox.parse(fh, format=fmt):
+                    if q.predicate.value in preds and isinstance(q.object, ox.Literal) \
+                            and isinstance(q.subject, ox.NamedNode):
+                        lt = q.object.language
+                        if lang is None or not lt or lt.split("-")[0].lower() == lang.lower():
+                            out.setdefault(IRI(q.subject.value), set()).add(q.object.value)
+        except (OSError, SyntaxError, ValueError) as e:
+            raise InputError(path, f"cannot read the ontology: {e}") from None
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def schema_elements(sparql: str) -> set[IRI]:
+    """The IRIs of a query used as predicates (path IRIs included) or as the object of
+    ``rdf:type``: the vocabulary, as opposed to the entities."""
+    from kgqa.sparql.analyzer import Path, analyze
+
+    rdf_type = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+    out: set[IRI] = set()
+    for tp in analyze(sparql).triples:
+        s, p, o = tp.spo
+        if isinstance(p, IRI):
+            out.add(p)
+        elif isinstance(p, Path):
+            out.update(p.iris)
+        if isinstance(p, IRI) and p.value == rdf_type and isinstance(o, IRI):
+            out.add(o)
+    return out
+
+
+def unmarked(intermediary: str) -> str:
+    """An intermediary question without its marks (``<Dead Sea>`` -> ``Dead Sea``)."""
+    return " ".join(_MARKED.sub(lambda m: m.group(1) or m.group(2), intermediary).split())
+
+
+def _intermediary(item: Item) -> str | None:
+    for key in INTERMEDIARY_KEYS:
+        v = item.metadata.get(key)
+        if isinstance(v, str) and _MARKED.search(v):
+            return v
+    return None
+
+
 # --------------------------------------------------------------------------- variants
 
 
@@ -344,10 +535,12 @@ def tag_end(question: str, mentions: Sequence[Mention], prefixes: dict[str, str]
 
 def annotate_item(item: Item, labels: dict[Element, Sequence[str]] | None = None, lang: str = "en",
                   min_score: float = 85.0, require: str = "all",
-                  prefixes: dict[str, str] | None = None) -> Annotation:
+                  prefixes: dict[str, str] | None = None, ontology: dict[IRI, Sequence[str]] | None = None,
+                  inter_min_score: float = 80.0, intermediary_fallback: bool = True) -> Annotation:
     """Annotate one item (module docstring). ``labels`` are KB labels of IRIs (None: no label
     matching); literals always use their lexical form. ``prefixes`` are extra namespaces for
-    writing elements (the query's own declarations take precedence)."""
+    writing elements (the query's own declarations take precedence). ``ontology`` labels
+    (:func:`ontology_labels`) and ``inter_min_score`` serve items with an intermediary question."""
     if require not in ("all", "any"):
         raise ValueError(f"require must be 'all' or 'any', not {require!r}")
     question = item.question(lang) or ""
@@ -363,6 +556,16 @@ def annotate_item(item: Item, labels: dict[Element, Sequence[str]] | None = None
     qt, st = item.metadata.get("question_template"), item.metadata.get("query_template")
     if isinstance(qt, str) and isinstance(st, str):
         mentions = template_mentions(question, item.sparql, qt, st)
+    inter = _intermediary(item) if mentions is None else None
+    text_source = "question"
+    if inter is not None:
+        schema = schema_elements(item.sparql)
+        mentions = intermediary_mentions(question, inter, elements, ontology, labels, inter_min_score, schema)
+        if len({m.element for m in mentions}) < len(elements) and intermediary_fallback:
+            plain = unmarked(inter)
+            alt = intermediary_mentions(plain, inter, elements, ontology, labels, inter_min_score, schema)
+            if len({m.element for m in alt}) > len({m.element for m in mentions}):
+                question, mentions, text_source = plain, alt, "intermediary"
     if mentions is None:
         cand: dict[Element, list[str]] = {e: [e.value] for e in elements if isinstance(e, Literal)}
         for e in elements:
@@ -374,7 +577,7 @@ def annotate_item(item: Item, labels: dict[Element, Sequence[str]] | None = None
     mentions = sorted(mentions, key=lambda m: rank.get(m.element, len(rank)))
     found = {m.element for m in mentions}
     missing = [e for e in elements if e not in found]
-    ann = Annotation(item.id, question, elements, mentions, missing, prefixes=prefixes)
+    ann = Annotation(item.id, question, elements, mentions, missing, prefixes=prefixes, text_source=text_source)
     if (require == "all" and missing) or not mentions:
         ann.reason = "no mention found for " + ", ".join(element_text(e, prefixes) for e in missing)
         return ann
@@ -385,14 +588,15 @@ def annotate_item(item: Item, labels: dict[Element, Sequence[str]] | None = None
 
 def annotate_dataset(ds: Dataset, engine: Any = None, lang: str = "en", min_score: float = 85.0,
                      require: str = "all", timeout: float = 60.0,
-                     prefixes: dict[str, str] | None = None) -> list[Annotation]:
+                     prefixes: dict[str, str] | None = None,
+                     ontology: dict[IRI, Sequence[str]] | None = None) -> list[Annotation]:
     """Annotate every item; labels of all IRI elements are fetched through ``engine`` in
-    batches (no engine: template mentions and literals only)."""
+    batches (no engine: template mentions, intermediary questions and literals only)."""
     labels: dict[Element, list[str]] | None = None
     if engine is not None:
         iris = [e for it in ds.items if it.sparql for e in kb_elements(it.sparql)[0] if isinstance(e, IRI)]
         labels = dict(fetch_labels(engine, iris, lang, timeout=timeout))
-    return [annotate_item(it, labels, lang, min_score, require, prefixes) for it in ds.items]
+    return [annotate_item(it, labels, lang, min_score, require, prefixes, ontology) for it in ds.items]
 
 
 # --------------------------------------------------------------------------- files
@@ -413,10 +617,12 @@ def parse_prefixes(pairs: Sequence[str]) -> dict[str, str]:
 
 def annotate_to_file(dataset: Any, output: Any, mode: str = "tagged", kg: Any = None, lang: str = "en",
                      min_score: float = 85.0, require: str = "all", prefixes: dict[str, str] | None = None,
-                     timeout: float = 60.0, format: str | None = None) -> dict[str, Any]:
+                     timeout: float = 60.0, format: str | None = None,
+                     ontology: Sequence[Any] = ()) -> dict[str, Any]:
     """``kgqa annotate``: annotate ``dataset`` (a name, path or Dataset) in ``mode`` (``raw``,
     ``tagged``, ``tag-end``), labels from ``kg`` (RDF files, a store or an endpoint; None:
-    template placeholders and literals only), and write the annotated questions as JSONL to
+    template placeholders, intermediary questions and literals only; ``ontology``: RDF files
+    whose labels help align intermediary questions), and write the annotated questions as JSONL to
     ``output``; for the other modes also ``<output>.report.json`` listing the items not
     annotated. Returns the report (``items``, ``annotated``, ``not_annotated``, ``partial``,
     ``report_path``)."""
@@ -443,7 +649,8 @@ def annotate_to_file(dataset: Any, output: Any, mode: str = "tagged", kg: Any = 
             from kgqa.execute import open_engine
 
             engine = open_engine(kg)
-        anns = annotate_dataset(ds, engine, lang, min_score, require, timeout, extra)
+        onto = ontology_labels(ontology, lang) if ontology else None
+        anns = annotate_dataset(ds, engine, lang, min_score, require, timeout, extra, onto)
     except RuntimeError as e:
         raise InputError(str(kg or "--kg"), str(e)) from None
     finally:
@@ -456,7 +663,7 @@ def annotate_to_file(dataset: Any, output: Any, mode: str = "tagged", kg: Any = 
             skipped.append({"id": a.id, "question": a.question, "reason": a.reason,
                             "missing": [element_text(e, pfx) for e in a.missing]})
             continue
-        meta = {**it.metadata, "annotation": mode, "raw_question": a.question,
+        meta = {**it.metadata, "annotation": mode, "raw_question": a.question, "annotated_text": a.text_source,
                 "mentions": [{"element": element_text(m.element, pfx), "text": m.text, "start": m.start,
                               "end": m.end, "source": m.source, "label": m.label, "score": m.score}
                              for m in a.mentions],

@@ -31,6 +31,7 @@ COMMAND_MODULES: list[str] = [
     "kgqa.cli.web",
     "kgqa.cli.generate",
     "kgqa.cli.migrate",
+    "kgqa.cli.baseline",
 ]
 
 

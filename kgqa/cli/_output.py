@@ -1,13 +1,21 @@
 """Output helpers shared by the command modules: consoles, writing text to a file or stdout,
-printing rich renderables, saving evaluations and printing breakdowns."""
+printing rich renderables, saving evaluations and printing breakdowns; and the live-system
+options shared by ``kgqa evaluate --system`` and ``kgqa system ask`` (headers, the command that
+resumes after Ctrl-C)."""
 
 from __future__ import annotations
 
+import os
+import shlex
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+import typer
 from rich.markup import escape
 
 from kgqa.model import InputError
@@ -126,3 +134,91 @@ def open_store(store: Optional[str]):
         return Store(store)
     except SchemaError as e:
         raise InputError(store or "store", str(e)) from None
+
+
+# --------------------------------------------------------------------------- live systems
+
+#: environment variable with headers for every live-system request, one NAME:VALUE per line
+HEADERS_ENV = "KGQA_SYSTEM_HEADERS"
+HEADER_HELP = (f"With a live system: send this header with every request (repeatable; also {HEADERS_ENV}, one "
+               "NAME:VALUE per line). Values are never written.")
+
+
+def system_headers(values: list[str] | None) -> dict[str, str]:
+    """``--header NAME:VALUE`` options over the lines of ``$KGQA_SYSTEM_HEADERS``."""
+    items = [x for x in os.environ.get(HEADERS_ENV, "").splitlines() if x.strip()] + list(values or [])
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise InputError("--header", "expected NAME:VALUE, got one without a name and a colon (not shown: it "
+                                         "may be a secret)")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _current_context() -> Any:
+    """The running command's click context (typer >= 0.2x vendors its own click: duck-typed)."""
+    import importlib
+
+    for name in ("typer._click.globals", "click.globals"):
+        try:
+            ctx = importlib.import_module(name).get_current_context(silent=True)
+        except (ImportError, AttributeError):
+            continue
+        if ctx is not None:
+            return ctx
+    return None
+
+
+def resume_command(ctx: Any, add: tuple[str, ...] = ()) -> str:
+    """The command line that reruns this command (``--fresh`` left out), with credentials in
+    the URL and ``--header`` values shown as ``***``."""
+    from kgqa.execute.systems.client import display_url
+
+    parts = ctx.command_path.split()
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        is_arg = getattr(param, "param_type_name", "") == "argument"
+        if param.name == "fresh" or value is None or (not is_arg and value == param.default):
+            continue
+        values = list(value) if isinstance(value, (list, tuple)) else [value]
+        values = [v.value if isinstance(v, Enum) else v for v in values]
+        if param.name in ("url", "system"):
+            values = [display_url(str(v)) for v in values]
+        if param.name == "header":
+            values = [f"{str(v).partition(':')[0]}:***" for v in values]
+        if is_arg:
+            parts += [str(v) for v in values]
+        elif getattr(param, "is_flag", False):
+            parts.append(param.opts[0] if value else param.secondary_opts[0])
+        else:
+            for v in values:
+                parts += [param.opts[0], str(v)]
+    return shlex.join([*parts, *add])
+
+
+@contextmanager
+def resumable() -> Iterator[None]:
+    """Ctrl-C while asking a live system: say what is kept and print the exact command that
+    resumes; exit status 130."""
+    from kgqa.execute.systems import AskInterrupted
+
+    try:
+        yield
+    except AskInterrupted as e:
+        ctx = _current_context()
+        if ctx is None:  # not run from the command line: nothing to print a command for
+            raise
+        if e.journal is not None:
+            err.print(f"[yellow]interrupted:[/] {e.answered} of {e.total} questions answered, kept in the journal "
+                      f"{e.journal}; resume (asks only the rest) with:", highlight=False, soft_wrap=True)
+            err.print(f"  {resume_command(ctx)}", highlight=False, soft_wrap=True, markup=False)
+        else:
+            err.print("[yellow]interrupted:[/] nothing was journalled (no --journal), so a rerun asks every question "
+                      "again; to make the next run resumable:", highlight=False, soft_wrap=True)
+            err.print(f"  {resume_command(ctx, ('--journal', 'system.journal.jsonl'))}", highlight=False,
+                      soft_wrap=True, markup=False)
+        if "***" in resume_command(ctx):
+            err.print("  (credentials are shown as ***: give them again)", highlight=False, soft_wrap=True)
+        raise typer.Exit(130) from None

@@ -157,17 +157,18 @@ def annotate_cmd(
     prefix: list[str] = typer.Option([], "--prefix", help="Extra prefix for writing IRIs, PFX=NAMESPACE (repeatable)."),
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds per label query."),
     format: Optional[str] = typer.Option(None, "--format", "-f", help="Input dataset format (default: detect)."),
+    ontology: list[Path] = typer.Option([], "--ontology", help="RDF file(s) whose labels help align LC-QuAD intermediary questions (repeatable; no KG needed)."),
 ) -> None:
     """Annotate questions with their KB elements (raw / tagged / tag-end) for seq2seq training.
 
     Reyd & Zouaq 2023, Sect. 3.1: mentions come from template placeholders when the items have
-    templates, else from KB labels fuzzy-matched in the question. Items whose mentions cannot be
+    templates, else from LC-QuAD's marked intermediary question when there is one, else from KB labels fuzzy-matched in the question. Items whose mentions cannot be
     found are listed, never guessed."""
     from kgqa.build.annotate import annotate_to_file, parse_prefixes
 
     try:
         report = annotate_to_file(dataset, output, mode.value, kg, lang, min_score, require.value,
-                                  parse_prefixes(prefix), timeout, format)
+                                  parse_prefixes(prefix), timeout, format, ontology)
     except InputError as e:
         _fail(e)
     if report["report_path"] is None:

@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 
 from kgqa.cli._output import emit_breakdowns, parse_options, record, save_evaluations, say, serve_demo
+from kgqa.cli._output import resumable, system_headers
 from kgqa.model import InputError
 from kgqa.report.term import SafeConsole as Console
 
@@ -28,16 +29,25 @@ class OutFormat(str, Enum):
     md = "md"
 
 
-def _evaluate(dataset: str, runs: list[str], **options: object) -> list[Evaluation]:
-    """:func:`kgqa.api.evaluate` for the command line (a list of runs, progress on stderr)."""
+def gold_policy(sandbox_gold: bool) -> Any:
+    """``--sandbox-gold``: the execution policy that does not trust gold queries (None: the default)."""
     from kgqa import api
 
-    return api.evaluate(dataset, list(runs), progress=True, **options)  # type: ignore[arg-type]
+    return api.ExecutionPolicy(trust_gold=False) if sandbox_gold else None
+
+
+def _evaluate(dataset: str, runs: list[str], **options: object) -> list[Evaluation]:
+    """:func:`kgqa.api.evaluate` for the command line (a list of runs, progress on stderr; Ctrl-C
+    while asking a live system prints the command that resumes)."""
+    from kgqa import api
+
+    with resumable():
+        return api.evaluate(dataset, list(runs), progress=True, **options)  # type: ignore[arg-type]
 
 
 def ask_settings(system: str | None, runs: list[str] | None, lang: str, **client: Any) -> Any:
-    """The live-system client's settings for ``--system`` (None without it); no run and no
-    system is a usage error."""
+    """The live-system client's settings for ``--system`` (None without it; ``headers``: the
+    ``--header`` options); no run and no system is a usage error."""
     if system is None:
         if not runs:
             raise InputError("RUNS", "give one or more run files, or a live system with --system URL")
@@ -45,7 +55,7 @@ def ask_settings(system: str | None, runs: list[str] | None, lang: str, **client
     from kgqa.api import parse_langs
     from kgqa.execute.systems import AskSettings
 
-    return AskSettings(langs=parse_langs(lang), **client)
+    return AskSettings(langs=parse_langs(lang), **{**client, "headers": system_headers(client.get("headers"))})
 
 
 def print_warnings(evals: list[Evaluation]) -> list[str]:
@@ -142,6 +152,7 @@ def register(app: typer.Typer) -> None:
         gold_answers: str = typer.Option("stored", "--gold-answers", help="stored: the dataset's gold answers; executed: re-run gold queries on --kg."),
         timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
         no_normalise: bool = typer.Option(False, "--no-normalise", help="Execute queries exactly as written (no prefix injection or dialect fixes)."),
+        sandbox_gold: bool = typer.Option(False, "--sandbox-gold", help="With --kg: run the dataset's gold queries through the sandbox like the run's (a dataset from an unknown source; see docs/reference/trust.md)."),
         dataset_option: Optional[list[str]] = typer.Option(None, "--dataset-option", help="Loader option KEY=VALUE (e.g. question_field=paraphrased_question for LC-QuAD 2.0); repeatable."),
         run_option: Optional[list[str]] = typer.Option(None, "--run-option", help="Run loader option KEY=VALUE; repeatable."),
         reexecute: bool = typer.Option(False, "--reexecute", help="With --kg: execute the run's queries even where the run also gives answers."),
@@ -158,6 +169,9 @@ def register(app: typer.Typer) -> None:
         rps: Optional[float] = typer.Option(None, "--rps", help="With --system: at most this many requests per second."),
         journal: Optional[Path] = typer.Option(None, "--journal", help="With --system: resume from / append to this journal (JSONL)."),
         fresh: bool = typer.Option(False, "--fresh", help="With --system and --journal: ask every question again."),
+        allow_failures: bool = typer.Option(False, "--allow-failures", help="With --system: score it even when it failed every question or more than half of them (an error otherwise)."),
+        header: Optional[list[str]] = typer.Option(None, "--header", help="With --system: send this header NAME:VALUE with every request (repeatable; also KGQA_SYSTEM_HEADERS). Never written."),
+        no_echo_check: bool = typer.Option(False, "--no-echo-check", help="With --system: ignore the question a response echoes."),
         store: Optional[str] = typer.Option(None, "--store", help="Also record each run as an experiment in this store (SQLite file or SQLAlchemy URL; see kgqa web)."),
         no_cache: bool = typer.Option(False, "--no-cache", help="With --kg: neither read nor write the result cache."),
         view: Optional[str] = typer.Option(None, "--view", help="Compare answers as values (flattened), tuples (rows) or list; default: the profile's."),
@@ -165,7 +179,7 @@ def register(app: typer.Typer) -> None:
         redirects: Optional[str] = typer.Option(None, "--redirects", help="With --kg: IRIs linked by this KG predicate (e.g. dbo:wikiPageRedirects) compare equal (meaning matching)."),
         match_labels: bool = typer.Option(False, "--match-labels", help="Text answers match entities by label (the dataset's entity labels and aliases; with --kg also rdfs:label, skos labels, schema/foaf name): for systems that answer in text."),
         stream: Optional[bool] = typer.Option(None, "--stream/--no-stream", help="Read a JSONL dataset one question at a time, keeping none of its items (same scores; not with --kg). Default: streamed when the JSONL file is 64 MB or more and nothing needs it in memory (KGQA_STREAM_BYTES sets the size)."),
-        strict: bool = typer.Option(False, "--strict", help="Exit with status 3 when the set-up check warns (under half of the questions in the run, n = 0, a copy of the gold answers, failing endpoint, a score file given as a run)."),
+        strict: bool = typer.Option(False, "--strict", help="Exit with status 3 when the set-up check warns (under half of the questions in the run, n = 0, a copy of the gold answers, a live system failing questions, failing endpoint, a score file given as a run)."),
     ) -> None:
         """Score one or more runs on a dataset."""
         if gold_answers not in ("stored", "executed"):
@@ -180,11 +194,12 @@ def register(app: typer.Typer) -> None:
             raise InputError("--stream", "breakdowns (--by) read each question's dataset item, which a streamed "
                                          "evaluation does not keep: drop --stream for them")
         settings = ask_settings(system, runs, lang, concurrency=concurrency, timeout=system_timeout,
-                                retries=retries, rps=rps, fresh=fresh)
+                                retries=retries, rps=rps, fresh=fresh, allow_failures=allow_failures,
+                                headers=header, echo_check=not no_echo_check)
         evals = _evaluate(
             dataset, runs or [], profile=profile, measures=measures, lang=lang, dataset_format=dataset_format,
             run_format=run_format, kg=kg, graph=graph, gold_answers=gold_answers, timeout=timeout,
-            normalise=not no_normalise,
+            normalise=not no_normalise, policy=gold_policy(sandbox_gold),
             dataset_options=parse_options(dataset_option, "--dataset-option"),
             run_options=parse_options(run_option, "--run-option"),
             reexecute=reexecute,

@@ -46,12 +46,13 @@ def register(app: typer.Typer) -> None:
         output: Path = typer.Option(..., "--output", "-o", help="Dataset to write: .json (QALD JSON) or .jsonl."),
         n: int = typer.Option(100, "-n", "--n", min=1, help="Number of graph queries."),
         edges: str = typer.Option("1-3", "--edges", help="Edges per template: N or LOW-HIGH."),
-        functions: Optional[str] = typer.Option(None, "--functions", help="Allowed functions or classes, comma-separated (none, count, superlative, comparative, max, argmin, >=, ...); default all."),
+        functions: Optional[str] = typer.Option(None, "--functions", help="Share per function class, e.g. none=0.7,count=0.1,superlative=0.1,comparative=0.1 (default: GraphQuestions' 0.74/0.10/0.09/0.07), or allowed functions/classes, comma-separated (none, count, superlative, comparative, max, argmin, >=, ...)."),
         seed: int = typer.Option(0, "--seed", min=0, help="Random seed (same seed, same KG: same bytes)."),
         min_commonness: Optional[float] = typer.Option(None, "--min-commonness", help="Drop graph queries with log10 p(q) below this (the paper: -40)."),
         ontology: Optional[Path] = typer.Option(None, "--ontology", help="RDFS/OWL file with domains and ranges (default: schema induced from the KG)."),
         graph: Optional[str] = typer.Option(None, "--graph", help="Named graph: for RDF files, load into it; for an endpoint, its default-graph-uri."),
-        groundings: int = typer.Option(3, "--groundings", min=1, help="Graph queries kept per template at most."),
+        groundings: int = typer.Option(3, "--groundings", min=1, help="Graph queries kept per template at most (over the whole run)."),
+        label_predicate: Optional[str] = typer.Option(None, "--label-predicate", help="IRI of the KG's label property (default rdfs:label; when absent, skos:prefLabel, foaf:name, schema:name or a ...name predicate is found)."),
         candidates: int = typer.Option(20, "--candidates", min=1, help="Grounding candidates drawn per template."),
         keep_redundant: bool = typer.Option(False, "--keep-redundant", help="Do not minimize; mark redundant components instead."),
         frequencies: Optional[Path] = typer.Option(None, "--frequencies", help="TSV IRI<TAB>count for commonness (e.g. entity mention counts)."),
@@ -70,27 +71,27 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Generate a question set from a KG: random query templates, grounded, minimized,
         with functions, commonness and paraphrases (Su et al. 2016)."""
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        from kgqa.generate import Options, generate, parse_edges, parse_functions
+        from kgqa.generate import Options, generate, parse_edges, parse_function_shares
 
         if fmt not in ("table", "json"):
             raise InputError("--format", f"expected table or json, got {fmt!r}")
         try:
-            opts = Options(n=n, edges=parse_edges(edges), functions=parse_functions(functions), seed=seed,
+            allowed, shares = parse_function_shares(functions)
+            opts = Options(n=n, edges=parse_edges(edges), functions=allowed, shares=shares, seed=seed,
                            groundings=groundings, candidates=candidates, min_commonness=min_commonness,
                            keep_redundant=keep_redundant, max_attempts=max_attempts)
         except ValueError as e:
             raise InputError("--edges/--functions", str(e)) from None
         show = not quiet and fmt == "table" and err.is_terminal
-        with Progress(TextColumn("generating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err, disable=not show) as bar:
-            task = bar.add_task("generate", total=n)
+        from kgqa.model.progress import progress_bar
+
+        with progress_bar(n, "generating", enabled=show, console=err) as bar:
             res = generate(kg, opts, output=output, ontology=ontology, graph=graph, frequencies=frequencies,
                            lexicon=lexicon, lang=lang, exclude_relations=exclude, annotation=annotation,
                            paraphraser=paraphraser, timeout=timeout, max_rows=max_rows,
                            cache=False if no_cache else (cache if cache is not None else True),
-                           progress=lambda k: bar.advance(task, k))
+                           label_predicate=label_predicate.strip("<>") if label_predicate else None,
+                           progress=bar)
         if fmt == "json":
             sys.stdout.write(json.dumps({**res.summary, "written": res.written, "queries": res.queries,
                                          "queries_executed": res.queries_executed}, indent=2) + "\n")

@@ -129,19 +129,20 @@ def audit_cmd(
     timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
     max_rows: int = typer.Option(100_000, "--max-rows", help="Row cap per result."),
     no_normalise: bool = typer.Option(False, "--no-normalise", help="Execute gold queries exactly as written."),
+    sandbox_gold: bool = typer.Option(False, "--sandbox-gold", help="Run the gold queries through the sandbox (a dataset from an unknown source; see docs/reference/trust.md)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the result cache."),
     show_all: bool = typer.Option(False, "--all", help="List every query, not only problems."),
     fmt: AuditFormat = typer.Option(AuditFormat.table, "--format", "-f", help="Output format."),
 ) -> None:
     """Check each gold query: does it parse, execute, and reproduce the stored gold answer
     (value sets compared as lexical strings)? Lists mismatches with their diffs."""
-    from kgqa.execute.audit import audit_kg
-    from kgqa.execute.policy import ExecutionPolicy
+    from kgqa import api
     from kgqa.report.audit import audit_renderables
 
-    policy = ExecutionPolicy(timeout=timeout, max_rows=max_rows, normalise=not no_normalise)
-    report = audit_kg(dataset, kg, graph=graph, policy=policy, cache=not no_cache,
-                      progress=fmt is AuditFormat.table, dataset_format=dataset_format)
+    policy = api.ExecutionPolicy(timeout=timeout, max_rows=max_rows, normalise=not no_normalise,
+                                 trust_gold=not sandbox_gold)
+    report = api.audit(dataset, kg, graph=graph, policy=policy, cache=not no_cache,
+                       progress=fmt is AuditFormat.table, dataset_format=dataset_format)
     if fmt is AuditFormat.json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
         return

@@ -46,7 +46,10 @@ def register(app: typer.Typer) -> None:
         label_fallback: bool = typer.Option(False, "--label-fallback", help="map unlinked entities by equal labels (marked 'label')"),
         no_two_hop: bool = typer.Option(False, "--no-two-hop", help="enumerate one-hop paths only"),
         sample: int = typer.Option(20, "--sample", help="source triples sampled per predicate (SPARQL datasets)"),
-        min_support: int = typer.Option(1, "--min-support"),
+        min_support: int = typer.Option(5, "--min-support", min=1, help="evidence pairs a predicate mapping needs "
+                                                                         "(three quarters of them when fewer were found)"),
+        min_share: float = typer.Option(0.5, "--min-share", min=0.0, max=1.0,
+                                        help="share of the mapped evidence pairs a predicate mapping needs"),
         constraints: str = typer.Option("both", "--propose-constraints",
                                         help="type constraints in proposed rules: both | object | none"),
         seed: int = typer.Option(0, "--seed"),
@@ -62,7 +65,7 @@ def register(app: typer.Typer) -> None:
         from kgqa.migrate.pipeline import Options
         from kgqa.migrate.run import migrate_files
 
-        opts = Options(seed=seed, sample=sample, min_support=min_support,
+        opts = Options(seed=seed, sample=sample, min_support=min_support, min_share=min_share,
                        disambiguation=tuple(disambiguation or DEFAULT_DISAMBIGUATION),
                        redirect=tuple(redirect or DEFAULT_REDIRECT),
                        link_predicates=tuple(link_predicate or (OWL_SAMEAS,)),
@@ -80,21 +83,33 @@ def register(app: typer.Typer) -> None:
         except InputError as e:
             err.print(f"[bold red]error:[/] {e}", highlight=False)
             raise typer.Exit(2)
-        m = w.migration
-        for t in m.tables.tables:
-            rt = RichTable(title=t.title, title_justify="left")
-            for c in t.columns:
-                rt.add_column(c, overflow="fold")
-            for r in t.rows:
-                rt.add_row(*(str(x) for x in r))
-            out.print(rt)
-        s = m.summary()
-        out.print(f"{s['kept']} of {s['items']} items migrated; agreement "
-                  + ", ".join(f"{k} {v}" for k, v in s["agreement"].items()), highlight=False)
-        for p in m.source.problems:
-            err.print(f"skipped: {p}", highlight=False)
-        for role, path in w.files.items():
-            out.print(f"{role}: {path}" + (f" ({w.dataset_format})" if role == "dataset" else ""), highlight=False)
-        out.print("execution: " + "; ".join(f"{k} " + ", ".join(f"{a}={b}" for a, b in v.items())
-                                            for k, v in m.execution.items()), highlight=False)
-        out.print(m.signature, highlight=False)
+        render(w)
+
+
+def render(w) -> None:
+    """The tables, the summary (migrated / written), the notes, every item not migrated with its
+    reason, the files and the signature."""
+    m = w.migration
+    for t in m.tables.tables:
+        rt = RichTable(title=t.title, title_justify="left")
+        for c in t.columns:
+            rt.add_column(c, overflow="fold")
+        for r in t.rows:
+            rt.add_row(*(str(x) for x in r))
+        out.print(rt)
+    s = m.summary()
+    out.print(f"{s['kept']} of {s['items']} items migrated ({w.written} written); agreement "
+              + ", ".join(f"{k} {v}" for k, v in s["agreement"].items()), highlight=False)
+    for note in m.notes:
+        out.print(f"note: {note}", highlight=False)
+    dropped = [r for r in m.records if not r.get("kept")]
+    for r in dropped:
+        out.print(f"not migrated: {r['id']}: {r.get('reason') or r.get('category')}", highlight=False,
+                  soft_wrap=True)
+    for p in m.source.problems:
+        err.print(f"skipped: {p}", highlight=False)
+    for role, path in w.files.items():
+        out.print(f"{role}: {path}" + (f" ({w.dataset_format})" if role == "dataset" else ""), highlight=False)
+    out.print("execution: " + "; ".join(f"{k} " + ", ".join(f"{a}={b}" for a, b in v.items())
+                                        for k, v in m.execution.items()), highlight=False)
+    out.print(m.signature, highlight=False)

@@ -60,9 +60,13 @@ def register(app: typer.Typer) -> None:
         token: Optional[str] = typer.Option(None, "--token", help="Shared secret every request must carry (open the printed link once)."),
         kg: Optional[list[str]] = typer.Option(None, "--kg", help="Offer a knowledge graph: NAME=RDF file(s), store dir or endpoint URL (repeatable; demo and ck25 are built in)."),
         max_upload_mb: float = typer.Option(50.0, "--max-upload-mb", help="Largest request body (all uploads of a form) in MB."),
-        allow_endpoint_urls: bool = typer.Option(False, "--allow-endpoint-urls", help="Let the form name any SPARQL endpoint URL (the server will query it)."),
+        allow_endpoint_urls: bool = typer.Option(False, "--allow-endpoint-urls", help="Let the form name a SPARQL endpoint URL (the server will query it; public hosts only unless --allowed-url-host)."),
         workers: int = typer.Option(1, "--workers", help="Experiments evaluated at the same time."),
         timeout: float = typer.Option(30.0, "--timeout", help="Default per-query timeout in seconds."),
+        allowed_host: Optional[list[str]] = typer.Option(None, "--allowed-host", help="Also answer to this Host name (repeatable; e.g. behind a proxy). Others get 421 (DNS rebinding guard)."),
+        allow_system_urls: bool = typer.Option(False, "--allow-system-urls", help="Let the form name a live QA system URL (the server will POST every question to it; public hosts only unless --allowed-url-host)."),
+        allowed_url_host: Optional[list[str]] = typer.Option(None, "--allowed-url-host", help="A host the form's system/endpoint URLs may name even when loopback or private (repeatable)."),
+        max_unpacked_mb: float = typer.Option(512.0, "--max-unpacked-mb", help="Largest size a compressed RDF upload may inflate to, in MB."),
     ) -> None:
         """Serve the web platform: upload runs, experiment permalinks, leaderboards, comparisons."""
         from kgqa.web.app import Settings
@@ -70,7 +74,9 @@ def register(app: typer.Typer) -> None:
 
         st = _open(store)
         settings = Settings(kgs=_kgs(kg), max_upload_mb=max_upload_mb, allow_endpoint_urls=allow_endpoint_urls,
-                            token=token, workers=workers, timeout=timeout)
+                            token=token, workers=workers, timeout=timeout, allowed_hosts=list(allowed_host or []),
+                            allow_system_urls=allow_system_urls, allowed_url_hosts=list(allowed_url_host or []),
+                            max_unpacked_mb=max_unpacked_mb)
         serve(st, settings, host=host, port=port, say=lambda s: err.print(s, highlight=False, soft_wrap=True))
 
     exp = typer.Typer(help="The experiment store: list, show, export, delete.", no_args_is_help=True)

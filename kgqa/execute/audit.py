@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from kgqa.execute.executor import Executor
 from kgqa.model.answer import answer_items
 from kgqa.model.item import Dataset
-from kgqa.model.outcome import Status
+from kgqa.model.outcome import Outcome, Status
 from kgqa.model.terms import LEXICAL_MATCHING, TermMatching
 
 
@@ -70,19 +70,26 @@ def compare(executed, stored, matching: TermMatching = LEXICAL_MATCHING) -> tupl
 
 def audit(dataset: Dataset, executor: Executor, *, matching: TermMatching = LEXICAL_MATCHING) -> list[AuditRow]:
     """Execute every gold query of ``dataset`` and compare with the stored answers (by
-    default as lexical value sets: the convention of the Text2SPARQL / GERBIL gold files)."""
+    default as lexical value sets: the convention of the Text2SPARQL / GERBIL gold files). The
+    gold queries are sandboxed when the executor's policy does not trust them (``trust_gold``);
+    a refused query is audited as REFUSED, never executed."""
     rows: list[AuditRow] = []
     todo: list[tuple[int, str]] = []
-    executor.prepare_many([it.sparql for it in dataset.items if it.sparql and it.sparql.strip()], untrusted=False)
+    refused: list[tuple[int, Outcome]] = []
+    untrusted = executor.policy.untrusted("gold")
+    executor.prepare_many([it.sparql for it in dataset.items if it.sparql and it.sparql.strip()], untrusted=untrusted)
     for item in dataset.items:
         if not item.sparql or not item.sparql.strip():
             rows.append(AuditRow(item.id, "no-query", None, None, None, message="item has no gold query"))
             continue
-        text, rw, _ = executor.prepare(item.sparql, untrusted=False)
+        text, rw, refusal = executor.prepare(item.sparql, untrusted=untrusted)
         rows.append(AuditRow(item.id, "", None, None, None, rewrites=list(rw)))
-        todo.append((len(rows) - 1, text))
+        if refusal is not None:
+            refused.append((len(rows) - 1, refusal))
+        else:
+            todo.append((len(rows) - 1, text))
     outs, _ = executor.batch([q for _, q in todo], "auditing")
-    for (i, _), o in zip(todo, outs):
+    for i, o in [*zip((i for i, _ in todo), outs), *refused]:
         row = rows[i]
         item = dataset.items[i]
         row.status = o.status.value

@@ -47,6 +47,12 @@ re-run whose results are all cached neither analyses its queries nor looks their
 :data:`COMMIT_INTERVAL` seconds, and once more when the batch ends or is interrupted), so a run
 killed with ``kill -9`` or Ctrl-C resumes where it stopped. A row SQLite refuses (e.g. "string
 or blob too big") is skipped, never fatal.
+
+**Trouble**: a cache that cannot be opened or read (corrupt or truncated file,
+``KGQA_CACHE_DIR`` naming a file, a read-only file system, a full disk) is a
+:class:`CacheError`: one line naming the file and the ways out (another folder,
+``--no-cache``). When storing fails during a run (the disk fills up), a warning names the file
+once and the run goes on without storing: its results are still reported and written.
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ import os
 import sqlite3
 import threading
 import time
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -68,6 +75,7 @@ from kgqa.execute.engine import (DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, Engine, Engi
 from kgqa.model.answer import Answer, TableAnswer, from_results_json, to_results_json
 
 from kgqa.model.outcome import Outcome, Status
+from kgqa.model.problems import InputError
 
 SCHEMA_VERSION = 1
 #: Answers whose results JSON is larger than this are not cached (SQLite's default blob limit
@@ -151,6 +159,39 @@ def code_fingerprint(modules: Sequence[str]) -> str | None:
     return h.hexdigest()[:16]
 
 
+class CacheError(InputError):
+    """The result cache cannot be used: corrupt or truncated, ``KGQA_CACHE_DIR`` not a folder,
+    read-only, or the disk is full. One line naming the file, what is wrong and the ways out."""
+
+    def __init__(self, path: Path, problem: str):
+        super().__init__(path, f"result cache unusable: {problem}; move or delete it, point KGQA_CACHE_DIR at "
+                               "another folder, or run with --no-cache")
+
+
+def _explain(e: BaseException, path: Path | None = None) -> str:
+    """What a cache failure means, in words (the underlying message kept)."""
+    text = str(e) or type(e).__name__
+    low = text.lower()
+    errno_ = getattr(e, "errno", None)
+    if path is not None and "unable to open" in low and path.parent.is_dir() and not os.access(path.parent, os.W_OK):
+        errno_ = 30
+    if errno_ == 28 or "disk is full" in low or "disk full" in low:
+        return f"the disk is full ({text})"
+    if errno_ in (13, 30) or "readonly" in low or "read-only" in low:
+        return f"it cannot be written: read-only file or file system ({text})"
+    if "not a database" in low or "malformed" in low or "corrupt" in low:
+        return f"the file is corrupt or truncated, or not a kgqa result cache ({text})"
+    if isinstance(e, (NotADirectoryError, FileExistsError)):
+        return f"its folder {getattr(e, 'filename', '') or ''} is a file, not a folder (KGQA_CACHE_DIR?)"
+    return text
+
+
+def _writer_failed(e: BaseException) -> bool:
+    """A write failure of the cache itself (disk full, read-only, I/O), not of one row."""
+    return isinstance(e, (sqlite3.OperationalError, sqlite3.DatabaseError, OSError)) and not isinstance(
+        e, _ROW_REFUSED)
+
+
 @dataclass(frozen=True)
 class CacheStats:
     path: str
@@ -164,8 +205,23 @@ class ResultCache:
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else default_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        #: why storing stopped (disk full, read-only, ...): the run goes on without storing
+        self.write_error: str | None = None
+        try:
+            self._open()
+        except (sqlite3.Error, OSError) as e:
+            db = getattr(self, "_db", None)
+            if db is not None:
+                db.close()
+            raise CacheError(self.path, _explain(e, self.path)) from None
+        if self._schema and self._schema != str(SCHEMA_VERSION):
+            self._db.close()
+            raise RuntimeError(f"{self.path}: result cache schema {self._schema}, this kgqa writes {SCHEMA_VERSION};"
+                               " clear it with `kgqa cache clear`")
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None,
                                    check_same_thread=False)
         try:
@@ -181,9 +237,24 @@ class ResultCache:
             self._db.executescript(_SCHEMA)  # idempotent; each statement commits on its own
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
             row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        if row and row[0] != str(SCHEMA_VERSION):
-            raise RuntimeError(f"{self.path}: result cache schema {row[0]}, this kgqa writes {SCHEMA_VERSION};"
-                               " clear it with `kgqa cache clear`")
+        self._schema = row[0] if row else None
+
+    def _rollback(self) -> None:
+        """ROLLBACK when a transaction is open: SQLite ends one by itself on some errors
+        (disk full), and a failing ROLLBACK must not hide why."""
+        if self._db.in_transaction:
+            try:
+                self._db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
+    def _stop_writing(self, e: BaseException) -> None:
+        """The cache cannot store any more (disk full, read-only, I/O error): say so once and
+        store nothing more; the run goes on (its results are still reported and written)."""
+        if self.write_error is None:
+            self.write_error = _explain(e)
+            warnings.warn(f"kgqa: result cache {self.path}: cannot store outcomes: {self.write_error}; the run goes "
+                          "on without storing them (a rerun executes them again)", RuntimeWarning, stacklevel=4)
 
     # ------------------------------------------------------------------ lookups
 
@@ -224,10 +295,13 @@ class ResultCache:
         parameters ``first``), one SQLite query per :data:`LOOKUP_CHUNK` keys."""
         out: list[tuple] = []
         step = max(1, min(LOOKUP_CHUNK, self._max_vars - 1 - len(first)))
-        with self._lock:
-            for start in range(0, len(keys), step):
-                chunk = keys[start:start + step]
-                out.extend(self._db.execute(sql.format(",".join("?" * len(chunk))), [*first, *chunk]))
+        try:
+            with self._lock:
+                for start in range(0, len(keys), step):
+                    chunk = keys[start:start + step]
+                    out.extend(self._db.execute(sql.format(",".join("?" * len(chunk))), [*first, *chunk]))
+        except sqlite3.DatabaseError as e:  # a page found corrupt or truncated while reading
+            raise CacheError(self.path, _explain(e)) from None
         return out
 
     @staticmethod
@@ -285,18 +359,30 @@ class ResultCache:
     def _put_side(self, table: str, rows: list[tuple]) -> None:
         """INSERT OR REPLACE ``rows`` into a table beside the results (preparations,
         assessments) in one transaction; nothing is stored when SQLite refuses one."""
-        if not rows:
+        if not rows or self.write_error is not None:
             return
+        sql = f"INSERT OR REPLACE INTO {table} VALUES ({','.join('?' * len(rows[0]))})"
         with self._lock:
+            self._write(lambda: self._db.executemany(sql, rows))
+
+    def _write(self, work: Callable[[], object]) -> bool | None:
+        """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction (the lock held): True when it
+        committed, False when SQLite refused a row (rolled back), None when the cache cannot be
+        written any more (disk full, read-only; rolled back, see :meth:`_stop_writing`)."""
+        try:
             self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({','.join('?' * len(rows[0]))})", rows)
-                self._db.execute("COMMIT")
-            except _ROW_REFUSED:
-                self._db.execute("ROLLBACK")
-            except BaseException:
-                self._db.execute("ROLLBACK")
+            work()
+            self._db.execute("COMMIT")
+            return True
+        except _ROW_REFUSED:
+            self._rollback()
+            return False
+        except BaseException as e:
+            self._rollback()
+            if not _writer_failed(e):
                 raise
+            self._stop_writing(e)
+            return None
 
     # ------------------------------------------------------------------ stores
 
@@ -324,34 +410,25 @@ class ResultCache:
             capped = int(o.status is Status.EXEC_ERROR and o.message == cap_msg)
             rows.append((engine, query_hash(query), query, o.status.value, answer, n_rows, o.message,
                          o.elapsed, timeout, max_rows, capped, now))
-        if not rows:
+        if not rows or self.write_error is not None:
             return 0
         sql = "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+        stored = 0
+
+        def one_by_one() -> None:  # one row was refused: store the others one by one
+            nonlocal stored
+            for r in rows:
+                try:
+                    self._db.execute(sql, r)
+                    stored += 1
+                except _ROW_REFUSED:
+                    pass
+
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.executemany(sql, rows)
-                self._db.execute("COMMIT")
-                return len(rows)
-            except _ROW_REFUSED:
-                self._db.execute("ROLLBACK")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            stored = 0  # one row was refused: store the others one by one
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                for r in rows:
-                    try:
-                        self._db.execute(sql, r)
-                        stored += 1
-                    except _ROW_REFUSED:
-                        pass
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-        return stored
+            done = self._write(lambda: self._db.executemany(sql, rows))
+            if done is not False:
+                return len(rows) if done else 0
+            return stored if self._write(one_by_one) else 0
 
     # ------------------------------------------------------------------ maintenance
 
@@ -381,7 +458,7 @@ class ResultCache:
                     n = self._db.execute("DELETE FROM results WHERE engine = ?", (engine,)).rowcount
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self._rollback()
                 raise
             if engine is None:
                 self._db.execute("VACUUM")
@@ -422,7 +499,7 @@ _DECODE_LOCK = threading.Lock()
 
 def decode_answer(text: str, seen: dict[str, Answer] | None = None) -> Answer:
     """The answer stored as results JSON ``text`` (:func:`~kgqa.model.answer.from_results_json`,
-    read with orjson when available). Identical texts give the same object: within one look-up
+    read with orjson). Identical texts give the same object: within one look-up
     through ``seen``, across look-ups through a small memo of short texts."""
     if seen is not None:
         hit = seen.get(text)

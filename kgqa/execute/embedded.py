@@ -12,7 +12,9 @@ holding the KG:
 ``execute_many`` feeds the queries to idle workers; a query still running ``timeout`` seconds
 after it was sent is answered ``TIMEOUT`` and its worker is killed (SIGKILL) and replaced by a
 fresh one, so the run carries on. A worker that dies (e.g. out of memory) yields
-``EXEC_ERROR`` and is replaced too.
+``EXEC_ERROR`` and is replaced too. A query nested deeper than pyoxigraph's recursive parser
+can take (:func:`kgqa.execute.nesting.nesting_problem`) is answered ``EXEC_ERROR`` "query too
+deeply nested" without reaching a worker: definitive, so cached.
 
 Safety: workers only ever call ``Store.query``, which cannot execute SPARQL Update; an
 in-memory worker holds a private copy-on-write copy, a disk worker a read-only handle, so no
@@ -58,6 +60,7 @@ from kgqa.execute.engine import (DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_ROWS, DEF
                                  DEFAULT_WORKER_MEMORY, GRAPH_VARIABLES, EngineInfo, format_bytes,
                                  too_large_message, too_many_rows_message, transient)
 from kgqa.execute.kgfile import Manifest, load_files, read_manifest
+from kgqa.execute.nesting import nesting_problem
 from kgqa.sparql.lexer import decode_codepoint_escapes
 from kgqa.execute.sandbox import check, refusal
 from kgqa.model.answer import BooleanAnswer, TableAnswer
@@ -590,8 +593,13 @@ class EmbeddedEngine:
         pending: deque[int] = deque()
         for i, q in enumerate(queries):
             reason = refusal(q, allow_service=self.allow_service)
-            if reason is not None:
-                results[i] = Outcome(Status.REFUSED, None, reason, 0.0)
+            deep = nesting_problem(q) if reason is None else None
+            if reason is not None or deep is not None:
+                if deep is not None:
+                    results[i] = Outcome(Status.EXEC_ERROR, None, deep, 0.0)  # definitive: cached
+                else:
+                    from kgqa.execute.policy import refused_outcome  # labelled by what happened
+                    results[i] = refused_outcome(q, reason)
                 if on_outcome is not None:
                     on_outcome(i, results[i])
                 if progress is not None:

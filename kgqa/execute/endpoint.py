@@ -21,9 +21,11 @@ Outcomes (the engine contract of :mod:`kgqa.execute.engine`):
 - HTTP 400 whose body reports a syntax/compile error (Virtuoso ``37000``/``SP0xx``, "parse
   error", "syntax error", "MalformedQuery", "Invalid SPARQL query", ...) -> ``PARSE_ERROR``;
 - HTTP 429, 5xx (except 501/505) and connection failures (refused, reset, dropped, body cut
-  short) are retried: at most ``retries`` more attempts, waiting ``backoff * 2**k`` seconds
+  short) are retried under kgqa's one retry policy (:mod:`kgqa.execute.retry`, shared with the
+  live-system client): at most ``retries`` more attempts, waiting ``backoff * 2**k`` seconds
   (k = 0, 1, ...; capped at ``max_backoff``) with equal jitter (uniformly between half and all
-  of it), or exactly the ``Retry-After`` the server sent (seconds or HTTP-date). A Virtuoso 5xx
+  of it), or exactly the ``Retry-After`` the server sent (seconds or HTTP-date; one longer
+  than ``max_backoff`` ends the retries). A Virtuoso 5xx
   that reports a deterministic query error (SQLSTATE classes 22, 37, 42, e.g. ``22012``
   division by zero) is not retried; Virtuoso's ``S1T00`` (server-side timeout) is ``TIMEOUT``
   and its ``37000`` (SPARQL compiler) is ``PARSE_ERROR`` whatever the HTTP status.
@@ -35,8 +37,14 @@ Outcomes (the engine contract of :mod:`kgqa.execute.engine`):
 - Failures after retries (5xx, 429, connection errors) are *transient*
   (:func:`kgqa.execute.engine.transient`): reported, never cached, retried by a rerun.
 - Bodies are streamed and reading stops at ``max_response_bytes`` (counted after HTTP content
-  decoding, so a gzip bomb is cut off too) -> ``EXEC_ERROR`` "response body larger than ...
+  decoding, so a gzip bomb is cut off too; gzip/deflate are inflated a piece of at most
+  :data:`PIECE` bytes at a time) -> ``EXEC_ERROR`` "response body larger than ...
   (response byte cap; ...)"; nothing more is read or kept.
+- A 2xx results body is parsed as it arrives, in a worker thread, never on the event loop
+  (:mod:`kgqa.execute.results_stream`): reading stops at the first row over ``max_rows`` or
+  the first variable over :data:`~kgqa.execute.results_stream.DEFAULT_MAX_COLUMNS` (variables
+  the head does not declare count) -> ``EXEC_ERROR`` with the cap named; the per-query
+  ``timeout`` covers reading and parsing.
 
 Scheduling. All requests of one engine share one event loop (a daemon thread) and one
 ``httpx.AsyncClient``; at most ``concurrency`` queries are in flight (a query's clock starts
@@ -49,14 +57,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import email.utils
 import itertools
-import json
-import random
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import zlib
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -72,10 +78,13 @@ from kgqa.execute.engine import (
     too_many_rows_message,
     transient,
 )
-from kgqa.execute.results_xml import parse_results_xml
+from kgqa.execute.results_stream import DEFAULT_MAX_COLUMNS, CapExceeded, JsonResultsStream
+from kgqa.execute.results_xml import XmlResultsStream
+from kgqa.execute.retry import RETRY_STATUSES, GaveUp, PacedTransport, RateLimiter, RetryPolicy, retry_after_seconds
+from kgqa.execute.retry import Retryable as _Retryable
 from kgqa.execute.sandbox import UPDATE_KEYWORDS, refusal
 from kgqa.sparql.lexer import tokenize
-from kgqa.model.answer import Answer, BooleanAnswer, TableAnswer, from_results_json
+from kgqa.model.answer import Answer, BooleanAnswer, TableAnswer
 from kgqa.model.outcome import Outcome, Status
 from kgqa.model.terms import BNode, IRI, Literal, Term, XSD_STRING
 
@@ -100,7 +109,8 @@ PARSE_ERROR_MARKERS = re.compile(
     re.IGNORECASE,
 )
 _VIRTUOSO_ERROR = re.compile(r"Virtuoso\s+([0-9A-Z]{5})\s+Error")
-RETRY_STATUSES = frozenset({429} | set(range(500, 600)) - {501, 505})
+#: Largest piece of a decoded response body handled at once (inflating, parsing).
+PIECE = 1 << 20
 
 
 # --------------------------------------------------------------------------- helpers
@@ -132,24 +142,6 @@ def query_form(query: str) -> str:
     return "unknown"
 
 
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP-date (a date in
-    the past gives 0); None when absent or unreadable."""
-    if value is None:
-        return None
-    value = value.strip()
-    if re.fullmatch(r"\d+(\.\d+)?", value):
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None:
-        return None
-    now = time.time() if now is None else now
-    return max(0.0, when.timestamp() - now)
-
-
 def _snippet(body: bytes | str, n: int = BODY_SNIPPET) -> str:
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
     return text.strip()[:n]
@@ -175,18 +167,23 @@ def _ox_term(t: Any) -> Term:
     raise ValueError(f"unsupported RDF term in a graph result: {t!r}")
 
 
-def _parse_graph(body: bytes, ctype: str) -> TableAnswer:
+def _parse_graph(body: bytes, ctype: str, max_rows: int | None = None) -> TableAnswer:
+    """A CONSTRUCT/DESCRIBE result as a table, one row per triple; stops at ``max_rows`` + 1
+    triples (:class:`CapExceeded`)."""
     import pyoxigraph as ox
 
     fmt = ox.RdfFormat.from_media_type(ctype)
     if fmt is None:
         raise ValueError(f"unsupported RDF media type {ctype}")
+    rows = []
     try:
-        rows = tuple((_ox_term(q.subject), _ox_term(q.predicate), _ox_term(q.object))
-                     for q in ox.parse(body, format=fmt))
+        for q in ox.parse(body, format=fmt):
+            if max_rows is not None and len(rows) >= max_rows:
+                raise CapExceeded(too_many_rows_message(max_rows))
+            rows.append((_ox_term(q.subject), _ox_term(q.predicate), _ox_term(q.object)))
     except SyntaxError as e:
         raise ValueError(f"malformed {ctype} graph result: {e}") from None
-    return TableAnswer(GRAPH_VARIABLES, rows)
+    return TableAnswer(GRAPH_VARIABLES, tuple(rows))
 
 
 class _Failure(Exception):
@@ -196,22 +193,6 @@ class _Failure(Exception):
         super().__init__(message)
         self.status = outcome_status
         self.message = message
-
-
-class _Retryable(Exception):
-    """An attempt that failed in a way worth retrying."""
-
-    def __init__(self, message: str, retry_after: float | None = None):
-        super().__init__(message)
-        self.message = message
-        self.retry_after = retry_after
-
-
-def backoff_wait(k: int, backoff: float, max_backoff: float) -> float:
-    """Seconds to wait before retry ``k`` (0, 1, ...): ``backoff * 2**k`` capped at
-    ``max_backoff``, with equal jitter (uniformly between half and all of it)."""
-    base = min(max_backoff, backoff * (2 ** k))
-    return base / 2 + random.uniform(0, base / 2)
 
 
 async def read_capped(response: httpx.Response, cap: int | None, too_large: Callable[[], Exception]) -> bytes:
@@ -229,21 +210,6 @@ async def read_capped(response: httpx.Response, cap: int | None, too_large: Call
     finally:
         await stream.aclose()
     return b"".join(chunks)
-
-
-class RateLimiter:
-    """Requests start at least ``1/rps`` seconds apart (no burst). Used on one event loop only."""
-
-    def __init__(self, rps: float):
-        self.interval = 1.0 / rps
-        self.next_at = 0.0
-
-    async def acquire(self) -> None:
-        now = time.monotonic()
-        at = max(now, self.next_at)
-        self.next_at = at + self.interval
-        if at > now:
-            await asyncio.sleep(at - now)
 
 
 # --------------------------------------------------------------------------- engine
@@ -320,7 +286,10 @@ class SparqlEndpoint:
         self._sem = asyncio.Semaphore(self.concurrency)
         self._limiter = RateLimiter(self.rps) if self.rps else None
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-        return httpx.AsyncClient(headers=self.headers, limits=limits, follow_redirects=False, timeout=None)
+        # with rps, sends are spaced when their bytes go out (no burst behind a slow first connect)
+        transport = PacedTransport(httpx.AsyncHTTPTransport(limits=limits), self._limiter) if self._limiter else None
+        return httpx.AsyncClient(headers=self.headers, limits=limits, follow_redirects=False, timeout=None,
+                                 transport=transport)
 
     def _call(self, coro: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
@@ -390,6 +359,7 @@ class SparqlEndpoint:
         self._closed = True
         try:
             self._call(self._client.aclose())
+            self._call(self._loop.shutdown_asyncgens())  # bodies left unread at a cap: close their streams
         finally:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=5)
@@ -409,7 +379,8 @@ class SparqlEndpoint:
         if sandbox:
             reason = refusal(query, allow_service=self.allow_service, allow_update=self.allow_update)
             if reason is not None:
-                return Outcome(Status.REFUSED, None, reason, time.monotonic() - t0)
+                from kgqa.execute.policy import refused_outcome  # labelled by what happened
+                return refused_outcome(query, reason, time.monotonic() - t0)
         form = query_form(query)
         async with self._sem:
             start = time.monotonic()
@@ -447,10 +418,9 @@ class SparqlEndpoint:
                         state: dict) -> tuple[Status, Answer | None, str]:
         params = self._params(query, form)
         accept = ACCEPT_GRAPH if form in ("construct", "describe") else ACCEPT_RESULTS
-        for k in range(self.retries + 1):
-            if self._limiter is not None:
-                await self._limiter.acquire()
-            url = self.urls[next(self._rr) % len(self.urls)]
+
+        async def attempt(k: int) -> tuple[Status, Answer | None, str]:
+            url = self.urls[next(self._rr) % len(self.urls)]  # a retry goes to the next replica
             state["attempts"] = k + 1
             self.requests_sent += 1
             try:
@@ -459,20 +429,13 @@ class SparqlEndpoint:
                 return f.status, None, f.message
             except _Retryable as r:
                 state["last"] = r.message
-                failure = r
-            attempts = k + 1
-            if k == self.retries:
-                return Status.EXEC_ERROR, None, transient(f"{failure.message} (gave up after {attempts} attempts)")
-            if failure.retry_after is not None:
-                wait = failure.retry_after
-            else:
-                wait = backoff_wait(k, self.backoff, self.max_backoff)
-            if time.monotonic() + wait >= deadline:
-                return (Status.EXEC_ERROR, None,
-                        transient(f"{failure.message} (gave up after {attempts} attempt(s): waiting {wait:.1f} s "
-                                  f"to retry would pass the timeout)"))
-            await asyncio.sleep(wait)
-        raise AssertionError("unreachable")  # pragma: no cover
+                raise
+
+        policy = RetryPolicy(self.retries, self.backoff, self.max_backoff)
+        try:
+            return await policy.run(attempt, limiter=self._limiter, deadline=deadline)
+        except GaveUp as g:
+            return Status.EXEC_ERROR, None, transient(g.message)
 
     async def _attempt(self, url: str, params: list[tuple[str, str]], accept: str, form: str,
                        max_rows: int, deadline: float) -> tuple[Status, Answer | None, str]:
@@ -485,27 +448,30 @@ class SparqlEndpoint:
                     request = self._client.build_request("POST", url, data=dict_multi(params), headers=headers)
                 response = await self._client.send(request, stream=True)
                 try:
+                    server = response.headers.get("server")
+                    if self._server is None:
+                        self._server = server.split()[0] if server and server.split() else "unknown"
+                    code = response.status_code
+                    if code in (301, 302, 303, 307, 308) and "location" in response.headers:
+                        target = str(response.url.join(response.headers["location"]))
+                        if self.method == "GET" or code in (307, 308):
+                            url = target
+                            continue
+                        raise _Failure(Status.EXEC_ERROR,
+                                       f"HTTP {code} redirect to {target}: a POST cannot follow it; "
+                                       "use that URL as the endpoint")
+                    if 200 <= code < 300:
+                        return await self._read_answer(response, form, max_rows)
                     body = await self._read_capped(response)
                 finally:
                     await response.aclose()
-                server = response.headers.get("server")
-                if self._server is None:
-                    self._server = server.split()[0] if server and server.split() else "unknown"
-                if response.status_code in (301, 302, 303, 307, 308) and "location" in response.headers:
-                    target = str(response.url.join(response.headers["location"]))
-                    if self.method == "GET" or response.status_code in (307, 308):
-                        url = target
-                        continue
-                    raise _Failure(Status.EXEC_ERROR,
-                                   f"HTTP {response.status_code} redirect to {target}: a POST cannot follow it; "
-                                   "use that URL as the endpoint")
                 return self._interpret(response, body, form, max_rows)
             raise _Failure(Status.EXEC_ERROR, f"too many redirects from {url}")
         except httpx.TimeoutException as e:  # only when httpx times out before our deadline
             raise _Retryable(f"{type(e).__name__} from {url}: {e}") from None
         except httpx.TransportError as e:
             raise _Retryable(f"connection error from {url}: {type(e).__name__}: {e or 'no detail'}") from None
-        except httpx.DecodingError as e:
+        except (httpx.DecodingError, zlib.error) as e:
             raise _Failure(Status.EXEC_ERROR, f"undecodable response body from {url}: {e}") from None
         except httpx.HTTPError as e:
             raise _Failure(Status.EXEC_ERROR, f"{type(e).__name__} from {url}: {e}") from None
@@ -516,20 +482,105 @@ class SparqlEndpoint:
         return await read_capped(response, cap, lambda: _Failure(
             Status.EXEC_ERROR, too_large_response_message(response.status_code, cap)))
 
-    def _interpret(self, response: httpx.Response, body: bytes, form: str,
-                   max_rows: int) -> tuple[Status, Answer | None, str]:
+    async def _pieces(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """The body, content-decoded, in pieces of at most :data:`PIECE` bytes, counted against
+        ``max_response_bytes`` as they are decoded: gzip and deflate are inflated here at most a
+        piece at a time (a small gzip of millions of rows never inflates at once); other codings
+        are httpx's. Raises the response byte cap's :class:`_Failure` at once."""
+        cap = self.max_response_bytes
+        enc = response.headers.get("content-encoding", "").strip().lower()
+        inflate = None
+        if enc in ("gzip", "x-gzip"):
+            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif enc == "deflate":
+            inflate = zlib.decompressobj()
+        source = response.aiter_raw() if inflate is not None or enc in ("", "identity") else response.aiter_bytes()
+        n = 0
+        try:
+            async for chunk in source:
+                while chunk:
+                    if inflate is None:
+                        piece, chunk = chunk[:PIECE], chunk[PIECE:]
+                    else:
+                        piece = inflate.decompress(chunk, PIECE)
+                        chunk = inflate.unconsumed_tail
+                    n += len(piece)
+                    if cap and n > cap:
+                        raise _Failure(Status.EXEC_ERROR, too_large_response_message(response.status_code, cap))
+                    if piece:
+                        yield piece
+        finally:
+            await source.aclose()
+
+    async def _read_answer(self, response: httpx.Response, form: str,
+                           max_rows: int) -> tuple[Status, Answer | None, str]:
+        """The answer of a 2xx response, parsed incrementally off the event loop (a worker
+        thread) with the row, column and byte caps enforced while reading; the per-query
+        timeout (around the whole attempt) interrupts it between pieces."""
         code = response.status_code
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
-        if 200 <= code < 300:
-            sql_state = response.headers.get("x-sql-state")
-            if sql_state:
-                msg = response.headers.get("x-sql-message", "")
-                raise _Failure(Status.TIMEOUT,
-                               f"endpoint returned incomplete results (X-SQL-State {sql_state}: {msg.strip()[:200]})")
-            answer = self._parse_body(body, ctype, form, code)
-            if isinstance(answer, TableAnswer) and len(answer.rows) > max_rows:
-                raise _Failure(Status.EXEC_ERROR, too_many_rows_message(max_rows))
-            return Status.OK, answer, ""
+        sql_state = response.headers.get("x-sql-state")
+        if sql_state:
+            msg = response.headers.get("x-sql-message", "")
+            raise _Failure(Status.TIMEOUT,
+                           f"endpoint returned incomplete results (X-SQL-State {sql_state}: {msg.strip()[:200]})")
+        if form == "update":
+            return Status.OK, TableAnswer((), ()), ""
+        pieces = self._pieces(response)
+        first = b""
+        try:
+            async for piece in pieces:  # enough of the body to tell what it is
+                first += piece
+                if len(first) >= 200:
+                    break
+            head = first[:200].lstrip().lower()
+            sniff = ctype in ("", "text/plain")
+            if ctype == "text/html" or (sniff and head.startswith((b"<!doctype html", b"<html"))):
+                async for piece in pieces:
+                    if len(first) >= 20000:
+                        break
+                    first += piece
+                title = _html_title(first)
+                raise _Failure(Status.EXEC_ERROR, "endpoint returned text/html, not SPARQL results"
+                               + (f" (HTTP {code}, page title: {title})" if title else f" (HTTP {code})"))
+            if ctype in RDF_TYPES and form in ("construct", "describe"):
+                chunks = [first]
+                async for piece in pieces:
+                    chunks.append(piece)
+                answer: Answer = await asyncio.to_thread(_parse_graph, b"".join(chunks), ctype, max_rows)
+                return Status.OK, answer, ""
+            if ctype in JSON_TYPES or (sniff and head.startswith(b"{")):
+                parser: JsonResultsStream | XmlResultsStream = JsonResultsStream(max_rows, DEFAULT_MAX_COLUMNS)
+            elif ctype in XML_TYPES or (sniff and head.startswith((b"<?xml", b"<sparql"))):
+                parser = XmlResultsStream(max_rows, DEFAULT_MAX_COLUMNS)
+            else:
+                raise _Failure(Status.EXEC_ERROR, f"endpoint returned {ctype or 'no content type'}, not SPARQL "
+                                                  f"results: {_snippet(first, 200)}")
+            batch = first
+            async for piece in pieces:  # hand the parser about 256 KiB at a time
+                batch += piece
+                if len(batch) >= PIECE // 4:
+                    await asyncio.to_thread(parser.feed, batch)
+                    batch = b""
+            if batch:
+                await asyncio.to_thread(parser.feed, batch)
+            answer = await asyncio.to_thread(parser.close)
+        except CapExceeded as e:
+            raise _Failure(Status.EXEC_ERROR, e.message) from None
+        except ValueError as e:
+            raise _Failure(Status.EXEC_ERROR, str(e)) from None
+        finally:
+            await pieces.aclose()
+        if form == "ask" and isinstance(answer, TableAnswer):
+            answer = _ask_from_table(answer)
+        elif form in ("construct", "describe") and isinstance(answer, TableAnswer) and len(answer.variables) == 3:
+            answer = TableAnswer(GRAPH_VARIABLES, answer.rows)
+        return Status.OK, answer, ""
+
+    def _interpret(self, response: httpx.Response, body: bytes, form: str,
+                   max_rows: int) -> tuple[Status, Answer | None, str]:
+        """The outcome of a non-2xx response (its body read up to the byte cap)."""
+        code = response.status_code
         text = _snippet(body)
         where = f"HTTP {code} {response.reason_phrase}".strip()
         vm = _VIRTUOSO_ERROR.search(body[:2000].decode("utf-8", "replace"))
@@ -543,35 +594,6 @@ class SparqlEndpoint:
                 raise _Failure(Status.EXEC_ERROR, f"{where}: {text}")
             raise _Retryable(f"{where}: {text}", retry_after_seconds(response.headers.get("retry-after")))
         raise _Failure(Status.EXEC_ERROR, f"{where}: {text}")
-
-    def _parse_body(self, body: bytes, ctype: str, form: str, code: int) -> Answer:
-        if form == "update":
-            return TableAnswer((), ())
-        head = body[:200].lstrip().lower()
-        if ctype == "text/html" or (ctype in ("", "text/plain") and head.startswith((b"<!doctype html", b"<html"))):
-            title = _html_title(body)
-            raise _Failure(Status.EXEC_ERROR, "endpoint returned text/html, not SPARQL results"
-                           + (f" (HTTP {code}, page title: {title})" if title else f" (HTTP {code})"))
-        try:
-            if ctype in JSON_TYPES or (ctype in ("", "text/plain") and head.startswith(b"{")):
-                try:
-                    doc = json.loads(body)
-                except (json.JSONDecodeError, UnicodeDecodeError) as e:
-                    raise ValueError(f"malformed SPARQL results JSON ({len(body)} bytes): {e}") from None
-                answer = from_results_json(doc)
-            elif ctype in XML_TYPES or (ctype in ("", "text/plain") and head.startswith((b"<?xml", b"<sparql"))):
-                answer = parse_results_xml(body)
-            elif ctype in RDF_TYPES and form in ("construct", "describe"):
-                return _parse_graph(body, ctype)
-            else:
-                raise ValueError(f"endpoint returned {ctype or 'no content type'}, not SPARQL results: {_snippet(body, 200)}")
-        except ValueError as e:
-            raise _Failure(Status.EXEC_ERROR, str(e)) from None
-        if form == "ask" and isinstance(answer, TableAnswer):
-            answer = _ask_from_table(answer)
-        elif form in ("construct", "describe") and isinstance(answer, TableAnswer) and len(answer.variables) == 3:
-            answer = TableAnswer(GRAPH_VARIABLES, answer.rows)
-        return answer
 
 
 def dict_multi(params: list[tuple[str, str]]) -> dict[str, str | list[str]]:

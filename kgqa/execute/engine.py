@@ -140,7 +140,7 @@ class EngineInfo:
     version: str
     fingerprint: str
     #: The engine's safety settings and caps, e.g. ``net=isolated,mem=2GiB/worker,...``: not
-    #: part of :meth:`signature` or of the cache key, printed by :meth:`limits_signature`.
+    #: part of :meth:`signature` or of the cache key; a score signature's ``limits`` part.
     limits: str = ""
 
     def signature(self) -> str:
@@ -151,10 +151,6 @@ class EngineInfo:
         if fp.startswith("sha256:") and len(fp) > 19:
             fp = fp[:19]
         return f"{self.kind}-{self.version}:kg={fp}"
-
-    def limits_signature(self) -> str:
-        """The signature followed by the engine's limits: ``<signature>|<limits>``."""
-        return self.signature() + (f"|{self.limits}" if self.limits else "")
 
 
 @runtime_checkable
@@ -172,15 +168,3 @@ class Engine(Protocol):
                      progress: Callable[[int], None] | None = None) -> list[Outcome]: ...
 
     def close(self) -> None: ...
-
-
-def execute_sequentially(engine: Engine, queries: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
-                         max_rows: int = DEFAULT_MAX_ROWS,
-                         progress: Callable[[int], None] | None = None) -> list[Outcome]:
-    """A plain ``execute_many``: one query after the other through ``engine.execute``."""
-    out = []
-    for q in queries:
-        out.append(engine.execute(q, timeout=timeout, max_rows=max_rows))
-        if progress is not None:
-            progress(1)
-    return out

@@ -44,7 +44,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations, product
 from math import comb
 from typing import Any
@@ -112,6 +112,10 @@ class QueryAssessment:
     choice: Choice | None = None
     alternatives: list[Answer] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: the kinds of the findings whose legal answers are not described by ``choice`` /
+    #: ``alternatives`` (SAMPLE, RAND(), a subquery's LIMIT, an unchecked window, too many
+    #: GROUP_CONCAT orders): a score range over them can only be a bound
+    open: list[str] = field(default_factory=list)
 
     @property
     def dependent(self) -> bool:
@@ -123,8 +127,8 @@ class QueryAssessment:
             "reason": self.reason,
             "kinds": sorted({f.kind for f in self.findings}),
             "confirmed": self.confirmed,
-            "legal_answers": (self.choice.count() if self.choice is not None
-                              else len(self.alternatives) if self.alternatives else None),
+            "legal_answers": (self.choice.count() if self.choice is not None and not self.open
+                              else len(self.alternatives) if self.alternatives and not self.open else None),
             **({"notes": self.notes} if self.notes else {}),
         }
 
@@ -441,10 +445,12 @@ def assess(query: str, outcome: Outcome | None, execute, *, bound: int = DEFAULT
                 a.choice = choice
             elif ok is None:
                 reasons.append(f"{outer_window[0].message} ({why})")
+                a.open.append(outer_window[0].kind)
             else:
                 a.notes.append(why)
         else:
             verdicts.append(None)
+            a.open.append(outer_window[0].kind)
             reasons.append(outer_window[0].message + " (not checked: the query without LIMIT did not run"
                            + (f": {full.message})" if full is not None else ")"))
     for f in a.findings:
@@ -459,16 +465,22 @@ def assess(query: str, outcome: Outcome | None, execute, *, bound: int = DEFAULT
             if differs:
                 reasons.append("compares IRIs or terms of incomparable types with an ordering operator "
                                "(an error in SPARQL 1.1; some engines order them)")
-                a.alternatives = [answer] + [x for x in alts if _differs(x, answer)]
+                _set_alternatives(a, [answer] + [x for x in alts if _differs(x, answer)], f.kind)
             else:
                 a.notes.append("ordering comparisons never met IRIs or incomparable types on this KG")
         elif f.kind == "group-concat":
             c = _group_concat_confirmed(info, answer)
             verdicts.append(c)
             (reasons if c is not False else a.notes).append(f.message if c is not False else _one_value_note(info, answer))
+            orders = _group_concat_orders(info, answer, bound) if c else None
+            if orders is not None:
+                _set_alternatives(a, orders, f.kind)
+            elif c is not False:
+                a.open.append(f.kind)
         else:
             verdicts.append(None)
             reasons.append(f.message)
+            a.open.append(f.kind)
     if any(v is True for v in verdicts):
         a.confirmed = True
     elif verdicts and all(v is False for v in verdicts):
@@ -477,6 +489,45 @@ def assess(query: str, outcome: Outcome | None, execute, *, bound: int = DEFAULT
         a.confirmed = None
     a.reason = "; ".join(reasons) if a.dependent else ""
     return a
+
+
+def _set_alternatives(a: QueryAssessment, answers: list[Answer], kind: str) -> None:
+    """The legal answers of one finding; a second finding with its own (or a window choice)
+    would combine with them in ways not listed: the kind is then left open."""
+    if a.alternatives or a.choice is not None:
+        a.open.append(kind)
+    else:
+        a.alternatives = answers
+
+
+def _group_concat_orders(info, answer: TableAnswer, bound: int) -> list[Answer] | None:
+    """Every answer the GROUP_CONCAT columns of ``answer`` can take in another order of their
+    elements (the answer itself first; a value is split at the separator), or None when there
+    are more than ``bound``."""
+    from itertools import permutations
+
+    cols = _concat_columns(info, answer)
+    seps = [x.separator if x.separator is not None else " " for x in info.aggregates if x.function.upper() == "GROUP_CONCAT"]
+    sep = seps[0] if seps else " "
+    cells: list[tuple[int, int, list]] = []
+    total = 1
+    for r, row in enumerate(answer.rows):
+        for i in cols:
+            c = row[i]
+            if c is None or sep not in c.value:
+                continue
+            orders = list(dict.fromkeys(sep.join(p) for p in permutations(c.value.split(sep))))
+            total *= len(orders)
+            if total > bound:
+                return None
+            cells.append((r, i, [replace(c, value=v) for v in orders]))
+    out: list[Answer] = []
+    for pick in product(*(terms for _r, _i, terms in cells)):
+        rows = [list(row) for row in answer.rows]
+        for (r, i, _t), term in zip(cells, pick):
+            rows[r][i] = term
+        out.append(TableAnswer(answer.variables, tuple(tuple(row) for row in rows)))
+    return [answer] + [x for x in out if _differs(x, answer)]
 
 
 def _differs(x: Answer, y: Answer) -> bool:
@@ -567,10 +618,12 @@ _NOT_RUN = Outcome(Status.EXEC_ERROR, None, "not run (planning pass)", None)
 
 def assess_dataset(dataset, executor) -> dict[str, QueryAssessment]:
     """``kgqa audit``'s engine-dependence column: the assessment of every gold query with a
-    static finding (variants run through ``executor``, trusted)."""
+    static finding (variants run through ``executor``, sandboxed when its policy does not trust
+    gold queries)."""
+    untrusted = executor.policy.untrusted("gold")
     queries = {it.id: it.sparql for it in dataset.items if it.sparql and it.sparql.strip() and detect(it.sparql)}
-    outcomes = executor.run(queries, untrusted=False) if queries else {}
-    return assess_many(queries, outcomes, executor, untrusted=False)
+    outcomes = executor.run(queries, untrusted=untrusted) if queries else {}
+    return assess_many(queries, outcomes, executor, untrusted=untrusted)
 
 
 # --------------------------------------------------------------------------- remembered assessments
@@ -673,7 +726,7 @@ class _Remembered:
                 for t, o in [(q, own), *read.items()]:
                     text, _, refused = self.runner.prepare(t, self.untrusted)
                     if refused is not None:  # decided by the policy and the code (the key)
-                        if o.status is not Status.REFUSED:
+                        if o.status is not refused.status:
                             texts = None
                             break
                         continue
@@ -731,11 +784,11 @@ def _to_record(a: QueryAssessment, own: Answer | None) -> dict[str, Any] | None:
         choice = {"v": list(c.variables), "x": [_row_json(r) for r in c.fixed],
                   "g": [[[_row_json(r) for r in pool], k] for pool, k in c.groups]}
     return {"f": [[f.kind, f.message, f.level] for f in a.findings], "c": a.confirmed, "r": a.reason,
-            "n": a.notes, "h": choice, "a": alternatives}
+            "n": a.notes, "h": choice, "a": alternatives, "o": a.open}
 
 
 def _from_record(query: str, d: dict[str, Any], own: Answer | None) -> QueryAssessment:
-    a = QueryAssessment(query, [Finding(*f) for f in d["f"]], d["c"], d["r"], notes=list(d["n"]))
+    a = QueryAssessment(query, [Finding(*f) for f in d["f"]], d["c"], d["r"], notes=list(d["n"]), open=list(d.get("o", ())))
     c = d["h"]
     if c is not None:
         a.choice = Choice(tuple(c["v"]), tuple(_row(r) for r in c["x"]),

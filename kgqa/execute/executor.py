@@ -15,8 +15,7 @@ policy's limits, so helpers written against :class:`~kgqa.execute.engine.Engine`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Callable, Mapping, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -28,6 +27,7 @@ from kgqa.execute.sandbox import Prepared, Verdict
 from kgqa.model.answer import Answer
 from kgqa.model.item import Dataset
 from kgqa.model.outcome import Outcome, Status
+from kgqa.model.progress import progress_bar
 from kgqa.model.run import Run
 
 GoldMode = Literal["stored", "executed", "none"]
@@ -53,19 +53,6 @@ class Execution:
     rewrites: dict[str, list[str]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNT_KEYS, 0))
     engine_signature: str = ""
-
-
-def progress_bar(total: int, enabled: bool, label: str, *extra_columns: Any):
-    """A transient rich progress bar on stderr, ``extra_columns`` after the elapsed time (a null
-    context when disabled, empty, or when stderr is not a terminal)."""
-    from rich.console import Console
-
-    if not enabled or total == 0 or not Console(stderr=True).is_terminal:  # no bar, no blank lines when piped
-        return nullcontext(None)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(TextColumn(f"[bold]{label}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    *extra_columns, console=Console(stderr=True), transient=True)
 
 
 def _code_fingerprint() -> str | None:
@@ -94,14 +81,20 @@ class Executor:
     """Executes queries on ``engine`` through ``cache`` (a :class:`ResultCache`, or None: no
     persistent cache) under ``policy``. :meth:`open` makes one from a ``kg`` argument and owns
     (closes) what it opened. ``counts`` are the :class:`CachedEngine` counts plus ``memo_hits``.
+
+    Progress: ``progress`` shows a bar on a terminal; ``on_progress(done, total)`` is called as
+    every batch sent to the engine advances (``done`` of that batch's ``total`` queries: a web
+    page's live progress). Both see every engine batch: a run's, the gold queries', the
+    engine-dependence variants'.
     """
 
     def __init__(self, engine: Engine, *, policy: ExecutionPolicy | None = None, cache: ResultCache | None = None,
-                 progress: bool = False, owns: bool = False):
+                 progress: bool = False, owns: bool = False, on_progress: Callable[[int, int], None] | None = None):
         self.policy = policy or ExecutionPolicy()
         self.cached = engine if isinstance(engine, CachedEngine) else CachedEngine(engine, cache)
         self.cache = cache
         self.progress = progress
+        self.on_progress = on_progress
         self._owns = owns
         self._memo: dict[tuple[float, int], dict[str, Outcome]] = {}  # (timeout, max_rows) -> text -> outcome
         self._prepared: dict[tuple[str, bool], tuple[str, list[str], Outcome | None]] = {}
@@ -113,7 +106,8 @@ class Executor:
     @classmethod
     def open(cls, kg: str | Path | Sequence[str | Path], graph: str | None = None, *,
              policy: ExecutionPolicy | None = None, cache: ResultCache | str | Path | bool | None = True,
-             progress: bool = False, **engine_options: Any) -> "Executor":
+             progress: bool = False, on_progress: Callable[[int, int], None] | None = None,
+             **engine_options: Any) -> "Executor":
         """Open the engine for ``kg`` (:func:`kgqa.execute.open_engine`: RDF file(s), a store
         directory or an endpoint URL) and a result cache (``True``: the default cache, a path:
         that cache file, ``False``/None: none). Closing the executor closes both."""
@@ -126,7 +120,7 @@ class Executor:
         except BaseException:
             engine.close()
             raise
-        return cls(engine, policy=policy, cache=rc, progress=progress, owns=True)
+        return cls(engine, policy=policy, cache=rc, progress=progress, owns=True, on_progress=on_progress)
 
     # ------------------------------------------------------------------ engine interface
 
@@ -166,7 +160,8 @@ class Executor:
         todo = [q for q in dict.fromkeys(queries) if q not in memo]
         fresh: dict[str, Outcome] = {}
         if todo:
-            outs = self.cached.execute_many(todo, timeout=timeout, max_rows=max_rows, progress=progress)
+            outs = self.cached.execute_many(todo, timeout=timeout, max_rows=max_rows,
+                                            progress=self._reporting(len(todo), progress))
             for q, o in zip(todo, outs):
                 f = fresh[q] = Outcome(o.status, o.answer, o.message, None)
                 if not is_transient(o):
@@ -258,14 +253,27 @@ class Executor:
         ``elapsed``), with a progress bar when ``progress``; returns the outcomes and the counts
         this batch added."""
         before = dict(self.cached.counts)
-        with progress_bar(len(queries), self.progress, label) as bar:
-            cb: Callable[[int], None] | None = None
-            if bar is not None:
-                task = bar.add_task(label, total=len(queries))
-                cb = lambda n: bar.advance(task, n)  # noqa: E731
-            outs = self.cached.execute_many(list(queries), timeout=self.policy.timeout,
-                                            max_rows=self.policy.max_rows, progress=cb) if queries else []
+        with progress_bar(len(queries), label, enabled=self.progress) as bar:
+            outs = self.cached.execute_many(list(queries), timeout=self.policy.timeout, max_rows=self.policy.max_rows,
+                                            progress=self._reporting(len(queries), bar or None)) if queries else []
         return outs, {k: self.cached.counts[k] - before[k] for k in COUNT_KEYS}
+
+    def _reporting(self, total: int, inner: Callable[[int], None] | None) -> Callable[[int], None] | None:
+        """The engine's ``progress(n)`` callback for a batch of ``total`` queries: ``inner`` (a
+        bar) and :attr:`on_progress` with the batch's ``(done, total)``."""
+        hook = self.on_progress
+        if hook is None:
+            return inner
+        done = 0
+
+        def advance(n: int) -> None:
+            nonlocal done
+            done += n
+            if inner is not None:
+                inner(n)
+            hook(done, total)
+
+        return advance
 
     def execute_run(self, dataset: Dataset, run: Run, *, gold: GoldMode = "stored",
                     reexecute: bool = False) -> Execution:

@@ -33,6 +33,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from kgqa.model.problems import InputError
+from kgqa.model.progress import progress_bar
 
 MANIFEST = "kgqa-store.json"
 
@@ -89,21 +90,21 @@ def rdf_format(path: str | Path) -> tuple[ox.RdfFormat, str | None]:
     return fmt, comp
 
 
-class _HashingReader(io.RawIOBase):
-    """Reads the decompressed stream, hashing what it reads and reporting raw progress."""
+class DecompressingReader(io.RawIOBase):
+    """The decompressed bytes of ``path`` (``comp``: ``.gz``, ``.bz2``, ``.xz`` or None for a
+    plain file), with the decompression bomb guard: reading raises :class:`InputError` naming
+    the file once it has inflated to more than :data:`MAX_DECOMPRESSION_RATIO` times the
+    compressed bytes read (after :data:`DECOMPRESSION_FLOOR`). Wrap it in ``io.BufferedReader``
+    for line reading; used for KG files and for ``migrate --links`` files."""
 
-    def __init__(self, path: Path, progress: Progress | None):
+    def __init__(self, path: Path, comp: str | None):
         self.raw = open(path, "rb")
-        _, comp = rdf_format(path)
         if comp == ".gz":
             self.stream = gzip.GzipFile(fileobj=self.raw)
         elif comp:
             self.stream = COMPRESSIONS[comp](self.raw)
         else:
             self.stream = self.raw
-        self.sha = hashlib.sha256()
-        self.progress = progress
-        self._pos = 0
         self.path = path
         self.inflated = 0
         self.ratio = _max_ratio() if self.stream is not self.raw else 0.0
@@ -114,18 +115,12 @@ class _HashingReader(io.RawIOBase):
     def readinto(self, b) -> int:  # type: ignore[override]
         n = self.stream.readinto(b)
         if n:
-            self.sha.update(memoryview(b)[:n])
             self.inflated += n
             if self.ratio and self.inflated > DECOMPRESSION_FLOOR and \
                     self.inflated > self.ratio * max(1, self.raw.tell()):
                 raise InputError(self.path, f"decompressed to more than {self.ratio:g} times its compressed size "
                                             f"({self.inflated} bytes from {self.raw.tell()}): refused as a "
                                             "decompression bomb (set KGQA_MAX_DECOMPRESSION_RATIO to allow it)")
-        if self.progress is not None:
-            pos = self.raw.tell()
-            if pos != self._pos:
-                self.progress(pos - self._pos)
-                self._pos = pos
         return n or 0
 
     def close(self) -> None:
@@ -135,6 +130,27 @@ class _HashingReader(io.RawIOBase):
         finally:
             self.raw.close()
             super().close()
+
+
+class _HashingReader(DecompressingReader):
+    """Reads the decompressed stream, hashing what it reads and reporting raw progress."""
+
+    def __init__(self, path: Path, progress: Progress | None):
+        super().__init__(path, rdf_format(path)[1])
+        self.sha = hashlib.sha256()
+        self.progress = progress
+        self._pos = 0
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        n = super().readinto(b)
+        if n:
+            self.sha.update(memoryview(b)[:n])
+        if self.progress is not None:
+            pos = self.raw.tell()
+            if pos != self._pos:
+                self.progress(pos - self._pos)
+                self._pos = pos
+        return n
 
 
 def file_digest(path: str | Path) -> str:
@@ -239,21 +255,6 @@ def _load_one(store: ox.Store, path: Path, graph: str | None, bulk: bool, progre
     return LoadedFile(path.name, path.stat().st_size, reader.sha.hexdigest(), len(store) - before)
 
 
-def _progress_bar(paths: list[Path], enabled: bool):
-    from contextlib import nullcontext
-
-    from rich.console import Console
-
-    if not enabled or not Console(stderr=True).is_terminal:  # no bar, no blank lines when piped
-        return nullcontext(None)
-    from rich.progress import (BarColumn, DownloadColumn, Progress as RichProgress, TextColumn,
-                               TimeRemainingColumn, TransferSpeedColumn)
-
-    return RichProgress(TextColumn("[bold]loading[/] {task.description}"), BarColumn(), DownloadColumn(),
-                        TransferSpeedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
-                        transient=True)
-
-
 def load_files(paths: Sequence[str | Path], graph: str | None = None, *, progress: bool = False,
                store: ox.Store | None = None, bulk: bool = False) -> tuple[ox.Store, Manifest]:
     """Load RDF files into ``store`` (a new in-memory store by default), triples into
@@ -263,13 +264,10 @@ def load_files(paths: Sequence[str | Path], graph: str | None = None, *, progres
     files = _check_files(paths)
     store = ox.Store() if store is None else store
     loaded: list[LoadedFile] = []
-    with _progress_bar(files, progress) as bar:
+    with progress_bar(sum(p.stat().st_size for p in files), "loading", enabled=progress, unit="bytes") as bar:
         for p in files:
-            cb = None
-            if bar is not None:
-                task = bar.add_task(p.name, total=p.stat().st_size)
-                cb = lambda n, task=task: bar.advance(task, n)  # noqa: E731
-            loaded.append(_load_one(store, p, graph, bulk, cb, loaded))
+            bar(0, description=f"loading {p.name}")
+            loaded.append(_load_one(store, p, graph, bulk, bar or None, loaded))
     fp = combine_fingerprint([f.sha256 for f in loaded], graph)
     return store, Manifest(fp, loaded, graph, len(store),
                            created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))

@@ -103,12 +103,6 @@ def _missing(toks: list[Token], declared: dict[str, str]) -> list[str]:
     return list(seen)
 
 
-def missing_prefixes(query: str) -> list[str]:
-    """Prefixes used in prefixed names but not declared, in order of first use."""
-    toks = tokenize(query)
-    return _missing(toks, _declared_prefixes(toks))
-
-
 # --------------------------------------------------------------------------- casts
 
 

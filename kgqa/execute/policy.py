@@ -11,6 +11,7 @@ name it in ``signature_parts`` when it differs from the default.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -19,6 +20,54 @@ from kgqa.execute.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT
 from kgqa.execute.sandbox import UNSET, Prepared, prepare
 from kgqa.sparql.lexer import Token
 from kgqa.model.outcome import Outcome, Status
+
+
+#: what a query, an update or a prologue starts with (glued to the next word or not, as
+#: pyoxigraph reads ``INSERTDATA``), and Virtuoso's ``DEFINE`` pragma
+_STARTS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE", "PREFIX", "BASE", "INSERT", "DELETE", "LOAD", "CLEAR",
+           "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH", "DEFINE")
+_AT_OFFSET = re.compile(r"at offset (\d+)")
+
+
+def _starts_like_sparql(text: str) -> bool:
+    from kgqa.sparql.lexer import tokenize
+
+    for t in tokenize(text):
+        return t.kind in ("KEYWORD", "PNAME", "ERROR") and t.value.upper().startswith(_STARTS)
+    return False
+
+
+def refused_outcome(query: str, reason: str, elapsed: float = 0.0) -> Outcome:
+    """The outcome of a query the sandbox refuses, labelled by what happened (docs/fidelity.md):
+
+    - ``parse_error`` for text that is not SPARQL: none of the readings an engine may decode
+      from it starts like a query, an update or a prologue ("I could not ... several services"
+      is prose, not SERVICE), or it does start like one but stops being SPARQL before the word
+      the sandbox refused (a query followed by an explanation that says "services") and no
+      reading of it parses, as written, decoded or as the normaliser would repair it;
+    - ``refused`` otherwise: a query the engine would parse (or might: a keyword glued to the
+      next word, a dialect's pragma), which the sandbox did not let run. A query over the size
+      cap is refused unparsed.
+    """
+    from kgqa.execute.normalise import normalise
+    from kgqa.execute.sandbox import query_bytes_refusal, readings
+    from kgqa.sparql.analyzer import analyze
+
+    if query_bytes_refusal(query) is not None:
+        return Outcome(Status.REFUSED, None, reason, elapsed)
+    texts = [text for _label, text in readings(query)]
+    info = analyze(query)
+    if any(_starts_like_sparql(t) for t in texts):
+        at = _AT_OFFSET.search(reason)
+        if (at is None or "after decoding" in reason or info.error_offset is None
+                or int(at.group(1)) <= info.error_offset):
+            return Outcome(Status.REFUSED, None, reason, elapsed)
+        for text in texts:  # the refused word lies after the parse error: does any reading parse?
+            for candidate in dict.fromkeys((text, normalise(text).text)):
+                if analyze(candidate).error is None:
+                    return Outcome(Status.REFUSED, None, reason, elapsed)
+    error = info.error or "not a SPARQL query or update"
+    return Outcome(Status.PARSE_ERROR, None, f"parse error: {error} (not SPARQL: nothing was run)", elapsed)
 
 
 @dataclass(frozen=True)
@@ -80,7 +129,7 @@ class ExecutionPolicy:
     def outcome_of(p: Prepared) -> tuple[str, list[str], Outcome | None]:
         """:meth:`prepare`'s triple for a :class:`~kgqa.execute.sandbox.Prepared`."""
         if p.refusal is not None:
-            return p.text, p.rewrites, Outcome(Status.REFUSED, None, p.refusal, 0.0)
+            return p.text, p.rewrites, refused_outcome(p.text, p.refusal)
         return p.text, p.rewrites, None
 
     def signature_parts(self) -> dict[str, str]:

@@ -35,11 +35,14 @@ refused when
 
 Every check runs on **every reading** of the query. SPARQL 1.1 section 19.2 says codepoint
 escapes (``\uXXXX``, ``\UXXXXXXXX``) are replaced before parsing, and engines differ on where
-they do it (pyoxigraph inside IRIs and strings only; Jena everywhere, Java-style: only a
-backslash preceded by an even number of backslashes starts one). So besides the text as written
-the checks see the text decoded everywhere (repeatedly, in case an engine decodes twice) and
-decoded Java-style; ``SELECT * { BIND(<http://x/\u0041#> AS ?z) SERVICE <...> {} }`` and
-``\u0049NSERT DATA {}`` are refused. Readings beyond the first exist only for queries that
+and how they do it (pyoxigraph inside IRIs and strings only; Jena's SPARQL 1.1 parser and
+Blazegraph everywhere, Java-style: one *or more* ``u`` (``\uu0053ERVICE``), and only a backslash
+preceded by an even number of backslashes starts one; RDF4J/GraphDB the same with ``\U`` too;
+docs/sandbox.md lists every form with the grammar line it comes from). So besides the text as
+written the checks see the text decoded everywhere in every form (repeatedly, in case an engine
+decodes twice), decoded Java-style and decoded RDF4J-style;
+``SELECT * { BIND(<http://x/\u0041#> AS ?z) SERVICE <...> {} }``, ``\u0049NSERT DATA {}`` and
+``\uu0053ERVICE <...> {}`` are refused. Readings beyond the first exist only for queries that
 contain such escapes.
 
 Queries are tokenised by the one SPARQL lexer (:mod:`kgqa.sparql.lexer`), so ``"delete me"``,
@@ -64,7 +67,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
-from kgqa.sparql.lexer import Token, decode_codepoint_escapes, has_codepoint_escapes, significant, tokenize
+from kgqa.sparql.lexer import Token, significant, tokenize
 from kgqa.sparql.prefixes import STANDARD_PREFIXES
 
 UPDATE_KEYWORDS = frozenset("INSERT DELETE LOAD CLEAR DROP CREATE ADD MOVE COPY WITH USING".split())
@@ -95,38 +98,67 @@ class Verdict:
 
 # --------------------------------------------------------------------------- readings
 
-# Java-style unicode escape: the backslash must be preceded by an even number of backslashes.
+#: Every codepoint escape some engine reads (docs/sandbox.md lists them with their grammar
+#: lines): ``\u`` followed by one *or more* ``u`` and 4 hex digits (Java's grammar, which
+#: JavaCC's ``JAVA_UNICODE_ESCAPE`` implements: Jena's SPARQL 1.1 parser, Blazegraph), ``\U`` and
+#: 8 hex digits (SPARQL 1.1 section 19.2, RDF4J/GraphDB, QLever, pyoxigraph in IRIs and strings).
+_ANY_ESCAPE = re.compile(r"\\(?:u+([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8}))")
+# Java-style: the backslash must be preceded by an even number of backslashes.
 _JAVA_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u+([0-9A-Fa-f]{4})")
+# RDF4J's UnicodeEscapeStream (GraphDB): the same parity rule, one ``u`` or ``U`` + 8 hex digits.
+_RDF4J_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8}))")
 _MAX_DECODE_ROUNDS = 8
 
 
-def _java_decode(text: str) -> str:
-    def repl(m: re.Match) -> str:
-        return m.group(1) + chr(int(m.group(2), 16))
+def _chr(hexdigits: str, whole: str) -> str:
+    try:
+        return chr(int(hexdigits, 16))
+    except (ValueError, OverflowError):  # beyond U+10FFFF: not a character, kept as written
+        return whole
 
-    return _JAVA_ESCAPE.sub(repl, text)
+
+def has_escapes(text: str) -> bool:
+    """Whether ``text`` holds a codepoint escape in any form an engine reads (:data:`_ANY_ESCAPE`)."""
+    return "\\" in text and _ANY_ESCAPE.search(text) is not None
+
+
+def _decode_everywhere(text: str) -> str:
+    """Every escape of :data:`_ANY_ESCAPE` replaced wherever it is (SPARQL 1.1 section 19.2,
+    read as widely as any engine does), in one left-to-right pass."""
+    return _ANY_ESCAPE.sub(lambda m: _chr(m.group(1) or m.group(2), m.group(0)), text)
+
+
+def _java_decode(text: str) -> str:
+    return _JAVA_ESCAPE.sub(lambda m: m.group(1) + _chr(m.group(2), m.group(0)[len(m.group(1)):]), text)
+
+
+def _rdf4j_decode(text: str) -> str:
+    return _RDF4J_ESCAPE.sub(lambda m: m.group(1) + _chr(m.group(2) or m.group(3), m.group(0)[len(m.group(1)):]),
+                             text)
 
 
 def readings(query: str) -> list[tuple[str, str]]:
     """Every text an engine may parse for ``query``: ``[(label, text), ...]``, the query as
     written first, then decoded readings that differ from all before (see module docstring)."""
     out = [("as written", query)]
-    if not has_codepoint_escapes(query):
+    if not has_escapes(query):
         return out
     seen = {query}
     text = query
     for k in range(_MAX_DECODE_ROUNDS):
-        nxt = decode_codepoint_escapes(text)
+        nxt = _decode_everywhere(text)
         if nxt in seen:
             break
         out.append(("after decoding \\u escapes" + (f" ({k + 1} times)" if k else ""), nxt))
         seen.add(nxt)
         text = nxt
-        if not has_codepoint_escapes(text):
+        if not has_escapes(text):
             break
-    java = _java_decode(query)
-    if java not in seen:
-        out.append(("after decoding \\u escapes Java-style", java))
+    for label, decode in (("Java-style", _java_decode), ("RDF4J-style", _rdf4j_decode)):
+        other = decode(query)
+        if other not in seen:
+            out.append((f"after decoding \\u escapes {label}", other))
+            seen.add(other)
     return out
 
 

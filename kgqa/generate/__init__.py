@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgqa.generate.functions import parse_functions
+from kgqa.generate.functions import PAPER_SHARES, parse_function_shares, parse_functions
 from kgqa.generate.kg import KGAccess, QueryFailed
 from kgqa.model.problems import InputError
 from kgqa.generate.pipeline import Options, parse_edges
 from kgqa.model.item import Dataset
 
-__all__ = ["generate", "GenerateResult", "Options", "parse_edges", "parse_functions", "KGAccess"]
+__all__ = ["generate", "GenerateResult", "Options", "parse_edges", "parse_functions", "parse_function_shares",
+           "PAPER_SHARES", "KGAccess"]
 
 
 @dataclass
@@ -48,20 +49,29 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Options 
              paraphraser: str | Callable | None = None, timeout: float | None = None,
              max_rows: int | None = None,
              progress: Callable[[int], None] | None = None, engine_options: dict[str, Any] | None = None,
-             cache: bool | str | Path = False) -> GenerateResult:
+             cache: bool | str | Path = False, label_predicate: str | None = None) -> GenerateResult:
     """Generate ``options.n`` graph queries from ``kg`` (a ``--kg`` value or an open
     :class:`KGAccess`), build the dataset (canonical question + paraphrases per graph query) and
     write it to ``output`` (``.json`` QALD JSON, ``.jsonl`` JSONL) and the annotation export to
     ``annotation``. ``progress(k)`` is called as graph queries are accepted. ``cache`` (False,
     True for the user cache, or a file) keeps every query outcome so that a killed run resumes
-    (see :mod:`kgqa.generate.kg`)."""
+    (see :mod:`kgqa.generate.kg`). ``label_predicate``: the KG's label property (default:
+    rdfs:label, else found, see :func:`kgqa.generate.schema.label_properties`); it is never a
+    relation of a question.
+
+    Every accepted graph query passed the faithfulness check (its question says every edge,
+    grounded node and function) and has a text no other graph query has; the summary's
+    ``rejected`` counts those that did not (``unfaithful``, ``duplicate-text``) and
+    ``faithfulness_failures`` re-checks the dataset built (0)."""
     from kgqa import __version__
     from kgqa.generate.commonness import Commonness, read_frequencies
+    from kgqa.generate.functions import default_shares
     from kgqa.generate.language import Lexicon, read_lexicon
     from kgqa.generate.output import build_dataset, write_dataset
     from kgqa.generate.paraphrase import load_paraphraser, write_annotation
     from kgqa.generate.pipeline import run
-    from kgqa.generate.schema import induce_schema, schema_from_ontology
+    from kgqa.generate.language import faithfulness
+    from kgqa.generate.schema import induce_schema, label_properties, schema_from_ontology
     from kgqa.generate.summary import summarize
 
     opts = options or Options()
@@ -76,8 +86,10 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Options 
         access.max_rows = max_rows
     try:
         try:
-            schema = schema_from_ontology(ontology, access, exclude_relations) if ontology else \
-                induce_schema(access, exclude_relations)
+            labels = label_properties(access, label_predicate)
+            exclude = (*exclude_relations, labels[0])
+            schema = schema_from_ontology(ontology, access, exclude) if ontology else \
+                induce_schema(access, exclude)
         except QueryFailed as e:
             raise InputError(str(kg) if own else access.signature,
                              f"cannot read the schema from the KG ({e.status}: {e.message})") from None
@@ -87,16 +99,19 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Options 
                              "or to literals, apart from labels and schema vocabulary"
                              + (", or the ontology declares none the KG uses)" if ontology else ")"))
         common = Commonness(access, schema, table)
-        res = run(access, schema, common, opts, progress)
-        lex = Lexicon(access, lang, user_lex)
+        lex = Lexicon(access, lang, user_lex, label_properties=labels)
+        res = run(access, schema, common, opts, progress, lex)
         meta = {"id": "kgqa-generate", "generator": f"kgqa {__version__} generate (Su et al. 2016)",
                 "kg": access.signature, "schema": schema.source, "seed": opts.seed, "n": opts.n,
                 "edges": f"{opts.edges[0]}-{opts.edges[1]}", "functions": list(opts.functions),
+                "function_shares": dict(opts.shares or default_shares(opts.functions)), "label_predicate": labels[0],
                 "min_commonness": opts.min_commonness, "keep_redundant": opts.keep_redundant}
         ds = build_dataset(res.queries, lex, lang=lang, paraphraser=para, metadata=meta)
         summary = summarize(ds, res.rejected, {"schema_classes": len(schema.classes),
                                                "schema_relations": len(schema.relations),
-                                               "templates_tried": res.attempts})
+                                               "templates_tried": res.attempts,
+                                               "faithfulness_failures": sum(1 for g in res.queries
+                                                                            if faithfulness(g.query, lex, g.question))})
         written = []
         if output is not None:
             write_dataset(ds, output)

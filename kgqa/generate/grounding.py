@@ -14,7 +14,7 @@ that keeps some answers and drops others (``>``/``<=``: the value at index (k-1)
 ``>=``/``<``: index k//2); a node with a single value has no comparative.
 
 Each candidate graph query is then executed (:func:`validate`); it is valid when the answer is
-non-empty (a count of at least 1, a bound max/min), a superlative chooses among at least two
+non-empty (a count of at least 2: a count of 1 is a lookup, ``count-one``; a bound max/min), a superlative chooses among at least two
 answers (max/min: values), an argmax/argmin has no tie at the top, and a comparative changes
 the answer (a filter that keeps every answer is a redundant function).
 """
@@ -29,12 +29,13 @@ from kgqa.model.answer import TableAnswer
 from kgqa.model.terms import IRI, RDF_LANGSTRING, Literal, Term
 
 
-def grounding_query(t: GraphQuery, limit: int, salt: str) -> tuple[str, list[str]] | None:
-    """The SELECT for candidate groundings of template ``t`` and the variables it returns
-    (None when the template has nothing to ground)."""
+#: a literal longer than this is never a topic (a description would give the answer away)
+MAX_TOPIC_CHARS = 60
+
+
+def _grounding_body(t: GraphQuery) -> tuple[list[str], list[str]]:
+    """The WHERE lines that select template ``t``'s groundings and the grounded variables."""
     vars_ = [n.id for n in t.nodes if n.template]
-    if not vars_:
-        return None
     free = t.__class__(t.nodes, t.edges, Function(), t.typed, t.question)
     lines = free.patterns()
     for n in t.nodes:
@@ -42,17 +43,40 @@ def grounding_query(t: GraphQuery, limit: int, salt: str) -> tuple[str, list[str
             lines.append(f"FILTER(isIRI(?{n.id}))")
             if n.cls:
                 lines.append(f"?{n.id} a <{n.cls}> .")
-        if n.template and n.literal:  # a value of the node's datatype
+        if n.template and n.literal:  # a short value of the node's datatype
             if n.cls == RDF_LANGSTRING:
                 lines.append(f"FILTER(isLiteral(?{n.id}) && LANG(?{n.id}) != \"\")")
             else:
                 lines.append(f"FILTER(isLiteral(?{n.id}) && DATATYPE(?{n.id}) = <{n.cls}>)")
+            lines.append(f"FILTER(STRLEN(STR(?{n.id})) <= {MAX_TOPIC_CHARS})")
+    return lines, vars_
+
+
+def grounding_query(t: GraphQuery, limit: int, salt: str) -> tuple[str, list[str]] | None:
+    """The SELECT for candidate groundings of template ``t`` and the variables it returns
+    (None when the template has nothing to ground). Literal topics are at most
+    :data:`MAX_TOPIC_CHARS` characters."""
+    lines, vars_ = _grounding_body(t)
+    if not vars_:
+        return None
     key = ", \"|\", ".join(f"STR(?{v})" for v in vars_)
     sel = " ".join(f"?{v}" for v in vars_)
     where = "".join(f"  {line}\n" for line in lines)
     q = (f"SELECT DISTINCT {sel} WHERE {{\n{where}}}\n"
          f"ORDER BY MD5(CONCAT({key}, \"|{salt}\")) {sel}\nLIMIT {int(limit)}")
     return q, vars_
+
+
+def count_varies(kg: KGAccess, t: GraphQuery) -> bool:
+    """Whether some grounding of count template ``t`` counts more than one answer (False: the
+    count is 1 for every grounding, a lookup, not a count question). Raises :class:`QueryFailed`."""
+    lines, vars_ = _grounding_body(t)
+    if not vars_:
+        return True
+    sel = " ".join(f"?{v}" for v in vars_)
+    where = "".join(f"  {line}\n" for line in lines)
+    q = f"SELECT {sel} WHERE {{\n{where}}}\nGROUP BY {sel}\nHAVING (COUNT(DISTINCT ?{t.question}) > 1)\nLIMIT 1"
+    return bool(kg.select(q).rows)
 
 
 def candidates(kg: KGAccess, t: GraphQuery, limit: int, salt: str) -> list[dict[str, Term]]:
@@ -142,6 +166,8 @@ def _judge(q: GraphQuery, sparql: str, res: list) -> tuple[Answered | None, str]
         return None, "empty"
     if fn.name == "count" and rows[0][0] == Literal("0", "http://www.w3.org/2001/XMLSchema#integer"):
         return None, "empty"
+    if fn.name == "count" and rows[0][0] == Literal("1", "http://www.w3.org/2001/XMLSchema#integer"):
+        return None, "count-one"  # a lookup worded as a count
     if fn.cls == "superlative":
         n = res[1].rows[0][0] if res[1].rows else None
         if not isinstance(n, Literal) or int(n.value) < 2:

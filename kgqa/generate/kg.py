@@ -1,7 +1,11 @@
 """The generator's only door to the knowledge graph: every SPARQL query the generator runs goes
-through :class:`KGAccess`, which wraps a kgqa :class:`~kgqa.execute.Engine` (embedded
-pyoxigraph file/store, or a SPARQL endpoint; see :func:`kgqa.execute.open_engine`) with the
-same timeout and row cap as evaluation.
+through :class:`KGAccess`, which wraps a kgqa :class:`~kgqa.execute.Executor` (the engine for
+a ``--kg`` value: embedded pyoxigraph file/store or a SPARQL endpoint, the result cache and an
+:class:`~kgqa.execute.policy.ExecutionPolicy`), so the timeout, row cap, cache, progress and
+sandbox are those of evaluation.
+
+The generator's queries are the KG owner's own (gold): whether they pass the sandbox is
+:meth:`ExecutionPolicy.untrusted` ``("gold")`` (``trust_gold``), decided by the policy, never here.
 
 With a result cache (:class:`~kgqa.execute.cache.ResultCache`, SQLite in WAL mode, the one
 ``kgqa evaluate`` uses) every outcome is stored as it arrives, so a generation killed (even by
@@ -10,7 +14,8 @@ and carries on; the output is the same bytes as an uninterrupted run.
 
 Failures are never empty answers: a query that does not come back ``OK`` raises
 :class:`QueryFailed` (callers count it and move on), and ``select`` of a query over the row cap
-is such a failure too. ``queries`` counts what was executed (for the throughput bench).
+is such a failure too. ``queries`` counts what was asked (for the throughput bench),
+``executed`` what the engine really ran.
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgqa.execute import Engine, open_engine
 from kgqa.execute.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT
+from kgqa.execute.executor import Executor
+from kgqa.execute.policy import ExecutionPolicy
 from kgqa.model.answer import BooleanAnswer, TableAnswer
 from kgqa.model.outcome import Status
 from kgqa.model.terms import Term
@@ -42,51 +48,56 @@ Row = tuple[Term | None, ...]
 
 @dataclass
 class KGAccess:
-    """A KG the generator can query. ``timeout`` (s) and ``max_rows`` apply per query."""
+    """A KG the generator can query through ``executor``. ``timeout`` (s) and ``max_rows``
+    apply per query (they start as the executor policy's)."""
 
-    engine: Engine
+    executor: Executor
     timeout: float = DEFAULT_TIMEOUT
     max_rows: int = DEFAULT_MAX_ROWS
     owns_engine: bool = False
     queries: int = 0
     failures: int = 0
 
-    cache: Any = None
-
     @classmethod
     def open(cls, kg: str | Path | Sequence[str | Path], graph: str | None = None, *,
              timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS,
-             cache: bool | str | Path = False, **options: Any) -> "KGAccess":
-        """Open ``kg`` as ``--kg`` does everywhere in kgqa (files, store directory, endpoint URL).
-        ``cache``: False (none), True (the user cache, ``$KGQA_CACHE_DIR/results.sqlite``) or a
-        cache file path."""
-        engine = open_engine(kg, graph, **options)
-        rc = None
-        if cache is not False:
-            from kgqa.execute.cache import CachedEngine, ResultCache
+             cache: bool | str | Path = False, policy: ExecutionPolicy | None = None,
+             **options: Any) -> "KGAccess":
+        """Open ``kg`` as ``--kg`` does everywhere in kgqa (files, store directory, endpoint URL)
+        through :meth:`Executor.open`. ``cache``: False (none), True (the user cache,
+        ``$KGQA_CACHE_DIR/results.sqlite``) or a cache file path; ``options`` go to the engine."""
+        pol = policy or ExecutionPolicy(timeout=timeout, max_rows=max_rows)
+        ex = Executor.open(kg, graph, policy=pol, cache=cache if cache is not False else None, **options)
+        return cls(ex, pol.timeout, pol.max_rows, owns_engine=True)
 
-            rc = ResultCache(None if cache is True else cache)
-            engine = CachedEngine(engine, rc)
-        return cls(engine, timeout, max_rows, owns_engine=True, cache=rc)
+    @property
+    def engine(self) -> Executor:
+        """The executor (an engine itself: ``info``, ``execute``, ``execute_many``)."""
+        return self.executor
 
     @property
     def executed(self) -> int:
-        """Queries the engine really ran (cache hits excluded)."""
-        counts = getattr(self.engine, "counts", None)
-        return counts["executed"] if counts is not None else self.queries
+        """Queries the engine really ran (cache and memo hits excluded)."""
+        return self.executor.counts["executed"]
 
     @property
     def signature(self) -> str:
-        return self.engine.info.signature()
+        return self.executor.signature
 
     def select_many(self, queries: Sequence[str]) -> list[TableAnswer | QueryFailed]:
-        """Execute SELECT queries; each result is a table or the :class:`QueryFailed` it ended in."""
+        """Execute SELECT queries; each result is a table or the :class:`QueryFailed` it ended in.
+        They are prepared as the policy says for gold queries (normaliser; the sandbox when
+        ``trust_gold`` is off)."""
         if not queries:
             return []
-        outs = self.engine.execute_many(list(queries), timeout=self.timeout, max_rows=self.max_rows)
+        ex = self.executor
+        prepared = ex.prepare_many(list(queries), untrusted=ex.policy.untrusted("gold"))
+        run = [text for text, _, refused in prepared if refused is None]
+        outs = iter(ex.execute_many(run, timeout=self.timeout, max_rows=self.max_rows))
         self.queries += len(queries)
         res: list[TableAnswer | QueryFailed] = []
-        for q, o in zip(queries, outs):
+        for q, (_, _, refused) in zip(queries, prepared):
+            o = refused if refused is not None else next(outs)
             if o.status is Status.OK and isinstance(o.answer, TableAnswer):
                 res.append(o.answer)
             elif o.status is Status.OK and isinstance(o.answer, BooleanAnswer):
@@ -106,9 +117,7 @@ class KGAccess:
 
     def close(self) -> None:
         if self.owns_engine:
-            self.engine.close()
-            if self.cache is not None:
-                self.cache.close()
+            self.executor.close()
 
     def __enter__(self) -> "KGAccess":
         return self

@@ -2,16 +2,21 @@
 kgqa writes a canonical question by grammar and leaves sentence-level paraphrasing to people or
 to a model, see :mod:`kgqa.generate.paraphrase`).
 
-- :class:`Lexicon`: labels of IRIs from the KG (``rdfs:label``, ``skos:prefLabel``,
-  ``foaf:name``, ``schema:name``, in that order; English or untagged preferred), else the
-  IRI's local name split into words; alternative labels (``skos:altLabel``,
-  ``schema:alternateName``, ``foaf:nick``, ``dbo:alias``) and a user lexicon TSV
-  (``IRI<TAB>label``) for entity-level paraphrases;
-- :func:`canonical_question`: a small grammar per function class and answer type. The question
-  node is described as a noun phrase ("hardware whose supplier is Acme"), each edge a clause
-  chosen by the relation label's shape: ``has X`` / a noun -> "whose X is O" / "that is the X of
-  S"; a label ending in a preposition ("member of") -> "that is member of O" / "that S is
-  member of".
+- :class:`Lexicon`: labels of IRIs from the KG (the label predicates given, by default
+  ``rdfs:label``, ``skos:prefLabel``, ``foaf:name``, ``schema:name``, in that order; English or
+  untagged preferred), else the IRI's local name split into words (such IRIs are
+  :attr:`Lexicon.unlabelled`); alternative labels (``skos:altLabel``, ``schema:alternateName``,
+  ``foaf:nick``, ``dbo:alias``) and a user lexicon TSV (``IRI<TAB>label``) for entity-level
+  paraphrases;
+- :func:`describe` / :func:`canonical_question`: a small grammar with finite verbs per function
+  class and answer type ("Which hardware has supplier Acme?", "How many suppliers does X
+  have?", "Which department is Franz member of?", "Which city that has country Norland has the
+  smallest population?"); each edge is a verb phrase chosen by the relation label's shape
+  (``has X`` / a noun -> "has X O" / "is the X of S"; a label ending in a preposition ->
+  "is member of O" / "S is member of"); nested nodes are relative clauses; a value join is
+  "has the same X as Y";
+- :func:`faithfulness`: what a question fails to say of its query (every edge, every grounded
+  label or value, the question node's class, the function): the generator's check.
 """
 
 from __future__ import annotations
@@ -70,6 +75,8 @@ class Lexicon:
         self.props = label_properties
         self._labels: dict[str, str] = {}
         self._alts: dict[str, list[str]] = {}
+        #: IRIs without a label in the KG (their text is the local name)
+        self.unlabelled: set[str] = set()
 
     def fetch(self, iris: list[str]) -> None:
         todo = sorted({i for i in iris if i and i not in self._labels})
@@ -92,6 +99,8 @@ class Lexicon:
                         label = sorted(by[p], key=lambda x: _rank(x, self.lang))[0].value
                         break
                 self._labels[iri] = label or local_name(iri)
+                if label is None and iri not in self.user:
+                    self.unlabelled.add(iri)
                 alts: list[str] = []
                 for p in props:
                     for lit in sorted(by.get(p, []), key=lambda x: _rank(x, self.lang)):
@@ -146,8 +155,12 @@ def plural(word: str) -> str:
     return word + "s"
 
 
+NAME_WORDS = ("name", "title", "label")
+
+
 def _rel(rel: str, lex: Lexicon) -> tuple[str, str]:
-    """(shape, phrase): shape ``noun`` or ``prep``."""
+    """(shape, phrase): shape ``noun`` ("has supplier" -> "supplier") or ``prep`` ("member of",
+    "is eligible for" -> "eligible for")."""
     label = lex.label(rel).strip()
     label = " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in label.split())
     low = label.lower()
@@ -160,117 +173,228 @@ def _rel(rel: str, lex: Lexicon) -> tuple[str, str]:
     return "noun", label
 
 
+def _a(word: str) -> str:
+    """``word`` with its indefinite article."""
+    low = word.lower()
+    vowel = low[:1] in "aeiou" and not low.startswith(("uni", "use", "usu", "eu", "one", "once"))
+    return ("an " if vowel or low.startswith(("hour", "honest")) else "a ") + word
+
+
 class _Describer:
+    """Verbalises a graph query edge by edge. Every edge is said exactly once (``covered``: the
+    indices of the edges said); a node reached again is "that <class>". A node's edges become
+    verb phrases with a finite verb: with the node as subject ("has supplier Acme", "is member
+    of Sales", "has a weight (g) of 11") or as object ("Acme is responsible for"). A literal
+    node shared by two edges (a value join) is said as "has the same weight (g) as X" (or "has
+    the largest weight (g), equal to that of X," with a function on it), so no join is ever
+    dropped."""
+
     def __init__(self, q: GraphQuery, lex: Lexicon):
         self.q = q
         self.lex = lex
         self.seen: set[str] = set()
         self.slots: dict[str, str] = {}
+        self.covered: set[int] = set()
 
-    def ref(self, nid: str, parent: str) -> str:
-        """A phrase for node ``nid`` reached from ``parent``."""
+    def _open_edges(self, nid: str) -> list[int]:
+        return [i for i, e in enumerate(self.q.edges) if nid in (e.src, e.dst) and i not in self.covered]
+
+    def value(self, n: Node) -> str:
+        text = term_text(n.value, self.lex)
+        if isinstance(n.value, IRI):
+            self.slots[n.value.value] = text
+        return text
+
+    def np(self, nid: str, phrase: str | None = None) -> str:
+        """A noun phrase for node ``nid``: its label or value when grounded, else "a <phrase or
+        class>" followed by its remaining edges as relative clauses."""
         n = self.q.node(nid)
         if n.value is not None:
-            text = term_text(n.value, self.lex)
-            if isinstance(n.value, IRI):
-                self.slots[n.value.value] = text
-            return text
+            return self.value(n)
         if nid in self.seen:
-            return f"that {_class_text(n, self.lex)}" if nid != self.q.question else "it"
+            return "it" if nid == self.q.question else "that " + (phrase or _class_text(n, self.lex))
         self.seen.add(nid)
-        clauses = self.clauses(nid, exclude=parent)
-        head = ("a " if not n.literal else "some ") + _class_text(n, self.lex)
-        return head + (" " + clauses if clauses else "")
+        subj, obj, sup = self.clauses(nid)
+        rel = " and ".join(f"that {c}" for c in obj + subj + ([sup] if sup else []))
+        return _a(phrase or _class_text(n, self.lex)) + (" " + rel if rel else "")
 
-    def clause(self, e, nid: str, plural: bool = False) -> str | None:
+    def clauses(self, nid: str, plural_: bool = False) -> tuple[list[str], list[str], str | None]:
+        """(verb phrases with ``nid`` as subject, clauses with it as object ("S is p"), the
+        superlative verb phrase or None) for every edge of ``nid`` not said yet."""
+        self.seen.add(nid)
+        subj: list[str] = []
+        obj: list[str] = []
+        sup = None
+        for i in self._open_edges(nid):
+            if i in self.covered:  # said while describing an earlier edge's far end
+                continue
+            self.covered.add(i)
+            kind, text = self.clause(i, nid, plural_)
+            if kind == "sup":
+                sup = text
+            elif kind == "obj":
+                obj.append(text)
+            else:
+                subj.append(text)
+        return subj, obj, sup
+
+    def clause(self, i: int, nid: str, plural_: bool) -> tuple[str, str]:
+        e = self.q.edges[i]
         shape, phrase = _rel(e.rel, self.lex)
         fn = self.q.function
-        if e.src == nid:
-            other = e.dst
-            on = self.q.node(other)
-            if fn.cls == "comparative" and fn.node == other and fn.value is not None:
-                op = {">": "greater than", ">=": "at least", "<": "less than", "<=": "at most"}[fn.name]
-                if value_kind(on.cls) == "date":
-                    op = {">": "after", ">=": "on or after", "<": "before", "<=": "on or before"}[fn.name]
-                self.seen.add(other)
-                return f"whose {phrase} is {op} {fn.value.value}"
-            if fn.cls == "superlative" and fn.node == other:
-                self.seen.add(other)
-                word = "largest" if fn.name == "argmax" else "smallest"
-                if value_kind(on.cls) == "date":
-                    word = "latest" if fn.name == "argmax" else "earliest"
-                return f"with the {word} {phrase}"
-            if on.literal and on.value is None and other not in self.seen:
-                self.seen.add(other)
-                return f"that {'have' if plural else 'has'} a {phrase}"
-            target = self.ref(other, nid)
-            be = "are" if plural else "is"
-            return f"that {be} {phrase} {target}" if shape == "prep" else f"whose {phrase} is {target}"
-        other = e.src
-        target = self.ref(other, nid)
-        be = "are" if plural else "is"
-        return f"that {target} is {phrase}" if shape == "prep" else f"that {be} the {phrase} of {target}"
+        have, be = ("have", "are") if plural_ else ("has", "is")
+        if e.src != nid:
+            if shape == "prep":
+                return "obj", f"{self.np(e.src)} is {phrase}"
+            return "subj", f"{be} the {phrase} of {self.np(e.src)}"
+        other = self.q.node(e.dst)
+        date = value_kind(other.cls) == "date"
+        if other.literal and other.value is None:
+            self.seen.add(other.id)
+            join = self.value_join(other.id, phrase)
+            if fn.cls == "comparative" and fn.node == other.id and fn.value is not None:
+                op = ({">": "after", ">=": "on or after", "<": "before", "<=": "on or before"} if date else
+                      {">": "greater than", ">=": "of at least", "<": "less than", "<=": "of at most"})[fn.name]
+                return "subj", f"{have} {_a(phrase)}{join} {op} {fn.value.value}"
+            if fn.cls == "superlative" and fn.node == other.id:
+                word = ("latest" if fn.name == "argmax" else "earliest") if date else \
+                    ("largest" if fn.name == "argmax" else "smallest")
+                return "sup", f"{have} the {word} {phrase}{join}"
+            if join.startswith(", equal to that of ") and " and to " not in join:
+                return "subj", f"{have} the same {phrase} as {join[len(', equal to that of '):-1]}"
+            return "subj", f"{have} {_a(phrase)}{join}"
+        if other.literal:
+            v = self.value(other)
+            if phrase in NAME_WORDS:
+                return "subj", f"{be} called {v}"
+            if value_kind(other.cls) in ("number", "date"):
+                return "subj", f"{have} {_a(phrase)} of {v}"
+            return "subj", f"{have} {phrase} {v}"
+        if shape == "prep":
+            return "subj", f"{be} {phrase} {self.np(other.id)}"
+        if other.value is not None:
+            return "subj", f"{have} {phrase} {self.np(other.id)}"
+        return "subj", f"{have} {self.np(other.id, phrase)}"
 
-    def clauses(self, nid: str, exclude: str | None = None, plural: bool = False) -> str:
-        self.seen.add(nid)
-        parts = []
-        sup = None
-        for e in self.q.edges:
-            if nid not in (e.src, e.dst) or (exclude is not None and exclude in (e.src, e.dst) and
-                                               {e.src, e.dst} == {nid, exclude}):
-                continue
-            c = self.clause(e, nid, plural)
-            if c is None:
-                continue
-            if c.startswith("with the "):
-                sup = c
-            else:
-                parts.append(c)
-        text = " and ".join(parts)
-        if sup:
-            text = (text + " " if text else "") + sup
-        return text
+    def value_join(self, lit: str, phrase: str) -> str:
+        """", equal to that of X," / ", equal to the Y of X," for every other edge into the
+        literal node ``lit`` (a value join), or ""."""
+        out = []
+        for i in self._open_edges(lit):
+            self.covered.add(i)
+            e = self.q.edges[i]
+            ph = _rel(e.rel, self.lex)[1]
+            owner = self.np(e.src)
+            out.append(f"that of {owner}" if ph == phrase else f"the {ph} of {owner}")
+        return (", equal to " + " and to ".join(out) + ",") if out else ""
+
+
+def _sentence(head: str, subj: list[str], obj: list[str], sup: str | None, be: str = "is") -> str:
+    """``head`` + clauses: "Which C that O1 S1 and S2"; a superlative is the main verb phrase
+    ("Which C that S1 has the largest P"); only object clauses: the first inverted ("Which C is
+    Acme responsible for and that B is member of")."""
+    if not subj and not sup:
+        s, _, p = obj[0].rpartition(" is ")
+        return " ".join([head, be, s, p] + [f"and that {o}" for o in obj[1:]])
+    rel = " and ".join(f"that {c}" for c in obj + (subj if sup else []))
+    main = " and ".join([sup] if sup else subj)
+    return " ".join(filter(None, [head, rel, main]))
+
+
+def describe(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str], set[int]]:
+    """The canonical question, its slots ({topic entity IRI: label used}) and the indices of
+    the edges the text says (all, by construction; :func:`faithfulness` checks it)."""
+    d = _Describer(q, lex)
+    x = q.qnode
+    fn = q.function
+    if x.literal:  # the question node is a value: said through its (first) incoming edge
+        i, e = next((i, e) for i, e in enumerate(q.edges) if x.id in (e.src, e.dst))
+        phrase = _rel(e.rel, lex)[1]
+        d.seen.add(x.id)
+        d.covered.add(i)
+        owner = q.node(e.src)
+        subj = d.np(e.src)
+        join = d.value_join(x.id, phrase).rstrip(",")
+        if fn.name in ("max", "min"):
+            word = ("latest" if fn.name == "max" else "earliest") if value_kind(x.cls) == "date" else \
+                ("largest" if fn.name == "max" else "smallest")
+            of = subj if owner.value is not None else "any " + subj.split(" ", 1)[1]
+            return _finish(f"What is the {word} {phrase} of {of}{join}"), d.slots, d.covered
+        return _finish(f"What is the {phrase} of {subj}{join}"), d.slots, d.covered
+    cls = _class_text(x, lex)
+    if fn.name == "count":
+        mine = [i for i, e in enumerate(q.edges) if x.id in (e.src, e.dst)]
+        e = q.edges[mine[0]]
+        shape, phrase = _rel(e.rel, lex)
+        if len(mine) == 1 and e.dst == x.id and e.src != x.id and shape == "noun" and \
+                (not q.typed or cls in phrase.lower()):  # "How many suppliers does X have?"
+            d.seen.add(x.id)
+            d.covered.add(mine[0])
+            return _finish(f"How many {plural(phrase)} does {d.np(e.src)} have"), d.slots, d.covered
+        subj, obj, sup = d.clauses(x.id, plural_=True)
+        if not (subj or obj or sup):
+            return _finish(f"How many {plural(cls)} are there"), d.slots, d.covered
+        return _finish(_sentence(f"How many {plural(cls)}", subj, obj, sup)), d.slots, d.covered
+    subj, obj, sup = d.clauses(x.id)
+    if not (subj or obj or sup):
+        return _finish(f"Which {cls} is there"), d.slots, d.covered
+    return _finish(_sentence(f"Which {cls}", subj, obj, sup)), d.slots, d.covered
 
 
 def canonical_question(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str]]:
     """The canonical question and its slots ({topic entity IRI: label used})."""
-    d = _Describer(q, lex)
+    text, slots, _ = describe(q, lex)
+    return text, slots
+
+
+FUNCTION_WORDS = {"count": ("How many",), "max": ("largest", "latest"), "min": ("smallest", "earliest"),
+                  "argmax": ("largest", "latest"), "argmin": ("smallest", "earliest"),
+                  ">": ("greater than", "after"), ">=": ("at least", "on or after"),
+                  "<": ("less than", "before"), "<=": ("at most", "on or before")}
+
+
+def faithfulness(q: GraphQuery, lex: Lexicon, text: str | None = None) -> list[str]:
+    """Why the question for ``q`` (``text``, default the canonical one) does not say what ``q``
+    asks; empty when it does: every edge said, every grounded node's label or value in the
+    text, the question node's class when the query constrains it, the function's words and
+    a comparative's constant."""
+    said, _, covered = describe(q, lex)
+    text = said if text is None else text
+    out = []
+    missing = [i for i in range(len(q.edges)) if i not in covered]
+    if missing:
+        out.append("edges not said: " + ", ".join(local_name(q.edges[i].rel) for i in missing))
+    for n in q.topic_entities:
+        t = term_text(n.value, lex)
+        if t not in text:
+            out.append(f"grounded node {n.id} ({t!r}) not in the text")
     x = q.qnode
-    fn = q.function
-    if x.literal:
-        # the question node is a value: describe it through its (first) incoming edge
-        e = next(e for e in q.edges if x.id in (e.src, e.dst))
-        shape, phrase = _rel(e.rel, lex)
-        d.seen.add(x.id)
-        subj = d.ref(e.src, x.id)
-        others = [o for o in q.edges if o is not e]
-        rest = ""
-        if others:
-            rest_q = GraphQuery(q.nodes, tuple(others), q.function, q.typed, q.question)
-            d.q = rest_q
-            rest = d.clauses(x.id)
-            d.q = q
-        kind = value_kind(x.cls)
-        if fn.name in ("max", "min"):
-            word = ("latest" if fn.name == "max" else "earliest") if kind == "date" else \
-                ("largest" if fn.name == "max" else "smallest")
-            subj_pl = subj[2:] if subj.startswith("a ") else subj
-            text = f"What is the {word} {phrase} of any {subj_pl}"
-        else:
-            text = f"What is the {phrase} of {subj}"
-        text += (" " + rest if rest else "")
-        return _finish(text), d.slots
     cls = _class_text(x, lex)
-    clauses = d.clauses(x.id, plural=fn.name == "count")
-    if fn.name == "count":
-        text = f"How many {plural(cls)} are there" if not clauses else f"How many {plural(cls)} {clauses}"
-    else:
-        text = f"Which {cls} {clauses}" if clauses else f"Which {cls} is there"
-    return _finish(text), d.slots
+    if q.typed and not x.literal and x.cls and cls not in text.lower() and plural(cls) not in text.lower():
+        out.append(f"class {cls!r} not in the text")
+    fn = q.function
+    if fn.name != "none" and not any(w in text for w in FUNCTION_WORDS[fn.name]):
+        out.append(f"function {fn.name} not said")
+    if fn.value is not None and fn.value.value not in text:
+        out.append(f"comparative constant {fn.value.value!r} not in the text")
+    return out
+
+
+def unreadable_topics(q: GraphQuery, lex: Lexicon) -> list[str]:
+    """Grounded entities a reader could not recognise: no label in the KG (nor the user
+    lexicon) and a local name without a letter ("laureateaward/166")."""
+    out = []
+    for n in q.topic_entities:
+        if isinstance(n.value, IRI):
+            text = lex.label(n.value.value)
+            if n.value.value in lex.unlabelled and not re.search(r"[^\W\d_]", text):
+                out.append(f"{n.value.value} has no label")
+    return out
 
 
 def _finish(text: str) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"\s+", " ", text).strip().rstrip(",")
+    text = re.sub(r",(\s*(,|and\b))", r"\1", text)
     return text[0].upper() + text[1:] + "?"
 
 

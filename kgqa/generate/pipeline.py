@@ -8,6 +8,14 @@ for byte. Target edge counts are drawn uniformly from ``edges``, function classe
 :func:`~kgqa.generate.functions.choose_function` says; a graph query whose SPARQL has the same canonical form as one already
 accepted (:func:`kgqa.sparql.canonical.canonical_form`: variables renamed, patterns sorted)
 is skipped.
+
+With a lexicon (``lex``), every graph query is checked before it is accepted: its canonical
+question must say the whole query (:func:`~kgqa.generate.language.faithfulness`; a failure is
+rejected as ``unfaithful``), and no other accepted graph query may have the same text
+(``duplicate-text``), nor a topic entity without a label whose local name has no letter
+(``unlabelled-topic``). ``groundings`` holds per template over the whole run (the same template
+may be drawn again). A count template whose answer is 1 for every grounding (a lookup: "How
+many departments are called Sales?") is not used (``count-always-one``).
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from dataclasses import dataclass, field
 from kgqa.generate.commonness import Commonness
 from kgqa.generate.functions import choose_function
 from kgqa.generate.graphquery import FUNCTIONS, GraphQuery
-from kgqa.generate.grounding import apply, candidates, comparative_constants, validate_many
+from kgqa.generate.grounding import apply, candidates, comparative_constants, count_varies, validate_many
 from kgqa.generate.kg import KGAccess, QueryFailed
 from kgqa.generate.minimization import minimize, redundant_components
 from kgqa.generate.schema import Schema
@@ -35,11 +43,13 @@ class Options:
     edges: tuple[int, int] = (1, 3)
     functions: tuple[str, ...] = FUNCTIONS
     seed: int = 0
-    groundings: int = 3              # graph queries kept per template at most
+    groundings: int = 3              # graph queries kept per template at most (whole run)
     candidates: int = 20             # grounding candidates drawn per template
     min_commonness: float | None = None
     keep_redundant: bool = False
     max_attempts: int | None = None  # templates tried (default 50 x n)
+    #: target share per function class (default: the paper's, see kgqa.generate.functions)
+    shares: dict[str, float] | None = None
 
 
 @dataclass
@@ -55,6 +65,7 @@ class Generated:
     redundant: list[str]
     removed: list[str]
     edges_before: int
+    question: str = ""
 
 
 @dataclass
@@ -80,12 +91,17 @@ def parse_edges(spec: str) -> tuple[int, int]:
 
 
 def run(kg: KGAccess, schema: Schema, common: Commonness, opts: Options,
-        progress: Callable[[int], None] | None = None) -> GenerationRun:
+        progress: Callable[[int], None] | None = None, lex=None) -> GenerationRun:
+    """The loop (module docstring); ``lex``: a :class:`~kgqa.generate.language.Lexicon` for
+    the faithfulness and duplicate-text checks (None: no check)."""
     rng = random.Random(opts.seed)
     out = GenerationRun([])
     seen: set = set()
     seen_templates: dict[tuple, int] = {}
+    kept_per_template: dict[tuple, int] = {}
+    texts: dict[str, str] = {}
     accepted: dict[str, int] = {}
+    varies: dict[tuple, bool] = {}
     budget = opts.max_attempts if opts.max_attempts is not None else 50 * max(1, opts.n)
 
     def accept(answered, edges_before: int) -> bool:
@@ -107,26 +123,63 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: Options,
         if opts.min_commonness is not None and c < opts.min_commonness:
             out.rejected["below-min-commonness"] += 1
             return False
+        text = ""
+        if lex is not None:
+            from kgqa.generate.language import canonical_question, faithfulness, unreadable_topics
+
+            try:
+                text = canonical_question(answered.query, lex)[0]
+                problems = faithfulness(answered.query, lex, text)
+                unlabelled = unreadable_topics(answered.query, lex)
+            except QueryFailed:
+                out.rejected["engine-error"] += 1
+                return False
+            if unlabelled:
+                out.rejected["unlabelled-topic"] += 1
+                return False
+            if problems:
+                out.rejected["unfaithful"] += 1
+                return False
+            if texts.get(text, sig) != sig:
+                out.rejected["duplicate-text"] += 1
+                return False
+            texts[text] = sig
         seen.add(sig)
         if key not in seen_templates:
             seen_templates[key] = len(seen_templates) + 1
         out.queries.append(Generated(len(out.queries) + 1, seen_templates[key], answered.query,
-                                     answered.sparql, answered.answer, c, redundant, removed, edges_before))
+                                     answered.sparql, answered.answer, c, redundant, removed, edges_before,
+                                     text))
         cls = answered.query.function.cls
         accepted[cls] = accepted.get(cls, 0) + 1
+        accepted["fn:" + answered.query.function.name] = accepted.get("fn:" + answered.query.function.name, 0) + 1
+        kept_per_template[key] = kept_per_template.get(key, 0) + 1
         if progress is not None:
             progress(1)
         return True
 
     while len(out.queries) < opts.n and out.attempts < budget:
         out.attempts += 1
-        fn = choose_function(rng, opts.functions, accepted)
+        fn = choose_function(rng, opts.functions, accepted, opts.shares)
         k = rng.randint(*opts.edges)
         t = grow_template(schema, rng, k, fn)
         if t is None:
             out.rejected["no-template"] += 1
             continue
         key = template_key(t)
+        if kept_per_template.get(key, 0) >= opts.groundings:
+            out.rejected["template-full"] += 1
+            continue
+        if fn == "count":
+            if key not in varies:
+                try:
+                    varies[key] = count_varies(kg, t)
+                except QueryFailed:
+                    out.rejected["engine-error"] += 1
+                    continue
+            if not varies[key]:
+                out.rejected["count-always-one"] += 1
+                continue
         salt = hashlib.sha256(f"{opts.seed}:{out.attempts}".encode()).hexdigest()[:16]
         try:
             cands = candidates(kg, t, opts.candidates, salt)
@@ -136,7 +189,7 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: Options,
         if not cands:
             out.rejected["no-grounding"] += 1
             continue
-        kept = 0
+        kept = kept_per_template.get(key, 0)
         pos = 0
         while pos < len(cands) and kept < opts.groundings and len(out.queries) < opts.n:
             chunk = cands[pos:pos + opts.groundings - kept]  # validated as one batch

@@ -12,9 +12,15 @@ Two sources (Su et al. 2016, Sec. 3 assume typed relations):
   uses them), with class sizes and relation frequencies counted on the KG. Relations the KG
   never uses are dropped (nothing could ground them).
 
-Schema vocabulary (``rdf:``, ``rdfs:``, ``owl:`` terms), label and alternative-label
-properties are never relations of a question; classes from those namespaces are never node
-classes. Blank nodes are left out (a grounded node must be writable in SPARQL).
+Schema vocabulary (``rdf:``, ``rdfs:``, ``owl:``, ``void:``, ``vann:`` terms), label and
+alternative-label properties are never relations of a question; classes from those namespaces
+are never node classes. Dataset metadata is left out: triples about an ontology, a VoID
+dataset, a class or a property (subjects typed in :data:`META_SUBJECT_TYPES`: an ontology's
+version, creator or licence is no question). Identifier-valued relations (ids, codes, e-mail
+addresses, phone numbers, URLs by name; text values unique to each of at least
+:data:`KEY_MIN_TRIPLES` subjects) lose their literal ends: an identifier is neither a topic nor
+a quantity ("more than 4674578"). Blank nodes are left out (a grounded node must be writable
+in SPARQL). :func:`label_properties` finds the KG's label predicate when ``rdfs:label`` is absent.
 """
 
 from __future__ import annotations
@@ -36,7 +42,24 @@ UNTYPED = ""
 #: Datatype recorded for simple literals (no datatype, no language).
 PLAIN = XSD_STRING
 
-META_NAMESPACES = (RDF, RDFS, OWL, "http://www.w3.org/ns/shacl#")
+VOID = "http://rdfs.org/ns/void#"
+META_NAMESPACES = (RDF, RDFS, OWL, "http://www.w3.org/ns/shacl#", VOID, "http://purl.org/vocab/vann/",
+                   "http://creativecommons.org/ns#")
+#: subjects of these types are schema or dataset metadata, never question material
+META_SUBJECT_TYPES = (OWL + "Ontology", VOID + "Dataset", VOID + "Linkset", OWL + "Class", RDFS + "Class",
+                      RDF + "Property", OWL + "ObjectProperty", OWL + "DatatypeProperty",
+                      OWL + "AnnotationProperty", "http://www.w3.org/ns/shacl#NodeShape",
+                      "http://www.w3.org/ns/shacl#PropertyShape")
+_NOT_META = ("FILTER NOT EXISTS { ?s a ?meta_t . VALUES ?meta_t { "
+             + " ".join(f"<{t}>" for t in META_SUBJECT_TYPES) + " } }")
+#: words of a relation's local name that say its values are identifiers
+ID_WORDS = frozenset(("id", "ids", "identifier", "code", "isbn", "issn", "doi", "email", "mail", "phone",
+                      "telephone", "fax", "url", "uri", "iri", "homepage", "website", "zip", "postcode",
+                      "orcid", "uuid", "guid", "sku", "wikidata", "viaf", "gnd"))
+#: a text-valued relation with a different value for each of this many triples is a key
+KEY_MIN_TRIPLES = 20
+#: a value join needs a relation whose values are shared by at most this many subjects on average
+MAX_SHARING = 20
 LABEL_PROPERTIES = (RDFS + "label", SKOS + "prefLabel", "http://xmlns.com/foaf/0.1/name",
                     "http://schema.org/name")
 ALT_LABEL_PROPERTIES = (SKOS + "altLabel", "http://schema.org/alternateName",
@@ -47,6 +70,47 @@ EXCLUDED_RELATIONS = frozenset((*LABEL_PROPERTIES, *ALT_LABEL_PROPERTIES, RDFS +
 
 def is_meta(iri: str) -> bool:
     return iri.startswith(META_NAMESPACES)
+
+
+def name_words(iri: str) -> list[str]:
+    """The lower-cased words of an IRI's local name (``addressCountryCode`` -> address,
+    country, code)."""
+    import re
+
+    name = re.split(r"[#/:]", iri.rstrip("/#"))[-1]
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    return [w for w in re.split(r"[^A-Za-z0-9]+", name.lower()) if w]
+
+
+def is_identifier_name(iri: str) -> bool:
+    return any(w in ID_WORDS for w in name_words(iri))
+
+
+#: label predicates tried, in order, when a KG has no rdfs:label (then any ``...name``)
+LABEL_CANDIDATES = (SKOS + "prefLabel", "http://xmlns.com/foaf/0.1/name", "http://schema.org/name",
+                    "https://schema.org/name")
+
+
+def label_properties(kg: KGAccess, given: str | None = None) -> tuple[str, ...]:
+    """The label predicates, most preferred first: ``given`` (``--label-predicate``); else
+    rdfs:label when the KG uses it; else the first of :data:`LABEL_CANDIDATES` it uses; else
+    the predicate whose local name is ``name`` (or ends in ``Name``/``_name``) with literal
+    values on the most subjects; the usual :data:`LABEL_PROPERTIES` follow as fallbacks."""
+    if given:
+        return (given, *(p for p in LABEL_PROPERTIES if p != given))
+    used = {r[0].value for r in kg.select(
+        "SELECT DISTINCT ?p WHERE { VALUES ?p { " + " ".join(f"<{p}>" for p in (RDFS + "label", *LABEL_CANDIDATES))
+        + " } ?s ?p ?l . FILTER(isIRI(?s) && isLiteral(?l)) }").rows if isinstance(r[0], IRI)}
+    if RDFS + "label" in used:
+        return LABEL_PROPERTIES
+    for p in LABEL_CANDIDATES:
+        if p in used:
+            return (p, *(x for x in LABEL_PROPERTIES if x != p))
+    rows = kg.select("SELECT ?p (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?l . FILTER(isIRI(?s) && isLiteral(?l)) "
+                     "FILTER(REGEX(STR(?p), \"([#/:_]name|Name)$\")) } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT 1").rows
+    if rows and isinstance(rows[0][0], IRI):
+        return (rows[0][0].value, *LABEL_PROPERTIES)
+    return LABEL_PROPERTIES
 
 
 def value_kind(datatype: str) -> str:
@@ -68,6 +132,15 @@ class Relation:
     range: dict[str, int] = field(default_factory=dict)
     #: literal datatype -> triples
     datatypes: dict[str, int] = field(default_factory=dict)
+    #: distinct literal values (0: unknown or none)
+    values: int = 0
+
+    @property
+    def joinable(self) -> bool:
+        """Whether a value join over this relation ("the same X as") is a question: its
+        literal values are shared by at most :data:`MAX_SHARING` subjects on average (a
+        currency shared by every price joins everything with everything)."""
+        return self.values > 0 and self.count <= MAX_SHARING * self.values
 
 
 @dataclass
@@ -128,13 +201,31 @@ def _counts(kg: KGAccess, exclude: frozenset[str]) -> tuple[dict[str, int], dict
     return classes, relcount, stats
 
 
+def _literal_stats(kg: KGAccess) -> tuple[set[str], dict[str, int]]:
+    """(keys, distinct literal values per relation). Keys are text-valued relations whose
+    values are all different, on at least :data:`KEY_MIN_TRIPLES` triples (addresses, UUIDs),
+    numbers excepted."""
+    q = ("SELECT ?p (COUNT(*) AS ?n) (COUNT(DISTINCT ?o) AS ?d) WHERE { ?s ?p ?o . FILTER(isLiteral(?o)) } "
+         "GROUP BY ?p")
+    keys, values = set(), {}
+    for p, n, d in kg.select(q).rows:
+        if not _iri(p):
+            continue
+        values[p.value] = _int(d)
+        if _int(n) >= KEY_MIN_TRIPLES and _int(n) == _int(d):
+            dts = kg.select(f"SELECT DISTINCT (DATATYPE(?o) AS ?dt) WHERE {{ ?s <{p.value}> ?o }} LIMIT 5").rows
+            if all(not _iri(r[0]) or value_kind(r[0].value) == "text" for r in dts):
+                keys.add(p.value)
+    return keys, values
+
+
 def induce_schema(kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
     """The schema as the KG uses it (see the module docstring)."""
     ex = frozenset(exclude)
     classes, relcount, stats = _counts(kg, ex)
     rels: dict[str, Relation] = {}
     q_iri = ("SELECT ?p ?cs ?co (COUNT(*) AS ?n) WHERE { ?s ?p ?o . FILTER(isIRI(?s) && isIRI(?o)) "
-             "OPTIONAL { ?s a ?cs } OPTIONAL { ?o a ?co } } GROUP BY ?p ?cs ?co")
+             + _NOT_META + " OPTIONAL { ?s a ?cs } OPTIONAL { ?o a ?co } } GROUP BY ?p ?cs ?co")
     for p, cs, co, n in kg.select(q_iri).rows:
         if not _iri(p) or not _relation_ok(p.value, ex):
             continue
@@ -146,9 +237,10 @@ def induce_schema(kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
         r.domain[s_cls] = r.domain.get(s_cls, 0) + _int(n)
         r.range[o_cls] = r.range.get(o_cls, 0) + _int(n)
     q_lit = ("SELECT ?p ?cs ?dt (COUNT(*) AS ?n) WHERE { ?s ?p ?o . FILTER(isIRI(?s) && isLiteral(?o)) "
-             "BIND(DATATYPE(?o) AS ?dt) OPTIONAL { ?s a ?cs } } GROUP BY ?p ?cs ?dt")
+             + _NOT_META + " BIND(DATATYPE(?o) AS ?dt) OPTIONAL { ?s a ?cs } } GROUP BY ?p ?cs ?dt")
+    keys, values = _literal_stats(kg)
     for p, cs, dt, n in kg.select(q_lit).rows:
-        if not _iri(p) or not _relation_ok(p.value, ex):
+        if not _iri(p) or not _relation_ok(p.value, ex) or is_identifier_name(p.value) or p.value in keys:
             continue
         s_cls = cs.value if _iri(cs) else UNTYPED
         if not _class_ok(s_cls):
@@ -157,6 +249,7 @@ def induce_schema(kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
         r = rels.setdefault(p.value, Relation(p.value, relcount.get(p.value, 0)))
         r.domain[s_cls] = r.domain.get(s_cls, 0) + _int(n)
         r.datatypes[d] = r.datatypes.get(d, 0) + _int(n)
+        r.values = values.get(p.value, 0)
     return Schema(classes, dict(sorted(rels.items())), stats, "induced")
 
 
@@ -203,7 +296,7 @@ def schema_from_ontology(path: str | Path, kg: KGAccess, exclude: Iterable[str] 
         obs = observed.relations.get(prop)
         if obs is None:
             continue  # unused (or excluded)
-        r = Relation(prop, obs.count)
+        r = Relation(prop, obs.count, values=obs.values)
         if prop in domains:
             r.domain = {d: classes[d] for d in sorted(domains[prop]) if _class_ok(d) and classes.get(d)}
         else:

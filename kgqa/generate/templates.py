@@ -4,7 +4,8 @@ A question node's class is drawn; then, edge by edge, an existing node is drawn 
 whose domain (outgoing) or range (incoming) fits its class is appended, leading to a new node
 of a class drawn from the relation's other end (weighted by triple counts) or, sometimes, to an
 existing node of that class (cycles; the same relation may repeat). Literal nodes only receive
-edges. Then a function (see :mod:`kgqa.generate.functions`) is put on a compatible node, and
+edges, a second one only over the same relation whose values are selective (a value join:
+"the same amount as X"; see :attr:`~kgqa.generate.schema.Relation.joinable`). Then a function (see :mod:`kgqa.generate.functions`) is put on a compatible node, and
 some nodes are chosen as template nodes, to be grounded with individuals: each leaf with
 probability 0.7, each inner node with 0.15 (half that with a comparative, which needs several
 answers to compare), never the question node, the function's node or the node owning the function's value,
@@ -66,6 +67,10 @@ def grow_template(schema: Schema, rng: random.Random, n_edges: int, fn: str) -> 
                     options.append((n, r.iri, "out"))
             if not force_numeric:
                 for r in schema.incoming(n.cls, n.literal):
+                    # a value join only over the same relation ("the same height as X"): two
+                    # different relations sharing a value is a coincidence, not a question
+                    if n.literal and not (r.joinable and any(e.dst == n.id and e.rel == r.iri for e in edges)):
+                        continue
                     options.append((n, r.iri, "in"))
         if not options:
             return None

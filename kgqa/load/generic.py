@@ -219,6 +219,27 @@ def load_record_array(paths: list[Path], parse: Callable[[Any, int, str, str, li
     return Dataset(Path(paths[0]).stem, unique(parsed, problems), format_name, list(paths), problems)
 
 
+#: the per-record note :func:`note_textless` gathers into one warning per file
+TEXTLESS = "no question text"
+
+
+def note_textless(problems: list[Problem]) -> list[Problem]:
+    """``problems`` with the per-record :data:`TEXTLESS` warnings of a file replaced by one
+    warning that counts them (a file of records without question text still scores on every
+    measure that needs no text: ids and answers or queries are enough)."""
+    by_file: dict[str, list[str]] = {}
+    out = []
+    for p in problems:
+        if p.message == TEXTLESS and p.severity == "warning":
+            by_file.setdefault(p.file, []).append(p.record or "")
+        else:
+            out.append(p)
+    for file, records in by_file.items():
+        out.append(Problem(file, None, f"{len(records)} record(s) without question text (the first: {records[0]}): "
+                                       "kept and scored by id; measures that read the text skip them", "warning"))
+    return out
+
+
 def unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> list[Any]:
     """Objects (anything with an ``id``) given as ``(file, record, obj)``, keeping the first
     of each id in order; a later duplicate is an error problem naming where the first one
@@ -435,11 +456,8 @@ def _flat_record(line: str, keys: frozenset[str]) -> dict | None:
     """``line`` read by orjson when it is a JSON object with no key outside ``keys`` (else None,
     malformed included). The fast paths then accept strings, nulls and lists of strings only,
     which orjson and ``json`` read alike."""
-    try:
-        rec = _orjson_loads(line)
-    except ValueError:  # orjson.JSONDecodeError is one
-        return None
-    return rec if rec.__class__ is dict and keys.issuperset(rec) else None
+    rec = jsonio.json_object(line)
+    return rec if rec is not None and keys.issuperset(rec) else None
 
 
 def _flat_id(value: Any) -> str | None:
@@ -457,13 +475,6 @@ def _flat_answer(value: Any) -> Answer | None | object:
     if value.__class__ is list and _STRS.issuperset(map(type, value)):
         return TableAnswer.single_column(guess_terms(value), "answer")
     return _NOT_FLAT
-
-
-def _no_orjson(line: str) -> None:
-    raise ValueError("orjson is not installed")
-
-
-_orjson_loads = jsonio._orjson.loads if jsonio._orjson is not None else _no_orjson
 
 
 # --------------------------------------------------------------------------- CSV

@@ -57,7 +57,7 @@ from typing import Any
 
 from kgqa.load import jsonio
 from kgqa.load import formats
-from kgqa.load.generic import load_record_array, text_lines, unique
+from kgqa.load.generic import TEXTLESS, load_record_array, note_textless, text_lines, unique
 from kgqa.model import Dataset, Item, Prediction, Problem, Run, TableAnswer
 from kgqa.model.terms import IRI, Literal, Term
 
@@ -121,8 +121,10 @@ def parse_question(rec: Any, file: str, record: str, problems: list[Problem]) ->
         raise ValueError(f"expected a question object, got {type(rec).__name__}")
     qid = _qid(rec.get("qid"))
     question = rec.get("question")
-    if not isinstance(question, str) or not question.strip():
-        raise ValueError("no 'question' text")
+    if question is not None and not isinstance(question, str):
+        raise ValueError(f"'question' must be a string, got {type(question).__name__}")
+    if not question or not question.strip():
+        problems.append(Problem(file, record, TEXTLESS, "warning"))  # evaluate.py never reads the text
     if "answer" not in rec:
         raise ValueError("no 'answer' list")
     terms, names = _answers(rec["answer"])
@@ -144,13 +146,15 @@ def parse_question(rec: Any, file: str, record: str, problems: list[Problem]) ->
     metadata["entity_paraphrase"] = qid % 100
     if names is not None:
         metadata["answer_names"] = names
-    return Item(str(qid), {"en": question.strip()}, sparql, TableAnswer.single_column(terms, "answer"),
-                None, {}, groups, metadata)
+    return Item(str(qid), {"en": question.strip()} if question and question.strip() else {}, sparql,
+                TableAnswer.single_column(terms, "answer"), None, {}, groups, metadata)
 
 
 def load_dataset(paths: list[Path], **options: Any) -> Dataset:
-    return load_record_array(paths, lambda rec, i, file, record, problems: parse_question(rec, file, record, problems),
-                             format_name="graphquestions", what="GraphQuestions JSON", id_key="qid", id_label="qid")
+    ds = load_record_array(paths, lambda rec, i, file, record, problems: parse_question(rec, file, record, problems),
+                           format_name="graphquestions", what="GraphQuestions JSON", id_key="qid", id_label="qid")
+    ds.problems[:] = note_textless(ds.problems)
+    return ds
 
 
 # --------------------------------------------------------------------------- .res runs

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Iterable
 import xml.etree.ElementTree as ET
@@ -25,10 +26,7 @@ import yaml
 
 from kgqa.model import InputError
 
-try:  # a C parser: same documents, same values (see fast_loads), several times faster
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - orjson is a dependency; json alone still works
-    _orjson = None
+import orjson  # a C parser: same documents, same values (see fast_loads), several times faster
 
 BOM = b"\xef\xbb\xbf"
 #: Deepest nesting of lists/objects accepted in a JSON or YAML document.
@@ -107,18 +105,40 @@ def read_text(path: Path) -> str:
 _LONG_DIGITS = re.compile(r"[0-9](?=[0-9]{18})")
 
 
+_INT_DIGITS = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 4300
+_HUGE_INT = re.compile(r"\d{%d,}" % (_INT_DIGITS + 1))
+
+
 def fast_loads(text: str) -> Any:
     """What ``json.loads(text)`` returns, parsed by orjson where that gives the same value.
 
     orjson reads integers beyond 64 bits as floats and refuses NaN/Infinity, lone surrogates and
     nesting deeper than 1024; for those documents (and for malformed ones, so that the error
     names line and column as ``json`` does) the standard parser reads the text instead."""
-    if _orjson is not None and not _LONG_DIGITS.search(text):
+    if not _LONG_DIGITS.search(text):
         try:
-            return _orjson.loads(text)
-        except _orjson.JSONDecodeError:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
             pass
-    return json.loads(text)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # an integer beyond Python's int_max_str_digits: malformed input, with its place
+        m = _HUGE_INT.search(text)
+        raise json.JSONDecodeError(f"number with more than {_INT_DIGITS:,} digits", text, m.start() if m else 0) from None
+
+
+def json_object(text: str | bytes) -> dict[str, Any] | None:
+    """The JSON object orjson reads from ``text``; None when it is malformed or not an object
+    (the caller then reads it with :func:`loads`, whose errors name line and column). What a
+    line reader's fast path starts from: it must accept only values orjson and ``json`` read
+    alike (strings, nulls, booleans, lists of those; not integers beyond 64 bits)."""
+    try:
+        doc = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    return doc if doc.__class__ is dict else None
 
 
 def plain_object(text: str | bytes) -> dict[str, Any] | None:
@@ -130,13 +150,8 @@ def plain_object(text: str | bytes) -> dict[str, Any] | None:
     itself) and it is nested two levels deep at most, so :func:`loads` would return an equal
     object and raise nothing: the line readers' fast path (several times faster than
     :func:`loads`, whose search for long integers dominates)."""
-    if _orjson is None:
-        return None
-    try:
-        doc = _orjson.loads(text)
-    except _orjson.JSONDecodeError:
-        return None
-    if doc.__class__ is not dict:
+    doc = json_object(text)
+    if doc is None:
         return None
     for v in doc.values():
         c = v.__class__
@@ -159,11 +174,10 @@ def dumps(doc: Any, indent: bool = True) -> str:
     bits, unknown types) go through ``json``, and so does a string holding a lone surrogate (a
     JSON input may escape one, ``"\\ud800"``): the document is then written with every non-ASCII
     character escaped, since a lone surrogate has no UTF-8 form."""
-    if _orjson is not None:
-        try:
-            return _orjson.dumps(doc, option=(_orjson.OPT_INDENT_2 if indent else 0) | _orjson.OPT_NON_STR_KEYS).decode()
-        except TypeError:
-            pass
+    try:
+        return orjson.dumps(doc, option=(orjson.OPT_INDENT_2 if indent else 0) | orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        pass
     text = json.dumps(doc, indent=2 if indent else None, ensure_ascii=False)
     try:
         text.encode("utf-8")
@@ -208,19 +222,90 @@ def read_json(path: Path) -> Any:
     return parse_json(read_text(path), path)
 
 
-def read_yaml(path: Path) -> Any:
-    """The parsed YAML document of ``path`` (``yaml.safe_load``: no object construction)."""
-    text = read_text(path)
+#: Most nodes YAML aliases (``*anchor``) may add to a document when expanded: a 700-byte
+#: "billion laughs" document of nested aliases expands to billions; benchmark files use none.
+MAX_YAML_ALIAS_NODES = 100_000
+
+_YAML_LOADER = yaml.SafeLoader  # as yaml.safe_load: same values and messages
+
+
+def _yaml_expansion(node: yaml.Node) -> tuple[int, int, int]:
+    """``(distinct nodes, nodes when every alias is expanded, depth)`` of a composed YAML node
+    graph, in time linear in its distinct nodes (sizes are memoised per node, never expanded).
+    Raises ValueError for a recursive alias (a node that contains itself)."""
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(node, False)]
+
+    def children(n: yaml.Node) -> list[yaml.Node]:
+        if isinstance(n, yaml.MappingNode):
+            return [x for pair in n.value for x in pair]
+        if isinstance(n, yaml.SequenceNode):
+            return list(n.value)
+        return []
+
+    while stack:
+        n, done = stack.pop()
+        key = id(n)
+        if done:
+            kids = children(n)
+            size[key] = 1 + sum(size[id(c)] for c in kids)
+            depth[key] = (1 + max((depth[id(c)] for c in kids), default=0)) if isinstance(
+                n, (yaml.MappingNode, yaml.SequenceNode)) else 0
+            on_path.discard(key)
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise ValueError("recursive alias (a node that contains itself)")
+        on_path.add(key)
+        stack.append((n, True))
+        for c in children(n):
+            if id(c) in on_path:
+                raise ValueError("recursive alias (a node that contains itself)")
+            if id(c) not in size:
+                stack.append((c, False))
+    return len(size), size[id(node)], depth[id(node)]
+
+
+def load_yaml_text(text: str, path: Path | str, what: str = "YAML document") -> Any:
+    """The parsed YAML document in ``text`` (safe: no object construction), with bounded
+    expansion: the node graph is composed first and measured without expanding aliases; more
+    than :data:`MAX_YAML_ALIAS_NODES` nodes added by aliases, a recursive alias, or nesting
+    deeper than :data:`MAX_DEPTH` is an :class:`InputError` before anything is constructed.
+    Malformed YAML: an InputError with its line and column."""
+    loader = None
     try:
-        doc = yaml.safe_load(text)
+        loader = _YAML_LOADER(text)
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        try:
+            distinct, expanded, deepest = _yaml_expansion(node)
+        except ValueError as e:
+            raise InputError(path, f"{what} refused: {e}") from None
+        if expanded - distinct > MAX_YAML_ALIAS_NODES:
+            raise InputError(path, f"{what} refused: its aliases expand {distinct:,} nodes to {expanded:,} (more than "
+                                   f"{MAX_YAML_ALIAS_NODES:,} added by aliases; a YAML alias bomb?)")
+        if deepest > MAX_DEPTH:
+            raise InputError(path, f"{what} nested deeper than {MAX_DEPTH} levels; not a benchmark file")
+        return loader.construct_document(node)
     except RecursionError:
-        raise InputError(path, f"YAML document nested deeper than {MAX_DEPTH} levels; not a benchmark file") from None
+        raise InputError(path, f"{what} nested deeper than {MAX_DEPTH} levels; not a benchmark file") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(e, "problem", None) or (str(e).splitlines() or ["parse error"])[0]
         raise InputError(path, f"malformed YAML{where}: {problem}") from None
-    return check_depth(doc, path, "YAML document")
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def read_yaml(path: Path) -> Any:
+    """The parsed YAML document of ``path`` (:func:`load_yaml_text`: safe, bounded expansion)."""
+    return check_depth(load_yaml_text(read_text(path), path), path, "YAML document")
 
 
 def read_xml(path: Path) -> ET.Element:
@@ -257,14 +342,21 @@ def _strip_decl(text: str) -> str:
     return text[:start] + "".join("\n" if c == "\n" else " " for c in decl) + text[end:]
 
 
+class OutputError(InputError):
+    """An output file that cannot be written (disk full, read-only, no permission): one line
+    naming it; the previous file, if any, is left as it was."""
+
+
 def write_atomic(path: Path, chunks: Iterable[str]) -> None:
     """Write UTF-8 text to ``path`` via a temporary file in the same folder and a rename, so a
     reader never sees half a file. The file gets the usual permissions (0666 less the umask),
-    not mkstemp's private 0600."""
+    not mkstemp's private 0600. A failure to write (disk full, read-only file system, ...) is
+    an :class:`OutputError` naming the file; nothing is left behind."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
         umask = os.umask(0)
         os.umask(umask)
         os.fchmod(fd, 0o666 & ~umask)
@@ -273,9 +365,14 @@ def write_atomic(path: Path, chunks: Iterable[str]) -> None:
             for c in chunks:
                 fh.write(c)
         os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    except BaseException as e:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        if isinstance(e, OSError):
+            raise OutputError(path, f"cannot write: {e.strerror or e}; nothing was written (a previous file there is "
+                                    "unchanged): free space or run the command again with another output path (kgqa "
+                                    "evaluate takes the queries it executed from the result cache)") from None
         raise

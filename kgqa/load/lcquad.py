@@ -37,8 +37,9 @@
 - ``answer``: None (the ``answer`` lists in the release are empty; a non-empty one is kept
   in metadata).
 
-A record that is not an object, has no id, no usable question or no query is skipped and
-reported; duplicate ids are reported and the later record skipped.
+A record that is not an object, has no id or no query is skipped and reported; duplicate ids
+are reported and the later record skipped. A record without usable question text is kept (its
+query scores without it) and one warning per file counts such records.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from kgqa.load import formats
-from kgqa.load.generic import unique
+from kgqa.load.generic import TEXTLESS, note_textless, unique
 from kgqa.load.jsonio import read_json
 from kgqa.model import Dataset, InputError, Item, Problem
 
@@ -97,10 +98,12 @@ def parse_lcquad1(rec: Any, file: str, record: str, problems: list[Problem]) -> 
     if not _usable(q):
         alt = rec.get("intermediary_question")
         if not _usable(alt):
-            problems.append(Problem(file, record, "neither 'corrected_question' nor 'intermediary_question' has a question text; skipped"))
-            return None
-        problems.append(Problem(file, record, f"'corrected_question' is {q!r}; using 'intermediary_question'", "warning"))
-        q = alt
+            # the query is scored without it (query measures need no text): kept, counted once
+            problems.append(Problem(file, record, TEXTLESS, "warning"))
+            q = ""
+        else:
+            problems.append(Problem(file, record, f"'corrected_question' is {q!r}; using 'intermediary_question'", "warning"))
+            q = alt
     sparql = rec.get("sparql_query", rec.get("query"))
     if not _usable(sparql):
         problems.append(Problem(file, record, "no 'sparql_query'; skipped"))
@@ -110,7 +113,8 @@ def parse_lcquad1(rec: Any, file: str, record: str, problems: list[Problem]) -> 
     if template is not None:
         groups["template"] = str(template)
     metadata = {k: v for k, v in rec.items() if k not in ("_id", "corrected_question", "sparql_query", "query", "sparql_template_id")}
-    return Item(item_id, {"en": q.strip()}, sparql.strip(), None, None, {}, groups, metadata)
+    # the query as upstream writes it (query measures ignore surrounding whitespace)
+    return Item(item_id, {"en": q.strip()} if q.strip() else {}, sparql, None, None, {}, groups, metadata)
 
 
 def load_lcquad1(paths: list[Path], **options: Any) -> Dataset:
@@ -123,7 +127,8 @@ def load_lcquad1(paths: list[Path], **options: Any) -> Dataset:
             it = parse_lcquad1(rec, file, record, problems)
             if it is not None:
                 parsed.append((file, record, it))
-    return Dataset(Path(paths[0]).stem, unique(parsed, problems), "lcquad", list(paths), problems)
+    items = unique(parsed, problems)
+    return Dataset(Path(paths[0]).stem, items, "lcquad", list(paths), note_textless(problems))
 
 
 # --------------------------------------------------------------------------- LC-QuAD 2.0
@@ -156,9 +161,8 @@ def parse_lcquad2(rec: Any, file: str, record: str, problems: list[Problem],
                     + (" with its braces removed" if field == "NNQT_question" else ""),
                     "warning"))
             break
-    if question is None:
-        problems.append(Problem(file, record, "no question text in 'question', 'paraphrased_question' or 'NNQT_question'; skipped"))
-        return None
+    if question is None:  # the query is scored without it: kept, counted once per file
+        problems.append(Problem(file, record, TEXTLESS, "warning"))
     key = "sparql_dbpedia18" if kg == "dbpedia18" else "sparql_wikidata"
     sparql = rec.get(key)
     if not _usable(sparql):
@@ -174,7 +178,7 @@ def parse_lcquad2(rec: Any, file: str, record: str, problems: list[Problem],
     metadata = {k: v for k, v in rec.items() if k not in ("uid", key)}
     if metadata.get("answer") == []:
         del metadata["answer"]
-    return Item(item_id, {"en": question}, sparql.strip(), None, None, {}, groups, metadata)
+    return Item(item_id, {"en": question} if question else {}, sparql, None, None, {}, groups, metadata)
 
 
 def load_lcquad2(paths: list[Path], **options: Any) -> Dataset:
@@ -196,7 +200,8 @@ def load_lcquad2(paths: list[Path], **options: Any) -> Dataset:
             if it is not None:
                 parsed.append((file, record, it))
     meta = {"question_field": question_field, "kg": kg}
-    return Dataset(Path(paths[0]).stem, unique(parsed, problems), "lcquad2", list(paths), problems, meta)
+    items = unique(parsed, problems)
+    return Dataset(Path(paths[0]).stem, items, "lcquad2", list(paths), note_textless(problems), meta)
 
 
 # --------------------------------------------------------------------------- registration

@@ -22,7 +22,8 @@ Mapping of one question object to an :class:`~kgqa.model.Item`:
   ``schemaless``) go to ``metadata["query"]``;
 - ``answer``: every answer object converted with
   :func:`kgqa.model.answer.from_results_json` and merged with :func:`kgqa.model.answer.merge`;
-  ``None`` when ``answers`` is absent or an empty list;
+  ``None`` when ``answers`` is absent; an empty list is an empty answer (as QALD XML's
+  ``<answers/>``: QALD-5's out-of-scope questions, whose gold is "no answer");
 - ``answer_type``: ``answertype``;
 - ``metadata``: every other key of the question (and of an eQALD ``metadata`` object), e.g.
   ``aggregation``, ``onlydbo``, ``hybrid``; ``confidence`` values of eQALD answers go to
@@ -268,6 +269,8 @@ def parse_item(q: Any, file: str, record: str, problems: list[Problem]) -> Item 
     except ValueError as e:
         problems.append(Problem(file, record, f"{e}; skipped"))
         return None
+    if answer is None and q.get("answers") == []:
+        answer = TableAnswer((), ())  # an empty gold answer, as <answers/> in QALD XML
     for note in notes:
         problems.append(Problem(file, record, f"{note} (question kept)", "warning"))
     if sparql is not None and sparql.strip().upper() == "OUT OF SCOPE":  # QALD-5 marks these

@@ -30,6 +30,11 @@ its child element gives the term type:
 - an ``<answer>`` holding only text is a simple literal (or an IRI if it looks like one).
 
 ``<answers/>`` (empty) is an empty table; no ``<answers>`` element at all means no gold answer.
+Answers that are text only (QALD-5) are read as QALD-5 JSON reads its ``{"string": ...}``
+answers (absolute http(s) IRIs, else simple literals; one ``true``/``false`` of a boolean
+question a boolean answer), and a ``<query>`` of ``OUT OF SCOPE`` is no query
+(``metadata["query"]["out_of_scope"]``), as in QALD-5 JSON: the XML and JSON releases give the
+same items. The same files are read as runs (``qald-xml`` run format).
 """
 
 from __future__ import annotations
@@ -41,8 +46,8 @@ from typing import Any
 
 from kgqa.load import formats
 from kgqa.load.jsonio import read_xml
-from kgqa.load.qald_json import check_item, split_keywords, unique_items
-from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Problem, TableAnswer
+from kgqa.load.qald_json import _string_answers, check_item, split_keywords, unique_items
+from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Prediction, Problem, Run, TableAnswer
 from kgqa.model.answer import Answer
 from kgqa.model.terms import IRI, XSD, Literal, Term, looks_like_iri
 
@@ -79,11 +84,16 @@ def _attr_value(v: str) -> Any:
     return {"true": True, "false": False}.get(v.strip().lower(), v)
 
 
-def parse_answers(el: ET.Element) -> Answer:
+def parse_answers(el: ET.Element, answer_type: str | None = None) -> Answer:
     """The answer of an ``<answers>`` element (see module docstring). Raises ValueError."""
     terms: list[Term] = []
     booleans: list[bool] = []
-    for i, ans in enumerate(el.findall("answer")):
+    answers = el.findall("answer")
+    texts = [_text(a) for a in answers if not list(a)]
+    if texts and len(texts) == len(answers):
+        # QALD-5's text-only answers: read as the same edition's JSON reads its strings
+        return _string_answers([{"string": t} for t in texts if t], answer_type)
+    for i, ans in enumerate(answers):
         children = list(ans)
         if not children:
             text = _text(ans)
@@ -142,6 +152,9 @@ def parse_question(q: ET.Element, file: str, record: str, problems: list[Problem
             keywords[lang] = kw
     sparql = _text(q.find("query")) or None
     metadata: dict[str, Any] = {k: _attr_value(v) for k, v in q.attrib.items() if k not in ("id", "answertype")}
+    if sparql is not None and sparql.upper() == "OUT OF SCOPE":  # QALD-5 marks these (as its JSON)
+        sparql = None
+        metadata["query"] = {"out_of_scope": True}
     pseudo = _text(q.find("pseudoquery"))
     if pseudo:
         metadata["pseudoquery"] = pseudo
@@ -151,7 +164,7 @@ def parse_question(q: ET.Element, file: str, record: str, problems: list[Problem
     answer: Answer | None = None
     if answers_el is not None:
         try:
-            answer = parse_answers(answers_el)
+            answer = parse_answers(answers_el, q.get("answertype"))
         except ValueError as e:
             problems.append(Problem(file, record, f"{e}; skipped"))
             return None
@@ -182,6 +195,18 @@ def load_dataset(paths: list[Path], **options: Any) -> Dataset:
     return Dataset(name or Path(paths[0]).stem, items, "qald-xml", list(paths), problems, {"id": name})
 
 
+def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
+    """System answers in QALD XML (GERBIL accepts them; QALD-3..5 systems published theirs so):
+    each question a :class:`~kgqa.model.Prediction` with its query and answer, read exactly as
+    the dataset loader reads a question (``<answers/>``: an empty answer; no ``<answers>``: no
+    answer)."""
+    ds = load_dataset(paths, **options)
+    preds = [Prediction(it.id, sparql=it.sparql, answer=it.answer,
+                        metadata={"questions": it.questions} if it.questions else {}) for it in ds.items]
+    problems = [p for p in ds.problems if p.severity == "error"]  # a run needs no question text
+    return Run(str(ds.metadata.get("id") or Path(paths[0]).stem), preds, "qald-xml", list(paths), problems)
+
+
 def sniff(sample: formats.Sample) -> float:
     head = sample.head.lstrip()
     if not head.startswith("<"):
@@ -199,5 +224,14 @@ DATASET = formats.register(formats.Format(
     description="legacy QALD XML (QALD-1..5, QALD-7 XML): <dataset><question>...<answers>",
     sniff=sniff,
     load=load_dataset,
+    extensions=(".xml",),
+))
+
+RUN = formats.register(formats.Format(
+    name="qald-xml",
+    kind="run",
+    description="system answers in legacy QALD XML (as GERBIL accepts them): <dataset><question>...<answers>",
+    sniff=sniff,
+    load=load_run,
     extensions=(".xml",),
 ))

@@ -367,17 +367,13 @@ def _download(f: DataFile, dest: Path, verify: bool) -> Path:
             if resp.status_code != 200:
                 raise InputError(f.url, f"download failed: HTTP {resp.status_code}")
             total = int(resp.headers.get("content-length") or 0) or None
-            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+            from kgqa.model.progress import progress_bar
 
-            from rich.console import Console
-
-            with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                          console=Console(stderr=True), transient=True) as progress:
-                task = progress.add_task(f"downloading {f.path}", total=total)
+            with progress_bar(total, f"downloading {f.path}", unit="bytes") as bar:
                 for chunk in resp.iter_bytes():
                     out.write(chunk)
                     h.update(chunk)
-                    progress.update(task, advance=len(chunk))
+                    bar(len(chunk))
         if verify and f.sha256 and h.hexdigest() != f.sha256:
             raise InputError(f.url, f"checksum mismatch after download: sha256 {h.hexdigest()}, expected {f.sha256}; "
                                     "the upstream file changed or the download is corrupt (nothing was saved)")
@@ -424,3 +420,46 @@ def load(entry: Entry, verify: bool = True, **options: Any) -> Dataset:
     ds.format = ds.format or fmt.name
     ds.metadata = {**ds.metadata, "registry": entry.name}
     return ds
+
+
+# --------------------------------------------------------------------------- knowledge graphs
+
+#: The knowledge graph of a registered dataset, where kgqa knows it: dataset name -> RDF file
+#: (a :class:`DataFile`: in the package, or relative to the data dir).
+KGS: dict[str, DataFile] = {
+    "demo": DataFile("demo/data/kg.ttl", package=True),
+    "ck25": DataFile("ck25/graphs/prod-inst.ttl"),
+}
+
+
+def kg_path(name: str) -> Path | None:
+    """The local RDF file of the registered KG ``name`` (None: no such KG, or not present
+    here: the data dir or the download cache lacks it)."""
+    f = KGS.get(name.strip().lower())
+    if f is None:
+        return None
+    kind, path = locate(f)
+    return path if kind in ("package", "data dir", "cache") and path.is_file() else None
+
+
+def available_kgs() -> dict[str, str]:
+    """Registered KGs present on this machine: name -> RDF file (what ``kgqa web`` offers)."""
+    return {name: str(p) for name in KGS if (p := kg_path(name)) is not None}
+
+
+def resolve_kg(spec: str) -> str:
+    """A ``--kg`` value with registered KG names resolved: ``ck25`` -> the CK25 RDF file.
+    A URL, an existing path or a comma-separated list is returned as given, so a file named
+    like a KG still wins; a registered name whose file is absent raises :class:`InputError`
+    saying where it was looked for."""
+    s = spec.strip()
+    if s.startswith(("http://", "https://")) or "," in s or Path(s).exists():
+        return spec
+    f = KGS.get(s.lower())
+    if f is None:
+        return spec
+    p = kg_path(s)
+    if p is None:
+        raise InputError(s, f"the {s} knowledge graph is not on this machine (looked for {f.path} in the data dir "
+                            "$KGQA_DATA_DIR and the download cache); pass the RDF file's path instead")
+    return str(p)

@@ -1,10 +1,12 @@
 """Every query the migration sends to a knowledge graph goes through :class:`KG` (one module,
 so that the execution back end can be switched in one place).
 
-A :class:`KG` wraps a kgqa engine (:func:`kgqa.execute.open_engine`: RDF files, a store
-directory or a SPARQL endpoint) in the persistent result cache, so a migration killed half way
-re-runs from the cache: every query already answered is a cache hit. Queries built here are
-kgqa's own (trusted); migrated gold queries go through the same normaliser as audits.
+A :class:`KG` is a kgqa :class:`~kgqa.execute.Executor` (:meth:`Executor.open`: RDF files, a
+store directory or a SPARQL endpoint, the persistent result cache and an
+:class:`~kgqa.execute.policy.ExecutionPolicy`), so a migration killed half way re-runs from the
+cache (every query already answered is a cache hit) and its caps, caching and sandbox are those
+of evaluation. Lookup queries built here are kgqa's own vocabulary queries (executed as given);
+migrated gold queries are prepared as the policy says for gold (:meth:`ExecutionPolicy.untrusted`).
 """
 
 from __future__ import annotations
@@ -12,16 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from kgqa.execute import open_engine
-from kgqa.execute.cache import CachedEngine, ResultCache, default_cache_path
+from kgqa.execute.cache import ResultCache, default_cache_path
 from kgqa.execute.engine import DEFAULT_TIMEOUT, Engine
+from kgqa.execute.executor import Executor
 from kgqa.execute.policy import ExecutionPolicy
 from kgqa.model import IRI, Literal, Outcome, Status, TableAnswer
 from kgqa.model.terms import BNode, Term
 
 BATCH = 200
-#: normaliser on, sandbox on: what every execution path does before an engine sees a query
-_POLICY = ExecutionPolicy(normalise=True)
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 RDFS_SUBCLASSOF = "http://www.w3.org/2000/01/rdf-schema#subClassOf"
 #: "is an instance of": rdf:type followed by any number of rdfs:subClassOf steps
@@ -57,44 +57,62 @@ class KG:
 
     def __init__(self, spec: str | Path | Sequence[str | Path] | Engine, *, graph: str | None = None,
                  cache: ResultCache | None | bool = True, timeout: float = DEFAULT_TIMEOUT,
-                 progress: bool = False):
-        engine = spec if hasattr(spec, "execute_many") else open_engine(spec, graph, progress=progress)  # type: ignore[arg-type]
+                 progress: bool = False, policy: ExecutionPolicy | None = None):
+        pol = policy or ExecutionPolicy(timeout=timeout)
+        own_cache = cache is True
         if cache is True:
             cache = ResultCache(default_cache_path())
         elif cache is False:
             cache = None
-        self.engine = CachedEngine(engine, cache)  # type: ignore[arg-type]
-        self.timeout = timeout
-        self.name = str(spec) if not hasattr(spec, "execute_many") else spec.info.fingerprint  # type: ignore[union-attr]
+        if hasattr(spec, "execute_many"):
+            self.executor = Executor(spec, policy=pol, cache=cache)  # type: ignore[arg-type]
+            self.name = spec.info.fingerprint  # type: ignore[union-attr]
+        else:
+            self.executor = Executor.open(spec, graph, policy=pol, cache=cache, progress=progress)  # type: ignore[arg-type]
+            self.name = str(spec)
+        self._own_cache = cache if own_cache else None
+        self.timeout = pol.timeout
+
+    @property
+    def engine(self) -> Executor:
+        return self.executor
+
+    @property
+    def policy(self) -> ExecutionPolicy:
+        return self.executor.policy
 
     @property
     def signature(self) -> str:
-        return self.engine.info.signature()
+        return self.executor.signature
 
     @property
     def counts(self) -> dict[str, int]:
-        return dict(self.engine.counts)
+        return dict(self.executor.counts)
 
     def close(self) -> None:
-        self.engine.close()
+        """Close the engine, and the result cache when this KG opened it."""
+        self.executor.cached.close()
+        if self._own_cache is not None:
+            self._own_cache.close()
 
     # ------------------------------------------------------------------ raw execution
 
     def run(self, queries: Sequence[str]) -> list[Outcome]:
-        """Outcomes of trusted queries (kgqa's own), in order."""
-        return self.engine.execute_many(list(queries), timeout=self.timeout)
+        """Outcomes of kgqa's own lookup queries, executed as given, in order."""
+        return self.executor.execute_many(list(queries), timeout=self.timeout)
 
     def run_gold(self, query: str) -> Outcome:
         """A (migrated) gold query: the normaliser (Virtuoso dialect, undeclared standard
-        prefixes) and the sandbox, as ``kgqa audit`` runs gold queries."""
+        prefixes) and, when the policy does not trust gold queries, the sandbox, as ``kgqa
+        audit`` runs gold queries."""
         return self.run_gold_many([query])[0]
 
     def run_gold_many(self, queries: Sequence[str], progress: Callable[[int], None] | None = None) -> list[Outcome]:
         """:meth:`run_gold` for many queries, sent to the engine as one batch."""
         out: list[Outcome | None] = [None] * len(queries)
         todo: list[tuple[int, str]] = []
-        for i, q in enumerate(queries):
-            text, _, refused = _POLICY.prepare(q, untrusted=True)
+        prepared = self.executor.prepare_many(list(queries), untrusted=self.policy.untrusted("gold"))
+        for i, (text, _, refused) in enumerate(prepared):
             if refused is not None:
                 out[i] = refused
             else:
@@ -102,8 +120,8 @@ class KG:
         if progress is not None and len(todo) < len(queries):
             progress(len(queries) - len(todo))
         if todo:
-            for (i, _), o in zip(todo, self.engine.execute_many([t for _, t in todo], timeout=self.timeout,
-                                                                 progress=progress)):
+            outs = self.executor.execute_many([t for _, t in todo], timeout=self.timeout, progress=progress)
+            for (i, _), o in zip(todo, outs):
                 out[i] = o
         return out  # type: ignore[return-value]
 
@@ -215,6 +233,19 @@ class KG:
             if isinstance(r, str):
                 return [], f"{note}; that failed too: {r}"
         return [(s, o) for s, o in r], note
+
+    def degrees(self, iris: Iterable[str]) -> dict[str, int]:
+        """IRI -> number of triples it is the subject or object of (0 when absent)."""
+        todo = list(dict.fromkeys(iris))
+        out = dict.fromkeys(todo, 0)
+        queries = ["SELECT ?v (COUNT(*) AS ?n) WHERE { VALUES ?v { " + " ".join(iri_ref(v) for v in todo[i:i + BATCH])
+                   + " } { ?v ?p ?o } UNION { ?s ?p ?v } } GROUP BY ?v" for i in range(0, len(todo), BATCH)]
+        for r in self.rows(queries):
+            if not isinstance(r, str):
+                for v, n in r:
+                    if isinstance(v, IRI) and isinstance(n, Literal):
+                        out[v.value] = int(n.value)
+        return out
 
     def count(self, pattern: str) -> int | None:
         """COUNT(*) of a group pattern (``None`` when it fails)."""

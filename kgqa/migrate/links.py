@@ -15,23 +15,26 @@ multi-million-line link dump streams through.
 Each source IRI gets an :class:`EntityMapping` saying how it was mapped: ``link`` (a link
 file), ``target-link`` (a link stored in the target KG), ``identity`` (the same IRI occurs in
 the target KG), ``label`` (fallback: the source label equals a target label; always marked,
-never silent), or ``unmapped``. Several candidates are recorded; the chosen one is the first
-in sorted order that is not itself a redirect/disambiguation page, else the first.
+never silent), or ``unmapped``. Several candidates (a real entity and a bare "twin", say) are
+recorded and chosen between by evidence, never by sort order
+(:meth:`EntityMapper.choose`): pages that are not redirect/disambiguation pages first, then the
+most neighbours shared with the source entity (its source neighbours mapped through the
+links; source KG needed), then the most triples on the target (a bare twin has few); the
+choice and its evidence are recorded in the mapping's ``note``.
 """
 
 from __future__ import annotations
 
-import bz2
 import csv
-import gzip
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgqa.migrate.kg import KG
+from kgqa.execute.kgfile import DecompressingReader
+from kgqa.migrate.kg import KG, iri_ref
 from kgqa.model import InputError
 from kgqa.model.terms import looks_like_iri
 
@@ -63,12 +66,22 @@ class EntityMapping:
         return d
 
 
-def _open_text(path: Path) -> io.TextIOBase:
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path), encoding="utf-8")
-    if path.suffix == ".bz2":
-        return io.TextIOWrapper(bz2.open(path), encoding="utf-8")
-    return open(path, encoding="utf-8", newline="")
+def _open_binary(path: Path) -> io.BufferedReader:
+    """The (decompressed) bytes of a links file; a ``.gz``/``.bz2`` that inflates like a
+    decompression bomb stops with an InputError naming it (the KG files' guard)."""
+    comp = path.suffix if path.suffix in (".gz", ".bz2") else None
+    return io.BufferedReader(DecompressingReader(path, comp), 1 << 20)
+
+
+def _text_lines(path: Path, fh: io.BufferedReader) -> Iterator[str]:
+    """The lines of ``fh`` decoded as UTF-8; an undecodable line is an InputError naming the
+    file, the line and the byte."""
+    for n, raw in enumerate(fh, start=1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(path, f"line {n}: not valid UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1}); "
+                                   "links files must be UTF-8") from None
 
 
 def _base_suffix(path: Path) -> str:
@@ -124,8 +137,10 @@ class Links:
         return links
 
     def _load_table(self, path: Path, wanted: set[str] | None, delim: str) -> None:
-        with _open_text(path) as fh:
-            for n, row in enumerate(csv.reader(fh, delimiter=delim), start=1):
+        with _open_binary(path) as fh:
+            rows = csv.reader(_text_lines(path, fh), delimiter=delim)
+            for row in rows:
+                n = rows.line_num
                 if not row or row[0].startswith("#"):
                     continue
                 if len(row) < 2:
@@ -141,8 +156,7 @@ class Links:
     def _load_rdf(self, path: Path, fmt: ox.RdfFormat, wanted: set[str] | None, preds: set[str]) -> None:
         try:
             if path.suffix in (".gz", ".bz2"):
-                opener = gzip.open if path.suffix == ".gz" else bz2.open
-                with opener(path) as fh:
+                with _open_binary(path) as fh:
                     self._add_quads(ox.parse(fh, format=fmt), wanted, preds)
             else:
                 self._add_quads(ox.parse(path=str(path), format=fmt), wanted, preds)
@@ -218,6 +232,41 @@ class EntityMapper:
                 continue
             how, cs = cands[i]
             plain = [c for c in cs if c not in special_out]
-            chosen = (plain or cs)[0]
-            note = "several candidates; chose the first in sorted order" if len(cs) > 1 else ""
+            chosen, note = self.choose(i, plain or cs) if len(cs) > 1 else (cs[0], "")
             self.memo[i] = EntityMapping(i, chosen, how, cs, note)
+
+    def choose(self, source_iri: str, candidates: Sequence[str]) -> tuple[str, str]:
+        """The candidate with the most evidence for ``source_iri`` and a note saying why: most
+        neighbours shared with the source entity (its source neighbours mapped through the
+        links; needs the source KG), then most triples on the target. A tie on both is said."""
+        cs = sorted(candidates)
+        if len(cs) == 1:
+            return cs[0], ""
+        shared = self.shared_neighbours(source_iri, cs)
+        degree = self.target.degrees(cs)
+        ranked = sorted(cs, key=lambda c: (-shared.get(c, 0), -degree.get(c, 0), c))
+        best, second = ranked[0], ranked[1]
+        why = ", ".join(f"{c}: {shared.get(c, 0)} shared neighbours, {degree.get(c, 0)} triples" for c in ranked[:3])
+        tie = (shared.get(best, 0), degree.get(best, 0)) == (shared.get(second, 0), degree.get(second, 0))
+        return best, (f"{len(cs)} candidates, no evidence tells them apart ({why}); chose {best}" if tie else
+                      f"{len(cs)} candidates; chose by evidence ({why})")
+
+    def shared_neighbours(self, source_iri: str, candidates: Sequence[str]) -> dict[str, int]:
+        """Per candidate: how many of the source entity's neighbours (IRIs one triple away on
+        the source KG, at most 200, mapped through the link files) it is joined to on the
+        target. Empty without a source KG."""
+        if self.source is None:
+            return {}
+        r = self.source.rows([
+            f"SELECT DISTINCT ?n WHERE {{ {{ {iri_ref(source_iri)} ?p ?n }} UNION {{ ?n ?p {iri_ref(source_iri)} }} "
+            f"FILTER(isIRI(?n) && ?p != <{OWL_SAMEAS}>) }} ORDER BY ?n LIMIT 200"])[0]
+        if isinstance(r, str):
+            return {}
+        mapped = sorted({t for row in r for t in (self.links.linked(row[0].value) or [row[0].value])})
+        if not mapped:
+            return {}
+        vals = " ".join(iri_ref(x) for x in mapped)
+        out = {}
+        for c in candidates:
+            out[c] = self.target.count(f"VALUES ?n {{ {vals} }} {{ {iri_ref(c)} ?p ?n }} UNION {{ ?n ?p {iri_ref(c)} }}") or 0
+        return out

@@ -16,20 +16,40 @@ from kgqa.model import InputError
 OUTPUT_FORMATS = ("auto", "qald", "simpledbpediaqa", "same")
 
 
+def _predicate_entry(p: dict) -> dict:
+    """One ``PredicateList`` entry; a path target (two hops, or an inverse step) keeps the
+    SimpleDBpediaQA keys with the path's SPARQL text as ``Predicate`` and adds ``Path``: its
+    steps, each with its own ``Predicate`` and ``Direction``."""
+    from kgqa.migrate.paths import parse_path
+
+    text = p["Predicate"]
+    if not text.startswith(("<", "^")):
+        return dict(p)
+    steps = parse_path(text)
+    return {**p, "Path": [{"Predicate": iri, "Direction": "backward" if inv else "forward"} for iri, inv in steps]}
+
+
 def simpledbpediaqa_json(m: Migration) -> dict:
-    """The SimpleDBpediaQA file shape (castorini/SimpleDBpediaQA V1): one question per kept item
-    whose mapping is one-step predicates (two-hop paths are not representable there and are
-    left out; the record says so)."""
+    """The SimpleDBpediaQA file shape (castorini/SimpleDBpediaQA V1): one question per kept
+    item, every kept item (a two-hop mapping's ``PredicateList`` entries carry the path's
+    steps, see :func:`_predicate_entry`), so the file holds what the summary reports."""
     qs = []
     for it in m.dataset.items:
-        preds = it.metadata.get("predicates") or []
-        if any(not p["Predicate"].startswith(("http://", "https://", "urn:")) or "/^" in p["Predicate"]
-               or p["Predicate"].startswith("<") for p in preds):
-            continue
+        preds = [_predicate_entry(p) for p in it.metadata.get("predicates") or []]
         src = it.metadata.get("source_triple", {})
         qs.append({"ID": it.id, "Query": it.question() or "", "Subject": it.metadata.get("subject"),
                    "FreebasePredicate": src.get("predicate"), "PredicateList": preds})
     return {"DatasetName": m.dataset.name, "Questions": qs}
+
+
+def written_count(path: str | Path, fmt: str) -> int:
+    """How many questions the written dataset file holds (read back with kgqa's loader, or the
+    SimpleDBpediaQA JSON's ``Questions``)."""
+    if fmt == "simpledbpediaqa":
+        return len(json.loads(Path(path).read_text(encoding="utf-8"))["Questions"])
+    from kgqa.load import load_dataset
+
+    return len(load_dataset(str(path), fmt))
 
 
 def write_dataset(m: Migration, path: str | Path, fmt: str = "auto") -> str:
@@ -62,7 +82,7 @@ def write_records(m: Migration, path: str | Path) -> None:
 
 def write_report(m: Migration, path: str | Path) -> None:
     """Signature, summary, statistics tables and predicate evidence as one JSON document."""
-    doc = {"signature": m.signature, "summary": m.summary(), "tables": m.tables.to_json(),
+    doc = {"signature": m.signature, "summary": m.summary(), "notes": list(m.notes), "tables": m.tables.to_json(),
            "execution": m.execution, "predicates": [e.to_json() for e in m.evidence]}
     write_atomic(Path(path), [json.dumps(doc, ensure_ascii=False, indent=2), "\n"])
 

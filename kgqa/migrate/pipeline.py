@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -12,11 +12,13 @@ from kgqa.migrate.agreement import MATCHING, Agreement, compare, map_answer
 from kgqa.migrate.kg import KG, TYPE_PATH, iri_ref
 from kgqa.migrate.links import OWL_SAMEAS, RDFS_LABEL, EntityMapper, Links
 from kgqa.migrate.paths import DEFAULT_DISAMBIGUATION, DEFAULT_REDIRECT, PairPaths, PathFinder, direction, path_text
-from kgqa.migrate.predicates import Candidate, PredicateEvidence, propose, verify
+from kgqa.migrate.predicates import (DEFAULT_MIN_SHARE, DEFAULT_MIN_SUPPORT, Candidate, PredicateEvidence, propose,
+                                     verify)
 from kgqa.migrate.rewrite import PredicateTarget, constants, rewrite
 from kgqa.migrate.rules import Rule, RuleSet
 from kgqa.migrate.stats import Tables, sparql_tables, triple_tables
 from kgqa.model import IRI, Dataset, Item, Literal, Outcome, Status, TableAnswer
+from kgqa.model.progress import progress_bar
 from kgqa.model.terms import Term
 
 
@@ -27,7 +29,8 @@ class Options:
 
     seed: int = 0
     sample: int = 20  # evidence triples per source predicate (complex queries, with a source KG)
-    min_support: int = 1
+    min_support: int = DEFAULT_MIN_SUPPORT  # evidence pairs a predicate mapping needs at least ...
+    min_share: float = DEFAULT_MIN_SHARE  # ... and this share of the mapped pairs (see predicates)
     disambiguation: tuple[str, ...] = DEFAULT_DISAMBIGUATION
     redirect: tuple[str, ...] = DEFAULT_REDIRECT
     link_predicates: tuple[str, ...] = (OWL_SAMEAS,)
@@ -36,9 +39,14 @@ class Options:
     two_hop: bool = True
     constraints: str = "both"  # proposed type constraints: both | object | none
     progress: bool = False
+    #: align unlinked classes from their linked instances (needs the source KG)
+    align_classes: bool = True
+    #: find the target's redirect/disambiguation predicates when the defaults are not changed
+    find_pages: bool = True
 
     def signature(self) -> str:
         sig = (f"seed:{self.seed}|sample:{self.sample}|min-support:{self.min_support}|"
+               f"min-share:{self.min_share:g}|"
                f"two-hop:{'yes' if self.two_hop else 'no'}|labels:{'yes' if self.label_fallback else 'no'}|"
                f"constraints:{self.constraints}")
         if tuple(self.disambiguation) != DEFAULT_DISAMBIGUATION:
@@ -47,6 +55,10 @@ class Options:
             sig += "|redirect:" + ",".join(self.redirect)
         if tuple(self.link_predicates) != (OWL_SAMEAS,):
             sig += "|link:" + ",".join(self.link_predicates)
+        if not self.align_classes:
+            sig += "|class-alignment:no"
+        if not self.find_pages:
+            sig += "|find-pages:no"
         return sig
 
 
@@ -64,76 +76,77 @@ class Migration:
     tables: Tables
     signature: str
     execution: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: what the migration found or decided on its own (aligned classes, found redirect /
+    #: disambiguation predicates, suggested flags), printed by the CLI and kept in the report
+    notes: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         c = Counter(r.get("agreement", "not migrated") for r in self.records)
         return {"items": len(self.records), "kept": len(self.dataset), "agreement": dict(sorted(c.items()))}
 
 
-@contextmanager
-def _bar(enabled: bool, total: int, label: str):
-    if not enabled:
-        yield lambda n=1: None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True) as p:
-        task = p.add_task(label, total=total)
-        yield lambda n=1: p.advance(task, n)
-
-
 class _Resolver:
     """Target entities for query constants and answers: a mapped node that is a redirect page is
-    followed; a disambiguation page is replaced by the candidate sharing the most neighbours
-    with the source entity (source KG needed; else the first in sorted order, noted)."""
+    followed; a disambiguation page is replaced by the candidate with the most evidence
+    (:meth:`EntityMapper.choose`: shared neighbours with the source entity, then triples on the
+    target; the evidence is noted)."""
 
     def __init__(self, mapper: EntityMapper, target: KG, source: KG | None, opts: Options):
         self.mapper, self.target, self.source, self.opts = mapper, target, source, opts
         self.memo: dict[str, tuple[str | None, str]] = {}
+        #: source IRI -> how its target was chosen among several, or aligned (the evidence)
+        self.choices: dict[str, str] = {}
+        self.notes: list[str] = []
 
     def resolve(self, iris: Sequence[str]) -> dict[str, tuple[str | None, str]]:
         todo = [i for i in dict.fromkeys(iris) if i not in self.memo]
         if todo:
             maps = self.mapper.map(todo)
-            nodes = sorted({m.target for m in maps.values() if m.target})
+            aligned = self._align([i for i in todo if maps[i].target is None])
+            nodes = sorted({m.target for m in maps.values() if m.target} | {t for t, _ in aligned.values() if t})
             redir = self.target.objects(nodes, self.opts.redirect)
             disamb = self.target.objects(nodes, self.opts.disambiguation)
             for i in todo:
                 m = maps[i]
-                if m.target is None:
+                if i in aligned and aligned[i][0] is not None:
+                    self.memo[i] = (aligned[i][0], "class-alignment")
+                    self.choices[i] = aligned[i][1]
+                elif m.target is None:
                     self.memo[i] = (None, "unmapped")
+                    if i in aligned:
+                        self.choices[i] = "class alignment failed: " + aligned[i][1]
                 elif m.target in redir:
                     self.memo[i] = (redir[m.target][0], f"{m.how}+redirection")
                 elif m.target in disamb:
-                    choice, how = self._choose(i, disamb[m.target])
-                    self.memo[i] = (choice, f"{m.how}+disambiguation{how}")
+                    choice, note = self._choose(i, disamb[m.target])
+                    self.memo[i] = (choice, f"{m.how}+disambiguation")
+                    if note:
+                        self.choices[i] = note
                 else:
                     self.memo[i] = (m.target, m.how)
+                if m.note and len(m.candidates) > 1:
+                    self.choices[i] = m.note + (f"; {self.choices[i]}" if i in self.choices else "")
         return {i: self.memo[i] for i in iris}
 
+    def _align(self, unmapped: list[str]) -> dict[str, tuple[str | None, str]]:
+        """Classes among ``unmapped`` aligned from their linked instances (see
+        :func:`kgqa.migrate.align.align_classes`; needs the source KG), each noted."""
+        if not unmapped or self.source is None or not self.opts.align_classes:
+            return {}
+        from kgqa.migrate.align import align_classes
+
+        got = align_classes(unmapped, self.source, self.target, self.mapper, min_support=self.opts.min_support,
+                            min_share=self.opts.min_share, seed=self.opts.seed)
+        for c, (t, why) in sorted(got.items()):
+            self.notes.append(f"class {c} has no link; " + (f"aligned to {t}: {why}" if t else f"not aligned: {why}"))
+        return got
+
     def _choose(self, source_iri: str, candidates: list[str]) -> tuple[str, str]:
-        """The chosen candidate and how: "" (by shared neighbours, or the only one) or
-        " (first of N: no evidence)"."""
+        """The chosen candidate and the evidence ("" for the only one), see
+        :meth:`EntityMapper.choose` (shared neighbours, then triples on the target)."""
         if len(candidates) == 1:
             return candidates[0], ""
-        if self.source is None:
-            return candidates[0], f" (first of {len(candidates)}: no evidence)"
-        r = self.source.rows([
-            f"SELECT DISTINCT ?n WHERE {{ {{ {iri_ref(source_iri)} ?p ?n }} UNION {{ ?n ?p {iri_ref(source_iri)} }} "
-            f"FILTER(isIRI(?n)) }} ORDER BY ?n LIMIT 200"])[0]
-        neigh = [] if isinstance(r, str) else [row[0].value for row in r]
-        mapped = [m.target for m in self.mapper.map(neigh).values() if m.target]
-        if not mapped:
-            return candidates[0], f" (first of {len(candidates)}: no evidence)"
-        vals = " ".join(iri_ref(x) for x in sorted(set(mapped)))
-        scores = []
-        for c in candidates:
-            n = self.target.count(f"VALUES ?n {{ {vals} }} {{ {iri_ref(c)} ?p ?n }} UNION {{ ?n ?p {iri_ref(c)} }}")
-            scores.append((-(n or 0), c))
-        scores.sort()
-        if scores[0][0] == 0:
-            return scores[0][1], f" (first of {len(candidates)}: no shared neighbour)"
-        return scores[0][1], ""
+        return self.mapper.choose(source_iri, candidates)
 
 
 def _term(value: Any) -> Term:
@@ -179,7 +192,7 @@ def _migrate_triples(ds: Dataset, target: KG, mapper: EntityMapper, finder: Path
             rec["category"] = "only-answer" if mo.target else "only-topic" if ms.target else "neither"
         records.append(rec)
     found: dict[int, PairPaths] = {}
-    with _bar(opts.progress, len(pairs), "paths") as tick:
+    with progress_bar(len(pairs), "paths", enabled=opts.progress) as tick:
         for k in range(0, len(pairs), 200):
             for i, pp in zip(pair_idx[k:k + 200], finder.find_many(pairs[k:k + 200])):
                 found[i] = pp
@@ -187,7 +200,8 @@ def _migrate_triples(ds: Dataset, target: KG, mapper: EntityMapper, finder: Path
     evidence: dict[str, PredicateEvidence] = {}
     for i, pp in found.items():
         t = triples[i]
-        ev = evidence.setdefault(t["predicate"], PredicateEvidence(t["predicate"]))
+        ev = evidence.setdefault(t["predicate"], PredicateEvidence(t["predicate"], min_support=opts.min_support,
+                                                                   min_share=opts.min_share))
         ev.pairs += 1
         ev.add(pp, maps[t["subject"]].target, maps[t["object"]].target)
         records[i]["category"] = pp.kind
@@ -199,12 +213,12 @@ def _migrate_triples(ds: Dataset, target: KG, mapper: EntityMapper, finder: Path
             records[i]["errors"] = pp.errors
     for i, rec in enumerate(records):
         if i not in found:
-            ev = evidence.setdefault(triples[i]["predicate"], PredicateEvidence(triples[i]["predicate"]))
+            ev = evidence.setdefault(triples[i]["predicate"], PredicateEvidence(
+                triples[i]["predicate"], min_support=opts.min_support, min_share=opts.min_share))
             ev.pairs += 1
             ev.categories[rec["category"]] += 1
     ev_list = [evidence[k] for k in sorted(evidence)]
-    proposed = propose(ev_list, target, min_support=opts.min_support,
-                       constraints="object" if opts.constraints == "both" else opts.constraints)
+    proposed = propose(ev_list, target, constraints="object" if opts.constraints == "both" else opts.constraints)
     # the initial mapping of every item: its own path of the chosen kind, best-supported first
     queries: dict[int, str] = {}
     plans: dict[int, dict] = {}
@@ -325,7 +339,7 @@ def _run_all(kg: KG, queries: dict[Any, str], progress: bool, label: str, truste
     (no normaliser, no sandbox); otherwise (rewritten gold queries) as ``kgqa audit`` runs them."""
     keys = list(queries)
     out: dict[Any, Outcome] = {}
-    with _bar(progress, len(keys), label) as tick:
+    with progress_bar(len(keys), label, enabled=progress) as tick:
         for start in range(0, len(keys), 500):
             chunk = keys[start:start + 500]
             texts = [queries[k] for k in chunk]
@@ -390,7 +404,8 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
     preds = sorted({p for _, ps in consts.values() for p in ps})
     # 2. predicate evidence
     notes: dict[str, list[str]] = {}
-    evidence: dict[str, PredicateEvidence] = {p: PredicateEvidence(p) for p in preds}
+    evidence: dict[str, PredicateEvidence] = {p: PredicateEvidence(p, min_support=opts.min_support,
+                                                                   min_share=opts.min_share) for p in preds}
     if source is not None:
         samples = {}
         for p in preds:
@@ -415,7 +430,7 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
                 evidence[p].categories["only-object" if to is not None else "only-subject" if ts else "neither"] += 1
                 continue
             jobs.append((p, IRI(ts), _term(to), (s, o)))
-    with _bar(opts.progress, len(jobs), "paths") as tick:
+    with progress_bar(len(jobs), "paths", enabled=opts.progress) as tick:
         for k in range(0, len(jobs), 200):
             chunk = jobs[k:k + 200]
             for (p, ts, to, _), pp in zip(chunk, finder.find_many([(a, b) for _, a, b, _ in chunk])):
@@ -424,14 +439,17 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
             tick(len(chunk))
     resolver = _Resolver(mapper, target, source, opts)
     if source is not None:
-        with _bar(opts.progress, len(preds), "verify") as tick:
+        with progress_bar(len(preds), "verify", enabled=opts.progress) as tick:
             for p in preds:
                 _verify(evidence[p], samples[p], [(j, k) for j, k in zip(jobs, job_kind) if j[0] == p],
                         source, target, finder, resolver, opts)
                 tick()
+    _find_transformed(preds, evidence, samples, emaps, target)
     ev_list = [evidence[p] for p in preds]
-    proposed = propose(ev_list, target, min_support=opts.min_support, constraints=opts.constraints)
-    # 3. predicate mappings
+    proposed = propose(ev_list, target, constraints=opts.constraints)
+    # 3. predicate mappings (without rules: the best candidate, with the type constraint its
+    #    proposed rule has: a merged target predicate is constrained on every side)
+    proposed_by = {r.source: r for r in proposed}
     pmap: dict[str, PredicateTarget | None] = {}
     pinfo: dict[str, dict] = {}
     for p in preds:
@@ -446,8 +464,8 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
             pmap[p] = PredicateTarget(text, c.constraint if c else None, c.constraint_on if c else "object")
             pinfo[p] = {"rule": [x.to_json() for x in rs]}
             continue
-        best = evidence[p].best(opts.min_support)
-        if best is None:
+        best = evidence[p].best()
+        if best is None or evidence[p].transformed:
             ev = evidence[p]
             if ev.mapped_pairs == 0 and (target.count(f"?s {iri_ref(p)} ?o") or 0) > 0:
                 pmap[p] = PredicateTarget(iri_ref(p))
@@ -456,9 +474,16 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
                             "note": "no evidence pair; the same predicate IRI is used in the target KG"}
                 continue
             pmap[p] = None
-            if ev.pairs == 0:
+            if ev.transformed:
+                why = ev.transformed
+            elif ev.pairs == 0:
                 why = ("no evidence pair (without --source-kg only patterns joining a constant and a projected "
                        "variable give evidence)" if source is None else "no triple of it on the source KG")
+            elif ev.ranked():
+                top = ev.ranked()[0]
+                why = (f"best candidate {path_text(top.path)} connects only {top.support} of {ev.mapped_pairs} "
+                       f"evidence pairs with both ends mapped (needs {ev.required()}: --min-support "
+                       f"{ev.min_support}, --min-share {ev.min_share:g})")
             else:
                 why = f"no path found for {ev.mapped_pairs} pairs with both ends mapped, of {ev.pairs} sampled"
             pinfo[p] = {"unmapped": why}
@@ -467,9 +492,13 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
         text = path_text(path)
         if len(path) > 1 or path[0][1]:
             text = f"({text})"
-        pmap[p] = PredicateTarget(text)
+        rule = proposed_by.get(p)
+        constrained = rule is not None and rule.constraint and rule.paths() == [path]
+        pmap[p] = PredicateTarget(text, rule.constraint if constrained else None,
+                                  rule.constraint_on if constrained else "object")
         pinfo[p] = {"path": path_text(path), "direction": direction(path), "support": best.support,
-                    "of": evidence[p].mapped_pairs, "kinds": dict(best.kinds)}
+                    "of": evidence[p].mapped_pairs, "kinds": dict(best.kinds),
+                    **({"constraint": rule.constraint, "constraint_on": rule.constraint_on} if constrained else {})}
     # 4. entities: constants and answers
     answer_iris = {it.id: sorted({c.value for row in answers[it.id].rows for c in row if isinstance(c, IRI)})
                    if isinstance(answers.get(it.id), TableAnswer) else [] for it in items}
@@ -485,6 +514,7 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
         if rw.query is not None:
             queries[it.id] = rw.query
     outs = _run_all(target, queries, opts.progress, "target")
+    unlimited = _without_limit(items, queries, source, target)
     kept: list[Item] = []
     for it in items:
         ents, ps = consts[it.id]
@@ -493,17 +523,21 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
         expected, lost = map_answer(answers[it.id], amap)
         rec: dict[str, Any] = {
             "id": it.id, "question": it.question(), "source_query": it.sparql, "source_answer": answer_from[it.id],
-            "entities": [{"source": e, "target": resolved[e][0], "how": resolved[e][1]} for e in ents],
+            "entities": [{"source": e, "target": resolved[e][0], "how": resolved[e][1],
+                          **({"choice": resolver.choices[e]} if e in resolver.choices else {})} for e in ents],
             "predicates": [{"source": p, **pinfo[p]} for p in ps],
             "answer_entities": {"mapped": sum(1 for a in amap.values() if a), "unmapped": lost},
         }
         if rw.query is None:
-            ag = Agreement("failed", None, "; ".join(rw.problems))
+            whys = [f"{p}: {pinfo[p]['unmapped']}" for p in ps if "unmapped" in pinfo.get(p, {})]
+            ag = Agreement("failed", None, "; ".join(rw.problems + whys))
         else:
             rec["query"] = rw.query
             ag = compare(expected if answers[it.id] is not None else None, outs[it.id])
             if lost and ag.label == "exact":
                 ag = Agreement("partial", ag.f1, f"{len(lost)} answer entit(y/ies) have no target")
+            if it.id in unlimited and ag.label in ("exact", "partial"):
+                ag, rec["without_limit"] = _limit_check(ag, *unlimited[it.id], resolver)
         rec.update(ag.to_json())
         rec["category"] = _category(rec, ag)
         rec["kept"] = rw.query is not None and outs[it.id].status is Status.OK
@@ -514,7 +548,62 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
                                 metadata={**it.metadata, "source_sparql": it.sparql, "agreement": ag.label}))
     order = {it.id: i for i, it in enumerate(ds.items)}
     records = sorted(records + no_query, key=lambda r: order[r["id"]])
-    return records, kept, ev_list, proposed
+    return records, kept, ev_list, proposed, resolver.notes
+
+
+def _find_transformed(preds: Sequence[str], evidence: dict[str, PredicateEvidence], samples: dict, emaps: dict,
+                      target: KG) -> None:
+    """Mark literal-valued predicates without a supported mapping whose values the target
+    holds transformed (a unit change: :func:`kgqa.migrate.align.value_transform`)."""
+    from kgqa.migrate.align import value_transform
+
+    for p in preds:
+        ev = evidence[p]
+        if ev.best() is not None:
+            continue
+        pairs = [(emaps[s.value].target, o) for s, o in samples.get(p, [])
+                 if isinstance(s, IRI) and isinstance(o, Literal) and emaps.get(s.value) and emaps[s.value].target]
+        if pairs:
+            ev.transformed = value_transform(pairs, target, min_share=ev.min_share, min_support=ev.min_support)
+
+
+_LIMIT = re.compile(r"\s+(LIMIT\s+\d+(\s+OFFSET\s+\d+)?|OFFSET\s+\d+\s+LIMIT\s+\d+)\s*$", re.IGNORECASE)
+
+
+def _without_limit(items: Sequence[Item], queries: dict[str, str], source: KG | None,
+                   target: KG) -> dict[str, tuple[Outcome, Outcome]]:
+    """For items whose source and migrated queries end in LIMIT: both executed without it
+    (source on the source KG, migrated on the target), by item id. Empty without a source KG."""
+    if source is None:
+        return {}
+    pairs = {it.id: (_LIMIT.sub("", it.sparql), _LIMIT.sub("", queries[it.id])) for it in items
+             if it.id in queries and _LIMIT.search(it.sparql) and _LIMIT.search(queries[it.id])}
+    if not pairs:
+        return {}
+    src = source.run_gold_many([a for a, _ in pairs.values()])
+    tgt = target.run_gold_many([b for _, b in pairs.values()])
+    return {k: (a, b) for k, a, b in zip(pairs, src, tgt)}
+
+
+def _limit_check(ag: Agreement, src: Outcome, tgt: Outcome, resolver: _Resolver) -> tuple[Agreement, str]:
+    """A LIMIT query's agreement checked without the LIMIT (issue 26: a single-answer LIMIT
+    can agree by coincidence under a wrong mapping): agreeing only under LIMIT is ``partial``;
+    agreeing without it but not with it means LIMIT chose another of tied rows (``exact``,
+    said). Returns the agreement and the label without LIMIT."""
+    if src.status is not Status.OK or tgt.status is not Status.OK:
+        return ag, "failed"
+    iris = sorted({c.value for row in src.answer.rows for c in row if isinstance(c, IRI)}) \
+        if isinstance(src.answer, TableAnswer) else []
+    res = resolver.resolve(iris)
+    expected, _ = map_answer(src.answer, {a: res[a][0] for a in iris})
+    un = compare(expected, tgt)
+    if ag.label == "exact" and un.label != "exact":
+        return Agreement("partial", ag.f1, f"agrees only under LIMIT (without it: {un.label}, {un.reason}): a "
+                                           "coincidence, not a verified mapping"), un.label
+    if ag.label != "exact" and un.label == "exact":
+        return Agreement("exact", 1.0, "LIMIT picked another of rows that tie under ORDER BY; without LIMIT the "
+                                       "answers agree"), un.label
+    return ag, un.label
 
 
 VERIFY_TOP = 3
@@ -593,6 +682,10 @@ def migrate(dataset: Dataset, target: KG, links: Links, *, source: KG | None = N
     from the initial mapping (paper's Table 2) to the refined one (Table 3).
     """
     opts = options or Options()
+    notes: list[str] = []
+    if opts.find_pages and tuple(opts.disambiguation) == DEFAULT_DISAMBIGUATION and \
+            tuple(opts.redirect) == DEFAULT_REDIRECT:
+        opts, notes = _find_pages(target, links, opts)
     special = tuple(opts.disambiguation) + tuple(opts.redirect)
     mapper = EntityMapper(target, links, source=source, label_fallback=opts.label_fallback,
                           label_predicate=opts.label_predicate, link_predicates=opts.link_predicates,
@@ -603,8 +696,14 @@ def migrate(dataset: Dataset, target: KG, links: Links, *, source: KG | None = N
         records, items, evidence, proposed = _migrate_triples(dataset, target, mapper, finder, rules, opts)
         tables = triple_tables(records, refined=rules is not None)
     else:
-        records, items, evidence, proposed = _migrate_sparql(dataset, target, source, mapper, finder, rules, opts)
+        records, items, evidence, proposed, more = _migrate_sparql(dataset, target, source, mapper, finder, rules,
+                                                                   opts)
+        notes += more
         tables = sparql_tables(records, evidence)
+    unmapped = (sorted(i for i, m in mapper.memo.items() if m.target is None) if simple else
+                sorted(i for r in records for e in r.get("entities", []) if isinstance(e, dict)
+                       and e.get("target") is None for i in [e["source"]]))
+    notes += _label_fallback_hint(unmapped, target, source, opts)
     sig = (f"kgqa-migrate|{'triples' if simple else 'sparql'}|target:{target.signature}"
            + (f"|source:{source.signature}" if source is not None else "")
            + f"|links:{len(links.sources)}|rules:{'yes' if rules is not None else 'no'}|{opts.signature()}")
@@ -612,4 +711,40 @@ def migrate(dataset: Dataset, target: KG, links: Links, *, source: KG | None = N
                   {**dataset.metadata, "migration": sig})
     execution = {"target": target.counts, **({"source": source.counts} if source is not None else {})}
     return Migration("triples" if simple else "sparql", dataset, out, records, evidence, proposed, rules, tables,
-                     sig, execution)
+                     sig, execution, notes)
+
+
+PAGE_SAMPLE = 5000
+
+
+def _find_pages(target: KG, links: Links, opts: Options) -> tuple[Options, list[str]]:
+    """Add the target's own redirect / disambiguation predicates (found from its statistics,
+    :func:`kgqa.migrate.align.find_page_predicates`) to the options, with a note each."""
+    from kgqa.migrate.align import find_page_predicates
+
+    linked = {t for vs in links.pairs.values() for t in vs}
+    found = find_page_predicates(target, linked, limit=PAGE_SAMPLE)
+    notes = []
+    dis, red = list(opts.disambiguation), list(opts.redirect)
+    for p, (kind, n) in sorted(found.items()):
+        if p in dis or p in red:
+            continue
+        (dis if kind == "disambiguation" else red).append(p)
+        flag = "--disambiguation-predicate" if kind == "disambiguation" else "--redirect-predicate"
+        notes.append(f"found the target's {kind} predicate {p} ({n} linked page(s) in a sample of "
+                     f"{min(len(linked), PAGE_SAMPLE)} linked IRIs use it); followed as {flag} {p} would")
+    return replace(opts, disambiguation=tuple(dis), redirect=tuple(red)), notes
+
+
+def _label_fallback_hint(unmapped: list[str], target: KG, source: KG | None, opts: Options) -> list[str]:
+    """A note when --label-fallback would map entities of the items that are unmapped now."""
+    if opts.label_fallback or source is None or not unmapped:
+        return []
+    unmapped = sorted(set(unmapped))
+    labels = source.labels(unmapped, opts.label_predicate)
+    index = target.by_label({lab for v in labels.values() for lab in v}, opts.label_predicate)
+    hits = [i for i in unmapped if any(index.get(lab.casefold()) for lab in labels.get(i, []))]
+    if not hits:
+        return []
+    return [f"{len(hits)} unmapped entit{'y has' if len(hits) == 1 else 'ies have'} a target with the same label "
+            f"(e.g. {hits[0]}); --label-fallback would map them (marked 'label')"]

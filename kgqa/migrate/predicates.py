@@ -5,6 +5,12 @@ more general than the source one).
 Choice among candidates of one source predicate (deterministic): highest support; ties go to
 the same IRI as the source, then to the preferred kind (one-hop, disambiguation, redirection,
 complex), then to the most similar local name (difflib ratio), then to the path text.
+
+A candidate is only chosen with sufficient support (:meth:`PredicateEvidence.required`):
+at least ``min_share`` (default 50%) of the evidence pairs with both ends mapped and at least
+``min_support`` (default 5) of them (with fewer mapped pairs than that, three quarters of
+them), so that a path
+connecting 3 of 20 sampled facts by chance is refused (reported unmapped, with its support).
 """
 
 from __future__ import annotations
@@ -17,6 +23,10 @@ from dataclasses import dataclass, field
 from kgqa.migrate.kg import KG, TYPE_PATH, iri_ref
 from kgqa.migrate.paths import KIND_ORDER, PairPaths, PathT, direction, invert, path_text
 from kgqa.migrate.rules import Rule
+
+
+DEFAULT_MIN_SUPPORT = 5
+DEFAULT_MIN_SHARE = 0.5
 
 
 def local_name(iri: str) -> str:
@@ -60,6 +70,10 @@ class PredicateEvidence:
     source_count: int | None = None  # triples of the source predicate on the source KG (when known)
     subject_ends: dict[PathT, set[str]] = field(default_factory=dict)  # target subjects per path
     object_ends: dict[PathT, set[str]] = field(default_factory=dict)
+    min_support: int = DEFAULT_MIN_SUPPORT
+    min_share: float = DEFAULT_MIN_SHARE
+    #: why the predicate is unmapped although values were found (e.g. a unit change)
+    transformed: str | None = None
 
     def add(self, pp: PairPaths, topic: str | None, answer: str | None) -> None:
         self.mapped_pairs += 1
@@ -93,13 +107,26 @@ class PredicateEvidence:
 
         return sorted(self.candidates.values(), key=key)
 
-    def best(self, min_support: int = 1) -> Candidate | None:
+    def required(self, min_support: int | None = None, min_share: float | None = None) -> int:
+        """The support a candidate needs: ``min_share`` of the mapped evidence pairs and
+        ``min_support`` of them (three quarters of them when fewer were found); at least 1."""
+        import math
+
+        ms = self.min_support if min_support is None else min_support
+        sh = self.min_share if min_share is None else min_share
+        n = self.mapped_pairs
+        return max(1, math.ceil(sh * n), min(ms, math.ceil(0.75 * n)))
+
+    def best(self, min_support: int | None = None, min_share: float | None = None) -> Candidate | None:
+        """The top candidate when it has the required support (:meth:`required`), else None."""
         r = self.ranked()
-        return r[0] if r and r[0].support >= min_support else None
+        return r[0] if r and r[0].support >= self.required(min_support, min_share) else None
 
     def to_json(self) -> dict:
         best = self.best()
         return {"source": self.source, "pairs": self.pairs, "mapped_pairs": self.mapped_pairs,
+                "required_support": self.required(),
+                **({"transformed": self.transformed} if self.transformed else {}),
                 "categories": dict(sorted(self.categories.items())),
                 "best": best.to_json() if best else None,
                 "candidates": [c.to_json() for c in self.ranked()],
@@ -180,9 +207,10 @@ def type_constraint(kg: KG, path: PathT, ends: set[str], side: str, anchors: set
     return None
 
 
-def propose(evidence: Sequence[PredicateEvidence], kg: KG, *, min_support: int = 1, constraints: str = "both",
-            max_alternatives: int = 5) -> list[Rule]:
-    """One proposed rule per source predicate with a candidate of at least ``min_support``:
+def propose(evidence: Sequence[PredicateEvidence], kg: KG, *, min_support: int | None = None,
+            constraints: str = "both", max_alternatives: int = 5) -> list[Rule]:
+    """One proposed rule per source predicate with a candidate of the required support
+    (:meth:`PredicateEvidence.required`; ``min_support`` overrides the evidence's own):
     the best candidate as the target (a one-step path as predicate + direction, a longer one
     as a path), other candidates as ``alternatives`` with their support, and a type constraint
     when one is needed (``constraints``: ``object`` only, as the paper's answer constraint,
@@ -190,7 +218,7 @@ def propose(evidence: Sequence[PredicateEvidence], kg: KG, *, min_support: int =
     rules = []
     for ev in sorted(evidence, key=lambda e: e.source):
         best = ev.best(min_support)
-        if best is None:
+        if best is None or ev.transformed:
             continue
         path = best.path
         if len(path) == 1:
@@ -211,6 +239,36 @@ def propose(evidence: Sequence[PredicateEvidence], kg: KG, *, min_support: int =
         alts = tuple((("path", path_text(c.path)), ("support", c.support))
                      for c in ev.ranked()[1:1 + max_alternatives])
         rules.append(Rule(ev.source, (target,), dirn, constraint, on, best.support, alts))
+    if constraints != "none":
+        rules = _constrain_merges(rules, {ev.source: ev for ev in evidence}, kg)
+    return rules
+
+
+def _constrain_merges(rules: list[Rule], evidence: dict[str, PredicateEvidence], kg: KG) -> list[Rule]:
+    """Every side of a merge gets its type constraint: when several source predicates map to
+    the same target path, one without a constraint gets the most general class (either side)
+    that keeps it apart from the others (the target path reaches nodes outside it)."""
+    from dataclasses import replace as _replace
+
+    groups: dict[tuple, list[int]] = {}
+    for i, r in enumerate(rules):
+        groups.setdefault(tuple(r.paths()), []).append(i)
+    for idx in groups.values():
+        if len(idx) < 2:
+            continue
+        for i in idx:
+            r = rules[i]
+            if r.constraint:
+                continue
+            ev = evidence[r.source]
+            path = r.paths()[0]
+            for side in ("object", "subject"):
+                ends = (ev.object_ends if side == "object" else ev.subject_ends).get(path, set())
+                other = (ev.subject_ends if side == "object" else ev.object_ends).get(path, set())
+                c = type_constraint(kg, path, ends, side, other if side == "object" else None)
+                if c:
+                    rules[i] = _replace(r, constraint=c, constraint_on=side)
+                    break
     return rules
 
 
@@ -221,4 +279,5 @@ def rule_for(path: PathT) -> tuple[str, str]:
     return path_text(path), "forward"
 
 
-__all__ = ["Candidate", "PredicateEvidence", "propose", "type_constraint", "rule_for", "invert"]
+__all__ = ["Candidate", "PredicateEvidence", "propose", "type_constraint", "rule_for", "invert", "DEFAULT_MIN_SUPPORT",
+           "DEFAULT_MIN_SHARE"]

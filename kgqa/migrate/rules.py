@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from kgqa.load.jsonio import read_yaml, write_atomic
-from kgqa.migrate.paths import PathT, invert, parse_path, path_text
+from kgqa.migrate.paths import PathT, invert, parse_path
 from kgqa.model import InputError
 
 
@@ -47,14 +47,6 @@ class Rule:
             p = parse_path(t)
             out.append(invert(p) if self.direction == "backward" else p)
         return out
-
-    def sparql_path(self) -> str:
-        """One property path (alternatives joined with ``|``) from the source subject to the
-        source object."""
-        texts = [path_text(p) for p in self.paths()]
-        if len(texts) == 1:
-            return texts[0] if len(self.paths()[0]) == 1 else f"({texts[0]})"
-        return "(" + "|".join(f"({t})" if "/" in t else t for t in texts) + ")"
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"source": self.source, "targets": list(self.targets), "direction": self.direction}

@@ -9,7 +9,7 @@ from pathlib import Path
 from kgqa.load import load_dataset
 from kgqa.migrate.kg import KG
 from kgqa.migrate.links import Links
-from kgqa.migrate.output import write_dataset, write_proposed_rules, write_records, write_report
+from kgqa.migrate.output import write_dataset, write_proposed_rules, write_records, write_report, written_count
 from kgqa.migrate.pipeline import Migration, Options, migrate
 from kgqa.migrate.records import is_triple_file, read_triples
 from kgqa.migrate.rules import load_rules
@@ -21,6 +21,7 @@ class Written:
     migration: Migration
     files: dict[str, str] = field(default_factory=dict)  # role -> path
     dataset_format: str = ""
+    written: int = 0  # questions in the written dataset file, read back (= migrated items)
 
 
 def migrate_files(dataset: str, target_kg: str | Sequence[str], links: Sequence[str], out: str | Path, *,
@@ -62,6 +63,10 @@ def migrate_files(dataset: str, target_kg: str | Sequence[str], links: Sequence[
     w = Written(m)
     w.dataset_format = write_dataset(m, out, output_format)
     w.files["dataset"] = str(out)
+    w.written = written_count(out, w.dataset_format)
+    if w.written != len(m.dataset):
+        raise InputError(str(out), f"holds {w.written} questions but {len(m.dataset)} items were migrated: "
+                                   f"the {w.dataset_format} writer lost {len(m.dataset) - w.written}")
     rec = Path(records) if records else out.with_name(out.name + ".records.jsonl")
     write_records(m, rec)
     w.files["records"] = str(rec)

@@ -61,8 +61,11 @@ class Item:
                 continue
             q = {lang: self.questions[lang]} if lang in self.questions else {}
             kw = {lang: self.keywords[lang]} if lang in self.keywords else {}
+            # "languages": every language of the item (a tuple: records leave it out), so that an
+            # aggregate can tell one language's figure from the all-language one
             out.append(replace(self, id=lid, questions=q, keywords=kw, lang_ids={},
-                               metadata={**self.metadata, "item": self.id, "language": lang}))
+                               metadata={**self.metadata, "item": self.id, "language": lang,
+                                         "languages": tuple(self.lang_ids)}))
         return out
 
     def question(self, lang: str = "en") -> str | None:

@@ -52,11 +52,6 @@ class Registry(Mapping[str, T], Generic[T]):
 
         return deco
 
-    def unregister(self, name: str) -> None:
-        self._entries.pop(name, None)
-        for a in [a for a, n in self._aliases.items() if n == name]:
-            del self._aliases[a]
-
     # ------------------------------------------------------------------ lookup
 
     def _ensure_loaded(self) -> None:
@@ -88,13 +83,6 @@ class Registry(Mapping[str, T], Generic[T]):
             if name.lower() in lower:
                 return self.find(lower[name.lower()])
         return None
-
-    def get_or_fail(self, name: str) -> T:
-        """The entry, or ValueError naming the known entries."""
-        entry = self.find(name)
-        if entry is None:
-            raise ValueError(f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}")
-        return entry
 
     def names(self) -> list[str]:
         self._ensure_loaded()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rich.console import Console
@@ -160,8 +159,3 @@ def fit(grid: Grid, width: int, *, transpose: bool = True, corner: str = "measur
 def print_grid(console: Console, grid: Grid, *, transpose: bool = True, corner: str = "measure") -> None:
     grid.transpose, grid.corner = transpose, corner
     console.print(grid)
-
-
-def plain_numbers(values: Sequence[object], digits: int | None = None) -> list[str]:
-    """The strings :func:`fmt_number` prints for ``values`` (what a test looks for in the text)."""
-    return [fmt_number(v, digits) for v in values]

@@ -291,26 +291,38 @@ register(MeasureDef(
 ))
 
 
-def _f_ndcg_fold(ctx: ItemContext, rule: str, rank: str) -> tuple[bool, float | None]:
-    """(flagged, value): ndcg for a question flagged RESULT_ORDER_MATTERS, else F1 by the rule
-    (None where the rule leaves it undefined)."""
+def _f_ndcg_fold(ctx: ItemContext, rule: str, rank: str) -> tuple:
+    """(flagged, value, language, the item's languages): ndcg for a question flagged
+    RESULT_ORDER_MATTERS, else F1 by the rule (None where the rule leaves it undefined)."""
+    meta = ctx.item.metadata if ctx.item is not None else {}
+    where = (meta.get("language"), meta.get("languages", ()))
     if _flagged(ctx):
-        return True, _ndcg_value(ctx, rank)
+        return (True, _ndcg_value(ctx, rank), *where)
     prf = _prf(ctx, rule)
-    return False, None if prf is None else prf[2]
+    return (False, None if prf is None else prf[2], *where)
 
 
-def _f_ndcg_agg(folds: Sequence[tuple[bool, float | None]], values: Sequence[float | None], rule: str,
-                rank: str) -> float:
+def _one_language(folds: Sequence[tuple]) -> bool:
+    """True when the questions are some of the languages of per-language items (``--lang en``
+    of an en+es dataset): a per-language figure, not the all-language one. Read from the
+    flagged questions' folds (the others may come from the vector form, without a language)."""
+    scored = {f[2] for f in folds if len(f) > 2}
+    every = {lang for f in folds if len(f) > 3 for lang in f[3]}
+    return bool(scored) and None not in scored and scored < every
+
+
+def _f_ndcg_agg(folds: Sequence[tuple], values: Sequence[float | None], rule: str, rank: str) -> float:
     per: list[float] = []
     flagged: list[float] = []
-    for is_flagged, v in folds:
+    for is_flagged, v, *_where in folds:
         if is_flagged:
             flagged.append(v)
             per.append(v)
         elif v is not None:
             per.append(v)
-    if flagged:  # the client's results dict also holds its "average" entry, carrying mean ndcg
+    # the client's results dict also holds its "average" entry, carrying mean ndcg (the
+    # all-language figure); the leaderboard's per-language figure is the plain mean
+    if flagged and not _one_language(folds):
         per.append(math.fsum(flagged) / len(flagged))
     return math.fsum(per) / len(per) if per else float("nan")
 
@@ -322,7 +334,9 @@ register(MeasureDef(
         "of ndcg (rank as in NDCG) on questions flagged RESULT_ORDER_MATTERS and F1 (rule, default "
         "pytrec) on the others, where the client's mean also takes in its 'average' entry, i.e. the mean "
         "ndcg of the flagged questions, as one more value (n+1 values). Without flagged questions it is "
-        "the mean F1 (the client then omits it). Corpus-level only."
+        "the mean F1 (the client then omits it). Scored on some of the languages of a per-language "
+        "dataset (--lang en of DB25) it is the plain mean over those questions, as the official "
+        "per-language figures (set_F_ndcg-en) are. Corpus-level only."
     ),
     convention="answer",
     item=lambda ctx, rule, rank: None,
@@ -330,6 +344,7 @@ register(MeasureDef(
     params=(Param("rule", "pytrec", tuple(RULES), "per-question F1 rule"), RANK),
     fold=_f_ndcg_fold,
     # a question not flagged keeps (False, F1 by the rule); the flagged ones are scored one by one
+    # (their folds carry the language: flags are per question, so every scored language has them)
     vector=lambda q, rule, rank: ([None] * len(q), [(False, f) for f in prf_columns(q, rule)[2]]),
     gate=_item_flagged,
 ))

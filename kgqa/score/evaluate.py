@@ -468,6 +468,20 @@ def _gold_side(item: Item, gold: Mapping[str, Outcome], profile: Profile) -> tup
     return gold_answer, qrels_gold, ""
 
 
+def compared_items(answer: Answer | None, profile: Profile) -> Any:
+    """A system answer as the evaluator compares it under ``profile`` (its view and matching)."""
+    return _collect(answer, profile.matching, profile.view, _side(profile, "system"))
+
+
+def gold_items(item: Item, gold: Mapping[str, Outcome], profile: Profile) -> Any:
+    """The gold collection the evaluator compares with (graded qrels, the executed gold answer
+    in ``gold``, or the stored one); None when there is none."""
+    gold_answer, qrels_gold, _why = _gold_side(item, gold, profile)
+    if qrels_gold is not None:
+        return qrels_gold
+    return None if gold_answer is None else _collect(gold_answer, profile.matching, profile.view, _side(profile, "gold"))
+
+
 def _missing_input(inputs: Inputs, item: Item, pred: Prediction | None, outcome: Outcome, gold_reason: str,
                    extra: Mapping[str, Any]) -> str:
     """Why a measure with ``inputs`` cannot score this question ("" when it can)."""

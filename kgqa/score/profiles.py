@@ -150,9 +150,14 @@ def _from_dict(doc: dict[str, Any], source: str) -> Profile:
 
 
 def _read(path: Path, source: str) -> Profile:
-    import yaml
+    from kgqa.load.jsonio import load_yaml_text
+    from kgqa.model import InputError
 
-    return _from_dict(yaml.safe_load(path.read_text(encoding="utf-8")), source)
+    try:
+        doc = load_yaml_text(path.read_text(encoding="utf-8"), source, "profile")
+    except InputError as e:  # bounded expansion: a profile is YAML from the user
+        raise ValueError(str(e)) from None
+    return _from_dict(doc, source)
 
 
 @lru_cache(maxsize=None)

@@ -18,12 +18,19 @@ from kgqa.model import InputError
 
 
 def load_source(*, run: str | Path | None = None, python: str | None = None, dataset: str | None = None,
-                run_format: str | None = None, dataset_format: str | None = None) -> Any:
-    """The source for ``--run FILE`` (with ``--dataset`` for question texts) or ``--python SPEC``."""
+                run_format: str | None = None, dataset_format: str | None = None, model: str | Path | None = None,
+                kg: str | None = None) -> Any:
+    """The source for ``--run FILE`` (with ``--dataset`` for question texts), ``--python SPEC``
+    or ``--model DIR`` (a trained reference system, reading ``kg`` where it needs to)."""
     from kgqa.service.sources import CallableSource, ReplaySource, load_callable
 
-    if (run is None) == (python is None):
-        raise InputError("--run/--python", "give exactly one of --run FILE and --python MODULE:FUNCTION")
+    if sum(x is not None for x in (run, python, model)) != 1:
+        raise InputError("--run/--python/--model", "give exactly one of --run FILE, --python MODULE:FUNCTION "
+                                                   "and --model DIR")
+    if model is not None:
+        from kgqa.service.model_source import ModelSource
+
+        return ModelSource(model, kg)
     if python is not None:
         return CallableSource(load_callable(python), python)
     from kgqa.load import load_dataset, load_run
@@ -57,7 +64,8 @@ def bind(host: str, port: int) -> socket.socket:
 def serve(*, run: str | Path | None = None, python: str | None = None, kg: str | None = None,
           graph: str | None = None, protocol: str = "gerbil", host: str = "127.0.0.1", port: int = 8000,
           dataset: str | None = None, run_format: str | None = None, dataset_format: str | None = None,
-          timeout: float = 30.0, max_body: int | None = None, announce: Any = None) -> None:
+          timeout: float = 30.0, max_body: int | None = None, announce: Any = None,
+          model: str | Path | None = None) -> None:
     """Serve until interrupted (SIGINT / SIGTERM). ``announce(message)`` (default: stderr)
     receives one line naming the URL once the socket listens (``port=0`` picks a free port)."""
     import uvicorn
@@ -70,7 +78,7 @@ def serve(*, run: str | Path | None = None, python: str | None = None, kg: str |
     except ValueError as e:
         raise InputError("--protocol", str(e)) from None
     source = load_source(run=run, python=python, dataset=dataset, run_format=run_format,
-                         dataset_format=dataset_format)
+                         dataset_format=dataset_format, model=model, kg=kg)
     runner = engine = None
     if kg:
         from kgqa.execute import open_engine
@@ -79,11 +87,11 @@ def serve(*, run: str | Path | None = None, python: str | None = None, kg: str |
 
         engine = open_engine(kg, graph, progress=False)
         runner = Executor(engine, policy=ExecutionPolicy(timeout=timeout))
-    app = create_app(source, protocol=protocol, runner=runner, kg=kg, max_body=max_body or MAX_BODY)
+    say = announce or (lambda m: print(m, file=sys.stderr, flush=True))
+    app = create_app(source, protocol=protocol, runner=runner, kg=kg, max_body=max_body or MAX_BODY, warn=say)
     sock = bind(host, port)
     real_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    say = announce or (lambda m: print(m, file=sys.stderr, flush=True))
     if host not in ("127.0.0.1", "localhost", "::1"):
         say(f"warning: listening on {host}: reachable from other machines")
     n = getattr(source, "size", None)
@@ -97,6 +105,8 @@ def serve(*, run: str | Path | None = None, python: str | None = None, kg: str |
         sock.close()
         if engine is not None:
             engine.close()
+        if hasattr(source, "close"):
+            source.close()
 
 
 __all__ = ["serve", "load_source", "bind"]

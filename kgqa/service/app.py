@@ -11,11 +11,14 @@ Routes:
   executing it (sandboxed: the query is untrusted); when that execution fails the response
   carries the query only (the caller can execute it) and the failure under ``kgqa_error``;
 - Text2SPARQL: ``GET ?question=<text>&dataset=<IRI>`` -> ``{"dataset", "question", "query"}``;
-- ``GET /health`` -> ``{"status": "ok", "protocol", "source", "questions", "kg", "requests"}``
-  (``requests``: questions received per contract, and responses per HTTP status).
+  a source with no query for the question (a blank query in a replayed run) answers 200 with an
+  empty ``query`` (GERBIL: ``"query": {"sparql": ""}``), which kgqa scores as a missing query,
+  as it scores the run file: never a 500 that clients retry;
+- ``GET /health`` -> ``{"status": "ok", "protocol", "source", "questions", "kg", "requests",
+  "warnings"}`` (``requests``: questions received per contract, and responses per HTTP status).
 
 Bad requests get a JSON ``{"error": ...}`` and a 4xx: 400 (missing or empty parameter, body
-not UTF-8), 404 (question not in a replayed run, unknown dataset), 405 (wrong method, from
+not UTF-8), 404 (question not in a replayed run), 405 (wrong method, from
 Starlette), 413 (body over ``max_body`` bytes, or question over ``max_question`` characters),
 414 (query string over ``max_body`` bytes), 415 (a GERBIL body that is not form-encoded). A
 failure of the system itself is a 500 with its message.
@@ -48,7 +51,7 @@ def _error(status: int, message: str) -> JSONResponse:
 
 class Adapter:
     def __init__(self, source: Any, *, protocol: str = "gerbil", runner: Any = None, kg: str | None = None,
-                 max_body: int = MAX_BODY, max_question: int = MAX_QUESTION):
+                 max_body: int = MAX_BODY, max_question: int = MAX_QUESTION, warn: Any = None):
         self.source = source
         self.protocol = protocol
         self.runner = runner
@@ -58,6 +61,15 @@ class Adapter:
         self.counts: Counter[str] = Counter()
         self.statuses: Counter[str] = Counter()
         self._exec_lock = threading.Lock()
+        #: warnings said so far (each once; also in /health)
+        self.warnings: list[str] = []
+        self._warn = warn
+
+    def warn_once(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+            if self._warn is not None:
+                self._warn(f"warning: {message}")
 
     # ------------------------------------------------------------------ helpers
 
@@ -143,6 +155,11 @@ class Adapter:
             if dataset is None or not dataset.strip():
                 raise ServiceError(400, "missing or empty parameter 'dataset' (the dataset IRI)")
             reply = await self.source.answer(question, None, dataset)
+            if reply.dataset and reply.dataset != dataset:
+                self.warn_once(f"requests name dataset {dataset!r}; the replayed run names {reply.dataset!r}: "
+                               "answering by question")
+            if reply.sparql is None and reply.answer is None:  # no query (a blank one in a replayed run)
+                return self._respond(text2sparql_response(dataset, question, None))
             if reply.sparql is None:
                 raise ServiceError(500, "the system gave no SPARQL query for this question; the Text2SPARQL "
                                         "contract carries queries only (serve it with --protocol gerbil)")
@@ -165,14 +182,17 @@ class Adapter:
             "status": "ok", "protocol": self.protocol, "source": self.source.describe(),
             "questions": self.source.size, "kg": self.kg,
             "requests": {**dict(self.counts), "responses": dict(self.statuses)},
+            "warnings": self.warnings,
         })
 
 
 def create_app(source: Any, *, protocol: str = "gerbil", runner: Any = None, kg: str | None = None,
-               max_body: int = MAX_BODY, max_question: int = MAX_QUESTION) -> Starlette:
+               max_body: int = MAX_BODY, max_question: int = MAX_QUESTION, warn: Any = None) -> Starlette:
     """The ASGI app serving ``source`` (a :mod:`kgqa.service.sources` source). ``runner`` (a
-    :class:`kgqa.execute.executor.Executor`) executes query-only replies for GERBIL."""
-    a = Adapter(source, protocol=protocol, runner=runner, kg=kg, max_body=max_body, max_question=max_question)
+    :class:`kgqa.execute.executor.Executor`) executes query-only replies for GERBIL; ``warn``
+    receives each warning once (e.g. requests naming another dataset IRI than the run)."""
+    a = Adapter(source, protocol=protocol, runner=runner, kg=kg, max_body=max_body, max_question=max_question,
+                warn=warn)
     app = Starlette(routes=[
         Route("/", a.root, methods=["GET", "POST"]),
         Route("/gerbil", a.gerbil, methods=["POST"]),

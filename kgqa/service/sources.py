@@ -4,13 +4,17 @@ Both answer :meth:`answer(question, lang, dataset)` with a :class:`Reply` (a que
 answer) or raise :class:`ServiceError` (an HTTP status and a message for the client).
 
 **Replay** (:class:`ReplaySource`): every prediction of a run file (any run format kgqa reads)
-is indexed by its question text (whitespace collapsed): the text the run itself carries
-(Text2SPARQL answers' ``question``, QALD JSON ``question`` strings, JSONL ``metadata``, the
-``metadata.system`` of a run ``kgqa system ask`` wrote), or
-the dataset's question for the prediction's id when ``dataset`` is given (needed for runs
-without texts, e.g. Text2SPARQL result sets). Where one text occurs in several languages the
-request's ``lang`` picks the entry. A question not in the run is a 404; a run entry that
-records a failure is replayed as a 500 with its message.
+is indexed by question: first by its id, through the dataset's question for that id when
+``dataset`` is given (needed for runs without texts, e.g. Text2SPARQL result sets), then by the
+text the run itself carries (Text2SPARQL answers' ``question``, QALD JSON ``question``
+strings, JSONL ``metadata``, the ``metadata.system`` of a run ``kgqa system ask`` wrote).
+Texts are matched with whitespace collapsed, then ignoring case and punctuation too. Where one
+text occurs in several languages the request's ``lang`` picks the entry; where it occurs for
+several datasets, the request's ``dataset``. The dataset IRI a request names never makes a
+question unknown: a run whose file names its dataset with another IRI (a real Text2SPARQL
+team file did) is served by question, and the reply says which dataset the entry named (the
+adapter warns once). A question not in the run is a 404; a run entry that records a failure is
+replayed as a 500 with its message; an entry with a blank query is a reply without a query.
 
 **Callable** (:class:`CallableSource`): ``f(question: str, lang: str | None)`` (``lang`` is
 None under Text2SPARQL, whose requests carry no language; ``async def`` works too) returns
@@ -36,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgqa.execute.systems.protocols import norm_text
+from kgqa.execute.systems.protocols import loose_text, norm_text
 from kgqa.model import Answer, BooleanAnswer, Dataset, InputError, Run, Status, TableAnswer
 from kgqa.model.answer import from_results_json
 from kgqa.model.terms import guess_term
@@ -72,6 +76,7 @@ class ReplaySource:
     def __init__(self, run: Run, dataset: Dataset | None = None):
         self.run = run
         self.index: dict[str, list[tuple[str | None, Any]]] = {}
+        self.loose: dict[str, list[tuple[str | None, Any]]] = {}
         self.unindexed: list[str] = []
         self.datasets: set[str] = set()
         texts: dict[str, dict[str, str]] = {}
@@ -81,38 +86,44 @@ class ReplaySource:
                 for lg, text in it.questions.items():
                     texts.setdefault(it.id, {})[lang or lg] = text
         for p in run.predictions:
-            found: dict[str | None, str] = {}
+            found: dict[str | None, str] = dict(texts.get(p.id, {}))  # by id first
             md = p.metadata
+            own: list[tuple[str | None, str]] = []
             if isinstance(md.get("question"), str):
-                found[_lang_of(p.id)] = md["question"]
+                own.append((_lang_of(p.id), md["question"]))
             sysmd = md.get("system")
             if isinstance(sysmd, dict) and isinstance(sysmd.get("question"), str):  # a run kgqa system ask wrote
-                found[sysmd.get("lang") if isinstance(sysmd.get("lang"), str) else None] = sysmd["question"]
+                own.append((sysmd.get("lang") if isinstance(sysmd.get("lang"), str) else None, sysmd["question"]))
             if isinstance(md.get("questions"), dict):
-                found.update({k: v for k, v in md["questions"].items() if isinstance(v, str)})
-            if not found and p.id in texts:
-                found.update(texts[p.id])
+                own += [(k, v) for k, v in md["questions"].items() if isinstance(v, str)]
             if isinstance(md.get("dataset"), str):
                 self.datasets.add(md["dataset"])
-            if not found:
+            pairs = [*found.items(), *own]
+            if not pairs:
                 self.unindexed.append(p.id)
                 continue
-            for lang, text in found.items():
+            seen: set[tuple[str | None, str]] = set()
+            for lang, text in pairs:
+                if (lang, norm_text(text)) in seen:
+                    continue
+                seen.add((lang, norm_text(text)))
                 self.index.setdefault(norm_text(text), []).append((lang, p))
+                self.loose.setdefault(loose_text(text), []).append((lang, p))
 
     def describe(self) -> str:
-        return f"replay of {', '.join(str(s) for s in self.run.source) or self.run.name}"
+        named = f" (dataset {', '.join(sorted(self.datasets))})" if self.datasets else ""
+        return f"replay of {', '.join(str(s) for s in self.run.source) or self.run.name}{named}"
 
     @property
     def size(self) -> int:
-        return sum(len(v) for v in self.index.values())
+        return len({id(p) for v in self.index.values() for _, p in v})
 
     async def answer(self, question: str, lang: str | None, dataset: str | None) -> Reply:
-        if dataset is not None and self.datasets and dataset not in self.datasets:
-            raise ServiceError(404, f"unknown dataset {dataset!r}; this run answers {', '.join(sorted(self.datasets))}")
-        cands = self.index.get(norm_text(question))
+        cands = self.index.get(norm_text(question)) or self.loose.get(loose_text(question))
         if not cands:
             raise ServiceError(404, "question not in the replayed run")
+        if dataset is not None:  # several datasets with this text: the one the request names
+            cands = [c for c in cands if c[1].metadata.get("dataset") == dataset] or cands
         pick = next((p for lg, p in cands if lang is not None and lg == lang), None) or cands[0][1]
         if pick.status is not Status.OK:
             raise ServiceError(500, f"the run records a failure for this question: {pick.status.value}"

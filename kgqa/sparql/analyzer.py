@@ -11,8 +11,8 @@ Definitions (exact):
 - ``valid``: the text is a SPARQL 1.1 query (or update) under the grammar of the W3C
   recommendation, *where prefixes that are used but not declared are taken from*
   :data:`~kgqa.sparql.prefixes.STANDARD_PREFIXES` (or the ``prefixes`` argument). A prefix that is
-  neither declared nor known makes the query invalid. ``strictly_valid`` additionally requires
-  every prefix to be declared (what a bare SPARQL engine accepts). Checked: the grammar,
+  neither declared nor known makes the query invalid; ``undeclared_prefixes`` lists those taken
+  from the table (empty: what a bare SPARQL engine accepts). Checked: the grammar,
   string escapes, built-in function arity, VALUES row lengths, IRIs (a scheme unless BASE is
   given, percent-encoding, one ``#``, numeric port), BCP 47 language tags, and that a query
   with GROUP BY or aggregates projects only grouped variables (no ``SELECT *``). Not checked:
@@ -135,11 +135,6 @@ class QueryInfo:
     #: token indices of the top-level WHERE group's ``{`` and matching ``}`` (None: unclosed);
     #: None when the query has no WHERE group
     where_span: tuple[int, int | None] | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def strictly_valid(self) -> bool:
-        """Valid without relying on standard prefixes (every prefix declared)."""
-        return self.valid and not self.undeclared_prefixes
 
     @property
     def projected_variables(self) -> tuple[Var, ...]:

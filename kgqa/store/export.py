@@ -30,12 +30,17 @@ def export(e: Experiment, fmt: str, *, evaluation=None, resamples: int = 2_000) 
     ev = evaluation if evaluation is not None else e.evaluation()
     if fmt == "csv":
         return R.to_csv([ev])
-    if fmt == "md":
+    if fmt == "md":  # names are the uploader's: no raw HTML from them reaches a Markdown renderer
+        from dataclasses import replace
+        from html import escape
+
         from kgqa.analyze.taxonomy import taxonomy_counts, taxonomy_left_out
         from kgqa.report.analysis import taxonomy_markdown
+        from kgqa.report.safe import md_cell
 
-        return (f"# {ev.run} on {ev.dataset}\n\nExperiment `{e.id}`, created {e.created}.\n\n" + R.to_markdown([ev])
-                + "\n" + taxonomy_markdown(taxonomy_counts([ev]), taxonomy_left_out([ev])))
+        ev = replace(ev, run=escape(ev.run, quote=False))  # entities: literal text in every renderer
+        return (f"# {md_cell(ev.run)} on {md_cell(ev.dataset)}\n\nExperiment `{e.id}`, created {e.created}.\n\n"
+                + R.to_markdown([ev]) + "\n" + taxonomy_markdown(taxonomy_counts([ev]), taxonomy_left_out([ev])))
     if fmt == "latex":
         from kgqa.report.latex import evaluations_latex
 

@@ -15,13 +15,13 @@ def record_evaluations(store: Store, dataset: str, run_specs: Sequence[str], eva
                        gold_answers: str = "stored", kg_fingerprint: str | None = None) -> list[str]:
     """One finished experiment per evaluation (``evals[i]`` scored ``run_specs[i]``); returns
     their ids. ``dataset`` is a registry name or a dataset file (then stored too)."""
-    from kgqa.analyze.characteristics import headline_measure
-    from kgqa.store.runner import dataset_checksum, registry_names, safe_filename
+    from kgqa.api import dataset_checksum, dataset_names
+    from kgqa.store.runner import headline, safe_filename
 
     if len(run_specs) != len(evals):
         raise ValueError("one run file per evaluation")
     ds_file = ds_name = None
-    if dataset not in registry_names() and Path(dataset).is_file():
+    if dataset not in dataset_names() and Path(dataset).is_file():
         ds_file = store.put_file(Path(dataset).read_bytes())
         ds_name = safe_filename(Path(dataset).name)
     checksum = dataset_checksum(dataset)
@@ -35,13 +35,9 @@ def record_evaluations(store: Store, dataset: str, run_specs: Sequence[str], eva
             profile=profile, measures=measures, lang=lang, kg=kg, gold_answers=gold_answers,
             options={"recorded_by": "kgqa evaluate"},
         )
-        try:
-            headline = headline_measure([ev])
-        except ValueError:
-            headline = next(iter(ev.aggregate), None)
         fp = kg_fingerprint
         if fp is None and ev.signature and "engine:" in ev.signature:
             fp = ev.signature.split("engine:", 1)[1].split("|", 1)[0]
-        store.finish(eid, ev, headline=headline, kg_fingerprint=fp, dataset_checksum=checksum)
+        store.finish(eid, ev, headline=headline(ev), kg_fingerprint=fp, dataset_checksum=checksum)
         ids.append(eid)
     return ids

@@ -1,32 +1,33 @@
-"""The one adapter between the experiment store / web platform and the pipeline.
+"""The store's client of the public pipeline: an experiment is one :class:`kgqa.api.Evaluator` call.
 
 Every scoring and comparison call of :mod:`kgqa.store`, :mod:`kgqa.web` and ``kgqa
-experiments`` goes through this module: :func:`evaluate_inputs` (load -> execute -> score, the
-same steps as ``kgqa evaluate``), :func:`run_experiment` (a stored experiment, with progress and
-its result recorded), :func:`check_upload` (a run upload read against its dataset before an
-experiment is made) and :func:`compare` (``kgqa compare``'s analysis).
-
-Live systems (a system URL + protocol instead of a run file) are asked through
-:meth:`kgqa.api.Evaluator.ask` (the GERBIL QA / Text2SPARQL client), then scored like a run.
+experiments`` goes through :mod:`kgqa.api`, here: :func:`evaluate_inputs` (an experiment's
+recorded inputs -> ``Evaluator(...).evaluate(run)`` or ``.ask(url)``, the same call as ``kgqa
+evaluate``), :func:`run_experiment` (a stored experiment, with progress and its result
+recorded), :func:`check_upload` (a run upload read against its dataset before an experiment is
+made) and :func:`compare` (``kgqa compare``'s analysis). Dataset and profile lookup, language
+parsing, protocol names, checksums, execution and its progress all come from :mod:`kgqa.api`;
+this module adds what a server needs: registry names win over its own files, built-in profiles
+only, uploads materialised in a private folder, messages that never name that folder.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shutil
 import sys
 import tempfile
+import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kgqa import api
+from kgqa.api import PROTOCOLS, profile_names  # noqa: F401  (the names the web app asks for)
+from kgqa.api import dataset_names as registry_names  # noqa: F401
 from kgqa.model import Dataset, InputError, Run
-
-#: Protocols a live system can speak (the store column ``system_protocol``).
-PROTOCOLS = ("gerbil", "text2sparql")
 
 Progress = Callable[[int, int, str], None]
 
@@ -35,7 +36,9 @@ Progress = Callable[[int, int, str], None]
 class Inputs:
     """What an experiment evaluates. ``dataset`` is a registry name or a local file;
     ``run`` a local run file (or None with ``system_url``); ``kg`` a ``--kg`` value (RDF
-    file(s), store directory or endpoint URL) or None (score the run's answers)."""
+    file(s), store directory or endpoint URL) or None (score the run's answers);
+    ``sandbox_gold``: run the dataset's gold queries through the sandbox
+    (:attr:`kgqa.api.ExecutionPolicy.trust_gold` False: a dataset from an unknown source)."""
 
     dataset: str
     run: str | None
@@ -52,12 +55,17 @@ class Inputs:
     system_url: str | None = None
     system_protocol: str | None = None
     reexecute: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    sandbox_gold: bool = False
+
+    @property
+    def policy(self) -> Any:
+        """The :class:`kgqa.api.ExecutionPolicy` the experiment executes under."""
+        return api.ExecutionPolicy(timeout=self.timeout, trust_gold=not self.sandbox_gold)
 
 
 @dataclass
 class Result:
-    evaluation: Any  # kgqa.score.evaluate.Evaluation
+    evaluation: api.Evaluation
     headline: str | None
     kg_fingerprint: str | None
     dataset_checksum: str | None
@@ -74,72 +82,19 @@ def safe_filename(name: str | None, default: str = "upload.json") -> str:
     return base or default
 
 
-def registry_names() -> list[str]:
-    from kgqa.load import registry
-
-    return [e.name for e in registry.entries()]
-
-
-def profile_names() -> list[str]:
-    from kgqa.score import profiles
-
-    return profiles.names()
-
-
-def dataset_checksum(spec: str) -> str | None:
-    """``sha256:<hex>`` over the dataset's file(s) (registry entries: their resolved files)."""
-    from kgqa.load import registry
-
-    p = Path(spec)
-    entry = registry.find(spec) if not p.is_absolute() else None
-    if entry is None:
-        if not p.is_file():
-            return None
-        paths = [p]
-    else:
-        try:
-            paths = registry.resolve(entry, download=False)
-        except Exception:
-            return None
-    h = hashlib.sha256()
-    for path in paths:
-        h.update(registry.sha256_of(path).encode() + b"\n")
-    return "sha256:" + h.hexdigest()
-
-
-def _profile(name: str, measures: str | None):
-    from kgqa.score import measures as measure_registry
-    from kgqa.score import profiles
-
-    if name not in profiles.names():  # never a file path from a request
-        raise InputError("profile", f"unknown profile {name!r}; one of: {', '.join(profiles.names())}")
-    prof = profiles.get(name)
-    if measures:
-        try:
-            prof = prof.with_measures(measure_registry.parse_list(measures))
-        except ValueError as e:
-            raise InputError("measures", str(e)) from None
-    return prof
+def check_profile(name: str, measures: str | None) -> None:
+    """A built-in profile (never a file path from a request) and valid measures, said before
+    any work (:func:`kgqa.api.get_profile`, as the evaluation reads them)."""
+    if name not in api.profile_names():
+        raise InputError("profile", f"unknown profile {name!r}; one of: {', '.join(api.profile_names())}")
+    api.get_profile(name, measures or None)
 
 
 def load_dataset(spec: str, fmt: str | None = None, lang: str = "all") -> Dataset:
     """A registry dataset by name (never shadowed by a file of that name in the server's
-    working directory), else a local file (an upload), restricted to ``lang``."""
-    from kgqa.load import load_dataset as _load
-    from kgqa.load import registry
-
-    langs = None if lang == "all" else [x.strip() for x in lang.split(",") if x.strip()]
-    entry = registry.find(spec) if not Path(spec).is_absolute() else None
-    ds = registry.load(entry) if entry is not None and fmt is None else _load(spec, format=fmt)
-    return ds.by_language(langs)
-
-
-def load_run(path: str, ds: Dataset, name: str, fmt: str | None = None) -> Run:
-    from kgqa.load import load_run as _load
-
-    run = _load(path, format=fmt, dataset=ds)
-    run.name = name
-    return run
+    working directory), else a local file (an upload), as scoring units of ``lang``
+    (:func:`kgqa.api.select_language`)."""
+    return api.select_language(api.load_dataset(spec, format=fmt, prefer_registry=True), lang)
 
 
 def check_run(ds: Dataset, run: Run) -> None:
@@ -157,101 +112,69 @@ def check_run(ds: Dataset, run: Run) -> None:
                          f"{ds.name} (ids look like {ex}, ...): wrong dataset?")
 
 
+def _load_run(path: str, ds: Dataset, name: str, fmt: str | None) -> Run:
+    run = api.load_run(path, format=fmt, dataset=ds, name=name)
+    check_run(ds, run)
+    return run
+
+
+def headline(evaluation: api.Evaluation) -> str | None:
+    """The measure a leaderboard ranks by (the first aggregate when none is comparable)."""
+    from kgqa.analyze.characteristics import headline_measure
+
+    try:
+        return headline_measure([evaluation])
+    except ValueError:
+        return next(iter(evaluation.aggregate), None)
+
+
 # --------------------------------------------------------------------------- evaluation
 
 
-def _reporting_engine(engine: Any, cache: Any, report: Callable[[int, int], None]):
-    """The execute stage's cached engine, reporting ``(done, total)`` queries of each batch
-    (at most every half second) so a page can show live progress."""
-    import time
-
-    from kgqa.execute.cache import CachedEngine
-
-    class Reporting(CachedEngine):
-        def execute_many(self, queries, timeout=30.0, max_rows=None, progress=None):  # type: ignore[override]
-            total, done, last = len(queries), 0, 0.0
-
-            def cb(n: int) -> None:
-                nonlocal done, last
-                done += n
-                now = time.monotonic()
-                if done >= total or now - last >= 0.5:
-                    last = now
-                    report(done, total)
-                if progress is not None:
-                    progress(n)
-
-            kw = {} if max_rows is None else {"max_rows": max_rows}
-            return super().execute_many(queries, timeout=timeout, progress=cb, **kw)
-
-    return Reporting(engine, cache)
-
-
-
 def evaluate_inputs(inp: Inputs, progress: Progress | None = None) -> Result:
-    """Load, (execute,) score one run, or ask a live system and score its answers: one call of
-    the public pipeline (:class:`kgqa.api.Evaluator`), the steps of ``kgqa evaluate``, with the
-    execution reporting progress for the page."""
-    from kgqa.analyze.characteristics import headline_measure
-    from kgqa.api import Evaluator
-    from kgqa.execute.policy import ExecutionPolicy
-
+    """Load, (execute,) score one run, or ask a live system and score its answers: one
+    :class:`kgqa.api.Evaluator`, the call ``kgqa evaluate`` makes, its executor reporting
+    progress (``progress(done, total, note)``, in percent) for the page."""
     step = progress or (lambda d, t, n: None)
     total = 100  # percent: loading 0-20, KG 20-30, executing 30-90, scoring 90-100
     if inp.gold_answers not in ("stored", "executed"):
         raise InputError("gold answers", f"expected stored or executed, got {inp.gold_answers!r}")
-    _profile(inp.profile, inp.measures)  # a built-in profile and valid measures, before any work
-    step(0, total, "loading the dataset")
-    ds = load_dataset(inp.dataset, inp.dataset_format, inp.lang)
-    checksum = dataset_checksum(inp.dataset)
-    step(10, total, "reading the run")
-    run = None
-    if inp.run is not None:
-        run = load_run(inp.run, ds, inp.run_name, inp.run_format)
-        check_run(ds, run)
-    elif not inp.system_url:
+    check_profile(inp.profile, inp.measures)
+    if inp.run is None and not inp.system_url:
         raise InputError("run", "an experiment needs a run file or a system URL")
-    engine = cache = None
-    fingerprint = None
-    kg: Any = None
-    if inp.kg is not None:
-        from kgqa.execute import open_engine
-        from kgqa.execute.cache import ResultCache
+    shown, last = [30], [0.0]  # later batches (the engine check's variants) never move the percentage back
 
-        step(20, total, "loading the knowledge graph")
-        engine = open_engine(inp.kg, inp.graph, progress=False)
-        cache = ResultCache()
-        fingerprint = engine.info.fingerprint
-        step(30, total, "executing queries")
-        shown = [30]  # the engine check executes variants in later batches: the percentage never goes back
+    def executing(done: int, n: int) -> None:
+        now = time.monotonic()
+        if done < n and now - last[0] < 0.5:  # at most every half second (and each batch's end)
+            return
+        last[0] = now
+        shown[0] = max(shown[0], 30 + (60 * done) // max(1, n))
+        step(shown[0], total, f"executing queries: {done} of {n}")
 
-        def executing(done: int, n: int) -> None:
-            shown[0] = max(shown[0], 30 + (60 * done) // max(1, n))
-            step(shown[0], total, f"executing queries: {done} of {n}")
-
-        kg = _reporting_engine(engine, cache, executing)
-    try:
-        # ds holds the scoring units of inp.lang already (selecting again changes nothing); the
-        # language goes to the signature
-        with Evaluator(ds, inp.profile, measures=inp.measures or None, kg=kg, lang=inp.lang, gold_answers=inp.gold_answers, reexecute=inp.reexecute,
-                       policy=ExecutionPolicy(timeout=inp.timeout)) as ev:
-            if run is not None:
-                ev_ = ev.evaluate(run, name=run.name)
-            else:
-                step(20, total, f"asking {inp.system_url}")
-                ev_ = ev.ask(inp.system_url, inp.system_protocol or "gerbil")
-            step(90, total, "scoring")
-    finally:
-        if engine is not None:
-            engine.close()
-        if cache is not None:
-            cache.close()
-    try:
-        headline = headline_measure([ev_])
-    except ValueError:
-        headline = next(iter(ev_.aggregate), None)
+    step(0, total, "loading the dataset")
+    dataset = api.load_dataset(inp.dataset, format=inp.dataset_format, prefer_registry=True)
+    checksum = api.dataset_checksum(inp.dataset)
+    with api.Evaluator(dataset, inp.profile, measures=inp.measures or None, kg=inp.kg, graph=inp.graph,
+                       lang=inp.lang, gold_answers=inp.gold_answers, reexecute=inp.reexecute, policy=inp.policy,
+                       on_progress=executing) as ev:
+        run = None
+        if inp.run is not None:
+            step(10, total, "reading the run")
+            run = _load_run(inp.run, ev.dataset, inp.run_name, inp.run_format)
+        fingerprint = None
+        if inp.kg is not None:
+            step(20, total, "loading the knowledge graph")
+            fingerprint = ev.executor.info.fingerprint  # type: ignore[union-attr]
+        if run is not None:
+            step(30, total, "executing queries" if ev.executes else "scoring")
+            evaluation = ev.evaluate(run, name=run.name)
+        else:
+            step(20, total, f"asking {inp.system_url}")
+            evaluation = ev.ask(inp.system_url, inp.system_protocol or "gerbil")  # type: ignore[arg-type]
+        step(90, total, "scoring")
     step(total, total, "done")
-    return Result(ev_, headline, fingerprint, checksum)
+    return Result(evaluation, headline(evaluation), fingerprint, checksum)
 
 
 def check_upload(dataset: str, run_path: str, run_name: str, *, lang: str = "all", dataset_format: str | None = None,
@@ -259,9 +182,7 @@ def check_upload(dataset: str, run_path: str, run_name: str, *, lang: str = "all
     """Read an uploaded run against its dataset before an experiment is made: raises
     :class:`InputError` (naming file and record) when it cannot be used; returns the number of
     predictions and the problems of records that were skipped."""
-    ds = load_dataset(dataset, dataset_format, lang)
-    run = load_run(run_path, ds, run_name, run_format)
-    check_run(ds, run)
+    run = _load_run(run_path, load_dataset(dataset, dataset_format, lang), run_name, run_format)
     return len(run.predictions), [str(p) for p in run.problems]
 
 
@@ -302,7 +223,11 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
                      lang=e.lang, kg=kg, graph=opts.get("graph"), gold_answers=e.gold_answers,
                      timeout=float(opts.get("timeout", timeout)), dataset_format=opts.get("dataset_format"),
                      run_format=opts.get("run_format"), system_url=e.system_url,
-                     system_protocol=e.system_protocol, reexecute=bool(opts.get("reexecute", False)))
+                     system_protocol=e.system_protocol, reexecute=bool(opts.get("reexecute", False)),
+                     # the one trust rule (docs/reference/trust.md): an uploaded dataset's gold queries
+                     # come from an unknown source and go through the sandbox; a registry dataset's
+                     # are trusted
+                     sandbox_gold=bool(opts.get("sandbox_gold", e.dataset_file is not None)))
         store.start(eid, 0, "starting")
         res = evaluate_inputs(inp, lambda done, total, note: store.progress(eid, done, total, note))
         store.finish(eid, res.evaluation, headline=res.headline, kg_fingerprint=res.kg_fingerprint,
@@ -327,17 +252,14 @@ def strip_tmp(message: str, tmp: str) -> str:
 
 
 def audit_dataset(dataset: str, kg: str, *, timeout: float = 30.0) -> dict[str, Any]:
-    """``kgqa audit`` (:func:`kgqa.execute.audit.audit_kg`): execute every gold query of
-    ``dataset`` on ``kg`` and compare with the stored answers. Returns verdict counts, the KG
+    """``kgqa audit`` (:func:`kgqa.api.audit`) of a registry dataset: execute every gold query
+    of ``dataset`` on ``kg`` and compare with the stored answers. Returns verdict counts, the KG
     fingerprint, the number of engine-dependent gold queries and the rows that are not ``ok``
     (id, verdict, message, a few missing / extra values)."""
     from collections import Counter
 
-    from kgqa.execute.audit import audit_kg
-    from kgqa.execute.policy import ExecutionPolicy
-
-    ds = load_dataset(dataset)
-    report = audit_kg(ds, kg, policy=ExecutionPolicy(timeout=timeout))
+    report = api.audit(api.load_dataset(dataset, prefer_registry=True), kg,
+                       policy=api.ExecutionPolicy(timeout=timeout))
     rows = report.rows
     return {
         "n": len(rows), "fingerprint": report.engine.split("kg=")[-1] if "kg=" in report.engine else report.engine,
@@ -356,12 +278,13 @@ def audit_dataset(dataset: str, kg: str, *, timeout: float = 30.0) -> dict[str, 
 
 def compare(evals: Sequence[Any], *, baseline: str | None = None, measures: Sequence[str] | None = None,
             seed: int = 0, resamples: int = 10_000):
-    """``kgqa compare``'s analysis of evaluations of one dataset
-    (:func:`kgqa.analyze.comparison.compare_evaluations`)."""
-    from kgqa.analyze.comparison import compare_evaluations
-
-    return compare_evaluations(list(evals), baseline=baseline, measures=measures, seed=seed, resamples=resamples,
-                               trials=resamples)
+    """``kgqa compare``'s analysis of evaluations of one dataset (:func:`kgqa.api.compare`):
+    the :class:`kgqa.analyze.comparison.MultiComparison`; ValueError when they cannot be
+    compared."""
+    try:
+        return api.compare(list(evals), baseline=baseline, measures=measures, seed=seed, resamples=resamples).result
+    except InputError as e:
+        raise ValueError(e.problem.message) from None
 
 
 def mean_ci(evaluation: Any, label: str, *, seed: int = 0, resamples: int = 10_000):

@@ -69,7 +69,7 @@ experiments = Table(
     Column("n_questions", Integer),
     Column("aggregate", Text),                            # JSON {measure label: value}
     Column("outcomes", Text),                             # JSON {outcome: count}
-    Column("evaluation", Text),                           # JSON: Evaluation.to_json() (per question)
+    Column("evaluation", Text),                           # schema 1 only: the results now live in `results`
     Column("error", Text),
     # progress (only while pending/running)
     Column("progress_done", Integer, nullable=False, default=0),
@@ -77,17 +77,52 @@ experiments = Table(
     Column("progress_note", Text),
 )
 
+#: The per-question results of a finished experiment (JSON: Evaluation.to_json()), apart from its
+#: row so that listing and ranking read small rows only (schema 2; schema 1 kept them in
+#: ``experiments.evaluation``).
+results = Table(
+    "results", metadata,
+    Column("id", String(32), ForeignKey("experiments.id", ondelete="CASCADE"), primary_key=True),
+    Column("evaluation", Text, nullable=False),
+)
+
 Index("ix_experiments_board", experiments.c.dataset, experiments.c.profile, experiments.c.status)
+# listing pages at scale (issue 29): newest first, by status, and a board's ranking, from the index alone
+_LISTING = {
+    "ix_experiments_created": (experiments.c.created, experiments.c.id),
+    "ix_experiments_status_created": (experiments.c.status, experiments.c.created),
+    "ix_experiments_status_board": (experiments.c.status, experiments.c.dataset, experiments.c.profile),  # covers boards()
+    "ix_experiments_rank": (experiments.c.dataset, experiments.c.profile, experiments.c.status,
+                            experiments.c.headline_value, experiments.c.created),
+    "ix_experiments_headline": (experiments.c.headline_value, experiments.c.created),
+    "ix_experiments_run": (experiments.c.run_name, experiments.c.created),
+}
+for _name, _cols in _LISTING.items():
+    Index(_name, *_cols)
 
 
 #: The version :data:`metadata` describes. A new store is created from :data:`metadata` and
 #: stamped with it (Alembic's "create_all, then stamp head").
-VERSION = 1
+VERSION = 2
 
 #: Upgrades of existing stores: ``MIGRATIONS[v]`` takes version ``v`` to ``v + 1`` (ALTER TABLE
 #: ...). Append-only; when you change :data:`metadata`, add the migration doing the same to
 #: older stores and raise :data:`VERSION`.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
+def _v1_to_v2(conn: Connection) -> None:
+    """Listing pages of large stores (home, leaderboards, compare picker): the per-question
+    results move to their own table (``results``), so an experiment's row is small; indices for
+    newest-first, by-status and ranking queries."""
+    results.create(conn, checkfirst=True)
+    conn.execute(results.insert().from_select(
+        ["id", "evaluation"],
+        select(experiments.c.id, experiments.c.evaluation).where(experiments.c.evaluation.is_not(None))))
+    conn.execute(experiments.update().where(experiments.c.evaluation.is_not(None)).values(evaluation=None))
+    for ix in experiments.indexes:
+        if ix.name in _LISTING:
+            ix.create(conn, checkfirst=True)
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2}
 
 
 class SchemaError(RuntimeError):

@@ -28,6 +28,7 @@ import kgqa
 from kgqa.store import schema
 from kgqa.store.schema import experiments as T_EXP
 from kgqa.store.schema import files as T_FILES
+from kgqa.store.schema import results as T_RES
 
 STATUSES = ("pending", "running", "finished", "failed")
 _OPEN = ("pending", "running")
@@ -111,12 +112,15 @@ class Experiment:
     progress_total: int
     progress_note: str | None
     _evaluation: str | None = field(default=None, repr=False)
+    _load: Any = field(default=None, repr=False, compare=False)  # fetches the results of a summary row
 
     @property
     def done(self) -> bool:
         return self.status in ("finished", "failed")
 
     def evaluation_json(self) -> dict[str, Any] | None:
+        if self._evaluation is None and self._load is not None:
+            self._evaluation = self._load(self.id)
         return json.loads(self._evaluation) if self._evaluation else None
 
     def evaluation(self):
@@ -143,7 +147,7 @@ class Experiment:
         }
 
 
-def _row(r: Any) -> Experiment:
+def _row(r: Any, load: Any = None) -> Experiment:
     m = r._mapping
     return Experiment(
         id=m["id"], status=m["status"], created=m["created"], finished=m["finished"], dataset=m["dataset"],
@@ -156,8 +160,17 @@ def _row(r: Any) -> Experiment:
         headline_value=m["headline_value"], n_questions=m["n_questions"],
         aggregate=json.loads(m["aggregate"] or "{}"), outcomes=json.loads(m["outcomes"] or "{}"), error=m["error"],
         progress_done=m["progress_done"] or 0, progress_total=m["progress_total"] or 0,
-        progress_note=m["progress_note"], _evaluation=m["evaluation"],
+        progress_note=m["progress_note"], _evaluation=m.get("results"), _load=load,
     )
+
+
+#: Every column but the per-question results: what listing pages and status polls read.
+_SUMMARY = [c for c in T_EXP.c if c.name != "evaluation"]
+
+
+#: What :meth:`Store.list` sorts by.
+SORTS = {"created": T_EXP.c.created, "run": T_EXP.c.run_name, "dataset": T_EXP.c.dataset, "profile": T_EXP.c.profile,
+         "status": T_EXP.c.status, "headline": T_EXP.c.headline_value}
 
 
 class ImmutableError(RuntimeError):
@@ -239,25 +252,56 @@ class Store:
                 continue
         raise RuntimeError("could not allocate an experiment id")
 
-    def get(self, eid: str) -> Experiment | None:
+    def get(self, eid: str, *, results: bool = True) -> Experiment | None:
+        """The experiment ``eid`` (None: no such one). ``results=False`` reads its summary only
+        (status, aggregates, progress); the per-question results load when first asked for."""
+        if results:
+            q = select(*_SUMMARY, T_RES.c.evaluation.label("results")).select_from(
+                T_EXP.outerjoin(T_RES, T_RES.c.id == T_EXP.c.id))
+        else:
+            q = select(*_SUMMARY)
         with self.engine.connect() as c:
-            r = c.execute(select(T_EXP).where(T_EXP.c.id == eid)).first()
-        return _row(r) if r is not None else None
+            r = c.execute(q.where(T_EXP.c.id == eid)).first()
+        return _row(r, None if results else self._results) if r is not None else None
+
+    def _results(self, eid: str) -> str | None:
+        with self.engine.connect() as c:
+            return c.execute(select(T_RES.c.evaluation).where(T_RES.c.id == eid)).scalar()
 
     def list(self, *, dataset: str | None = None, profile: str | None = None, status: str | None = None,
-             limit: int | None = None) -> list[Experiment]:
-        """Experiments, newest first, optionally filtered."""
-        q = select(T_EXP).order_by(T_EXP.c.created.desc(), T_EXP.c.id)
+             limit: int | None = None, offset: int = 0, sort: str = "created", descending: bool = True
+             ) -> list[Experiment]:
+        """Experiments, newest first (or by ``sort``: one of :data:`SORTS`), optionally
+        filtered, ``limit`` of them from ``offset`` (summaries: the per-question results load
+        when first asked for, so a page of a large store reads only its rows)."""
+        if sort not in SORTS:
+            raise ValueError(f"cannot sort experiments by {sort!r}; one of: {', '.join(SORTS)}")
+        col = SORTS[sort]
+        key = (col.desc() if descending else col.asc()).nulls_last()  # undefined values last either way
+        q = self._filtered(select(*_SUMMARY), dataset, profile, status).order_by(
+            key, T_EXP.c.created.desc() if descending else T_EXP.c.created.asc(), T_EXP.c.id)
+        if limit is not None:
+            q = q.limit(limit)
+        if offset:
+            q = q.offset(offset)
+        with self.engine.connect() as c:
+            return [_row(r, self._results) for r in c.execute(q)]
+
+    def count(self, *, dataset: str | None = None, profile: str | None = None, status: str | None = None) -> int:
+        """How many experiments :meth:`list` would give without a limit."""
+        q = self._filtered(select(func.count()).select_from(T_EXP), dataset, profile, status)
+        with self.engine.connect() as c:
+            return int(c.execute(q).scalar() or 0)
+
+    @staticmethod
+    def _filtered(q: Any, dataset: str | None, profile: str | None, status: str | None) -> Any:
         if dataset is not None:
             q = q.where(T_EXP.c.dataset == dataset)
         if profile is not None:
             q = q.where(T_EXP.c.profile == profile)
         if status is not None:
             q = q.where(T_EXP.c.status == status)
-        if limit is not None:
-            q = q.limit(limit)
-        with self.engine.connect() as c:
-            return [_row(r) for r in c.execute(q)]
+        return q
 
     def boards(self) -> list[tuple[str, str, int]]:
         """(dataset, profile, finished experiments) for every leaderboard."""
@@ -267,21 +311,30 @@ class Store:
         with self.engine.connect() as c:
             return [(d, p, int(n)) for d, p, n in c.execute(q)]
 
-    def leaderboard(self, dataset: str, profile: str) -> list[Experiment]:
+    def leaderboard(self, dataset: str, profile: str, *, limit: int | None = None, offset: int = 0) -> list[Experiment]:
         """Finished experiments of ``dataset`` x ``profile``, best headline value first
-        (undefined last; ties: older first)."""
-        rows = self.list(dataset=dataset, profile=profile, status="finished")
-        return sorted(rows, key=lambda e: (e.headline_value is None,
-                                           -(e.headline_value if e.headline_value is not None else 0.0), e.created, e.id))
+        (undefined last; ties: older first); ``limit`` of them from ``offset``, ranked in SQL."""
+        hv = T_EXP.c.headline_value
+        q = (self._filtered(select(*_SUMMARY), dataset, profile, "finished")
+             .order_by(hv.desc().nulls_last(), T_EXP.c.created, T_EXP.c.id))
+        if limit is not None:
+            q = q.limit(limit)
+        if offset:
+            q = q.offset(offset)
+        with self.engine.connect() as c:
+            return [_row(r, self._results) for r in c.execute(q)]
 
     def unfinished(self) -> list[Experiment]:
         """Pending or running experiments (to resume after a restart)."""
         with self.engine.connect() as c:
-            return [_row(r) for r in c.execute(select(T_EXP).where(T_EXP.c.status.in_(_OPEN)).order_by(T_EXP.c.created))]
+            return [_row(r, self._results)
+                    for r in c.execute(select(*_SUMMARY).where(T_EXP.c.status.in_(_OPEN)).order_by(T_EXP.c.created))]
 
-    def _update_open(self, eid: str, **values: Any) -> None:
+    def _update_open(self, eid: str, _results: str | None = None, **values: Any) -> None:
         with self.engine.begin() as c:
             n = c.execute(update(T_EXP).where(T_EXP.c.id == eid, T_EXP.c.status.in_(_OPEN)).values(**values)).rowcount
+            if n == 1 and _results is not None:  # the results and the finished row in one transaction
+                c.execute(insert(T_RES).values(id=eid, evaluation=_results))
         if n != 1:
             e = self.get(eid)
             if e is None:
@@ -305,12 +358,11 @@ class Store:
         values: dict[str, Any] = dict(
             status="finished", finished=_now(), signature=evaluation.signature, headline=headline,
             headline_value=hv, n_questions=len(evaluation.questions), aggregate=_json(evaluation.aggregate),
-            outcomes=_json(evaluation.outcomes), evaluation=_json(doc), kg_fingerprint=kg_fingerprint,
-            progress_note="finished",
+            outcomes=_json(evaluation.outcomes), kg_fingerprint=kg_fingerprint, progress_note="finished",
         )
         if dataset_checksum is not None:
             values["dataset_checksum"] = dataset_checksum
-        self._update_open(eid, **values)
+        self._update_open(eid, _results=_json(doc), **values)
 
     def fail(self, eid: str, message: str) -> None:
         self._update_open(eid, status="failed", finished=_now(), error=message, progress_note="failed")
@@ -318,6 +370,7 @@ class Store:
     def delete(self, eid: str) -> bool:
         """Remove an experiment (its files stay while another experiment uses them)."""
         with self.engine.begin() as c:
+            c.execute(delete(T_RES).where(T_RES.c.id == eid))
             n = c.execute(delete(T_EXP).where(T_EXP.c.id == eid)).rowcount
             if n:
                 used = set()

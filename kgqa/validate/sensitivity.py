@@ -146,7 +146,8 @@ def sensitivity(
     prof = profiles.get(profile).with_measures(ms)
     labels = [s.label for s in prof.measures]
     ts = [get_transform(t) for t in transforms]
-    gold = runner.run({it.id: it.sparql for it in dataset.items if it.sparql and it.sparql.strip()}, untrusted=False)
+    gold = runner.run({it.id: it.sparql for it in dataset.items if it.sparql and it.sparql.strip()},
+                      untrusted=runner.policy.untrusted("gold"))
     ctx = context or build_context(dataset, ts, runner, gold=gold)
 
     def score(run: Run) -> Evaluation:

@@ -6,21 +6,23 @@ filterable tables): ``/`` home, ``/new`` new experiment, ``/e/<id>`` experiment 
 ``/leaderboards`` and ``/leaderboard/<dataset>/<profile>``, ``/compare?e=ID&e=ID``,
 ``/datasets`` and ``/datasets/<name>``.
 
-Safe by default: state-changing forms carry a CSRF token (double-submit cookie, SameSite
-strict); request bodies are capped; no request names a server file (datasets come from the
-registry, KGs from the names the server was started with, uploads go to private temporary
-folders); predicted SPARQL runs under the execute stage's sandbox and caps; an optional shared
-token guards every page.
+Safe by default (:mod:`kgqa.web.security`): a Host allow-list against DNS rebinding; every
+state-changing request checked for its origin and a server-signed CSRF token; security headers
+on every response; request bodies capped; no request names a server file (datasets come from
+the registry, KGs from the names the server was started with, uploads go to private temporary
+folders); the server asks live systems and endpoints only when started to, and then no
+loopback or private address unless listed; uploads are read in worker processes
+(:mod:`kgqa.web.uploads`) and experiments evaluated in others (:mod:`kgqa.web.jobs`), so pages
+stay responsive; predicted SPARQL runs under the execute stage's sandbox and caps; an optional
+shared token guards every page.
 """
 
 from __future__ import annotations
 
-import hmac
 import html
 import json
 import re
 import secrets
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,11 +44,13 @@ from kgqa.model import InputError
 from kgqa.store import Store
 from kgqa.store import runner
 from kgqa.store.export import FORMATS
-from kgqa.web.views import Views, fnum
+from kgqa.store.store import SORTS
+from kgqa.web.jobs import Jobs
+from kgqa.web.security import HostPolicy, Security, inline_csp
+from kgqa.web.uploads import Busy, Checker, UploadJob, check_url, web_wording
+from kgqa.web.views import BOARD_ROWS, LIST_ROWS, Views, fnum
 
 HERE = Path(__file__).parent
-CSRF_COOKIE = "kgqa_csrf"
-TOKEN_COOKIE = "kgqa_token"
 DOWNLOADS = {k: ext for k, (ext, _media) in FORMATS.items()}
 _ID = re.compile(r"^[0-9a-f]{6,32}$")
 
@@ -54,18 +58,30 @@ _ID = re.compile(r"^[0-9a-f]{6,32}$")
 @dataclass
 class Settings:
     """``kgs``: KG name -> ``--kg`` value (RDF file(s), store dir or endpoint URL) the form
-    offers; ``max_upload_mb`` caps a request body; ``allow_endpoint_urls`` lets the form name
-    any SPARQL endpoint (off: only the configured KGs, since the server would fetch the URL);
-    ``token``: a shared secret every request must carry (``?token=``, cookie or
-    ``Authorization: Bearer``)."""
+    offers; ``max_upload_mb`` caps a request body; ``max_unpacked_mb`` caps what a compressed
+    RDF upload may inflate to; ``allow_endpoint_urls`` lets the form name a SPARQL endpoint and
+    ``allow_system_urls`` a live QA system (off: the server fetches no URL a form names; on:
+    public hosts only, plus the hosts in ``allowed_url_hosts``); ``token``: a shared secret
+    every request must carry (``?token=``, cookie or ``Authorization: Bearer``); ``host`` and
+    ``port``: where the server is bound (the Host allow-list), ``allowed_hosts`` more host
+    names it answers to; ``upload_workers`` processes read uploads, at most ``upload_queue``
+    waiting."""
 
     kgs: dict[str, str] = field(default_factory=dict)
     max_upload_mb: float = 50.0
+    max_unpacked_mb: float = 512.0
     allow_endpoint_urls: bool = False
+    allow_system_urls: bool = False
+    allowed_url_hosts: list[str] = field(default_factory=list)
     token: str | None = None
     workers: int = 1
     timeout: float = 30.0
     resume: bool = True
+    host: str = "127.0.0.1"
+    port: int | None = None
+    allowed_hosts: list[str] = field(default_factory=list)
+    upload_workers: int = 2
+    upload_queue: int = 32
 
 
 def default_kgs() -> dict[str, str]:
@@ -73,34 +89,7 @@ def default_kgs() -> dict[str, str]:
     present, the CK25 KG."""
     from kgqa.load import registry
 
-    out = {"demo": str(registry.PACKAGE_DIR / "demo" / "data" / "kg.ttl")}
-    d = registry.data_dir()
-    if d is not None and (d / "ck25" / "graphs" / "prod-inst.ttl").is_file():
-        out["ck25"] = str(d / "ck25" / "graphs" / "prod-inst.ttl")
-    return out
-
-
-class Jobs:
-    """Experiments evaluated in background threads (one at a time by default)."""
-
-    def __init__(self, store: Store, settings: Settings):
-        self.store = store
-        self.settings = settings
-        self.pool = ThreadPoolExecutor(max_workers=max(1, settings.workers), thread_name_prefix="kgqa-exp")
-
-    def submit(self, eid: str) -> None:
-        self.pool.submit(runner.run_experiment, self.store, eid, kgs=self.settings.kgs, timeout=self.settings.timeout)
-
-    def resume(self) -> int:
-        """Re-queue experiments a previous server left pending or running (kill -9, restart)."""
-        n = 0
-        for e in self.store.unfinished():
-            self.submit(e.id)
-            n += 1
-        return n
-
-    def shutdown(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
+    return registry.available_kgs()
 
 
 def _templates() -> Jinja2Templates:
@@ -108,6 +97,7 @@ def _templates() -> Jinja2Templates:
                              undefined=jinja2.StrictUndefined)
     env.filters["num"] = fnum
     env.filters["tojson_compact"] = lambda v: json.dumps(v, ensure_ascii=False)
+    env.filters["web_wording"] = web_wording
     env.globals["version"] = kgqa.__version__
     return Jinja2Templates(env=env)
 
@@ -116,7 +106,28 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
     settings = settings or Settings()
     templates = _templates()
     views = Views(store)
-    jobs = Jobs(store, settings)
+    url_hosts = frozenset(h.strip().strip("[]").lower() for h in settings.allowed_url_hosts if h.strip())
+    secret = secrets.token_bytes(32)  # per server: CSRF tokens and auth cookies end with it
+
+    def refuse_stored(e: Any) -> str | None:
+        """Why this server will not (re-)run a stored experiment (None: it will)."""
+        try:
+            if e.system_url:
+                if not settings.allow_system_urls:
+                    return ("this server does not ask live systems (start it with --allow-system-urls); "
+                            f"not asked: {e.system_url}")
+                check_url(e.system_url, "system URL", url_hosts)
+            if e.kg and e.kg.startswith(("http://", "https://")) and not e.kg_file:
+                if not settings.allow_endpoint_urls:
+                    return "this server does not query endpoint URLs from the form (start it with --allow-endpoint-urls)"
+                check_url(e.kg, "kg endpoint", url_hosts)
+        except InputError as err:
+            return str(err)
+        return None
+
+    jobs = Jobs(store, settings.kgs, workers=settings.workers, timeout=settings.timeout, refuse=refuse_stored)
+    checker = Checker(settings.upload_workers, settings.upload_queue)
+    reports: dict[str, tuple[bytes, str]] = {}  # experiment id -> (HTML report, its CSP)
 
     def page(request: Request, _template: str, _status: int = 200, **ctx: Any) -> HTMLResponse:
         ctx.setdefault("title", "kgqa")
@@ -128,25 +139,61 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
         return page(request, "error.html", status, title=f"kgqa · {status}", status=status, message=message)
 
     async def csrf_ok(request: Request, form: Any) -> bool:
-        cookie = request.cookies.get(CSRF_COOKIE, "")
-        sent = str(form.get("csrf", ""))
-        return bool(cookie) and hmac.compare_digest(cookie.encode(), sent.encode())
+        sec = getattr(request.state, "security", None)
+        sent = form.get("csrf", "")
+        return sec is not None and isinstance(sent, str) and sec.csrf_ok(getattr(request.state, "session", None), sent)
 
-    def get_exp(request: Request):
+    def get_exp(request: Request, results: bool = True):
         eid = request.path_params["eid"]
         if not _ID.match(eid):
             return None
-        return store.get(eid)
+        return store.get(eid, results=results)
 
     # ------------------------------------------------------------------ pages
 
+    def pager(request: Request, total: int, per: int) -> dict[str, Any]:
+        """Page number and sort order from the query (bad values fall back to the defaults),
+        with the links of the neighbouring pages."""
+        from urllib.parse import urlencode
+
+        q = request.query_params
+        try:
+            n = max(1, int(q.get("page", "1")))
+        except ValueError:
+            n = 1
+        last = max(1, -(-total // per))
+        n = min(n, last)
+        sort = q.get("sort", "created")
+        sort = sort if sort in SORTS else "created"
+        desc = q.get("dir", "desc") != "asc"
+
+        def link(k: int) -> str:
+            keep = [(a, b) for a, b in q.multi_items() if a != "page"]
+            return "?" + urlencode([*keep, ("page", str(k))])
+
+        return {"page": n, "last": last, "total": total, "offset": (n - 1) * per, "per": per, "sort": sort,
+                "desc": desc, "prev": link(n - 1) if n > 1 else None, "next": link(n + 1) if n < last else None}
+
+    def sort_links(request: Request, p: dict[str, Any]) -> dict[str, str]:
+        from urllib.parse import urlencode
+
+        keep = [(a, b) for a, b in request.query_params.multi_items() if a not in ("page", "sort", "dir")]
+        return {k: "?" + urlencode([*keep, ("sort", k), ("dir", "asc" if p["sort"] == k and p["desc"] else "desc")])
+                for k in SORTS}
+
     async def home(request: Request) -> Response:
-        return page(request, "index.html", experiments=store.list(limit=50), boards=store.boards())
+        def load() -> dict[str, Any]:
+            p = pager(request, store.count(), LIST_ROWS)
+            exps = store.list(limit=LIST_ROWS, offset=p["offset"], sort=p["sort"], descending=p["desc"])
+            return {"experiments": exps, "boards": store.boards(), "pager": p, "sorts": sort_links(request, p)}
+
+        return page(request, "index.html", **await run_in_threadpool(load))
 
     def form_context(values: dict[str, Any] | None = None) -> dict[str, Any]:
         return {
             "datasets": runner.registry_names(), "profiles": runner.profile_names(), "kgs": list(settings.kgs),
             "protocols": runner.PROTOCOLS, "allow_endpoint_urls": settings.allow_endpoint_urls,
+            "allow_system_urls": settings.allow_system_urls, "formats": _format_names(),
             "max_upload_mb": settings.max_upload_mb, "values": values or {},
         }
 
@@ -166,24 +213,24 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
         values = {k: str(v) for k, v in form.items() if not isinstance(v, UploadFile)}
         try:
             eid = await _create_experiment(form, values)
+        except Busy as err:
+            return page(request, "new.html", 503, title="kgqa · new experiment", error=str(err), **form_context(values))
         except InputError as err:
-            return page(request, "new.html", 400, title="kgqa · new experiment", error=str(err),
+            return page(request, "new.html", 400, title="kgqa · new experiment", error=web_wording(str(err)),
                         **form_context(values))
         jobs.submit(eid)
         return RedirectResponse(f"/e/{eid}", status_code=303)
 
-    async def _read_upload(form: Any, key: str, what: str) -> tuple[bytes, str] | None:
+    async def _read_upload(form: Any, key: str, what: str) -> tuple[str, bytes] | None:
         up = form.get(key)
         if not isinstance(up, UploadFile) or not up.filename:
             return None
         data = await up.read()
         if not data:
             raise InputError(up.filename, f"the uploaded {what} is empty")
-        return data, runner.safe_filename(up.filename)
+        return runner.safe_filename(up.filename), data
 
     async def _create_experiment(form: Any, values: dict[str, str]) -> str:
-        import tempfile
-
         profile = values.get("profile", "kgqa")
         if profile not in runner.profile_names():
             raise InputError("profile", f"unknown profile {profile!r}; one of: {', '.join(runner.profile_names())}")
@@ -193,13 +240,19 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
             raise InputError("gold answers", f"expected stored or executed, got {gold!r}")
         measures = values.get("measures", "").strip() or None
         if measures:
-            runner._profile(profile, measures)  # an unknown measure is said now, not after the run
+            runner.check_profile(profile, measures)  # an unknown measure is said now, not after the run
         try:
             timeout = float(values.get("timeout") or settings.timeout)
         except ValueError:
             raise InputError("timeout", f"expected seconds, got {values.get('timeout')!r}") from None
         if not 0 < timeout <= max(settings.timeout, 300):
             raise InputError("timeout", f"expected 0 < timeout <= {max(settings.timeout, 300):g} seconds")
+        ds_fmt = values.get("dataset_format") or None
+        run_fmt = values.get("run_format") or None
+        formats = _format_names()
+        for fmt, kind in ((ds_fmt, "dataset"), (run_fmt, "run")):
+            if fmt is not None and fmt not in formats[kind]:
+                raise InputError(f"{kind} format", f"unknown {kind} format {fmt!r}; one of: {', '.join(formats[kind])}")
         # dataset: a registry name or an upload
         ds_upload = await _read_upload(form, "dataset_file", "dataset")
         ds_name = values.get("dataset", "")
@@ -215,24 +268,25 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
         if run_upload is not None and system_url is not None:
             raise InputError("run", "give either a run file or a system URL, not both")
         if system_url is not None:
-            if not system_url.startswith(("http://", "https://")):
-                raise InputError("system URL", f"expected an http(s) URL, got {system_url!r}")
+            if not settings.allow_system_urls:
+                raise InputError("system URL", "this server does not ask live systems (start it with "
+                                               "--allow-system-urls to accept system URLs); upload the system's "
+                                               "run file instead")
             if protocol not in runner.PROTOCOLS:
                 raise InputError("system protocol", f"expected one of {', '.join(runner.PROTOCOLS)}")
+            system_url = await run_in_threadpool(check_url, system_url, "system URL", url_hosts)
         # KG: none, a configured name, an upload, or (when allowed) an endpoint URL
         kg_choice = values.get("kg", "") or ""
         kg_upload = await _read_upload(form, "kg_file", "RDF file")
         kg_label: str | None = None
         if kg_upload is not None:
-            kg_label = f"upload:{kg_upload[1]}"
+            kg_label = f"upload:{kg_upload[0]}"
         elif kg_choice == "endpoint":
             url = values.get("kg_endpoint", "").strip()
             if not settings.allow_endpoint_urls:
                 raise InputError("kg", "this server only queries the knowledge graphs it was started with "
                                        "(start it with --allow-endpoint-urls to accept endpoint URLs)")
-            if not url.startswith(("http://", "https://")):
-                raise InputError("kg endpoint", f"expected an http(s) SPARQL endpoint URL, got {url!r}")
-            kg_label = url
+            kg_label = await run_in_threadpool(check_url, url, "kg endpoint", url_hosts)
         elif kg_choice:
             if kg_choice not in settings.kgs:
                 raise InputError("kg", f"no knowledge graph named {kg_choice!r} here; offered: "
@@ -240,53 +294,38 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
             kg_label = kg_choice
         run_name = values.get("run_name", "").strip()[:120]
         if not run_name:
-            run_name = Path(run_upload[1]).stem if run_upload else system_url or "run"
-        ds_fmt = values.get("dataset_format") or None
-        run_fmt = values.get("run_format") or None
-        # read the uploads now: a bad file is reported on the form, naming file and record
-        with tempfile.TemporaryDirectory(prefix="kgqa-upload-") as tmp:
-            d = Path(tmp)
-            ds_spec = ds_name
-            if ds_upload is not None:
-                (d / "dataset").mkdir()
-                p = d / "dataset" / ds_upload[1]
-                p.write_bytes(ds_upload[0])
-                ds_spec = str(p)
-                try:
-                    runner.load_dataset(ds_spec, ds_fmt, lang)
-                except InputError as err:
-                    raise _renamed_error(err, tmp) from None
-            if run_upload is not None:
-                (d / "run").mkdir()
-                p = d / "run" / run_upload[1]
-                p.write_bytes(run_upload[0])
-                try:
-                    runner.check_upload(ds_spec, str(p), run_name, lang=lang, dataset_format=ds_fmt, run_format=run_fmt)
-                except InputError as err:
-                    raise _renamed_error(err, tmp) from None
-        ds_sha = store.put_file(ds_upload[0]) if ds_upload else None
-        run_sha = store.put_file(run_upload[0]) if run_upload else None
-        kg_sha = store.put_file(kg_upload[0]) if kg_upload else None
-        options: dict[str, Any] = {"timeout": timeout}
-        if ds_fmt:
-            options["dataset_format"] = ds_fmt
-        if run_fmt:
-            options["run_format"] = run_fmt
-        if values.get("reexecute"):
-            options["reexecute"] = True
-        return store.create(
-            dataset=(f"{ds_upload[1]}@{ds_sha[:12]}" if ds_upload else ds_name), dataset_file=ds_sha,
-            dataset_filename=ds_upload[1] if ds_upload else None,
-            run_name=run_name, run_file=run_sha, run_filename=run_upload[1] if run_upload else None,
-            system_url=system_url, system_protocol=protocol if system_url else None, profile=profile,
-            measures=measures, lang=lang, kg=kg_label, kg_file=kg_sha, kg_filename=kg_upload[1] if kg_upload else None,
-            gold_answers=gold, options=options,
-        )
+            run_name = Path(run_upload[0]).stem if run_upload else system_url or "run"
+        # read the uploads in a worker process: a bad file is reported on the form, naming file and record
+        await checker.check(UploadJob(dataset=ds_name, dataset_upload=ds_upload, run_upload=run_upload,
+                                      kg_upload=kg_upload, run_name=run_name, lang=lang, dataset_format=ds_fmt,
+                                      run_format=run_fmt, max_unpacked_mb=settings.max_unpacked_mb))
+
+        def save() -> str:
+            ds_sha = store.put_file(ds_upload[1]) if ds_upload else None
+            run_sha = store.put_file(run_upload[1]) if run_upload else None
+            kg_sha = store.put_file(kg_upload[1]) if kg_upload else None
+            options: dict[str, Any] = {"timeout": timeout}
+            if ds_fmt:
+                options["dataset_format"] = ds_fmt
+            if run_fmt:
+                options["run_format"] = run_fmt
+            if values.get("reexecute"):
+                options["reexecute"] = True
+            return store.create(
+                dataset=(f"{ds_upload[0]}@{ds_sha[:12]}" if ds_upload and ds_sha else ds_name), dataset_file=ds_sha,
+                dataset_filename=ds_upload[0] if ds_upload else None,
+                run_name=run_name, run_file=run_sha, run_filename=run_upload[0] if run_upload else None,
+                system_url=system_url, system_protocol=protocol if system_url else None, profile=profile,
+                measures=measures, lang=lang, kg=kg_label, kg_file=kg_sha,
+                kg_filename=kg_upload[0] if kg_upload else None, gold_answers=gold, options=options,
+            )
+
+        return await run_in_threadpool(save)
 
     async def rerun(request: Request) -> Response:
         """A new experiment with the inputs and settings of this one (finished experiments
         never change; re-running makes a new one)."""
-        e = get_exp(request)
+        e = get_exp(request, results=False)
         if e is None:
             return error(request, 404, "no such experiment")
         try:
@@ -297,6 +336,9 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
             return error(request, 400, f"cannot read the form: {err}")
         if not await csrf_ok(request, form):
             return error(request, 403, "the form's CSRF token is missing or stale: reload the page and try again")
+        why = refuse_stored(e)
+        if why:
+            return error(request, 403, f"cannot re-run experiment {e.id}: {why}")
         eid = store.create(
             dataset=e.dataset, dataset_file=e.dataset_file, dataset_filename=e.dataset_filename,
             dataset_checksum=e.dataset_checksum, run_name=e.run_name, run_file=e.run_file,
@@ -327,11 +369,11 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
         return HTMLResponse(str(body))
 
     async def status(request: Request) -> Response:
-        e = get_exp(request)
+        e = get_exp(request, results=False)
         if e is None:
             return JSONResponse({"error": "no such experiment"}, status_code=404)
         return JSONResponse({"id": e.id, "status": e.status, "done": e.progress_done, "total": e.progress_total,
-                             "note": e.progress_note, "error": e.error,
+                             "note": e.progress_note, "error": web_wording(e.error),
                              "headline": e.headline, "value": e.headline_value})
 
     async def question(request: Request) -> Response:
@@ -344,17 +386,26 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
         return page(request, "question.html", title=f"kgqa · {q['id']}", e=e, q=q)
 
     async def download(request: Request) -> Response:
-        e = get_exp(request)
+        e = get_exp(request, results=False)  # results load only when not cached
         fmt = request.path_params["fmt"]
         if e is None or e.status != "finished":
             return error(request, 404, "no finished experiment with this id")
         if fmt not in DOWNLOADS:
             return error(request, 404, f"no download format {fmt!r}; formats: {', '.join(DOWNLOADS)}")
-        text, media = views.downloads(e, fmt)
         name = f"kgqa-{e.id}.{DOWNLOADS[fmt]}"
-        disp = "inline" if fmt == "html" else "attachment"
+        if fmt == "html":  # the report as the file is, its inline style and script allowed by hash; cached
+            if e.id not in reports:
+                text, _media = await run_in_threadpool(views.downloads, e, fmt)
+                while len(reports) >= 16:
+                    reports.pop(next(iter(reports)))
+                reports[e.id] = (text.encode("utf-8"), inline_csp(text))
+            body, csp = reports[e.id]
+            return Response(body, media_type="text/html; charset=utf-8",
+                            headers={"Content-Disposition": f'inline; filename="{name}"',
+                                     "Content-Security-Policy": csp, "Cache-Control": "private, max-age=3600"})
+        text, media = await run_in_threadpool(views.downloads, e, fmt)
         return Response(text, media_type=media + "; charset=utf-8",
-                        headers={"Content-Disposition": f'{disp}; filename="{name}"'})
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     async def input_file(request: Request) -> Response:
         e = get_exp(request)
@@ -373,10 +424,12 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
 
     async def leaderboard(request: Request) -> Response:
         ds, prof = request.path_params["dataset"], request.path_params["profile"]
-        board = await run_in_threadpool(views.leaderboard, ds, prof)
+        total = await run_in_threadpool(store.count, dataset=ds, profile=prof, status="finished")
+        p = pager(request, total, BOARD_ROWS)
+        board = await run_in_threadpool(lambda: views.leaderboard(ds, prof, page=p["page"]))
         if not board["rows"]:
             return error(request, 404, f"no finished experiment on {ds} with profile {prof}")
-        return page(request, "leaderboard.html", title=f"kgqa · leaderboard {ds} · {prof}", board=board)
+        return page(request, "leaderboard.html", title=f"kgqa · leaderboard {ds} · {prof}", board=board, pager=p)
 
     async def compare(request: Request) -> Response:
         ids = [i for i in request.query_params.getlist("e") if i]
@@ -389,9 +442,14 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
                 return error(request, 404, f"no finished experiment {i!r}")
             exps.append(e)
         if len(exps) < 2:
-            return page(request, "compare.html", title="kgqa · compare", exps=exps, body=None,
-                        candidates=store.list(status="finished", limit=200),
-                        message="choose two or more finished experiments on the same dataset")
+            def candidates() -> tuple[list[Any], dict[str, Any]]:
+                p = pager(request, store.count(status="finished"), LIST_ROWS)
+                return store.list(status="finished", limit=LIST_ROWS, offset=p["offset"], sort=p["sort"],
+                                  descending=p["desc"]), p
+
+            found, p = await run_in_threadpool(candidates)
+            return page(request, "compare.html", title="kgqa · compare", exps=exps, body=None, candidates=found,
+                        pager=p, message="choose two or more finished experiments on the same dataset")
         datasets = sorted({e.dataset for e in exps})
         if len(datasets) > 1:
             return error(request, 400, f"the experiments are on different datasets ({', '.join(datasets)}): "
@@ -400,7 +458,8 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
             body = await run_in_threadpool(views.compare, exps)
         except ValueError as err:
             return error(request, 400, str(err))
-        return page(request, "compare.html", title="kgqa · compare", exps=exps, body=body, candidates=[], message="")
+        return page(request, "compare.html", title="kgqa · compare", exps=exps, body=body, candidates=[], pager=None,
+                    message="")
 
     async def datasets(request: Request) -> Response:
         from kgqa.load import registry
@@ -440,6 +499,7 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
             jobs.resume()
         yield
         jobs.shutdown()
+        checker.shutdown()
 
     routes = [
         Route("/", home),
@@ -461,7 +521,8 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     middleware = [
-        Middleware(_Security, settings=settings),
+        Middleware(Security, secret=secret, hosts=HostPolicy(settings.host, settings.allowed_hosts),
+                   token=settings.token, port=settings.port),
         Middleware(_BodyLimit, max_bytes=int(settings.max_upload_mb * 1024 * 1024)),
     ]
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
@@ -472,9 +533,11 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
     return app
 
 
-def _renamed_error(err: InputError, tmp: str) -> InputError:
-    p = err.problem
-    return InputError(runner.strip_tmp(p.file, tmp), runner.strip_tmp(p.message, tmp), p.record)
+def _format_names() -> dict[str, list[str]]:
+    """Dataset and run format names (the form's format fields)."""
+    from kgqa.load import formats
+
+    return {k: [f.name for f in formats.formats(k)] for k in ("dataset", "run")}
 
 
 class _TooLarge(Exception):
@@ -524,52 +587,3 @@ class _BodyLimit:
         except _TooLarge:
             if not started:
                 await self._refuse()(scope, receive, send)
-
-
-class _Security:
-    """CSRF cookie, optional shared token, security headers (pure ASGI middleware)."""
-
-    def __init__(self, app: Any, settings: Settings):
-        self.app = app
-        self.settings = settings
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        request = Request(scope)
-        token = self.settings.token
-        set_token = False
-        if token:
-            sent = (request.cookies.get(TOKEN_COOKIE) or request.query_params.get("token")
-                    or request.headers.get("authorization", "").removeprefix("Bearer ").strip())
-            if not sent or not hmac.compare_digest(sent.encode(), token.encode()):
-                resp = HTMLResponse("<!DOCTYPE html><title>kgqa</title><h1>401</h1><p>This kgqa server needs its "
-                                    "token: open the link the server printed (…?token=…).</p>", status_code=401)
-                return await resp(scope, receive, send)
-            set_token = request.cookies.get(TOKEN_COOKIE) != token
-        csrf = request.cookies.get(CSRF_COOKIE) or ""
-        new_csrf = not re.fullmatch(r"[A-Za-z0-9_-]{32,64}", csrf)
-        if new_csrf:
-            csrf = secrets.token_urlsafe(32)
-        scope.setdefault("state", {})["csrf"] = csrf
-
-        async def send_wrapper(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                extra = {
-                    b"x-content-type-options": b"nosniff",
-                    b"referrer-policy": b"same-origin",
-                    b"x-frame-options": b"DENY",
-                    b"content-security-policy": (b"default-src 'self'; img-src 'self' data:; style-src 'self'; "
-                                                 b"script-src 'self'; frame-ancestors 'none'; form-action 'self'"),
-                }
-                have = {k.lower() for k, _ in headers}
-                headers += [(k, v) for k, v in extra.items() if k not in have]
-                if new_csrf:
-                    headers.append((b"set-cookie", f"{CSRF_COOKIE}={csrf}; Path=/; HttpOnly; SameSite=Strict".encode()))
-                if set_token:
-                    headers.append((b"set-cookie", f"{TOKEN_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict".encode()))
-                message["headers"] = headers
-            await send(message)
-
-        await self.app(scope, receive, send_wrapper)

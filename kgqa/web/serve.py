@@ -34,8 +34,11 @@ def host_warning(host: str, token: str | None) -> str | None:
 def serve(store: Store, settings: Settings, *, host: str = "127.0.0.1", port: int = 8800,
           say: Callable[[str], Any] = lambda s: print(s, file=sys.stderr), log_level: str = "warning") -> None:
     """Run the app until interrupted. A non-loopback ``host`` is allowed but said out loud."""
+    from dataclasses import replace
+
     import uvicorn
 
+    settings = replace(settings, host=host, port=port)  # the Host allow-list and cookie names follow the binding
     warning = host_warning(host, settings.token)
     if warning:
         say(warning)

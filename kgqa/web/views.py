@@ -20,6 +20,8 @@ from kgqa.store import runner
 RESAMPLES = 2_000  # bootstrap resamples on pages (seeded; the CLI's default is 10,000)
 TESTED = 12  # leaderboards test the top TESTED experiments pairwise (all pairs grow quadratically)
 QUESTION_ROWS = 2_000  # per-question rows an experiment page lists (downloads have all)
+BOARD_ROWS = 100  # leaderboard rows a page lists
+LIST_ROWS = 50  # experiments a home or compare-picker page lists
 
 
 def fnum(v: Any, digits: int = 4) -> str:
@@ -135,35 +137,41 @@ class Views:
 
     # ------------------------------------------------------------------ leaderboards, comparisons
 
-    def leaderboard(self, dataset: str, profile: str) -> dict[str, Any]:
-        """Every finished experiment of ``dataset`` x ``profile``, best first, with significance
-        letters (ranx style, all pairs on the headline measure) and the Holm-adjusted p of the
-        comparison with the best."""
-        exps = self.store.leaderboard(dataset, profile)
-        key = ("board", dataset, profile, tuple(e.id for e in exps))
+    def leaderboard(self, dataset: str, profile: str, *, page: int = 1, per: int = BOARD_ROWS) -> dict[str, Any]:
+        """The finished experiments of ``dataset`` x ``profile`` on page ``page`` (``per`` a
+        page), best first, with significance letters (ranx style, all pairs of the top
+        :data:`TESTED` on the headline measure) and the Holm-adjusted p of the comparison with
+        the best. Only the page's rows and the top ones' results are read."""
+        total = self.store.count(dataset=dataset, profile=profile, status="finished")
+        offset = (max(1, page) - 1) * per
+        exps = self.store.leaderboard(dataset, profile, limit=per, offset=offset)
+        top = exps[:TESTED] if offset == 0 else self.store.leaderboard(dataset, profile, limit=TESTED)
+        key = ("board", dataset, profile, offset, total, tuple(e.id for e in exps), tuple(e.id for e in top))
         if key not in self._boards:
             if len(self._boards) > 32:
                 self._boards.clear()
-            self._boards[key] = self._leaderboard(dataset, profile, exps)
+            self._boards[key] = self._leaderboard(dataset, profile, exps, top, offset, total)
         return self._boards[key]
 
-    def _leaderboard(self, dataset: str, profile: str, exps: list[Experiment]) -> dict[str, Any]:
+    def _leaderboard(self, dataset: str, profile: str, exps: list[Experiment], top: list[Experiment], offset: int,
+                     total: int) -> dict[str, Any]:
         labels: list[str] = []
         for e in exps:
             for k in e.aggregate:
                 if k not in labels:
                     labels.append(k)
-        headline = exps[0].headline if exps else None
+        headline = top[0].headline if top else None
         letters: dict[str, str] = {}
         vs_best: dict[str, Any] = {}
         names = _unique_names(exps)
+        top_names = _unique_names(top)
         note = ""
-        if len(exps) > TESTED:
-            note = (f"Significance is tested among the top {TESTED} of {len(exps)} experiments; "
+        if total > TESTED:
+            note = (f"Significance is tested among the top {TESTED} of {total} experiments; "
                     "compare any others from the checkboxes.")
-        if len(exps) >= 2 and headline:
+        if len(top) >= 2 and headline:
             evals = []
-            for e, name in zip(exps[:TESTED], names[:TESTED]):
+            for e, name in zip(top, top_names):
                 ev = self.evaluation(e)
                 ev = _renamed(ev, name)
                 evals.append(ev)
@@ -184,12 +192,14 @@ class Views:
                         vs_best[other] = {"p": c.p_holm.get(c.primary), "significant": c.significant and c.better == best,
                                           "test": c.primary}
                 letters = {s: (own[s], letters[s]) for s in cmp.systems}
+        by_id = dict(zip((e.id for e in top), top_names))
         rows = []
-        for rank, (e, name) in enumerate(zip(exps, names), 1):
-            rows.append({"rank": rank, "e": e, "name": name, "letters": letters.get(name, ("", "")),
-                         "vs_best": vs_best.get(name), "values": [e.aggregate.get(k) for k in labels]})
+        for rank, (e, name) in enumerate(zip(exps, names), offset + 1):
+            tested = by_id.get(e.id)
+            rows.append({"rank": rank, "e": e, "name": name, "letters": letters.get(tested, ("", "")),
+                         "vs_best": vs_best.get(tested), "values": [e.aggregate.get(k) for k in labels]})
         return {"dataset": dataset, "profile": profile, "labels": labels, "rows": rows, "headline": headline,
-                "note": note}
+                "note": note, "total": total, "offset": offset}
 
     def compare(self, exps: list[Experiment]) -> Markup:
         key = ("cmp", tuple(e.id for e in exps))

@@ -2,15 +2,23 @@
 
 - :mod:`kgqa.execute.systems.protocols`: what a request carries and how a response is read;
 - :mod:`kgqa.execute.systems.client`: :func:`ask` (concurrency, retries, journal/resume,
-  outcomes) returning a scorable :class:`~kgqa.model.Run`;
+  outcomes, failing systems, credentials) returning a scorable :class:`~kgqa.model.Run`;
 - :mod:`kgqa.execute.systems.journal`: the append-only journal that survives kill -9;
 - :mod:`kgqa.execute.systems.output`: run files (QALD JSON, Text2SPARQL answers, JSONL) and
   :func:`ask_to_file`, the call behind ``kgqa system ask``.
 """
 
-from kgqa.execute.systems.client import AskResult, AskSettings, ask, prediction_from_record, questions_for
+from kgqa.execute.systems.client import (
+    AskInterrupted,
+    AskResult,
+    AskSettings,
+    SystemFailed,
+    ask,
+    prediction_from_record,
+    questions_for,
+)
 from kgqa.execute.systems.output import ask_to_file, journal_path, write_result
 from kgqa.execute.systems.protocols import OUTCOMES, PROTOCOLS
 
-__all__ = ["AskResult", "AskSettings", "ask", "ask_to_file", "journal_path", "prediction_from_record",
-           "questions_for", "write_result", "OUTCOMES", "PROTOCOLS"]
+__all__ = ["AskInterrupted", "AskResult", "AskSettings", "SystemFailed", "ask", "ask_to_file", "journal_path",
+           "prediction_from_record", "questions_for", "write_result", "OUTCOMES", "PROTOCOLS"]

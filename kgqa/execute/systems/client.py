@@ -8,21 +8,47 @@ query and answers, the elapsed time, the HTTP status, the number of attempts and
 - ``ok``: a 2xx response that follows the contract;
 - ``http_error``: a 4xx (at once), or 429 / 5xx (except 501, 505) / a connection failure still
   failing after ``retries`` more attempts; also a server asking (``Retry-After``) to wait longer
-  than ``max_backoff``;
-- ``timeout``: no complete response within ``timeout`` seconds for one attempt (not retried:
-  a slow system stays slow);
+  than ``max_backoff`` (the retry policy of :mod:`kgqa.execute.retry`, the same as the SPARQL
+  endpoint client's);
+- ``timeout``: no complete response within ``timeout`` seconds for one attempt (not retried
+  in the session: a slow system stays slow);
 - ``malformed_response``: a 2xx whose body does not follow the contract (see the protocols
   module), e.g. not JSON, or the answer to another question;
 - ``refused``: kgqa refused to go on: a redirect to another host, port or scheme (only the
   origin of ``url`` is ever contacted), more than 5 redirects, or a body over
-  ``max_response_bytes``.
+  ``max_response_bytes`` (counted while decompressing, chunk by chunk: a gzip bomb never
+  inflates past the cap, so memory stays within ``concurrency x max_response_bytes``).
+
+Transient and definitive failures: a ``timeout``, and an ``http_error`` kgqa gave up on after
+retries (429, 5xx, connection errors, a ``Retry-After`` too long) are journalled as
+``"transient": true`` and asked again by the next run on the same journal; the other failures
+(4xx, ``malformed_response``, ``refused``) are final unless ``retry_failed``.
+
+A system that fails: when every question, or more than ``max_failures`` of them (a fraction,
+default 0.5), failed, :func:`ask` raises :class:`SystemFailed` (an InputError naming the
+commonest failure, e.g. "connection refused at http://127.0.0.1:9/ for 50 of 50 questions")
+instead of returning a run that would score as zeros; ``allow_failures`` returns the run
+anyway (the journal is written either way, so a rerun resumes).
+
+Echo checks: a response that echoes the question is checked against the question asked
+ignoring case, whitespace and punctuation (:func:`~kgqa.execute.systems.protocols.same_text`);
+``echo_check=False`` ignores echoes (as GERBIL and the official Text2SPARQL client do).
+
+Credentials: userinfo in ``url`` is sent (HTTP basic auth) and ``headers`` with every request;
+a query string in ``url`` is kept on every request (Text2SPARQL parameters are added to it).
+None of them is written: records, messages, the run, its files and the signature carry the URL
+with userinfo and credential-like query values (``key``, ``token``, ``secret``, ``pass``,
+``auth``, ``sig``, ``session``, ``cred`` in the name) replaced by ``***`` (:func:`display_url`), any
+copy of those secrets (or of a header value) in a message or a raw response body is replaced
+too, and the signature names the system by scheme, host and port only (:func:`origin_of`).
 
 A failed question becomes a :class:`~kgqa.model.Prediction` with that failure as its
 ``status`` (``http_error``, ``timeout``, ``malformed_response``, ``refused``), never an empty
 answer; scoring treats it by the profile's ``failures`` rule.
 
 Scheduling: at most ``concurrency`` requests in flight (GERBIL itself sends one at a time);
-with ``rps``, request starts (retries included) at least ``1/rps`` s apart; retries wait
+with ``rps``, request starts (retries and redirect hops included) at least ``1/rps`` s apart,
+measured when the request's bytes go out (no burst at start); retries wait
 ``backoff * 2**k`` s (capped at ``max_backoff``) with equal jitter, or exactly the server's
 ``Retry-After``. Same-origin redirects are followed (307/308 keep the method; a POST is not
 turned into a GET: a 301/302/303 answer to a GERBIL POST is an ``http_error`` naming the
@@ -30,8 +56,11 @@ target). Proxy settings of the environment are ignored (``trust_env=False``).
 
 Resume: with a ``journal`` path every finished question is appended to it at once (flushed
 and fsync'd, see :mod:`kgqa.execute.systems.journal`); a rerun on the same journal asks only
-the questions without a record (``retry_failed`` asks the failed ones again too, ``fresh``
-starts over).
+the questions without a record and those whose failure was transient (``retry_failed`` asks
+every failed one again, ``fresh`` starts over). Every record names the client settings it was
+asked under (``client``), and the signature names those of the answers' session(s), not the
+settings of the last command. Ctrl-C raises :class:`AskInterrupted` (a KeyboardInterrupt
+naming the journal and what is in it).
 """
 
 from __future__ import annotations
@@ -39,20 +68,32 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import os
+import re
 import socket
 import ssl
 import threading
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 
-from kgqa.execute.endpoint import RETRY_STATUSES, RateLimiter, backoff_wait, read_capped, retry_after_seconds
+from kgqa.execute.retry import (
+    RETRY_STATUSES,
+    GaveUp,
+    PacedTransport,
+    RateLimiter,
+    Retryable,
+    RetryPolicy,
+    retry_after_seconds,
+)
 from kgqa.execute.systems.journal import Journal
 from kgqa.execute.systems.protocols import (
     Parsed,
@@ -65,6 +106,7 @@ from kgqa.execute.systems.protocols import (
 )
 from kgqa.model import Dataset, InputError, Prediction, Problem, Run, Status
 from kgqa.model.answer import from_results_json, to_results_json
+from kgqa.model.progress import progress_bar
 
 #: outcome of asking -> the status of the prediction it becomes
 OUTCOME_STATUS = {
@@ -95,7 +137,14 @@ class AskSettings:
     retry_failed: bool = False
     fresh: bool = False
     progress: bool = True
+    #: sent with every request, never written (values are secrets as far as kgqa knows)
     headers: dict[str, str] = field(default_factory=dict)
+    #: fraction of failed questions above which :func:`ask` raises :class:`SystemFailed`
+    max_failures: float = 0.5
+    #: return the run however many questions failed
+    allow_failures: bool = False
+    #: check a response's echoed question (case, whitespace and punctuation ignored)
+    echo_check: bool = True
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -108,12 +157,23 @@ class AskSettings:
             raise InputError("--rps", f"must be > 0, got {self.rps}")
         if self.backoff < 0 or self.max_backoff < 0:
             raise InputError("--backoff", "backoff times must be >= 0")
+        if not 0 <= self.max_failures <= 1:
+            raise InputError("--max-failures", f"must be a fraction between 0 and 1, got {self.max_failures}")
+        for name, value in self.headers.items():
+            if not name or any(c in name for c in " :\r\n") or any(c in str(value) for c in "\r\n"):
+                raise InputError("--header", f"not a valid header: {name!r} (expected NAME:VALUE on one line)")
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return RetryPolicy(self.retries, self.backoff, self.max_backoff)
 
     def describe(self) -> str:
         """The client settings as they enter the signature, e.g. ``c4,t60,r3``."""
         parts = [f"c{self.concurrency}", f"t{self.timeout:g}", f"r{self.retries}"]
         if self.rps:
             parts.append(f"rps{self.rps:g}")
+        if not self.echo_check:
+            parts.append("noecho")
         return ",".join(parts)
 
 
@@ -141,11 +201,149 @@ class AskResult:
     def counts(self) -> dict[str, int]:
         return dict(sorted(Counter(r["outcome"] for r in self.records).items()))
 
+    @property
+    def failed(self) -> list[dict[str, Any]]:
+        return [r for r in self.records if r["outcome"] != "ok"]
+
+    def failure_summary(self) -> str | None:
+        """``"<commonest failure> at <url> for N of M questions"`` (plus the other failures),
+        or None when every question was answered."""
+        failed = self.failed
+        if not failed:
+            return None
+        reasons = Counter(failure_reason(r) for r in failed).most_common()
+        text = f"{reasons[0][0]} at {self.url} for {len(failed)} of {len(self.records)} questions"
+        if len(reasons) > 1:
+            text += " (also: " + "; ".join(f"{why}: {n}" for why, n in reasons[1:4]) + \
+                (f"; {len(reasons) - 4} more" if len(reasons) > 4 else "") + ")"
+        return text
+
     def signature_parts(self) -> dict[str, str]:
-        """``system``, ``protocol``, the languages asked (``asked``) and the ``client``
-        settings, for the evaluation signature."""
-        return {"system": self.url, "protocol": self.protocol, "asked": ",".join(self.langs),
-                "client": self.settings.describe()}
+        """``system`` (scheme, host and port only), ``protocol``, the languages asked
+        (``asked``) and the ``client`` settings the answers were obtained under (those of every
+        session that produced one, ``+``-joined), for the evaluation signature."""
+        by_time = sorted(self.records, key=lambda r: str(r.get("at") or ""))  # sessions in the order they ran
+        client = list(dict.fromkeys(r.get("client") or self.settings.describe() for r in by_time))
+        return {"system": origin_of(self.url), "protocol": self.protocol, "asked": ",".join(self.langs),
+                "client": "+".join(client) or self.settings.describe()}
+
+
+class SystemFailed(InputError):
+    """The system failed every question, or more than ``max_failures`` of them: ``result``
+    holds what it answered (journalled too)."""
+
+    def __init__(self, result: AskResult):
+        self.result = result
+        super().__init__("live system", f"{result.failure_summary()}; not scored (a failing system is not a run of "
+                                     "zeros): fix the system or its URL and rerun (transient failures are asked "
+                                     "again), or pass --allow-failures to score it anyway")
+
+
+class AskInterrupted(KeyboardInterrupt):
+    """Ctrl-C while asking: ``journal`` (None without one) holds ``answered`` questions."""
+
+    def __init__(self, journal: Path | None, answered: int, total: int):
+        super().__init__(f"interrupted with {answered} of {total} questions answered")
+        self.journal = journal
+        self.answered = answered
+        self.total = total
+
+
+# --------------------------------------------------------------------------- credentials
+
+_SECRET_PARAM = re.compile(r"key|token|secret|pass|auth|sig|session|cred", re.IGNORECASE)
+
+
+def display_url(url: str) -> str:
+    """``url`` as kgqa writes it: userinfo as ``***`` and the values of credential-like query
+    parameters (module docstring) as ``***``."""
+    try:
+        u = httpx.URL(url)
+    except Exception:  # noqa: BLE001 - an invalid URL is reported by ask(); never echo it whole
+        return re.sub(r"//[^/@]*@", "//***@", url)
+    if u.userinfo:
+        u = u.copy_with(username="***", password=None)
+    if not u.query:
+        return str(u)
+    parts = []
+    for part in u.query.decode("ascii", "replace").split("&"):
+        name, eq, _ = part.partition("=")
+        parts.append(f"{name}=***" if eq and _SECRET_PARAM.search(unquote(name)) else part)
+    return str(u.copy_with(query=None)) + "?" + "&".join(parts)
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host:port`` of ``url``: how the signature names a system."""
+    u = httpx.URL(url)
+    scheme, host, port = _origin(u)
+    return f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}"
+
+
+def secrets_of(url: str, headers: dict[str, str]) -> list[str]:
+    """The strings kgqa must never write for this system: the URL's password (and its username
+    when it looks like a token: 8 characters or more), credential-like query values and the
+    header values (ones under 3 characters cannot be told from ordinary text)."""
+    u = httpx.URL(url)
+    found = [u.password, *headers.values(), u.username if len(u.username) >= 8 else ""]
+    found += [v for k, v in u.params.multi_items() if _SECRET_PARAM.search(k)]
+    out = {x for x in found if x and len(x) >= 3}
+    # also the percent-encoded and the basic-auth forms they may appear in
+    if u.userinfo:
+        import base64
+
+        out.add(u.userinfo.decode("ascii", "replace"))
+        out.add(base64.b64encode(f"{u.username}:{u.password}".encode()).decode())
+    return sorted(out, key=len, reverse=True)
+
+
+#: the parts of a journal record that carry free text from the system or the network
+FREE_TEXT = ("message", "raw", "warnings")
+
+
+def scrub(value: Any, secrets: list[str]) -> Any:
+    """``value`` (a str, or a dict/list of them) with every secret replaced by ``***``."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for x in secrets:
+            if x in value:
+                value = value.replace(x, "***")
+        return value
+    if isinstance(value, dict):
+        return {k: scrub(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub(v, secrets) for v in value]
+    return value
+
+
+def is_transient(rec: dict[str, Any]) -> bool:
+    """Whether a journal record's failure may pass by itself (asked again by a rerun): a
+    timeout, or an http_error kgqa gave up on after retries (journals written before the
+    ``transient`` field: a 429/5xx status or no status at all)."""
+    if "transient" in rec:
+        return bool(rec["transient"])
+    if rec.get("outcome") == "timeout":
+        return True
+    return rec.get("outcome") == "http_error" and (rec.get("http_status") is None
+                                                   or rec.get("http_status") in RETRY_STATUSES)
+
+
+def failure_reason(rec: dict[str, Any]) -> str:
+    """A failed record's reason, without attempt counts and waits (so one cause groups
+    together): ``connection refused``, ``HTTP 503``, ``timeout``, ``malformed_response: ...``."""
+    msg = str(rec.get("message") or "")
+    low = msg.lower()
+    if rec.get("outcome") == "timeout":
+        return "timeout"
+    if low.startswith("connection error"):
+        for what in ("refused", "reset", "timed out", "name or service not known", "no route"):
+            if what in low:
+                return f"connection {what}" if what != "name or service not known" else "unknown host"
+        return re.sub(r"\s*\((gave up|the server asks).*$", "", msg)
+    if rec.get("outcome") == "http_error" and rec.get("http_status"):
+        return f"HTTP {rec['http_status']}"
+    first = re.sub(r"\s*\((gave up|the server asks).*$", "", msg)
+    return f"{rec.get('outcome')}: {first[:80]}" if first else str(rec.get("outcome"))
 
 
 # --------------------------------------------------------------------------- questions
@@ -218,27 +416,113 @@ def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     return url.scheme, url.host, port
 
 
+#: Content-Encodings kgqa decodes itself (see :func:`read_body`), with their zlib ``wbits``
+DECODINGS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+ACCEPT_ENCODING = "gzip, deflate"
+_PIECE = 64 * 1024
+
+
+async def read_body(response: httpx.Response, cap: int | None, too_large: Callable[[], Exception]) -> bytes:
+    """The body of a streamed response, decoded (``gzip``, ``deflate``) chunk by chunk by
+    kgqa itself so that no step inflates more than the bytes still allowed: raises
+    ``too_large()`` as soon as the decoded body passes ``cap`` bytes (None or 0: no cap), so a
+    request never holds more than ``cap`` plus one network chunk; another Content-Encoding is
+    an :class:`httpx.DecodingError`."""
+    codings = [c.strip().lower() for c in response.headers.get("content-encoding", "").split(",")]
+    codings = [c for c in codings if c and c != "identity"]
+    if len(codings) > 1 or (codings and codings[0] not in DECODINGS):
+        raise httpx.DecodingError(f"unsupported Content-Encoding {response.headers['content-encoding']!r} "
+                                  f"(kgqa asks for {ACCEPT_ENCODING})")
+    # pieces of at most 64 KiB, joined once the whole body is in: no buffer is ever grown (a
+    # growing buffer fragments the allocator's heap, and peak RSS grows with every response)
+    out: list[bytes] = []
+    size = 0
+    wbits = DECODINGS[codings[0]] if codings else None
+    d = zlib.decompressobj(wbits) if wbits is not None else None
+    fresh = True  # no output yet: a "deflate" body may be raw deflate instead of zlib
+
+    def add(piece: bytes) -> None:
+        nonlocal size
+        size += len(piece)
+        if cap and size > cap:
+            # freed now, not when the cyclic collector gets to the exception's traceback (which
+            # holds this frame): otherwise every refused body stays in memory for a while
+            out.clear()
+            raise too_large()
+        out.append(piece)
+
+    try:
+        async for raw in response.aiter_raw():
+            if d is None:
+                add(raw)
+                continue
+            data = raw
+            while data:
+                room = (cap - size + 1) if cap else _PIECE
+                try:
+                    piece = d.decompress(data, max(1, min(room, _PIECE)))
+                except zlib.error as e:
+                    if fresh and wbits == zlib.MAX_WBITS:
+                        wbits = -zlib.MAX_WBITS
+                        d = zlib.decompressobj(wbits)
+                        fresh = False
+                        continue
+                    raise httpx.DecodingError(f"{codings[0]} body cannot be decoded: {e}") from None
+                fresh = False
+                add(piece)
+                data = d.unconsumed_tail
+                if d.eof:
+                    rest = d.unused_data
+                    if rest and wbits == 16 + zlib.MAX_WBITS:  # another gzip member follows
+                        d = zlib.decompressobj(wbits)
+                        data = rest
+                    else:
+                        data = b""
+    except BaseException:  # a cut-short or undecodable body: its pieces go at once (see add)
+        out.clear()
+        raise
+    if d is not None:
+        add(d.flush())
+    return b"".join(out)
+
+
+def _transport_detail(e: BaseException) -> str:
+    """``ConnectError: connection refused`` rather than httpx's "All connection attempts
+    failed": the errno of the first OS error in the exception's chain, when there is one."""
+    seen: BaseException | None = e
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno:
+            return f"{type(e).__name__}: {os.strerror(seen.errno).lower()}"
+        seen = seen.__cause__ or seen.__context__
+    return f"{type(e).__name__}: {e or 'no detail'}"
+
+
 class _Asker:
     def __init__(self, url: str, protocol: str, settings: AskSettings, dataset_iri: str):
         self.url = httpx.URL(url)
+        self.shown = display_url(url)
         self.origin = _origin(self.url)
         self.protocol = protocol
         self.s = settings
         self.dataset_iri = dataset_iri
         self.requests = 0
         self.limiter = RateLimiter(settings.rps) if settings.rps else None
+        self.secrets = secrets_of(url, settings.headers)
+        self.client_settings = settings.describe()
 
     async def _read(self, response: httpx.Response) -> bytes:
         cap = self.s.max_response_bytes
-        return await read_capped(response, cap, lambda: _Refused(f"response larger than {cap} bytes; not read further"))
+        return await read_body(response, cap, lambda: _Refused(f"response larger than {cap} bytes; not read further"))
+
+    def _build(self, client: httpx.AsyncClient, method: str, url: httpx.URL, **kw: Any) -> httpx.Request:
+        return client.build_request(method, url, headers={"Accept": "application/json",
+                                                          "Accept-Encoding": ACCEPT_ENCODING}, **kw)
 
     async def _send(self, client: httpx.AsyncClient, q: Question) -> tuple[httpx.Response, bytes]:
         if self.protocol == "gerbil":
-            request = client.build_request("POST", self.url, data=gerbil_request(q),
-                                           headers={"Accept": "application/json"})
-        else:
-            request = client.build_request("GET", self.url, params=text2sparql_request(q, self.dataset_iri),
-                                           headers={"Accept": "application/json"})
+            request = self._build(client, "POST", self.url, data=gerbil_request(q))
+        else:  # the URL's own query string (e.g. ?apikey=) is kept
+            request = self._build(client, "GET", self.url.copy_merge_params(text2sparql_request(q, self.dataset_iri)))
         for _hop in range(MAX_REDIRECTS + 1):
             self.requests += 1
             response = await client.send(request, stream=True)
@@ -246,13 +530,16 @@ class _Asker:
                 if response.status_code in REDIRECTS and "location" in response.headers:
                     target = response.url.join(response.headers["location"])
                     if _origin(target) != self.origin:
-                        raise _Refused(f"HTTP {response.status_code} redirect to {target} refused: kgqa only "
-                                       f"contacts {self.url.scheme}://{self.url.netloc.decode()}")
+                        raise _Refused(f"HTTP {response.status_code} redirect to {display_url(str(target))} refused: "
+                                       f"kgqa only contacts {origin_of(str(self.url))}")
                     if request.method == "POST" and response.status_code not in (307, 308):
-                        raise _HttpError(f"HTTP {response.status_code} redirect of a POST to {target}: not "
-                                         "followed (it would drop the question); use that URL", response.status_code)
-                    request = client.build_request(request.method, target, headers=request.headers,
-                                                   content=request.content if request.method == "POST" else None)
+                        raise _HttpError(f"HTTP {response.status_code} redirect of a POST to "
+                                         f"{display_url(str(target))}: not followed (it would drop the question); "
+                                         "use that URL", response.status_code)
+                    request = self._build(client, request.method, target,
+                                          content=request.content if request.method == "POST" else None)
+                    if request.method == "POST":
+                        request.headers["Content-Type"] = "application/x-www-form-urlencoded"
                     continue
                 body = await self._read(response)
                 return response, body
@@ -262,75 +549,69 @@ class _Asker:
 
     def _parse(self, body: bytes, q: Question) -> Parsed:
         if self.protocol == "gerbil":
-            return parse_gerbil(body, q)
-        return parse_text2sparql(body, q, self.dataset_iri)
+            return parse_gerbil(body, q, echo_check=self.s.echo_check)
+        return parse_text2sparql(body, q, self.dataset_iri, echo_check=self.s.echo_check)
 
     async def ask(self, client: httpx.AsyncClient, q: Question) -> dict[str, Any]:
         t0 = time.monotonic()
         rec: dict[str, Any] = {"id": q.id, "item": q.item, "lang": q.lang, "question": q.text}
-        last = ""
-        status: int | None = None
+        state: dict[str, Any] = {"attempts": 0, "status": None}
 
-        def done(outcome: str, message: str = "", **kw: Any) -> dict[str, Any]:
-            rec.update(outcome=outcome, message=message, http_status=status, attempts=attempts,
+        def done(outcome: str, message: str = "", transient: bool = False, **kw: Any) -> dict[str, Any]:
+            rec.update(outcome=outcome, message=message, http_status=state["status"], attempts=state["attempts"],
                        elapsed=round(time.monotonic() - t0, 6),
                        at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **kw)
+            if outcome != "ok":
+                rec["transient"] = transient
+            rec["client"] = self.client_settings
+            for key in FREE_TEXT:  # never the question, the query or the answers: those are data
+                if key in rec:
+                    rec[key] = scrub(rec[key], self.secrets)
             return rec
 
-        attempts = 0
-        for k in range(self.s.retries + 1):
-            if self.limiter is not None:
-                await self.limiter.acquire()
-            attempts += 1
-            retry_after: float | None = None
+        async def attempt(k: int) -> dict[str, Any]:
+            state["attempts"] = k + 1
             try:
                 response, body = await asyncio.wait_for(self._send(client, q), self.s.timeout)
             except asyncio.TimeoutError:
-                return done("timeout", f"no complete response within {self.s.timeout:g} s")
+                return done("timeout", f"no complete response within {self.s.timeout:g} s", transient=True)
             except _Refused as e:
                 return done("refused", str(e))
             except _HttpError as e:
-                status = e.status
+                state["status"] = e.status
                 return done("http_error", e.message)
             except httpx.TransportError as e:  # refused, reset, dropped, cut short, protocol junk: retried
-                last = f"connection error: {type(e).__name__}: {e or 'no detail'}"
-                status = None
+                state["status"] = None
+                raise Retryable(f"connection error: {_transport_detail(e)}") from None
             except httpx.DecodingError as e:
                 return done("malformed_response", f"response body cannot be decoded: {e}")
             except httpx.HTTPError as e:  # anything else httpx raises ends this question, never the run
                 return done("http_error", f"{type(e).__name__}: {e}")
-            else:
-                status = response.status_code
-                raw = body.decode("utf-8", "replace")
-                if 200 <= status < 300:
-                    p = self._parse(body, q)
-                    extra: dict[str, Any] = {"raw": raw}
-                    if p.sparql is not None:
-                        extra["sparql"] = p.sparql
-                    if p.answer is not None:
-                        extra["answer"] = to_results_json(p.answer)
-                    if p.warnings:
-                        extra["warnings"] = p.warnings
-                    if p.metadata:
-                        extra["metadata"] = p.metadata
-                    return done(p.outcome, p.message, **extra)
-                snippet = " ".join(raw[:SNIPPET].split())
-                last = f"HTTP {status}" + (f": {snippet}" if snippet else "")
-                if status not in RETRY_STATUSES:
-                    return done("http_error", last, raw=raw)
-                retry_after = retry_after_seconds(response.headers.get("retry-after"))
-                rec["raw"] = raw
-            if k == self.s.retries:
-                break
-            if retry_after is not None:
-                if retry_after > self.s.max_backoff:
-                    return done("http_error", f"{last} (the server asks to retry after {retry_after:g} s, more "
-                                              f"than the {self.s.max_backoff:g} s kgqa waits)")
-                wait = retry_after
-            else:
-                wait = backoff_wait(k, self.s.backoff, self.s.max_backoff)
-            await asyncio.sleep(wait)
-        return done("http_error", f"{last} (gave up after {attempts} attempts)")
+            status = state["status"] = response.status_code
+            raw = body.decode("utf-8", "replace")
+            if 200 <= status < 300:
+                p = self._parse(body, q)
+                extra: dict[str, Any] = {"raw": raw}
+                if p.sparql is not None:
+                    extra["sparql"] = p.sparql
+                if p.answer is not None:
+                    extra["answer"] = to_results_json(p.answer)
+                if p.warnings:
+                    extra["warnings"] = p.warnings
+                if p.metadata:
+                    extra["metadata"] = p.metadata
+                return done(p.outcome, p.message, **extra)
+            snippet = " ".join(raw[:SNIPPET].split())
+            last = f"HTTP {status}" + (f": {snippet}" if snippet else "")
+            if status not in RETRY_STATUSES:
+                return done("http_error", last, raw=raw)
+            rec["raw"] = raw
+            raise Retryable(last, retry_after_seconds(response.headers.get("retry-after")), status)
+
+        try:
+            return await self.s.retry.run(attempt, limiter=self.limiter)
+        except GaveUp as g:
+            return done("http_error", g.message, transient=True)
 
 
 @functools.lru_cache(maxsize=1)
@@ -355,8 +636,10 @@ async def _ask_all(asker: _Asker, todo: list[Question],
     # only the origin of the URL is ever contacted, so an http:// system never needs TLS (and
     # building a verifying SSL context costs tens of milliseconds per client)
     verify: Any = _ssl_context() if asker.url.scheme == "https" else False
-    transport = httpx.AsyncHTTPTransport(limits=limits, trust_env=False, verify=verify,
-                                         socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+    transport: httpx.AsyncBaseTransport = httpx.AsyncHTTPTransport(
+        limits=limits, trust_env=False, verify=verify, socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+    if asker.limiter is not None:  # sends 1/rps apart, measured when the bytes go out
+        transport = PacedTransport(transport, asker.limiter)
     loop = asyncio.get_running_loop()
     pending: asyncio.Queue = asyncio.Queue()
 
@@ -449,14 +732,6 @@ def _run_async(coro) -> None:
         raise err
 
 
-def _progress(total: int, enabled: bool):
-    from rich.progress import TextColumn
-
-    from kgqa.execute.executor import progress_bar
-
-    return progress_bar(total, enabled, "asking", TextColumn("{task.fields[status]}"))
-
-
 # --------------------------------------------------------------------------- the run
 
 
@@ -480,36 +755,41 @@ def prediction_from_record(rec: dict[str, Any]) -> Prediction:
 def ask(dataset: Dataset, url: str, protocol: str = "gerbil", settings: AskSettings | None = None, *,
         journal: str | Path | None = None, name: str | None = None) -> AskResult:
     """Ask the system at ``url`` every question of ``dataset`` (see the module docstring) and
-    return the run. With ``journal``, answers already journalled are reused and every new one
-    is journalled as it arrives."""
+    return the run. With ``journal``, answers already journalled are reused (transient
+    failures are asked again) and every new one is journalled as it arrives. Raises
+    :class:`SystemFailed` when too many questions failed (unless ``allow_failures``) and
+    :class:`AskInterrupted` on Ctrl-C."""
     s = settings or AskSettings()
     try:
         protocol = check_protocol(protocol)
     except ValueError as e:
         raise InputError("--protocol", str(e)) from None
     if not url.startswith(("http://", "https://")):
-        raise InputError("URL", f"a system URL starts with http:// or https://, got {url!r}")
+        raise InputError("URL", f"a system URL starts with http:// or https://, got {display_url(url)!r}")
     try:
         httpx.URL(url)
     except Exception as e:  # noqa: BLE001 - httpx raises several types for a bad URL
-        raise InputError("URL", f"not a valid URL: {e}") from None
+        raise InputError("URL", f"not a valid URL: {scrub(str(e), [url])}") from None
+    shown = display_url(url)
     questions, problems = questions_for(dataset, s.langs)
     dataset_iri = s.dataset_iri or default_dataset_iri(dataset)
-    header = {"url": url, "protocol": protocol, "dataset": dataset_iri if protocol == "text2sparql" else dataset.name,
-              "settings": s.describe()}
+    header = {"url": shown, "protocol": protocol,
+              "dataset": dataset_iri if protocol == "text2sparql" else dataset.name, "settings": s.describe()}
     j = Journal.open(Path(journal), header, fresh=s.fresh) if journal is not None else None
     known: dict[str, dict[str, Any]] = dict(j.records) if j is not None else {}
     if j is not None and j.dropped:
         problems.append(Problem(str(j.path), None, f"{j.dropped} unreadable journal line(s) dropped "
                                 "(a write cut short); those questions are asked again", "warning"))
     ids = {q.id for q in questions}
-    todo = [q for q in questions
-            if q.id not in known or (s.retry_failed and known[q.id].get("outcome") != "ok")]
+
+    def again(rec: dict[str, Any]) -> bool:
+        return rec.get("outcome") != "ok" and (s.retry_failed or is_transient(rec))
+
+    todo = [q for q in questions if q.id not in known or again(known[q.id])]
     asker = _Asker(url, protocol, s, dataset_iri)
     t0 = time.monotonic()
     try:
-        with _progress(len(todo), s.progress) as bar:
-            task = bar.add_task("asking", total=len(todo), status="") if bar is not None else None
+        with progress_bar(len(todo), "asking", enabled=s.progress, status=True) as bar:
             tally: Counter[str] = Counter()
 
             def commit(recs: list[dict[str, Any]]) -> None:
@@ -518,11 +798,15 @@ def ask(dataset: Dataset, url: str, protocol: str = "gerbil", settings: AskSetti
                 for rec in recs:
                     known[rec["id"]] = rec
                     tally[rec["outcome"]] += 1
-                if bar is not None:
-                    bar.update(task, advance=len(recs), status=" ".join(f"{k}:{v}" for k, v in sorted(tally.items())))
+                bar(len(recs), status=" ".join(f"{k}:{v}" for k, v in sorted(tally.items())))
 
             if todo:
-                _run_async(_ask_all(asker, todo, commit))
+                try:
+                    _run_async(_ask_all(asker, todo, commit))
+                except KeyboardInterrupt:
+                    answered = sum(1 for q in questions if q.id in known and known[q.id].get("outcome") == "ok")
+                    raise AskInterrupted(Path(journal) if journal is not None else None, answered,
+                                         len(questions)) from None
     finally:
         if j is not None:
             j.close()
@@ -533,10 +817,14 @@ def ask(dataset: Dataset, url: str, protocol: str = "gerbil", settings: AskSetti
                                 "(another --lang?); left out of the run", "warning"))
     run = Run(name or _run_name(url), [prediction_from_record(r) for r in records], "system",
               [Path(journal)] if journal is not None else [], problems,
-              {"system": url, "protocol": protocol, "dataset": dataset_iri})
-    return AskResult(run, records, url, protocol, s, dataset_iri, asked=len(todo), reused=len(questions) - len(todo),
-                     requests=asker.requests, elapsed=time.monotonic() - t0, problems=problems,
-                     langs=list(dict.fromkeys(q.lang for q in questions)))
+              {"system": shown, "protocol": protocol, "dataset": dataset_iri})
+    result = AskResult(run, records, shown, protocol, s, dataset_iri, asked=len(todo),
+                       reused=len(questions) - len(todo), requests=asker.requests, elapsed=time.monotonic() - t0,
+                       problems=problems, langs=list(dict.fromkeys(q.lang for q in questions)))
+    n_failed = len(result.failed)
+    if not s.allow_failures and n_failed and (n_failed == len(records) or n_failed > s.max_failures * len(records)):
+        raise SystemFailed(result)
+    return result
 
 
 def _run_name(url: str) -> str:

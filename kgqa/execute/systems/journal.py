@@ -12,6 +12,11 @@ already there, so a rerun asks only the questions without one. A last line cut s
 is dropped (the file is truncated back to the last complete line before anything is appended).
 A header for another URL, protocol or dataset is refused (InputError): start over with
 ``fresh=True`` (``--fresh``) or write elsewhere.
+
+An open journal holds an exclusive lock (``flock``) on its file until it is closed: a second
+session on the same journal (two runs on one output) is refused at once with an InputError
+instead of asking every question a second time. The lock goes with the process (kill -9
+included), so a stale lock never blocks a rerun.
 """
 
 from __future__ import annotations
@@ -19,6 +24,11 @@ from __future__ import annotations
 import json
 import os
 import threading
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Windows: no lock there
+    fcntl = None  # type: ignore[assignment]
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +41,15 @@ IDENTITY = ("url", "protocol", "dataset")
 
 
 class Journal:
-    def __init__(self, path: Path, header: dict[str, Any], records: dict[str, dict[str, Any]], dropped: int):
+    def __init__(self, path: Path, header: dict[str, Any], records: dict[str, dict[str, Any]], dropped: int,
+                 fd: int):
         self.path = Path(path)
         self.header = header
         #: question id -> record, in file order (a later record for the same id replaces an earlier one)
         self.records = records
         #: lines that could not be read (a torn last line after a kill)
         self.dropped = dropped
-        self._fh = open(self.path, "a", encoding="utf-8", newline="\n")
+        self._fh = os.fdopen(fd, "a", encoding="utf-8", newline="\n")
         self._lock = threading.Lock()
 
     @classmethod
@@ -46,44 +57,17 @@ class Journal:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         header = {"journal": MAGIC, "version": VERSION, **header}
-        if fresh and path.exists():
-            path.unlink()
-        records: dict[str, dict[str, Any]] = {}
-        dropped = 0
-        if path.exists() and path.stat().st_size > 0:
-            data = path.read_bytes()
-            end = data.rfind(b"\n") + 1  # bytes after the last newline: a torn line
-            if end < len(data):
-                dropped += 1
-            lines = data[:end].decode("utf-8", "replace").splitlines()
-            try:
-                old = json.loads(lines[0]) if lines else None
-            except json.JSONDecodeError:
-                old = None
-            if not isinstance(old, dict) or old.get("journal") != MAGIC:
-                raise InputError(path, "exists and is not a kgqa system-ask journal; remove it or pass --fresh")
-            diff = [k for k in IDENTITY if old.get(k) != header.get(k)]
-            if diff:
-                what = ", ".join(f"{k} {old.get(k)!r} (now {header.get(k)!r})" for k in diff)
-                raise InputError(path, f"journal of another session: {what}; pass --fresh to start over "
-                                       "or write to another output")
-            for line in lines[1:]:
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:
-                    dropped += 1
-                    continue
-                if isinstance(rec, dict) and isinstance(rec.get("id"), str):
-                    records[rec["id"]] = rec
-                else:
-                    dropped += 1
-            if end < len(data):
-                with open(path, "r+b") as fh:
-                    fh.truncate(end)
-            header = old
-            j = cls(path, header, records, dropped)
-        else:
-            j = cls(path, header, records, dropped)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            _lock(fd, path)
+            if fresh:
+                os.ftruncate(fd, 0)
+            records, dropped, old = _read(fd, path, header)
+            j = cls(path, old or header, records, dropped, fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        if old is None:
             j._write(header)
         return j
 
@@ -117,3 +101,51 @@ class Journal:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _lock(fd: int, path: Path) -> None:
+    if fcntl is None:  # pragma: no cover
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise InputError(path, "another kgqa session is asking into this journal right now (a second run on the "
+                               "same output would ask every question twice); wait for it to finish, or write "
+                               "to another output") from None
+
+
+def _read(fd: int, path: Path, header: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], int, dict | None]:
+    """The records of the journal open on ``fd`` (checked against ``header``), the number of
+    unreadable lines, and its header (None for an empty file). A torn last line is cut off."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return {}, 0, None
+    data = os.pread(fd, size, 0)
+    end = data.rfind(b"\n") + 1  # bytes after the last newline: a torn line
+    dropped = int(end < len(data))
+    lines = data[:end].decode("utf-8", "replace").splitlines()
+    try:
+        old = json.loads(lines[0]) if lines else None
+    except json.JSONDecodeError:
+        old = None
+    if not isinstance(old, dict) or old.get("journal") != MAGIC:
+        raise InputError(path, "exists and is not a kgqa system-ask journal; remove it or pass --fresh")
+    diff = [k for k in IDENTITY if old.get(k) != header.get(k)]
+    if diff:
+        what = ", ".join(f"{k} {old.get(k)!r} (now {header.get(k)!r})" for k in diff)
+        raise InputError(path, f"journal of another session: {what}; pass --fresh to start over "
+                               "or write to another output")
+    records: dict[str, dict[str, Any]] = {}
+    for line in lines[1:]:
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            dropped += 1
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("id"), str):
+            records[rec["id"]] = rec
+        else:
+            dropped += 1
+    if end < len(data):
+        os.ftruncate(fd, end)
+    return records, dropped, old

@@ -31,13 +31,18 @@ parameters ``question=<text>&dataset=<dataset IRI>``; the system answers ``{"dat
 differs is kept as a warning. An empty query string is an answer without a query (scored as the
 profile scores a missing query).
 
-Question texts are compared after collapsing whitespace (:func:`same_text`).
+Echoed question texts are compared ignoring case, whitespace and punctuation
+(:func:`same_text`: a lower-cased echo, or one without the "?", is the same question);
+``echo_check=False`` ignores the echo altogether (as GERBIL and the official Text2SPARQL client
+do). A GERBIL entry with an explicitly empty query and no answers is, like an empty
+Text2SPARQL query, an answer without a query (scored as the profile scores a missing query).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,8 +69,17 @@ def norm_text(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
+def loose_text(text: str) -> str:
+    """``text`` case-folded, without whitespace or punctuation (Unicode categories P*), in NFKC:
+    what two echoes of one question share."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return "".join(c for c in text if not c.isspace() and not unicodedata.category(c).startswith("P"))
+
+
 def same_text(a: str, b: str) -> bool:
-    return norm_text(a) == norm_text(b)
+    """Whether an echoed question is the question asked (case, whitespace and punctuation
+    ignored)."""
+    return loose_text(a) == loose_text(b)
 
 
 @dataclass(frozen=True)
@@ -137,7 +151,7 @@ def _gerbil_answers(raw: Any) -> tuple[Answer | None, list[Any]]:
     return answer, confidence
 
 
-def parse_gerbil(body: bytes, q: Question) -> Parsed:
+def parse_gerbil(body: bytes, q: Question, *, echo_check: bool = True) -> Parsed:
     """Read a GERBIL QA (QALD JSON / eQALD) response to question ``q`` (module docstring)."""
     doc, err = _json(body)
     if err:
@@ -153,7 +167,7 @@ def parse_gerbil(body: bytes, q: Question) -> Parsed:
     if len(entries) == 1:
         entry = entries[0]
         echoed = _entry_strings(entry, q.lang)
-        if echoed and not any(same_text(s, q.text) for s in echoed):
+        if echo_check and echoed and not any(same_text(s, q.text) for s in echoed):
             return _bad(f"response is for another question: asked {q.text!r}, the response's question is {echoed[0]!r}")
     else:
         by_text = [e for e in entries if any(same_text(s, q.text) for s in _entry_strings(e, q.lang))]
@@ -197,6 +211,8 @@ def parse_gerbil(body: bytes, q: Question) -> Parsed:
         elif key in md:
             metadata[key] = md[key]
     if sparql is None and answer is None:
+        if query is not None:  # an explicitly empty query: the system has no query for it
+            return Parsed("ok", None, None, "", [*warnings, "empty query"], metadata)
         return Parsed("malformed_response", message="response entry has neither a query nor answers",
                       warnings=warnings)
     return Parsed("ok", sparql, answer, "", warnings, metadata)
@@ -205,10 +221,11 @@ def parse_gerbil(body: bytes, q: Question) -> Parsed:
 def gerbil_response(item_id: str, question: str, lang: str | None, sparql: str | None,
                     answer: Answer | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The QALD JSON a GERBIL QA system returns for one question (``answers`` only when an
-    answer is known: a query-only response lets the caller execute the query)."""
+    answer is known: a query-only response lets the caller execute the query; with neither,
+    an explicitly empty query ``{"sparql": ""}``: the system has no answer)."""
     entry: dict[str, Any] = {"id": item_id, "question": [{"language": lang or "en", "string": question}]}
-    if sparql is not None:
-        entry["query"] = {"sparql": sparql}
+    if sparql is not None or answer is None:  # neither: an explicitly empty query (no answer known)
+        entry["query"] = {"sparql": sparql or ""}
     if answer is not None:
         entry["answers"] = [to_results_json(answer)]
     for k, v in (extra or {}).items():
@@ -224,7 +241,7 @@ def text2sparql_request(q: Question, dataset: str) -> dict[str, str]:
     return {"question": q.text, "dataset": dataset}
 
 
-def parse_text2sparql(body: bytes, q: Question, dataset: str) -> Parsed:
+def parse_text2sparql(body: bytes, q: Question, dataset: str, *, echo_check: bool = True) -> Parsed:
     """Read a Text2SPARQL ``{"dataset", "question", "query"}`` response (module docstring)."""
     doc, err = _json(body)
     if err:
@@ -238,7 +255,7 @@ def parse_text2sparql(body: bytes, q: Question, dataset: str) -> Parsed:
         return _bad(f"'query' must be a string, got {type(query).__name__}")
     warnings: list[str] = []
     echoed = doc.get("question")
-    if isinstance(echoed, str) and not same_text(echoed, q.text):
+    if echo_check and isinstance(echoed, str) and not same_text(echoed, q.text):
         return _bad(f"response is for another question: asked {q.text!r}, the response's question is {echoed!r}")
     if isinstance(doc.get("dataset"), str) and doc["dataset"] != dataset:
         warnings.append(f"response names dataset {doc['dataset']!r}, asked {dataset!r}")

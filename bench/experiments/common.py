@@ -1,0 +1,72 @@
+"""Shared by the experiment scripts: training, scoring, timing and the Markdown table."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def hardware() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} logical CPUs (shared), no GPU"
+
+
+def raw_of(ds: Any) -> Any:
+    """The same items with the text that was tagged (``metadata.raw_question``) and no mentions."""
+    from kgqa.model import Dataset
+
+    items = []
+    for it in ds.items:
+        md = {k: v for k, v in it.metadata.items() if k not in ("mentions", "annotation")}
+        items.append(replace(it, questions={"en": it.metadata.get("raw_question") or it.question("en")}, metadata=md))
+    return Dataset(ds.name + "-raw", items, ds.format)
+
+
+def run_system(kind: str, train: Any, valid: Any, test: Any, measures: list[str], kg: Any = None,
+               **config: Any) -> dict[str, Any]:
+    """Fit, predict, score: the aggregate measures and the seconds each step took."""
+    import kgqa
+    from kgqa.systems import create
+
+    t0 = time.perf_counter()
+    system = create(kind, **config).fit(train, valid, kg=kg)
+    fit = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    run = system.predict(test, kg=kg)
+    pred = time.perf_counter() - t0
+    e = kgqa.evaluate(test, run, kg=str(kg) if kg else None, measures=measures)
+    return {**{m: e.aggregate.get(m) for m in measures}, "fit_s": fit, "predict_s": pred}
+
+
+def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{100 * v:.1f}" if v <= 1.0 else f"{v:.0f}"
+        return "" if v is None else str(v)
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def write_report(out: str | Path, title: str, cmd: str, note: str, table: str, seconds: float) -> None:
+    """Print the table and write it as Markdown: title, the command, the note (seed, data,
+    hardware: ``{minutes}`` is replaced by the run's minutes), the table."""
+    text = f"# {title}\n\n`{cmd}`\n\n{note.replace('{minutes}', f'{seconds / 60:.1f}')}\n\n{table}\n"
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(text, encoding="utf-8")
+    print(table)
+    print(f"wrote {out} ({seconds / 60:.1f} min)")

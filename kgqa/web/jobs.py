@@ -1,0 +1,115 @@
+"""Experiments evaluated in worker processes (``kgqa web --workers N``, one by default).
+
+Each experiment runs :func:`kgqa.store.runner.run_experiment` in a process of its own pool
+(spawned, so the server's threads are never forked): scoring and executing never hold the
+server's GIL, so pages stay responsive while experiments run. The worker opens the store by
+URL and records progress, the result or the failure there, as the CLI does. A worker that dies
+(killed for memory) fails its experiment with a message instead of leaving it "running".
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
+
+from kgqa.store import Store
+
+_STORES: dict[str, Store] = {}
+
+
+def run_in_worker(url: str, eid: str, kgs: dict[str, str], timeout: float) -> bool:
+    """The body of one job, in a worker process: the store opened once per process."""
+    from kgqa.store import runner
+
+    store = _STORES.get(url)
+    if store is None:
+        store = _STORES[url] = Store(url)
+    return runner.run_experiment(store, eid, kgs=kgs, timeout=timeout)
+
+
+def _init() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:  # below the server process: pages stay responsive while workers parse and score
+        os.nice(5)
+    except OSError:
+        pass  # the server ends its workers itself
+
+
+class Jobs:
+    """Experiments of ``store`` evaluated in ``workers`` processes. ``refuse(e)``: why this
+    server must not run a stored experiment any more (None: run it), asked before each run (a
+    resumed experiment may name a system URL this server was not started to ask)."""
+
+    def __init__(self, store: Store, kgs: dict[str, str], *, workers: int = 1, timeout: float = 30.0,
+                 refuse: Callable[[Any], str | None] = lambda e: None):
+        self.store = store
+        self.kgs = dict(kgs)
+        self.workers = max(1, workers)
+        self.timeout = timeout
+        self.refuse = refuse
+        self._pool: ProcessPoolExecutor | None = None
+
+    def _get_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            import multiprocessing
+
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_init)
+        return self._pool
+
+    def submit(self, eid: str) -> None:
+        e = self.store.get(eid, results=False)
+        why = self.refuse(e) if e is not None else None
+        if why:
+            self._fail(eid, why)
+            return
+        try:
+            fut = self._get_pool().submit(run_in_worker, self.store.url, eid, self.kgs, self.timeout)
+        except RuntimeError:  # a broken pool (a worker was killed): a fresh one
+            self._pool = None
+            fut = self._get_pool().submit(run_in_worker, self.store.url, eid, self.kgs, self.timeout)
+        fut.add_done_callback(lambda f: self._done(eid, f))
+
+    def _done(self, eid: str, fut: Future) -> None:
+        if fut.cancelled():
+            return
+        err = fut.exception()
+        if err is not None:
+            print(f"kgqa web: experiment {eid}: worker failed: {type(err).__name__}: {err}", file=sys.stderr)
+            self._fail(eid, f"internal error: the evaluation process ended unexpectedly ({type(err).__name__}; "
+                            "out of memory?)")
+            if "Broken" in type(err).__name__:
+                self._pool = None
+
+    def _fail(self, eid: str, message: str) -> None:
+        from kgqa.store.store import ImmutableError
+
+        try:
+            self.store.fail(eid, message)
+        except (ImmutableError, KeyError):
+            pass
+
+    def resume(self) -> int:
+        """Re-queue experiments a previous server left pending or running (kill -9, restart)."""
+        n = 0
+        for e in self.store.unfinished():
+            self.submit(e.id)
+            n += 1
+        return n
+
+    def shutdown(self) -> None:
+        """Stop at once: queued experiments stay pending, running ones are ended (both resume
+        on the next start)."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
