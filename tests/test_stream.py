@@ -74,7 +74,15 @@ CASES = {
 def test_streamed_equals_in_memory_on_real_data(shared_data, tmp_path, case, profile):
     ds_spec, run_spec, run_format = CASES[case](shared_data)
     d, r = _as_jsonl(tmp_path, str(ds_spec), str(run_spec), run_format)
-    in_memory = kgqa.evaluate(str(d), str(r), profile=profile, dataset_format="jsonl", run_format="jsonl")
+    from kgqa.score.setup_check import SetupError
+
+    try:
+        in_memory = kgqa.evaluate(str(d), str(r), profile=profile, dataset_format="jsonl", run_format="jsonl")
+    except SetupError as e:  # queries only, no KG, answer measures only: both modes refuse alike
+        assert "--kg" in str(e)
+        with pytest.raises(SetupError, match="--kg"):
+            kgqa.evaluate(str(d), str(r), profile=profile, dataset_format="jsonl", run_format="jsonl", stream=True)
+        return
     streamed = kgqa.evaluate(str(d), str(r), profile=profile, dataset_format="jsonl", run_format="jsonl", stream=True)
     assert len(in_memory.questions) > 20  # a real comparison, not two empty ones
     assert in_memory.missing_ids and in_memory.unknown_ids == ["not-in-the-dataset"]
