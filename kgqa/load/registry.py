@@ -264,22 +264,28 @@ KGS: dict[str, DataFile] = {
 
 def resolve_kg(spec: str, verify: bool = True, download: bool = True) -> str:
     """A ``--kg`` value as the engine opens it: a registry KG name (``ck25``; see :data:`KGS`)
-    becomes its local file (verified, downloaded when missing); a path, a comma-separated list
-    or a URL is returned as it is. A name that is neither a KG nor an existing path gets "did
-    you mean"."""
+    becomes its local file (verified against its checksum, downloaded when missing and a source
+    is known); a URL, an existing path (a file named like a KG wins) or a comma-separated list
+    is returned as it is. A bare word that is neither gets "did you mean"; a registered KG that
+    is not on this machine and cannot be fetched is an error saying where it was looked for."""
     text = spec.strip()
     if text.startswith(("http://", "https://")) or "," in text or Path(text).expanduser().exists():
         return spec
     f = KGS.get(text.lower())
-    if f is not None:
-        return str(resolve_file(f, verify, download))
-    if "/" not in text and "." not in text:  # a bare word: a name the user expected us to know
-        from kgqa.model.suggest import did_you_mean
+    if f is None:
+        if "/" not in text and "." not in text:  # a bare word: a name the user expected us to know
+            from kgqa.model.suggest import did_you_mean
 
-        raise InputError("--kg", f"no such file, directory or registry KG {text!r}{did_you_mean(text, KGS)}; "
-                                 f"registry KGs: {', '.join(KGS)} (or RDF file(s), a store directory, an "
-                                 "http(s) SPARQL endpoint)")
-    return spec
+            raise InputError("--kg", f"no such file, directory or registry KG {text!r}{did_you_mean(text, KGS)}; "
+                                     f"registry KGs: {', '.join(KGS)} (or RDF file(s), a store directory, an "
+                                     "http(s) SPARQL endpoint)")
+        return spec
+    try:
+        return str(resolve_file(f, verify, download))
+    except InputError as e:
+        raise InputError(text, f"the {text.lower()} knowledge graph is not on this machine (looked for {f.path} in "
+                               f"the data dir $KGQA_DATA_DIR and the download cache; {e.problem.message}); pass the RDF "
+                               "file's path instead") from None
 
 
 # --------------------------------------------------------------------------- locations
@@ -424,14 +430,6 @@ def load(entry: Entry, verify: bool = True, **options: Any) -> Dataset:
 
 # --------------------------------------------------------------------------- knowledge graphs
 
-#: The knowledge graph of a registered dataset, where kgqa knows it: dataset name -> RDF file
-#: (a :class:`DataFile`: in the package, or relative to the data dir).
-KGS: dict[str, DataFile] = {
-    "demo": DataFile("demo/data/kg.ttl", package=True),
-    "ck25": DataFile("ck25/graphs/prod-inst.ttl"),
-}
-
-
 def kg_path(name: str) -> Path | None:
     """The local RDF file of the registered KG ``name`` (None: no such KG, or not present
     here: the data dir or the download cache lacks it)."""
@@ -445,21 +443,3 @@ def kg_path(name: str) -> Path | None:
 def available_kgs() -> dict[str, str]:
     """Registered KGs present on this machine: name -> RDF file (what ``kgqa web`` offers)."""
     return {name: str(p) for name in KGS if (p := kg_path(name)) is not None}
-
-
-def resolve_kg(spec: str) -> str:
-    """A ``--kg`` value with registered KG names resolved: ``ck25`` -> the CK25 RDF file.
-    A URL, an existing path or a comma-separated list is returned as given, so a file named
-    like a KG still wins; a registered name whose file is absent raises :class:`InputError`
-    saying where it was looked for."""
-    s = spec.strip()
-    if s.startswith(("http://", "https://")) or "," in s or Path(s).exists():
-        return spec
-    f = KGS.get(s.lower())
-    if f is None:
-        return spec
-    p = kg_path(s)
-    if p is None:
-        raise InputError(s, f"the {s} knowledge graph is not on this machine (looked for {f.path} in the data dir "
-                            "$KGQA_DATA_DIR and the download cache); pass the RDF file's path instead")
-    return str(p)
