@@ -61,6 +61,7 @@ DYNAMIC_IMPORTS = {
     "execute/cache.py": "code_fingerprint hashes the source of modules its callers name as literals",
     "service/sources.py": "a user's source module (--source module:object), not kgqa's",
     "generate/paraphrase.py": "a user's paraphraser (--paraphraser module:function), not kgqa's",
+    "systems/__init__.py": "the baseline kinds of KINDS (a literal table, checked); seq2seq only when torch is asked for",
 }
 
 _MODULE_NAME = re.compile(r"kgqa(\.[A-Za-z_][A-Za-z0-9_]*)+")

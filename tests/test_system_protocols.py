@@ -206,20 +206,3 @@ def test_callable_return_values():
                      ({"answers": [{"a": 1}]}, "strings or numbers")]:
         with pytest.raises(ValueError, match=why):
             reply_from_value(bad)
-
-
-def test_layering_of_the_client_and_the_adapter():
-    """The client is part of the execute stage (it may use load, model, sparql and execute);
-    the adapter (kgqa.service) sits beside the flow and uses flow stages, never cli/web/api."""
-    import re
-
-    from conftest import REPO
-
-    rx = re.compile(r"^\s*(?:from|import) kgqa\.(\w+)", re.M)
-    allowed = {"execute/systems": {"model", "sparql", "load", "execute"},
-               "service": {"model", "sparql", "load", "execute", "score", "analyze", "report", "build", "service"}}
-    bad = []
-    for folder, ok in allowed.items():
-        for path in (REPO / "kgqa" / folder).rglob("*.py"):
-            bad += [f"{path.relative_to(REPO)} imports kgqa.{t}" for t in rx.findall(path.read_text()) if t not in ok]
-    assert not bad, bad

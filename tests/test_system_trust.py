@@ -196,7 +196,7 @@ def test_credentials_are_sent_but_never_written(answers, tmp_path, shared_data):
         assert r.returncode == 0, r.stderr
         r2 = cli("evaluate", "ck25", "--system", url, "--protocol", "text2sparql", "--journal",
                  str(tmp_path / "eval.journal.jsonl"), "--header", f"X-Api-Key:{header}", "-f", "json",
-                 "--save", str(save), "-p", "text2sparql")
+                 "--save", str(save), "-p", "text2sparql", "--kg", "ck25")
         assert r2.returncode == 0, r2.stderr
         log = requests_log(srv)
     # sent: basic auth from the URL, the headers, and the URL's own query string with the parameters

@@ -161,9 +161,10 @@ def _current_context() -> Any:
     """The running command's click context (typer >= 0.2x vendors its own click: duck-typed)."""
     import importlib
 
-    for name in ("typer._click.globals", "click.globals"):
+    for load in (lambda: importlib.import_module("typer._click.globals"),
+                 lambda: importlib.import_module("click.globals")):
         try:
-            ctx = importlib.import_module(name).get_current_context(silent=True)
+            ctx = load().get_current_context(silent=True)
         except (ImportError, AttributeError):
             continue
         if ctx is not None:

@@ -11,6 +11,7 @@ name "close" to a one-letter name (``did you mean 'R'?``).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 
@@ -37,6 +38,8 @@ def close_matches(name: str, candidates: Iterable[str], limit: int = 3) -> list[
             ranked.append(((2, d, i), c))
         elif len(key) >= 3 and key in (w.casefold() for w in _WORD.findall(c)):
             ranked.append(((3, len(ck), i), c))
+        elif (shared := len(os.path.commonprefix([key, ck]))) >= 5 and shared >= 0.6 * len(ck):
+            ranked.append(((4, len(ck) - shared, i), c))  # a longer spelling of a short name
     return [c for _, c in sorted(ranked)[:limit]]
 
 
