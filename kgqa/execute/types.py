@@ -62,6 +62,21 @@ def answer_types(engine: Engine, gold: Mapping[str, Answer | None], system: Mapp
     return out
 
 
+def _lookup(engine: Engine, iris: Iterable[str], query: str, timeout: float) -> tuple[list[tuple], list[str]]:
+    """The rows of ``query`` (a template with ``{values}`` for a VALUES list of IRIs) over every
+    IRI given, in batches of :data:`BATCH`, and the messages of failed batches."""
+    todo = sorted(x for x in set(iris) if ">" not in x and " " not in x)
+    queries = [query.format(values=" ".join(f"<{x}>" for x in todo[i : i + BATCH])) for i in range(0, len(todo), BATCH)]
+    rows: list[tuple] = []
+    failures: list[str] = []
+    for out in (engine.execute_many(queries, timeout=timeout) if queries else []):
+        if out.status is not Status.OK or not isinstance(out.answer, TableAnswer):
+            failures.append(out.message or out.status.value)
+            continue
+        rows.extend(out.answer.rows)
+    return rows, failures
+
+
 #: DBpedia's redirect predicate (the ``--redirects`` default)
 WIKI_REDIRECTS = "http://dbpedia.org/ontology/wikiPageRedirects"
 
@@ -77,19 +92,10 @@ def link_pairs(engine: Engine, iris: Iterable[str], predicate: str = WIKI_REDIRE
     (``?x <predicate> ?y`` with ?x or ?y among them), and the messages of failed batches."""
     if not predicate or ">" in predicate or " " in predicate:
         raise ValueError(f"not an IRI: {predicate!r}")
-    todo = sorted(x for x in set(iris) if ">" not in x and " " not in x)
-    queries = []
-    for i in range(0, len(todo), BATCH):
-        values = " ".join(f"<{x}>" for x in todo[i : i + BATCH])
-        queries.append(f"SELECT ?a ?b WHERE {{ VALUES ?a {{ {values} }} {{ ?a <{predicate}> ?b }} UNION "
-                       f"{{ ?b <{predicate}> ?a }} FILTER(isIRI(?b)) }}")
-    pairs: list[tuple[str, str]] = []
-    failures: list[str] = []
-    for out in (engine.execute_many(queries, timeout=timeout) if queries else []):
-        if out.status is not Status.OK or not isinstance(out.answer, TableAnswer):
-            failures.append(out.message or out.status.value)
-            continue
-        pairs.extend((a.value, b.value) for a, b in out.answer.rows if isinstance(a, IRI) and isinstance(b, IRI))
+    query = (f"SELECT ?a ?b WHERE {{{{ VALUES ?a {{{{ {{values}} }}}} {{{{ ?a <{predicate}> ?b }}}} UNION "
+             f"{{{{ ?b <{predicate}> ?a }}}} FILTER(isIRI(?b)) }}}}")
+    rows, failures = _lookup(engine, iris, query, timeout)
+    pairs = [(a.value, b.value) for a, b in rows if isinstance(a, IRI) and isinstance(b, IRI)]
     return list(dict.fromkeys(tuple(sorted(p)) for p in pairs)), failures  # each link once
 
 
@@ -102,17 +108,8 @@ LABEL_PREDICATES = ("http://www.w3.org/2000/01/rdf-schema#label", "http://www.w3
 def label_pairs(engine: Engine, iris: Iterable[str], timeout: float = 30.0) -> tuple[list[tuple[str, str]], list[str]]:
     """(IRI, label text) for every label-like literal (:data:`LABEL_PREDICATES`) of the IRIs
     given, and the messages of failed batches."""
-    todo = sorted(x for x in set(iris) if ">" not in x and " " not in x)
     preds = " ".join(f"<{p}>" for p in LABEL_PREDICATES)
-    queries = []
-    for i in range(0, len(todo), BATCH):
-        values = " ".join(f"<{x}>" for x in todo[i : i + BATCH])
-        queries.append(f"SELECT ?s ?l WHERE {{ VALUES ?s {{ {values} }} VALUES ?p {{ {preds} }} ?s ?p ?l FILTER(isLiteral(?l)) }}")
-    pairs: list[tuple[str, str]] = []
-    failures: list[str] = []
-    for out in (engine.execute_many(queries, timeout=timeout) if queries else []):
-        if out.status is not Status.OK or not isinstance(out.answer, TableAnswer):
-            failures.append(out.message or out.status.value)
-            continue
-        pairs.extend((s.value, lab.value) for s, lab in out.answer.rows if isinstance(s, IRI) and lab is not None)
+    query = f"SELECT ?s ?l WHERE {{{{ VALUES ?s {{{{ {{values}} }}}} VALUES ?p {{{{ {preds} }}}} ?s ?p ?l FILTER(isLiteral(?l)) }}}}"
+    rows, failures = _lookup(engine, iris, query, timeout)
+    pairs = [(s.value, lab.value) for s, lab in rows if isinstance(s, IRI) and lab is not None]
     return pairs, failures

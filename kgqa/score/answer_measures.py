@@ -97,6 +97,12 @@ def _qald_f1_item(ctx: ItemContext, rule: str) -> float | None:
 
 
 def _qald_f1_agg(folds: Sequence[tuple | None], values: Sequence[float | None], rule: str) -> float:
+    return f1_of_means(folds)
+
+
+def f1_of_means(folds: Sequence[tuple | None]) -> float:
+    """The F1 of the mean P and mean R over the questions' (P, R, ...) folds (None: left out);
+    0.0 where both means are 0 (GERBIL prints NaN there); NaN without a question."""
     per = [v for v in folds if v is not None]  # per-question (P, R, F) by the rule
     if not per:
         return float("nan")

@@ -23,10 +23,10 @@ counted.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from kgqa.model import IRI, Status, TableAnswer
+from kgqa.score.answer_measures import f1_of_means
 from kgqa.score.measures import ItemContext, MeasureDef, Param, register
 
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
@@ -111,12 +111,7 @@ register(MeasureDef(
 
 
 def _f1_of_averages(folds, values) -> float:
-    per = [v for v in folds if v is not None]
-    if not per:
-        return float("nan")
-    p = math.fsum(v[0] for v in per) / len(per)
-    r = math.fsum(v[1] for v in per) / len(per)
-    return 2 * r * p / (r + p) if r + p > 0 else 0.0
+    return f1_of_means(folds)
 
 
 register(MeasureDef(
