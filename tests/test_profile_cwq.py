@@ -99,3 +99,20 @@ def test_random_files_match_the_official_script(tmp_path_factory, rows):
     if not preds:
         return
     assert abs(100 * _kgqa(tmp_path_factory.mktemp("cwq"), data, preds) - official(data, preds)) < 1e-9
+
+
+def test_prediction_files_list_what_they_skip(tmp_path):
+    from kgqa.load import load_run
+    from kgqa.model import InputError
+
+    f = tmp_path / "pred.json"
+    f.write_text(json.dumps([{"ID": "a", "answer": "x"}, {"ID": "a", "answer": "y"}, 7, {"ID": "b", "answer": [1]}]))
+    run = load_run(f, format="cwq-predictions")
+    assert [p.id for p in run.predictions] == ["a"] and run.predictions[0].metadata["cwq_answer"] == "x"
+    assert [p.message for p in run.problems] == ["duplicate ID 'a'; skipped", "expected an object with 'ID'; skipped",
+                                                 "'answer' must be one text; skipped"]
+    f.write_text("{}")
+    import pytest
+
+    with pytest.raises(InputError, match="not ComplexWebQuestions predictions"):
+        load_run(f, format="cwq-predictions")

@@ -31,10 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from kgqa.load import formats
-from kgqa.load.generic import load_record_array
+from kgqa.load.generic import load_prediction_array, load_record_array
 from kgqa.load.webqsp import _MID, freebase_term
-from kgqa.load.jsonio import read_json
-from kgqa.model import Dataset, InputError, Item, Prediction, Problem, Run, TableAnswer
+from kgqa.model import Dataset, Item, Prediction, Problem, Run, TableAnswer
 from kgqa.model.terms import Literal, Term
 
 _OWN = ("ID", "question", "sparql", "answers", "compositionality_type")
@@ -133,35 +132,20 @@ DATASET = formats.register(formats.Format(
 # --------------------------------------------------------------------------- run
 
 
+def _prediction(rec: dict) -> Prediction:
+    value = rec.get("answer")
+    if isinstance(value, (dict, list)):
+        raise ValueError("'answer' must be one text")
+    terms = [] if value is None else [Literal(str(value))]
+    return Prediction(str(rec["ID"]).strip(), answer=TableAnswer.single_column(terms, "answer"),
+                      metadata={"cwq_answer": value})
+
+
 def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     """The predictions file the official evaluation script reads: a JSON list of ``{"ID",
     "answer": text}``; the text is kept as released in ``metadata["cwq_answer"]``."""
-    problems: list[Problem] = []
-    preds: list[Prediction] = []
-    seen: set[str] = set()
-    for path in paths:
-        file = str(path)
-        doc = read_json(path)
-        if not isinstance(doc, list):
-            raise InputError(path, "not ComplexWebQuestions predictions: expected a JSON list of {\"ID\", \"answer\"} "
-                                   f"objects, got a JSON {type(doc).__name__}")
-        for i, rec in enumerate(doc):
-            record = f"[{i}]"
-            if not isinstance(rec, dict) or not isinstance(rec.get("ID"), (str, int)) or isinstance(rec.get("ID"), bool):
-                problems.append(Problem(file, record, "expected an object with 'ID' and 'answer'; skipped"))
-                continue
-            rid = str(rec["ID"]).strip()
-            value = rec.get("answer")
-            if isinstance(value, (dict, list)):
-                problems.append(Problem(file, f"{record} ({rid})", "'answer' must be one text; skipped"))
-                continue
-            if rid in seen:
-                problems.append(Problem(file, f"{record} ({rid})", f"duplicate ID {rid!r}; skipped"))
-                continue
-            seen.add(rid)
-            terms = [] if value is None else [Literal(str(value))]
-            preds.append(Prediction(rid, answer=TableAnswer.single_column(terms, "answer"), metadata={"cwq_answer": value}))
-    return Run(Path(paths[0]).stem, preds, "cwq-predictions", list(paths), problems)
+    return load_prediction_array(paths, _prediction, format_name="cwq-predictions",
+                                 what="ComplexWebQuestions predictions", id_key="ID")
 
 
 def sniff_run(sample: formats.Sample) -> float:

@@ -219,6 +219,43 @@ def load_record_array(paths: list[Path], parse: Callable[[Any, int, str, str, li
     return Dataset(Path(paths[0]).stem, unique(parsed, problems), format_name, list(paths), problems)
 
 
+def load_prediction_array(paths: list[Path], parse: Callable[[dict], Prediction], *, format_name: str,
+                          what: str, id_key: str) -> Run:
+    """A run from JSON files that are each an array of prediction objects (the files WebQSP's and
+    ComplexWebQuestions' official scripts read): ``parse(rec)`` makes the prediction of one object
+    whose ``id_key`` is a string or an integer (ValueError: the record is skipped and listed); a
+    later duplicate id is listed and skipped. ``what`` names the format in the error for a file
+    that is not such an array."""
+    from kgqa.load.jsonio import read_json
+
+    problems: list[Problem] = []
+    preds: list[Prediction] = []
+    seen: set[str] = set()
+    for path in paths:
+        file = str(path)
+        doc = read_json(path)
+        if not isinstance(doc, list):
+            raise InputError(path, f"not {what}: expected a JSON array of objects with {id_key!r}, "
+                                   f"got a JSON {type(doc).__name__}")
+        for i, rec in enumerate(doc):
+            rid = rec.get(id_key) if isinstance(rec, dict) else None
+            if not isinstance(rid, (str, int)) or isinstance(rid, bool) or not str(rid).strip():
+                problems.append(Problem(file, f"[{i}]", f"expected an object with {id_key!r}; skipped"))
+                continue
+            record = f"[{i}] ({str(rid).strip()})"
+            try:
+                pred = parse(rec)
+            except ValueError as e:
+                problems.append(Problem(file, record, f"{e}; skipped"))
+                continue
+            if pred.id in seen:
+                problems.append(Problem(file, record, f"duplicate {id_key} {pred.id!r}; skipped"))
+                continue
+            seen.add(pred.id)
+            preds.append(pred)
+    return Run(Path(paths[0]).stem, preds, format_name, list(paths), problems)
+
+
 #: the per-record note :func:`note_textless` gathers into one warning per file
 TEXTLESS = "no question text"
 

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from kgqa.load import formats
-from kgqa.load.generic import unique
+from kgqa.load.generic import load_prediction_array, unique
 from kgqa.load.jsonio import read_json
 from kgqa.model import Dataset, InputError, Item, Prediction, Problem, Run, TableAnswer
 from kgqa.model.terms import IRI, Literal, Term
@@ -185,37 +185,21 @@ DATASET = formats.register(formats.Format(
 # --------------------------------------------------------------------------- run
 
 
+def _prediction(rec: dict) -> Prediction:
+    answers = rec.get("Answers")
+    if answers is None:
+        answers = []
+    if not isinstance(answers, list) or any(isinstance(a, (dict, list)) or a is None for a in answers):
+        raise ValueError("'Answers' must be a list of strings")
+    return Prediction(str(rec["QuestionId"]).strip(),
+                      answer=TableAnswer.single_column([freebase_term(a) for a in answers], "answer"))
+
+
 def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     """The predictions file the official ``eval.py`` reads: a JSON list of ``{"QuestionId",
     "Answers": [answer strings]}`` (a mid ``m.x`` becomes ``ns:m.x``, as in the dataset)."""
-    problems: list[Problem] = []
-    preds: list[Prediction] = []
-    seen: set[str] = set()
-    for path in paths:
-        file = str(path)
-        doc = read_json(path)
-        if not isinstance(doc, list):
-            raise InputError(path, "not WebQSP predictions: expected a JSON list of {\"QuestionId\", \"Answers\"} "
-                                   f"objects, got a JSON {type(doc).__name__}")
-        for i, rec in enumerate(doc):
-            record = f"[{i}]"
-            if not isinstance(rec, dict) or not isinstance(rec.get("QuestionId"), (str, int)) \
-                    or isinstance(rec.get("QuestionId"), bool):
-                problems.append(Problem(file, record, "expected an object with 'QuestionId' and 'Answers'; skipped"))
-                continue
-            qid = str(rec["QuestionId"]).strip()
-            answers = rec.get("Answers")
-            if answers is None:
-                answers = []
-            if not isinstance(answers, list) or any(isinstance(a, (dict, list)) or a is None for a in answers):
-                problems.append(Problem(file, f"{record} ({qid})", "'Answers' must be a list of strings; skipped"))
-                continue
-            if qid in seen:
-                problems.append(Problem(file, f"{record} ({qid})", f"duplicate QuestionId {qid!r}; skipped"))
-                continue
-            seen.add(qid)
-            preds.append(Prediction(qid, answer=TableAnswer.single_column([freebase_term(a) for a in answers], "answer")))
-    return Run(Path(paths[0]).stem, preds, "webqsp-predictions", list(paths), problems)
+    return load_prediction_array(paths, _prediction, format_name="webqsp-predictions",
+                                 what="WebQSP predictions", id_key="QuestionId")
 
 
 def sniff_run(sample: formats.Sample) -> float:
