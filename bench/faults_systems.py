@@ -218,7 +218,8 @@ def _credential_rows(row: Row, tmp: Path, answers: Path) -> None:
         a = _kgqa("system", "ask", url, "ck25", "--protocol", "text2sparql", "-o", str(d / "out.json"),
                   "--no-progress", extra_env={"KGQA_SYSTEM_HEADERS": f"X-Api-Key:{hdr}"})
         b = _kgqa("evaluate", "ck25", "--system", url, "--protocol", "text2sparql", "--header", f"X-Api-Key:{hdr}",
-                  "--journal", str(d / "eval.journal.jsonl"), "--save", str(d / "eval.json"), "-f", "json")
+                  "--journal", str(d / "eval.journal.jsonl"), "--save", str(d / "eval.json"), "-f", "json",
+                  "--kg", "ck25")
         log = requests_log(srv)
     texts = [p.read_text(encoding="utf-8") for p in d.iterdir()] + [a.stdout, a.stderr, b.stdout, b.stderr]
     hits = {s: sum(t.count(s) for t in texts) for s in (pw, key, hdr)}
@@ -281,7 +282,7 @@ def _session_rows(row: Row, tmp: Path, answers: Path, texts: list[str]) -> None:
     journal = tmp / "resumed.jsonl"
     with faulty(answers, {texts[0]: ["503", "ok"]}, workdir=tmp) as srv:
         base = ["evaluate", "ck25", "--system", srv.url, "--protocol", "text2sparql", "--journal", str(journal),
-                "--retries", "0", "-f", "json"]
+                "--retries", "0", "-f", "json", "--kg", "ck25"]  # answers are queries: executed, as organisers do
         first = _kgqa(*base, "--concurrency", "2")
         resumed = _kgqa(*base, "--concurrency", "8", "--system-timeout", "5")
     sig = lambda r: re.search(r"client:([^|]*)", json.loads(r.stdout)["signature"]).group(1) if r.returncode == 0 else "?"  # noqa: E731
