@@ -78,10 +78,10 @@ def main() -> None:
                         create("seq2seq", copy=copy, epochs=args.epochs), train, test, args.epochs)
         except ImportError:
             print("seq2seq skipped: PyTorch is not installed (pip install torch)")
-        from kgqa.generate import Options, generate
+        from kgqa.generate import GenerateOptions, generate
 
         kg = data / "ck25" / "graphs" / "prod-inst.ttl"
-        gen = generate(str(kg), Options(n=200, edges=(1, 1), seed=3, functions=("none",))).dataset
+        gen = generate(str(kg), GenerateOptions(n=200, edges=(1, 1), seed=3, functions=("none",))).dataset
         tr = Dataset("tr", [it for i, it in enumerate(gen.items) if i % 3])
         te = Dataset("te", [it for i, it in enumerate(gen.items) if not i % 3])
         measure("simple (generated CK25, one edge)", create("simple"), tr, te, kg=str(kg))

@@ -52,7 +52,7 @@ from kgqa.analyze.comparison import (  # noqa: E402
 from kgqa.analyze.stats import (  # noqa: E402
     CI,
     TESTS,
-    Comparison,
+    PairedComparison,
     PairedBootstrap,
     _as_pair,
     _as_scores,
@@ -168,7 +168,7 @@ def old_compare_systems(scores, *, baseline=None, measure="", binary=None, seed=
         mean_a, mean_b = float(arrays[sa].mean()), float(arrays[sb].mean())
         significant = ph[primary] < alpha and mean_a != mean_b
         better = (sa if mean_a > mean_b else sb) if significant else None
-        out.append(Comparison(measure=measure, system_a=sa, system_b=sb, n=len(ids), dropped_a=dropped[sa],
+        out.append(PairedComparison(measure=measure, system_a=sa, system_b=sb, n=len(ids), dropped_a=dropped[sa],
                               dropped_b=dropped[sb], mean_a=mean_a, mean_b=mean_b, diff=boot.diff, wtl=wtl, p=p,
                               p_holm=ph, p_bh=pb, primary=primary, alpha=alpha, significant=significant,
                               better=better))
@@ -216,7 +216,7 @@ def timed(fn, repeat: int):
 
 
 def table(evals, result) -> str:
-    from kgqa.api import Comparison as ApiComparison
+    from kgqa.api import PairedComparison as ApiComparison
 
     return ApiComparison(evals, result).to_table()
 

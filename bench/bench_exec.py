@@ -203,7 +203,7 @@ stages = [("load dataset", "load/__init__.py", "load_dataset"), ("load run", "lo
           ("execute (prepare + cache look-ups)", "execute/executor.py", "execute_run"),
           ("score (every call, the engine check's too)", "score/evaluate.py", "evaluate"),
           ("engine-dependence check", "analyze/engine_dependence.py", "check"),
-          ("  of which: remembered assessments read", "execute/engine_dependence.py", "recall"),
+          ("  of which: remembered assessments read", "execute/engine_findings.py", "recall"),
           ("  of which: query analysis (parser)", "sparql/analyzer.py", "_analyze"),
           ("  of which: flags, score ranges", "analyze/engine_dependence.py", "annotate")]
 total = max(v[3] for v in st.values())

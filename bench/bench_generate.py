@@ -1,7 +1,7 @@
 """Benchmark: `kgqa generate` throughput (graph queries accepted per second) on CK25's KG,
 embedded engine vs SPARQL endpoints, in one process.
 
-Settings (each runs ``generate(..., Options(n=--n, seed=--seed))`` from scratch, no result
+Settings (each runs ``generate(..., GenerateOptions(n=--n, seed=--seed))`` from scratch, no result
 cache, the median wall time of ``--repeat`` runs is kept):
 
 - ``embedded``: ``prod-inst.ttl`` loaded into kgqa's embedded pyoxigraph engine (worker
@@ -70,13 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     from faultserver import FaultServer, oxigraph_handler
 
     sys.path.insert(0, str(REPO / "bench"))
-    from kgqa.generate import KGAccess, Options, generate
+    from kgqa.generate import KGAccess, GenerateOptions, generate
 
     ttl = Path(args.data) / "ck25" / "graphs" / "prod-inst.ttl"
     if not ttl.is_file():
         print(f"CK25 KG not found at {ttl}", file=sys.stderr)
         return 1
-    opts = Options(n=args.n, seed=args.seed)
+    opts = GenerateOptions(n=args.n, seed=args.seed)
     print(f"kgqa generate on CK25 ({ttl.name}), n={args.n} graph queries, seed {args.seed}; "
           f"median of {args.repeat} runs")
 

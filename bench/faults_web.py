@@ -309,7 +309,7 @@ def _library_rows(row: Row, data: Path, tmp: Path) -> None:
     from kgqa.analyze.taxonomy import classify
     from kgqa.store import runner
 
-    res = runner.evaluate_inputs(runner.Inputs(dataset="ck25", run=str(wse), run_name="WSE", profile="text2sparql"))
+    res = runner.evaluate_inputs(runner.ExperimentInputs(dataset="ck25", run=str(wse), run_name="WSE", profile="text2sparql"))
     wrong = [(q.id, classify(q).label) for q in res.evaluation.questions
              if q.scores.get("set_F") == 0.0 and classify(q).label == "correct"]
     q25 = next((classify(q).label for q in res.evaluation.questions if q.id == "ck25:25-en"), "?")

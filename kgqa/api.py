@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from kgqa.load import load_dataset as _load_dataset
 from kgqa.load import load_run as _load_run
@@ -31,7 +31,7 @@ from kgqa.model.gcpause import paused
 from kgqa.model.signature import Signature
 from kgqa.score import measures as _measures
 from kgqa.score import profiles as _profiles
-from kgqa.score.evaluate import Evaluation as _ScoreEvaluation
+from kgqa.score.evaluate import ScoredRun as _ScoreEvaluation
 from kgqa.score.evaluate import evaluate as _score
 from kgqa.score.measures import Inputs, Measure
 from kgqa.score.profiles import Profile
@@ -237,7 +237,7 @@ def get_profile(profile: str | Path | Profile = "kgqa",
 
 
 class Evaluation(_ScoreEvaluation):
-    """A scored run (see :class:`kgqa.score.evaluate.Evaluation`) with the notebook conveniences:
+    """A scored run (see :class:`kgqa.score.evaluate.ScoredRun`) with the notebook conveniences:
     :meth:`to_dataframe`, :meth:`to_markdown` and an HTML representation. ``setup_warnings``
     lists what :func:`kgqa.score.setup_check.check_setup` found wrong with the set-up (ids that
     do not match, n = 0, queries without a KG, a failing endpoint, a score file given as a run)."""
@@ -697,6 +697,12 @@ def _needs(profile: Profile) -> Inputs:
     return Inputs.union(s.measure.inputs for s in profile.measures)
 
 
+@overload
+def evaluate(dataset: PathLike | Sequence[PathLike] | Dataset, runs: PathLike | Run, **kw: Any) -> Evaluation: ...
+@overload
+def evaluate(dataset: PathLike | Sequence[PathLike] | Dataset, runs: list | tuple, **kw: Any) -> list[Evaluation]: ...
+
+
 def evaluate(dataset: PathLike | Sequence[PathLike] | Dataset, runs: PathLike | Run | Sequence[PathLike | Run], *,
              profile: str | Path | Profile = "kgqa", measures: str | Sequence[str | Measure] | None = None,
              kg: Any = None, lang: str | Sequence[str] | None = None, gold_answers: GoldAnswers = "stored",
@@ -704,7 +710,10 @@ def evaluate(dataset: PathLike | Sequence[PathLike] | Dataset, runs: PathLike | 
              run_options: Mapping[str, Any] | None = None, system: str | None = None, protocol: str = "gerbil",
              system_settings: Any = None, system_journal: Any = None,
              **options: Any) -> Evaluation | list[Evaluation]:
-    """Score a run (or several: pass a list, get a list) on a dataset.
+    """Score a run (or several) on a dataset. One rule for the result's type: a list of runs
+    (a ``list`` or ``tuple``, even of one) gives a list of :class:`Evaluation` in the same order;
+    anything else (a path, a :class:`Run`) gives one :class:`Evaluation`. With ``system=`` the
+    live system's evaluation is appended to that list (alone, with ``runs=None``: one).
 
     ``dataset``: a registry name (``"qald-9-test"``, ``"ck25"``), file path(s) or a
     :class:`Dataset`; ``runs``: a run file, a :class:`Run`, or a list of them; ``profile``: a

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kgqa.execute.engine_dependence import (
+from kgqa.execute.engine_findings import (
     Choice, assess_many, detect, iri_comparison_variants, with_projected, without_outer_limit,
 )
 from kgqa.model import TableAnswer
@@ -311,7 +311,7 @@ def test_excluding_engine_dependent_questions_keeps_kg_answer_types(tmp_path):
 
 
 def test_nondeterministic_calls_are_read_from_tokens_not_text():
-    from kgqa.execute.engine_dependence import detect
+    from kgqa.execute.engine_findings import detect
 
     assert [f.kind for f in detect("SELECT (RAND() AS ?r) WHERE {}")] == ["nondeterministic"]
     assert [f.kind for f in detect("SELECT * { BIND(BNODE(?x) AS ?b) }")] == ["nondeterministic"]

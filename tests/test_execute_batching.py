@@ -7,7 +7,7 @@ import pytest
 
 import kgqa.execute.sandbox as sandbox_module
 from kgqa.demo import DATA
-from kgqa.execute import engine_dependence as ed
+from kgqa.execute import engine_findings as ed
 from kgqa.execute.cache import ResultCache
 from kgqa.execute.embedded import EmbeddedEngine
 from kgqa.execute.executor import Executor

@@ -17,7 +17,7 @@ from generate_checks import canonical, check_all, reductions, rows
 from kgqa.cli import main
 from kgqa.demo import DATA
 from kgqa.execute import open_engine
-from kgqa.generate import KGAccess, Options, generate, parse_edges, parse_functions
+from kgqa.generate import KGAccess, GenerateOptions, generate, parse_edges, parse_functions
 from kgqa.generate.commonness import Commonness, read_frequencies
 from kgqa.generate.graphquery import Edge, Function, GraphQuery, Node
 from kgqa.generate.language import Lexicon, canonical_question, describe, faithfulness, local_name, plural
@@ -66,7 +66,7 @@ def schema(kg):
 @pytest.fixture(scope="module")
 def demo_set(tmp_path_factory, kg):
     path = tmp_path_factory.mktemp("gen") / "demo.json"
-    res = generate(kg, Options(n=120, seed=3), output=path)
+    res = generate(kg, GenerateOptions(n=120, seed=3), output=path)
     return path, res
 
 
@@ -117,10 +117,10 @@ def test_self_scoring_is_one_and_degraded_copy_breaks_down_by_stored_characteris
 
 def test_same_seed_same_bytes_other_seed_other_dataset(kg, tmp_path):
     a, b, c = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.jsonl"
-    generate(kg, Options(n=25, seed=7), output=a)
-    generate(KG, Options(n=25, seed=7), output=b, engine_options={"workers": 1})
+    generate(kg, GenerateOptions(n=25, seed=7), output=a)
+    generate(KG, GenerateOptions(n=25, seed=7), output=b, engine_options={"workers": 1})
     assert a.read_bytes() == b.read_bytes()
-    generate(kg, Options(n=25, seed=8), output=c)
+    generate(kg, GenerateOptions(n=25, seed=8), output=c)
     qa = [it.sparql for it in load_dataset(str(a)).items]
     qc = [it.sparql for it in load_dataset(str(c)).items]
     assert qa != qc and len(qc) == 25
@@ -132,7 +132,7 @@ def test_split_by_template_keeps_paraphrases_and_groundings_together(tmp_path, k
         ("Norland", "the Northern Kingdom"), ("Valdoria", "Valdorian Republic"), ("Aldport", "Old Port"),
         ("Velmont", "City of Bridges"), ("Tolva", "the Tolva river"), ("Ada_Quenby", "A. Quenby")]))
     path = tmp_path / "d.json"
-    res = generate(kg, Options(n=60, seed=2), output=path, lexicon=lex)
+    res = generate(kg, GenerateOptions(n=60, seed=2), output=path, lexicon=lex)
     ds = load_dataset(str(path))
     assert len(ds) > 60  # entity-level paraphrases were added
     ent = [it for it in ds.items if it.metadata["paraphrase_source"] == "entity"]
@@ -200,7 +200,7 @@ def test_schema_from_an_ontology_file(tmp_path, kg):
     assert set(s.relations) == {O + "capital", O + "population"}
     assert s.relations[O + "population"].datatypes == {XSD + "integer": 18}  # as the KG has them (5 countries, 13 cities)
     assert s.relations[O + "population"].domain == {O + "City": 13}  # declared; Country left out
-    res = generate(kg, Options(n=6, seed=0, functions=("none", "count")), ontology=onto)
+    res = generate(kg, GenerateOptions(n=6, seed=0, functions=("none", "count")), ontology=onto)
     rels = {e["relation"] for it in res.dataset.items for e in it.metadata["graph_query"]["edges"]}
     assert rels <= {O + "capital", O + "population"} and rels
     with pytest.raises(InputError, match="not found"):
@@ -253,7 +253,7 @@ def test_parse_functions_and_edges():
 
 
 def test_functions_restricted_and_more_edges(kg):
-    res = generate(kg, Options(n=8, seed=5, functions=("count",), edges=(4, 4)))
+    res = generate(kg, GenerateOptions(n=8, seed=5, functions=("count",), edges=(4, 4)))
     assert {it.metadata["function"] for it in res.dataset.items} == {"count"}
     # minimization may shorten a grown template, never lengthen it
     assert all(1 <= it.metadata["num_edges"] <= 4 for it in res.dataset.items)
@@ -383,9 +383,9 @@ def test_commonness_from_a_frequency_table(kg, schema, tmp_path):
 
 
 def test_min_commonness_filters(kg):
-    free = generate(kg, Options(n=20, seed=4))
+    free = generate(kg, GenerateOptions(n=20, seed=4))
     cut = sorted(it.metadata["commonness"] for it in free.dataset.items)[10]
-    res = generate(kg, Options(n=10, seed=4, min_commonness=cut, max_attempts=400))
+    res = generate(kg, GenerateOptions(n=10, seed=4, min_commonness=cut, max_attempts=400))
     assert len(res.dataset.items) == 10 and all(it.metadata["commonness"] >= cut for it in res.dataset.items)
     assert res.summary["rejected"].get("below-min-commonness", 0) > 0
 
@@ -508,7 +508,7 @@ def paraphraser_for_test(question: str, context: dict) -> list[str]:
 
 
 def test_paraphraser_hook(kg, tmp_path):
-    res = generate(kg, Options(n=5, seed=1), paraphraser="test_generate:paraphraser_for_test")
+    res = generate(kg, GenerateOptions(n=5, seed=1), paraphraser="test_generate:paraphraser_for_test")
     canon = [it for it in res.dataset.items if it.metadata["paraphrase_source"] == "canonical"]
     hooked = [it for it in res.dataset.items if it.metadata["paraphrase_source"] == "paraphraser"]
     assert len(canon) == len(hooked) == 5  # the echo and the blank string are dropped
@@ -516,12 +516,12 @@ def test_paraphraser_hook(kg, tmp_path):
         assert h.question().startswith("Tell me: ") and h.groups == c.groups
         assert h.id == str(int(c.id) + 100)
     with pytest.raises(InputError, match="module:function"):
-        generate(kg, Options(n=1), paraphraser="nocolon")
+        generate(kg, GenerateOptions(n=1), paraphraser="nocolon")
 
 
 def test_keep_redundant_marks_instead_of_minimizing(kg, tmp_path, engine):
     path = tmp_path / "r.json"
-    res = generate(kg, Options(n=40, seed=1, keep_redundant=True), output=path)
+    res = generate(kg, GenerateOptions(n=40, seed=1, keep_redundant=True), output=path)
     marked = [it for it in res.dataset.items if it.metadata["redundant"]]
     assert marked and all(it.metadata["redundant_components"] for it in marked)
     assert all(not it.metadata["removed_components"] for it in res.dataset.items)
@@ -615,7 +615,7 @@ def test_killed_run_resumes_from_the_cache_to_the_same_bytes(tmp_path):
     summary = json.loads(done.stdout)
     assert summary["queries_executed"] < summary["queries"]  # the killed run's work was reused
     fresh = tmp_path / "fresh.json"
-    generate(KG, Options(n=150, seed=11), output=fresh, engine_options={"workers": 1})
+    generate(KG, GenerateOptions(n=150, seed=11), output=fresh, engine_options={"workers": 1})
     assert out.read_bytes() == fresh.read_bytes()
     # a third run executes nothing at all
     again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
@@ -664,7 +664,7 @@ def test_any_kg_gives_valid_minimal_exclusive_queries(tmp_path_factory, text, se
     kg_file.write_text(text)
     out = d / "g.json"
     with KGAccess.open(kg_file, workers=1) as access:
-        res = generate(access, Options(n=6, seed=seed, max_attempts=60), output=out)
+        res = generate(access, GenerateOptions(n=6, seed=seed, max_attempts=60), output=out)
         assert res.summary["graph_queries"] == len(res.dataset.items) <= 6
         if not res.dataset.items:
             return

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 import pytest
 
 from kgqa.cli import main
-from kgqa.generate import PAPER_SHARES, KGAccess, Options, generate, parse_function_shares
+from kgqa.generate import PAPER_SHARES, KGAccess, GenerateOptions, generate, parse_function_shares
 from kgqa.generate.language import Lexicon, faithfulness
 from kgqa.generate.graphquery import GraphQuery
 from kgqa.generate.schema import label_properties
@@ -126,7 +126,7 @@ def test_function_shares_are_parsed_and_checked():
 def test_shares_and_groundings_bound_hold(nobel_kg):
     with KGAccess.open(nobel_kg, workers=1) as kg:
         allowed, shares = parse_function_shares("none=0.5,count=0.5")
-        res = generate(kg, Options(n=40, seed=2, functions=allowed, shares=shares, groundings=1))
+        res = generate(kg, GenerateOptions(n=40, seed=2, functions=allowed, shares=shares, groundings=1))
     mix = Counter(it.metadata["function_class"] for it in res.dataset.items
                   if it.metadata["paraphrase_source"] == "canonical")
     assert mix == {"none": 20, "count": 20}

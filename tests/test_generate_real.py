@@ -102,7 +102,7 @@ def test_generate_against_virtuoso_endpoint(virtuoso_ck25, tmp_path, capsys):
 def test_schema_from_the_dbpedia_ontology(shared_data, tmp_path):
     """The DBpedia 2016-10 ontology (RDF/XML) as the schema of a small DBpedia-style KG:
     domains and ranges come from the ontology, counts from the KG, unused relations drop out."""
-    from kgqa.generate import KGAccess, Options, generate
+    from kgqa.generate import KGAccess, GenerateOptions, generate
     from kgqa.generate.schema import schema_from_ontology
 
     owl = shared_data / "dbpedia-ontology-2016-10" / "dbpedia_2016-10.owl"
@@ -123,6 +123,6 @@ def test_schema_from_the_dbpedia_ontology(shared_data, tmp_path):
         assert s.relations[dbo + "birthPlace"].domain == {dbo + "Person": 18}
         assert s.relations[dbo + "birthPlace"].range == {dbo + "Place": 6}
         assert list(s.relations[dbo + "birthDate"].datatypes) == ["http://www.w3.org/2001/XMLSchema#date"]
-        res_ = generate(kg, Options(n=8, seed=1), ontology=owl)
+        res_ = generate(kg, GenerateOptions(n=8, seed=1), ontology=owl)
     assert res_.summary["graph_queries"] == 8
     assert res_.dataset.metadata["schema"] == "ontology:dbpedia_2016-10.owl"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from kgqa.load import load_dataset
-from kgqa.migrate import KG, Links, Options, load_rules, migrate, read_triples
+from kgqa.migrate import KG, Links, MigrateOptions, load_rules, migrate, read_triples
 from kgqa.migrate.paths import PathFinder
 from kgqa.migrate.rules import Rule, RuleSet
 from kgqa.model import IRI, InputError
@@ -198,7 +198,7 @@ def test_links_stored_in_the_target_kg(records, tmp_path, initial):
 
 def test_label_fallback_is_marked(records, target):
     src = KG([F / "simple_source.ttl"], cache=False)
-    m = migrate(records, target, Links.load([F / "simple_links.nt"]), source=src, options=Options(label_fallback=True))
+    m = migrate(records, target, Links.load([F / "simple_links.nt"]), source=src, options=MigrateOptions(label_fallback=True))
     r = by_id(m)["8"]
     assert r["entities"]["answer"] == {"source": FB + "m.gloria", "target": DBR + "Gloria_(Rutter)", "how": "label"}
     assert r["category"] == "one-hop" and r["mapping"]["direction"] == "backward"

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from kgqa.execute import sandbox
-from kgqa.execute.engine_dependence import _FINDING_KEYWORDS, _ORDER_OPS, screen
+from kgqa.execute.engine_findings import _FINDING_KEYWORDS, _ORDER_OPS, screen
 from kgqa.execute.executor import Executor
 from kgqa.execute.policy import ExecutionPolicy
 from kgqa.execute.sandbox import SIMPLE_KEYWORDS, SIMPLE_VERDICT, UPDATE_KEYWORDS, check, is_simple, prepare

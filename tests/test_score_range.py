@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from kgqa.analyze import engine_dependence as ed
 from kgqa.analyze.score_range import count_range, reachable
-from kgqa.execute.engine_dependence import Choice, Finding, QueryAssessment
+from kgqa.execute.engine_findings import Choice, Finding, QueryAssessment
 from kgqa.model import Dataset, Item, Outcome, Prediction, Run, TableAnswer
 from kgqa.model.terms import IRI
 from kgqa.score import profiles

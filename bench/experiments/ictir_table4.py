@@ -41,12 +41,12 @@ def main() -> None:
     args = ap.parse_args()
 
     from kgqa.build.splits import split_dataset
-    from kgqa.generate import Options, generate
+    from kgqa.generate import GenerateOptions, generate
     from kgqa.model import Dataset
 
     start = time.perf_counter()
     kg = Path(args.data) / "ck25" / "graphs" / "prod-inst.ttl"
-    ds = generate(str(kg), Options(n=args.n, edges=(1, 2), seed=args.seed, functions=("none", "count"))).dataset
+    ds = generate(str(kg), GenerateOptions(n=args.n, edges=(1, 2), seed=args.seed, functions=("none", "count"))).dataset
     parts, _ = split_dataset(ds, "iid", (0.8, 0.1, 0.1), seed=args.seed)
     tr, va, te = parts["train"], parts["validation"], parts["test"]
     print(f"generated {len(ds)} questions from CK25; train {len(tr)}, validation {len(va)}, test {len(te)}", flush=True)

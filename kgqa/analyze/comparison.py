@@ -31,7 +31,7 @@ from typing import Any
 
 from kgqa.analyze import stats
 from kgqa.analyze.characteristics import per_question_scores
-from kgqa.score.evaluate import Evaluation
+from kgqa.score.evaluate import ScoredRun
 
 __all__ = ["MeasureComparison", "MultiComparison", "compare_evaluations", "comparable_measures", "load_evaluations"]
 
@@ -46,7 +46,7 @@ class MeasureComparison:
     n: int
     dropped: dict[str, int]
     ci: dict[str, stats.CI]
-    comparisons: list[stats.Comparison]
+    comparisons: list[stats.PairedComparison]
     letters: dict[str, str]
 
     def best(self) -> str:
@@ -107,7 +107,7 @@ class MultiComparison:
         }
 
 
-def comparable_measures(evals: Sequence[Evaluation]) -> tuple[list[str], list[str]]:
+def comparable_measures(evals: Sequence[ScoredRun]) -> tuple[list[str], list[str]]:
     """(labels with per-question values in every evaluation, the other labels), in first-seen
     order."""
     labels: list[str] = []
@@ -119,7 +119,7 @@ def comparable_measures(evals: Sequence[Evaluation]) -> tuple[list[str], list[st
     return per_q, [lab for lab in labels if lab not in per_q]
 
 
-def _binary(evals: Sequence[Evaluation], label: str) -> bool:
+def _binary(evals: Sequence[ScoredRun], label: str) -> bool:
     for e in evals:
         for s in e.measures:
             if s.label == label:
@@ -127,7 +127,7 @@ def _binary(evals: Sequence[Evaluation], label: str) -> bool:
     return False
 
 
-def _system_names(evals: Sequence[Evaluation]) -> list[str]:
+def _system_names(evals: Sequence[ScoredRun]) -> list[str]:
     names: list[str] = []
     for i, e in enumerate(evals):
         name = e.run or f"run{i + 1}"
@@ -141,7 +141,7 @@ def _system_names(evals: Sequence[Evaluation]) -> list[str]:
 
 
 def compare_evaluations(
-    evals: Sequence[Evaluation],
+    evals: Sequence[ScoredRun],
     *,
     baseline: str | None = None,
     measures: Sequence[str] | None = None,
@@ -230,7 +230,7 @@ def _adjust_all(results: list[MeasureComparison], alpha: float) -> list[MeasureC
     return out
 
 
-def load_evaluations(paths: Sequence[Any]) -> list[Evaluation]:
+def load_evaluations(paths: Sequence[Any]) -> list[ScoredRun]:
     """Saved evaluations (``kgqa evaluate --save``, or ``--format json``): each file holds one
     evaluation object or ``{"runs": [...]}``. Raises :class:`~kgqa.model.InputError` naming the
     file (and the run index) when a file is unreadable or not a saved evaluation."""
@@ -239,7 +239,7 @@ def load_evaluations(paths: Sequence[Any]) -> list[Evaluation]:
 
     from kgqa.model import InputError
 
-    out: list[Evaluation] = []
+    out: list[ScoredRun] = []
     for p in paths:
         path = Path(p)
         try:
@@ -257,7 +257,7 @@ def load_evaluations(paths: Sequence[Any]) -> list[Evaluation]:
                 raise InputError(path, "not a saved kgqa evaluation: expected an object with signature, profile, "
                                  "aggregate and questions (write one with kgqa evaluate --save)", where)
             try:
-                out.append(Evaluation.from_json(d))
+                out.append(ScoredRun.from_json(d))
             except (KeyError, TypeError, ValueError) as e:
                 raise InputError(path, f"malformed saved evaluation: {e}", where) from None
     return out

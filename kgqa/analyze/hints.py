@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kgqa.analyze.taxonomy import classify
-from kgqa.score.evaluate import Evaluation
+from kgqa.score.evaluate import ScoredRun
 
 
-def extra_column_ids(e: Evaluation) -> list[str]:
+def extra_column_ids(e: ScoredRun) -> list[str]:
     """Ids of questions labelled ``extra_columns`` by the error taxonomy."""
     return [q.id for q in e.questions if q.scores and classify(q).label == "extra_columns"]
 
 
-def hints(evals: Sequence[Evaluation]) -> list[str]:
+def hints(evals: Sequence[ScoredRun]) -> list[str]:
     """One line per thing worth knowing about these evaluations, each with its fix."""
     out = []
     for e in evals:

@@ -2,7 +2,7 @@
 
 The legal answers of a query whose window cuts through tied solutions (``ORDER BY ... LIMIT``
 with ties at the cut, ``LIMIT`` without ``ORDER BY``) are ``fixed`` rows plus, for each tied
-group, any ``k`` of its ``pool`` rows (:class:`kgqa.execute.engine_dependence.Choice`). Under a
+group, any ``k`` of its ``pool`` rows (:class:`kgqa.execute.engine_findings.Choice`). Under a
 set view (``values``: every bound cell; ``tuples``: every row) a measure that is a function of
 the counts (TP, FP, FN) takes its extremes at a few of the (g, n) pairs the choice can reach,
 g = how many gold items the chosen rows add to the fixed rows' items and n = how many non-gold

@@ -49,7 +49,7 @@ __all__ = [
     "CI",
     "PairedBootstrap",
     "WinTieLoss",
-    "Comparison",
+    "PairedComparison",
     "bootstrap_ci",
     "paired_bootstrap",
     "randomization_test",
@@ -692,7 +692,7 @@ TESTS = ("bootstrap", "randomization", "wilcoxon", "mcnemar")
 
 
 @dataclass(frozen=True)
-class Comparison:
+class PairedComparison:
     """One paired comparison of ``system_a`` against ``system_b`` on one measure.
 
     ``diff`` is the paired-bootstrap CI of ``mean(a - b)`` over the ``n`` common questions;
@@ -752,12 +752,12 @@ def system_letters(systems: Sequence[str]) -> dict[str, str]:
 
 
 def significance_letters(
-    comparisons: Sequence[Comparison], systems: Sequence[str]
+    comparisons: Sequence[PairedComparison], systems: Sequence[str]
 ) -> dict[str, str]:
     """Superscript letters per system, as ranx does: system ``i`` (in the order of ``systems``)
     gets letter ``a``, ``b``, ``c``...; a system's cell carries, in letter order, the letters of
     the systems it significantly beats, i.e. every comparison where it has the higher mean and
-    the ``primary`` test's Holm-adjusted p-value is below ``alpha`` (``Comparison.better``).
+    the ``primary`` test's Holm-adjusted p-value is below ``alpha`` (``PairedComparison.better``).
     Systems that beat nobody get the empty string."""
     letters = system_letters(systems)
     beaten: dict[str, set[str]] = {s: set() for s in systems}
@@ -781,7 +781,7 @@ def compare_systems(
     resamples: int = 10_000,
     trials: int = 10_000,
     primary: str | None = None,
-) -> list[Comparison]:
+) -> list[PairedComparison]:
     """Paired comparisons of systems on one measure.
 
     ``scores`` maps system -> question id -> per-question score. Tests run on the questions
@@ -854,7 +854,7 @@ def compare_measures(
     trials: int = 10_000,
     primary: str | None = None,
     cis: bool = True,
-) -> list[tuple[list[Comparison], dict[str, CI]]]:
+) -> list[tuple[list[PairedComparison], dict[str, CI]]]:
     """:func:`compare_systems` on several measures at once: ``tables`` holds ``(measure, scores,
     binary)`` per measure; returns per measure its comparisons and (``cis``) each system's
     :func:`bootstrap_ci` over the questions scored for every system (else ``{}``).
@@ -889,7 +889,7 @@ def compare_measures(
     randomization = iter(_randomization_many(diffs, trials, seed))
     diff_iter = iter(diffs)
 
-    out: list[tuple[list[Comparison], dict[str, CI]]] = []
+    out: list[tuple[list[PairedComparison], dict[str, CI]]] = []
     for i, pl in enumerate(plans):
         raw: list[tuple[str, str, PairedBootstrap, WinTieLoss, dict[str, float]]] = []
         for j, (sa, sb) in enumerate(pl.pairs):
@@ -916,12 +916,12 @@ def compare_measures(
 
 
 def _adjusted(pl: _Plan, raw: list[tuple[str, str, PairedBootstrap, WinTieLoss, dict[str, float]]],
-              alpha: float) -> list[Comparison]:
+              alpha: float) -> list[PairedComparison]:
     """The comparisons of one measure, Holm- and BH-adjusted per test over its pairs."""
     tests = list(raw[0][4])
     adj_holm = {t: holm([r[4][t] for r in raw]) for t in tests}
     adj_bh = {t: benjamini_hochberg([r[4][t] for r in raw]) for t in tests}
-    out: list[Comparison] = []
+    out: list[PairedComparison] = []
     for i, (sa, sb, boot, wtl, p) in enumerate(raw):
         ph = {t: adj_holm[t][i] for t in tests}
         pb = {t: adj_bh[t][i] for t in tests}
@@ -929,7 +929,7 @@ def _adjusted(pl: _Plan, raw: list[tuple[str, str, PairedBootstrap, WinTieLoss, 
         significant = ph[pl.primary] < alpha and mean_a != mean_b
         better = (sa if mean_a > mean_b else sb) if significant else None
         out.append(
-            Comparison(
+            PairedComparison(
                 measure=pl.measure,
                 system_a=sa,
                 system_b=sb,

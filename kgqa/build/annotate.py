@@ -646,9 +646,9 @@ def annotate_to_file(dataset: Any, output: Any, mode: str = "tagged", kg: Any = 
     engine = None
     try:
         if kg is not None:
-            from kgqa.execute import open_engine
+            from kgqa.execute.executor import Executor
 
-            engine = open_engine(kg)
+            engine = Executor.open(kg, cache=False)
         onto = ontology_labels(ontology, lang) if ontology else None
         anns = annotate_dataset(ds, engine, lang, min_score, require, timeout, extra, onto)
     except RuntimeError as e:

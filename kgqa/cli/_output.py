@@ -22,7 +22,7 @@ from kgqa.model import InputError
 from kgqa.report.term import SafeConsole as Console
 
 if TYPE_CHECKING:
-    from kgqa.score.evaluate import Evaluation
+    from kgqa.score.evaluate import ScoredRun
 
 out = Console()
 err = Console(stderr=True)
@@ -49,14 +49,14 @@ def write_text(text: str, output: Optional[Path]) -> None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-def save_evaluations(evals: Sequence[Evaluation], path: Path) -> None:
+def save_evaluations(evals: Sequence[ScoredRun], path: Path) -> None:
     from kgqa.report.render import save_evaluations as save
 
     save(evals, path)
     err.print(f"saved {len(evals)} evaluation(s) to {path}", highlight=False)
 
 
-def emit_breakdowns(evals: Sequence[Evaluation], by: Sequence[str], bin_specs: Sequence[str] | None, fmt: str,
+def emit_breakdowns(evals: Sequence[ScoredRun], by: Sequence[str], bin_specs: Sequence[str] | None, fmt: str,
                     output: Optional[Path], seed: int = 0) -> None:
     """``kgqa evaluate --by``: rich tables (``table``, stdout) or Markdown appended to ``output``."""
     from kgqa.report.render import breakdown_text, breakdowns, parse_bins

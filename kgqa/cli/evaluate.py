@@ -16,7 +16,7 @@ from kgqa.model import InputError
 from kgqa.report.term import SafeConsole as Console
 
 if TYPE_CHECKING:
-    from kgqa.score.evaluate import Evaluation
+    from kgqa.score.evaluate import ScoredRun
 
 out = Console()
 err = Console(stderr=True)
@@ -36,7 +36,7 @@ def gold_policy(sandbox_gold: bool) -> Any:
     return api.ExecutionPolicy(trust_gold=False) if sandbox_gold else None
 
 
-def _evaluate(dataset: str, runs: list[str], **options: object) -> list[Evaluation]:
+def _evaluate(dataset: str, runs: list[str], **options: object) -> list[ScoredRun]:
     """:func:`kgqa.api.evaluate` for the command line (a list of runs, progress on stderr; Ctrl-C
     while asking a live system prints the command that resumes)."""
     from kgqa import api
@@ -58,7 +58,7 @@ def ask_settings(system: str | None, runs: list[str] | None, lang: str, **client
     return AskSettings(langs=parse_langs(lang), **{**client, "headers": system_headers(client.get("headers"))})
 
 
-def print_warnings(evals: list[Evaluation]) -> list[str]:
+def print_warnings(evals: list[ScoredRun]) -> list[str]:
     """Print each distinct set-up warning once (stderr); return them."""
     for note in dict.fromkeys(str(n) for e in evals for n in getattr(e, "notes", ())):
         say(err, note, "[dim]note:[/] ")
@@ -108,7 +108,7 @@ def next_steps(runs: Path, cwd: Path | None = None) -> list[tuple[str, str]]:
     return [(cmd.format(runs=quoted), what) for cmd, what in NEXT_STEPS]
 
 
-def emit(evals: list[Evaluation], fmt: OutFormat, per_question: bool, output: Optional[Path]) -> None:
+def emit(evals: list[ScoredRun], fmt: OutFormat, per_question: bool, output: Optional[Path]) -> None:
     from kgqa.report import evaluation as report
 
     if fmt is OutFormat.table and output is None:

@@ -71,13 +71,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Generate a question set from a KG: random query templates, grounded, minimized,
         with functions, commonness and paraphrases (Su et al. 2016)."""
-        from kgqa.generate import Options, generate, parse_edges, parse_function_shares
+        from kgqa.generate import GenerateOptions, generate, parse_edges, parse_function_shares
 
         if fmt not in ("table", "json"):
             raise InputError("--format", f"expected table or json, got {fmt!r}")
         try:
             allowed, shares = parse_function_shares(functions)
-            opts = Options(n=n, edges=parse_edges(edges), functions=allowed, shares=shares, seed=seed,
+            opts = GenerateOptions(n=n, edges=parse_edges(edges), functions=allowed, shares=shares, seed=seed,
                            groundings=groundings, candidates=candidates, min_commonness=min_commonness,
                            keep_redundant=keep_redundant, max_attempts=max_attempts)
         except ValueError as e:

@@ -62,10 +62,10 @@ def register(app: typer.Typer) -> None:
         complex), rules, query rewriting, and answer agreement on the target."""
         from kgqa.migrate.links import OWL_SAMEAS
         from kgqa.migrate.paths import DEFAULT_DISAMBIGUATION, DEFAULT_REDIRECT
-        from kgqa.migrate.pipeline import Options
+        from kgqa.migrate.pipeline import MigrateOptions
         from kgqa.migrate.run import migrate_files
 
-        opts = Options(seed=seed, sample=sample, min_support=min_support, min_share=min_share,
+        opts = MigrateOptions(seed=seed, sample=sample, min_support=min_support, min_share=min_share,
                        disambiguation=tuple(disambiguation or DEFAULT_DISAMBIGUATION),
                        redirect=tuple(redirect or DEFAULT_REDIRECT),
                        link_predicates=tuple(link_predicate or (OWL_SAMEAS,)),

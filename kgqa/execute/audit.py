@@ -137,7 +137,7 @@ def audit_kg(dataset, kg, *, graph: str | None = None, policy=None, cache=True, 
     from kgqa.load import load_dataset
 
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, format=dataset_format)
-    from kgqa.execute.engine_dependence import assess_dataset
+    from kgqa.execute.engine_findings import assess_dataset
 
     with Executor.open(kg, graph, policy=policy, cache=cache, progress=progress) as ex:
         rows = audit(ds, ex, matching=matching)

@@ -34,7 +34,7 @@ sandbox or normaliser makes them misses): a re-run whose results are all cached 
 tokenises nor normalises its queries. Engines still check every query they execute.
 
 **Engine-dependence assessments**: a third table remembers what
-:func:`kgqa.execute.engine_dependence.assess_many` found for a query (static findings and
+:func:`kgqa.execute.engine_findings.assess_many` found for a query (static findings and
 their confirmation by executing variants), keyed by the code that decides it, the engine key,
 the policy and the query text, and stored with the states (:meth:`ResultCache.row_states`) of
 the entries it was derived from: it is reused only while those entries are unchanged, so a
@@ -345,7 +345,7 @@ class ResultCache:
 
     def get_assessments(self, keys: Sequence[str]) -> dict[str, tuple[str, str]]:
         """Stored engine-dependence assessments (see
-        :func:`kgqa.execute.engine_dependence.assess_many`) by key: ``(basis, value)``, the
+        :func:`kgqa.execute.engine_findings.assess_many`) by key: ``(basis, value)``, the
         basis being the entries they were derived from with their :meth:`row_states`."""
         return {key: (basis, value) for key, basis, value in self._select(
             "SELECT key, basis, value FROM assessments WHERE key IN ({})", list(dict.fromkeys(keys)))}

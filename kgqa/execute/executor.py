@@ -62,7 +62,7 @@ def _code_fingerprint() -> str | None:
     from kgqa.execute.cache import code_fingerprint
 
     return code_fingerprint(("kgqa.sparql.lexer", "kgqa.sparql.prefixes", "kgqa.execute.sandbox",
-                             "kgqa.execute.normalise", "kgqa.execute.engine_dependence", "kgqa.execute.engine",
+                             "kgqa.execute.normalise", "kgqa.execute.engine_findings", "kgqa.execute.engine",
                              "kgqa.execute.policy"))
 
 
@@ -99,7 +99,7 @@ class Executor:
         self._memo: dict[tuple[float, int], dict[str, Outcome]] = {}  # (timeout, max_rows) -> text -> outcome
         self._prepared: dict[tuple[str, bool], tuple[str, list[str], Outcome | None]] = {}
         #: query texts prepared here whose tokens hold nothing engine dependence looks for
-        #: (:func:`kgqa.execute.engine_dependence.screen`): their check needs no second lexer pass
+        #: (:func:`kgqa.execute.engine_findings.screen`): their check needs no second lexer pass
         self.no_findings: set[str] = set()
         self.memo_hits = 0
 
@@ -191,7 +191,7 @@ class Executor:
         return hit if hit is not None else self._remember(query, untrusted, self._prepare_now(query, untrusted))
 
     def _prepare_now(self, query: str, untrusted: bool) -> Prepared:
-        from kgqa.execute.engine_dependence import screen
+        from kgqa.execute.engine_findings import screen
 
         # screen finds nothing in a query of the sandbox's simple form (no keyword it looks for,
         # no comparison), which is then not tokenised (tests/test_sandbox_simple.py)

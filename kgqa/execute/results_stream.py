@@ -33,7 +33,7 @@ from kgqa.model.terms import Term, from_sparql_json
 #: Most distinct variables (columns) a result may have, declared in its head or not.
 DEFAULT_MAX_COLUMNS = 256
 
-__all__ = ["CapExceeded", "JsonResultsStream", "Table", "DEFAULT_MAX_COLUMNS",
+__all__ = ["CapExceeded", "JsonResultsStream", "ResultTable", "DEFAULT_MAX_COLUMNS",
            "too_many_columns_message"]
 
 
@@ -50,7 +50,7 @@ class CapExceeded(Exception):
         self.message = message
 
 
-class Table:
+class ResultTable:
     """Rows as dicts, variables in a dict (O(1) membership); the table is built once at the end."""
 
     def __init__(self, max_rows: int | None, max_columns: int | None):
@@ -94,7 +94,7 @@ class JsonResultsStream:
     """SPARQL 1.1 Query Results JSON, fed in pieces (:meth:`feed`), answer at :meth:`close`."""
 
     def __init__(self, max_rows: int | None = None, max_columns: int | None = DEFAULT_MAX_COLUMNS):
-        self._table = Table(max_rows, max_columns)
+        self._table = ResultTable(max_rows, max_columns)
         self._utf8 = codecs.getincrementaldecoder("utf-8")()
         self._dec = json.JSONDecoder()
         self._buf = ""

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from xml.parsers import expat
 
-from kgqa.execute.results_stream import DEFAULT_MAX_COLUMNS, Table
+from kgqa.execute.results_stream import DEFAULT_MAX_COLUMNS, ResultTable
 from kgqa.model.answer import Answer, BooleanAnswer
 from kgqa.model.terms import BNode, IRI, Literal, Term, XSD_STRING
 
@@ -54,7 +54,7 @@ class XmlResultsStream:
     See the module docstring for what is read and refused."""
 
     def __init__(self, max_rows: int | None = None, max_columns: int | None = DEFAULT_MAX_COLUMNS):
-        self._table = Table(max_rows, max_columns)
+        self._table = ResultTable(max_rows, max_columns)
         p = expat.ParserCreate(namespace_separator=" ")
         p.buffer_text = True
         p.StartElementHandler = self._start

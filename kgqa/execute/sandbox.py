@@ -341,7 +341,7 @@ def _resolve(iri: str, base: str | None) -> str:
 # --------------------------------------------------------------------------- the simple form
 
 #: Keywords the simple form may use: read-only query forms and graph patterns, none of them an
-#: Update word, SERVICE, FROM, a finding of :mod:`kgqa.execute.engine_dependence` or a function.
+#: Update word, SERVICE, FROM, a finding of :mod:`kgqa.execute.engine_findings` or a function.
 SIMPLE_KEYWORDS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE", "WHERE", "DISTINCT", "REDUCED", "OPTIONAL",
                    "UNION", "MINUS", "GRAPH")
 #: A query in the simple form: blanks, ``#`` comments, IRIs (not ``bif:`` / ``sql:`` nor
@@ -353,7 +353,7 @@ SIMPLE_KEYWORDS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE", "WHERE", "DISTINCT"
 #: tokens hold no Update word, SERVICE, FROM, prefixed name, bare word, vendor function,
 #: codepoint escape or parenthesis: the sandbox accepts the query with no ``FROM`` graph and
 #: one reading, the normaliser has nothing to rewrite, and no token is a finding of
-#: :mod:`kgqa.execute.engine_dependence`. ``LC-QuAD``-style queries over full IRIs are of this
+#: :mod:`kgqa.execute.engine_findings`. ``LC-QuAD``-style queries over full IRIs are of this
 #: form; tests/test_sandbox_simple.py compares it with the full path.
 _SIMPLE = re.compile(  # the most frequent pieces first
     r"(?:\s++"

@@ -25,10 +25,10 @@ from typing import Any
 from kgqa.generate.functions import PAPER_SHARES, parse_function_shares, parse_functions
 from kgqa.generate.kg import KGAccess, QueryFailed
 from kgqa.model.problems import InputError
-from kgqa.generate.pipeline import Options, parse_edges
+from kgqa.generate.pipeline import GenerateOptions, parse_edges
 from kgqa.model.item import Dataset
 
-__all__ = ["generate", "GenerateResult", "Options", "parse_edges", "parse_functions", "parse_function_shares",
+__all__ = ["generate", "GenerateResult", "GenerateOptions", "parse_edges", "parse_functions", "parse_function_shares",
            "PAPER_SHARES", "KGAccess"]
 
 
@@ -41,7 +41,7 @@ class GenerateResult:
     queries_executed: int = 0
 
 
-def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Options | None = None, *,
+def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: GenerateOptions | None = None, *,
              output: str | Path | None = None, ontology: str | Path | None = None,
              graph: str | None = None, frequencies: str | Path | None = None,
              lexicon: str | Path | None = None, lang: str = "en",
@@ -74,7 +74,7 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Options 
     from kgqa.generate.schema import induce_schema, label_properties, schema_from_ontology
     from kgqa.generate.summary import summarize
 
-    opts = options or Options()
+    opts = options or GenerateOptions()
     para = load_paraphraser(paraphraser) if isinstance(paraphraser, str) else paraphraser
     table = read_frequencies(frequencies) if frequencies else None
     user_lex = read_lexicon(lexicon) if lexicon else None

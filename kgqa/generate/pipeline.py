@@ -38,7 +38,7 @@ from kgqa.sparql.canonical import canonical_form
 
 
 @dataclass
-class Options:
+class GenerateOptions:
     n: int = 100
     edges: tuple[int, int] = (1, 3)
     functions: tuple[str, ...] = FUNCTIONS
@@ -90,7 +90,7 @@ def parse_edges(spec: str) -> tuple[int, int]:
     return lo, hi
 
 
-def run(kg: KGAccess, schema: Schema, common: Commonness, opts: Options,
+def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         progress: Callable[[int], None] | None = None, lex=None) -> GenerationRun:
     """The loop (module docstring); ``lex``: a :class:`~kgqa.generate.language.Lexicon` for
     the faithfulness and duplicate-text checks (None: no check)."""

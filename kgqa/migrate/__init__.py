@@ -21,9 +21,9 @@ One module per concept:
 
 from kgqa.migrate.kg import KG
 from kgqa.migrate.links import EntityMapper, Links
-from kgqa.migrate.pipeline import Migration, Options, migrate
+from kgqa.migrate.pipeline import Migration, MigrateOptions, migrate
 from kgqa.migrate.records import read_triples
 from kgqa.migrate.rules import Rule, RuleSet, load_rules, write_rules
 
-__all__ = ["KG", "Links", "EntityMapper", "Migration", "Options", "migrate", "read_triples", "Rule", "RuleSet",
+__all__ = ["KG", "Links", "EntityMapper", "Migration", "MigrateOptions", "migrate", "read_triples", "Rule", "RuleSet",
            "load_rules", "write_rules"]

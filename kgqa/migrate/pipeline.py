@@ -24,7 +24,7 @@ from kgqa.model.terms import Term
 
 
 @dataclass
-class Options:
+class MigrateOptions:
     """Settings of a migration (all part of its signature)."""
 
     seed: int = 0
@@ -91,7 +91,7 @@ class _Resolver:
     (:meth:`EntityMapper.choose`: shared neighbours with the source entity, then triples on the
     target; the evidence is noted)."""
 
-    def __init__(self, mapper: EntityMapper, target: KG, source: KG | None, opts: Options):
+    def __init__(self, mapper: EntityMapper, target: KG, source: KG | None, opts: MigrateOptions):
         self.mapper, self.target, self.source, self.opts = mapper, target, source, opts
         self.memo: dict[str, tuple[str | None, str]] = {}
         #: source IRI -> how its target was chosen among several, or aligned (the evidence)
@@ -174,7 +174,7 @@ def _simple_query(topic: str, rules: Sequence[Rule]) -> str:
 
 
 def _migrate_triples(ds: Dataset, target: KG, mapper: EntityMapper, finder: PathFinder, rules: RuleSet | None,
-                     opts: Options) -> tuple[list[dict], list[Item], list[PredicateEvidence], list[Rule]]:
+                     opts: MigrateOptions) -> tuple[list[dict], list[Item], list[PredicateEvidence], list[Rule]]:
     triples = [it.metadata["triple"] for it in ds.items]
     maps = mapper.map([t["subject"] for t in triples] + [t["object"] for t in triples])
     records: list[dict] = []
@@ -308,7 +308,7 @@ def _migrate_triples(ds: Dataset, target: KG, mapper: EntityMapper, finder: Path
 
 
 def _resolve_topics(topics: dict[int, str], plans: dict[int, dict], queries: dict[int, str], target: KG,
-                    opts: Options) -> None:
+                    opts: MigrateOptions) -> None:
     """Rule queries start from the topic entity; one that is a redirect page is replaced by
     its redirect target, one that is a disambiguation page by the only candidate the rule query
     answers from (several or none: left as it is, noted)."""
@@ -382,7 +382,7 @@ def _pairs_from_items(ds: Dataset, answers: dict[str, Any]) -> dict[str, list[tu
 
 
 def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMapper, finder: PathFinder,
-                    rules: RuleSet | None, opts: Options) -> tuple[list[dict], list[Item], list[PredicateEvidence], list[Rule]]:
+                    rules: RuleSet | None, opts: MigrateOptions) -> tuple[list[dict], list[Item], list[PredicateEvidence], list[Rule]]:
     items = [it for it in ds.items if it.sparql]
     no_query = [{"id": it.id, "question": it.question(), "category": "failed", "agreement": "failed",
                  "reason": "the item has no gold SPARQL query", "kept": False, "entities": [], "predicates": []}
@@ -610,7 +610,7 @@ VERIFY_TOP = 3
 
 
 def _verify(ev: PredicateEvidence, sample: Sequence[tuple[Term, Term]], jobs: list, source: KG, target: KG,
-            finder: PathFinder, resolver: _Resolver, opts: Options) -> None:
+            finder: PathFinder, resolver: _Resolver, opts: MigrateOptions) -> None:
     """Check the top candidates of one source predicate against what the predicate says on the
     source for the sampled subjects (precision / recall, see predicates.verify). When the best
     one is not precise, two-hop paths are enumerated for every pair too (the paper looks for them
@@ -674,14 +674,14 @@ def _category(rec: dict, ag: Agreement) -> str:
 
 
 def migrate(dataset: Dataset, target: KG, links: Links, *, source: KG | None = None, rules: RuleSet | None = None,
-            options: Options | None = None) -> Migration:
+            options: MigrateOptions | None = None) -> Migration:
     """Migrate ``dataset`` to the ``target`` KG through ``links`` (see :mod:`kgqa.migrate`).
 
     Items whose ``metadata["triple"]`` holds a ``subject``/``predicate``/``object`` record are
     migrated the SimpleQuestions way; items with gold SPARQL are rewritten. ``rules`` switch
     from the initial mapping (paper's Table 2) to the refined one (Table 3).
     """
-    opts = options or Options()
+    opts = options or MigrateOptions()
     notes: list[str] = []
     if opts.find_pages and tuple(opts.disambiguation) == DEFAULT_DISAMBIGUATION and \
             tuple(opts.redirect) == DEFAULT_REDIRECT:
@@ -717,7 +717,7 @@ def migrate(dataset: Dataset, target: KG, links: Links, *, source: KG | None = N
 PAGE_SAMPLE = 5000
 
 
-def _find_pages(target: KG, links: Links, opts: Options) -> tuple[Options, list[str]]:
+def _find_pages(target: KG, links: Links, opts: MigrateOptions) -> tuple[MigrateOptions, list[str]]:
     """Add the target's own redirect / disambiguation predicates (found from its statistics,
     :func:`kgqa.migrate.align.find_page_predicates`) to the options, with a note each."""
     from kgqa.migrate.align import find_page_predicates
@@ -736,7 +736,7 @@ def _find_pages(target: KG, links: Links, opts: Options) -> tuple[Options, list[
     return replace(opts, disambiguation=tuple(dis), redirect=tuple(red)), notes
 
 
-def _label_fallback_hint(unmapped: list[str], target: KG, source: KG | None, opts: Options) -> list[str]:
+def _label_fallback_hint(unmapped: list[str], target: KG, source: KG | None, opts: MigrateOptions) -> list[str]:
     """A note when --label-fallback would map entities of the items that are unmapped now."""
     if opts.label_fallback or source is None or not unmapped:
         return []

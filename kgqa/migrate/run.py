@@ -10,7 +10,7 @@ from kgqa.load import load_dataset
 from kgqa.migrate.kg import KG
 from kgqa.migrate.links import Links
 from kgqa.migrate.output import write_dataset, write_proposed_rules, write_records, write_report, written_count
-from kgqa.migrate.pipeline import Migration, Options, migrate
+from kgqa.migrate.pipeline import Migration, MigrateOptions, migrate
 from kgqa.migrate.records import is_triple_file, read_triples
 from kgqa.migrate.rules import load_rules
 from kgqa.model import InputError
@@ -28,7 +28,7 @@ def migrate_files(dataset: str, target_kg: str | Sequence[str], links: Sequence[
                   source_kg: str | Sequence[str] | None = None, rules: str | None = None,
                   propose_rules: str | None = None, records: str | None = None, report: str | None = None,
                   output_format: str = "auto", dataset_format: str | None = None, target_graph: str | None = None,
-                  source_graph: str | None = None, options: Options | None = None, timeout: float = 30.0,
+                  source_graph: str | None = None, options: MigrateOptions | None = None, timeout: float = 30.0,
                   cache: bool = True) -> Written:
     """Load the dataset (a registry name, a kgqa-readable file, or SimpleQuestions-style
     records), open the KGs, load links and rules, migrate, and write: the dataset to ``out``,
@@ -49,8 +49,8 @@ def migrate_files(dataset: str, target_kg: str | Sequence[str], links: Sequence[
     if options is not None and options.label_fallback and not source_kg:
         raise InputError("--label-fallback", "label-based linking needs --source-kg (the labels of the source entities)")
     ruleset = load_rules(rules) if rules else None
-    linkset = Links.load(links, wanted, (options or Options()).link_predicates)
-    opts = options or Options()
+    linkset = Links.load(links, wanted, (options or MigrateOptions()).link_predicates)
+    opts = options or MigrateOptions()
     target = KG(target_kg, graph=target_graph, cache=cache, timeout=timeout, progress=opts.progress)
     source = KG(source_kg, graph=source_graph, cache=cache, timeout=timeout, progress=opts.progress) if source_kg else None
     try:

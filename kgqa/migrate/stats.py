@@ -20,7 +20,7 @@ ENTITY_ROWS_PAIRS = (("only-object", "Only object mapped"), ("only-subject", "On
 
 
 @dataclass
-class Table:
+class MigrationTable:
     title: str
     columns: list[str]
     rows: list[list[Any]] = field(default_factory=list)
@@ -37,7 +37,7 @@ class Table:
 
 @dataclass
 class Tables:
-    tables: list[Table] = field(default_factory=list)
+    tables: list[MigrationTable] = field(default_factory=list)
 
     def to_json(self) -> list[dict]:
         return [t.to_json() for t in self.tables]
@@ -45,7 +45,7 @@ class Tables:
     def markdown(self) -> str:
         return "\n\n".join(t.markdown() for t in self.tables)
 
-    def __getitem__(self, title_start: str) -> Table:
+    def __getitem__(self, title_start: str) -> MigrationTable:
         for t in self.tables:
             if t.title.startswith(title_start):
                 return t
@@ -53,8 +53,8 @@ class Tables:
 
 
 def _kind_table(title: str, counts: Counter, dirs: Counter, entity_rows: Sequence[tuple[str, str]],
-                total_label: str) -> Table:
-    t = Table(title, ["", "", "forward", "backward", "total"])
+                total_label: str) -> MigrationTable:
+    t = MigrationTable(title, ["", "", "forward", "backward", "total"])
     sub = 0
     for key, label in KINDS:
         f, b = dirs[(key, "forward")], dirs[(key, "backward")]
@@ -95,7 +95,7 @@ def triple_tables(records: Sequence[dict], refined: bool) -> Tables:
         out.tables.append(_kind_table("Table 3: after candidate refinement (rules)", c3, d3,
                                       ENTITY_ROWS_TRIPLES, "Total kept"))
     agreement = Counter(r.get("agreement", "not migrated") for r in records)
-    out.tables.append(Table("Answer agreement on the target", ["agreement", "items"],
+    out.tables.append(MigrationTable("Answer agreement on the target", ["agreement", "items"],
                             [[k, agreement[k]] for k in sorted(agreement)]))
     return out
 
@@ -108,7 +108,7 @@ def sparql_tables(records: Sequence[dict], evidence: Sequence[Any]) -> Tables:
         c.update(ev.categories)
         d.update(ev.directions)
     t2 = _kind_table("Table 2: predicate evidence pairs by path kind", c, d, ENTITY_ROWS_PAIRS, "Total pairs")
-    tp = Table("Predicate mappings", ["source predicate", "target", "direction", "support", "kinds"])
+    tp = MigrationTable("Predicate mappings", ["source predicate", "target", "direction", "support", "kinds"])
     used: dict[str, dict] = {}
     for r in records:
         for p in r["predicates"]:
@@ -127,6 +127,6 @@ def sparql_tables(records: Sequence[dict], evidence: Sequence[Any]) -> Tables:
             tp.rows.append([src, "-", "-", "0", p.get("unmapped", "")])
     cat = Counter(r["category"] for r in records)
     order = ["exact", "partial", "empty", "unverified", "unmapped-entity", "unmapped-predicate", "failed"]
-    t3 = Table("Table 3: migrated queries by answer agreement on the target", ["category", "items"],
+    t3 = MigrationTable("Table 3: migrated queries by answer agreement on the target", ["category", "items"],
                [[k, cat[k]] for k in order if cat[k]] + [["Total", sum(cat.values())]])
     return Tables([t2, tp, t3])

@@ -23,7 +23,7 @@ from rich.text import Text
 from kgqa.analyze.characteristics import BreakdownTable, ParaphraseTable, question_characteristics
 from kgqa.analyze.comparison import MultiComparison
 from kgqa.analyze.taxonomy import ErrorLabel
-from kgqa.score.evaluate import Evaluation, QuestionScore
+from kgqa.score.evaluate import ScoredRun, QuestionScore
 from kgqa.report.fit import Grid, fmt_number, print_grid
 from kgqa.report.term import IriWrapped
 
@@ -329,7 +329,7 @@ def _sparql(text: str) -> Syntax:
     return Syntax(text, "sparql", word_wrap=True)
 
 
-def question_panel(e: Evaluation, q: QuestionScore, label: ErrorLabel) -> Group:
+def question_panel(e: ScoredRun, q: QuestionScore, label: ErrorLabel) -> Group:
     """Everything about one question: text, queries, answers, outcome, every measure,
     characteristics and the taxonomy label."""
     d = q.details or {}
@@ -368,5 +368,5 @@ def question_panel(e: Evaluation, q: QuestionScore, label: ErrorLabel) -> Group:
     return Group(*parts)
 
 
-def print_question(console: Console, e: Evaluation, q: QuestionScore, label: ErrorLabel) -> None:
+def print_question(console: Console, e: ScoredRun, q: QuestionScore, label: ErrorLabel) -> None:
     console.print(question_panel(e, q, label))

@@ -14,14 +14,14 @@ from rich.markup import escape
 from kgqa.load import jsonio
 from kgqa.model.gcpause import during
 from kgqa.report.fit import Grid, fmt_number
-from kgqa.score.evaluate import Evaluation
+from kgqa.score.evaluate import ScoredRun
 
 
 def fmt(v: float | None, digits: int | None = None) -> str:
     return fmt_number(v, digits)
 
 
-def _labels(evals: Sequence[Evaluation]) -> list[str]:
+def _labels(evals: Sequence[ScoredRun]) -> list[str]:
     labels: list[str] = []
     for e in evals:
         for s in e.measures:
@@ -30,11 +30,11 @@ def _labels(evals: Sequence[Evaluation]) -> list[str]:
     return labels
 
 
-def _outcome_text(e: Evaluation) -> str:
+def _outcome_text(e: ScoredRun) -> str:
     return ", ".join(f"{k} {v}" for k, v in e.outcomes.items()) or "none"
 
 
-def renderables(evals: Sequence[Evaluation], *, per_question: bool = False, title: str | None = None) -> list[Any]:
+def renderables(evals: Sequence[ScoredRun], *, per_question: bool = False, title: str | None = None) -> list[Any]:
     """Aggregate table (one row per run), outcome counts, skipped items and signatures, as rich
     renderables (markup text lines and tables)."""
     from rich.text import Text
@@ -86,14 +86,14 @@ def renderables(evals: Sequence[Evaluation], *, per_question: bool = False, titl
         items.append(Text.assemble(("hint:", "yellow"), f" {h}"))
     sigs = sorted({str(e.signature) for e in evals})
     for s in sigs:
-        items.append(Signature(s))
+        items.append(SignatureLine(s))
     if per_question:
         for e in evals:
             items.append(question_table(e))
     return items
 
 
-class Signature:
+class SignatureLine:
     """A signature line that is never wrapped or cut by kgqa (the terminal folds it; a copy
     gives it whole): print it with :func:`print_renderable`."""
 
@@ -107,14 +107,14 @@ class Signature:
 
 
 def print_renderable(console: Console, r: Any) -> None:
-    """``console.print(r)``, except that a :class:`Signature` is printed as one unwrapped line."""
-    if isinstance(r, Signature):
+    """``console.print(r)``, except that a :class:`SignatureLine` is printed as one unwrapped line."""
+    if isinstance(r, SignatureLine):
         console.print(f"signature: {r.text}", style="dim", highlight=False, soft_wrap=True)
     else:
         console.print(r)
 
 
-def terminal(console: Console, evals: Sequence[Evaluation], *, per_question: bool = False, title: str | None = None) -> None:
+def terminal(console: Console, evals: Sequence[ScoredRun], *, per_question: bool = False, title: str | None = None) -> None:
     """Print :func:`renderables` to ``console``."""
     for r in renderables(evals, per_question=per_question, title=title):
         print_renderable(console, r)
@@ -128,7 +128,7 @@ def _nan(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-def question_table(e: Evaluation) -> Grid:
+def question_table(e: ScoredRun) -> Grid:
     """One row per question (id, outcome, every measure), split into blocks that repeat id and
     outcome when it is wider than the terminal."""
     labels = [s.label for s in e.measures if any(s.label in q.scores for q in e.questions)]
@@ -152,7 +152,7 @@ def question_table(e: Evaluation) -> Grid:
 
 
 @during
-def to_json(evals: Sequence[Evaluation]) -> str:
+def to_json(evals: Sequence[ScoredRun]) -> str:
     if len(evals) == 1:
         return jsonio.dumps(evals[0].to_json())
     return jsonio.dumps({"runs": [e.to_json() for e in evals]})
@@ -162,7 +162,7 @@ _HOLE = "\x00kgqa-questions-{}\x00"
 _BATCH = 5000
 
 
-def to_json_chunks(evals: Sequence[Evaluation]) -> Iterator[str]:
+def to_json_chunks(evals: Sequence[ScoredRun]) -> Iterator[str]:
     """:func:`to_json`'s text in pieces, the per-question records written a batch at a time, so
     writing a million questions never holds their whole document (``--save``, ``-f json -o``).
     The pieces join to exactly :func:`to_json`'s text (tested), except where a lone surrogate
@@ -185,7 +185,7 @@ def to_json_chunks(evals: Sequence[Evaluation]) -> Iterator[str]:
     yield text
 
 
-def _question_array(e: Evaluation, indent: int) -> Iterator[str]:
+def _question_array(e: ScoredRun, indent: int) -> Iterator[str]:
     pad = "\n" + " " * (indent + 2)
     first = True
     batch: list = []
@@ -202,7 +202,7 @@ def _question_array(e: Evaluation, indent: int) -> Iterator[str]:
 
 
 @during
-def to_csv(evals: Sequence[Evaluation], neutralise: bool | None = None) -> str:
+def to_csv(evals: Sequence[ScoredRun], neutralise: bool | None = None) -> str:
     """Per-question records, one row per (run, question): readable by pandas.read_csv. Text
     cells that a spreadsheet would run as a formula are neutralised
     (:func:`kgqa.report.safe.csv_cell`) unless ``neutralise=False`` / ``KGQA_CSV_FORMULAS=keep``."""
@@ -225,7 +225,7 @@ def to_csv(evals: Sequence[Evaluation], neutralise: bool | None = None) -> str:
     return buf.getvalue()
 
 
-def to_markdown(evals: Sequence[Evaluation]) -> str:
+def to_markdown(evals: Sequence[ScoredRun]) -> str:
     """The aggregate table in Markdown; run names and labels are escaped
     (:func:`kgqa.report.safe.md_cell`)."""
     from kgqa.report.safe import md_cell
@@ -244,7 +244,7 @@ def to_markdown(evals: Sequence[Evaluation]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_html(evals: Sequence[Evaluation]) -> str:
+def to_html(evals: Sequence[ScoredRun]) -> str:
     """A small HTML table of the aggregates (what a notebook shows for an evaluation)."""
     from html import escape
 

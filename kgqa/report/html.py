@@ -39,7 +39,7 @@ from kgqa.analyze.characteristics import (
 from kgqa.analyze.comparison import MultiComparison, compare_evaluations
 from kgqa.analyze.taxonomy import LABELS, classify_evaluation, taxonomy_counts
 from kgqa.report import analysis as A
-from kgqa.score.evaluate import Evaluation, require_items
+from kgqa.score.evaluate import ScoredRun, require_items
 
 __all__ = ["html_report"]
 
@@ -194,7 +194,7 @@ def fig_rank_curve(pt: ParaphraseTable) -> str:
     return _png(fig, "paraphrase rank curve")
 
 
-def fig_distribution(evals: Sequence[Evaluation], measure: str) -> str:
+def fig_distribution(evals: Sequence[ScoredRun], measure: str) -> str:
     import numpy as np
 
     values = {e.run: list(per_question_scores(e, measure).values()) for e in evals}
@@ -261,7 +261,7 @@ class _Raw:
         self.html = html_text
 
 
-def _scores_section(evals: Sequence[Evaluation]) -> str:
+def _scores_section(evals: Sequence[ScoredRun]) -> str:
     labels: list[str] = []
     for e in evals:
         for s in e.measures:
@@ -312,7 +312,7 @@ def _comparison_section(cmp: MultiComparison, measure: str) -> str:
     return "\n".join(out)
 
 
-def _outcome_section(evals: Sequence[Evaluation]) -> str:
+def _outcome_section(evals: Sequence[ScoredRun]) -> str:
     labels = sorted({k for e in evals for k in e.outcomes}, key=lambda k: (k != "ok", k))
     rows = [[e.run] + [e.outcomes.get(k, 0) for k in labels] for e in evals]
     fig = _stacked([e.run for e in evals], labels, {e.run: e.outcomes for e in evals}, "Outcomes per run", "outcomes")
@@ -339,7 +339,7 @@ def _paraphrase_section(pt: ParaphraseTable) -> str:
             + '<div class="figs">' + _table(A._paraphrase_header(pt), A._paraphrase_rows(pt)) + fig_rank_curve(pt) + "</div>" + note)
 
 
-def _taxonomy_section(evals: Sequence[Evaluation], counts: dict[str, dict[str, int]]) -> str:
+def _taxonomy_section(evals: Sequence[ScoredRun], counts: dict[str, dict[str, int]]) -> str:
     runs, rows = A._taxonomy_grid(counts)
     labels = [lab for lab in LABELS if any(lab in c for c in counts.values())]
     fig = _stacked(runs, labels, counts, "Error taxonomy", "error taxonomy")
@@ -385,7 +385,7 @@ def _answer_block(results: Any, full_json: str | None) -> str:
     return f"<pre>{_e(text)}</pre>{tail}"
 
 
-def _questions_section(evals: Sequence[Evaluation], full_json: str | None = None) -> str:
+def _questions_section(evals: Sequence[ScoredRun], full_json: str | None = None) -> str:
     out = ["<h2 id=\"questions\">Per question</h2>"]
     for e in evals:
         labels = [s.label for s in e.measures if any(s.label in q.scores for q in e.questions)]
@@ -419,7 +419,7 @@ def _questions_section(evals: Sequence[Evaluation], full_json: str | None = None
 
 
 def html_report(
-    evals: Sequence[Evaluation],
+    evals: Sequence[ScoredRun],
     *,
     by: Sequence[str] | None = None,
     bins: Mapping[str, int | list[float]] | None = None,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from kgqa.analyze.characteristics import BreakdownTable, ParaphraseTable
 from kgqa.analyze.comparison import MultiComparison
-from kgqa.score.evaluate import Evaluation
+from kgqa.score.evaluate import ScoredRun
 
 __all__ = ["escape", "evaluations_latex", "comparison_latex", "breakdown_latex", "paraphrase_latex", "table"]
 
@@ -74,7 +74,7 @@ def _bold_best(values: Sequence[float | None], texts: Sequence[str]) -> list[str
     return [r"\textbf{" + t + "}" if (not _nan(v) and v == best) else t for v, t in zip(values, texts)]
 
 
-def evaluations_latex(evals: Sequence[Evaluation], *, caption: str | None = None, label: str | None = None) -> str:
+def evaluations_latex(evals: Sequence[ScoredRun], *, caption: str | None = None, label: str | None = None) -> str:
     """Aggregate scores: one row per run, one column per measure label, best bold."""
     labels: list[str] = []
     for e in evals:

@@ -2,7 +2,7 @@
 
 Inputs come from the earlier stages: the dataset (load), the run (load) and, when queries
 were executed, the outcomes of predicted and gold queries (execute). Output is an
-:class:`Evaluation`: aggregate scores by the profile's labels, per-question scores and
+:class:`ScoredRun`: aggregate scores by the profile's labels, per-question scores and
 outcomes, what was skipped and why, and a signature naming everything that changed the
 numbers.
 """
@@ -246,7 +246,7 @@ def _column(n: int, idx: list[int], values: list[float | None]) -> tuple[Any, by
 
 
 @dataclass
-class Evaluation:
+class ScoredRun:
     """One run scored on one dataset under one profile.
 
     ``aggregate``: measure label -> corpus value; ``questions``: per-question scores;
@@ -315,7 +315,7 @@ class Evaluation:
         return out
 
     @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> "Evaluation":
+    def from_json(cls, doc: dict[str, Any]) -> "ScoredRun":
         """Rebuild a saved evaluation (``--save``) for re-reporting without re-running."""
         from kgqa.score.measures import parse
 
@@ -334,7 +334,7 @@ class Evaluation:
         )
 
 
-def require_items(evals: Sequence[Evaluation], what: str) -> None:
+def require_items(evals: Sequence[ScoredRun], what: str) -> None:
     """ValueError when one of ``evals`` was scored from a streamed dataset: ``what`` reads the
     questions' items (answer type, groups, metadata, gold query and answer), which it did not keep."""
     streamed = [e.run for e in evals if getattr(e, "streamed", False)]
@@ -508,7 +508,7 @@ def evaluate(
     signature_extra: Mapping[str, Any] | None = None,
     execution: dict[str, int] | None = None,
     extras: Mapping[str, dict[str, Any]] | None = None,
-) -> Evaluation:
+) -> ScoredRun:
     """Score ``run`` on ``dataset`` (already expanded to scoring units, see
     :meth:`Dataset.by_language`; :func:`kgqa.evaluate` does that for you).
 
@@ -725,7 +725,7 @@ def evaluate(
     sig = Signature.build(profile.signature_parts()).with_parts(
         (signature_extra.parts if isinstance(signature_extra, Signature) else signature_extra) or {},
         n=len(ids))
-    return Evaluation(
+    return ScoredRun(
         signature=sig,
         profile=profile.name,
         dataset=dataset.name,

@@ -81,12 +81,10 @@ def serve(*, run: str | Path | None = None, python: str | None = None, kg: str |
                          dataset_format=dataset_format, model=model, kg=kg)
     runner = engine = None
     if kg:
-        from kgqa.execute import open_engine
         from kgqa.execute.executor import Executor
         from kgqa.execute.policy import ExecutionPolicy
 
-        engine = open_engine(kg, graph, progress=False)
-        runner = Executor(engine, policy=ExecutionPolicy(timeout=timeout))
+        runner = engine = Executor.open(kg, graph, policy=ExecutionPolicy(timeout=timeout), cache=False)
     say = announce or (lambda m: print(m, file=sys.stderr, flush=True))
     app = create_app(source, protocol=protocol, runner=runner, kg=kg, max_body=max_body or MAX_BODY, warn=say)
     sock = bind(host, port)

@@ -33,7 +33,7 @@ Progress = Callable[[int, int, str], None]
 
 
 @dataclass
-class Inputs:
+class ExperimentInputs:
     """What an experiment evaluates. ``dataset`` is a registry name or a local file;
     ``run`` a local run file (or None with ``system_url``); ``kg`` a ``--kg`` value (RDF
     file(s), store directory or endpoint URL) or None (score the run's answers);
@@ -131,7 +131,7 @@ def headline(evaluation: api.Evaluation) -> str | None:
 # --------------------------------------------------------------------------- evaluation
 
 
-def evaluate_inputs(inp: Inputs, progress: Progress | None = None) -> Result:
+def evaluate_inputs(inp: ExperimentInputs, progress: Progress | None = None) -> Result:
     """Load, (execute,) score one run, or ask a live system and score its answers: one
     :class:`kgqa.api.Evaluator`, the call ``kgqa evaluate`` makes, its executor reporting
     progress (``progress(done, total, note)``, in percent) for the page."""
@@ -219,7 +219,7 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
                 raise InputError("kg", f"this server offers no knowledge graph named {e.kg!r} "
                                        f"(offered: {', '.join(kgs) or 'none'})")
         opts = e.options
-        inp = Inputs(dataset=dataset, run=run, run_name=e.run_name, profile=e.profile, measures=e.measures,
+        inp = ExperimentInputs(dataset=dataset, run=run, run_name=e.run_name, profile=e.profile, measures=e.measures,
                      lang=e.lang, kg=kg, graph=opts.get("graph"), gold_answers=e.gold_answers,
                      timeout=float(opts.get("timeout", timeout)), dataset_format=opts.get("dataset_format"),
                      run_format=opts.get("run_format"), system_url=e.system_url,

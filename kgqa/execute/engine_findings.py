@@ -631,7 +631,7 @@ def assess_dataset(dataset, executor) -> dict[str, QueryAssessment]:
 #: Modules whose code decides an assessment: any change to one makes every remembered
 #: assessment a miss (static findings: lexer, parser, analyzer; confirmation: this module, the
 #: answer model, how variants are prepared, executed and cached).
-ASSESSMENT_CODE = ("kgqa.execute.engine_dependence", "kgqa.execute.cache", "kgqa.execute.executor",
+ASSESSMENT_CODE = ("kgqa.execute.engine_findings", "kgqa.execute.cache", "kgqa.execute.executor",
                    "kgqa.execute.policy", "kgqa.execute.sandbox", "kgqa.execute.normalise", "kgqa.execute.engine",
                    "kgqa.sparql.lexer", "kgqa.sparql.parser", "kgqa.sparql.analyzer", "kgqa.sparql.tree",
                    "kgqa.sparql.checks", "kgqa.sparql.prefixes", "kgqa.model.terms", "kgqa.model.answer",
