@@ -17,13 +17,9 @@ version. kgqa reopens such a store read-only.
 
 from __future__ import annotations
 
-import bz2
 import datetime as _dt
-import gzip
 import hashlib
-import io
 import json
-import lzma
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -32,6 +28,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from kgqa.load.decompress import COMPRESSIONS, DecompressingReader
 from kgqa.model.problems import InputError
 from kgqa.model.progress import progress_bar
 
@@ -53,27 +50,8 @@ RDF_EXTENSIONS: dict[str, ox.RdfFormat] = {
     ".n3": ox.RdfFormat.N3,
     ".jsonld": ox.RdfFormat.JSON_LD,
 }
-COMPRESSIONS = {".gz": gzip.GzipFile, ".bz2": bz2.BZ2File, ".xz": lzma.LZMAFile}
 
 Progress = Callable[[int], None]  # called with the number of (compressed) bytes just read
-
-#: Decompression bomb guard for compressed RDF files: reading stops with an InputError once a
-#: file has inflated to more than :data:`MAX_DECOMPRESSION_RATIO` times the compressed bytes
-#: read so far, after at least :data:`DECOMPRESSION_FLOOR` bytes (RDF compresses 5-30x with
-#: gzip/bz2/xz; a zip bomb ~1000x). Settings: the ``KGQA_MAX_DECOMPRESSION_RATIO`` environment
-#: variable (0 turns the guard off).
-MAX_DECOMPRESSION_RATIO = 200
-DECOMPRESSION_FLOOR = 64 << 20
-
-
-def _max_ratio() -> float:
-    import os
-
-    try:
-        return float(os.environ.get("KGQA_MAX_DECOMPRESSION_RATIO", MAX_DECOMPRESSION_RATIO))
-    except ValueError:
-        return float(MAX_DECOMPRESSION_RATIO)
-
 
 def rdf_format(path: str | Path) -> tuple[ox.RdfFormat, str | None]:
     """The RDF format of ``path`` from its extension, and its compression suffix (``.gz``,
@@ -88,48 +66,6 @@ def rdf_format(path: str | Path) -> tuple[ox.RdfFormat, str | None]:
         raise InputError(path, f"unknown RDF file extension {ext or '(none)'!r}; expected one of {known}"
                                " (optionally followed by .gz, .bz2 or .xz)")
     return fmt, comp
-
-
-class DecompressingReader(io.RawIOBase):
-    """The decompressed bytes of ``path`` (``comp``: ``.gz``, ``.bz2``, ``.xz`` or None for a
-    plain file), with the decompression bomb guard: reading raises :class:`InputError` naming
-    the file once it has inflated to more than :data:`MAX_DECOMPRESSION_RATIO` times the
-    compressed bytes read (after :data:`DECOMPRESSION_FLOOR`). Wrap it in ``io.BufferedReader``
-    for line reading; used for KG files and for ``migrate --links`` files."""
-
-    def __init__(self, path: Path, comp: str | None):
-        self.raw = open(path, "rb")
-        if comp == ".gz":
-            self.stream = gzip.GzipFile(fileobj=self.raw)
-        elif comp:
-            self.stream = COMPRESSIONS[comp](self.raw)
-        else:
-            self.stream = self.raw
-        self.path = path
-        self.inflated = 0
-        self.ratio = _max_ratio() if self.stream is not self.raw else 0.0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:  # type: ignore[override]
-        n = self.stream.readinto(b)
-        if n:
-            self.inflated += n
-            if self.ratio and self.inflated > DECOMPRESSION_FLOOR and \
-                    self.inflated > self.ratio * max(1, self.raw.tell()):
-                raise InputError(self.path, f"decompressed to more than {self.ratio:g} times its compressed size "
-                                            f"({self.inflated} bytes from {self.raw.tell()}): refused as a "
-                                            "decompression bomb (set KGQA_MAX_DECOMPRESSION_RATIO to allow it)")
-        return n or 0
-
-    def close(self) -> None:
-        try:
-            if self.stream is not self.raw:
-                self.stream.close()
-        finally:
-            self.raw.close()
-            super().close()
 
 
 class _HashingReader(DecompressingReader):
