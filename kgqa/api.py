@@ -885,6 +885,8 @@ def compare(evaluations: Sequence[_ScoreEvaluation], *, baseline: str | None = N
 # What ``kgqa kg``, ``kgqa cache``, ``kgqa audit``, ``kgqa system ask`` and ``kgqa experiments``
 # call: each is the whole job of one command, so a notebook gets what the command gets.
 
+_LAZY.update({"write_atomic": "kgqa.load.jsonio"})  # a file written whole or not at all
+
 
 @dataclass
 class KGSummary:
@@ -981,10 +983,3 @@ def experiment_table(summary: Mapping[str, Any]) -> Any:
     from kgqa.report.tables import experiment_table as table
 
     return table(summary)
-
-
-def write_text(path: PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (a temporary file renamed over it)."""
-    from kgqa.load.jsonio import write_atomic
-
-    write_atomic(Path(path), [text])

@@ -128,7 +128,7 @@ def export_cmd(
     if output is None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     else:
-        api.write_text(output, text)
+        api.write_atomic(output, [text])
         err.print(f"wrote {output}", highlight=False)
 
 
