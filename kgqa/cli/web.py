@@ -87,12 +87,7 @@ def list_cmd(
 ) -> None:
     """Experiments in the store, newest first."""
     rows = _open(store).list(dataset=dataset, profile=profile, status=status)
-    if fmt is ListFormat.json:
-        sys.stdout.write(json.dumps([e.summary() for e in rows], indent=2, ensure_ascii=False) + "\n")
-        return
-    from kgqa import api
-
-    out.print(api.experiments_table(rows))
+    _emit(fmt, lambda: [e.summary() for e in rows], lambda api: api.experiments_table(rows))
 
 
 def show_cmd(
@@ -102,12 +97,7 @@ def show_cmd(
 ) -> None:
     """One experiment: inputs, settings, signature, aggregate scores, outcomes."""
     doc = _experiment(store, eid).summary()
-    if fmt is ListFormat.json:
-        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-        return
-    from kgqa import api
-
-    out.print(api.experiment_table(doc))
+    _emit(fmt, lambda: doc, lambda api: api.experiment_table(doc))
 
 
 def export_cmd(
@@ -144,6 +134,17 @@ def delete_cmd(
     for i in eids:
         st.delete(i)
     err.print(f"deleted {len(eids)} experiment(s)", highlight=False)
+
+
+def _emit(fmt: ListFormat, doc, table) -> None:
+    """JSON (``doc()``) on stdout for ``--format json``, else the table that ``table(kgqa.api)``
+    renders on the console."""
+    if fmt is ListFormat.json:
+        sys.stdout.write(json.dumps(doc(), indent=2, ensure_ascii=False) + "\n")
+        return
+    from kgqa import api
+
+    out.print(table(api))
 
 
 def _experiment(store: Optional[str], eid: str):
