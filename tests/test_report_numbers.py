@@ -68,6 +68,16 @@ def test_digits_setting(monkeypatch):
             numbers.score(0.5)
 
 
+def test_docstring_examples():
+    import doctest
+
+    from kgqa.report import model
+
+    for module in (numbers, model):
+        result = doctest.testmod(module)
+        assert result.attempted >= 1 and result.failed == 0, module.__name__
+
+
 def test_cell_text():
     assert ReportCell(0.5, "score", low=0.25, high=0.75, letters="b").text() == "0.5000^b [0.2500, 0.7500]"
     assert ReportCell(None, "score").text() == "n/a"
