@@ -49,6 +49,10 @@ class ReportCell:
     letters: str = ""
     n: int | None = None
 
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"a report cell is one of {', '.join(KINDS)}, not {self.kind!r}")
+
     def number(self, missing: str | None = None) -> str:
         """The value alone, formatted by :mod:`kgqa.report.numbers` (``missing`` replaces the
         kind's own mark for an undefined value)."""
@@ -86,7 +90,7 @@ class ReportCell:
         return d
 
 
-def text(value: Any) -> ReportCell:
+def _text(value: Any) -> ReportCell:
     return ReportCell("" if value is None else str(value))
 
 
@@ -125,9 +129,10 @@ class Report:
         many = len(self.rows) > 1
         cells = [[escape(c.text()) if j < len(self.keys) or not (c.best and many) else f"[bold green]{escape(c.text())}[/]"
                   for j, c in enumerate(r)] for r in self.rows]
-        numeric = {escape(h) for h, c in zip(self.header, self.rows[0] if self.rows else []) if c.kind != "text"}
+        # numbers never wrap: every measure column, and the key columns of counts (n)
+        numeric = [h for h, c in zip(self.keys, self.rows[0] if self.rows else []) if c.kind != "text"] + self.columns
         return Grid(escape(self.title), [escape(k) for k in self.keys], [escape(c) for c in self.columns], cells,
-                    numeric=numeric | {escape(c) for c in self.columns})
+                    numeric={escape(h) for h in numeric})
 
     def to_markdown(self, *, signatures: bool = True, escape: Any = None) -> str:
         """A Markdown table (best bold), then the notes and signatures. Headings and text cells
@@ -220,7 +225,7 @@ def evaluation_report(evals: Sequence[Any], *, title: str | None = None) -> Repo
     evals = list(evals)
     labels = measure_labels(evals)
     best = {lab: _best([e.aggregate.get(lab) for e in evals]) for lab in labels}
-    rows = [[text(e.run), ReportCell(len(e.questions), "count")]
+    rows = [[_text(e.run), ReportCell(len(e.questions), "count")]
             + [ReportCell(e.aggregate.get(lab), "score", best=best[lab][i], n=len(e.questions)) for lab in labels]
             for i, e in enumerate(evals)]
     head = evals[0] if evals else None
@@ -289,7 +294,7 @@ def comparison_report(cmp: Any) -> ComparisonReport:
     best = {m.measure: m.best() for m in cmp.measures}
     rows = []
     for s in cmp.systems:
-        row = [text(s)]
+        row = [_text(s)]
         for m in cmp.measures:
             c = m.ci[s]
             row.append(ReportCell(c.mean, "score", low=c.low, high=c.high, best=many and best[m.measure] == s,
@@ -301,12 +306,12 @@ def comparison_report(cmp: Any) -> ComparisonReport:
     prows = []
     for m in cmp.measures:
         for c in m.comparisons:
-            prows.append([text(m.measure), text(c.system_a), text(c.system_b), ReportCell(c.n, "count"),
+            prows.append([_text(m.measure), _text(c.system_a), _text(c.system_b), ReportCell(c.n, "count"),
                           ReportCell(c.diff.mean, "diff", low=c.diff.low, high=c.diff.high, n=c.n),
                           *(ReportCell(c.p.get(t), "p") for t in tests),
                           ReportCell(c.p_holm.get(c.primary), "p"), ReportCell(c.p_bh.get(c.primary), "p"),
-                          text(f"{c.wtl.wins}/{c.wtl.ties}/{c.wtl.losses}"),
-                          text((c.better or "") if c.significant else "")])
+                          _text(f"{c.wtl.wins}/{c.wtl.ties}/{c.wtl.losses}"),
+                          _text((c.better or "") if c.significant else "")])
     pairs = Report("Paired tests" + (f" against {cmp.baseline}" if cmp.baseline else " (all pairs)"),
                    ["measure", "system_a", "system_b", "n"], ["diff", *tests, "holm", "bh", "wtl", "better"], prows,
                    legend=legend, confidence=cmp.confidence)
