@@ -217,3 +217,17 @@ def test_report_model_is_built_once_and_rendered(evals, comparison):
         assert [c.letters for c in cells] == [m.letters[s] for s in comparison.systems]
         assert [c.low for c in cells] == [m.ci[s].low for s in comparison.systems]
     assert len(cr.pairs.rows) == sum(len(m.comparisons) for m in comparison.result.measures)
+
+
+def test_a_comparison_builds_its_report_once(evals, monkeypatch):
+    import kgqa
+    from kgqa.report import model
+
+    calls = []
+    real = model.comparison_report
+    monkeypatch.setattr(model, "comparison_report", lambda cmp: calls.append(cmp) or real(cmp))
+    c = kgqa.compare(evals[:2], seed=3, resamples=100)
+    texts = [c.to_table(), c.to_markdown(), c.to_latex()]
+    assert len(calls) == 1 and c.report is c.report
+    cell = c.report.summary.rows[0][1]
+    assert all(cell.number() in t for t in texts) and all(cell.ci() in t for t in texts)

@@ -26,7 +26,7 @@ from kgqa.analyze.taxonomy import ErrorLabel
 from kgqa.score.evaluate import ScoredRun, QuestionScore
 from kgqa.report import numbers
 from kgqa.report.fit import Grid, print_grid
-from kgqa.report.model import ComparisonReport, comparison_report
+from kgqa.report.model import ComparisonReport, as_comparison_report
 from kgqa.report.term import IriWrapped
 
 __all__ = [
@@ -63,11 +63,11 @@ def pair_rows(cr: ComparisonReport) -> list[list[str]]:
     return rows
 
 
-def comparison_grids(cmp: MultiComparison) -> tuple[Grid, Grid, list[str]]:
+def comparison_grids(cmp: MultiComparison | ComparisonReport) -> tuple[Grid, Grid, list[str]]:
     """(summary: measures x systems, pairwise tests, notes) for a terminal of any width
     (:mod:`kgqa.report.fit`). Systems are named by their letters in the pairs table (legend in
     the notes)."""
-    cr = comparison_report(cmp)
+    cr = as_comparison_report(cmp)
     s = cr.summary
     letters = s.legend
     systems = [f"{escape(r[0].text())} ({letters[r[0].text()]})" for r in s.rows]
@@ -106,10 +106,10 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Seque
     return out
 
 
-def comparison_markdown(cmp: MultiComparison) -> str:
+def comparison_markdown(cmp: MultiComparison | ComparisonReport) -> str:
     from kgqa.report.safe import md_table_cell
 
-    cr = comparison_report(cmp)
+    cr = as_comparison_report(cmp)
     lines = ["## Comparison", "", cr.summary.to_markdown(escape=md_table_cell).rstrip("\n")]
     lines += ["", f"### {cr.pairs.title}", ""]
     lines += _md_table(pair_header(cr), pair_rows(cr), ["---", "---"] + ["---:"] * (len(pair_header(cr)) - 2))

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from kgqa.analyze.characteristics import BreakdownTable, ParaphraseTable
 from kgqa.analyze.comparison import MultiComparison
 from kgqa.report import numbers
-from kgqa.report.model import Report, ReportCell, comparison_report, evaluation_report
+from kgqa.report.model import ComparisonReport, Report, ReportCell, as_comparison_report, evaluation_report
 from kgqa.score.evaluate import ScoredRun
 
 __all__ = ["escape", "evaluations_latex", "comparison_latex", "breakdown_latex", "paraphrase_latex", "table",
@@ -103,14 +103,14 @@ def evaluations_latex(evals: Sequence[ScoredRun], *, caption: str | None = None,
     return report_latex(evaluation_report(evals), caption=cap, label=label)
 
 
-def comparison_latex(cmp: MultiComparison, *, caption: str | None = None, label: str | None = None,
+def comparison_latex(cmp: MultiComparison | ComparisonReport, *, caption: str | None = None, label: str | None = None,
                      ci: bool = True) -> str:
     """Systems x measures: mean (best bold per column) with significance superscripts and,
     when ``ci``, the bootstrap CI in small type; then a table of the paired tests."""
-    cr = comparison_report(cmp)
+    cr = as_comparison_report(cmp)
     cap = escape(caption) if caption else (
         f"Mean per question with {cr.conf}\\% bootstrap CIs. Superscripts: significantly better than the lettered "
-        f"system (Holm-adjusted $p<{cmp.alpha}$). Best in bold."
+        f"system (Holm-adjusted $p<{cr.alpha}$). Best in bold."
     )
     out = report_latex(cr.summary, caption_tex=cap, label=label, ci=ci)
     names = {"bootstrap": "$p_{\\mathrm{boot}}$", "randomization": "$p_{\\mathrm{rand}}$",

@@ -29,7 +29,8 @@ from typing import Any
 
 from kgqa.report import numbers
 
-__all__ = ["ReportCell", "Report", "ComparisonReport", "evaluation_report", "comparison_report", "measure_labels"]
+__all__ = ["ReportCell", "Report", "ComparisonReport", "evaluation_report", "comparison_report", "as_comparison_report",
+           "measure_labels"]
 
 #: kinds of cell and the number format of each
 KINDS = ("text", "count", "score", "diff", "p")
@@ -251,7 +252,21 @@ class ComparisonReport:
     tests: list[str]
     baseline: str | None
     confidence: float
-    notes: list[str]
+    alpha: float
+    text_notes: list[str]
+    #: corpus-level measures (not tested): label -> value per system, in the order of the summary
+    corpus_only: dict[str, list[float | None]] = field(default_factory=dict)
+
+    @property
+    def notes(self) -> list[str]:
+        """The notes under the tables (numbers formatted now, at the current digits)."""
+        if not self.corpus_only:
+            return list(self.text_notes)
+        systems = [r[0].text() for r in self.summary.rows]
+        return self.text_notes + [
+            "Corpus-level measures (no per-question values, not tested): "
+            + ", ".join(f"{lab} " + "/".join(numbers.score(v) for v in values) for lab, values in self.corpus_only.items())
+            + f" ({'/'.join(systems)})."]
 
     @property
     def conf(self) -> int:
@@ -262,6 +277,7 @@ class ComparisonReport:
 
 
 def _comparison_notes(cmp: Any) -> list[str]:
+    """The notes that hold no score (the corpus-level values are formatted when rendered)."""
     letters = ", ".join(f"{chr(ord('a') + i) if i < 26 else '?'} = {s}" for i, s in enumerate(cmp.systems))
     notes = [
         f"Means over the questions scored for every run, with {int(cmp.confidence * 100)}% percentile bootstrap "
@@ -275,10 +291,6 @@ def _comparison_notes(cmp: Any) -> list[str]:
     if any(dropped.values()):
         notes.append("Questions left out because another run lacks a score for them: "
                      + ", ".join(f"{s} {n}" for s, n in dropped.items() if n) + ".")
-    if cmp.corpus_only:
-        notes.append("Corpus-level measures (no per-question values, not tested): "
-                     + ", ".join(f"{lab} " + "/".join(numbers.score(cmp.aggregates[s].get(lab)) for s in cmp.systems)
-                                 for lab in cmp.corpus_only) + f" ({'/'.join(cmp.systems)}).")
     return notes
 
 
@@ -315,4 +327,12 @@ def comparison_report(cmp: Any) -> ComparisonReport:
     pairs = Report("Paired tests" + (f" against {cmp.baseline}" if cmp.baseline else " (all pairs)"),
                    ["measure", "system_a", "system_b", "n"], ["diff", *tests, "holm", "bh", "wtl", "better"], prows,
                    legend=legend, confidence=cmp.confidence)
-    return ComparisonReport(summary, pairs, tests, cmp.baseline, cmp.confidence, _comparison_notes(cmp))
+    corpus = {lab: [cmp.aggregates[s].get(lab) for s in cmp.systems] for lab in cmp.corpus_only}
+    return ComparisonReport(summary, pairs, tests, cmp.baseline, cmp.confidence, cmp.alpha, _comparison_notes(cmp),
+                            corpus)
+
+
+def as_comparison_report(cmp: Any) -> ComparisonReport:
+    """``cmp`` itself when it is already a :class:`ComparisonReport` (built once, rendered to
+    several formats), else :func:`comparison_report` of it."""
+    return cmp if isinstance(cmp, ComparisonReport) else comparison_report(cmp)
