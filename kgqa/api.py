@@ -764,10 +764,21 @@ class Comparison:
     def __init__(self, evaluations: Sequence[_ScoreEvaluation], result: Any):
         self.evaluations = [Evaluation.of(e) for e in evaluations]
         self.result = result
+        self._report: Any = None
 
     @property
     def systems(self) -> list[str]:
         return list(self.result.systems)
+
+    @property
+    def report(self):
+        """The comparison's tables as data (:class:`kgqa.report.model.ComparisonReport`: cells
+        with mean, CI, best flag and significance letters), built once; every ``to_*`` renders it."""
+        if self._report is None:
+            from kgqa.report.model import comparison_report
+
+            self._report = comparison_report(self.result)
+        return self._report
 
     def __rich__(self):
         from rich.console import Group
@@ -775,7 +786,7 @@ class Comparison:
 
         from kgqa.report.analysis import comparison_grids
 
-        summary, pairs, notes = comparison_grids(self.result)
+        summary, pairs, notes = comparison_grids(self.report)
         return Group(summary, pairs, *(Text(n, style="dim") for n in notes))
 
     def to_table(self, width: int = 130) -> str:
@@ -789,12 +800,12 @@ class Comparison:
     def to_markdown(self) -> str:
         from kgqa.report.analysis import comparison_markdown
 
-        return comparison_markdown(self.result)
+        return comparison_markdown(self.report)
 
     def to_latex(self, **kwargs: Any) -> str:
         from kgqa.report.latex import comparison_latex
 
-        return comparison_latex(self.result, **kwargs)
+        return comparison_latex(self.report, **kwargs)
 
     def to_html(self, **kwargs: Any) -> str:
         """A standalone HTML report (scores, comparison, outcomes, taxonomy, questions)."""

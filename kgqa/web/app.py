@@ -41,6 +41,7 @@ from starlette.templating import Jinja2Templates
 
 import kgqa
 from kgqa.model import InputError
+from kgqa.report import numbers
 from kgqa.store import Store
 from kgqa.store import runner
 from kgqa.store.export import FORMATS
@@ -48,7 +49,7 @@ from kgqa.store.store import SORTS
 from kgqa.web.jobs import Jobs
 from kgqa.web.security import HostPolicy, Security, inline_csp
 from kgqa.web.uploads import Busy, Checker, UploadJob, check_url, web_wording
-from kgqa.web.views import BOARD_ROWS, LIST_ROWS, Views, fnum
+from kgqa.web.views import BOARD_ROWS, LIST_ROWS, Views
 
 HERE = Path(__file__).parent
 DOWNLOADS = {k: ext for k, (ext, _media) in FORMATS.items()}
@@ -95,7 +96,10 @@ def default_kgs() -> dict[str, str]:
 def _templates() -> Jinja2Templates:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
                              undefined=jinja2.StrictUndefined)
-    env.filters["num"] = fnum
+    # numbers print as in every report (kgqa.report.numbers: KGQA_DIGITS decimals)
+    env.filters["num"] = numbers.score
+    env.filters["ci"] = numbers.ci
+    env.filters["pvalue"] = numbers.pvalue
     env.filters["tojson_compact"] = lambda v: json.dumps(v, ensure_ascii=False)
     env.filters["web_wording"] = web_wording
     env.globals["version"] = kgqa.__version__

@@ -7,7 +7,6 @@ Finished experiments are immutable, so everything derived from one is cached in 
 from __future__ import annotations
 
 import difflib
-import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -22,12 +21,6 @@ TESTED = 12  # leaderboards test the top TESTED experiments pairwise (all pairs 
 QUESTION_ROWS = 2_000  # per-question rows an experiment page lists (downloads have all)
 BOARD_ROWS = 100  # leaderboard rows a page lists
 LIST_ROWS = 50  # experiments a home or compare-picker page lists
-
-
-def fnum(v: Any, digits: int = 4) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "n/a"
-    return f"{v:.{digits}f}"
 
 
 @dataclass
