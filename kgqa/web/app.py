@@ -151,40 +151,61 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
 
     # ------------------------------------------------------------------ pages
 
-    def pager(request: Request, total: int, per: int) -> dict[str, Any]:
-        """Page number and sort order from the query (bad values fall back to the defaults),
-        with the links of the neighbouring pages."""
-        from urllib.parse import urlencode
-
+    def paging(request: Request) -> dict[str, Any]:
+        """Page number, sort order and keyset cursor (``after``/``before``: an experiment id)
+        from the query; bad values fall back to the defaults."""
         q = request.query_params
         try:
             n = max(1, int(q.get("page", "1")))
         except ValueError:
             n = 1
-        last = max(1, -(-total // per))
-        n = min(n, last)
         sort = q.get("sort", "created")
-        sort = sort if sort in SORTS else "created"
-        desc = q.get("dir", "desc") != "asc"
+        cursor = {k: q.get(k) for k in ("after", "before")}
+        return {"page": n, "sort": sort if sort in SORTS else "created", "desc": q.get("dir", "desc") != "asc",
+                **{k: v if v and _ID.match(v) else None for k, v in cursor.items()}}
 
-        def link(k: int) -> str:
-            keep = [(a, b) for a, b in q.multi_items() if a != "page"]
-            return "?" + urlencode([*keep, ("page", str(k))])
+    def listing(request: Request, per: int, count: Any, fetch: Any) -> tuple[list[Any], dict[str, Any]]:
+        """A page of a listing: ``count()`` rows in all, ``fetch(limit=, offset=, after=,
+        before=, sort=, descending=)`` -> :class:`~kgqa.store.store.Page` (a cursor whose
+        experiment is gone falls back to the numbered page)."""
+        p = paging(request)
+        total = count()
+        p["page"] = min(p["page"], max(1, -(-total // per)))
+        kw = dict(limit=per, offset=(p["page"] - 1) * per, sort=p["sort"], descending=p["desc"])
+        try:
+            pg = fetch(after=p["after"], before=p["before"], **kw)
+        except KeyError:
+            pg = fetch(after=None, before=None, **kw)
+        return pg.experiments, pager(request, p, total, per, pg.offset, [e.id for e in pg.experiments])
 
-        return {"page": n, "last": last, "total": total, "offset": (n - 1) * per, "per": per, "sort": sort,
-                "desc": desc, "prev": link(n - 1) if n > 1 else None, "next": link(n + 1) if n < last else None}
+    def pager(request: Request, p: dict[str, Any], total: int, per: int, offset: int, ids: list[str]) -> dict[str, Any]:
+        """What the pager shows for a page of ``ids`` starting after ``offset`` rows of
+        ``total``: the rows' span and the links to the neighbouring pages, which seek from the
+        page's first and last experiment (keyset paging: stable while experiments are added)."""
+        from urllib.parse import urlencode
+
+        keep = [(a, b) for a, b in request.query_params.multi_items() if a not in ("page", "after", "before")]
+
+        def link(k: str, eid: str) -> str:
+            return "?" + urlencode([*keep, (k, eid)])
+
+        total = max(total, offset + len(ids))
+        return {"page": offset // per + 1, "last": max(1, -(-total // per)), "total": total, "offset": offset,
+                "shown": len(ids), "per": per, "sort": p["sort"], "desc": p["desc"],
+                "prev": link("before", ids[0]) if ids and offset > 0 else None,
+                "next": link("after", ids[-1]) if ids and offset + len(ids) < total else None}
 
     def sort_links(request: Request, p: dict[str, Any]) -> dict[str, str]:
         from urllib.parse import urlencode
 
-        keep = [(a, b) for a, b in request.query_params.multi_items() if a not in ("page", "sort", "dir")]
+        keep = [(a, b) for a, b in request.query_params.multi_items()
+                if a not in ("page", "sort", "dir", "after", "before")]
         return {k: "?" + urlencode([*keep, ("sort", k), ("dir", "asc" if p["sort"] == k and p["desc"] else "desc")])
                 for k in SORTS}
 
     async def home(request: Request) -> Response:
         def load() -> dict[str, Any]:
-            p = pager(request, store.count(), LIST_ROWS)
-            exps = store.list(limit=LIST_ROWS, offset=p["offset"], sort=p["sort"], descending=p["desc"])
+            exps, p = listing(request, LIST_ROWS, store.count, store.list_page)
             return {"experiments": exps, "boards": store.boards(), "pager": p, "sorts": sort_links(request, p)}
 
         return page(request, "index.html", **await run_in_threadpool(load))
@@ -424,12 +445,13 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
 
     async def leaderboard(request: Request) -> Response:
         ds, prof = request.path_params["dataset"], request.path_params["profile"]
-        total = await run_in_threadpool(store.count, dataset=ds, profile=prof, status="finished")
-        p = pager(request, total, BOARD_ROWS)
-        board = await run_in_threadpool(lambda: views.leaderboard(ds, prof, page=p["page"]))
+        p = paging(request)
+        board = await run_in_threadpool(lambda: views.leaderboard(ds, prof, page=p["page"], after=p["after"],
+                                                                  before=p["before"]))
         if not board["rows"]:
             return error(request, 404, f"no finished experiment on {ds} with profile {prof}")
-        return page(request, "leaderboard.html", title=f"kgqa · leaderboard {ds} · {prof}", board=board, pager=p)
+        pg = pager(request, p, board["total"], BOARD_ROWS, board["offset"], [r["e"].id for r in board["rows"]])
+        return page(request, "leaderboard.html", title=f"kgqa · leaderboard {ds} · {prof}", board=board, pager=pg)
 
     async def compare(request: Request) -> Response:
         ids = [i for i in request.query_params.getlist("e") if i]
@@ -443,9 +465,8 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
             exps.append(e)
         if len(exps) < 2:
             def candidates() -> tuple[list[Any], dict[str, Any]]:
-                p = pager(request, store.count(status="finished"), LIST_ROWS)
-                return store.list(status="finished", limit=LIST_ROWS, offset=p["offset"], sort=p["sort"],
-                                  descending=p["desc"]), p
+                return listing(request, LIST_ROWS, lambda: store.count(status="finished"),
+                               lambda **kw: store.list_page(status="finished", **kw))
 
             found, p = await run_in_threadpool(candidates)
             return page(request, "compare.html", title="kgqa · compare", exps=exps, body=None, candidates=found,
