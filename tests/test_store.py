@@ -364,3 +364,46 @@ def test_a_server_reads_registry_names_never_its_own_files(tmp_path, monkeypatch
     assert len(api.load_dataset("demo")) == 2
     registered, uploaded = api.dataset_checksum("demo"), api.dataset_checksum(tmp_path / "demo")
     assert registered.startswith("sha256:") and uploaded.startswith("sha256:") and registered != uploaded
+
+
+def test_system_url_credentials_are_used_but_never_stored_shown_or_exported(store, tmp_path, capsys):
+    """A live system's URL with credentials (userinfo, a credential-like query value): the
+    store keeps and shows it with them as ``***``; the run started with the URL as given asks
+    the system with them; a run without it (resumed, re-run) fails saying why; no stored field,
+    export or command output carries them."""
+    from kgqa import api
+    from kgqa.store.export import export
+    from systemprocs import faulty, requests_log
+
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps([{"question": it.question("en"), "query": it.sparql}
+                                   for it in api.load_dataset("demo").items]), encoding="utf-8")
+    secrets = ("hunter2pw", "SECRETKEY123")
+    with faulty(answers) as srv:
+        url = f"http://alice:hunter2pw@127.0.0.1:{srv.port}/?api_key=SECRETKEY123&lang=en"
+        shown = f"http://***@127.0.0.1:{srv.port}/?api_key=***&lang=en"
+        eid = store.create(dataset="demo", run_name="live", profile="kgqa", system_url=url, system_protocol="gerbil",
+                           kg="demo")
+        e = store.get(eid)
+        assert e.system_url == shown and e.credentials_withheld
+        # without the URL as given (a resumed or re-run experiment) the credentials are missing: said so
+        again = store.create(dataset="demo", run_name="live", profile="kgqa", system_url=url,
+                             system_protocol="gerbil", kg="demo")
+        assert not runner.run_experiment(store, again, kgs=KGS)
+        failed = store.get(again)
+        assert failed.status == "failed" and "are not kept in the store" in failed.error and shown in failed.error
+        assert runner.run_experiment(store, eid, kgs=KGS, system_url=url)
+        log = requests_log(srv)
+    assert log and all("api_key=SECRETKEY123" in r["path"] for r in log)  # the system got its credentials
+    assert all(r["headers"].get("Authorization", r["headers"].get("authorization")) == "Basic YWxpY2U6aHVudGVyMnB3"
+               for r in log)
+    e = store.get(eid)
+    assert e.status == "finished" and e.n_questions and e.system_url == shown
+    cli("experiments", "show", eid, "--store", str(tmp_path / "exp.sqlite"), "-f", "json")
+    texts = [json.dumps(e.summary()), e.progress_note or "", export(e, "json"), export(e, "csv"),
+             capsys.readouterr().out]
+    for path in tmp_path.glob("exp.sqlite*"):  # the database file and its write-ahead log
+        texts.append(path.read_bytes().decode("latin-1"))
+    for text_ in texts:
+        assert not any(s in text_ for s in secrets)
+    assert shown in texts[0] and shown in texts[2]

@@ -111,6 +111,9 @@ class Experiment:
     progress_done: int
     progress_total: int
     progress_note: str | None
+    #: the live system's URL had credentials (userinfo, credential-like query values): they were
+    #: used for its run only; ``system_url`` shows them as ``***`` (never stored or shown)
+    credentials_withheld: bool = False
     _evaluation: str | None = field(default=None, repr=False)
     _load: Any = field(default=None, repr=False, compare=False)  # fetches the results of a summary row
 
@@ -147,20 +150,34 @@ class Experiment:
         }
 
 
+def shown_url(url: str | None) -> str | None:
+    """A live system's URL as the store keeps and shows it: userinfo and credential-like query
+    values as ``***`` (:func:`kgqa.execute.systems.client.display_url`)."""
+    if not url:
+        return url
+    from kgqa.execute.systems.client import display_url
+
+    return display_url(url)
+
+
 def _row(r: Any, load: Any = None) -> Experiment:
     m = r._mapping
+    options = json.loads(m["options"] or "{}")
+    url = shown_url(m["system_url"])  # a store written before the URLs were kept redacted: shown so
     return Experiment(
         id=m["id"], status=m["status"], created=m["created"], finished=m["finished"], dataset=m["dataset"],
         dataset_checksum=m["dataset_checksum"], dataset_file=m["dataset_file"], dataset_filename=m["dataset_filename"],
-        run_name=m["run_name"], run_file=m["run_file"], run_filename=m["run_filename"], system_url=m["system_url"],
+        run_name=m["run_name"], run_file=m["run_file"], run_filename=m["run_filename"], system_url=url,
         system_protocol=m["system_protocol"], profile=m["profile"], measures=m["measures"], lang=m["lang"],
         kg=m["kg"], kg_file=m["kg_file"], kg_filename=m["kg_filename"], gold_answers=m["gold_answers"],
-        options=json.loads(m["options"] or "{}"), kg_fingerprint=m["kg_fingerprint"],
+        options=options, kg_fingerprint=m["kg_fingerprint"],
         kgqa_version=m["kgqa_version"], signature=m["signature"], headline=m["headline"],
         headline_value=m["headline_value"], n_questions=m["n_questions"],
         aggregate=json.loads(m["aggregate"] or "{}"), outcomes=json.loads(m["outcomes"] or "{}"), error=m["error"],
         progress_done=m["progress_done"] or 0, progress_total=m["progress_total"] or 0,
-        progress_note=m["progress_note"], _evaluation=m["results"] if "results" in m else None, _load=load,
+        progress_note=m["progress_note"],
+        credentials_withheld=bool(options.get("system_credentials") == "withheld" or url != m["system_url"]),
+        _evaluation=m["results"] if "results" in m else None, _load=load,
     )
 
 
@@ -231,13 +248,19 @@ class Store:
                measures: str | None = None, lang: str = "all", kg: str | None = None, kg_file: str | None = None,
                kg_filename: str | None = None, gold_answers: str = "stored",
                options: dict[str, Any] | None = None) -> str:
-        """A new pending experiment; returns its id (the permalink ``/e/<id>``)."""
+        """A new pending experiment; returns its id (the permalink ``/e/<id>``). A live
+        system's URL is stored as :func:`shown_url` gives it: credentials in it are never
+        stored; the run started with the URL as given uses them
+        (:func:`kgqa.store.runner.run_experiment`'s ``system_url``)."""
         if run_file is None and system_url is None:
             raise ValueError("an experiment needs a run file or a system URL")
+        shown = shown_url(system_url)
+        if shown != system_url:
+            options = {**(options or {}), "system_credentials": "withheld"}
         values = dict(
             status="pending", created=_now(), dataset=dataset, dataset_checksum=dataset_checksum,
             dataset_file=dataset_file, dataset_filename=dataset_filename, run_name=run_name, run_file=run_file,
-            run_filename=run_filename, system_url=system_url, system_protocol=system_protocol, profile=profile,
+            run_filename=run_filename, system_url=shown, system_protocol=system_protocol, profile=profile,
             measures=measures or None, lang=lang, kg=kg, kg_file=kg_file, kg_filename=kg_filename,
             gold_answers=gold_answers, options=_json(options or {}), kgqa_version=kgqa.__version__,
             progress_done=0, progress_total=0,
