@@ -16,6 +16,7 @@ import math
 import os
 import secrets
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -98,24 +99,44 @@ class Experiment:
     kg_file: str | None
     kg_filename: str | None
     gold_answers: str
-    options: dict[str, Any]
     kg_fingerprint: str | None
     kgqa_version: str
     signature: str | None
     headline: str | None
     headline_value: float | None
     n_questions: int | None
-    aggregate: dict[str, float | None]
-    outcomes: dict[str, int]
     error: str | None
     progress_done: int
     progress_total: int
     progress_note: str | None
-    #: the live system's URL had credentials (userinfo, credential-like query values): they were
-    #: used for its run only; ``system_url`` shows them as ``***`` (never stored or shown)
-    credentials_withheld: bool = False
     _evaluation: str | None = field(default=None, repr=False)
     _load: Any = field(default=None, repr=False, compare=False)  # fetches the results of a summary row
+    # the JSON columns as stored, parsed when first read (a listing page shows few of them)
+    _options: str | None = field(default=None, repr=False)
+    _aggregate: str | None = field(default=None, repr=False)
+    _outcomes: str | None = field(default=None, repr=False)
+    _url_redacted: bool = field(default=False, repr=False)  # a URL stored with its credentials (older stores)
+
+    @property
+    def credentials_withheld(self) -> bool:
+        """The live system's URL had credentials (userinfo, credential-like query values): they
+        were used for the run started with them only; ``system_url`` shows them as ``***``."""
+        return self._url_redacted or self.options.get("system_credentials") == "withheld"
+
+    @cached_property
+    def options(self) -> dict[str, Any]:
+        """Further settings (timeout, formats, ...)."""
+        return json.loads(self._options or "{}")
+
+    @cached_property
+    def aggregate(self) -> dict[str, float | None]:
+        """{measure label: value} of a finished experiment."""
+        return json.loads(self._aggregate or "{}")
+
+    @cached_property
+    def outcomes(self) -> dict[str, int]:
+        """{outcome: count} of a finished experiment."""
+        return json.loads(self._outcomes or "{}")
 
     @property
     def done(self) -> bool:
@@ -162,7 +183,6 @@ def shown_url(url: str | None) -> str | None:
 
 def _row(r: Any, load: Any = None) -> Experiment:
     m = r._mapping
-    options = json.loads(m["options"] or "{}")
     url = shown_url(m["system_url"])  # a store written before the URLs were kept redacted: shown so
     return Experiment(
         id=m["id"], status=m["status"], created=m["created"], finished=m["finished"], dataset=m["dataset"],
@@ -170,14 +190,15 @@ def _row(r: Any, load: Any = None) -> Experiment:
         run_name=m["run_name"], run_file=m["run_file"], run_filename=m["run_filename"], system_url=url,
         system_protocol=m["system_protocol"], profile=m["profile"], measures=m["measures"], lang=m["lang"],
         kg=m["kg"], kg_file=m["kg_file"], kg_filename=m["kg_filename"], gold_answers=m["gold_answers"],
-        options=options, kg_fingerprint=m["kg_fingerprint"],
+        kg_fingerprint=m["kg_fingerprint"],
         kgqa_version=m["kgqa_version"], signature=m["signature"], headline=m["headline"],
         headline_value=m["headline_value"], n_questions=m["n_questions"],
-        aggregate=json.loads(m["aggregate"] or "{}"), outcomes=json.loads(m["outcomes"] or "{}"), error=m["error"],
+        error=m["error"],
         progress_done=m["progress_done"] or 0, progress_total=m["progress_total"] or 0,
         progress_note=m["progress_note"],
-        credentials_withheld=bool(options.get("system_credentials") == "withheld" or url != m["system_url"]),
+        _url_redacted=url != m["system_url"],
         _evaluation=m["results"] if "results" in m else None, _load=load,
+        _options=m["options"], _aggregate=m["aggregate"], _outcomes=m["outcomes"],
     )
 
 
