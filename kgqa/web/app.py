@@ -23,7 +23,6 @@ import html
 import json
 import re
 import secrets
-import threading
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -527,10 +526,10 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
     async def lifespan(app: Starlette):
         if settings.resume:
             await run_in_threadpool(jobs.resume)
-        # the statistics and report modules (SciPy: seconds to import) load beside the first
-        # requests, not in the first leaderboard's
-        warm = threading.Thread(target=_warm_imports, name="kgqa-web-warm", daemon=True)
-        warm.start()
+        if await run_in_threadpool(store.boards):
+            # a store with leaderboards: their statistics (SciPy: seconds to import) load before
+            # the server answers, not in the first leaderboard's request nor beside other pages
+            await run_in_threadpool(_warm_imports)
         yield
         jobs.shutdown()
         checker.shutdown()

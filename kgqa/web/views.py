@@ -146,7 +146,7 @@ class Views:
         the best. Only the page's rows and the top ones' results are read; the tests are
         computed once per set of top experiments (finished experiments never change)."""
         total = self.store.count(dataset=dataset, profile=profile, status="finished")
-        offset = (max(1, page) - 1) * per
+        offset = (min(max(1, page), max(1, -(-total // per))) - 1) * per  # past the end: the last page
         try:
             pg = self.store.leaderboard_page(dataset, profile, limit=per, offset=offset, after=after, before=before)
         except KeyError:  # the cursor's experiment was deleted: the numbered page instead
