@@ -73,6 +73,8 @@ def test_seek_pages_equal_offset_pages(store, specs, per, sort, desc):
     assert len(full) == len(specs)
     page = lambda **kw: store.list_page(sort=sort, descending=desc, **kw)  # noqa: E731
     assert _walk(page, per) == full
+    for k in range(0, len(full) + 1, per):  # numbered pages (OFFSET) are the same slices
+        assert [e.id for e in store.list(sort=sort, descending=desc, limit=per, offset=k)] == full[k:k + per]
     for i, eid in enumerate(full):  # from every row: the next page and the previous one
         after = page(limit=per, after=eid)
         assert [e.id for e in after.experiments] == full[i + 1:i + 1 + per]

@@ -209,6 +209,7 @@ class Views:
             rows.append({"rank": rank, "e": e, "name": name, "letters": letters.get(tested, ("", "")),
                          "vs_best": vs_best.get(tested), "values": [e.aggregate.get(k) for k in labels]})
         return {"dataset": dataset, "profile": profile, "labels": labels, "rows": rows, "headline": headline,
+                "head": labels.index(headline) if headline in labels else -1,  # the headline's column
                 "note": note, "total": total, "offset": offset}
 
     def compare(self, exps: list[Experiment]) -> Markup:
