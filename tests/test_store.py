@@ -379,6 +379,8 @@ def test_system_url_credentials_are_used_but_never_stored_shown_or_exported(stor
     answers.write_text(json.dumps([{"question": it.question("en"), "query": it.sparql}
                                    for it in api.load_dataset("demo").items]), encoding="utf-8")
     secrets = ("hunter2pw", "SECRETKEY123")
+    plain = store.get(store.create(dataset="demo", run_name="p", profile="kgqa", system_url="HTTP://Example.ORG/qa"))
+    assert plain.system_url == "http://example.org/qa" and not plain.credentials_withheld  # normalised, nothing hidden
     with faulty(answers) as srv:
         url = f"http://alice:hunter2pw@127.0.0.1:{srv.port}/?api_key=SECRETKEY123&lang=en"
         shown = f"http://***@127.0.0.1:{srv.port}/?api_key=***&lang=en"

@@ -196,7 +196,7 @@ def _row(r: Any, load: Any = None) -> Experiment:
         error=m["error"],
         progress_done=m["progress_done"] or 0, progress_total=m["progress_total"] or 0,
         progress_note=m["progress_note"],
-        _url_redacted=url != m["system_url"],
+        _url_redacted=url != m["system_url"] and "***" in (url or ""),
         _evaluation=m["results"] if "results" in m else None, _load=load,
         _options=m["options"], _aggregate=m["aggregate"], _outcomes=m["outcomes"],
     )
@@ -276,7 +276,7 @@ class Store:
         if run_file is None and system_url is None:
             raise ValueError("an experiment needs a run file or a system URL")
         shown = shown_url(system_url)
-        if shown != system_url:
+        if shown != system_url and "***" in (shown or ""):  # not a mere normalisation of the URL
             options = {**(options or {}), "system_credentials": "withheld"}
         values = dict(
             status="pending", created=_now(), dataset=dataset, dataset_checksum=dataset_checksum,
