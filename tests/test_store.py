@@ -96,6 +96,35 @@ def test_migrations_run_in_order_on_an_old_store(tmp_path, monkeypatch):
     s.close()
 
 
+def test_a_version_2_store_gets_listing_indices_that_end_with_the_id(tmp_path):
+    path = tmp_path / "v2.sqlite"
+    st = Store(path)
+    eids = [st.create(dataset="demo", run_name=f"r{i}", profile="kgqa", system_url="http://x") for i in range(3)]
+    st.close()
+    eng = create_engine(f"sqlite:///{path}")
+    with eng.begin() as c:  # what kgqa with schema version 2 wrote: the listing indices without the id
+        for ix in schema._LISTING:
+            if ix.endswith("_id"):
+                c.execute(text(f"DROP INDEX {ix}"))
+        for name, cols in (("ix_experiments_status_created", "status, created"), ("ix_experiments_headline",
+                           "headline_value, created"), ("ix_experiments_run", "run_name, created"),
+                           ("ix_experiments_rank", "dataset, profile, status, headline_value, created")):
+            c.execute(text(f"CREATE INDEX {name} ON experiments ({cols})"))
+        c.execute(text("UPDATE kgqa_schema SET version = 2"))
+    eng.dispose()
+    s = Store(path)
+    assert s.schema_found == 2
+    with s.engine.connect() as c:
+        names = {r[0] for r in c.execute(text("SELECT name FROM sqlite_master WHERE type = 'index'"))}
+        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 3
+        plan = " ".join(r[3] for r in c.execute(text(
+            "EXPLAIN QUERY PLAN SELECT id FROM experiments ORDER BY headline_value DESC, created DESC, id LIMIT 1 OFFSET 1")))
+    assert set(schema._LISTING) <= names and not set(schema._SUPERSEDED) & names
+    assert "COVERING INDEX ix_experiments_headline_id" in plan
+    assert {e.id for e in s.list()} == set(eids)
+    s.close()
+
+
 def test_a_version_1_store_opens_moves_its_results_and_gets_the_listing_indices(tmp_path):
     path = tmp_path / "v1.sqlite"
     st = Store(path)
@@ -119,7 +148,7 @@ def test_a_version_1_store_opens_moves_its_results_and_gets_the_listing_indices(
     assert s.list(status="finished")[0].evaluation_json() == before  # loaded when asked for
     with s.engine.connect() as c:
         names = {r[0] for r in c.execute(text("SELECT name FROM sqlite_master WHERE type = 'index'"))}
-        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 2
+        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 3
         assert c.execute(text("SELECT count(*) FROM experiments WHERE evaluation IS NOT NULL")).scalar() == 0
     assert set(schema._LISTING) <= names
     assert s.delete(eid) and s.get(eid) is None
