@@ -81,8 +81,10 @@ def verdict(ok: bool) -> str:
 #: query on stdout: ``index kind rows seconds`` (the time around the query and the reading). A
 #: result over kgqa's row cap is an error here too (kgqa stops reading it: so does this loop).
 RAW_LOOP = r"""
-import json, sys, time
+import ctypes, json, sys, time
 import pyoxigraph as ox
+if sys.platform.startswith("linux"):
+    ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG: SIGKILL when the bench dies
 qs = json.load(open(sys.argv[1], encoding="utf-8"))
 s = ox.Store.read_only(sys.argv[2])
 cap = int(sys.argv[3])
@@ -185,6 +187,9 @@ class RawSide:
                 last = time.perf_counter()
         return res
 
+    def pids(self) -> list[int]:
+        return [self.proc.pid, self.spare[0].pid]
+
     def close(self) -> None:
         for p in (self.proc, self.spare[0]):
             p.kill()
@@ -231,6 +236,9 @@ class KgqaSide:
     def restarts(self) -> int:
         return getattr(self.engine, "restarts", 0)
 
+    def pids(self) -> list[int]:
+        return [w.proc.pid for w in getattr(self.engine, "_pool", ())]
+
     def close(self) -> None:
         self.ex.close()
         self.engine.close()
@@ -242,6 +250,30 @@ CUT = ("timeout", "died")
 def percentile(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
+
+
+def cpu_of(pids: list[int]) -> float:
+    """CPU seconds (user + system) the live processes ``pids`` have used so far."""
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                f = fh.read().rsplit(")", 1)[1].split()
+            total += (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+def cpu_now(side) -> float:
+    """CPU seconds so far of this process, its reaped children and ``side``'s live processes: the
+    difference over one side's chunk is that side's CPU time (the other side's processes are idle
+    meanwhile, and a child reaped during the chunk, killed at the limit, enters the children's
+    total with the CPU it had before the chunk, which its live reading at the start subtracts)."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + r.ru_utime + r.ru_stime + cpu_of(side.pids())
 
 
 def load_average() -> str:
@@ -275,6 +307,7 @@ def query_row(kg: Path, qs_path: Path, store_dir: Path, n: int, args) -> list[st
           f"{', '.join(s.name for s in sides)} (started in {time.perf_counter() - t:.1f} s); load {load_average()}",
           flush=True)
     walls = [0.0] * len(sides)
+    cpus = [0.0] * len(sides)  # CPU seconds: less at the mercy of the other work on the machine
     results: list[dict[int, tuple[str, int, float]]] = [{} for _ in sides]
     loads = [os.getloadavg()[0]]
     start = time.perf_counter()
@@ -285,13 +318,15 @@ def query_row(kg: Path, qs_path: Path, store_dir: Path, n: int, args) -> list[st
             break
         b = done_to = min(n, a + args.chunk)
         for k in [(c + j) % len(sides) for j in range(len(sides))]:
-            t = time.perf_counter()
             side = sides[k]
+            t, c0 = time.perf_counter(), cpu_now(side)
             results[k].update(side.run(a, b) if isinstance(side, RawSide) else side.run(qs, a, b))
             walls[k] += time.perf_counter() - t
+            cpus[k] += cpu_now(side) - c0
         loads.append(os.getloadavg()[0])
         print(f"  {b}/{n}: " + "; ".join(f"{s.name} {walls[k]:.1f} s, {sum(r[0] in CUT for r in results[k].values())} cut"
                                          for k, s in enumerate(sides)) + f"; load {loads[-1]:.1f}", flush=True)
+        print("    CPU: " + "; ".join(f"{s.name} {cpus[k]:.1f} s" for k, s in enumerate(sides)), flush=True)
     for s in sides:
         s.close()
     raw = results[0]
@@ -309,7 +344,8 @@ def query_row(kg: Path, qs_path: Path, store_dir: Path, n: int, args) -> list[st
         both = sum(1 for i, (kind, _, _) in res.items() if kind == "ok" and raw[i][0] == "ok")
         print(f"{s.name}: {done} finished ({', '.join(f'{v} {kind}' for kind, v in sorted(kinds.items()))}; "
               f"{s.restarts} restarts) in {walls[k]:.1f} s, "
-              f"of which cut queries {cut_time:.1f} s: {tputs[k]:.2f} finished/s; finished queries' time p50 "
+              f"of which cut queries {cut_time:.1f} s: {tputs[k]:.2f} finished/s; CPU {cpus[k]:.1f} s "
+              f"(per finished query {cpus[k] / max(done, 1) * 1e3:.1f} ms, the cut ones' CPU included); finished queries' time p50 "
               f"{percentile(lat, .5) * 1e3:.1f} ms, p95 {percentile(lat, .95) * 1e3:.1f} ms"
               + ("" if k == 0 else f"; rows equal to raw's on {same} of the {both} queries both answered"))
     print(f"load average during the row: {min(loads):.1f} to {max(loads):.1f} ({os.cpu_count()} CPUs)")
@@ -318,7 +354,7 @@ def query_row(kg: Path, qs_path: Path, store_dir: Path, n: int, args) -> list[st
         ratio = tputs[0] / tputs[k]
         rows.append(f"| {done_to} generated queries within 1.5x of raw pyoxigraph ({sides[k].name}, "
                     f"limit {args.timeout:g} s) | {tputs[k]:.2f} vs raw {tputs[0]:.2f} finished/s: {ratio:.2f}x | "
-                    f"{verdict(ratio <= 1.5)} |")
+                    f"{verdict(ratio <= 1.5)} (CPU {cpus[k]:.1f} vs raw {cpus[0]:.1f} s: {cpus[k] / cpus[0]:.2f}x) |")
     return rows
 
 
