@@ -907,7 +907,7 @@ def render_evaluations(evaluations: Sequence[_ScoreEvaluation], fmt: str) -> str
 
     render = {"json": report.to_json, "csv": report.to_csv, "md": report.to_markdown, "table": report.to_markdown}
     if fmt not in render:
-        raise InputError("format", f"expected one of {', '.join(render)}, got {fmt!r}")
+        raise InputError("format", f"expected one of {', '.join(EVALUATION_FORMATS)}, got {fmt!r}")
     return render[fmt](list(evaluations))
 
 

@@ -8,7 +8,8 @@ from typing import Optional
 import typer
 
 from kgqa.cli._output import out, print_or_write, save_evaluations, write_text
-from kgqa.cli.options import CompareFormat, ExecutionOptions, InputOptions, ReportFormat
+from kgqa.cli.options import CompareFormat, DatasetFormatOption, ExecutionOptions, InputOptions, OutputFileOption
+from kgqa.cli.options import ReportFormat, RunFormatOption, TimeoutOption
 from kgqa.model import InputError
 
 
@@ -40,13 +41,13 @@ def compare_cmd(
     seed: int = typer.Option(0, "--seed", help="Seed of every bootstrap and randomization test (same seed, same output)."),
     resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples and randomization trials."),
     family: str = typer.Option("measure", "--family", help="Correction family: 'measure' (comparisons of one measure) or 'all'."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file."),
+    output: OutputFileOption = None,
     save: Optional[Path] = typer.Option(None, "--save", help="Also save the evaluations (JSON) for kgqa report / show."),
-    dataset_format: Optional[str] = typer.Option(None, "--dataset-format", help="Force the dataset format."),
-    run_format: Optional[str] = typer.Option(None, "--run-format", help="Force the run format."),
+    dataset_format: DatasetFormatOption = None,
+    run_format: RunFormatOption = None,
     kg: Optional[str] = typer.Option(None, "--kg", help="Execute queries on this KG (RDF file(s), store directory or endpoint)."),
     gold_answers: str = typer.Option("stored", "--gold-answers", help="stored or executed (with --kg)."),
-    timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
+    timeout: TimeoutOption = 30.0,
     graph: Optional[str] = typer.Option(None, "--graph", help="Default graph IRI for an endpoint."),
     no_normalise: bool = typer.Option(False, "--no-normalise", help="Execute queries exactly as written (no prefix injection or dialect fixes)."),
     reexecute: bool = typer.Option(False, "--reexecute", help="With --kg: execute the runs' queries even where they also give answers."),

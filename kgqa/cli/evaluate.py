@@ -9,7 +9,8 @@ import typer
 from rich.markup import escape
 
 from kgqa.cli._output import Console, emit_breakdowns, record, resumable, save_evaluations, say, serve_demo
-from kgqa.cli.options import ExecutionOptions, InputOptions, OutputFormat, OutputOptions, SystemOptions
+from kgqa.cli.options import DatasetFormatOption, ExecutionOptions, InputOptions, OutputFormat, OutputOptions
+from kgqa.cli.options import RunFormatOption, SystemOptions, TimeoutOption
 from kgqa.score.profiles import names as profile_names  # the --profile help (nothing is parsed); see test_architecture
 
 if TYPE_CHECKING:
@@ -84,12 +85,12 @@ def evaluate_cmd(
     by: Optional[list[str]] = typer.Option(None, "--by", help="Also print a breakdown by this characteristic (repeatable; e.g. function, hops, answer_cardinality, a group or metadata key)."),
     bins: Optional[list[str]] = typer.Option(None, "--bins", help="Bins for a numeric --by key: NAME=e0,e1,... or NAME=Q quantile bins (repeatable)."),
     save: Optional[Path] = typer.Option(None, "--save", help="Save the evaluations (JSON) for kgqa report / kgqa show."),
-    dataset_format: Optional[str] = typer.Option(None, "--dataset-format", help="Force the dataset format."),
-    run_format: Optional[str] = typer.Option(None, "--run-format", help="Force the run format."),
+    dataset_format: DatasetFormatOption = None,
+    run_format: RunFormatOption = None,
     kg: Optional[str] = typer.Option(None, "--kg", help="Execute queries on this KG: RDF file(s), a store directory, an http(s) SPARQL endpoint, or a registry KG name (ck25, demo)."),
     graph: Optional[str] = typer.Option(None, "--graph", help="Default graph IRI for an endpoint."),
     gold_answers: str = typer.Option("stored", "--gold-answers", help="stored: the dataset's gold answers; executed: re-run gold queries on --kg."),
-    timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
+    timeout: TimeoutOption = 30.0,
     no_normalise: bool = typer.Option(False, "--no-normalise", help="Execute queries exactly as written (no prefix injection or dialect fixes)."),
     sandbox_gold: bool = typer.Option(False, "--sandbox-gold", help="With --kg: run the dataset's gold queries through the sandbox like the run's (a dataset from an unknown source; see docs/reference/trust.md)."),
     dataset_option: Optional[list[str]] = typer.Option(None, "--dataset-option", help="Loader option KEY=VALUE (e.g. question_field=paraphrased_question for LC-QuAD 2.0); repeatable."),

@@ -21,7 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
+
+import typer
 
 from kgqa.cli._output import system_headers
 from kgqa.model import InputError
@@ -81,6 +83,16 @@ class ExportFormat(str, Enum):
     md = "md"
     latex = "latex"
     html = "html"
+
+
+# Options declared alike by several commands (``name: TimeoutOption = 30.0``).
+TimeoutOption = Annotated[float, typer.Option("--timeout", help="Per-query timeout in seconds.")]
+CacheFileOption = Annotated[Optional[Path], typer.Option("--cache", help="Result cache file (default: the user cache).")]
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not use the persistent result cache.")]
+DatasetFormatOption = Annotated[Optional[str], typer.Option("--dataset-format", help="Force the dataset format.")]
+RunFormatOption = Annotated[Optional[str], typer.Option("--run-format", help="Force the run format.")]
+TableFormatOption = Annotated[TableFormat, typer.Option("--format", "-f", help="Output format.")]
+OutputFileOption = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file.")]
 
 
 def parse_options(pairs: list[str] | None, flag: str) -> dict[str, object]:

@@ -9,7 +9,8 @@ from typing import Any, Optional
 import typer
 
 from kgqa.cli._output import Console, write_text
-from kgqa.cli.options import TableFormat
+from kgqa.cli.options import CacheFileOption, NoCacheOption, OutputFileOption, TableFormat, TableFormatOption
+from kgqa.cli.options import TimeoutOption
 from kgqa.model import InputError
 
 out = Console()
@@ -73,9 +74,9 @@ def degrade_cmd(
     seed: int = typer.Option(0, "--seed", help="Random seed."),
     among: str = typer.Option("applicable", "--among", help="Draw items among those the transformation applies to ('applicable') or all ('all', the paper's protocol)."),
     output: Path = typer.Option(..., "--output", "-o", help="Run file to write (JSONL run format)."),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Result cache file (default: the user cache)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the persistent result cache."),
-    timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
+    cache: CacheFileOption = None,
+    no_cache: NoCacheOption = False,
+    timeout: TimeoutOption = 30.0,
 ) -> None:
     """Write a synthetic run: gold queries with one transformation applied to a seeded share of items."""
     from kgqa import api
@@ -99,11 +100,11 @@ def sensitivity_cmd(
     seed: int = typer.Option(0, "--seed", help="First seed."),
     among: str = typer.Option("applicable", "--among", help="applicable (default) or all (the paper's protocol)."),
     profile: str = typer.Option("kgqa", "--profile", "-p", help="Scoring convention (term matching, answer view)."),
-    fmt: TableFormat = typer.Option(TableFormat.table, "--format", "-f", help="Output format."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file."),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Result cache file (default: the user cache)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the persistent result cache."),
-    timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
+    fmt: TableFormatOption = TableFormat.table,
+    output: OutputFileOption = None,
+    cache: CacheFileOption = None,
+    no_cache: NoCacheOption = False,
+    timeout: TimeoutOption = 30.0,
 ) -> None:
     """Sensitivity of measures to synthetic degradations (ICTIR 2022 Table 3)."""
     from kgqa import api
@@ -127,11 +128,11 @@ def axioms_cmd(
     limit: Optional[int] = typer.Option(None, "--limit", help="Use only the first N items of the dataset."),
     strict: bool = typer.Option(False, "--strict", help="Strict reading: no tie is excused for answer-level measures."),
     no_synthetic: bool = typer.Option(False, "--no-synthetic", help="Only the dataset's suites."),
-    fmt: TableFormat = typer.Option(TableFormat.table, "--format", "-f", help="Output format."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file."),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Result cache file (default: the user cache)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the persistent result cache."),
-    timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
+    fmt: TableFormatOption = TableFormat.table,
+    output: OutputFileOption = None,
+    cache: CacheFileOption = None,
+    no_cache: NoCacheOption = False,
+    timeout: TimeoutOption = 30.0,
 ) -> None:
     """Check measures against the axioms A1-A3 of ICTIR 2022 (Table 1), with counterexamples."""
     from kgqa import api
