@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -764,10 +764,21 @@ class Comparison:
     def __init__(self, evaluations: Sequence[_ScoreEvaluation], result: Any):
         self.evaluations = [Evaluation.of(e) for e in evaluations]
         self.result = result
+        self._report: Any = None
 
     @property
     def systems(self) -> list[str]:
         return list(self.result.systems)
+
+    @property
+    def report(self):
+        """The comparison's tables as data (:class:`kgqa.report.model.ComparisonReport`: cells
+        with mean, CI, best flag and significance letters), built once; every ``to_*`` renders it."""
+        if self._report is None:
+            from kgqa.report.model import comparison_report
+
+            self._report = comparison_report(self.result)
+        return self._report
 
     def __rich__(self):
         from rich.console import Group
@@ -775,7 +786,7 @@ class Comparison:
 
         from kgqa.report.analysis import comparison_grids
 
-        summary, pairs, notes = comparison_grids(self.result)
+        summary, pairs, notes = comparison_grids(self.report)
         return Group(summary, pairs, *(Text(n, style="dim") for n in notes))
 
     def to_table(self, width: int = 130) -> str:
@@ -789,12 +800,12 @@ class Comparison:
     def to_markdown(self) -> str:
         from kgqa.report.analysis import comparison_markdown
 
-        return comparison_markdown(self.result)
+        return comparison_markdown(self.report)
 
     def to_latex(self, **kwargs: Any) -> str:
         from kgqa.report.latex import comparison_latex
 
-        return comparison_latex(self.result, **kwargs)
+        return comparison_latex(self.report, **kwargs)
 
     def to_html(self, **kwargs: Any) -> str:
         """A standalone HTML report (scores, comparison, outcomes, taxonomy, questions)."""
@@ -894,7 +905,6 @@ _LAZY.update({
     "parse_bytes": "kgqa.execute.engine",  # "2GiB" / "off" -> an engine cap
     "display_url": "kgqa.execute.systems.client",  # a URL with its credentials shown as ***
     "split_run_spec": "kgqa.load.runspec",  # "NAME=PATH" -> (name, path)
-    "write_atomic": "kgqa.load.jsonio",  # a file written whole or not at all
 })
 
 #: Output formats of :func:`render_evaluations` (``table`` is printed by :func:`print_evaluations`).
@@ -1160,3 +1170,107 @@ def render_validation(result: Any, fmt: str) -> Any:
     if fmt not in render:
         raise InputError("format", f"expected table, md, latex or json, got {fmt!r}")
     return render[fmt](result)
+
+
+# ---------------------------------------------------------------- CLI entry points (builder side)
+# What ``kgqa kg``, ``kgqa cache``, ``kgqa audit``, ``kgqa system ask`` and ``kgqa experiments``
+# call: each is the whole job of one command, so a notebook gets what the command gets.
+
+_LAZY.update({"write_atomic": "kgqa.load.jsonio"})  # a file written whole or not at all
+
+
+@dataclass
+class KGSummary:
+    """What ``kgqa kg load`` / ``kgqa kg info`` print: the KG's manifest (quads, fingerprint,
+    files), its named graphs (None when not listed) and the store directory (None: files)."""
+
+    manifest: Any
+    graphs: list[str] | None = None
+    store: str | None = None
+
+
+def load_kg(files: Sequence[PathLike], *, store: PathLike | None = None, graph: str | None = None,
+            progress: bool = False, replace: bool = False) -> KGSummary:
+    """``kgqa kg load``: load RDF ``files`` into a new persistent ``store`` directory (an existing
+    kgqa store only with ``replace``), or, without ``store``, into memory to check them (the
+    named graphs are then listed). Triples go into ``graph`` when given."""
+    from kgqa.execute.kgfile import create_store, load_files
+
+    if store is not None:
+        return KGSummary(create_store(files, store, graph, progress=progress, replace=replace), None, str(store))
+    st, manifest = load_files(files, graph, progress=progress)
+    return KGSummary(manifest, [str(g.value) for g in st.named_graphs()])
+
+
+def kg_info(kg: Sequence[PathLike], *, graph: str | None = None) -> KGSummary:
+    """``kgqa kg info``: a store directory (one path; opened read-only, its quads counted) or RDF
+    file(s) (loaded into memory, triples into ``graph``); named graphs listed either way."""
+    from kgqa.execute.kgfile import load_files, read_manifest
+
+    kg = list(kg)
+    if len(kg) == 1 and Path(kg[0]).is_dir():
+        import pyoxigraph as ox
+
+        manifest = read_manifest(kg[0])  # an InputError explains a directory that is no kgqa store
+        st = ox.Store.read_only(str(kg[0]))
+        graphs = [str(g.value) for g in st.named_graphs()]
+        manifest.quads = len(st)
+        del st
+        return KGSummary(manifest, graphs, str(kg[0]))
+    st, manifest = load_files(kg, graph)
+    return KGSummary(manifest, [str(g.value) for g in st.named_graphs()])
+
+
+def cache_stats(path: PathLike | None = None):
+    """``kgqa cache stats``: entries per engine and outcome status, and the size of the result
+    cache (``path``, default ``$KGQA_CACHE_DIR/results.sqlite``); a
+    :class:`kgqa.execute.cache.CacheStats`."""
+    from kgqa.execute.cache import ResultCache
+
+    with ResultCache(path) as c:
+        return c.stats()
+
+
+def clear_cache(engine: str | None = None, *, path: PathLike | None = None) -> int:
+    """``kgqa cache clear``: delete the cached results of ``engine`` (a key as in
+    :func:`cache_stats`; a trailing ``*`` matches a prefix), or all; returns how many."""
+    from kgqa.execute.cache import ResultCache
+
+    with ResultCache(path) as c:
+        return c.clear(engine)
+
+
+def audit_renderables(report: Any, show_all: bool = False) -> list[Any]:
+    """The terminal rendering of an :func:`audit` report (rich renderables): header, verdict
+    counts and the table of problem queries (every query with ``show_all``)."""
+    from kgqa.report.audit import audit_renderables as renderables
+
+    return renderables(report, show_all)
+
+
+def ask_system(dataset: PathLike, url: str, output: PathLike, *, protocol: str = "gerbil", fmt: str | None = None,
+               dataset_format: str | None = None, **settings: Any):
+    """``kgqa system ask``: ask a live QA system at ``url`` every question of ``dataset`` (over
+    ``protocol``: gerbil or text2sparql), journalling each response beside ``output`` (a rerun
+    asks only what is missing), and write the run (``fmt``: jsonl, qald or text2sparql; default
+    from the file name). ``settings`` are the fields of
+    :class:`kgqa.execute.systems.AskSettings` (langs, concurrency, timeout, retries, rps,
+    headers, ...). Returns the ask result, the format written and the journal path."""
+    from kgqa.execute.systems import AskSettings, ask_to_file
+
+    return ask_to_file(str(dataset), url, output, protocol=protocol, settings=AskSettings(**settings), fmt=fmt,
+                       dataset_format=dataset_format)
+
+
+def experiments_table(experiments: Sequence[Any]) -> Any:
+    """``kgqa experiments list``: one row per stored experiment (a rich renderable)."""
+    from kgqa.report.tables import experiments_grid
+
+    return experiments_grid(experiments)
+
+
+def experiment_table(summary: Mapping[str, Any]) -> Any:
+    """``kgqa experiments show``: one experiment's summary, one key per row (a rich table)."""
+    from kgqa.report.tables import experiment_table as table
+
+    return table(summary)

@@ -193,9 +193,10 @@ def test_gzip_bomb_response_is_cut_off(server):
 
 def test_compressed_kg_bomb_is_refused(tmp_path, monkeypatch):
     import kgqa.execute.kgfile as kgfile
+    import kgqa.load.decompress as decompress
     from kgqa.model import InputError
 
-    monkeypatch.setattr(kgfile, "DECOMPRESSION_FLOOR", 1 << 20)
+    monkeypatch.setattr(decompress, "DECOMPRESSION_FLOOR", 1 << 20)
     p = tmp_path / "bomb.nt.gz"
     p.write_bytes(gzip.compress(b'<http://a> <http://p> "x" .\n' * 400_000, 9))
     with pytest.raises(InputError, match="decompression bomb"):

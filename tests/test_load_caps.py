@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from kgqa.execute.kgfile import DECOMPRESSION_FLOOR
+from kgqa.load.decompress import DECOMPRESSION_FLOOR
 from kgqa.load import load_dataset, load_run
 from kgqa.migrate.links import Links
 from kgqa.model import InputError
@@ -72,3 +72,29 @@ def test_json_loads_error_type_is_kept():
 
     with pytest.raises(json.JSONDecodeError):
         loads("[" + "9" * 4301 + "]")
+
+
+@pytest.mark.parametrize("name", ["links.tsv", "links.tsv.xz", "links.nt.bz2"])
+def test_one_link_reader_for_evaluate_and_migrate(tmp_path, name):
+    """``evaluate --links`` and ``migrate --links`` read a link file through one reader: the same
+    pairs, whatever the compression."""
+    import bz2
+    import lzma
+
+    from kgqa.load.links import load_links, read_pairs
+
+    if ".nt" in name:
+        text = ("<http://a/x> <http://www.w3.org/2002/07/owl#sameAs> <http://b/x> .\n"
+                "<http://b/y> <http://www.w3.org/2002/07/owl#sameAs> <http://a/y> .\n"
+                "<http://a/z> <http://www.w3.org/2000/01/rdf-schema#seeAlso> <http://b/z> .\n")
+    else:
+        text = "source\ttarget\n# a comment\nhttp://a/x\thttp://b/x\n<http://b/y>\t<http://a/y>\n"
+    raw = text.encode()
+    p = tmp_path / name
+    p.write_bytes(lzma.compress(raw) if name.endswith(".xz") else bz2.compress(raw) if name.endswith(".bz2") else raw)
+    assert list(read_pairs(p)) == [("http://a/x", "http://b/x"), ("http://b/y", "http://a/y")]
+    links = Links.load([p])
+    assert links.linked("http://a/x") == ["http://b/x"] and links.linked("http://a/y") == ["http://b/y"]
+    assert Links.load([p], wanted={"http://a/y"}).pairs.keys() == {"http://a/y", "http://b/y"}
+    il = load_links([p], dbpedia=False)
+    assert il.description == "sameAs=2" and il.map("http://b/y") == il.map("http://a/y") != il.map("http://a/x")

@@ -81,7 +81,7 @@ def test_link_files_read_either_format_and_refuse_bad_lines(tmp_path):
     assert list(read_pairs(nt)) == [("http://x/a", "http://x/b")]
     bad = tmp_path / "bad.tsv"
     bad.write_bytes(b"http://x/a\thttp://x/b\nhttp://x/\xff\thttp://x/c\n")
-    with pytest.raises(InputError, match="line 2: not UTF-8"):
+    with pytest.raises(InputError, match="line 2: not valid UTF-8"):
         list(read_pairs(bad))
     bad.write_text("http://x/a\thttp://x/b\nnot an iri\tx\n")
     with pytest.raises(InputError, match="line 2: expected two IRIs"):

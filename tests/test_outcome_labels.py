@@ -19,6 +19,12 @@ PROSE = [
     # 'WITH' in prose is no update
     "Sorry, I cannot answer this question\nWITH the information in the knowledge graph.",
     "To find the products we would DELETE nothing and INSERT nothing; LOAD the data first.",
+    # prose that begins with an update keyword: the parse stops at the very next word
+    "With the data available I could not find it; the services listed do not say.",
+    "Delete this answer, the graph has no such fact.",
+    "Load the page again and ask the services desk.",
+    "Insert a query here.",
+    "drop it",
     # a query followed by an explanation: the engine stops at 'This', before 'services'
     "SELECT ?p WHERE { ?p a <http://ex.org/Product> }\nThis query lists the products of all services.",
 ]
@@ -38,6 +44,10 @@ def test_prose_is_a_parse_error_not_a_refusal(text):
 @pytest.mark.parametrize("query,why", [
     ("SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }", "SERVICE"),
     ("WITH <http://ex.org/g> DELETE { ?s ?p ?o } WHERE { ?s ?p ?o }", "SPARQL Update"),
+    ("DROP GRAPH <http://ex.org/g>", "SPARQL Update"),
+    ("CLEAR ALL", "SPARQL Update"),
+    # broken, but not at the word after the keyword: an update with a mistake, still refused
+    ("WITH <http://ex.org/g> DELETE { ?s ?p ?o } WHERE { ?s ?p ?o", "SPARQL Update"),
     # parses once decoded (SPARQL 1.1 codepoint escapes): the engine would run it
     ("SELECT * WHERE { \\u0053ERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }", "SERVICE"),
     # parses once the normaliser adds ' AS ?v': the engine would run it

@@ -12,7 +12,8 @@ from rich.console import Console
 
 from kgqa.demo import DATA
 from kgqa.report import evaluation as report
-from kgqa.report.fit import Grid, fit, fmt_number, print_grid
+from kgqa.report.fit import Grid, fit, print_grid
+from kgqa.report.numbers import score as fmt_number
 
 
 def _evaluations(profile: str):
@@ -157,7 +158,8 @@ def test_one_measure_in_full_and_suggestions():
 @pytest.mark.parametrize("width", [80, 120, 200])
 def test_comparison_shows_every_number_intact(width):
     from kgqa.analyze.comparison import compare_evaluations
-    from kgqa.report.analysis import fci, fnum, fp, print_comparison
+    from kgqa.report.analysis import print_comparison
+    from kgqa.report.numbers import ci as fci, pvalue as fp, score as fnum
 
     evals = _evaluations("kgqa")
     cmp = compare_evaluations(evals, seed=0, resamples=300, trials=300)

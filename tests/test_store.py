@@ -96,6 +96,35 @@ def test_migrations_run_in_order_on_an_old_store(tmp_path, monkeypatch):
     s.close()
 
 
+def test_a_version_2_store_gets_listing_indices_that_end_with_the_id(tmp_path):
+    path = tmp_path / "v2.sqlite"
+    st = Store(path)
+    eids = [st.create(dataset="demo", run_name=f"r{i}", profile="kgqa", system_url="http://x") for i in range(3)]
+    st.close()
+    eng = create_engine(f"sqlite:///{path}")
+    with eng.begin() as c:  # what kgqa with schema version 2 wrote: the listing indices without the id
+        for ix in schema._LISTING:
+            if ix.endswith("_id"):
+                c.execute(text(f"DROP INDEX {ix}"))
+        for name, cols in (("ix_experiments_status_created", "status, created"), ("ix_experiments_headline",
+                           "headline_value, created"), ("ix_experiments_run", "run_name, created"),
+                           ("ix_experiments_rank", "dataset, profile, status, headline_value, created")):
+            c.execute(text(f"CREATE INDEX {name} ON experiments ({cols})"))
+        c.execute(text("UPDATE kgqa_schema SET version = 2"))
+    eng.dispose()
+    s = Store(path)
+    assert s.schema_found == 2
+    with s.engine.connect() as c:
+        names = {r[0] for r in c.execute(text("SELECT name FROM sqlite_master WHERE type = 'index'"))}
+        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 3
+        plan = " ".join(r[3] for r in c.execute(text(
+            "EXPLAIN QUERY PLAN SELECT id FROM experiments ORDER BY headline_value DESC, created DESC, id LIMIT 1 OFFSET 1")))
+    assert set(schema._LISTING) <= names and not set(schema._SUPERSEDED) & names
+    assert "COVERING INDEX ix_experiments_headline_id" in plan
+    assert {e.id for e in s.list()} == set(eids)
+    s.close()
+
+
 def test_a_version_1_store_opens_moves_its_results_and_gets_the_listing_indices(tmp_path):
     path = tmp_path / "v1.sqlite"
     st = Store(path)
@@ -119,7 +148,7 @@ def test_a_version_1_store_opens_moves_its_results_and_gets_the_listing_indices(
     assert s.list(status="finished")[0].evaluation_json() == before  # loaded when asked for
     with s.engine.connect() as c:
         names = {r[0] for r in c.execute(text("SELECT name FROM sqlite_master WHERE type = 'index'"))}
-        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 2
+        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 3
         assert c.execute(text("SELECT count(*) FROM experiments WHERE evaluation IS NOT NULL")).scalar() == 0
     assert set(schema._LISTING) <= names
     assert s.delete(eid) and s.get(eid) is None
@@ -364,3 +393,48 @@ def test_a_server_reads_registry_names_never_its_own_files(tmp_path, monkeypatch
     assert len(api.load_dataset("demo")) == 2
     registered, uploaded = api.dataset_checksum("demo"), api.dataset_checksum(tmp_path / "demo")
     assert registered.startswith("sha256:") and uploaded.startswith("sha256:") and registered != uploaded
+
+
+def test_system_url_credentials_are_used_but_never_stored_shown_or_exported(store, tmp_path, capsys):
+    """A live system's URL with credentials (userinfo, a credential-like query value): the
+    store keeps and shows it with them as ``***``; the run started with the URL as given asks
+    the system with them; a run without it (resumed, re-run) fails saying why; no stored field,
+    export or command output carries them."""
+    from kgqa import api
+    from kgqa.store.export import export
+    from systemprocs import faulty, requests_log
+
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps([{"question": it.question("en"), "query": it.sparql}
+                                   for it in api.load_dataset("demo").items]), encoding="utf-8")
+    secrets = ("hunter2pw", "SECRETKEY123")
+    plain = store.get(store.create(dataset="demo", run_name="p", profile="kgqa", system_url="HTTP://Example.ORG/qa"))
+    assert plain.system_url == "http://example.org/qa" and not plain.credentials_withheld  # normalised, nothing hidden
+    with faulty(answers) as srv:
+        url = f"http://alice:hunter2pw@127.0.0.1:{srv.port}/?api_key=SECRETKEY123&lang=en"
+        shown = f"http://***@127.0.0.1:{srv.port}/?api_key=***&lang=en"
+        eid = store.create(dataset="demo", run_name="live", profile="kgqa", system_url=url, system_protocol="gerbil",
+                           kg="demo")
+        e = store.get(eid)
+        assert e.system_url == shown and e.credentials_withheld
+        # without the URL as given (a resumed or re-run experiment) the credentials are missing: said so
+        again = store.create(dataset="demo", run_name="live", profile="kgqa", system_url=url,
+                             system_protocol="gerbil", kg="demo")
+        assert not runner.run_experiment(store, again, kgs=KGS)
+        failed = store.get(again)
+        assert failed.status == "failed" and "are not kept in the store" in failed.error and shown in failed.error
+        assert runner.run_experiment(store, eid, kgs=KGS, system_url=url)
+        log = requests_log(srv)
+    assert log and all("api_key=SECRETKEY123" in r["path"] for r in log)  # the system got its credentials
+    assert all(r["headers"].get("Authorization", r["headers"].get("authorization")) == "Basic YWxpY2U6aHVudGVyMnB3"
+               for r in log)
+    e = store.get(eid)
+    assert e.status == "finished" and e.n_questions and e.system_url == shown
+    cli("experiments", "show", eid, "--store", str(tmp_path / "exp.sqlite"), "-f", "json")
+    texts = [json.dumps(e.summary()), e.progress_note or "", export(e, "json"), export(e, "csv"),
+             capsys.readouterr().out]
+    for path in tmp_path.glob("exp.sqlite*"):  # the database file and its write-ahead log
+        texts.append(path.read_bytes().decode("latin-1"))
+    for text_ in texts:
+        assert not any(s in text_ for s in secrets)
+    assert shown in texts[0] and shown in texts[2]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -65,16 +66,19 @@ def test_dead_system_is_an_error_naming_the_failure_not_a_table_of_zeros(tmp_pat
     url = f"http://127.0.0.1:{port}/"
     r = cli("evaluate", "ck25", "--system", url, "--protocol", "text2sparql", "--retries", "0", "--concurrency", "8")
     assert r.returncode == 2, r.stdout + r.stderr
-    assert f"connection refused at {url} for 50 of 50 questions" in flat(r.stderr)
+    # the circuit breaker stops asking once 5 questions in a row could not connect
+    m = re.search(rf"connection refused at {re.escape(url)} for (\d+) of (\d+) questions; stopped after 5 "
+                  r"questions in a row failed to connect, (\d+) question\(s\) not asked", flat(r.stderr))
+    assert m and m.group(1) == m.group(2) and 5 <= int(m.group(1)) <= 13 and int(m.group(1)) + int(m.group(3)) == 50
     assert "--allow-failures" in flat(r.stderr) and r.stdout == ""
     out = tmp_path / "run.json"
     r = cli("system", "ask", url, "ck25", "--protocol", "text2sparql", "-o", str(out), "--retries", "0", "-c", "8",
             "--no-progress")
-    assert r.returncode == 2 and f"connection refused at {url} for 50 of 50 questions" in flat(r.stderr)
+    assert r.returncode == 2 and f"connection refused at {url} for " in flat(r.stderr)
     assert not out.exists()  # no run of zeros is written ...
     journal = tmp_path / "run.json.journal.jsonl"
     recs = [json.loads(x) for x in journal.read_text().splitlines()[1:]]
-    assert len(recs) == 50 and all(x["transient"] for x in recs)  # ... but the journal is kept for the rerun
+    assert 5 <= len(recs) <= 13 and all(x["transient"] for x in recs)  # ... but the journal is kept for the rerun
     # --allow-failures scores it anyway; --strict still fails on it (status 3)
     r = cli("evaluate", "ck25", "--system", url, "--protocol", "text2sparql", "--retries", "0", "--concurrency", "8",
             "--allow-failures", "-f", "json")
@@ -83,6 +87,27 @@ def test_dead_system_is_an_error_naming_the_failure_not_a_table_of_zeros(tmp_pat
     r = cli("evaluate", "ck25", "--system", url, "--protocol", "text2sparql", "--retries", "0", "--concurrency", "8",
             "--allow-failures", "--strict", "-f", "json")
     assert r.returncode == 3 and "the live system failed: connection refused" in flat(r.stderr)
+
+
+def test_a_system_that_dies_midway_trips_the_breaker_and_a_rerun_asks_only_the_rest(ck25, answers, tmp_path):
+    ds = first(ck25, 20)
+    q = texts(ds)
+    journal = tmp_path / "j.jsonl"
+    with faulty(answers, {q[i]: ["drop"] for i in range(6, 21)}, workdir=tmp_path) as srv:
+        with pytest.raises(SystemFailed) as e:
+            ask(ds, srv.url, "text2sparql", quiet(concurrency=1, retries=0), journal=journal)
+        assert e.value.result.counts["ok"] == 5 and e.value.result.not_asked == 10
+        assert "for 5 of 10 questions; stopped after 5 questions in a row failed to connect, 10 question(s) " \
+               "not asked" in str(e.value)
+        asked = count(srv)
+        # the breaker is off when failures are allowed, and with breaker=0: every question is asked
+        res = ask(ds, srv.url, "text2sparql", quiet(concurrency=1, retries=0, breaker=0, max_failures=1.0))
+        assert res.not_asked == 0 and len(res.records) == 20
+    port = int(srv.url.rstrip("/").rsplit(":", 1)[1])
+    with faulty(answers, port=port) as healthy:  # back up: the rerun asks the 15 it lacks, no more
+        res = ask(ds, healthy.url, "text2sparql", quiet(concurrency=1, retries=0), journal=journal)
+        assert res.counts == {"ok": 20} and res.asked == 15 and res.reused == 5
+    assert asked["total"] == 10  # the dying system was asked the first ten questions only
 
 
 def test_failure_threshold_counts_more_than_half(ck25, answers, tmp_path):

@@ -338,3 +338,41 @@ def test_html_report_is_served_with_a_csp_of_its_own_hashes(server):
         h = "'sha256-" + b64encode(hashlib.sha256(block.encode()).digest()).decode() + "'"
         assert h in csp
     assert doc["experiment"]["signature"] in r1.text
+
+
+def test_a_system_urls_credentials_reach_the_system_but_no_page_log_or_export(tmp_path):
+    """A system URL with a credential-like query value (the form refuses userinfo): the system
+    gets it; the experiment page, its status, the home page, the JSON export, the server's log
+    and the store's file show it as ``***``; re-running it is refused, saying why."""
+    import json
+    import time
+
+    from kgqa import api
+    from systemprocs import faulty, requests_log
+
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps([{"question": it.question("en"), "query": it.sparql}
+                                   for it in api.load_dataset("demo").items]), encoding="utf-8")
+    secret = "S3CRETtoken42"
+    with faulty(answers) as system, WebServer(tmp_path / "exp.sqlite", tmp_path, "--allow-system-urls",
+                                              "--allowed-url-host", "127.0.0.1") as srv, session(srv) as c:
+        url = f"http://127.0.0.1:{system.port}/?access_token={secret}"
+        r = post_new(c, files={}, system_url=url, system_protocol="gerbil", kg="demo")
+        assert r.status_code == 303, error_text(r.text)
+        page = r.headers["location"]
+        deadline = time.monotonic() + 120
+        while c.get(page + "/status.json").json()["status"] not in ("finished", "failed"):
+            assert time.monotonic() < deadline
+            time.sleep(0.3)
+        status = c.get(page + "/status.json").json()
+        assert status["status"] == "finished", status
+        log = requests_log(system)
+        texts = [c.get(page).text, json.dumps(status), c.get("/").text, c.get(page + "/download/json").text,
+                 c.get(page + "/download/csv").text]
+        rerun = c.post(page + "/rerun", data={"csrf": c.csrf})
+        texts.append(rerun.text)
+    assert log and all(f"access_token={secret}" in x["path"] for x in log)
+    assert rerun.status_code == 403 and "not kept in the store" in error_text(rerun.text)
+    texts += [srv.output()] + [p.read_bytes().decode("latin-1") for p in tmp_path.glob("exp.sqlite*")]
+    assert not [t for t in texts if secret in t]
+    assert f"127.0.0.1:{system.port}/?access_token=***" in texts[0]

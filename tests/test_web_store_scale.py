@@ -67,3 +67,42 @@ def test_leaderboard_and_compare_picker_page(server):
         picker = c.get("/compare")
         assert "1–50 of 105" in picker.text
         assert len(re.findall(r'name="e" value="[0-9a-f]+"', picker.text)) == 50
+
+
+def test_next_links_walk_every_experiment_once_while_experiments_arrive(server):
+    """Following the pager's links (keyset: after the page's last experiment) lists every
+    experiment once although new ones, sorting among those already seen and those still to
+    come, are added between page loads; the previous link goes back to the page before."""
+    import html
+
+    added: list[str] = []
+    with httpx.Client(base_url=server.base, timeout=60) as c, Store(server.store) as st:
+        at_start = {e.id for e in st.list()}
+        seen: list[str] = []
+        url: str | None = "/?sort=run&dir=asc"
+        pages = []
+        try:
+            while url:
+                r = c.get(url)
+                assert r.status_code == 200
+                ids = re.findall(r'<a href="/e/([0-9a-f]+)"><code>', r.text)
+                lo, hi = map(int, re.search(r'id="page-info">(\d+)–(\d+) of', r.text).groups())
+                assert ids and hi - lo + 1 == len(ids) and lo >= len(seen) + 1  # arrivals before it count
+                pages.append((url, ids))
+                seen += ids
+                for k in range(2):  # "sys017b" sorts right after "sys017": before and after the cursor
+                    added.append(st.create(dataset="demo", run_name=f"sys{(len(pages) * 29 + k * 50) % 105:03d}b",
+                                           profile="kgqa", system_url="http://x"))
+                nxt = re.search(r'<a href="([^"]+)" rel="next"', r.text)
+                url = "/" + html.unescape(nxt.group(1)) if nxt else None
+            assert len(seen) == len(set(seen)) and at_start <= set(seen)
+            assert len(pages) >= 3
+            prev = re.search(r'<a href="([^"]+)" rel="prev"', c.get(pages[2][0]).text)
+            back = c.get("/" + html.unescape(prev.group(1)))
+            assert re.findall(r'<a href="/e/([0-9a-f]+)"><code>', back.text)[-1] == pages[1][1][-1]
+            # a cursor that names no experiment falls back to the numbered page, never a 500
+            r = c.get("/", params={"after": "00000000ff", "page": 2})
+            assert r.status_code == 200 and "51–100 of" in r.text
+        finally:
+            for eid in added:
+                st.delete(eid)

@@ -324,16 +324,23 @@ def per_question_scores(e: ScoredRun, measure: str) -> dict[str, float]:
     return out
 
 
-def headline_measure(evals: Sequence[ScoredRun]) -> str:
-    """The measure breakdowns show by default: the label ``F1`` when every evaluation has
-    per-question values for it, else the first label bound to the F1 measure (e.g.
-    ``Average F1``), else the first label with per-question values in every evaluation."""
+def comparable_measures(evals: Sequence[ScoredRun]) -> tuple[list[str], list[str]]:
+    """(labels with per-question values in every evaluation, the other labels), in first-seen
+    order."""
     labels: list[str] = []
     for e in evals:
         for s in e.measures:
             if s.label not in labels:
                 labels.append(s.label)
-    scored = [lab for lab in labels if all(any(lab in q.scores for q in e.questions) for e in evals)]
+    per_q = [lab for lab in labels if all(any(lab in q.scores for q in e.questions) for e in evals)]
+    return per_q, [lab for lab in labels if lab not in per_q]
+
+
+def headline_measure(evals: Sequence[ScoredRun]) -> str:
+    """The measure breakdowns show by default: the label ``F1`` when every evaluation has
+    per-question values for it, else the first label bound to the F1 measure (e.g.
+    ``Average F1``), else the first label with per-question values in every evaluation."""
+    scored, _ = comparable_measures(evals)
     if not scored:
         raise ValueError("no measure has per-question values in every evaluation (corpus-level measures only)")
     if "F1" in scored:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kgqa.analyze import stats
-from kgqa.analyze.characteristics import per_question_scores
+from kgqa.analyze.characteristics import comparable_measures, per_question_scores
 from kgqa.score.evaluate import ScoredRun
 
 __all__ = ["MeasureComparison", "MultiComparison", "compare_evaluations", "comparable_measures", "load_evaluations"]
@@ -105,18 +105,6 @@ class MultiComparison:
                 for m in self.measures
             ],
         }
-
-
-def comparable_measures(evals: Sequence[ScoredRun]) -> tuple[list[str], list[str]]:
-    """(labels with per-question values in every evaluation, the other labels), in first-seen
-    order."""
-    labels: list[str] = []
-    for e in evals:
-        for s in e.measures:
-            if s.label not in labels:
-                labels.append(s.label)
-    per_q = [lab for lab in labels if all(any(lab in q.scores for q in e.questions) for e in evals)]
-    return per_q, [lab for lab in labels if lab not in per_q]
 
 
 def _binary(evals: Sequence[ScoredRun], label: str) -> bool:

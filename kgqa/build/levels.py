@@ -31,12 +31,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from kgqa.model import Dataset, Item
 from kgqa.model.terms import RDF
 
-__all__ = ["LEVELS", "METADATA_KEY", "schema_items", "logical_form", "levels", "count_levels", "with_levels"]
+__all__ = ["LEVELS", "METADATA_KEY", "schema_items", "logical_form", "levels", "count_levels", "with_levels",
+           "LevelReport", "level_datasets"]
 
 LEVELS = ("iid", "compositional", "zero-shot", "unknown")
 METADATA_KEY = "generalization_level"
@@ -109,3 +111,36 @@ def with_levels(test: Dataset, labels: dict[str, str], key: str = METADATA_KEY) 
     break down by it (``metadata.generalization_level``)."""
     items = [replace(it, metadata={**it.metadata, key: labels.get(it.id, "unknown")}) for it in test.items]
     return Dataset(test.name, items, test.format, list(test.source), list(test.problems), dict(test.metadata))
+
+
+@dataclass
+class LevelReport:
+    """``kgqa levels``: the level of every test item against a training set, counted."""
+
+    train: Dataset
+    test: Dataset
+    labels: dict[str, str]  # test item id -> level
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return count_levels(self.labels)
+
+    def write(self, output: str | Path) -> str:
+        """Write the test set with each item's level in ``metadata.generalization_level``, in the
+        test set's format when it has a writer (else JSONL); returns the format's name."""
+        from kgqa.build.splits import dataset_writer
+
+        fmt = dataset_writer(self.test)
+        fmt.write(with_levels(self.test, self.labels), Path(output))
+        return fmt.name
+
+
+def level_datasets(train: str | Path | Dataset, test: str | Path | Dataset, *, include_entities: bool = False,
+                   structure: bool = True, format: str | None = None) -> LevelReport:
+    """Load ``train`` and ``test`` (registered names, files or Datasets; ``format`` forces the
+    format) and label every test item with its generalization level (:func:`levels`)."""
+    from kgqa.load import load_dataset
+
+    tr = train if isinstance(train, Dataset) else load_dataset(train, format=format)
+    te = test if isinstance(test, Dataset) else load_dataset(test, format=format)
+    return LevelReport(tr, te, levels(tr.items, te.items, include_entities, structure))

@@ -30,51 +30,53 @@ def parse_config(pairs: list[str]) -> dict:
     return out
 
 
+def train_cmd(
+    kind: str = typer.Argument(..., help="retrieval, seq2seq or simple."),
+    train: str = typer.Argument(..., help="Training dataset: registry name or file (annotated with kgqa annotate for tagged inputs)."),
+    output: Path = typer.Option(..., "--output", "-o", help="Folder to save the trained system in."),
+    valid: Optional[str] = typer.Option(None, "--valid", help="Validation dataset (seq2seq keeps the best epoch on it)."),
+    kg: Optional[str] = typer.Option(None, "--kg", help="KG the system reads (simple: required; retrieval: label matching)."),
+    seed: int = typer.Option(0, "--seed", help="Random seed (training is deterministic on CPU for a given seed)."),
+    device: Optional[str] = typer.Option(None, "--device", help="seq2seq: cpu or cuda."),
+    preset: Optional[str] = typer.Option(None, "--preset", help="seq2seq: small (default) or paper (6 layers, 1024 hidden, dropout 0.3)."),
+    copy: Optional[bool] = typer.Option(None, "--copy/--no-copy", help="seq2seq: with or without the copy mechanism (default: with)."),
+    epochs: Optional[int] = typer.Option(None, "--epochs", help="seq2seq / simple: training epochs."),
+    lang: str = typer.Option("en", "--lang", help="Question language."),
+    setting: list[str] = typer.Option([], "--set", help="Any other option of the kind, KEY=VALUE (repeatable)."),
+    format: Optional[str] = typer.Option(None, "--format", "-f", help="Dataset format (default: detect)."),
+) -> None:
+    """Train a reference system on TRAIN and save it to a folder (manifest.json + state)."""
+    from kgqa.systems import train as train_system
+
+    config = {"seed": seed, "lang": lang, "device": device, "preset": preset, "copy": copy, "epochs": epochs,
+              **parse_config(setting)}
+    system = train_system(kind, train, valid, output=output, kg=kg, format=format,
+                          **{k: v for k, v in config.items() if v is not None})
+    m = system.manifest
+    err.print(f"trained {kind} on {m['train']['items']} items of {m['train']['name']} in {m['fit_seconds']:.1f} s "
+              f"(seed {seed}); saved to {output}", highlight=False)
+
+
+def predict_cmd(
+    model: Path = typer.Argument(..., help="Folder of a trained system (kgqa baseline train -o)."),
+    dataset: str = typer.Argument(..., help="Dataset to answer: registry name or file."),
+    output: Path = typer.Option(..., "--output", "-o", help="Run file to write (kgqa JSONL)."),
+    kg: Optional[str] = typer.Option(None, "--kg", help="Execute the queries on this KG and store the answers too."),
+    timeout: float = typer.Option(30.0, "--timeout", help="Seconds per query when executing."),
+    format: Optional[str] = typer.Option(None, "--format", "-f", help="Dataset format (default: detect)."),
+) -> None:
+    """Answer every question of DATASET with a trained system; score the run with kgqa evaluate."""
+    from kgqa.systems import predict_to_file
+
+    run, n = predict_to_file(model, dataset, output, kg=kg, format=format, timeout=timeout)
+    answered = sum(1 for p in run.predictions if p.answer is not None)
+    err.print(f"{n}/{len(run.predictions)} questions got a query" + (f", {answered} an answer" if kg else "")
+              + f"; wrote {output}", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     baseline = typer.Typer(help="Train and run the reference systems (retrieval, seq2seq, simple) on any dataset.",
                            no_args_is_help=True)
     app.add_typer(baseline, name="baseline")
-
-    @baseline.command("train")
-    def train_cmd(
-        kind: str = typer.Argument(..., help="retrieval, seq2seq or simple."),
-        train: str = typer.Argument(..., help="Training dataset: registry name or file (annotated with kgqa annotate for tagged inputs)."),
-        output: Path = typer.Option(..., "--output", "-o", help="Folder to save the trained system in."),
-        valid: Optional[str] = typer.Option(None, "--valid", help="Validation dataset (seq2seq keeps the best epoch on it)."),
-        kg: Optional[str] = typer.Option(None, "--kg", help="KG the system reads (simple: required; retrieval: label matching)."),
-        seed: int = typer.Option(0, "--seed", help="Random seed (training is deterministic on CPU for a given seed)."),
-        device: Optional[str] = typer.Option(None, "--device", help="seq2seq: cpu or cuda."),
-        preset: Optional[str] = typer.Option(None, "--preset", help="seq2seq: small (default) or paper (6 layers, 1024 hidden, dropout 0.3)."),
-        copy: Optional[bool] = typer.Option(None, "--copy/--no-copy", help="seq2seq: with or without the copy mechanism (default: with)."),
-        epochs: Optional[int] = typer.Option(None, "--epochs", help="seq2seq / simple: training epochs."),
-        lang: str = typer.Option("en", "--lang", help="Question language."),
-        setting: list[str] = typer.Option([], "--set", help="Any other option of the kind, KEY=VALUE (repeatable)."),
-        format: Optional[str] = typer.Option(None, "--format", "-f", help="Dataset format (default: detect)."),
-    ) -> None:
-        """Train a reference system on TRAIN and save it to a folder (manifest.json + state)."""
-        from kgqa.systems import train as train_system
-
-        config = {"seed": seed, "lang": lang, "device": device, "preset": preset, "copy": copy, "epochs": epochs,
-                  **parse_config(setting)}
-        system = train_system(kind, train, valid, output=output, kg=kg, format=format,
-                              **{k: v for k, v in config.items() if v is not None})
-        m = system.manifest
-        err.print(f"trained {kind} on {m['train']['items']} items of {m['train']['name']} in {m['fit_seconds']:.1f} s "
-                  f"(seed {seed}); saved to {output}", highlight=False)
-
-    @baseline.command("predict")
-    def predict_cmd(
-        model: Path = typer.Argument(..., help="Folder of a trained system (kgqa baseline train -o)."),
-        dataset: str = typer.Argument(..., help="Dataset to answer: registry name or file."),
-        output: Path = typer.Option(..., "--output", "-o", help="Run file to write (kgqa JSONL)."),
-        kg: Optional[str] = typer.Option(None, "--kg", help="Execute the queries on this KG and store the answers too."),
-        timeout: float = typer.Option(30.0, "--timeout", help="Seconds per query when executing."),
-        format: Optional[str] = typer.Option(None, "--format", "-f", help="Dataset format (default: detect)."),
-    ) -> None:
-        """Answer every question of DATASET with a trained system; score the run with kgqa evaluate."""
-        from kgqa.systems import predict_to_file
-
-        run, n = predict_to_file(model, dataset, output, kg=kg, format=format, timeout=timeout)
-        answered = sum(1 for p in run.predictions if p.answer is not None)
-        err.print(f"{n}/{len(run.predictions)} questions got a query" + (f", {answered} an answer" if kg else "")
-                  + f"; wrote {output}", highlight=False)
+    baseline.command("train")(train_cmd)
+    baseline.command("predict")(predict_cmd)

@@ -5,16 +5,13 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import typer
 from rich.table import Table
 
-from kgqa.model import Dataset, InputError
-from kgqa.report.term import SafeConsole as Console
-
-if TYPE_CHECKING:
-    from kgqa.load import formats
+from kgqa.cli._output import Console
+from kgqa.model import InputError
 
 out = Console()
 err = Console(stderr=True)
@@ -46,13 +43,6 @@ class Require(str, Enum):
 def _fail(e: InputError) -> None:
     err.print(f"[bold red]error:[/] {e}", highlight=False)
     raise typer.Exit(2)
-
-
-def _writer(ds: Dataset) -> formats.Format:
-    """The input's format when it has a writer, else JSONL."""
-    from kgqa.build.splits import dataset_writer
-
-    return dataset_writer(ds)
 
 
 # --------------------------------------------------------------------------- split
@@ -120,27 +110,23 @@ def levels_cmd(
 
     Levels follow Gu et al. 2021 over schema items (predicates and classes) and the query
     structure; see kgqa.build.levels for the exact definitions."""
-    from kgqa.build.levels import METADATA_KEY, count_levels, levels, with_levels
-    from kgqa.load import load_dataset
+    from kgqa.build.levels import METADATA_KEY, level_datasets
 
     try:
-        tr = load_dataset(train, format=format)
-        te = load_dataset(test, format=format)
+        report = level_datasets(train, test, include_entities=entities, structure=structure, format=format)
     except InputError as e:
         _fail(e)
-    labels = levels(tr.items, te.items, entities, structure)
-    counts = count_levels(labels)
-    table = Table(title=f"generalization levels of {te.name} against {tr.name}")
+    te = report.test
+    table = Table(title=f"generalization levels of {te.name} against {report.train.name}")
     table.add_column("level")
     table.add_column("items", justify="right")
     table.add_column("share", justify="right")
-    for lv, n in counts.items():
+    for lv, n in report.counts.items():
         table.add_row(lv, str(n), f"{n / len(te):.1%}" if len(te) else "-")
     out.print(table)
     if output is not None:
-        fmt = _writer(te)
-        fmt.write(with_levels(te, labels), output)
-        out.print(f"wrote {output} ({fmt.name}) with metadata.{METADATA_KEY}", highlight=False)
+        written = report.write(output)
+        out.print(f"wrote {output} ({written}) with metadata.{METADATA_KEY}", highlight=False)
 
 
 # --------------------------------------------------------------------------- annotate

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from kgqa.report.term import SafeConsole as Console
+from kgqa.cli._output import Console
 
 out = Console()
 err = Console(stderr=True)
@@ -37,6 +37,11 @@ def _print_manifest(m, where: str, graphs: list[str] | None = None) -> None:
         out.print(f"  file         {f.name}  {f.size} bytes  {f.quads} quads  sha256:{f.sha256[:12]}", highlight=False)
 
 
+def _print_summary(kgs, files_title: str) -> None:
+    """A KG summary under its store directory's name, else under ``files_title``."""
+    _print_manifest(kgs.manifest, f"store {kgs.store}" if kgs.store is not None else files_title, kgs.graphs)
+
+
 @kg_app.command("load")
 def load_cmd(
     files: list[Path] = typer.Argument(..., help="RDF files: .ttl .nt .nq .trig .rdf/.owl/.xml .n3 .jsonld, optionally .gz/.bz2/.xz."),
@@ -47,15 +52,10 @@ def load_cmd(
 ) -> None:
     """Load RDF files (with a progress bar) into memory to check them, or into a persistent
     store that later runs open read-only with `--kg DIR`."""
-    from kgqa.execute.kgfile import create_store, load_files
+    from kgqa import api
 
-    if store is not None:
-        m = create_store(files, store, graph, progress=not quiet, replace=replace)
-        _print_manifest(m, f"store {store}")
-    else:
-        st, m = load_files(files, graph, progress=not quiet)
-        graphs = [str(g.value) for g in st.named_graphs()]
-        _print_manifest(m, "loaded (in memory; use --store DIR to keep it)", graphs)
+    kgs = api.load_kg(files, store=store, graph=graph, progress=not quiet, replace=replace)
+    _print_summary(kgs, "loaded (in memory; use --store DIR to keep it)")
 
 
 @kg_app.command("info")
@@ -64,22 +64,9 @@ def info_cmd(
     graph: Optional[str] = typer.Option(None, "--graph", help="For files: the named graph they would be loaded into."),
 ) -> None:
     """Quads, named graphs and content fingerprint of a KG."""
-    import pyoxigraph as ox
+    from kgqa import api
 
-    from kgqa.execute.kgfile import is_store_dir, load_files, read_manifest
-
-    if len(kg) == 1 and Path(kg[0]).is_dir():
-        if not is_store_dir(kg[0]):
-            read_manifest(kg[0])  # raises the explanatory InputError
-        m = read_manifest(kg[0])
-        st = ox.Store.read_only(str(kg[0]))
-        graphs = [str(g.value) for g in st.named_graphs()]
-        m.quads = len(st)
-        del st
-        _print_manifest(m, f"store {kg[0]}", graphs)
-    else:
-        st, m = load_files(kg, graph)
-        _print_manifest(m, "files", [str(g.value) for g in st.named_graphs()])
+    _print_summary(api.kg_info(kg, graph=graph), "files")
 
 
 @cache_app.command("stats")
@@ -88,10 +75,9 @@ def cache_stats_cmd(
     path: Optional[Path] = typer.Option(None, "--path", help="Cache file (default $KGQA_CACHE_DIR/results.sqlite)."),
 ) -> None:
     """Entries per engine and outcome status, and the cache file size."""
-    from kgqa.execute.cache import ResultCache
+    from kgqa import api
 
-    with ResultCache(path) as c:
-        s = c.stats()
+    s = api.cache_stats(path)
     if as_json:
         out.print_json(json.dumps({"path": s.path, "entries": s.entries, "size_bytes": s.size_bytes,
                                    "by_engine": s.by_engine}))
@@ -114,10 +100,9 @@ def cache_clear_cmd(
     path: Optional[Path] = typer.Option(None, "--path", help="Cache file (default $KGQA_CACHE_DIR/results.sqlite)."),
 ) -> None:
     """Delete cached results (all, or one engine's)."""
-    from kgqa.execute.cache import ResultCache
+    from kgqa import api
 
-    with ResultCache(path) as c:
-        n = c.clear(engine)
+    n = api.clear_cache(engine, path=path)
     out.print(f"deleted {n} cached results", highlight=False)
 
 
@@ -137,7 +122,6 @@ def audit_cmd(
     """Check each gold query: does it parse, execute, and reproduce the stored gold answer
     (value sets compared as lexical strings)? Lists mismatches with their diffs."""
     from kgqa import api
-    from kgqa.report.audit import audit_renderables
 
     policy = api.ExecutionPolicy(timeout=timeout, max_rows=max_rows, normalise=not no_normalise,
                                  trust_gold=not sandbox_gold)
@@ -146,7 +130,7 @@ def audit_cmd(
     if fmt is AuditFormat.json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
         return
-    for r in audit_renderables(report, show_all):
+    for r in api.audit_renderables(report, show_all):
         out.print(r, highlight=False)
 
 

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table as RichTable
 
 from kgqa.model import InputError
-from kgqa.report.term import SafeConsole as Console
+from kgqa.cli._output import Console
 
 out = Console()
 err = Console(stderr=True)
@@ -20,70 +20,67 @@ HELP_DEFAULT_DISAMBIGUATION = DBO + "wikiPageDisambiguates"
 HELP_DEFAULT_REDIRECT = DBO + "wikiPageRedirects"
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("migrate")
-    def migrate_cmd(
-        dataset: str = typer.Argument(..., help="dataset: registry name, file kgqa loads, or SimpleQuestions-style "
-                                                "records (.txt/.tsv: subject predicate object question; .jsonl)"),
-        target_kg: List[str] = typer.Option(..., "--target-kg", help="target KG: RDF file(s), store dir or endpoint URL"),
-        links: List[str] = typer.Option(..., "--links", help="owl:sameAs RDF file (either direction), TSV/CSV of "
-                                                             "source,target, or 'target' (links in the target KG); repeatable"),
-        output: str = typer.Option(..., "-o", "--output", help="migrated dataset file"),
-        source_kg: Optional[List[str]] = typer.Option(None, "--source-kg", help="source KG (re-derives answers; "
-                                                                                "predicate evidence for SPARQL datasets)"),
-        rules: Optional[str] = typer.Option(None, "--rules", help="rules YAML (refinement, the paper's Table 3)"),
-        propose_rules: Optional[str] = typer.Option(None, "--propose-rules", help="write proposed rules YAML here"),
-        records: Optional[str] = typer.Option(None, "--records", help="per-item record JSONL (default OUT.records.jsonl)"),
-        report: Optional[str] = typer.Option(None, "--report", help="report JSON (default OUT.report.json)"),
-        output_format: str = typer.Option("auto", "--format", help="auto | qald | simpledbpediaqa | same"),
-        dataset_format: Optional[str] = typer.Option(None, "--dataset-format", help="force the input format ('triples' for records)"),
-        target_graph: Optional[str] = typer.Option(None, "--target-graph"),
-        source_graph: Optional[str] = typer.Option(None, "--source-graph"),
-        disambiguation: Optional[List[str]] = typer.Option(None, "--disambiguation-predicate",
-                                                           help=f"default {HELP_DEFAULT_DISAMBIGUATION}"),
-        redirect: Optional[List[str]] = typer.Option(None, "--redirect-predicate", help=f"default {HELP_DEFAULT_REDIRECT}"),
-        link_predicate: Optional[List[str]] = typer.Option(None, "--link-predicate", help="default owl:sameAs"),
-        label_fallback: bool = typer.Option(False, "--label-fallback", help="map unlinked entities by equal labels (marked 'label')"),
-        no_two_hop: bool = typer.Option(False, "--no-two-hop", help="enumerate one-hop paths only"),
-        sample: int = typer.Option(20, "--sample", help="source triples sampled per predicate (SPARQL datasets)"),
-        min_support: int = typer.Option(5, "--min-support", min=1, help="evidence pairs a predicate mapping needs "
-                                                                         "(three quarters of them when fewer were found)"),
-        min_share: float = typer.Option(0.5, "--min-share", min=0.0, max=1.0,
-                                        help="share of the mapped evidence pairs a predicate mapping needs"),
-        constraints: str = typer.Option("both", "--propose-constraints",
-                                        help="type constraints in proposed rules: both | object | none"),
-        seed: int = typer.Option(0, "--seed"),
-        timeout: float = typer.Option(30.0, "--timeout", help="seconds per query"),
-        no_cache: bool = typer.Option(False, "--no-cache", help="do not use the result cache (no resume)"),
-        quiet: bool = typer.Option(False, "-q", "--quiet", help="no progress bars"),
-    ) -> None:
-        """Migrate a QA dataset to another KG (Azmy et al. 2018): entity mapping through links, predicate
-        mapping by path enumeration (one-hop forward/backward; two-hop disambiguation, redirection,
-        complex), rules, query rewriting, and answer agreement on the target."""
-        from kgqa.migrate.links import OWL_SAMEAS
-        from kgqa.migrate.paths import DEFAULT_DISAMBIGUATION, DEFAULT_REDIRECT
-        from kgqa.migrate.pipeline import MigrateOptions
-        from kgqa.migrate.run import migrate_files
+def migrate_cmd(
+    dataset: str = typer.Argument(..., help="dataset: registry name, file kgqa loads, or SimpleQuestions-style "
+                                            "records (.txt/.tsv: subject predicate object question; .jsonl)"),
+    target_kg: List[str] = typer.Option(..., "--target-kg", help="target KG: RDF file(s), store dir or endpoint URL"),
+    links: List[str] = typer.Option(..., "--links", help="owl:sameAs RDF file (either direction), TSV/CSV of "
+                                                         "source,target, or 'target' (links in the target KG); repeatable"),
+    output: str = typer.Option(..., "-o", "--output", help="migrated dataset file"),
+    source_kg: Optional[List[str]] = typer.Option(None, "--source-kg", help="source KG (re-derives answers; "
+                                                                            "predicate evidence for SPARQL datasets)"),
+    rules: Optional[str] = typer.Option(None, "--rules", help="rules YAML (refinement, the paper's Table 3)"),
+    propose_rules: Optional[str] = typer.Option(None, "--propose-rules", help="write proposed rules YAML here"),
+    records: Optional[str] = typer.Option(None, "--records", help="per-item record JSONL (default OUT.records.jsonl)"),
+    report: Optional[str] = typer.Option(None, "--report", help="report JSON (default OUT.report.json)"),
+    output_format: str = typer.Option("auto", "--format", help="auto | qald | simpledbpediaqa | same"),
+    dataset_format: Optional[str] = typer.Option(None, "--dataset-format", help="force the input format ('triples' for records)"),
+    target_graph: Optional[str] = typer.Option(None, "--target-graph"),
+    source_graph: Optional[str] = typer.Option(None, "--source-graph"),
+    disambiguation: Optional[List[str]] = typer.Option(None, "--disambiguation-predicate",
+                                                       help=f"default {HELP_DEFAULT_DISAMBIGUATION}"),
+    redirect: Optional[List[str]] = typer.Option(None, "--redirect-predicate", help=f"default {HELP_DEFAULT_REDIRECT}"),
+    link_predicate: Optional[List[str]] = typer.Option(None, "--link-predicate", help="default owl:sameAs"),
+    label_fallback: bool = typer.Option(False, "--label-fallback", help="map unlinked entities by equal labels (marked 'label')"),
+    no_two_hop: bool = typer.Option(False, "--no-two-hop", help="enumerate one-hop paths only"),
+    sample: int = typer.Option(20, "--sample", help="source triples sampled per predicate (SPARQL datasets)"),
+    min_support: int = typer.Option(5, "--min-support", min=1, help="evidence pairs a predicate mapping needs "
+                                                                     "(three quarters of them when fewer were found)"),
+    min_share: float = typer.Option(0.5, "--min-share", min=0.0, max=1.0,
+                                    help="share of the mapped evidence pairs a predicate mapping needs"),
+    constraints: str = typer.Option("both", "--propose-constraints",
+                                    help="type constraints in proposed rules: both | object | none"),
+    seed: int = typer.Option(0, "--seed"),
+    timeout: float = typer.Option(30.0, "--timeout", help="seconds per query"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="do not use the result cache (no resume)"),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="no progress bars"),
+) -> None:
+    """Migrate a QA dataset to another KG (Azmy et al. 2018): entity mapping through links, predicate
+    mapping by path enumeration (one-hop forward/backward; two-hop disambiguation, redirection,
+    complex), rules, query rewriting, and answer agreement on the target."""
+    from kgqa.migrate import MigrateOptions, migrate_files
 
-        opts = MigrateOptions(seed=seed, sample=sample, min_support=min_support, min_share=min_share,
-                       disambiguation=tuple(disambiguation or DEFAULT_DISAMBIGUATION),
-                       redirect=tuple(redirect or DEFAULT_REDIRECT),
-                       link_predicates=tuple(link_predicate or (OWL_SAMEAS,)),
-                       label_fallback=label_fallback, two_hop=not no_two_hop, progress=not quiet,
-                       constraints=constraints)
-        if constraints not in ("both", "object", "none"):
-            err.print(f"[bold red]error:[/] --propose-constraints must be both, object or none, got {constraints!r}")
-            raise typer.Exit(2)
-        try:
-            w = migrate_files(dataset, target_kg if len(target_kg) > 1 else target_kg[0], links, output,
-                              source_kg=(source_kg if len(source_kg) > 1 else source_kg[0]) if source_kg else None,
-                              rules=rules, propose_rules=propose_rules, records=records, report=report,
-                              output_format=output_format, dataset_format=dataset_format, target_graph=target_graph,
-                              source_graph=source_graph, options=opts, timeout=timeout, cache=not no_cache)
-        except InputError as e:
-            err.print(f"[bold red]error:[/] {e}", highlight=False)
-            raise typer.Exit(2)
-        render(w)
+    opts = MigrateOptions.parse(disambiguation=disambiguation, redirect=redirect, link_predicates=link_predicate,
+                                seed=seed, sample=sample, min_support=min_support, min_share=min_share,
+                                label_fallback=label_fallback, two_hop=not no_two_hop, progress=not quiet,
+                                constraints=constraints)
+    if constraints not in ("both", "object", "none"):
+        err.print(f"[bold red]error:[/] --propose-constraints must be both, object or none, got {constraints!r}")
+        raise typer.Exit(2)
+    try:
+        w = migrate_files(dataset, target_kg if len(target_kg) > 1 else target_kg[0], links, output,
+                          source_kg=(source_kg if len(source_kg) > 1 else source_kg[0]) if source_kg else None,
+                          rules=rules, propose_rules=propose_rules, records=records, report=report,
+                          output_format=output_format, dataset_format=dataset_format, target_graph=target_graph,
+                          source_graph=source_graph, options=opts, timeout=timeout, cache=not no_cache)
+    except InputError as e:
+        err.print(f"[bold red]error:[/] {e}", highlight=False)
+        raise typer.Exit(2)
+    render(w)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("migrate")(migrate_cmd)
 
 
 def render(w) -> None:

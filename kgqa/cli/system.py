@@ -13,74 +13,75 @@ from kgqa.cli._output import HEADER_HELP, resumable, system_headers
 err = Console(stderr=True)
 
 
+def ask_cmd(
+    url: str = typer.Argument(..., help="The system's web-service URL."),
+    dataset: str = typer.Argument(..., help="Registry name or dataset file."),
+    output: Path = typer.Option(..., "--output", "-o", help="Run file to write (.jsonl: kgqa JSONL; else QALD JSON for gerbil, Text2SPARQL answers JSON for text2sparql)."),
+    protocol: str = typer.Option("gerbil", "--protocol", help="gerbil (POST query=&lang=) or text2sparql (GET ?question=&dataset=)."),
+    lang: Optional[str] = typer.Option(None, "--lang", help="Languages to ask, comma-separated, or 'all' (default: every language of per-language datasets, else en)."),
+    concurrency: int = typer.Option(4, "--concurrency", "-c", help="Requests in flight (GERBIL sends 1)."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds to wait for one response."),
+    retries: int = typer.Option(3, "--retries", help="Further attempts on 429/5xx/connection errors (what still fails is asked again by the next run)."),
+    rps: Optional[float] = typer.Option(None, "--rps", help="At most this many requests per second."),
+    dataset_iri: Optional[str] = typer.Option(None, "--dataset-iri", help="Text2SPARQL 'dataset' parameter (default: the dataset's id)."),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Run format: jsonl, qald or text2sparql."),
+    dataset_format: Optional[str] = typer.Option(None, "--dataset-format", help="Force the dataset format."),
+    fresh: bool = typer.Option(False, "--fresh", help="Forget the journal and ask every question again."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="Also ask again the questions that failed for good before (4xx, malformed, refused); transient failures are asked again anyway."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+    header: Optional[list[str]] = typer.Option(None, "--header", "-H", help=HEADER_HELP),
+    allow_failures: bool = typer.Option(False, "--allow-failures", help="Write the run even when the system failed every question or more than --max-failures of them (an error otherwise)."),
+    max_failures: float = typer.Option(0.5, "--max-failures", help="Fraction of failed questions above which the system counts as failing."),
+    no_echo_check: bool = typer.Option(False, "--no-echo-check", help="Ignore the question a response echoes (as GERBIL does); by default an echo of another question is malformed (case, spaces and punctuation ignored)."),
+) -> None:
+    """Ask a live system every question of DATASET and write a run kgqa can score.
+
+    Every response is journalled beside the output (OUTPUT.journal.jsonl) as it arrives:
+    after an interruption (even kill -9) the same command asks only the missing questions
+    and those that failed transiently (5xx, 429, timeouts, connection errors). A system
+    that fails every question, or more than --max-failures of them, is an error (exit
+    status 2; the journal is kept); --allow-failures writes the run anyway."""
+    from kgqa import api
+
+    with resumable():
+        result, written, journal = api.ask_system(
+            dataset, url, output, protocol=protocol, fmt=fmt, dataset_format=dataset_format,
+            langs=api.parse_langs(lang), concurrency=concurrency, timeout=timeout, retries=retries, rps=rps,
+            dataset_iri=dataset_iri, fresh=fresh, retry_failed=retry_failed, progress=not no_progress,
+            headers=system_headers(header), max_failures=max_failures, allow_failures=allow_failures,
+            echo_check=not no_echo_check)
+    for p in result.problems:
+        err.print(f"[yellow]{p}[/]", highlight=False, soft_wrap=True)
+    counts = ", ".join(f"{k} {v}" for k, v in result.counts.items()) or "nothing"
+    err.print(f"asked {result.asked} question(s) ({result.requests} HTTP requests, {result.elapsed:.1f} s), "
+              f"{result.reused} from the journal; outcomes: {counts}", highlight=False, soft_wrap=True)
+    err.print(f"wrote {output} ({written}); journal {journal}", highlight=False, soft_wrap=True)
+
+
+def serve_cmd(
+    run: Optional[Path] = typer.Option(None, "--run", help="Replay this run file (any run format kgqa reads)."),
+    python: Optional[str] = typer.Option(None, "--python", help="Serve MODULE:FUNCTION (or FILE.py:FUNCTION), f(question, lang) -> SPARQL str | dict."),
+    model: Optional[Path] = typer.Option(None, "--model", help="Serve a trained reference system (kgqa baseline train -o DIR)."),
+    kg: Optional[str] = typer.Option(None, "--kg", help="Execute returned queries on this KG to fill in GERBIL answers."),
+    graph: Optional[str] = typer.Option(None, "--graph", help="Default graph IRI for an endpoint --kg."),
+    protocol: str = typer.Option("gerbil", "--protocol", help="What / serves: gerbil or text2sparql (/gerbil and /text2sparql always serve both)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    port: int = typer.Option(8000, "--port", help="Port (0: a free one, printed at start)."),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help="Dataset whose question texts a replayed run lacks."),
+    run_format: Optional[str] = typer.Option(None, "--run-format", help="Force the run format."),
+    timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout when executing on --kg."),
+    max_body: Optional[int] = typer.Option(None, "--max-body", help="Largest request body / query string in bytes (default 65536)."),
+) -> None:
+    """Serve a QA system under the GERBIL QA and Text2SPARQL contracts (until Ctrl-C)."""
+    from kgqa.service import serve
+
+    serve(run=run, python=python, kg=kg, graph=graph, protocol=protocol, host=host, port=port, dataset=dataset,
+          run_format=run_format, timeout=timeout, max_body=max_body, model=model)
+
+
 def register(app: typer.Typer) -> None:
     system = typer.Typer(help="Benchmark live QA systems (GERBIL QA / Text2SPARQL web services) and serve "
                               "any system under those contracts.", no_args_is_help=True)
     app.add_typer(system, name="system")
-
-    @system.command("ask")
-    def ask_cmd(
-        url: str = typer.Argument(..., help="The system's web-service URL."),
-        dataset: str = typer.Argument(..., help="Registry name or dataset file."),
-        output: Path = typer.Option(..., "--output", "-o", help="Run file to write (.jsonl: kgqa JSONL; else QALD JSON for gerbil, Text2SPARQL answers JSON for text2sparql)."),
-        protocol: str = typer.Option("gerbil", "--protocol", help="gerbil (POST query=&lang=) or text2sparql (GET ?question=&dataset=)."),
-        lang: Optional[str] = typer.Option(None, "--lang", help="Languages to ask, comma-separated, or 'all' (default: every language of per-language datasets, else en)."),
-        concurrency: int = typer.Option(4, "--concurrency", "-c", help="Requests in flight (GERBIL sends 1)."),
-        timeout: float = typer.Option(60.0, "--timeout", help="Seconds to wait for one response."),
-        retries: int = typer.Option(3, "--retries", help="Further attempts on 429/5xx/connection errors (what still fails is asked again by the next run)."),
-        rps: Optional[float] = typer.Option(None, "--rps", help="At most this many requests per second."),
-        dataset_iri: Optional[str] = typer.Option(None, "--dataset-iri", help="Text2SPARQL 'dataset' parameter (default: the dataset's id)."),
-        fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Run format: jsonl, qald or text2sparql."),
-        dataset_format: Optional[str] = typer.Option(None, "--dataset-format", help="Force the dataset format."),
-        fresh: bool = typer.Option(False, "--fresh", help="Forget the journal and ask every question again."),
-        retry_failed: bool = typer.Option(False, "--retry-failed", help="Also ask again the questions that failed for good before (4xx, malformed, refused); transient failures are asked again anyway."),
-        no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
-        header: Optional[list[str]] = typer.Option(None, "--header", "-H", help=HEADER_HELP),
-        allow_failures: bool = typer.Option(False, "--allow-failures", help="Write the run even when the system failed every question or more than --max-failures of them (an error otherwise)."),
-        max_failures: float = typer.Option(0.5, "--max-failures", help="Fraction of failed questions above which the system counts as failing."),
-        no_echo_check: bool = typer.Option(False, "--no-echo-check", help="Ignore the question a response echoes (as GERBIL does); by default an echo of another question is malformed (case, spaces and punctuation ignored)."),
-    ) -> None:
-        """Ask a live system every question of DATASET and write a run kgqa can score.
-
-        Every response is journalled beside the output (OUTPUT.journal.jsonl) as it arrives:
-        after an interruption (even kill -9) the same command asks only the missing questions
-        and those that failed transiently (5xx, 429, timeouts, connection errors). A system
-        that fails every question, or more than --max-failures of them, is an error (exit
-        status 2; the journal is kept); --allow-failures writes the run anyway."""
-        from kgqa.api import parse_langs
-        from kgqa.execute.systems import AskSettings, ask_to_file
-
-        settings = AskSettings(langs=parse_langs(lang), concurrency=concurrency, timeout=timeout, retries=retries, rps=rps,
-                               dataset_iri=dataset_iri, fresh=fresh, retry_failed=retry_failed,
-                               progress=not no_progress, headers=system_headers(header), max_failures=max_failures,
-                               allow_failures=allow_failures, echo_check=not no_echo_check)
-        with resumable():
-            result, written, journal = ask_to_file(dataset, url, output, protocol=protocol, settings=settings,
-                                                   fmt=fmt, dataset_format=dataset_format)
-        for p in result.problems:
-            err.print(f"[yellow]{p}[/]", highlight=False, soft_wrap=True)
-        counts = ", ".join(f"{k} {v}" for k, v in result.counts.items()) or "nothing"
-        err.print(f"asked {result.asked} question(s) ({result.requests} HTTP requests, {result.elapsed:.1f} s), "
-                  f"{result.reused} from the journal; outcomes: {counts}", highlight=False, soft_wrap=True)
-        err.print(f"wrote {output} ({written}); journal {journal}", highlight=False, soft_wrap=True)
-
-    @system.command("serve")
-    def serve_cmd(
-        run: Optional[Path] = typer.Option(None, "--run", help="Replay this run file (any run format kgqa reads)."),
-        python: Optional[str] = typer.Option(None, "--python", help="Serve MODULE:FUNCTION (or FILE.py:FUNCTION), f(question, lang) -> SPARQL str | dict."),
-        model: Optional[Path] = typer.Option(None, "--model", help="Serve a trained reference system (kgqa baseline train -o DIR)."),
-        kg: Optional[str] = typer.Option(None, "--kg", help="Execute returned queries on this KG to fill in GERBIL answers."),
-        graph: Optional[str] = typer.Option(None, "--graph", help="Default graph IRI for an endpoint --kg."),
-        protocol: str = typer.Option("gerbil", "--protocol", help="What / serves: gerbil or text2sparql (/gerbil and /text2sparql always serve both)."),
-        host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
-        port: int = typer.Option(8000, "--port", help="Port (0: a free one, printed at start)."),
-        dataset: Optional[str] = typer.Option(None, "--dataset", help="Dataset whose question texts a replayed run lacks."),
-        run_format: Optional[str] = typer.Option(None, "--run-format", help="Force the run format."),
-        timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout when executing on --kg."),
-        max_body: Optional[int] = typer.Option(None, "--max-body", help="Largest request body / query string in bytes (default 65536)."),
-    ) -> None:
-        """Serve a QA system under the GERBIL QA and Text2SPARQL contracts (until Ctrl-C)."""
-        from kgqa.service import serve
-
-        serve(run=run, python=python, kg=kg, graph=graph, protocol=protocol, host=host, port=port, dataset=dataset,
-              run_format=run_format, timeout=timeout, max_body=max_body, model=model)
+    system.command("ask")(ask_cmd)
+    system.command("serve")(serve_cmd)

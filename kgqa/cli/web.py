@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from kgqa.model import InputError
-from kgqa.report.term import SafeConsole as Console
+from kgqa.cli._output import Console
 
 out = Console()
 err = Console(stderr=True)
@@ -45,105 +45,115 @@ def _kgs(pairs: Optional[list[str]]) -> dict[str, str]:
     return kgs
 
 
+def web_cmd(
+    store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (anything but loopback is reachable from other machines: a warning is printed)."),
+    port: int = typer.Option(8800, "--port", help="Port."),
+    token: Optional[str] = typer.Option(None, "--token", help="Shared secret every request must carry (open the printed link once)."),
+    kg: Optional[list[str]] = typer.Option(None, "--kg", help="Offer a knowledge graph: NAME=RDF file(s), store dir or endpoint URL (repeatable; demo and ck25 are built in)."),
+    max_upload_mb: float = typer.Option(50.0, "--max-upload-mb", help="Largest request body (all uploads of a form) in MB."),
+    allow_endpoint_urls: bool = typer.Option(False, "--allow-endpoint-urls", help="Let the form name a SPARQL endpoint URL (the server will query it; public hosts only unless --allowed-url-host)."),
+    workers: int = typer.Option(1, "--workers", help="Experiments evaluated at the same time."),
+    timeout: float = typer.Option(30.0, "--timeout", help="Default per-query timeout in seconds."),
+    allowed_host: Optional[list[str]] = typer.Option(None, "--allowed-host", help="Also answer to this Host name (repeatable; e.g. behind a proxy). Others get 421 (DNS rebinding guard)."),
+    allow_system_urls: bool = typer.Option(False, "--allow-system-urls", help="Let the form name a live QA system URL (the server will POST every question to it; public hosts only unless --allowed-url-host)."),
+    allowed_url_host: Optional[list[str]] = typer.Option(None, "--allowed-url-host", help="A host the form's system/endpoint URLs may name even when loopback or private (repeatable)."),
+    max_unpacked_mb: float = typer.Option(512.0, "--max-unpacked-mb", help="Largest size a compressed RDF upload may inflate to, in MB."),
+) -> None:
+    """Serve the web platform: upload runs, experiment permalinks, leaderboards, comparisons."""
+    from kgqa.web.app import Settings
+    from kgqa.web.serve import serve
+
+    st = _open(store)
+    settings = Settings(kgs=_kgs(kg), max_upload_mb=max_upload_mb, allow_endpoint_urls=allow_endpoint_urls,
+                        token=token, workers=workers, timeout=timeout, allowed_hosts=list(allowed_host or []),
+                        allow_system_urls=allow_system_urls, allowed_url_hosts=list(allowed_url_host or []),
+                        max_unpacked_mb=max_unpacked_mb)
+    serve(st, settings, host=host, port=port, say=lambda s: err.print(s, highlight=False, soft_wrap=True))
+
+
+def list_cmd(
+    store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help="Only this dataset."),
+    profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Only this profile."),
+    status: Optional[str] = typer.Option(None, "--status", help="pending, running, finished or failed."),
+    fmt: ListFormat = typer.Option(ListFormat.table, "--format", "-f"),
+) -> None:
+    """Experiments in the store, newest first."""
+    rows = _open(store).list(dataset=dataset, profile=profile, status=status)
+    _emit(fmt, lambda: [e.summary() for e in rows], lambda api: api.experiments_table(rows))
+
+
+def show_cmd(
+    eid: str = typer.Argument(..., help="Experiment id."),
+    store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
+    fmt: ListFormat = typer.Option(ListFormat.table, "--format", "-f"),
+) -> None:
+    """One experiment: inputs, settings, signature, aggregate scores, outcomes."""
+    doc = _experiment(store, eid).summary()
+    _emit(fmt, lambda: doc, lambda api: api.experiment_table(doc))
+
+
+def export_cmd(
+    eid: str = typer.Argument(..., help="Experiment id."),
+    store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
+    fmt: ExportFormat = typer.Option(ExportFormat.json, "--format", "-f"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file (default: stdout)."),
+) -> None:
+    """Export a finished experiment (JSON, CSV, Markdown, LaTeX, HTML report)."""
+    from kgqa import api
+    from kgqa.store.export import export
+
+    e = _experiment(store, eid)
+    if e.status != "finished":
+        raise InputError(eid, f"the experiment is {e.status}: nothing to export"
+                         + (f" ({e.error})" if e.error else ""))
+    text = export(e, fmt.value)
+    if output is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    else:
+        api.write_atomic(output, [text])
+        err.print(f"wrote {output}", highlight=False)
+
+
+def delete_cmd(
+    eids: list[str] = typer.Argument(..., help="Experiment id(s)."),
+    store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
+) -> None:
+    """Delete experiments (and stored files no other experiment uses)."""
+    st = _open(store)
+    missing = [i for i in eids if st.get(i) is None]
+    if missing:
+        raise InputError(missing[0], "no such experiment in the store (nothing deleted)")
+    for i in eids:
+        st.delete(i)
+    err.print(f"deleted {len(eids)} experiment(s)", highlight=False)
+
+
+def _emit(fmt: ListFormat, doc, table) -> None:
+    """JSON (``doc()``) on stdout for ``--format json``, else the table that ``table(kgqa.api)``
+    renders on the console."""
+    if fmt is ListFormat.json:
+        sys.stdout.write(json.dumps(doc(), indent=2, ensure_ascii=False) + "\n")
+        return
+    from kgqa import api
+
+    out.print(table(api))
+
+
+def _experiment(store: Optional[str], eid: str):
+    """The experiment ``eid`` of the store, or an :class:`InputError` saying there is none."""
+    e = _open(store).get(eid)
+    if e is None:
+        raise InputError(eid, "no such experiment in the store")
+    return e
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("web")
-    def web_cmd(
-        store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
-        host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (anything but loopback is reachable from other machines: a warning is printed)."),
-        port: int = typer.Option(8800, "--port", help="Port."),
-        token: Optional[str] = typer.Option(None, "--token", help="Shared secret every request must carry (open the printed link once)."),
-        kg: Optional[list[str]] = typer.Option(None, "--kg", help="Offer a knowledge graph: NAME=RDF file(s), store dir or endpoint URL (repeatable; demo and ck25 are built in)."),
-        max_upload_mb: float = typer.Option(50.0, "--max-upload-mb", help="Largest request body (all uploads of a form) in MB."),
-        allow_endpoint_urls: bool = typer.Option(False, "--allow-endpoint-urls", help="Let the form name a SPARQL endpoint URL (the server will query it; public hosts only unless --allowed-url-host)."),
-        workers: int = typer.Option(1, "--workers", help="Experiments evaluated at the same time."),
-        timeout: float = typer.Option(30.0, "--timeout", help="Default per-query timeout in seconds."),
-        allowed_host: Optional[list[str]] = typer.Option(None, "--allowed-host", help="Also answer to this Host name (repeatable; e.g. behind a proxy). Others get 421 (DNS rebinding guard)."),
-        allow_system_urls: bool = typer.Option(False, "--allow-system-urls", help="Let the form name a live QA system URL (the server will POST every question to it; public hosts only unless --allowed-url-host)."),
-        allowed_url_host: Optional[list[str]] = typer.Option(None, "--allowed-url-host", help="A host the form's system/endpoint URLs may name even when loopback or private (repeatable)."),
-        max_unpacked_mb: float = typer.Option(512.0, "--max-unpacked-mb", help="Largest size a compressed RDF upload may inflate to, in MB."),
-    ) -> None:
-        """Serve the web platform: upload runs, experiment permalinks, leaderboards, comparisons."""
-        from kgqa.web.app import Settings
-        from kgqa.web.serve import serve
-
-        st = _open(store)
-        settings = Settings(kgs=_kgs(kg), max_upload_mb=max_upload_mb, allow_endpoint_urls=allow_endpoint_urls,
-                            token=token, workers=workers, timeout=timeout, allowed_hosts=list(allowed_host or []),
-                            allow_system_urls=allow_system_urls, allowed_url_hosts=list(allowed_url_host or []),
-                            max_unpacked_mb=max_unpacked_mb)
-        serve(st, settings, host=host, port=port, say=lambda s: err.print(s, highlight=False, soft_wrap=True))
-
+    app.command("web")(web_cmd)
     exp = typer.Typer(help="The experiment store: list, show, export, delete.", no_args_is_help=True)
     app.add_typer(exp, name="experiments")
-
-    @exp.command("list")
-    def list_cmd(
-        store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
-        dataset: Optional[str] = typer.Option(None, "--dataset", help="Only this dataset."),
-        profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Only this profile."),
-        status: Optional[str] = typer.Option(None, "--status", help="pending, running, finished or failed."),
-        fmt: ListFormat = typer.Option(ListFormat.table, "--format", "-f"),
-    ) -> None:
-        """Experiments in the store, newest first."""
-        rows = _open(store).list(dataset=dataset, profile=profile, status=status)
-        if fmt is ListFormat.json:
-            sys.stdout.write(json.dumps([e.summary() for e in rows], indent=2, ensure_ascii=False) + "\n")
-            return
-        from kgqa.report.tables import experiments_grid
-
-        out.print(experiments_grid(rows))
-
-    @exp.command("show")
-    def show_cmd(
-        eid: str = typer.Argument(..., help="Experiment id."),
-        store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
-        fmt: ListFormat = typer.Option(ListFormat.table, "--format", "-f"),
-    ) -> None:
-        """One experiment: inputs, settings, signature, aggregate scores, outcomes."""
-        e = _open(store).get(eid)
-        if e is None:
-            raise InputError(eid, "no such experiment in the store")
-        doc = e.summary()
-        if fmt is ListFormat.json:
-            sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-            return
-        from kgqa.report.tables import experiment_table
-
-        out.print(experiment_table(doc))
-
-    @exp.command("export")
-    def export_cmd(
-        eid: str = typer.Argument(..., help="Experiment id."),
-        store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
-        fmt: ExportFormat = typer.Option(ExportFormat.json, "--format", "-f"),
-        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file (default: stdout)."),
-    ) -> None:
-        """Export a finished experiment (JSON, CSV, Markdown, LaTeX, HTML report)."""
-        from kgqa.load.jsonio import write_atomic
-        from kgqa.store.export import export
-
-        e = _open(store).get(eid)
-        if e is None:
-            raise InputError(eid, "no such experiment in the store")
-        if e.status != "finished":
-            raise InputError(eid, f"the experiment is {e.status}: nothing to export" + (f" ({e.error})" if e.error else ""))
-        text = export(e, fmt.value)
-        if output is None:
-            sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        else:
-            write_atomic(output, [text])
-            err.print(f"wrote {output}", highlight=False)
-
-    @exp.command("delete")
-    def delete_cmd(
-        eids: list[str] = typer.Argument(..., help="Experiment id(s)."),
-        store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
-    ) -> None:
-        """Delete experiments (and stored files no other experiment uses)."""
-        st = _open(store)
-        missing = [i for i in eids if st.get(i) is None]
-        if missing:
-            raise InputError(missing[0], "no such experiment in the store (nothing deleted)")
-        for i in eids:
-            st.delete(i)
-        err.print(f"deleted {len(eids)} experiment(s)", highlight=False)
+    exp.command("list")(list_cmd)
+    exp.command("show")(show_cmd)
+    exp.command("export")(export_cmd)
+    exp.command("delete")(delete_cmd)

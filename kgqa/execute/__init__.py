@@ -25,7 +25,7 @@ from kgqa.model.problems import InputError
 
 
 def open_engine(kg: str | Path | Sequence[str | Path], graph: str | None = None, *, progress: bool = False,
-                **options: Any) -> Engine:
+                base: str | None = None, **options: Any) -> Engine:
     """The engine for a ``--kg`` value:
 
     - an ``http://`` / ``https://`` URL (or several, comma-separated: replicas) -> a SPARQL
@@ -35,7 +35,8 @@ def open_engine(kg: str | Path | Sequence[str | Path], graph: str | None = None,
       triples into the named graph ``graph`` when given; files of
       :func:`~kgqa.execute.kgfile.disk_store_threshold` bytes or more in all (64 MiB) are
       bulk-loaded once into an on-disk store kept in the cache and reopened by later runs
-      (:func:`~kgqa.execute.kgfile.cached_store`).
+      (:func:`~kgqa.execute.kgfile.cached_store`); relative IRIs in them resolve against
+      ``base`` (default: each file's own ``file:`` URI).
 
     ``options`` go to the engine's constructor (e.g. ``workers``, ``allow_service``); the caps
     of the other kind of engine are ignored (``memory_limit``, ``max_result_bytes``: embedded;
@@ -46,6 +47,8 @@ def open_engine(kg: str | Path | Sequence[str | Path], graph: str | None = None,
         if text.startswith(("http://", "https://")):
             from kgqa.execute.endpoint import SparqlEndpoint
 
+            if base:
+                raise InputError(text, "--base applies when loading RDF files, not to an endpoint")
             urls = [u.strip() for u in text.split(",") if u.strip()]
             options = {k: v for k, v in options.items() if k not in ("memory_limit", "max_result_bytes")}
             return SparqlEndpoint(urls, default_graphs=[graph] if graph else (), **options)
@@ -57,16 +60,16 @@ def open_engine(kg: str | Path | Sequence[str | Path], graph: str | None = None,
     options = {k: v for k, v in options.items() if k != "max_response_bytes"}
 
     if len(items) == 1 and Path(items[0]).is_dir():
-        if graph:
-            raise InputError(items[0], "--graph applies when loading RDF files or querying an endpoint, "
-                                       "not to an existing store")
+        if graph or base:
+            raise InputError(items[0], f"{'--graph' if graph else '--base'} applies when loading RDF files"
+                                       f"{' or querying an endpoint' if graph else ''}, not to an existing store")
         return EmbeddedEngine.from_store(items[0], **options)
     from kgqa.execute.kgfile import cached_store, disk_store_threshold
 
     threshold = disk_store_threshold()
     if threshold is not None and _total_size(items) >= threshold:
-        return EmbeddedEngine.from_store(cached_store(items, graph, progress=progress), **options)
-    return EmbeddedEngine.from_files(items, graph, progress=progress, **options)
+        return EmbeddedEngine.from_store(cached_store(items, graph, progress=progress, base=base), **options)
+    return EmbeddedEngine.from_files(items, graph, progress=progress, base=base, **options)
 
 
 def _total_size(items: Sequence[str | Path]) -> int:

@@ -251,7 +251,7 @@ def _die_with_parent() -> None:
             pass
 
 
-def _worker_main(conn, store, store_dir, files, graph, isolate, union, close, pdeathsig,
+def _worker_main(conn, store, store_dir, files, graph, base, isolate, union, close, pdeathsig,
                  memory=None, max_bytes=None, progress=None) -> None:
     for c in close:  # other workers' pipe ends inherited through fork
         try:
@@ -280,7 +280,7 @@ def _worker_main(conn, store, store_dir, files, graph, isolate, union, close, pd
             if store_dir is not None:
                 store = ox.Store.read_only(str(store_dir))
             else:
-                store, _ = load_files(files, graph)
+                store, _ = load_files(files, graph, base=base)
     except Exception as e:  # noqa: BLE001
         conn.send(("failed", f"{type(e).__name__}: {e}"))
         return
@@ -351,7 +351,8 @@ class _Worker:
         self.answered = 0  # answers received from this worker
         self.proc = ctx.Process(target=_worker_main, name="kgqa-oxigraph-worker", daemon=True,
                                 args=(child_end, kwargs["store"] if fork else None, kwargs["store_dir"],
-                                      kwargs["files"], kwargs["graph"], kwargs["isolate"], kwargs["union"],
+                                      kwargs["files"], kwargs["graph"], kwargs["base"], kwargs["isolate"],
+                                      kwargs["union"],
                                       close, pdeathsig, kwargs["memory"], kwargs["max_bytes"], self.progress))
         self.proc.start()
         child_end.close()
@@ -454,7 +455,7 @@ class EmbeddedEngine:
             raise ValueError("without fork, an in-memory engine needs the RDF files to load in each worker")
         self._ctx = mp.get_context(start_method)
         self._kwargs = dict(store=store if store_dir is None else None, store_dir=store_dir,
-                            files=[str(f) for f in files], graph=graph,
+                            files=[str(f) for f in files], graph=graph, base=manifest.base,
                             isolate=(not allow_service) if isolate_network is None else isolate_network,
                             union=union_default_graph, memory=self.memory_limit,
                             max_bytes=self.max_result_bytes)
@@ -471,9 +472,9 @@ class EmbeddedEngine:
 
     @classmethod
     def from_files(cls, paths: Sequence[str | Path], graph: str | None = None, *, progress: bool = False,
-                   **options: Any) -> "EmbeddedEngine":
+                   base: str | None = None, **options: Any) -> "EmbeddedEngine":
         """Load RDF files into memory (see :func:`kgqa.execute.kgfile.load_files`)."""
-        store, manifest = load_files(paths, graph, progress=progress)
+        store, manifest = load_files(paths, graph, progress=progress, base=base)
         return cls(manifest=manifest, store=store, files=paths, graph=graph, **options)
 
     @classmethod

@@ -17,13 +17,9 @@ version. kgqa reopens such a store read-only.
 
 from __future__ import annotations
 
-import bz2
 import datetime as _dt
-import gzip
 import hashlib
-import io
 import json
-import lzma
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -32,6 +28,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from kgqa.load.decompress import COMPRESSIONS, DecompressingReader
 from kgqa.model.problems import InputError
 from kgqa.model.progress import progress_bar
 
@@ -53,27 +50,8 @@ RDF_EXTENSIONS: dict[str, ox.RdfFormat] = {
     ".n3": ox.RdfFormat.N3,
     ".jsonld": ox.RdfFormat.JSON_LD,
 }
-COMPRESSIONS = {".gz": gzip.GzipFile, ".bz2": bz2.BZ2File, ".xz": lzma.LZMAFile}
 
 Progress = Callable[[int], None]  # called with the number of (compressed) bytes just read
-
-#: Decompression bomb guard for compressed RDF files: reading stops with an InputError once a
-#: file has inflated to more than :data:`MAX_DECOMPRESSION_RATIO` times the compressed bytes
-#: read so far, after at least :data:`DECOMPRESSION_FLOOR` bytes (RDF compresses 5-30x with
-#: gzip/bz2/xz; a zip bomb ~1000x). Settings: the ``KGQA_MAX_DECOMPRESSION_RATIO`` environment
-#: variable (0 turns the guard off).
-MAX_DECOMPRESSION_RATIO = 200
-DECOMPRESSION_FLOOR = 64 << 20
-
-
-def _max_ratio() -> float:
-    import os
-
-    try:
-        return float(os.environ.get("KGQA_MAX_DECOMPRESSION_RATIO", MAX_DECOMPRESSION_RATIO))
-    except ValueError:
-        return float(MAX_DECOMPRESSION_RATIO)
-
 
 def rdf_format(path: str | Path) -> tuple[ox.RdfFormat, str | None]:
     """The RDF format of ``path`` from its extension, and its compression suffix (``.gz``,
@@ -88,48 +66,6 @@ def rdf_format(path: str | Path) -> tuple[ox.RdfFormat, str | None]:
         raise InputError(path, f"unknown RDF file extension {ext or '(none)'!r}; expected one of {known}"
                                " (optionally followed by .gz, .bz2 or .xz)")
     return fmt, comp
-
-
-class DecompressingReader(io.RawIOBase):
-    """The decompressed bytes of ``path`` (``comp``: ``.gz``, ``.bz2``, ``.xz`` or None for a
-    plain file), with the decompression bomb guard: reading raises :class:`InputError` naming
-    the file once it has inflated to more than :data:`MAX_DECOMPRESSION_RATIO` times the
-    compressed bytes read (after :data:`DECOMPRESSION_FLOOR`). Wrap it in ``io.BufferedReader``
-    for line reading; used for KG files and for ``migrate --links`` files."""
-
-    def __init__(self, path: Path, comp: str | None):
-        self.raw = open(path, "rb")
-        if comp == ".gz":
-            self.stream = gzip.GzipFile(fileobj=self.raw)
-        elif comp:
-            self.stream = COMPRESSIONS[comp](self.raw)
-        else:
-            self.stream = self.raw
-        self.path = path
-        self.inflated = 0
-        self.ratio = _max_ratio() if self.stream is not self.raw else 0.0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:  # type: ignore[override]
-        n = self.stream.readinto(b)
-        if n:
-            self.inflated += n
-            if self.ratio and self.inflated > DECOMPRESSION_FLOOR and \
-                    self.inflated > self.ratio * max(1, self.raw.tell()):
-                raise InputError(self.path, f"decompressed to more than {self.ratio:g} times its compressed size "
-                                            f"({self.inflated} bytes from {self.raw.tell()}): refused as a "
-                                            "decompression bomb (set KGQA_MAX_DECOMPRESSION_RATIO to allow it)")
-        return n or 0
-
-    def close(self) -> None:
-        try:
-            if self.stream is not self.raw:
-                self.stream.close()
-        finally:
-            self.raw.close()
-            super().close()
 
 
 class _HashingReader(DecompressingReader):
@@ -164,19 +100,22 @@ def file_digest(path: str | Path) -> str:
         r.close()
 
 
-def combine_fingerprint(digests: Sequence[str], graph: str | None = None) -> str:
-    """The KG fingerprint from per-file content digests (see the module docstring)."""
+def combine_fingerprint(digests: Sequence[str], graph: str | None = None, base: str | None = None) -> str:
+    """The KG fingerprint from per-file content digests (see the module docstring); a base IRI
+    given for relative IRIs changes the KG, so it changes the fingerprint."""
     h = hashlib.sha256()
     for d in sorted(digests):
         h.update(f"{d}\n".encode())
     if graph:
         h.update(f"graph={graph}\n".encode())
+    if base:
+        h.update(f"base={base}\n".encode())
     return "sha256:" + h.hexdigest()
 
 
-def fingerprint(paths: Sequence[str | Path], graph: str | None = None) -> str:
+def fingerprint(paths: Sequence[str | Path], graph: str | None = None, base: str | None = None) -> str:
     """The KG fingerprint of files, without loading them."""
-    return combine_fingerprint([file_digest(p) for p in paths], graph)
+    return combine_fingerprint([file_digest(p) for p in paths], graph, base)
 
 
 @dataclass
@@ -197,6 +136,8 @@ class Manifest:
     quads: int = 0
     pyoxigraph: str = ox.__version__
     created: str = ""
+    #: the base IRI relative IRIs were resolved against (None: each file's own file: URI)
+    base: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -207,7 +148,7 @@ class Manifest:
             files = [LoadedFile(**f) for f in doc.get("files", [])]
             return cls(fingerprint=str(doc["fingerprint"]), files=files, graph=doc.get("graph"),
                        quads=int(doc.get("quads", 0)), pyoxigraph=str(doc.get("pyoxigraph", "")),
-                       created=str(doc.get("created", "")))
+                       created=str(doc.get("created", "")), base=doc.get("base"))
         except (KeyError, TypeError, ValueError) as e:
             raise InputError(where, f"not a kgqa store manifest ({e}); expected keys fingerprint, files, quads")
 
@@ -226,12 +167,12 @@ def _check_files(paths: Sequence[str | Path]) -> list[Path]:
 
 
 def _load_one(store: ox.Store, path: Path, graph: str | None, bulk: bool, progress: Progress | None,
-              loaded: list[LoadedFile]) -> LoadedFile:
+              loaded: list[LoadedFile], base: str | None = None) -> LoadedFile:
     fmt, _ = rdf_format(path)
     before = len(store)
     reader = _HashingReader(path, progress)
     to_graph = ox.NamedNode(graph) if graph else None
-    base = path.resolve().as_uri()
+    base = base or path.resolve().as_uri()
     try:
         if bulk:
             store.bulk_load(input=reader, format=fmt, to_graph=to_graph, base_iri=base)
@@ -256,9 +197,11 @@ def _load_one(store: ox.Store, path: Path, graph: str | None, bulk: bool, progre
 
 
 def load_files(paths: Sequence[str | Path], graph: str | None = None, *, progress: bool = False,
-               store: ox.Store | None = None, bulk: bool = False) -> tuple[ox.Store, Manifest]:
+               store: ox.Store | None = None, bulk: bool = False,
+               base: str | None = None) -> tuple[ox.Store, Manifest]:
     """Load RDF files into ``store`` (a new in-memory store by default), triples into
-    ``graph`` when given (quad formats keep their own graphs). Each file is loaded in one
+    ``graph`` when given (quad formats keep their own graphs); relative IRIs resolve against
+    ``base`` (default: each file's own ``file:`` URI, which depends on where it lies). Each file is loaded in one
     transaction (``bulk=False``): a file with a syntax error adds nothing and raises
     :class:`InputError` naming the file, line and column and what was loaded before it."""
     files = _check_files(paths)
@@ -267,14 +210,14 @@ def load_files(paths: Sequence[str | Path], graph: str | None = None, *, progres
     with progress_bar(sum(p.stat().st_size for p in files), "loading", enabled=progress, unit="bytes") as bar:
         for p in files:
             bar(0, description=f"loading {p.name}")
-            loaded.append(_load_one(store, p, graph, bulk, bar or None, loaded))
-    fp = combine_fingerprint([f.sha256 for f in loaded], graph)
+            loaded.append(_load_one(store, p, graph, bulk, bar or None, loaded, base))
+    fp = combine_fingerprint([f.sha256 for f in loaded], graph, base)
     return store, Manifest(fp, loaded, graph, len(store),
-                           created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+                           created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), base=base)
 
 
 def create_store(paths: Sequence[str | Path], directory: str | Path, graph: str | None = None, *,
-                 progress: bool = False, replace: bool = False) -> Manifest:
+                 progress: bool = False, replace: bool = False, base: str | None = None) -> Manifest:
     """Bulk-load RDF files into a new persistent store at ``directory`` and write its
     manifest. An existing non-empty directory is refused, unless ``replace`` is set and it is
     a kgqa store (has a manifest), which is then deleted first. The manifest is written only
@@ -290,7 +233,7 @@ def create_store(paths: Sequence[str | Path], directory: str | Path, graph: str 
     d.mkdir(parents=True, exist_ok=True)
     store = ox.Store(str(d))
     try:
-        _, manifest = load_files(files, graph, progress=progress, store=store, bulk=True)
+        _, manifest = load_files(files, graph, progress=progress, store=store, bulk=True, base=base)
         store.flush()
         store.optimize()
         manifest.quads = len(store)
@@ -352,12 +295,12 @@ def store_cache_dir() -> Path:
     return default_cache_dir() / "kgs"
 
 
-def _stat_key(files: Sequence[Path], graph: str | None) -> str:
+def _stat_key(files: Sequence[Path], graph: str | None, base: str | None = None) -> str:
     parts = []
     for f in files:
         st = f.stat()
         parts.append(f"{f.resolve()}|{st.st_size}|{st.st_mtime_ns}|{st.st_ino}")
-    return "\n".join(sorted(parts)) + f"\ngraph={graph or ''}"
+    return "\n".join(sorted(parts)) + f"\ngraph={graph or ''}" + (f"\nbase={base}" if base else "")
 
 
 def _read_index(root: Path) -> dict[str, str]:
@@ -387,7 +330,7 @@ def _remove_stale_partials(root: Path) -> None:
 
 
 def cached_store(paths: Sequence[str | Path], graph: str | None = None, *, progress: bool = False,
-                 root: str | Path | None = None) -> Path:
+                 root: str | Path | None = None, base: str | None = None) -> Path:
     """The directory of a persistent store holding ``paths`` (triples into ``graph``), made once
     and kept in the cache (:func:`store_cache_dir`), named by the KG's content fingerprint.
 
@@ -400,25 +343,25 @@ def cached_store(paths: Sequence[str | Path], graph: str | None = None, *, progr
       later run), and two processes loading the same files end with one store.
     """
     files = _check_files(paths)
-    base = Path(root) if root is not None else store_cache_dir()
+    cache = Path(root) if root is not None else store_cache_dir()
     try:
-        base.mkdir(parents=True, exist_ok=True)
+        cache.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise InputError(base, f"cannot create the KG store cache: {e}; set KGQA_CACHE_DIR to a writable "
+        raise InputError(cache, f"cannot create the KG store cache: {e}; set KGQA_CACHE_DIR to a writable "
                                "directory or KGQA_KG_STORE_BYTES=off to load KGs into memory") from None
-    key = _stat_key(files, graph)
-    fp = _read_index(base).get(key)
-    if fp is None or not is_store_dir(base / _store_name(fp)):
-        fp = combine_fingerprint([file_digest(f) for f in files], graph)
-        target = base / _store_name(fp)
+    key = _stat_key(files, graph, base)
+    fp = _read_index(cache).get(key)
+    if fp is None or not is_store_dir(cache / _store_name(fp)):
+        fp = combine_fingerprint([file_digest(f) for f in files], graph, base)
+        target = cache / _store_name(fp)
         if not is_store_dir(target):
             import os
             import uuid
 
-            _remove_stale_partials(base)
-            partial = base / f"partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+            _remove_stale_partials(cache)
+            partial = cache / f"partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
             try:
-                manifest = create_store(files, partial, graph, progress=progress)
+                manifest = create_store(files, partial, graph, progress=progress, base=base)
                 if manifest.fingerprint != fp:  # a file changed while it was read
                     raise InputError(files[0], "an RDF file changed while it was loaded; run again")
                 try:
@@ -427,16 +370,16 @@ def cached_store(paths: Sequence[str | Path], graph: str | None = None, *, progr
                     if not is_store_dir(target):
                         raise
             except OSError as e:
-                raise InputError(base, f"cannot write the KG store cache: {e}; free space or set "
+                raise InputError(cache, f"cannot write the KG store cache: {e}; free space or set "
                                        "KGQA_CACHE_DIR, or KGQA_KG_STORE_BYTES=off to load into memory") from None
             finally:
                 shutil.rmtree(partial, ignore_errors=True)
-        index = _read_index(base)
+        index = _read_index(cache)
         index[key] = fp
         from kgqa.load.jsonio import write_atomic
 
         try:
-            write_atomic(base / _INDEX, [json.dumps(index, indent=1) + "\n"])
+            write_atomic(cache / _INDEX, [json.dumps(index, indent=1) + "\n"])
         except OSError:
             pass  # the memo only saves hashing next time
-    return base / _store_name(fp)
+    return cache / _store_name(fp)

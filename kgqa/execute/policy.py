@@ -37,6 +37,30 @@ def _starts_like_sparql(text: str) -> bool:
     return False
 
 
+def _stops_after_first_word(text: str, error_offset: int | None) -> bool:
+    """The text's first word is a keyword and its parse fails at the very next token ("With
+    the data ...", "Drop it"): prose that begins with a SPARQL word, not an update."""
+    if error_offset is None:
+        return False
+    from kgqa.sparql.lexer import tokenize
+
+    words = []
+    for t in tokenize(text):
+        words.append(t)
+        if len(words) == 2:
+            break
+    return len(words) == 2 and words[1].start == error_offset and words[1].kind in ("ERROR", "PNAME", "KEYWORD", "A")
+
+
+def _parses(texts: list[str]) -> bool:
+    """Does any reading parse, as written or as the normaliser would repair it?"""
+    from kgqa.execute.normalise import normalise
+    from kgqa.sparql.analyzer import analyze
+
+    return any(analyze(candidate).error is None
+               for text in texts for candidate in dict.fromkeys((text, normalise(text).text)))
+
+
 def refused_outcome(query: str, reason: str, elapsed: float = 0.0) -> Outcome:
     """The outcome of a query the sandbox refuses, labelled by what happened (docs/fidelity.md):
 
@@ -49,7 +73,6 @@ def refused_outcome(query: str, reason: str, elapsed: float = 0.0) -> Outcome:
       next word, a dialect's pragma), which the sandbox did not let run. A query over the size
       cap is refused unparsed.
     """
-    from kgqa.execute.normalise import normalise
     from kgqa.execute.sandbox import query_bytes_refusal, readings
     from kgqa.sparql.analyzer import analyze
 
@@ -59,13 +82,13 @@ def refused_outcome(query: str, reason: str, elapsed: float = 0.0) -> Outcome:
     info = analyze(query)
     if any(_starts_like_sparql(t) for t in texts):
         at = _AT_OFFSET.search(reason)
-        if (at is None or "after decoding" in reason or info.error_offset is None
-                or int(at.group(1)) <= info.error_offset):
+        prose = (at is not None and int(at.group(1)) == 0 and "after decoding" not in reason
+                 and len(texts) == 1 and _stops_after_first_word(query, info.error_offset))
+        if not prose and (at is None or "after decoding" in reason or info.error_offset is None
+                          or int(at.group(1)) <= info.error_offset):
             return Outcome(Status.REFUSED, None, reason, elapsed)
-        for text in texts:  # the refused word lies after the parse error: does any reading parse?
-            for candidate in dict.fromkeys((text, normalise(text).text)):
-                if analyze(candidate).error is None:
-                    return Outcome(Status.REFUSED, None, reason, elapsed)
+        if _parses(texts):  # the refused word lies after the parse error: does any reading parse?
+            return Outcome(Status.REFUSED, None, reason, elapsed)
     error = info.error or "not a SPARQL query or update"
     return Outcome(Status.PARSE_ERROR, None, f"parse error: {error} (not SPARQL: nothing was run)", elapsed)
 

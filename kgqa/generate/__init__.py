@@ -24,11 +24,12 @@ from typing import Any
 
 from kgqa.generate.functions import PAPER_SHARES, parse_function_shares, parse_functions
 from kgqa.generate.kg import KGAccess, QueryFailed
+from kgqa.generate.paraphrase import add_paraphrases
 from kgqa.model.problems import InputError
 from kgqa.generate.pipeline import GenerateOptions, parse_edges
 from kgqa.model.item import Dataset
 
-__all__ = ["generate", "GenerateResult", "GenerateOptions", "parse_edges", "parse_functions", "parse_function_shares",
+__all__ = ["generate", "add_paraphrases", "GenerateResult", "GenerateOptions", "parse_edges", "parse_functions", "parse_function_shares",
            "PAPER_SHARES", "KGAccess"]
 
 
@@ -55,8 +56,8 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
     write it to ``output`` (``.json`` QALD JSON, ``.jsonl`` JSONL) and the annotation export to
     ``annotation``. ``progress(k)`` is called as graph queries are accepted. ``cache`` (False,
     True for the user cache, or a file) keeps every query outcome so that a killed run resumes
-    (see :mod:`kgqa.generate.kg`). ``label_predicate``: the KG's label property (default:
-    rdfs:label, else found, see :func:`kgqa.generate.schema.label_properties`); it is never a
+    (see :mod:`kgqa.generate.kg`). ``label_predicate``: the KG's label property (an IRI, in
+    angle brackets or not; default: rdfs:label, else found, see :func:`kgqa.generate.schema.label_properties`); it is never a
     relation of a question.
 
     Every accepted graph query passed the faithfulness check (its question says every edge,
@@ -86,7 +87,7 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
         access.max_rows = max_rows
     try:
         try:
-            labels = label_properties(access, label_predicate)
+            labels = label_properties(access, label_predicate.strip("<>") if label_predicate else None)
             exclude = (*exclude_relations, labels[0])
             schema = schema_from_ontology(ontology, access, exclude) if ontology else \
                 induce_schema(access, exclude)

@@ -27,13 +27,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kgqa.generate.commonness import Commonness
-from kgqa.generate.functions import choose_function
+from kgqa.generate.functions import choose_function, parse_function_shares
 from kgqa.generate.graphquery import FUNCTIONS, GraphQuery
 from kgqa.generate.grounding import apply, candidates, comparative_constants, count_varies, validate_many
 from kgqa.generate.kg import KGAccess, QueryFailed
 from kgqa.generate.minimization import minimize, redundant_components
 from kgqa.generate.schema import Schema
 from kgqa.generate.templates import grow_template, template_key
+from kgqa.model.problems import InputError
 from kgqa.sparql.canonical import canonical_form
 
 
@@ -50,6 +51,18 @@ class GenerateOptions:
     max_attempts: int | None = None  # templates tried (default 50 x n)
     #: target share per function class (default: the paper's, see kgqa.generate.functions)
     shares: dict[str, float] | None = None
+
+    @classmethod
+    def parse(cls, *, edges: str = "1-3", functions: str | None = None, **fields) -> "GenerateOptions":
+        """The options from their command-line text (the one place ``kgqa generate`` builds
+        them): ``edges`` is ``N`` or ``LOW-HIGH`` (:func:`parse_edges`), ``functions`` a share
+        per function class or a list of allowed functions (:func:`parse_function_shares`); the
+        other fields are taken as they are. A bad text raises :class:`InputError`."""
+        try:
+            allowed, shares = parse_function_shares(functions)
+            return cls(edges=parse_edges(edges), functions=allowed, shares=shares, **fields)
+        except ValueError as e:
+            raise InputError("--edges/--functions", str(e)) from None
 
 
 @dataclass

@@ -3,27 +3,26 @@
 
 A link file is
 
-- an RDF file (N-Triples, Turtle, N-Quads, TriG, RDF/XML, N3; plain, ``.gz`` or ``.bz2``) whose
+- an RDF file (N-Triples, Turtle, N-Quads, TriG, RDF/XML, N3; plain or compressed) whose
   ``owl:sameAs`` triples (or other link predicates) are read **in either direction**;
 - a TSV/CSV file of two IRI columns (``source<TAB>target``; a header row without IRIs is
   skipped; ``<...>`` around an IRI is dropped; ``#`` starts a comment line).
 
-Compressed files are read under the same decompression cap as KG files
-(:data:`MAX_RATIO` after :data:`FLOOR` bytes); a line that is not UTF-8 or not two IRIs is an
-:class:`~kgqa.model.InputError` naming the file and line.
+Compressed files (``.gz``, ``.bz2``, ``.xz``) are read under the decompression bomb guard of
+KG files (:mod:`kgqa.load.decompress`); a line that is not UTF-8 or not two IRIs is an
+:class:`~kgqa.model.InputError` naming the file and the physical line. This is the one reader of
+link files: ``kgqa evaluate --links`` and ``kgqa migrate --links`` both read through it.
 """
 
 from __future__ import annotations
 
-import bz2
 import csv
-import gzip
-import io
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pyoxigraph as ox
 
+from kgqa.load.decompress import base_suffix, compression, open_binary
 from kgqa.model import InputError
 from kgqa.model.terms import IriLinks, looks_like_iri
 
@@ -34,47 +33,8 @@ RDF_FORMATS = {
     ".xml": ox.RdfFormat.RDF_XML, ".n3": ox.RdfFormat.N3,
 }
 TABLES = {".tsv": "\t", ".txt": "\t", ".csv": ","}
-MAX_RATIO = 200
-FLOOR = 64 << 20
 #: the ``--links`` word for the built-in DBpedia variants alone (no file)
 BUILTIN = "dbpedia"
-
-
-class _Capped(io.RawIOBase):
-    """A decompressing reader that stops a decompression bomb (more than MAX_RATIO times the
-    compressed bytes read, after FLOOR bytes)."""
-
-    def __init__(self, path: Path):
-        self.raw = open(path, "rb")
-        self.stream = (gzip.GzipFile(fileobj=self.raw) if path.suffix == ".gz" else bz2.BZ2File(self.raw))
-        self.path, self.out = path, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:  # type: ignore[override]
-        n = self.stream.readinto(b) or 0
-        self.out += n
-        if self.out > FLOOR and self.out > MAX_RATIO * max(1, self.raw.tell()):
-            raise InputError(self.path, f"decompressed to more than {MAX_RATIO} times its compressed size: "
-                                        "refused as a decompression bomb")
-        return n
-
-    def close(self) -> None:
-        try:
-            self.stream.close()
-        finally:
-            self.raw.close()
-            super().close()
-
-
-def _binary(path: Path):
-    return _Capped(path) if path.suffix in (".gz", ".bz2") else open(path, "rb")
-
-
-def base_suffix(path: Path) -> str:
-    """The extension that names the format, under a ``.gz``/``.bz2`` suffix."""
-    return Path(path.stem).suffix.lower() if path.suffix in (".gz", ".bz2") else path.suffix.lower()
 
 
 def _clean(cell: str) -> str:
@@ -82,17 +42,28 @@ def _clean(cell: str) -> str:
     return cell[1:-1] if cell.startswith("<") and cell.endswith(">") else cell
 
 
+def _text_lines(path: Path, fh: Iterable[bytes]) -> Iterator[str]:
+    """The lines of ``fh`` decoded as UTF-8; an undecodable line is an InputError naming the
+    file, the line and the byte."""
+    for n, raw in enumerate(fh, start=1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(path, f"line {n}: not valid UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1}); "
+                                   "links files must be UTF-8") from None
+
+
 def _table_pairs(path: Path, delim: str) -> Iterator[tuple[str, str]]:
-    with io.BufferedReader(_binary(path)) as fh:
-        for n, raw in enumerate(fh, start=1):
+    with open_binary(path) as fh:
+        rows = csv.reader(_text_lines(path, fh), delimiter=delim)
+        while True:
             try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise InputError(path, f"line {n}: not UTF-8 text ({e.reason} at byte {e.start} of the line)") from None
-            try:
-                row = next(csv.reader([line], delimiter=delim), [])
+                row = next(rows)
+            except StopIteration:
+                return
             except csv.Error as e:
-                raise InputError(path, f"line {n}: {e}") from None
+                raise InputError(path, f"line {rows.line_num}: {e}") from None
+            n = rows.line_num  # the physical line a row ends on (a quoted cell may span lines)
             if not row or row[0].lstrip().startswith("#"):
                 continue
             if len(row) < 2:
@@ -107,15 +78,22 @@ def _table_pairs(path: Path, delim: str) -> Iterator[tuple[str, str]]:
 
 def _rdf_pairs(path: Path, fmt: ox.RdfFormat, predicates: set[str]) -> Iterator[tuple[str, str]]:
     try:
-        with _binary(path) as fh:
-            for q in ox.parse(fh, format=fmt):
-                if q.predicate.value in predicates and isinstance(q.subject, ox.NamedNode) \
-                        and isinstance(q.object, ox.NamedNode):
-                    yield q.subject.value, q.object.value
+        if compression(path):
+            with open_binary(path) as fh:
+                yield from _links_of(ox.parse(fh, format=fmt), predicates)
+        else:
+            yield from _links_of(ox.parse(path=str(path), format=fmt), predicates)
     except SyntaxError as e:
         raise InputError(path, f"links file is not valid {fmt}: {e}") from None
     except (OSError, EOFError) as e:
         raise InputError(path, f"cannot read links file: {e}") from None
+
+
+def _links_of(quads: Iterable[ox.Quad], predicates: set[str]) -> Iterator[tuple[str, str]]:
+    for q in quads:
+        if q.predicate.value in predicates and isinstance(q.subject, ox.NamedNode) \
+                and isinstance(q.object, ox.NamedNode):
+            yield q.subject.value, q.object.value
 
 
 def read_pairs(path: str | Path, predicates: Sequence[str] = (OWL_SAMEAS,)) -> Iterator[tuple[str, str]]:
@@ -129,7 +107,7 @@ def read_pairs(path: str | Path, predicates: Sequence[str] = (OWL_SAMEAS,)) -> I
     if suffix in RDF_FORMATS:
         return _rdf_pairs(p, RDF_FORMATS[suffix], set(predicates))
     raise InputError(p, f"links file: unknown extension {suffix!r} (expected an RDF file "
-                        f"{', '.join(sorted(RDF_FORMATS))}, or .tsv/.csv, optionally .gz/.bz2)")
+                        f"{', '.join(sorted(RDF_FORMATS))}, or .tsv/.csv, optionally .gz/.bz2/.xz)")
 
 
 def load_links(specs: Sequence[str | Path], *, extra: Iterable[tuple[str, str]] = (), extra_name: str = "",

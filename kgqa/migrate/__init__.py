@@ -16,7 +16,9 @@ One module per concept:
 - :mod:`kgqa.migrate.agreement`: exact / partial / empty / failed / unverified;
 - :mod:`kgqa.migrate.stats`: Table 2 / Table 3 shaped statistics;
 - :mod:`kgqa.migrate.records`: SimpleQuestions-style inputs;
-- :mod:`kgqa.migrate.pipeline`: :func:`migrate`; :mod:`kgqa.migrate.output`: files.
+- :mod:`kgqa.migrate.pipeline`: :func:`migrate`; :mod:`kgqa.migrate.output`: files;
+- :mod:`kgqa.migrate.run`: :func:`migrate_files`, from files to a written migration (what
+  ``kgqa migrate`` calls).
 """
 
 from kgqa.migrate.kg import KG
@@ -24,6 +26,7 @@ from kgqa.migrate.links import EntityMapper, Links
 from kgqa.migrate.pipeline import Migration, MigrateOptions, migrate
 from kgqa.migrate.records import read_triples
 from kgqa.migrate.rules import Rule, RuleSet, load_rules, write_rules
+from kgqa.migrate.run import Written, migrate_files
 
-__all__ = ["KG", "Links", "EntityMapper", "Migration", "MigrateOptions", "migrate", "read_triples", "Rule", "RuleSet",
+__all__ = ["KG", "Links", "EntityMapper", "Migration", "MigrateOptions", "migrate", "migrate_files", "Written", "read_triples", "Rule", "RuleSet",
            "load_rules", "write_rules"]

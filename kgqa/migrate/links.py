@@ -25,27 +25,16 @@ choice and its evidence are recorded in the mapping's ``note``.
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyoxigraph as ox
 
-from kgqa.execute.kgfile import DecompressingReader
+from kgqa.load.links import OWL_SAMEAS, read_pairs
 from kgqa.migrate.kg import KG, iri_ref
-from kgqa.model import InputError
-from kgqa.model.terms import looks_like_iri
 
-OWL_SAMEAS = "http://www.w3.org/2002/07/owl#sameAs"
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 
-_RDF_FORMATS = {
-    ".nt": ox.RdfFormat.N_TRIPLES, ".ttl": ox.RdfFormat.TURTLE, ".nq": ox.RdfFormat.N_QUADS,
-    ".trig": ox.RdfFormat.TRIG, ".rdf": ox.RdfFormat.RDF_XML, ".owl": ox.RdfFormat.RDF_XML,
-    ".xml": ox.RdfFormat.RDF_XML, ".n3": ox.RdfFormat.N3,
-}
 TARGET = "target"  # the --links value that means "links stored in the target KG"
 
 
@@ -64,35 +53,6 @@ class EntityMapping:
         if self.note:
             d["note"] = self.note
         return d
-
-
-def _open_binary(path: Path) -> io.BufferedReader:
-    """The (decompressed) bytes of a links file; a ``.gz``/``.bz2`` that inflates like a
-    decompression bomb stops with an InputError naming it (the KG files' guard)."""
-    comp = path.suffix if path.suffix in (".gz", ".bz2") else None
-    return io.BufferedReader(DecompressingReader(path, comp), 1 << 20)
-
-
-def _text_lines(path: Path, fh: io.BufferedReader) -> Iterator[str]:
-    """The lines of ``fh`` decoded as UTF-8; an undecodable line is an InputError naming the
-    file, the line and the byte."""
-    for n, raw in enumerate(fh, start=1):
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise InputError(path, f"line {n}: not valid UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1}); "
-                                   "links files must be UTF-8") from None
-
-
-def _base_suffix(path: Path) -> str:
-    return Path(path.stem).suffix.lower() if path.suffix in (".gz", ".bz2") else path.suffix.lower()
-
-
-def _clean(cell: str) -> str:
-    cell = cell.strip()
-    if cell.startswith("<") and cell.endswith(">"):
-        cell = cell[1:-1]
-    return cell
 
 
 class Links:
@@ -115,63 +75,20 @@ class Links:
     @classmethod
     def load(cls, specs: Sequence[str | Path], wanted: set[str] | None = None,
              predicates: Sequence[str] = (OWL_SAMEAS,)) -> "Links":
+        """Links from link files (read by :func:`kgqa.load.links.read_pairs`: RDF or TSV/CSV,
+        compressed or not) and the word ``target`` (links stored in the target KG); only pairs
+        touching ``wanted`` are kept (when given)."""
         links = cls()
-        preds = set(predicates)
         for spec in specs:
             if str(spec) == TARGET:
                 links.in_target = True
                 links.sources.append(TARGET)
                 continue
-            path = Path(spec)
-            if not path.exists():
-                raise InputError(path, "no such links file")
-            links.sources.append(str(path))
-            suffix = _base_suffix(path)
-            if suffix in (".tsv", ".csv", ".txt"):
-                links._load_table(path, wanted, "," if suffix == ".csv" else "\t")
-            elif suffix in _RDF_FORMATS:
-                links._load_rdf(path, _RDF_FORMATS[suffix], wanted, preds)
-            else:
-                raise InputError(path, f"links file: unknown extension {suffix!r} (expected an RDF file "
-                                       f"{', '.join(sorted(_RDF_FORMATS))}, or .tsv/.csv, optionally .gz/.bz2)")
-        return links
-
-    def _load_table(self, path: Path, wanted: set[str] | None, delim: str) -> None:
-        with _open_binary(path) as fh:
-            rows = csv.reader(_text_lines(path, fh), delimiter=delim)
-            for row in rows:
-                n = rows.line_num
-                if not row or row[0].startswith("#"):
-                    continue
-                if len(row) < 2:
-                    raise InputError(path, f"line {n}: expected two columns (source, target IRI), got {row!r}")
-                a, b = _clean(row[0]), _clean(row[1])
-                if not (looks_like_iri(a) and looks_like_iri(b)):
-                    if n == 1:
-                        continue  # header
-                    raise InputError(path, f"line {n}: expected two IRIs, got {row[0]!r}, {row[1]!r}")
+            links.sources.append(str(spec))
+            for a, b in read_pairs(spec, predicates):
                 if wanted is None or a in wanted or b in wanted:
-                    self.add(a, b)
-
-    def _load_rdf(self, path: Path, fmt: ox.RdfFormat, wanted: set[str] | None, preds: set[str]) -> None:
-        try:
-            if path.suffix in (".gz", ".bz2"):
-                with _open_binary(path) as fh:
-                    self._add_quads(ox.parse(fh, format=fmt), wanted, preds)
-            else:
-                self._add_quads(ox.parse(path=str(path), format=fmt), wanted, preds)
-        except SyntaxError as e:
-            raise InputError(path, f"links file is not valid {fmt}: {e}") from None
-
-    def _add_quads(self, quads, wanted: set[str] | None, preds: set[str]) -> None:
-        for q in quads:
-            if q.predicate.value not in preds:
-                continue
-            if not isinstance(q.subject, ox.NamedNode) or not isinstance(q.object, ox.NamedNode):
-                continue
-            a, b = q.subject.value, q.object.value
-            if wanted is None or a in wanted or b in wanted:
-                self.add(a, b)
+                    links.add(a, b)
+        return links
 
 
 class EntityMapper:

@@ -44,6 +44,16 @@ class MigrateOptions:
     #: find the target's redirect/disambiguation predicates when the defaults are not changed
     find_pages: bool = True
 
+    @classmethod
+    def parse(cls, *, disambiguation: Sequence[str] | None = None, redirect: Sequence[str] | None = None,
+              link_predicates: Sequence[str] | None = None, **fields) -> "MigrateOptions":
+        """The options from command-line values (the one place ``kgqa migrate`` builds them):
+        predicate lists that were not given (None or empty) keep their defaults; the other
+        fields are taken as they are."""
+        return cls(disambiguation=tuple(disambiguation or DEFAULT_DISAMBIGUATION),
+                   redirect=tuple(redirect or DEFAULT_REDIRECT),
+                   link_predicates=tuple(link_predicates or (OWL_SAMEAS,)), **fields)
+
     def signature(self) -> str:
         sig = (f"seed:{self.seed}|sample:{self.sample}|min-support:{self.min_support}|"
                f"min-share:{self.min_share:g}|"

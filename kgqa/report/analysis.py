@@ -1,8 +1,8 @@
 """Terminal (rich) and Markdown renderings of analyses: system comparisons, breakdowns,
 paraphrase rank curves, error taxonomy counts, and one question in full (``kgqa show``).
 
-Number formats (shared by every report format): scores with 4 decimals, CIs as
-``[low, high]`` with 3 decimals, p-values with 4 decimals or ``<0.0001``.
+Numbers are formatted by :mod:`kgqa.report.numbers` (the one format of every report); the
+comparison's tables come from :func:`kgqa.report.model.comparison_report`.
 """
 
 from __future__ import annotations
@@ -24,34 +24,18 @@ from kgqa.analyze.characteristics import BreakdownTable, ParaphraseTable, questi
 from kgqa.analyze.comparison import MultiComparison
 from kgqa.analyze.taxonomy import ErrorLabel
 from kgqa.score.evaluate import ScoredRun, QuestionScore
-from kgqa.report.fit import Grid, fmt_number, print_grid
+from kgqa.report import numbers
+from kgqa.report.fit import Grid, print_grid
+from kgqa.report.model import ComparisonReport, as_comparison_report
 from kgqa.report.term import IriWrapped
 
 __all__ = [
-    "fnum", "fci", "fp", "test_names",
+    "test_names",
     "comparison_grids", "print_comparison", "comparison_markdown", "breakdown_rich", "breakdown_markdown",
     "paraphrase_rich", "paraphrase_markdown", "taxonomy_rich", "taxonomy_markdown", "question_panel",
 ]
 
 TEST_NAMES = {"bootstrap": "boot", "randomization": "rand", "wilcoxon": "Wilcoxon", "mcnemar": "McNemar"}
-
-
-def _nan(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v))
-
-
-def fnum(v: float | None, digits: int | None = None) -> str:
-    return "n/a" if _nan(v) else fmt_number(float(v), digits)
-
-
-def fci(low: float | None, high: float | None, digits: int | None = None) -> str:
-    return "" if _nan(low) or _nan(high) else f"[{fmt_number(float(low), digits)}, {fmt_number(float(high), digits)}]"
-
-
-def fp(p: float | None) -> str:
-    if _nan(p):
-        return "-"
-    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
 def test_names(cmp: MultiComparison) -> list[str]:
@@ -63,97 +47,46 @@ def test_names(cmp: MultiComparison) -> list[str]:
 # --------------------------------------------------------------------------- comparison
 
 
-def _summary_rows(cmp: MultiComparison) -> list[list[str]]:
+def pair_header(cr: ComparisonReport) -> list[str]:
+    """Headings of the paired tests in Markdown and HTML."""
+    return (["measure", "comparison", "n", "Δ mean", f"{cr.conf}% CI of Δ"]
+            + [f"p {TEST_NAMES[t]}" for t in cr.tests] + ["p Holm*", "p BH*", "W/T/L", "better"])
+
+
+def pair_rows(cr: ComparisonReport) -> list[list[str]]:
+    """The paired tests as text, one row per comparison (Markdown and HTML)."""
     rows = []
-    for s in cmp.systems:
-        row = [s]
-        for m in cmp.measures:
-            c = m.ci[s]
-            row.append(f"{fnum(c.mean)}{('^' + m.letters[s]) if m.letters[s] else ''} {fci(c.low, c.high)}".strip())
-        rows.append(row)
+    for r in cr.pairs.rows:
+        measure, a, b, n, d, *rest = r
+        rows.append([measure.text(), f"{a.text()} vs {b.text()}", n.text(), d.number(), d.ci(),
+                     *(c.text() for c in rest)])
     return rows
 
 
-def _pair_rows(cmp: MultiComparison) -> list[list[str]]:
-    tests = test_names(cmp)
-    rows = []
-    for m in cmp.measures:
-        for c in m.comparisons:
-            row = [m.measure, f"{c.system_a} vs {c.system_b}", str(c.n), f"{c.diff.mean:+.4f}", fci(c.diff.low, c.diff.high)]
-            row += [fp(c.p.get(t)) for t in tests]
-            row += [fp(c.p_holm.get(c.primary)), fp(c.p_bh.get(c.primary)), f"{c.wtl.wins}/{c.wtl.ties}/{c.wtl.losses}",
-                    (c.better or "") if c.significant else ""]
-            rows.append(row)
-    return rows
-
-
-def _pair_header(cmp: MultiComparison) -> list[str]:
-    return (["measure", "comparison", "n", "Δ mean", f"{int(cmp.confidence * 100)}% CI of Δ"]
-            + [f"p {TEST_NAMES[t]}" for t in test_names(cmp)]
-            + ["p Holm*", "p BH*", "W/T/L", "better"])
-
-
-def _notes(cmp: MultiComparison) -> list[str]:
-    letters = ", ".join(f"{chr(ord('a') + i) if i < 26 else '?'} = {s}" for i, s in enumerate(cmp.systems))
-    notes = [
-        f"Means over the questions scored for every run, with {int(cmp.confidence * 100)}% percentile bootstrap "
-        f"CIs (seed {cmp.seed}). Superscript letters: the system is significantly better than those systems "
-        f"(primary test, Holm-adjusted p < {cmp.alpha}); {letters}.",
-        "* Holm / BH: adjusted p of the primary test (McNemar for binary measures, else randomization), "
-        f"family = {'all comparisons of all measures' if cmp.family == 'all' else 'the comparisons of one measure'}. "
-        "W/T/L: questions where the first system scores higher / equal / lower.",
-    ]
-    dropped = {s: max(m.dropped.get(s, 0) for m in cmp.measures) for s in cmp.systems} if cmp.measures else {}
-    if any(dropped.values()):
-        notes.append("Questions left out because another run lacks a score for them: "
-                     + ", ".join(f"{s} {n}" for s, n in dropped.items() if n) + ".")
-    if cmp.corpus_only:
-        notes.append("Corpus-level measures (no per-question values, not tested): "
-                     + ", ".join(f"{lab} " + "/".join(fnum(cmp.aggregates[s].get(lab)) for s in cmp.systems)
-                                 for lab in cmp.corpus_only) + f" ({'/'.join(cmp.systems)}).")
-    return notes
-
-
-def _letters(cmp: MultiComparison) -> dict[str, str]:
-    from kgqa.analyze.stats import system_letters
-
-    return system_letters(cmp.systems)
-
-
-def comparison_grids(cmp: MultiComparison) -> tuple[Grid, Grid, list[str]]:
+def comparison_grids(cmp: MultiComparison | ComparisonReport) -> tuple[Grid, Grid, list[str]]:
     """(summary: measures x systems, pairwise tests, notes) for a terminal of any width
     (:mod:`kgqa.report.fit`). Systems are named by their letters in the pairs table (legend in
     the notes)."""
-    conf = int(round(cmp.confidence * 100))
-    letters = _letters(cmp)
-    systems = [f"{escape(s)} ({letters[s]})" for s in cmp.systems]
+    cr = as_comparison_report(cmp)
+    s = cr.summary
+    letters = s.legend
+    systems = [f"{escape(r[0].text())} ({letters[r[0].text()]})" for r in s.rows]
+    many = len(s.rows) > 1
     rows = []
-    for m in cmp.measures:
-        best = m.best()
-        cells = []
-        for s in cmp.systems:
-            c = m.ci[s]
-            text = f"{fnum(c.mean)}{('^' + m.letters[s]) if m.letters[s] else ''} {fci(c.low, c.high)}".strip()
-            cells.append(f"[bold green]{text}[/]" if s == best and len(cmp.systems) > 1 else text)
-        rows.append([escape(m.measure), str(m.n), *cells])
-    summary = Grid(f"Mean [{conf}% CI] per measure (superscript: significantly better than)",
-                   ["measure", "n"], systems, rows, numeric={"n", *systems}, transpose=False)
-    tests = test_names(cmp)
-    cols = [f"Δ [{conf}% CI]", *(f"p {TEST_NAMES[t]}" for t in tests), "Holm*", "BH*", "W/T/L"]
+    for j, measure in enumerate(s.columns, start=1):
+        cells = [r[j] for r in s.rows]
+        rows.append([escape(measure), numbers.count(cells[0].n if cells else None),
+                     *(f"[bold green]{c.text()}[/]" if c.best and many else c.text() for c in cells)])
+    summary = Grid(s.title, ["measure", "n"], systems, rows, numeric={"n", *systems}, transpose=False)
+    cols = [f"Δ [{cr.conf}% CI]", *(f"p {TEST_NAMES[t]}" for t in cr.tests), "Holm*", "BH*", "W/T/L"]
     prow = []
-    for m in cmp.measures:
-        for c in m.comparisons:
-            prow.append([
-                escape(m.measure), f"{letters[c.system_a]}-{letters[c.system_b]}",
-                letters[c.better] if c.significant and c.better else "",
-                f"{c.diff.mean:+.4f} {fci(c.diff.low, c.diff.high)}".strip(),
-                *(fp(c.p.get(t)) for t in tests),
-                fp(c.p_holm.get(c.primary)), fp(c.p_bh.get(c.primary)), f"{c.wtl.wins}/{c.wtl.ties}/{c.wtl.losses}",
-            ])
+    for r in cr.pairs.rows:
+        measure, a, b, _n, d, *ps, wtl, better = r
+        prow.append([escape(measure.text()), f"{letters[a.text()]}-{letters[b.text()]}",
+                     letters[better.text()] if better.text() else "", d.text(), *(p.text() for p in ps), wtl.text()])
     # "sig" is a key column: a table split to fit the terminal repeats it beside every block of p-values
-    pairs = Grid("Paired tests" + (f" against {escape(cmp.baseline)}" if cmp.baseline else " (all pairs)"),
-                 ["measure", "pair", "sig"], cols, prow, numeric=set(cols), transpose=False)
-    return summary, pairs, _notes(cmp)
+    pairs = Grid(escape(cr.pairs.title), ["measure", "pair", "sig"], cols, prow, numeric=set(cols), transpose=False)
+    return summary, pairs, cr.notes
 
 
 def print_comparison(console, cmp: MultiComparison) -> None:
@@ -173,15 +106,14 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Seque
     return out
 
 
-def comparison_markdown(cmp: MultiComparison) -> str:
-    lines = ["## Comparison", ""]
-    rows = []
-    for row, s in zip(_summary_rows(cmp), cmp.systems):
-        rows.append([row[0]] + [f"**{c}**" if m.best() == s else c for c, m in zip(row[1:], cmp.measures)])
-    lines += _md_table(["system"] + [m.measure for m in cmp.measures], rows)
-    lines += ["", "### Paired tests" + (f" against {cmp.baseline}" if cmp.baseline else " (all pairs)"), ""]
-    lines += _md_table(_pair_header(cmp), _pair_rows(cmp), ["---", "---"] + ["---:"] * (len(_pair_header(cmp)) - 2))
-    lines += [""] + [f"{n}  " for n in _notes(cmp)]
+def comparison_markdown(cmp: MultiComparison | ComparisonReport) -> str:
+    from kgqa.report.safe import md_table_cell
+
+    cr = as_comparison_report(cmp)
+    lines = ["## Comparison", "", cr.summary.to_markdown(escape=md_table_cell).rstrip("\n")]
+    lines += ["", f"### {cr.pairs.title}", ""]
+    lines += _md_table(pair_header(cr), pair_rows(cr), ["---", "---"] + ["---:"] * (len(pair_header(cr)) - 2))
+    lines += [""] + [f"{n}  " for n in cr.notes]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -205,7 +137,7 @@ def _breakdown_rows(bt: BreakdownTable) -> list[list[str]]:
             if c is None:
                 row.append("(n=0)")
                 continue
-            text = f"{fnum(c.mean)} {fci(c.low, c.high)}".strip()
+            text = f"{numbers.score(c.mean)} {numbers.ci(c.low, c.high)}".strip()
             row.append(text if n is not None else f"{text} (n={c.n})")
         rows.append(row)
     return rows
@@ -241,7 +173,8 @@ def _paraphrase_rows(pt: ParaphraseTable) -> list[list[str]]:
         row = [str(k + 1)]
         for r in pt.runs:
             c = pt.curves[r]
-            row += [str(c[k].n_groups), fnum(c[k].mean), fnum(c[k].ratio_to_rank1, 3)] if k < len(c) else ["0", "", ""]
+            row += ([numbers.count(c[k].n_groups), numbers.score(c[k].mean), numbers.score(c[k].ratio_to_rank1, 3)]
+                    if k < len(c) else ["0", "", ""])
         rows.append(row)
     return rows
 
@@ -351,7 +284,7 @@ def question_panel(e: ScoredRun, q: QuestionScore, label: ErrorLabel) -> Group:
     scores.add_column("measure")
     scores.add_column("value", justify="right")
     for s in e.measures:
-        scores.add_row(Text(s.label), fnum(q.scores.get(s.label)) if s.label in q.scores else "(corpus-level / undefined)")
+        scores.add_row(Text(s.label), numbers.score(q.scores.get(s.label)) if s.label in q.scores else "(corpus-level / undefined)")
     chars = Table(title="characteristics", show_header=True)
     chars.add_column("name")
     chars.add_column("value")

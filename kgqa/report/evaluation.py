@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -13,21 +12,10 @@ from rich.markup import escape
 
 from kgqa.load import jsonio
 from kgqa.model.gcpause import during
-from kgqa.report.fit import Grid, fmt_number
+from kgqa.report import numbers
+from kgqa.report.fit import Grid
+from kgqa.report.model import evaluation_report, measure_labels as _labels
 from kgqa.score.evaluate import ScoredRun
-
-
-def fmt(v: float | None, digits: int | None = None) -> str:
-    return fmt_number(v, digits)
-
-
-def _labels(evals: Sequence[ScoredRun]) -> list[str]:
-    labels: list[str] = []
-    for e in evals:
-        for s in e.measures:
-            if s.label not in labels:
-                labels.append(s.label)
-    return labels
 
 
 def _outcome_text(e: ScoredRun) -> str:
@@ -39,24 +27,7 @@ def renderables(evals: Sequence[ScoredRun], *, per_question: bool = False, title
     renderables (markup text lines and tables)."""
     from rich.text import Text
 
-    items: list[Any] = []
-    labels = _labels(evals)
-    best = {
-        lab: max((e.aggregate.get(lab) for e in evals if not _nan(e.aggregate.get(lab))), default=None)
-        for lab in labels
-    }
-    rows = []
-    for e in evals:
-        cells = [escape(e.run), str(len(e.questions))]
-        for lab in labels:
-            v = e.aggregate.get(lab)
-            s = fmt(v)
-            if len(evals) > 1 and v is not None and best[lab] is not None and v == best[lab]:
-                s = f"[bold green]{s}[/]"
-            cells.append(s)
-        rows.append(cells)
-    items.append(Grid(escape(title or f"kgqa evaluate · profile {evals[0].profile} · dataset {evals[0].dataset}"),
-                      ["run", "n"], [escape(lab) for lab in labels], rows, numeric={"n", *map(escape, labels)}))
+    items: list[Any] = [evaluation_report(evals, title=title).to_grid()]
     for e in evals:
         line = f" outcomes: {_outcome_text(e)}"
         if e.execution is not None:
@@ -124,10 +95,6 @@ def _ids(ids: list[str], n: int = 5) -> str:
     return ", ".join(ids[:n]) + (", ..." if len(ids) > n else "")
 
 
-def _nan(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v))
-
-
 def question_table(e: ScoredRun) -> Grid:
     """One row per question (id, outcome, every measure), split into blocks that repeat id and
     outcome when it is wider than the terminal."""
@@ -138,13 +105,13 @@ def question_table(e: ScoredRun) -> Grid:
     for q in e.questions:
         style = "" if q.outcome == "ok" else "yellow"
         row = [escape(q.id), f"[{style}]{q.outcome}[/]" if style else q.outcome,
-               *(fmt(q.scores.get(lab)) for lab in labels)]
+               *(numbers.score(q.scores.get(lab)) for lab in labels)]
         if engine:
             d = q.details or {}
             note = d.get("engine_dependent", "")
             rng = (d.get("score_range") or {}).get(labels[0]) if labels else None
             if note and rng:
-                note += f" ({labels[0]} {fmt(rng[0])}-{fmt(rng[1])})"
+                note += f" ({labels[0]} {numbers.score(rng[0])}-{numbers.score(rng[1])})"
             row.append(escape(note))
         rows.append(row)
     return Grid(escape(f"{e.run}: per question"), ["id", "outcome"], cols, rows,
@@ -226,36 +193,17 @@ def to_csv(evals: Sequence[ScoredRun], neutralise: bool | None = None) -> str:
 
 
 def to_markdown(evals: Sequence[ScoredRun]) -> str:
-    """The aggregate table in Markdown; run names and labels are escaped
-    (:func:`kgqa.report.safe.md_cell`)."""
-    from kgqa.report.safe import md_cell
-
-    labels = _labels(evals)
-    lines = [
-        "| run | n | " + " | ".join(md_cell(lab) for lab in labels) + " |",
-        "|---|---:|" + "---:|" * len(labels),
-    ]
-    for e in evals:
-        lines.append(f"| {md_cell(e.run)} | {len(e.questions)} | "
-                     + " | ".join(fmt(e.aggregate.get(lab)) for lab in labels) + " |")
-    lines.append("")
-    for s in sorted({e.signature for e in evals}):
-        lines.append(f"Signature: `{s}`")
-    return "\n".join(lines) + "\n"
+    """The aggregate table (:func:`~kgqa.report.model.evaluation_report`) in Markdown; run names
+    and labels are escaped (:func:`kgqa.report.safe.md_cell`)."""
+    return evaluation_report(evals).to_markdown()
 
 
 def to_html(evals: Sequence[ScoredRun]) -> str:
     """A small HTML table of the aggregates (what a notebook shows for an evaluation)."""
     from html import escape
 
-    labels = _labels(evals)
-    head = "".join(f"<th>{escape(x)}</th>" for x in ["run", "n", *labels])
-    rows = "".join(
-        "<tr>" + "".join(f"<td>{escape(x)}</td>" for x in
-                         [e.run, str(len(e.questions)), *(fmt(e.aggregate.get(lab)) for lab in labels)]) + "</tr>"
-        for e in evals
-    )
-    sigs = "".join(f"<div><code>{escape(str(s))}</code></div>" for s in sorted({e.signature for e in evals}))
+    report = evaluation_report(evals)
+    sigs = "".join(f"<div><code>{escape(s)}</code></div>" for s in report.signatures)
     skipped = sum(len(e.skipped) for e in evals)
     note = f"<div>{skipped} question(s) skipped (see <code>.skipped</code>)</div>" if skipped else ""
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{note}{sigs}"
+    return f"{report.to_html()}{note}{sigs}"

@@ -6,44 +6,22 @@ columns) if that is narrower, and otherwise split into *blocks* of columns with 
 (run name, n, ...) repeated in every block. A label longer than the console is the only thing that
 may wrap.
 
-The number format is one setting for every terminal table: :data:`DIGITS` decimals (4 by default;
-``KGQA_DIGITS`` in the environment changes it).
+Cells arrive as text: numbers are formatted by :mod:`kgqa.report.numbers` (one format for every
+report), which this module never changes.
 """
 
 from __future__ import annotations
 
-import math
-import os
 from dataclasses import dataclass, field
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-DIGITS = int(os.environ.get("KGQA_DIGITS", "4") or 4)
-
 # Space rich adds around every cell (one space either side) plus one border character.
 _CELL_PAD = 3
 # The outer border of a table.
 _EDGE = 1
-
-
-def fmt_number(v: object, digits: int | None = None) -> str:
-    """One number format for every terminal table: ``digits`` decimals; ``n/a`` for undefined."""
-    d = DIGITS if digits is None else digits
-    if v is None:
-        return "n/a"
-    if isinstance(v, bool):
-        return str(v).lower()
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "n/a"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return f"{v:.{d}f}"
-    return str(v)
 
 
 @dataclass

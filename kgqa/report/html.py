@@ -39,9 +39,11 @@ from kgqa.analyze.characteristics import (
 from kgqa.analyze.comparison import MultiComparison, compare_evaluations
 from kgqa.analyze.taxonomy import LABELS, classify_evaluation, taxonomy_counts
 from kgqa.report import analysis as A
+from kgqa.report import numbers
+from kgqa.report.model import Report, ReportCell, comparison_report, evaluation_report
 from kgqa.score.evaluate import ScoredRun, require_items
 
-__all__ = ["html_report"]
+__all__ = ["html_report", "report_table"]
 
 _CSS = """
 :root{color-scheme:light dark;--fg:#222;--bg:#fff;--muted:#555;--line:#ccc;--head:#f0f0f0;--zebra:#fafafa;
@@ -261,28 +263,33 @@ class _Raw:
         self.html = html_text
 
 
+def _cell(c: ReportCell) -> Any:
+    """A report cell: the number (``<span class="best">`` when best), its letters
+    (``<span class="sig">``) and its CI; text escaped."""
+    if c.kind == "text":
+        return c.text()
+    num = _e(c.number())
+    out = f'<span class="best">{num}</span>' if c.best else num
+    if c.letters:
+        out += f'<span class="sig">{_e(c.letters)}</span>'
+    if c.low is not None:
+        out += " " + _e(c.ci())
+    return _Raw(out)
+
+
+def report_table(report: Report, *, row_notes: str | None = None) -> str:
+    """A :class:`~kgqa.report.model.Report` as an HTML table; ``row_notes`` names a last column
+    holding the report's one-line row notes (outcome counts)."""
+    rows = [[_cell(c) for c in r] + ([note] if row_notes else []) for r, note in
+            zip(report.rows, report.row_notes or [""] * len(report.rows))]
+    return _table(report.header + ([row_notes] if row_notes else []), rows)
+
+
 def _scores_section(evals: Sequence[ScoredRun]) -> str:
-    labels: list[str] = []
-    for e in evals:
-        for s in e.measures:
-            if s.label not in labels:
-                labels.append(s.label)
-    best = {}
-    for lab in labels:
-        vals = [e.aggregate.get(lab) for e in evals if not A._nan(e.aggregate.get(lab))]
-        best[lab] = max(vals) if len(vals) > 1 else None
-    rows = []
-    for e in evals:
-        cells: list[Any] = [e.run, len(e.questions)]
-        for lab in labels:
-            v = e.aggregate.get(lab)
-            t = A.fnum(v)
-            cells.append(_Raw(f'<span class="best">{t}</span>') if best[lab] is not None and v == best[lab] else t)
-        cells.append(", ".join(f"{k} {v}" for k, v in e.outcomes.items()))
-        rows.append(cells)
-    body = _table(["run", "n", *labels, "outcomes"], rows)
+    report = evaluation_report(evals)
+    body = report.to_html(row_notes="outcomes")
     sigs = "".join(f'<p class="note">signature (select to copy):</p><div class="signature">{_e(s)}</div>'
-                   for s in sorted({e.signature for e in evals}))
+                   for s in report.signatures)
     skipped = ""
     for e in evals:
         if e.skipped:
@@ -292,21 +299,11 @@ def _scores_section(evals: Sequence[ScoredRun]) -> str:
 
 
 def _comparison_section(cmp: MultiComparison, measure: str) -> str:
-    header = ["system"] + [m.measure for m in cmp.measures]
-    rows = []
-    for s in cmp.systems:
-        cells: list[Any] = [s]
-        for m in cmp.measures:
-            c = m.ci[s]
-            sig = f'<span class="sig">{_e(m.letters[s])}</span>' if m.letters[s] else ""
-            mean = f'<span class="best">{A.fnum(c.mean)}</span>' if m.best() == s else A.fnum(c.mean)
-            cells.append(_Raw(f"{mean}{sig} {_e(A.fci(c.low, c.high))}"))
-        rows.append(cells)
-    tests = A._pair_rows(cmp)
-    out = ["<h2 id=\"comparison\">Comparison</h2>", _table(header, rows),
-           "<h3>Paired tests" + (f" against {_e(cmp.baseline)}" if cmp.baseline else " (all pairs)") + "</h3>",
-           _table(A._pair_header(cmp), tests, numeric_from=2)]
-    out += [f'<p class="note">{_e(n)}</p>' for n in A._notes(cmp)]
+    cr = comparison_report(cmp)
+    out = ["<h2 id=\"comparison\">Comparison</h2>", cr.summary.to_html(),
+           f"<h3>{_e(cr.pairs.title)}</h3>",
+           _table(A.pair_header(cr), A.pair_rows(cr), numeric_from=2)]
+    out += [f'<p class="note">{_e(n)}</p>' for n in cr.notes]
     if any(m.measure == measure for m in cmp.measures):
         out.append(fig_comparison(cmp, measure))
     return "\n".join(out)
@@ -402,7 +399,7 @@ def _questions_section(evals: Sequence[ScoredRun], full_json: str | None = None)
                 f"<b>taxonomy</b>: {_e(tax[q.id].reason)}</details>"
             )
             rows.append([q.id, _trunc(d.get("question"), 120), q.outcome, tax[q.id].label,
-                         *(A.fnum(q.scores.get(lab)) for lab in labels),
+                         *(numbers.score(q.scores.get(lab)) for lab in labels),
                          _answer_short(d.get("gold_answer")), _answer_short(d.get("predicted_answer")), _Raw(full)])
             attrs.append(f'data-outcome="{_e(q.outcome)}" data-label="{_e(tax[q.id].label)}"')
         kinds = sorted({q.outcome for q in e.questions} | {t.label for t in tax.values()})

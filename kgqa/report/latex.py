@@ -6,19 +6,22 @@ Each function returns a ``table`` environment with a ``tabular`` using ``\\topru
 is needed). In every score column the best value is bold (``\\textbf``; ties all bold);
 significance marks are superscript letters (``\\textsuperscript{ab}``: the system is
 significantly better than systems a and b, letters as in :mod:`kgqa.analyze.comparison`).
-All text from the data goes through :func:`escape`.
+Numbers come from :mod:`kgqa.report.numbers` (the digits of every other format; ``--`` where
+undefined); all text, the numbers' ``<`` included, goes through :func:`escape`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from kgqa.analyze.characteristics import BreakdownTable, ParaphraseTable
 from kgqa.analyze.comparison import MultiComparison
+from kgqa.report import numbers
+from kgqa.report.model import ComparisonReport, Report, ReportCell, as_comparison_report, evaluation_report
 from kgqa.score.evaluate import ScoredRun
 
-__all__ = ["escape", "evaluations_latex", "comparison_latex", "breakdown_latex", "paraphrase_latex", "table"]
+__all__ = ["escape", "evaluations_latex", "comparison_latex", "breakdown_latex", "paraphrase_latex", "table",
+           "report_latex"]
 
 _ESCAPES = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -33,18 +36,17 @@ def escape(text: object) -> str:
     return "".join(_ESCAPES.get(ch, ch) for ch in str(text))
 
 
-def _nan(v: object) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v))
+MISSING = "--"
 
 
-def _num(v: float | None, digits: int = 4) -> str:
-    return "--" if _nan(v) else f"{v:.{digits}f}"
+def _num(v: float | None, digits: int | None = None) -> str:
+    return numbers.score(v, digits, missing=MISSING)
 
 
-def _p(p: float | None) -> str:
-    if _nan(p):
-        return "--"
-    return r"\textless{}0.0001" if p < 1e-4 else f"{p:.4f}"
+def _ci(low: float | None, high: float | None) -> str:
+    """A CI in small type after a number (nothing when undefined)."""
+    text = numbers.ci(low, high)
+    return r" {\scriptsize" + text + "}" if text else ""
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], *, align: str | None = None, caption: str | None = None,
@@ -66,64 +68,59 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], *, align: str | 
     return "\n".join(lines) + "\n"
 
 
-def _bold_best(values: Sequence[float | None], texts: Sequence[str]) -> list[str]:
-    defined = [v for v in values if not _nan(v)]
-    if len(defined) < 2:
-        return list(texts)
-    best = max(defined)
-    return [r"\textbf{" + t + "}" if (not _nan(v) and v == best) else t for v, t in zip(values, texts)]
+def cell_latex(c: ReportCell, *, ci: bool = True) -> str:
+    """One cell of a :class:`~kgqa.report.model.Report`: the number (``\\textbf`` when best),
+    its letters as a superscript, its CI in small type; text escaped."""
+    if c.kind == "text":
+        return escape(c.text())
+    t = escape(c.number(missing=MISSING))
+    t = r"\textbf{" + t + "}" if c.best else t
+    if c.letters:
+        t += r"\textsuperscript{" + escape(c.letters) + "}"
+    return t + (_ci(c.low, c.high) if ci else "")
+
+
+_HEADINGS = {"run": "Run", "n": "$n$", "system": "System"}
+
+
+def report_latex(report: Report, *, caption: str | None = None, label: str | None = None, caption_tex: str | None = None,
+                 ci: bool = True) -> str:
+    """A :class:`~kgqa.report.model.Report` as a booktabs table (a system is named with its
+    letter when the report has a legend)."""
+    rows = []
+    for r in report.rows:
+        cells = [cell_latex(c, ci=ci) for c in r]
+        if report.legend and r[0].text() in report.legend:
+            cells[0] += f" ({report.legend[r[0].text()]})"
+        rows.append(cells)
+    head = [_HEADINGS.get(h) or escape(h) for h in report.keys] + [escape(h) for h in report.columns]
+    return table(head, rows, caption=caption, label=label, caption_tex=caption_tex)
 
 
 def evaluations_latex(evals: Sequence[ScoredRun], *, caption: str | None = None, label: str | None = None) -> str:
     """Aggregate scores: one row per run, one column per measure label, best bold."""
-    labels: list[str] = []
-    for e in evals:
-        for s in e.measures:
-            if s.label not in labels:
-                labels.append(s.label)
-    cols = [_bold_best([e.aggregate.get(lab) for e in evals], [_num(e.aggregate.get(lab)) for e in evals]) for lab in labels]
-    rows = [[escape(e.run), str(len(e.questions))] + [cols[j][i] for j in range(len(labels))] for i, e in enumerate(evals)]
     cap = caption or f"Scores on {evals[0].dataset} (profile {evals[0].profile})."
-    return table(["Run", "$n$"] + [escape(lab) for lab in labels], rows, caption=cap, label=label)
+    return report_latex(evaluation_report(evals), caption=cap, label=label)
 
 
-def comparison_latex(cmp: MultiComparison, *, caption: str | None = None, label: str | None = None,
+def comparison_latex(cmp: MultiComparison | ComparisonReport, *, caption: str | None = None, label: str | None = None,
                      ci: bool = True) -> str:
     """Systems x measures: mean (best bold per column) with significance superscripts and,
     when ``ci``, the bootstrap CI in small type; then a table of the paired tests."""
-    cols = []
-    for m in cmp.measures:
-        means = [m.ci[s].mean for s in cmp.systems]
-        texts = _bold_best(means, [_num(v) for v in means])
-        cells = []
-        for s, t in zip(cmp.systems, texts):
-            cell = t + (r"\textsuperscript{" + m.letters[s] + "}" if m.letters[s] else "")
-            c = m.ci[s]
-            if ci and not _nan(c.low):
-                cell += r" {\scriptsize[" + f"{c.low:.3f}, {c.high:.3f}" + "]}"
-            cells.append(cell)
-        cols.append(cells)
-    letters = [chr(ord("a") + i) if i < 26 else str(i) for i in range(len(cmp.systems))]
-    rows = [[f"{escape(s)} ({letters[i]})"] + [cols[j][i] for j in range(len(cmp.measures))] for i, s in enumerate(cmp.systems)]
-    conf = int(round(cmp.confidence * 100))
+    cr = as_comparison_report(cmp)
     cap = escape(caption) if caption else (
-        f"Mean per question with {conf}\\% bootstrap CIs. Superscripts: significantly better than the lettered "
-        f"system (Holm-adjusted $p<{cmp.alpha}$). Best in bold."
+        f"Mean per question with {cr.conf}\\% bootstrap CIs. Superscripts: significantly better than the lettered "
+        f"system (Holm-adjusted $p<{cr.alpha}$). Best in bold."
     )
-    out = table(["System"] + [escape(m.measure) for m in cmp.measures], rows, caption_tex=cap, label=label)
-    # paired tests
-    tests = [t for t in ("bootstrap", "randomization", "wilcoxon", "mcnemar")
-             if any(t in c.p for m in cmp.measures for c in m.comparisons)]
+    out = report_latex(cr.summary, caption_tex=cap, label=label, ci=ci)
     names = {"bootstrap": "$p_{\\mathrm{boot}}$", "randomization": "$p_{\\mathrm{rand}}$",
              "wilcoxon": "$p_{\\mathrm{W}}$", "mcnemar": "$p_{\\mathrm{McN}}$"}
-    head = ["Measure", "Comparison", "$\\Delta$", f"{conf}\\% CI"] + [names[t] for t in tests] + ["Holm", "BH", "W/T/L"]
+    head = ["Measure", "Comparison", "$\\Delta$", f"{cr.conf}\\% CI"] + [names[t] for t in cr.tests] + ["Holm", "BH", "W/T/L"]
     prow = []
-    for m in cmp.measures:
-        for c in m.comparisons:
-            prow.append([escape(m.measure), f"{escape(c.system_a)} vs {escape(c.system_b)}", f"{c.diff.mean:+.4f}",
-                         "--" if _nan(c.diff.low) else f"[{c.diff.low:.3f}, {c.diff.high:.3f}]"]
-                        + [_p(c.p.get(t)) for t in tests]
-                        + [_p(c.p_holm.get(c.primary)), _p(c.p_bh.get(c.primary)), f"{c.wtl.wins}/{c.wtl.ties}/{c.wtl.losses}"])
+    for r in cr.pairs.rows:
+        measure, a, b, _n, d, *ps, wtl, _better = r
+        prow.append([escape(measure.text()), f"{escape(a.text())} vs {escape(b.text())}", escape(d.number(missing=MISSING)),
+                     d.ci(missing=MISSING)] + [escape(p.number(missing=MISSING)) for p in ps] + [escape(wtl.text())])
     out += "\n" + table(head, prow, align="ll" + "r" * (len(head) - 2),
                         caption="Paired tests (Holm, BH: adjusted p of the primary test).")
     return out
@@ -143,8 +140,7 @@ def breakdown_latex(bt: BreakdownTable, *, caption: str | None = None, label: st
             if c is None:
                 row += ["0", "--"]
             else:
-                ci = "" if _nan(c.low) else r" {\scriptsize[" + f"{c.low:.3f}, {c.high:.3f}" + "]}"
-                row += [str(c.n), _num(c.mean) + ci]
+                row += [numbers.count(c.n), _num(c.mean) + _ci(c.low, c.high)]
         rows.append(row)
     cap = caption or f"{bt.measure} by {bt.key} (mean with bootstrap CI)."
     return table(header, rows, caption=cap, label=label)
@@ -161,7 +157,8 @@ def paraphrase_latex(pt: ParaphraseTable, *, caption: str | None = None, label: 
         row = [str(k + 1)]
         for r in pt.runs:
             c = pt.curves[r]
-            row += [str(c[k].n_groups), _num(c[k].mean), _num(c[k].ratio_to_rank1, 3)] if k < len(c) else ["0", "--", "--"]
+            row += ([numbers.count(c[k].n_groups), _num(c[k].mean), _num(c[k].ratio_to_rank1, 3)]
+                    if k < len(c) else ["0", MISSING, MISSING])
         rows.append(row)
     cap = caption or f"Paraphrase robustness: mean {pt.measure} of the k-th best paraphrase ({pt.group_key} groups)."
     return table(header, rows, caption=cap, label=label)

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from kgqa.report import numbers
 from kgqa.report.fit import Grid
 from kgqa.report.term import clean
 
@@ -57,7 +58,7 @@ def experiments_grid(rows: Iterable[Any]) -> Grid:
     rows = list(rows)
     cells = []
     for e in rows:
-        hv = f"{e.headline} {e.headline_value:.4f}" if e.headline_value is not None else (e.headline or "")
+        hv = f"{e.headline} {numbers.score(e.headline_value)}" if e.headline_value is not None else (e.headline or "")
         cells.append([_t(e.id), _t(e.run_name), _t(e.dataset), _t(e.profile), _t(e.kg or "-"), _t(e.status),
                       _t(hv), _t(e.created)])
     return Grid(f"kgqa experiments ({len(rows)})", ["id"],
@@ -72,6 +73,6 @@ def experiment_table(doc: Mapping[str, Any]) -> Table:
     t.add_column("value", overflow="fold", ratio=1)
     for k, v in doc.items():
         if k in ("aggregate", "outcomes", "options"):
-            v = ", ".join(f"{a} {b:.4f}" if isinstance(b, float) else f"{a} {b}" for a, b in (v or {}).items())
+            v = ", ".join(f"{a} {numbers.value(b)}" for a, b in (v or {}).items())
         t.add_row(k, Text(clean("" if v is None else str(v))))
     return t

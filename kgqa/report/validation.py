@@ -9,18 +9,19 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from kgqa.report.fit import Grid, fmt_number
+from kgqa.report import numbers
+from kgqa.report.fit import Grid
 
 
 def _cell(row, m: str, spread: bool) -> str:
     v = row.scores[m]
     if v != v:  # NaN
         return "-"
-    text = fmt_number(v)
+    text = numbers.value(v)
     if spread and row.transform != "T0" and m in row.spread:
         sd, lo, hi = row.spread[m]
         if sd == sd and hi - lo > 0:
-            text += f" ±{fmt_number(sd)}"
+            text += f" ±{numbers.value(sd)}"
     return text + row.marks.get(m, "")
 
 
@@ -51,9 +52,9 @@ def sensitivity_latex(table) -> str:
         cells = []
         for m in table.measures:
             v = r.scores[m]
-            c = "--" if v != v else f"{v:.3f}"
+            c = numbers.score(v, missing="--")
             if r.transform != "T0" and m in r.spread and r.spread[m][2] - r.spread[m][1] > 0:
-                c += f"\\,{{\\scriptsize$\\pm${r.spread[m][0]:.3f}}}"
+                c += f"\\,{{\\scriptsize$\\pm${numbers.score(r.spread[m][0])}}}"
             mk = r.marks.get(m, "")
             c += {"†": "$^{\\dagger}$", "‡": "$^{\\ddagger}$"}.get(mk, "")
             cells.append(c)

@@ -170,7 +170,9 @@ def evaluate_inputs(inp: ExperimentInputs, progress: Progress | None = None) -> 
             step(30, total, "executing queries" if ev.executes else "scoring")
             evaluation = ev.evaluate(run, name=run.name)
         else:
-            step(20, total, f"asking {inp.system_url}")
+            from kgqa.store.store import shown_url
+
+            step(20, total, f"asking {shown_url(inp.system_url)}")
             evaluation = ev.ask(inp.system_url, inp.system_protocol or "gerbil")  # type: ignore[arg-type]
         step(90, total, "scoring")
     step(total, total, "done")
@@ -186,17 +188,29 @@ def check_upload(dataset: str, run_path: str, run_name: str, *, lang: str = "all
     return len(run.predictions), [str(p) for p in run.problems]
 
 
-def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, timeout: float = 30.0) -> bool:
+def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, timeout: float = 30.0,
+                   system_url: str | None = None) -> bool:
     """Evaluate the stored experiment ``eid`` and record the result (or the failure, with a
     message naming file and record). ``kgs`` maps the KG names the server offers to ``--kg``
-    values. Input files are materialised from the store into a private temporary folder.
-    Returns True when the experiment finished."""
+    values; ``system_url``: the live system's URL as given, credentials included (the store
+    keeps it with them as ``***``; without it such an experiment fails, saying so). Input files
+    are materialised from the store into a private temporary folder. Returns True when the
+    experiment finished. No message, progress note or log line carries the credentials."""
     e = store.get(eid)
     if e is None or e.done:
         return False
     kgs = kgs or {}
     tmp = tempfile.mkdtemp(prefix="kgqa-exp-")
+    secrets = _url_secrets(system_url)
     try:
+        url = e.system_url
+        if e.credentials_withheld:
+            from kgqa.store.store import shown_url
+
+            if system_url is None or shown_url(system_url) != e.system_url:
+                raise InputError("system URL", f"the credentials of {e.system_url} are not kept in the store: "
+                                               "start a new experiment with the full URL")
+            url = system_url
         d = Path(tmp)
 
         def materialise(sha: str | None, name: str | None, sub: str) -> str | None:
@@ -222,7 +236,7 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
         inp = ExperimentInputs(dataset=dataset, run=run, run_name=e.run_name, profile=e.profile, measures=e.measures,
                      lang=e.lang, kg=kg, graph=opts.get("graph"), gold_answers=e.gold_answers,
                      timeout=float(opts.get("timeout", timeout)), dataset_format=opts.get("dataset_format"),
-                     run_format=opts.get("run_format"), system_url=e.system_url,
+                     run_format=opts.get("run_format"), system_url=url,
                      system_protocol=e.system_protocol, reexecute=bool(opts.get("reexecute", False)),
                      # the one trust rule (docs/reference/trust.md): an uploaded dataset's gold queries
                      # come from an unknown source and go through the sandbox; a registry dataset's
@@ -234,13 +248,31 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
                      dataset_checksum=res.dataset_checksum)
         return True
     except InputError as err:
-        store.fail(eid, strip_tmp(str(err), tmp))
+        store.fail(eid, _redact(strip_tmp(str(err), tmp), secrets))
     except Exception as err:  # an experiment never takes the server down; the page says what broke
-        traceback.print_exc(file=sys.stderr)
-        store.fail(eid, strip_tmp(f"internal error: {type(err).__name__}: {err}", tmp))
+        print(_redact(traceback.format_exc(), secrets), file=sys.stderr, end="")
+        store.fail(eid, _redact(strip_tmp(f"internal error: {type(err).__name__}: {err}", tmp), secrets))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return False
+
+
+def _url_secrets(url: str | None) -> list[str]:
+    if not url:
+        return []
+    from kgqa.execute.systems.client import secrets_of
+
+    try:
+        return secrets_of(url, {})
+    except Exception:  # noqa: BLE001 - an invalid URL fails the run, saying so
+        return []
+
+
+def _redact(message: str, secrets: list[str]) -> str:
+    """``message`` with every credential of the system URL as ``***``."""
+    for x in secrets:
+        message = message.replace(x, "***")
+    return message
 
 
 def strip_tmp(message: str, tmp: str) -> str:

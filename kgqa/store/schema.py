@@ -88,22 +88,26 @@ results = Table(
 
 Index("ix_experiments_board", experiments.c.dataset, experiments.c.profile, experiments.c.status)
 # listing pages at scale (issue 29): newest first, by status, and a board's ranking, from the index alone
+# (schema 3: each sort's index ends with the id, the last tie-breaker, so that a numbered page
+# skips its OFFSET rows in the index alone)
 _LISTING = {
     "ix_experiments_created": (experiments.c.created, experiments.c.id),
-    "ix_experiments_status_created": (experiments.c.status, experiments.c.created),
+    "ix_experiments_status_created_id": (experiments.c.status, experiments.c.created, experiments.c.id),
     "ix_experiments_status_board": (experiments.c.status, experiments.c.dataset, experiments.c.profile),  # covers boards()
-    "ix_experiments_rank": (experiments.c.dataset, experiments.c.profile, experiments.c.status,
-                            experiments.c.headline_value, experiments.c.created),
-    "ix_experiments_headline": (experiments.c.headline_value, experiments.c.created),
-    "ix_experiments_run": (experiments.c.run_name, experiments.c.created),
+    "ix_experiments_rank_id": (experiments.c.dataset, experiments.c.profile, experiments.c.status,
+                               experiments.c.headline_value, experiments.c.created, experiments.c.id),
+    "ix_experiments_headline_id": (experiments.c.headline_value, experiments.c.created, experiments.c.id),
+    "ix_experiments_run_id": (experiments.c.run_name, experiments.c.created, experiments.c.id),
 }
+#: schema 2's listing indices that schema 3's (the same columns, then the id) replace
+_SUPERSEDED = ("ix_experiments_status_created", "ix_experiments_rank", "ix_experiments_headline", "ix_experiments_run")
 for _name, _cols in _LISTING.items():
     Index(_name, *_cols)
 
 
 #: The version :data:`metadata` describes. A new store is created from :data:`metadata` and
 #: stamped with it (Alembic's "create_all, then stamp head").
-VERSION = 2
+VERSION = 3
 
 #: Upgrades of existing stores: ``MIGRATIONS[v]`` takes version ``v`` to ``v + 1`` (ALTER TABLE
 #: ...). Append-only; when you change :data:`metadata`, add the migration doing the same to
@@ -122,7 +126,17 @@ def _v1_to_v2(conn: Connection) -> None:
             ix.create(conn, checkfirst=True)
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2}
+def _v2_to_v3(conn: Connection) -> None:
+    """Numbered (OFFSET) pages of large stores: the listing indices end with the id (the last
+    tie-breaker of every order), so the rows a page skips are read from the index alone."""
+    for name in _SUPERSEDED:
+        conn.execute(text(f"DROP INDEX IF EXISTS {name}"))
+    for ix in experiments.indexes:
+        if ix.name in _LISTING:
+            ix.create(conn, checkfirst=True)
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 class SchemaError(RuntimeError):

@@ -41,14 +41,15 @@ from starlette.templating import Jinja2Templates
 
 import kgqa
 from kgqa.model import InputError
+from kgqa.report import numbers
 from kgqa.store import Store
 from kgqa.store import runner
 from kgqa.store.export import FORMATS
-from kgqa.store.store import SORTS
+from kgqa.store.store import SORTS, shown_url
 from kgqa.web.jobs import Jobs
 from kgqa.web.security import HostPolicy, Security, inline_csp
 from kgqa.web.uploads import Busy, Checker, UploadJob, check_url, web_wording
-from kgqa.web.views import BOARD_ROWS, LIST_ROWS, Views, fnum
+from kgqa.web.views import BOARD_ROWS, LIST_ROWS, Views
 
 HERE = Path(__file__).parent
 DOWNLOADS = {k: ext for k, (ext, _media) in FORMATS.items()}
@@ -95,7 +96,10 @@ def default_kgs() -> dict[str, str]:
 def _templates() -> Jinja2Templates:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
                              undefined=jinja2.StrictUndefined)
-    env.filters["num"] = fnum
+    # numbers print as in every report (kgqa.report.numbers: KGQA_DIGITS decimals)
+    env.filters["num"] = numbers.score
+    env.filters["ci"] = numbers.ci
+    env.filters["pvalue"] = numbers.pvalue
     env.filters["tojson_compact"] = lambda v: json.dumps(v, ensure_ascii=False)
     env.filters["web_wording"] = web_wording
     env.globals["version"] = kgqa.__version__
@@ -129,65 +133,87 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
     checker = Checker(settings.upload_workers, settings.upload_queue)
     reports: dict[str, tuple[bytes, str]] = {}  # experiment id -> (HTML report, its CSP)
 
-    def page(request: Request, _template: str, _status: int = 200, **ctx: Any) -> HTMLResponse:
+    async def page(request: Request, _template: str, _status: int = 200, **ctx: Any) -> HTMLResponse:
+        """The page rendered in a worker thread: the event loop keeps answering meanwhile."""
         ctx.setdefault("title", "kgqa")
         ctx["csrf"] = getattr(request.state, "csrf", "")
         ctx["request"] = request
-        return templates.TemplateResponse(request, _template, ctx, status_code=_status)
+        return await run_in_threadpool(templates.TemplateResponse, request, _template, ctx, status_code=_status)
 
-    def error(request: Request, status: int, message: str) -> HTMLResponse:
-        return page(request, "error.html", status, title=f"kgqa · {status}", status=status, message=message)
+    async def error(request: Request, status: int, message: str) -> HTMLResponse:
+        return await page(request, "error.html", status, title=f"kgqa · {status}", status=status, message=message)
 
     async def csrf_ok(request: Request, form: Any) -> bool:
         sec = getattr(request.state, "security", None)
         sent = form.get("csrf", "")
         return sec is not None and isinstance(sent, str) and sec.csrf_ok(getattr(request.state, "session", None), sent)
 
-    def get_exp(request: Request, results: bool = True):
+    async def get_exp(request: Request, results: bool = True):
         eid = request.path_params["eid"]
         if not _ID.match(eid):
             return None
-        return store.get(eid, results=results)
+        return await run_in_threadpool(store.get, eid, results=results)
 
     # ------------------------------------------------------------------ pages
 
-    def pager(request: Request, total: int, per: int) -> dict[str, Any]:
-        """Page number and sort order from the query (bad values fall back to the defaults),
-        with the links of the neighbouring pages."""
-        from urllib.parse import urlencode
-
+    def paging(request: Request) -> dict[str, Any]:
+        """Page number, sort order and keyset cursor (``after``/``before``: an experiment id)
+        from the query; bad values fall back to the defaults."""
         q = request.query_params
         try:
             n = max(1, int(q.get("page", "1")))
         except ValueError:
             n = 1
-        last = max(1, -(-total // per))
-        n = min(n, last)
         sort = q.get("sort", "created")
-        sort = sort if sort in SORTS else "created"
-        desc = q.get("dir", "desc") != "asc"
+        cursor = {k: q.get(k) for k in ("after", "before")}
+        return {"page": n, "sort": sort if sort in SORTS else "created", "desc": q.get("dir", "desc") != "asc",
+                **{k: v if v and _ID.match(v) else None for k, v in cursor.items()}}
 
-        def link(k: int) -> str:
-            keep = [(a, b) for a, b in q.multi_items() if a != "page"]
-            return "?" + urlencode([*keep, ("page", str(k))])
+    def listing(request: Request, per: int, count: Any, fetch: Any) -> tuple[list[Any], dict[str, Any]]:
+        """A page of a listing: ``count()`` rows in all, ``fetch(limit=, offset=, after=,
+        before=, sort=, descending=)`` -> :class:`~kgqa.store.store.Page` (a cursor whose
+        experiment is gone falls back to the numbered page)."""
+        p = paging(request)
+        total = count()
+        p["page"] = min(p["page"], max(1, -(-total // per)))
+        kw = dict(limit=per, offset=(p["page"] - 1) * per, sort=p["sort"], descending=p["desc"])
+        try:
+            pg = fetch(after=p["after"], before=p["before"], **kw)
+        except KeyError:
+            pg = fetch(after=None, before=None, **kw)
+        return pg.experiments, pager(request, p, total, per, pg.offset, [e.id for e in pg.experiments])
 
-        return {"page": n, "last": last, "total": total, "offset": (n - 1) * per, "per": per, "sort": sort,
-                "desc": desc, "prev": link(n - 1) if n > 1 else None, "next": link(n + 1) if n < last else None}
+    def pager(request: Request, p: dict[str, Any], total: int, per: int, offset: int, ids: list[str]) -> dict[str, Any]:
+        """What the pager shows for a page of ``ids`` starting after ``offset`` rows of
+        ``total``: the rows' span and the links to the neighbouring pages, which seek from the
+        page's first and last experiment (keyset paging: stable while experiments are added)."""
+        from urllib.parse import urlencode
+
+        keep = [(a, b) for a, b in request.query_params.multi_items() if a not in ("page", "after", "before")]
+
+        def link(k: str, eid: str) -> str:
+            return "?" + urlencode([*keep, (k, eid)])
+
+        total = max(total, offset + len(ids))
+        return {"page": offset // per + 1, "last": max(1, -(-total // per)), "total": total, "offset": offset,
+                "shown": len(ids), "per": per, "sort": p["sort"], "desc": p["desc"],
+                "prev": link("before", ids[0]) if ids and offset > 0 else None,
+                "next": link("after", ids[-1]) if ids and offset + len(ids) < total else None}
 
     def sort_links(request: Request, p: dict[str, Any]) -> dict[str, str]:
         from urllib.parse import urlencode
 
-        keep = [(a, b) for a, b in request.query_params.multi_items() if a not in ("page", "sort", "dir")]
+        keep = [(a, b) for a, b in request.query_params.multi_items()
+                if a not in ("page", "sort", "dir", "after", "before")]
         return {k: "?" + urlencode([*keep, ("sort", k), ("dir", "asc" if p["sort"] == k and p["desc"] else "desc")])
                 for k in SORTS}
 
     async def home(request: Request) -> Response:
         def load() -> dict[str, Any]:
-            p = pager(request, store.count(), LIST_ROWS)
-            exps = store.list(limit=LIST_ROWS, offset=p["offset"], sort=p["sort"], descending=p["desc"])
+            exps, p = listing(request, LIST_ROWS, store.count, store.list_page)
             return {"experiments": exps, "boards": store.boards(), "pager": p, "sorts": sort_links(request, p)}
 
-        return page(request, "index.html", **await run_in_threadpool(load))
+        return await page(request, "index.html", **await run_in_threadpool(load))
 
     def form_context(values: dict[str, Any] | None = None) -> dict[str, Any]:
         return {
@@ -199,7 +225,7 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
 
     async def new_get(request: Request) -> Response:
         values = {k: v for k, v in request.query_params.items() if k in ("dataset", "profile", "kg")}
-        return page(request, "new.html", title="kgqa · new experiment", **form_context(values))
+        return await page(request, "new.html", title="kgqa · new experiment", **form_context(values))
 
     async def new_post(request: Request) -> Response:
         try:
@@ -207,18 +233,18 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
         except _TooLarge:
             raise
         except Exception as err:  # malformed multipart, too many parts
-            return error(request, 400, f"cannot read the form: {err}")
+            return await error(request, 400, f"cannot read the form: {err}")
         if not await csrf_ok(request, form):
-            return error(request, 403, "the form's CSRF token is missing or stale: reload the form and submit again")
+            return await error(request, 403, "the form's CSRF token is missing or stale: reload the form and submit again")
         values = {k: str(v) for k, v in form.items() if not isinstance(v, UploadFile)}
         try:
-            eid = await _create_experiment(form, values)
+            eid, system_url = await _create_experiment(form, values)
         except Busy as err:
-            return page(request, "new.html", 503, title="kgqa · new experiment", error=str(err), **form_context(values))
+            return await page(request, "new.html", 503, title="kgqa · new experiment", error=str(err), **form_context(values))
         except InputError as err:
-            return page(request, "new.html", 400, title="kgqa · new experiment", error=web_wording(str(err)),
+            return await page(request, "new.html", 400, title="kgqa · new experiment", error=web_wording(str(err)),
                         **form_context(values))
-        jobs.submit(eid)
+        await run_in_threadpool(jobs.submit, eid, system_url)
         return RedirectResponse(f"/e/{eid}", status_code=303)
 
     async def _read_upload(form: Any, key: str, what: str) -> tuple[str, bytes] | None:
@@ -230,7 +256,9 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
             raise InputError(up.filename, f"the uploaded {what} is empty")
         return runner.safe_filename(up.filename), data
 
-    async def _create_experiment(form: Any, values: dict[str, str]) -> str:
+    async def _create_experiment(form: Any, values: dict[str, str]) -> tuple[str, str | None]:
+        """A new experiment from the form: (its id, the live system's URL as given: the store
+        keeps it with its credentials as ``***``)."""
         profile = values.get("profile", "kgqa")
         if profile not in runner.profile_names():
             raise InputError("profile", f"unknown profile {profile!r}; one of: {', '.join(runner.profile_names())}")
@@ -294,7 +322,7 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
             kg_label = kg_choice
         run_name = values.get("run_name", "").strip()[:120]
         if not run_name:
-            run_name = Path(run_upload[0]).stem if run_upload else system_url or "run"
+            run_name = Path(run_upload[0]).stem if run_upload else shown_url(system_url) or "run"
         # read the uploads in a worker process: a bad file is reported on the form, naming file and record
         await checker.check(UploadJob(dataset=ds_name, dataset_upload=ds_upload, run_upload=run_upload,
                                       kg_upload=kg_upload, run_name=run_name, lang=lang, dataset_format=ds_fmt,
@@ -320,56 +348,59 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
                 kg_filename=kg_upload[0] if kg_upload else None, gold_answers=gold, options=options,
             )
 
-        return await run_in_threadpool(save)
+        return await run_in_threadpool(save), system_url
 
     async def rerun(request: Request) -> Response:
         """A new experiment with the inputs and settings of this one (finished experiments
         never change; re-running makes a new one)."""
-        e = get_exp(request, results=False)
+        e = await get_exp(request, results=False)
         if e is None:
-            return error(request, 404, "no such experiment")
+            return await error(request, 404, "no such experiment")
         try:
             form = await request.form(max_files=0, max_fields=5, max_part_size=1024)
         except _TooLarge:
             raise
         except Exception as err:
-            return error(request, 400, f"cannot read the form: {err}")
+            return await error(request, 400, f"cannot read the form: {err}")
         if not await csrf_ok(request, form):
-            return error(request, 403, "the form's CSRF token is missing or stale: reload the page and try again")
+            return await error(request, 403, "the form's CSRF token is missing or stale: reload the page and try again")
         why = refuse_stored(e)
+        if not why and e.credentials_withheld:
+            why = (f"the credentials of {e.system_url} are not kept in the store: start a new experiment "
+                   "with the full URL")
         if why:
-            return error(request, 403, f"cannot re-run experiment {e.id}: {why}")
-        eid = store.create(
-            dataset=e.dataset, dataset_file=e.dataset_file, dataset_filename=e.dataset_filename,
+            return await error(request, 403, f"cannot re-run experiment {e.id}: {why}")
+        eid = await run_in_threadpool(
+            store.create, dataset=e.dataset, dataset_file=e.dataset_file, dataset_filename=e.dataset_filename,
             dataset_checksum=e.dataset_checksum, run_name=e.run_name, run_file=e.run_file,
             run_filename=e.run_filename, system_url=e.system_url, system_protocol=e.system_protocol,
             profile=e.profile, measures=e.measures, lang=e.lang, kg=e.kg, kg_file=e.kg_file,
             kg_filename=e.kg_filename, gold_answers=e.gold_answers, options={**e.options, "rerun_of": e.id})
-        jobs.submit(eid)
+        await run_in_threadpool(jobs.submit, eid)
         return RedirectResponse(f"/e/{eid}", status_code=303)
 
     async def experiment(request: Request) -> Response:
-        e = get_exp(request)
+        e = await get_exp(request)
         if e is None:
-            return error(request, 404, f"no experiment {request.path_params['eid']!r} in this store")
+            return await error(request, 404, f"no experiment {request.path_params['eid']!r} in this store")
         ctx: dict[str, Any] = {"e": e, "title": f"kgqa · {e.run_name} on {e.dataset}"}
         if e.status == "finished":
-            ctx.update(scores=views.scores(e), questions=views.questions(e),
-                       labels=views.question_labels(e), evaluation=views.evaluation(e),
-                       downloads=list(DOWNLOADS))
-        return page(request, "experiment.html", **ctx)
+            ctx.update(await run_in_threadpool(lambda: dict(
+                scores=views.scores(e), questions=views.questions(e), labels=views.question_labels(e),
+                evaluation=views.evaluation(e), downloads=list(DOWNLOADS))))
+        return await page(request, "experiment.html", **ctx)
 
     async def sections(request: Request) -> Response:
         """Outcomes, distribution, breakdowns and taxonomy (tables and figures of the report
         stage) of a finished experiment, as an HTML fragment the experiment page loads."""
-        e = get_exp(request)
+        e = await get_exp(request)
         if e is None or e.status != "finished":
-            return error(request, 404, "no finished experiment with this id")
+            return await error(request, 404, "no finished experiment with this id")
         body = await run_in_threadpool(views.sections, e)
         return HTMLResponse(str(body))
 
     async def status(request: Request) -> Response:
-        e = get_exp(request, results=False)
+        e = await get_exp(request, results=False)
         if e is None:
             return JSONResponse({"error": "no such experiment"}, status_code=404)
         return JSONResponse({"id": e.id, "status": e.status, "done": e.progress_done, "total": e.progress_total,
@@ -377,21 +408,21 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
                              "headline": e.headline, "value": e.headline_value})
 
     async def question(request: Request) -> Response:
-        e = get_exp(request)
+        e = await get_exp(request)
         if e is None or e.status != "finished":
-            return error(request, 404, "no finished experiment with this id")
-        q = views.question(e, request.path_params["qid"])
+            return await error(request, 404, "no finished experiment with this id")
+        q = await run_in_threadpool(views.question, e, request.path_params["qid"])
         if q is None:
-            return error(request, 404, f"experiment {e.id} scored no question {request.path_params['qid']!r}")
-        return page(request, "question.html", title=f"kgqa · {q['id']}", e=e, q=q)
+            return await error(request, 404, f"experiment {e.id} scored no question {request.path_params['qid']!r}")
+        return await page(request, "question.html", title=f"kgqa · {q['id']}", e=e, q=q)
 
     async def download(request: Request) -> Response:
-        e = get_exp(request, results=False)  # results load only when not cached
+        e = await get_exp(request, results=False)  # results load only when not cached
         fmt = request.path_params["fmt"]
         if e is None or e.status != "finished":
-            return error(request, 404, "no finished experiment with this id")
+            return await error(request, 404, "no finished experiment with this id")
         if fmt not in DOWNLOADS:
-            return error(request, 404, f"no download format {fmt!r}; formats: {', '.join(DOWNLOADS)}")
+            return await error(request, 404, f"no download format {fmt!r}; formats: {', '.join(DOWNLOADS)}")
         name = f"kgqa-{e.id}.{DOWNLOADS[fmt]}"
         if fmt == "html":  # the report as the file is, its inline style and script allowed by hash; cached
             if e.id not in reports:
@@ -408,95 +439,101 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     async def input_file(request: Request) -> Response:
-        e = get_exp(request)
+        e = await get_exp(request)
         which = request.path_params["which"]
         if e is None or which not in ("run", "dataset", "kg"):
-            return error(request, 404, "no such file")
+            return await error(request, 404, "no such file")
         sha = {"run": e.run_file, "dataset": e.dataset_file, "kg": e.kg_file}[which]
         name = {"run": e.run_filename, "dataset": e.dataset_filename, "kg": e.kg_filename}[which]
         if sha is None:
-            return error(request, 404, f"experiment {e.id} has no uploaded {which} file")
-        return Response(store.get_file(sha), media_type="application/octet-stream",
+            return await error(request, 404, f"experiment {e.id} has no uploaded {which} file")
+        return Response(await run_in_threadpool(store.get_file, sha), media_type="application/octet-stream",
                         headers={"Content-Disposition": f'attachment; filename="{runner.safe_filename(name)}"'})
 
     async def leaderboards(request: Request) -> Response:
-        return page(request, "leaderboards.html", title="kgqa · leaderboards", boards=store.boards())
+        return await page(request, "leaderboards.html", title="kgqa · leaderboards",
+                          boards=await run_in_threadpool(store.boards))
 
     async def leaderboard(request: Request) -> Response:
         ds, prof = request.path_params["dataset"], request.path_params["profile"]
-        total = await run_in_threadpool(store.count, dataset=ds, profile=prof, status="finished")
-        p = pager(request, total, BOARD_ROWS)
-        board = await run_in_threadpool(lambda: views.leaderboard(ds, prof, page=p["page"]))
+        p = paging(request)
+        board = await run_in_threadpool(lambda: views.leaderboard(ds, prof, page=p["page"], after=p["after"],
+                                                                  before=p["before"]))
         if not board["rows"]:
-            return error(request, 404, f"no finished experiment on {ds} with profile {prof}")
-        return page(request, "leaderboard.html", title=f"kgqa · leaderboard {ds} · {prof}", board=board, pager=p)
+            return await error(request, 404, f"no finished experiment on {ds} with profile {prof}")
+        pg = pager(request, p, board["total"], BOARD_ROWS, board["offset"], [r["e"].id for r in board["rows"]])
+        return await page(request, "leaderboard.html", title=f"kgqa · leaderboard {ds} · {prof}", board=board, pager=pg)
 
     async def compare(request: Request) -> Response:
         ids = [i for i in request.query_params.getlist("e") if i]
         if len(set(ids)) > 10:
-            return error(request, 400, f"compare at most 10 experiments at a time (got {len(set(ids))})")
+            return await error(request, 400, f"compare at most 10 experiments at a time (got {len(set(ids))})")
         exps = []
         for i in dict.fromkeys(ids):
-            e = store.get(i) if _ID.match(i) else None
+            e = await run_in_threadpool(store.get, i) if _ID.match(i) else None
             if e is None or e.status != "finished":
-                return error(request, 404, f"no finished experiment {i!r}")
+                return await error(request, 404, f"no finished experiment {i!r}")
             exps.append(e)
         if len(exps) < 2:
             def candidates() -> tuple[list[Any], dict[str, Any]]:
-                p = pager(request, store.count(status="finished"), LIST_ROWS)
-                return store.list(status="finished", limit=LIST_ROWS, offset=p["offset"], sort=p["sort"],
-                                  descending=p["desc"]), p
+                return listing(request, LIST_ROWS, lambda: store.count(status="finished"),
+                               lambda **kw: store.list_page(status="finished", **kw))
 
             found, p = await run_in_threadpool(candidates)
-            return page(request, "compare.html", title="kgqa · compare", exps=exps, body=None, candidates=found,
+            return await page(request, "compare.html", title="kgqa · compare", exps=exps, body=None, candidates=found,
                         pager=p, message="choose two or more finished experiments on the same dataset")
         datasets = sorted({e.dataset for e in exps})
         if len(datasets) > 1:
-            return error(request, 400, f"the experiments are on different datasets ({', '.join(datasets)}): "
+            return await error(request, 400, f"the experiments are on different datasets ({', '.join(datasets)}): "
                                        "only experiments on one dataset can be compared")
         try:
             body = await run_in_threadpool(views.compare, exps)
         except ValueError as err:
-            return error(request, 400, str(err))
-        return page(request, "compare.html", title="kgqa · compare", exps=exps, body=body, candidates=[], pager=None,
+            return await error(request, 400, str(err))
+        return await page(request, "compare.html", title="kgqa · compare", exps=exps, body=body, candidates=[], pager=None,
                     message="")
 
     async def datasets(request: Request) -> Response:
         from kgqa.load import registry
 
-        return page(request, "datasets.html", title="kgqa · datasets",
-                    entries=[(en, registry.where(en)) for en in registry.entries()], boards=store.boards())
+        return await page(request, "datasets.html", title="kgqa · datasets",
+                    entries=[(en, registry.where(en)) for en in registry.entries()],
+                          boards=await run_in_threadpool(store.boards))
 
     async def dataset(request: Request) -> Response:
         name = request.path_params["name"]
         try:
             info = await run_in_threadpool(views.dataset, name)
         except KeyError:
-            return error(request, 404, f"no registered dataset {name!r}")
-        return page(request, "dataset.html", title=f"kgqa · {name}", name=name, info=info,
+            return await error(request, 404, f"no registered dataset {name!r}")
+        return await page(request, "dataset.html", title=f"kgqa · {name}", name=name, info=info,
                     audit_kg=name if name in settings.kgs else None)
 
     async def dataset_audit(request: Request) -> Response:
         """The gold-query audit on the server's KG of the same name, as an HTML fragment."""
         name = request.path_params["name"]
         if name not in runner.registry_names() or name not in settings.kgs:
-            return error(request, 404, f"no knowledge graph for dataset {name!r} on this server")
+            return await error(request, 404, f"no knowledge graph for dataset {name!r} on this server")
         try:
             result = await run_in_threadpool(views.audit, name, name, settings.kgs[name])
         except InputError as err:
             return HTMLResponse(f'<p class="error">{html.escape(str(err))}</p>')
-        return page(request, "_audit.html", a=result, name=name)
+        return await page(request, "_audit.html", a=result, name=name)
 
     async def not_found(request: Request, exc: Exception) -> Response:
-        return error(request, getattr(exc, "status_code", 404), getattr(exc, "detail", "not found"))
+        return await error(request, getattr(exc, "status_code", 404), getattr(exc, "detail", "not found"))
 
     async def server_error(request: Request, exc: Exception) -> Response:
-        return error(request, 500, f"internal error: {type(exc).__name__}")
+        return await error(request, 500, f"internal error: {type(exc).__name__}")
 
     @asynccontextmanager
     async def lifespan(app: Starlette):
         if settings.resume:
-            jobs.resume()
+            await run_in_threadpool(jobs.resume)
+        if await run_in_threadpool(store.boards):
+            # a store with leaderboards: their statistics (SciPy: seconds to import) load before
+            # the server answers, not in the first leaderboard's request nor beside other pages
+            await run_in_threadpool(_warm_imports)
         yield
         jobs.shutdown()
         checker.shutdown()
@@ -531,6 +568,12 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
     app.state.jobs = jobs
     app.state.settings = settings
     return app
+
+
+def _warm_imports() -> None:
+    import kgqa.analyze.comparison  # noqa: F401
+    import kgqa.analyze.stats  # noqa: F401
+    import kgqa.report.html  # noqa: F401
 
 
 def _format_names() -> dict[str, list[str]]:

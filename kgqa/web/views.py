@@ -7,7 +7,6 @@ Finished experiments are immutable, so everything derived from one is cached in 
 from __future__ import annotations
 
 import difflib
-import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -22,12 +21,6 @@ TESTED = 12  # leaderboards test the top TESTED experiments pairwise (all pairs 
 QUESTION_ROWS = 2_000  # per-question rows an experiment page lists (downloads have all)
 BOARD_ROWS = 100  # leaderboard rows a page lists
 LIST_ROWS = 50  # experiments a home or compare-picker page lists
-
-
-def fnum(v: Any, digits: int = 4) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "n/a"
-    return f"{v:.{digits}f}"
 
 
 @dataclass
@@ -137,44 +130,39 @@ class Views:
 
     # ------------------------------------------------------------------ leaderboards, comparisons
 
-    def leaderboard(self, dataset: str, profile: str, *, page: int = 1, per: int = BOARD_ROWS) -> dict[str, Any]:
+    def leaderboard(self, dataset: str, profile: str, *, page: int = 1, per: int = BOARD_ROWS, after: str | None = None,
+                    before: str | None = None) -> dict[str, Any]:
         """The finished experiments of ``dataset`` x ``profile`` on page ``page`` (``per`` a
-        page), best first, with significance letters (ranx style, all pairs of the top
+        page; or the ``per`` right after / before experiment ``after`` / ``before``: keyset
+        paging), best first, with significance letters (ranx style, all pairs of the top
         :data:`TESTED` on the headline measure) and the Holm-adjusted p of the comparison with
-        the best. Only the page's rows and the top ones' results are read."""
+        the best. Only the page's rows and the top ones' results are read; the tests are
+        computed once per set of top experiments (finished experiments never change)."""
         total = self.store.count(dataset=dataset, profile=profile, status="finished")
-        offset = (max(1, page) - 1) * per
-        exps = self.store.leaderboard(dataset, profile, limit=per, offset=offset)
+        offset = (min(max(1, page), max(1, -(-total // per))) - 1) * per  # past the end: the last page
+        try:
+            pg = self.store.leaderboard_page(dataset, profile, limit=per, offset=offset, after=after, before=before)
+        except KeyError:  # the cursor's experiment was deleted: the numbered page instead
+            pg = self.store.leaderboard_page(dataset, profile, limit=per, offset=offset)
+        exps, offset = pg.experiments, pg.offset
         top = exps[:TESTED] if offset == 0 else self.store.leaderboard(dataset, profile, limit=TESTED)
-        key = ("board", dataset, profile, offset, total, tuple(e.id for e in exps), tuple(e.id for e in top))
-        if key not in self._boards:
+        headline = top[0].headline if top else None
+        key = (dataset, profile, headline, tuple(e.id for e in top))
+        tests = self._boards.get(key)
+        if tests is None:
             if len(self._boards) > 32:
                 self._boards.clear()
-            self._boards[key] = self._leaderboard(dataset, profile, exps, top, offset, total)
-        return self._boards[key]
+            tests = self._boards[key] = self._significance(top, headline)
+        return self._leaderboard(dataset, profile, exps, top, offset, total, tests)
 
-    def _leaderboard(self, dataset: str, profile: str, exps: list[Experiment], top: list[Experiment], offset: int,
-                     total: int) -> dict[str, Any]:
-        labels: list[str] = []
-        for e in exps:
-            for k in e.aggregate:
-                if k not in labels:
-                    labels.append(k)
-        headline = top[0].headline if top else None
-        letters: dict[str, str] = {}
+    def _significance(self, top: list[Experiment], headline: str | None) -> dict[str, Any]:
+        """Letters and the comparison with the best among ``top`` on ``headline`` (by the
+        names :func:`_unique_names` gives ``top``), or why they could not be computed."""
+        letters: dict[str, Any] = {}
         vs_best: dict[str, Any] = {}
-        names = _unique_names(exps)
-        top_names = _unique_names(top)
         note = ""
-        if total > TESTED:
-            note = (f"Significance is tested among the top {TESTED} of {total} experiments; "
-                    "compare any others from the checkboxes.")
         if len(top) >= 2 and headline:
-            evals = []
-            for e, name in zip(top, top_names):
-                ev = self.evaluation(e)
-                ev = _renamed(ev, name)
-                evals.append(ev)
+            evals = [_renamed(self.evaluation(e), name) for e, name in zip(top, _unique_names(top))]
             try:
                 cmp = runner.compare(evals, measures=[headline], resamples=RESAMPLES)
                 m = cmp.measures[0] if cmp.measures else None
@@ -184,21 +172,37 @@ class Views:
                 from kgqa.analyze.stats import system_letters
 
                 own = system_letters(cmp.systems)
-                letters = {s: m.letters[s] for s in cmp.systems}
                 best = cmp.systems[0]
                 for c in m.comparisons:
                     if best in (c.system_a, c.system_b):
                         other = c.system_b if c.system_a == best else c.system_a
                         vs_best[other] = {"p": c.p_holm.get(c.primary), "significant": c.significant and c.better == best,
                                           "test": c.primary}
-                letters = {s: (own[s], letters[s]) for s in cmp.systems}
-        by_id = dict(zip((e.id for e in top), top_names))
+                letters = {s: (own[s], m.letters[s]) for s in cmp.systems}
+        return {"letters": letters, "vs_best": vs_best, "note": note}
+
+    def _leaderboard(self, dataset: str, profile: str, exps: list[Experiment], top: list[Experiment], offset: int,
+                     total: int, tests: dict[str, Any]) -> dict[str, Any]:
+        labels: list[str] = []
+        for e in exps:
+            for k in e.aggregate:
+                if k not in labels:
+                    labels.append(k)
+        headline = top[0].headline if top else None
+        letters, vs_best = tests["letters"], tests["vs_best"]
+        note = tests["note"]
+        if not note and total > TESTED:
+            note = (f"Significance is tested among the top {TESTED} of {total} experiments; "
+                    "compare any others from the checkboxes.")
+        names = _unique_names(exps)
+        by_id = dict(zip((e.id for e in top), _unique_names(top)))
         rows = []
         for rank, (e, name) in enumerate(zip(exps, names), offset + 1):
             tested = by_id.get(e.id)
             rows.append({"rank": rank, "e": e, "name": name, "letters": letters.get(tested, ("", "")),
                          "vs_best": vs_best.get(tested), "values": [e.aggregate.get(k) for k in labels]})
         return {"dataset": dataset, "profile": profile, "labels": labels, "rows": rows, "headline": headline,
+                "head": labels.index(headline) if headline in labels else -1,  # the headline's column
                 "note": note, "total": total, "offset": offset}
 
     def compare(self, exps: list[Experiment]) -> Markup:

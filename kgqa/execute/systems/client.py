@@ -145,6 +145,9 @@ class AskSettings:
     allow_failures: bool = False
     #: check a response's echoed question (case, whitespace and punctuation ignored)
     echo_check: bool = True
+    #: circuit breaker: this many questions in a row failing with a connection error (after
+    #: their retries) stop the asking, the system being down; 0: never (off with allow_failures)
+    breaker: int = 5
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -157,6 +160,8 @@ class AskSettings:
             raise InputError("--rps", f"must be > 0, got {self.rps}")
         if self.backoff < 0 or self.max_backoff < 0:
             raise InputError("--backoff", "backoff times must be >= 0")
+        if self.breaker < 0:
+            raise InputError("breaker", f"must be >= 0, got {self.breaker}")
         if not 0 <= self.max_failures <= 1:
             raise InputError("--max-failures", f"must be a fraction between 0 and 1, got {self.max_failures}")
         for name, value in self.headers.items():
@@ -196,6 +201,8 @@ class AskResult:
     problems: list[Problem] = field(default_factory=list)
     #: the languages the questions were asked in (first appearance order)
     langs: list[str] = field(default_factory=list)
+    #: questions left unasked because the circuit breaker opened (the system looked down)
+    not_asked: int = 0
 
     @property
     def counts(self) -> dict[str, int]:
@@ -216,6 +223,9 @@ class AskResult:
         if len(reasons) > 1:
             text += " (also: " + "; ".join(f"{why}: {n}" for why, n in reasons[1:4]) + \
                 (f"; {len(reasons) - 4} more" if len(reasons) > 4 else "") + ")"
+        if self.not_asked:
+            text += (f"; stopped after {self.settings.breaker} questions in a row failed to connect, "
+                     f"{self.not_asked} question(s) not asked (the system looks down)")
         return text
 
     def signature_parts(self) -> dict[str, str]:
@@ -624,8 +634,13 @@ def _ssl_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-async def _ask_all(asker: _Asker, todo: list[Question],
-                   commit: Callable[[list[dict[str, Any]]], None]) -> None:
+def is_connection_failure(rec: dict[str, Any]) -> bool:
+    """A question that failed because the system could not be reached (after its retries)."""
+    return rec.get("outcome") != "ok" and failure_reason(rec).startswith(("connection", "unknown host"))
+
+
+async def _ask_all(asker: _Asker, todo: list[Question], commit: Callable[[list[dict[str, Any]]], None],
+                   tripped: Callable[[], bool] = lambda: False) -> None:
     s = asker.s
     limits = httpx.Limits(max_connections=s.concurrency, max_keepalive_connections=s.concurrency)
     from kgqa import __version__
@@ -681,6 +696,8 @@ async def _ask_all(asker: _Asker, todo: list[Question],
             # one shared iterator: each question is taken by one worker, which takes its next
             # question only once its last answer is on disk
             for q in it:
+                if tripped():  # the circuit breaker opened: leave the rest unasked
+                    return
                 rec = await asker.ask(client, q)
                 done = loop.create_future()
                 pending.put_nowait((rec, done))
@@ -791,6 +808,8 @@ def ask(dataset: Dataset, url: str, protocol: str = "gerbil", settings: AskSetti
     try:
         with progress_bar(len(todo), "asking", enabled=s.progress, status=True) as bar:
             tally: Counter[str] = Counter()
+            in_a_row = [0]  # questions in a row that could not reach the system
+            limit = 0 if s.allow_failures else s.breaker
 
             def commit(recs: list[dict[str, Any]]) -> None:
                 if j is not None:
@@ -798,11 +817,12 @@ def ask(dataset: Dataset, url: str, protocol: str = "gerbil", settings: AskSetti
                 for rec in recs:
                     known[rec["id"]] = rec
                     tally[rec["outcome"]] += 1
+                    in_a_row[0] = in_a_row[0] + 1 if is_connection_failure(rec) else 0
                 bar(len(recs), status=" ".join(f"{k}:{v}" for k, v in sorted(tally.items())))
 
             if todo:
                 try:
-                    _run_async(_ask_all(asker, todo, commit))
+                    _run_async(_ask_all(asker, todo, commit, lambda: bool(limit) and in_a_row[0] >= limit))
                 except KeyboardInterrupt:
                     answered = sum(1 for q in questions if q.id in known and known[q.id].get("outcome") == "ok")
                     raise AskInterrupted(Path(journal) if journal is not None else None, answered,
@@ -820,9 +840,11 @@ def ask(dataset: Dataset, url: str, protocol: str = "gerbil", settings: AskSetti
               {"system": shown, "protocol": protocol, "dataset": dataset_iri})
     result = AskResult(run, records, shown, protocol, s, dataset_iri, asked=len(todo),
                        reused=len(questions) - len(todo), requests=asker.requests, elapsed=time.monotonic() - t0,
-                       problems=problems, langs=list(dict.fromkeys(q.lang for q in questions)))
+                       problems=problems, langs=list(dict.fromkeys(q.lang for q in questions)),
+                       not_asked=len(questions) - len(records))
     n_failed = len(result.failed)
-    if not s.allow_failures and n_failed and (n_failed == len(records) or n_failed > s.max_failures * len(records)):
+    if not s.allow_failures and (result.not_asked or n_failed and (n_failed == len(records)
+                                                                   or n_failed > s.max_failures * len(records))):
         raise SystemFailed(result)
     return result
 
