@@ -892,6 +892,286 @@ def compare(evaluations: Sequence[_ScoreEvaluation], *, baseline: str | None = N
     return Comparison(evaluations, result)
 
 
+# ---------------------------------------------------------------- CLI entry points (evaluation side)
+# What ``kgqa evaluate / compare / report / show / demo / measures / profiles / datasets /
+# degrade / sensitivity / axioms`` do beyond :func:`evaluate` and :func:`compare`, one call each:
+# the command line parses its options, makes the call and prints; a notebook makes the same call.
+
+_LAZY.update({
+    "SafeConsole": "kgqa.report.term",  # a rich console that never prints a control character from data
+    "clean": "kgqa.report.term",  # text with its control characters shown as escapes
+    "AskSettings": "kgqa.execute.systems",  # a live system's client settings (Evaluator.ask)
+    "AskInterrupted": "kgqa.execute.systems",  # Ctrl-C while asking a live system
+    "parse_bytes": "kgqa.execute.engine",  # "2GiB" / "off" -> an engine cap
+    "display_url": "kgqa.execute.systems.client",  # a URL with its credentials shown as ***
+    "split_run_spec": "kgqa.load.runspec",  # "NAME=PATH" -> (name, path)
+})
+
+#: Output formats of :func:`render_evaluations` (``table`` is printed by :func:`print_evaluations`).
+EVALUATION_FORMATS = ("table", "json", "csv", "md")
+
+
+def render_evaluations(evaluations: Sequence[_ScoreEvaluation], fmt: str) -> str:
+    """The evaluations as ``json``, ``csv`` or ``md`` text (``table`` outside a terminal: ``md``)."""
+    from kgqa.report import evaluation as report
+
+    render = {"json": report.to_json, "csv": report.to_csv, "md": report.to_markdown, "table": report.to_markdown}
+    if fmt not in render:
+        raise InputError("format", f"expected one of {', '.join(EVALUATION_FORMATS)}, got {fmt!r}")
+    return render[fmt](list(evaluations))
+
+
+def print_evaluations(console: Any, evaluations: Sequence[_ScoreEvaluation], *, per_question: bool = False) -> None:
+    """The evaluations' terminal tables (scores, outcomes, signature; ``per_question``: every
+    question too) on a rich ``console``."""
+    from kgqa.report import evaluation as report
+
+    report.terminal(console, list(evaluations), per_question=per_question)
+
+
+def breakdown_report(evaluations: Sequence[_ScoreEvaluation], by: Sequence[str], bins: Sequence[str] | None = None,
+                     fmt: str = "md", *, seed: int = 0) -> Any:
+    """Scores broken down by each characteristic of ``by`` (``bins``: ``NAME=e0,e1,...`` or
+    ``NAME=Q`` for a numeric key), with the paraphrase curve: Markdown text, or (``table``) a
+    rich renderable."""
+    from kgqa.report.render import breakdown_text, breakdowns, parse_bins
+
+    return breakdown_text(breakdowns(list(evaluations), by, parse_bins(bins), seed=seed, paraphrase_curve=True), fmt)
+
+
+def render_comparison(comparison: Comparison, fmt: str) -> Any:
+    """A comparison alone: ``md``, ``latex``, ``json`` text, or (``table``) a rich renderable."""
+    from kgqa.report.render import comparison_text
+
+    return comparison_text(comparison.result, fmt)
+
+
+def print_comparison(console: Any, comparison: Comparison) -> None:
+    """A comparison's tables on ``console``, fitted to its width (split, never squeezed)."""
+    from kgqa.report.analysis import print_comparison as _print
+
+    _print(console, comparison.result)
+
+
+def render_report(evaluations: Sequence[_ScoreEvaluation], fmt: str, *, by: Sequence[str] = (),
+                  bins: Sequence[str] | None = None, baseline: str | None = None, runs: Sequence[PathLike] = (),
+                  seed: int = 0, measure: str | None = None, family: str = "measure", resamples: int = 10_000,
+                  full_json: str | None = None) -> Any:
+    """The report of saved or fresh evaluations (``html``, ``md``, ``latex``, ``csv``, ``json``
+    text; ``table``: a list of rich renderables for :func:`print_rendered`); two or more are
+    compared (``baseline``: a run name, or one of the run files ``runs``). ``full_json``: the
+    link from an HTML report to the saved evaluation holding every answer row."""
+    from kgqa.report.render import parse_bins
+    from kgqa.report.render import render_report as _render
+
+    evaluations = list(evaluations)
+    return _render(evaluations, fmt, by=by, bins=parse_bins(bins), seed=seed, measure=measure, family=family,
+                   baseline=resolve_baseline(baseline, evaluations, runs), resamples=resamples, full_json=full_json)
+
+
+def print_rendered(console: Any, rendered: Any, wide: Callable[[], Any] | None = None) -> None:
+    """Print what the ``render_*`` functions give for ``table`` (a renderable or a list of them)
+    on ``console``; the ones that want a wide console on ``wide()``."""
+    from kgqa.report.evaluation import print_renderable
+    from kgqa.report.render import Wide
+
+    for r in rendered if isinstance(rendered, list) else [rendered]:
+        print_renderable(wide() if wide is not None and isinstance(r, Wide) else console, r)
+
+
+def find_question(evaluations: Sequence[_ScoreEvaluation], qid: str, run: str | None = None) -> list[tuple[Any, Any]]:
+    """``(evaluation, question)`` for question ``qid`` in each evaluation (of run ``run`` only,
+    if given) that scored it; an :class:`InputError` says why there is none."""
+    evaluations = list(evaluations)
+    if run is not None:
+        chosen = [e for e in evaluations if e.run == run]
+        if not chosen:
+            raise InputError("--run", f"no run named {run!r}; runs: {', '.join(e.run for e in evaluations)}")
+        evaluations = chosen
+    found = [(e, next(q for q in e.questions if q.id == qid)) for e in evaluations
+             if any(q.id == qid for q in e.questions)]
+    if not found:
+        skipped = [s for e in evaluations for s in e.skipped if s["id"] == qid]
+        if skipped:
+            raise InputError("--id", f"question {qid!r} was not scored: {skipped[0]['reason']}")
+        some = ", ".join(q.id for q in evaluations[0].questions[:5]) if evaluations else ""
+        raise InputError("--id", f"no question {qid!r} in the evaluation(s); ids look like: {some} ...")
+    return found
+
+
+def print_question(console: Any, evaluation: _ScoreEvaluation, question: Any) -> None:
+    """One question in full on ``console``: text, queries, answers, outcome, every measure,
+    characteristics and its error label (taxonomy)."""
+    from kgqa.analyze.taxonomy import classify
+    from kgqa.report.analysis import print_question as _print
+
+    _print(console, evaluation, question, classify(question))
+
+
+def print_measures(console: Any, names: Sequence[str] = ()) -> None:
+    """The registered measures, one line each; with ``names``, their whole definitions."""
+    from kgqa.report.listings import print_measures as _print
+
+    try:
+        _print(console, list(names))
+    except ValueError as e:
+        raise InputError("measures", str(e)) from None
+
+
+def print_profiles(console: Any, names: Sequence[str] = ()) -> None:
+    """The scoring profiles, one row each; with ``names``, what each selects and its signature."""
+    from kgqa.report.listings import print_profiles as _print
+
+    _print(console, list(names))
+
+
+def parse_measures(spec: str | Sequence[str], what: str = "measures") -> list[Measure]:
+    """``"F1(rule=gerbil),AnswerEM"`` (or a list of such names) -> measures; an unknown one is an
+    :class:`InputError` about ``what``."""
+    try:
+        return _measures.parse_list(spec)
+    except ValueError as e:
+        raise InputError(what, str(e)) from None
+
+
+# ---- datasets
+
+
+def datasets_table() -> Any:
+    """The registered datasets (``kgqa datasets list``) as a rich renderable: name, items,
+    format, where their files resolve, description."""
+    from kgqa.load import registry
+    from kgqa.report.tables import datasets_table as _table
+
+    return _table(registry.entries(), registry.where)
+
+
+def dataset_summary(dataset: PathLike | Dataset, format: str | None = None) -> Any:
+    """``kgqa datasets info``: counts per language, answer kinds and types, items with SPARQL or
+    answers, problems (a :class:`kgqa.load.summary.DatasetSummary`)."""
+    from kgqa.load.summary import summarize
+
+    return summarize(dataset, format)
+
+
+def validate_files(paths: Sequence[PathLike], format: str | None = None) -> list[Any]:
+    """Every problem of dataset or run files (``kgqa datasets validate``), errors and warnings."""
+    from kgqa.load.validate import validate
+
+    return validate(list(paths), format)
+
+
+def export_dataset(dataset: PathLike | Dataset, to: str, output: PathLike, *, format: str | None = None) -> Dataset:
+    """Write ``dataset`` to ``output`` with format ``to``'s writer (never over one of its own
+    input files); returns the dataset written."""
+    from kgqa.load import formats
+
+    ds = load_dataset(dataset, format=format)
+    fmt = formats.get("dataset", to)
+    if fmt.write is None:
+        raise InputError("--to", f"format {to!r} has no writer")
+    if Path(output).resolve() in {Path(p).resolve() for p in ds.source}:
+        raise InputError(output, "refusing to overwrite an input file")
+    fmt.write(ds, Path(output))
+    return ds
+
+
+# ---- validating measures (ICTIR 2022)
+
+
+def open_kg(kg: Any, *, timeout: float = 30.0, cache: Any = True) -> Executor:
+    """An :class:`Executor` on ``kg`` (RDF files, a store directory, an endpoint) with a
+    per-query ``timeout``; ``cache``: the result cache (True: the user's, a path, or False)."""
+    from kgqa.execute.executor import Executor
+    from kgqa.execute.policy import ExecutionPolicy
+
+    return Executor.open(kg, policy=ExecutionPolicy(timeout=timeout), cache=cache)
+
+
+def degrade(dataset: PathLike | Dataset, transform: str, rate: float, seed: int = 0, *, kg: Any = None,
+            among: str = "applicable", timeout: float = 30.0, cache: Any = True) -> Any:
+    """Gold queries with one transformation applied to a seeded share ``rate`` of the items
+    (``kgqa degrade``): a :class:`kgqa.validate.degrade.Degradation` whose ``run`` scores like any
+    run (:func:`write_run`). ``kg`` is opened for the transformations that need one."""
+    from kgqa.validate import degrade as dg
+
+    from dataclasses import replace
+
+    ds = load_dataset(dataset)
+    t = dg.get(transform)
+    if not t.needs:
+        d = dg.degrade(ds, t, rate, seed, dg.Context(ds), among=among)
+    elif kg is None:
+        raise InputError("--kg", f"{t.name} needs a KG ({', '.join(t.needs)})")
+    else:
+        with open_kg(kg, timeout=timeout, cache=cache) as runner:
+            d = dg.degrade(ds, t, rate, seed, dg.build_context(ds, [t], runner, timeout=timeout), among=among)
+    return replace(d, run=dg.scoring_run(d.run, ds))  # ids as evaluate expects them
+
+
+def write_run(run: Run, path: PathLike, format: str = "jsonl") -> None:
+    """Write ``run`` with ``format``'s writer (default: the JSONL run format)."""
+    from kgqa.load import formats
+
+    formats.get("run", format).write(run, Path(path))
+
+
+def sensitivity(dataset: PathLike | Dataset, kg: Any, *, transforms: Sequence[str] = ("T1", "T2", "T3"),
+                rates: Sequence[float] = (0.1, 0.2), seeds: Sequence[int] = (0, 1, 2),
+                measures: str | Sequence[str] | None = None, profile: str = "kgqa", among: str = "applicable",
+                timeout: float = 30.0, cache: Any = True) -> Any:
+    """Sensitivity of measures to synthetic degradations (ICTIR 2022 Table 3) on ``kg``: a
+    :class:`kgqa.validate.sensitivity.SensitivityTable` for :func:`render_validation`."""
+    from kgqa.validate.sensitivity import DEFAULT_MEASURES
+    from kgqa.validate.sensitivity import sensitivity as _sensitivity
+
+    ms = parse_measures(measures or DEFAULT_MEASURES, "--measures")
+    ds = load_dataset(dataset)
+    with open_kg(kg, timeout=timeout, cache=cache) as runner:
+        return _sensitivity(ds, runner, transforms=list(transforms), rates=list(rates), seeds=list(seeds),
+                            measures=ms, profile=profile, among=among)
+
+
+def check_axioms(measures: str | Sequence[str] | None = None, *, dataset: PathLike | Dataset | None = None,
+                 kg: Any = None, limit: int | None = None, strict: bool = False, synthetic: bool = True,
+                 timeout: float = 30.0, cache: Any = True) -> Any:
+    """Check measures against the axioms A1-A3 of ICTIR 2022 (Table 1) on the synthetic suites
+    and (with ``dataset`` and ``kg``) pairs built from the dataset's gold queries."""
+    from kgqa.validate import axioms as ax
+
+    ms = parse_measures(list(measures) if measures else ax.DEFAULT_AXIOM_MEASURES, "MEASURE")
+    suites = ax.synthetic_suites() if synthetic else []
+    if dataset is not None:
+        if kg is None:
+            raise InputError("--kg", "--dataset needs --kg to execute the derived queries")
+        ds = load_dataset(dataset)
+        ids = [it.id for it in ds.items][:limit] if limit else None
+        with open_kg(kg, timeout=timeout, cache=cache) as runner:
+            suites += ax.dataset_suites(ds, runner, ids=ids)
+    if not suites:
+        raise InputError("--no-synthetic", "no suites to check (give --dataset and --kg)")
+    return ax.check(ms, suites, strict=strict)
+
+
+def render_validation(result: Any, fmt: str) -> Any:
+    """A sensitivity table or an axioms report as ``md``, ``latex`` or ``json`` text, or
+    (``table``) a list of rich renderables (the last one soft-wrapped)."""
+    import json
+
+    from kgqa.report import validation as V
+    from kgqa.validate.sensitivity import SensitivityTable
+
+    if fmt == "json":
+        return json.dumps(result.to_json(), ensure_ascii=False, indent=2)
+    if isinstance(result, SensitivityTable):
+        render = {"table": V.sensitivity_renderables, "md": V.sensitivity_markdown, "latex": V.sensitivity_latex}
+    else:
+        render = {"table": V.axioms_renderables, "md": V.axioms_markdown, "latex": V.axioms_latex}
+    if fmt not in render:
+        raise InputError("format", f"expected table, md, latex or json, got {fmt!r}")
+    return render[fmt](result)
+
+
 # ---------------------------------------------------------------- CLI entry points (builder side)
 # What ``kgqa kg``, ``kgqa cache``, ``kgqa audit``, ``kgqa system ask`` and ``kgqa experiments``
 # call: each is the whole job of one command, so a notebook gets what the command gets.

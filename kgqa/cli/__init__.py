@@ -7,8 +7,8 @@ import sys
 import typer
 from rich.markup import escape
 
+from kgqa.cli._output import Console
 from kgqa.model import InputError
-from kgqa.report.term import SafeConsole as Console
 
 app = typer.Typer(
     name="kgqa",
@@ -118,7 +118,7 @@ def resume_hint(argv: list[str] | None) -> str:
 
 
 def _fail(message: str) -> None:
-    from kgqa.report.term import clean
+    from kgqa.api import clean
 
     # wrapped at words in a terminal, one line when piped (as warnings are)
     err.print(f"[bold red]error:[/] {escape(clean(message))}", highlight=False, soft_wrap=not err.is_terminal)

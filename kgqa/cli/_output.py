@@ -19,10 +19,29 @@ import typer
 from rich.markup import escape
 
 from kgqa.model import InputError
-from kgqa.report.term import SafeConsole as Console
 
 if TYPE_CHECKING:
-    from kgqa.score.evaluate import ScoredRun
+    from kgqa.api import Evaluation
+
+
+class Console:
+    """The command line's console: a :class:`kgqa.api.SafeConsole` (it never prints a control
+    character taken from data) made on first use, so that building the command line and
+    printing help import nothing of the library (``tests/test_lazy_imports.py``)."""
+
+    def __init__(self, **options: Any):
+        self._options = options
+        self._console: Any = None
+
+    def __getattr__(self, name: str) -> Any:  # everything but the two fields above
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self._console is None:
+            from kgqa.api import SafeConsole
+
+            self._console = SafeConsole(**self._options)
+        return getattr(self._console, name)
+
 
 out = Console()
 err = Console(stderr=True)
@@ -41,7 +60,7 @@ def say(console: Console, text: str, label: str = "") -> None:
 
 def write_text(text: str, output: Optional[Path]) -> None:
     if output is not None:
-        from kgqa.load.jsonio import write_atomic
+        from kgqa.api import write_atomic
 
         write_atomic(output, [text])
         err.print(f"wrote {output}", highlight=False)
@@ -49,24 +68,23 @@ def write_text(text: str, output: Optional[Path]) -> None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-def save_evaluations(evals: Sequence[ScoredRun], path: Path) -> None:
-    from kgqa.report.render import save_evaluations as save
+def save_evaluations(evals: Sequence[Evaluation], path: Path) -> None:
+    from kgqa.api import save_evaluations as save
 
     save(evals, path)
     err.print(f"saved {len(evals)} evaluation(s) to {path}", highlight=False)
 
 
-def emit_breakdowns(evals: Sequence[ScoredRun], by: Sequence[str], bin_specs: Sequence[str] | None, fmt: str,
+def emit_breakdowns(evals: Sequence[Evaluation], by: Sequence[str], bin_specs: Sequence[str] | None, fmt: str,
                     output: Optional[Path], seed: int = 0) -> None:
     """``kgqa evaluate --by``: rich tables (``table``, stdout) or Markdown appended to ``output``."""
-    from kgqa.report.render import breakdown_text, breakdowns, parse_bins
+    from kgqa.api import breakdown_report
 
-    rendered = breakdown_text(breakdowns(evals, by, parse_bins(bin_specs), seed=seed, paraphrase_curve=True),
-                              "table" if fmt == "table" and output is None else fmt)
+    rendered = breakdown_report(evals, by, bin_specs, "table" if fmt == "table" and output is None else fmt, seed=seed)
     if not isinstance(rendered, str):
         out.print(rendered)
     elif output is not None:
-        from kgqa.load.jsonio import write_atomic
+        from kgqa.api import write_atomic
 
         before = output.read_text(encoding="utf-8") if output.exists() else ""
         write_atomic(output, [before, rendered])
@@ -76,33 +94,19 @@ def emit_breakdowns(evals: Sequence[ScoredRun], by: Sequence[str], bin_specs: Se
 
 def print_or_write(rendered: object, output: Optional[Path], console: Console | None = None) -> None:
     """Text to ``output`` (or stdout); rich renderables (a list: one after the other) to the console."""
-    from kgqa.report.render import Wide
-
     if isinstance(rendered, str):
         write_text(rendered, output)
         return
-    from kgqa.report.evaluation import print_renderable
+    from kgqa.api import print_rendered
 
-    for r in rendered if isinstance(rendered, list) else [rendered]:
-        print_renderable(wide() if isinstance(r, Wide) else console or out, r)
-
-
-def parse_options(pairs: list[str] | None, flag: str) -> dict[str, object]:
-    """``["question_field=paraphrased_question", "expand=false"]`` -> loader keyword options."""
-    out: dict[str, object] = {}
-    for pair in pairs or []:
-        if "=" not in pair:
-            raise InputError(flag, f"expected KEY=VALUE, got {pair!r}")
-        k, v = pair.split("=", 1)
-        out[k.strip()] = {"true": True, "false": False}.get(v.strip().lower(), v.strip())
-    return out
+    print_rendered(console or out, rendered, wide)
 
 
 def record(store: str, dataset: str, runs: list[str], evals, **settings) -> None:
     """``kgqa evaluate ... --store``: record the evaluations of run files (``PATH`` or
     ``NAME=PATH``: the path is stored, the name is the run's) as finished experiments. A live
     system's evaluation (``--system``, after the files) has no run file to record and is named."""
-    from kgqa.load.runspec import split_run_spec
+    from kgqa.api import split_run_spec
     from kgqa.store.record import record_evaluations
 
     paths = [split_run_spec(r)[1] for r in runs]
@@ -175,7 +179,7 @@ def _current_context() -> Any:
 def resume_command(ctx: Any, add: tuple[str, ...] = ()) -> str:
     """The command line that reruns this command (``--fresh`` left out), with credentials in
     the URL and ``--header`` values shown as ``***``."""
-    from kgqa.execute.systems.client import display_url
+    from kgqa.api import display_url
 
     parts = ctx.command_path.split()
     for param in ctx.command.params:
@@ -203,7 +207,7 @@ def resume_command(ctx: Any, add: tuple[str, ...] = ()) -> str:
 def resumable() -> Iterator[None]:
     """Ctrl-C while asking a live system: say what is kept and print the exact command that
     resumes; exit status 130."""
-    from kgqa.execute.systems import AskInterrupted
+    from kgqa.api import AskInterrupted
 
     try:
         yield

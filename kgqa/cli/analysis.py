@@ -2,31 +2,15 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from kgqa.cli._output import print_or_write, write_text, out, save_evaluations
+from kgqa.cli._output import out, print_or_write, save_evaluations, write_text
+from kgqa.cli.options import CompareFormat, DatasetFormatOption, ExecutionOptions, InputOptions, OutputFileOption
+from kgqa.cli.options import ReportFormat, RunFormatOption, TimeoutOption
 from kgqa.model import InputError
-
-
-class CompareFormat(str, Enum):
-    table = "table"
-    md = "md"
-    latex = "latex"
-    json = "json"
-    html = "html"
-
-
-class ReportFormat(str, Enum):
-    html = "html"
-    md = "md"
-    latex = "latex"
-    csv = "csv"
-    json = "json"
-    table = "table"
 
 
 # --------------------------------------------------------------------------- commands
@@ -46,122 +30,100 @@ def report_target(fmt: str, output: Optional[Path], results: list[str]) -> tuple
     return output, Path(os.path.relpath(Path(results[0]).resolve(), output.resolve().parent)).as_posix()
 
 
+def compare_cmd(
+    dataset: str = typer.Argument(..., help="Registry name (kgqa datasets list) or dataset file."),
+    runs: list[str] = typer.Argument(..., help="Two or more run files."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="Compare every run with this one (a run file or run name); default: all pairs."),
+    profile: str = typer.Option("kgqa", "--profile", "-p", help="Scoring convention or a profile .yaml file."),
+    measures: Optional[str] = typer.Option(None, "--measures", "-m", help="Comma-separated measures (replaces the profile's list)."),
+    lang: str = typer.Option("all", "--lang", help="Languages for per-language datasets, comma-separated, or 'all'."),
+    fmt: CompareFormat = typer.Option(CompareFormat.table, "--format", "-f", help="Output format."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every bootstrap and randomization test (same seed, same output)."),
+    resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples and randomization trials."),
+    family: str = typer.Option("measure", "--family", help="Correction family: 'measure' (comparisons of one measure) or 'all'."),
+    output: OutputFileOption = None,
+    save: Optional[Path] = typer.Option(None, "--save", help="Also save the evaluations (JSON) for kgqa report / show."),
+    dataset_format: DatasetFormatOption = None,
+    run_format: RunFormatOption = None,
+    kg: Optional[str] = typer.Option(None, "--kg", help="Execute queries on this KG (RDF file(s), store directory or endpoint)."),
+    gold_answers: str = typer.Option("stored", "--gold-answers", help="stored or executed (with --kg)."),
+    timeout: TimeoutOption = 30.0,
+    graph: Optional[str] = typer.Option(None, "--graph", help="Default graph IRI for an endpoint."),
+    no_normalise: bool = typer.Option(False, "--no-normalise", help="Execute queries exactly as written (no prefix injection or dialect fixes)."),
+    reexecute: bool = typer.Option(False, "--reexecute", help="With --kg: execute the runs' queries even where they also give answers."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="With --kg: neither read nor write the result cache."),
+    dataset_option: Optional[list[str]] = typer.Option(None, "--dataset-option", help="Loader option KEY=VALUE; repeatable."),
+    run_option: Optional[list[str]] = typer.Option(None, "--run-option", help="Run loader option KEY=VALUE; repeatable."),
+    view: Optional[str] = typer.Option(None, "--view", help="Compare answers as values, tuples or list; default: the profile's."),
+) -> None:
+    """Compare runs: means with bootstrap CIs, paired tests, Holm/BH-corrected p-values, W/T/L."""
+    from kgqa import api
+
+    if len(runs) < 2:
+        raise InputError("compare", f"needs at least two runs, got {len(runs)}")
+    if family not in ("measure", "all"):
+        raise InputError("--family", f"expected measure or all, got {family!r}")
+    ex = ExecutionOptions(kg=kg, graph=graph, gold_answers=gold_answers, timeout=timeout, normalise=not no_normalise,
+                          reexecute=reexecute, cache=not no_cache)
+    inputs = InputOptions(dataset_format=dataset_format, run_format=run_format, dataset_option=dataset_option,
+                          run_option=run_option)
+    evals = api.evaluate(dataset, list(runs), profile=profile, measures=measures, lang=lang, progress=True,
+                         **ex.api_kwargs(), **inputs.api_kwargs(), view=view)
+    if save is not None:
+        save_evaluations(evals, save)
+    if fmt is CompareFormat.html:
+        write_text(api.render_report(evals, "html", baseline=baseline, runs=runs, seed=seed, family=family,
+                                     resamples=resamples), output)
+        return
+    cmp = api.compare(evals, baseline=baseline, runs=runs, seed=seed, family=family, resamples=resamples)
+    print_or_write(api.render_comparison(cmp, "md" if fmt is CompareFormat.table and output else fmt.value), output)
+
+
+def report_cmd(
+    results: list[str] = typer.Argument(..., help="Saved evaluations (kgqa evaluate --save FILE)."),
+    fmt: ReportFormat = typer.Option(ReportFormat.html, "--format", "-f", help="Output format."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file (default: report.html for html, else stdout; '-' for stdout)."),
+    by: Optional[list[str]] = typer.Option(None, "--by", help="Breakdown by this characteristic (repeatable)."),
+    bins: Optional[list[str]] = typer.Option(None, "--bins", help="Bins for a numeric characteristic: NAME=e0,e1,... or NAME=Q quantiles (repeatable)."),
+    measure: Optional[str] = typer.Option(None, "--measure", help="Measure for breakdowns and curves (default F1)."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="Run name to compare the others with."),
+    seed: int = typer.Option(0, "--seed", help="Seed of bootstrap and randomization."),
+    resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples and randomization trials."),
+) -> None:
+    """Re-report saved evaluations without re-running (several results are compared)."""
+    from kgqa import api
+
+    evals = api.load_evaluations(results)
+    if not evals:
+        raise InputError(results[0], "no evaluation in the file(s)")
+    output, link = report_target(fmt.value, output, results)
+    rendered = api.render_report(evals, fmt.value, by=by or [], bins=bins, seed=seed, measure=measure,
+                                 baseline=baseline, resamples=resamples, full_json=link)
+    print_or_write(rendered, output)
+
+
+def show_cmd(
+    args: list[str] = typer.Argument(..., help="A saved evaluation (RESULT.json), or DATASET RUN."),
+    qid: str = typer.Option(..., "--id", help="Question id."),
+    run_name: Optional[str] = typer.Option(None, "--run", help="Which run of a file with several."),
+    profile: str = typer.Option("kgqa", "--profile", "-p", help="Scoring convention (DATASET RUN form)."),
+    measures: Optional[str] = typer.Option(None, "--measures", "-m", help="Measures (DATASET RUN form)."),
+    lang: str = typer.Option("all", "--lang", help="Languages (DATASET RUN form)."),
+    kg: Optional[str] = typer.Option(None, "--kg", help="Execute queries on this KG (DATASET RUN form)."),
+) -> None:
+    """One question in full: text, queries, answers, outcome, every measure, characteristics, taxonomy."""
+    from kgqa import api
+
+    if len(args) == 1:
+        evals = api.load_evaluations(args)
+    else:
+        evals = api.evaluate(args[0], list(args[1:]), profile=profile, measures=measures, lang=lang, kg=kg,
+                             progress=True)
+    for e, q in api.find_question(evals, qid, run_name):
+        api.print_question(out, e, q)
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("compare")
-    def compare_cmd(
-        dataset: str = typer.Argument(..., help="Registry name (kgqa datasets list) or dataset file."),
-        runs: list[str] = typer.Argument(..., help="Two or more run files."),
-        baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="Compare every run with this one (a run file or run name); default: all pairs."),
-        profile: str = typer.Option("kgqa", "--profile", "-p", help="Scoring convention or a profile .yaml file."),
-        measures: Optional[str] = typer.Option(None, "--measures", "-m", help="Comma-separated measures (replaces the profile's list)."),
-        lang: str = typer.Option("all", "--lang", help="Languages for per-language datasets, comma-separated, or 'all'."),
-        fmt: CompareFormat = typer.Option(CompareFormat.table, "--format", "-f", help="Output format."),
-        seed: int = typer.Option(0, "--seed", help="Seed of every bootstrap and randomization test (same seed, same output)."),
-        resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples and randomization trials."),
-        family: str = typer.Option("measure", "--family", help="Correction family: 'measure' (comparisons of one measure) or 'all'."),
-        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file."),
-        save: Optional[Path] = typer.Option(None, "--save", help="Also save the evaluations (JSON) for kgqa report / show."),
-        dataset_format: Optional[str] = typer.Option(None, "--dataset-format", help="Force the dataset format."),
-        run_format: Optional[str] = typer.Option(None, "--run-format", help="Force the run format."),
-        kg: Optional[str] = typer.Option(None, "--kg", help="Execute queries on this KG (RDF file(s), store directory or endpoint)."),
-        gold_answers: str = typer.Option("stored", "--gold-answers", help="stored or executed (with --kg)."),
-        timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
-        graph: Optional[str] = typer.Option(None, "--graph", help="Default graph IRI for an endpoint."),
-        no_normalise: bool = typer.Option(False, "--no-normalise", help="Execute queries exactly as written (no prefix injection or dialect fixes)."),
-        reexecute: bool = typer.Option(False, "--reexecute", help="With --kg: execute the runs' queries even where they also give answers."),
-        no_cache: bool = typer.Option(False, "--no-cache", help="With --kg: neither read nor write the result cache."),
-        dataset_option: Optional[list[str]] = typer.Option(None, "--dataset-option", help="Loader option KEY=VALUE; repeatable."),
-        run_option: Optional[list[str]] = typer.Option(None, "--run-option", help="Run loader option KEY=VALUE; repeatable."),
-        view: Optional[str] = typer.Option(None, "--view", help="Compare answers as values, tuples or list; default: the profile's."),
-    ) -> None:
-        """Compare runs: means with bootstrap CIs, paired tests, Holm/BH-corrected p-values, W/T/L."""
-        from kgqa import api
-        from kgqa.report.render import comparison_text, render_report
-
-        if len(runs) < 2:
-            raise InputError("compare", f"needs at least two runs, got {len(runs)}")
-        if family not in ("measure", "all"):
-            raise InputError("--family", f"expected measure or all, got {family!r}")
-        from kgqa.cli._output import parse_options
-
-        evals = api.evaluate(dataset, list(runs), profile=profile, measures=measures, lang=lang, progress=True,
-                             dataset_format=dataset_format, run_format=run_format, kg=kg, graph=graph,
-                             gold_answers=gold_answers, timeout=timeout, normalise=not no_normalise,
-                             reexecute=reexecute, cache=not no_cache, view=view,
-                             dataset_options=parse_options(dataset_option, "--dataset-option"),
-                             run_options=parse_options(run_option, "--run-option"))
-        if save is not None:
-            save_evaluations(evals, save)
-        if fmt is CompareFormat.html:
-            write_text(render_report(evals, "html", baseline=api.resolve_baseline(baseline, evals, runs), seed=seed,
-                                 family=family, resamples=resamples), output)
-            return
-        cmp = api.compare(evals, baseline=baseline, runs=runs, seed=seed, family=family, resamples=resamples)
-        print_or_write(comparison_text(cmp.result, "md" if fmt is CompareFormat.table and output else fmt.value), output)
-
-    @app.command("report")
-    def report_cmd(
-        results: list[str] = typer.Argument(..., help="Saved evaluations (kgqa evaluate --save FILE)."),
-        fmt: ReportFormat = typer.Option(ReportFormat.html, "--format", "-f", help="Output format."),
-        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file (default: report.html for html, else stdout; '-' for stdout)."),
-        by: Optional[list[str]] = typer.Option(None, "--by", help="Breakdown by this characteristic (repeatable)."),
-        bins: Optional[list[str]] = typer.Option(None, "--bins", help="Bins for a numeric characteristic: NAME=e0,e1,... or NAME=Q quantiles (repeatable)."),
-        measure: Optional[str] = typer.Option(None, "--measure", help="Measure for breakdowns and curves (default F1)."),
-        baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="Run name to compare the others with."),
-        seed: int = typer.Option(0, "--seed", help="Seed of bootstrap and randomization."),
-        resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples and randomization trials."),
-    ) -> None:
-        """Re-report saved evaluations without re-running (several results are compared)."""
-        from kgqa.analyze.comparison import load_evaluations
-        from kgqa.api import resolve_baseline
-        from kgqa.report.render import parse_bins, render_report
-
-        evals = load_evaluations(results)
-        if not evals:
-            raise InputError(results[0], "no evaluation in the file(s)")
-        output, link = report_target(fmt.value, output, results)
-        rendered = render_report(evals, fmt.value, by=by or [], bins=parse_bins(bins), seed=seed, measure=measure,
-                                 baseline=resolve_baseline(baseline, evals), resamples=resamples, full_json=link)
-        print_or_write(rendered, output)
-
-    @app.command("show")
-    def show_cmd(
-        args: list[str] = typer.Argument(..., help="A saved evaluation (RESULT.json), or DATASET RUN."),
-        qid: str = typer.Option(..., "--id", help="Question id."),
-        run_name: Optional[str] = typer.Option(None, "--run", help="Which run of a file with several."),
-        profile: str = typer.Option("kgqa", "--profile", "-p", help="Scoring convention (DATASET RUN form)."),
-        measures: Optional[str] = typer.Option(None, "--measures", "-m", help="Measures (DATASET RUN form)."),
-        lang: str = typer.Option("all", "--lang", help="Languages (DATASET RUN form)."),
-        kg: Optional[str] = typer.Option(None, "--kg", help="Execute queries on this KG (DATASET RUN form)."),
-    ) -> None:
-        """One question in full: text, queries, answers, outcome, every measure, characteristics, taxonomy."""
-        from kgqa.analyze.taxonomy import classify
-        from kgqa.report.analysis import print_question
-
-        if len(args) == 1:
-            from kgqa.analyze.comparison import load_evaluations
-
-            evals = load_evaluations(args)
-        else:
-            from kgqa import api
-
-            evals = api.evaluate(args[0], list(args[1:]), profile=profile, measures=measures, lang=lang, kg=kg,
-                                 progress=True)
-        if run_name is not None:
-            chosen = [e for e in evals if e.run == run_name]
-            if not chosen:
-                raise InputError("--run", f"no run named {run_name!r}; runs: {', '.join(e.run for e in evals)}")
-            evals = chosen
-        found = False
-        for e in evals:
-            q = next((x for x in e.questions if x.id == qid), None)
-            if q is None:
-                continue
-            found = True
-            print_question(out, e, q, classify(q))
-        if not found:
-            skipped = [s for e in evals for s in e.skipped if s["id"] == qid]
-            if skipped:
-                raise InputError("--id", f"question {qid!r} was not scored: {skipped[0]['reason']}")
-            some = ", ".join(q.id for q in evals[0].questions[:5]) if evals else ""
-            raise InputError("--id", f"no question {qid!r} in the evaluation(s); ids look like: {some} ...")
+    app.command("compare")(compare_cmd)
+    app.command("report")(report_cmd)
+    app.command("show")(show_cmd)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from kgqa.cli._output import say
-from kgqa.model import Dataset, InputError
-from kgqa.report.term import SafeConsole as Console
+from kgqa.cli._output import Console, say
+from kgqa.cli.options import DatasetFormat
+from kgqa.model import InputError
 
 out = Console()
 err = Console(stderr=True)
@@ -23,20 +22,13 @@ def _fail(e: InputError, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def _load(spec: str, fmt: str | None = None) -> Dataset:
-    from kgqa.load import load_dataset
-
-    return load_dataset(spec, format=fmt)
-
-
 @datasets_app.command("list")
 def list_cmd() -> None:
     """Registered datasets: name, items, format, where their files resolve (package, data dir,
     download cache or not downloaded) and a description."""
-    from kgqa.load import registry
-    from kgqa.report.tables import datasets_table
+    from kgqa import api
 
-    out.print(datasets_table(registry.entries(), registry.where))
+    out.print(api.datasets_table())
 
 
 @datasets_app.command("info")
@@ -45,10 +37,10 @@ def info_cmd(
     format: Optional[str] = typer.Option(None, "--format", "-f", help="dataset format (default: detect)"),
 ) -> None:
     """Counts per language, answer types, items with SPARQL / answers, and problems."""
-    from kgqa.load.summary import summarize
+    from kgqa import api
 
     try:
-        sm = summarize(spec, format)
+        sm = api.dataset_summary(spec, format)
     except InputError as e:
         _fail(e)
     ds, entry = sm.dataset, sm.entry
@@ -76,40 +68,29 @@ def validate_cmd(
     format: Optional[str] = typer.Option(None, "--format", "-f", help="format name (default: detect)"),
 ) -> None:
     """Every problem, one per line; exit status 1 if any is an error."""
-    from kgqa.load.validate import has_errors, validate
+    from kgqa import api
 
-    problems = validate(list(paths), format)
+    problems = api.validate_files(list(paths), format)
     for p in problems:
         say(out, f"{p.severity}: {p}")
     errors = sum(p.severity == "error" for p in problems)
     out.print(f"{len(paths)} file(s): {errors} error(s), {len(problems) - errors} warning(s)", highlight=False)
-    if has_errors(problems):
+    if errors:
         raise typer.Exit(1)
-
-
-class ExportFormat(str, Enum):
-    qald_json = "qald-json"
-    jsonl = "jsonl"
 
 
 @datasets_app.command("export")
 def export_cmd(
     spec: str = typer.Argument(..., help="registered dataset name or file path"),
-    to: ExportFormat = typer.Option(..., "--to", help="output format"),
+    to: DatasetFormat = typer.Option(..., "--to", help="output format"),
     output: Path = typer.Option(..., "--output", "-o", help="file to write"),
     format: Optional[str] = typer.Option(None, "--format", "-f", help="input dataset format (default: detect)"),
 ) -> None:
     """Write a dataset in another format with that format's writer."""
-    from kgqa.load import formats
+    from kgqa import api
 
     try:
-        ds = _load(spec, format)
-        fmt = formats.get("dataset", to.value)
-        if fmt.write is None:
-            raise InputError("--to", f"format {to.value!r} has no writer")
-        if output.resolve() in {Path(p).resolve() for p in ds.source}:
-            raise InputError(output, "refusing to overwrite an input file")
-        fmt.write(ds, output)
+        ds = api.export_dataset(spec, to.value, output, format=format)
     except InputError as e:
         _fail(e)
     out.print(f"wrote {len(ds)} items to {output} ({to.value})", highlight=False)

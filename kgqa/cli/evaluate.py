@@ -2,41 +2,25 @@
 
 from __future__ import annotations
 
-import sys
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.markup import escape
 
-from kgqa.cli._output import emit_breakdowns, parse_options, record, save_evaluations, say, serve_demo
-from kgqa.cli._output import resumable, system_headers
-from kgqa.model import InputError
-from kgqa.report.term import SafeConsole as Console
+from kgqa.cli._output import Console, emit_breakdowns, record, resumable, save_evaluations, say, serve_demo
+from kgqa.cli.options import DatasetFormatOption, ExecutionOptions, InputOptions, OutputFormat, OutputOptions
+from kgqa.cli.options import RunFormatOption, SystemOptions, TimeoutOption
+from kgqa.score.profiles import names as profile_names  # the --profile help (nothing is parsed); see test_architecture
 
 if TYPE_CHECKING:
-    from kgqa.score.evaluate import ScoredRun
+    from kgqa.api import Evaluation
 
 out = Console()
 err = Console(stderr=True)
 
 
-class OutFormat(str, Enum):
-    table = "table"
-    json = "json"
-    csv = "csv"
-    md = "md"
-
-
-def gold_policy(sandbox_gold: bool) -> Any:
-    """``--sandbox-gold``: the execution policy that does not trust gold queries (None: the default)."""
-    from kgqa import api
-
-    return api.ExecutionPolicy(trust_gold=False) if sandbox_gold else None
-
-
-def _evaluate(dataset: str, runs: list[str], **options: object) -> list[ScoredRun]:
+def _evaluate(dataset: str, runs: list[str], **options: object) -> list[Evaluation]:
     """:func:`kgqa.api.evaluate` for the command line (a list of runs, progress on stderr; Ctrl-C
     while asking a live system prints the command that resumes)."""
     from kgqa import api
@@ -45,20 +29,7 @@ def _evaluate(dataset: str, runs: list[str], **options: object) -> list[ScoredRu
         return api.evaluate(dataset, list(runs), progress=True, **options)  # type: ignore[arg-type]
 
 
-def ask_settings(system: str | None, runs: list[str] | None, lang: str, **client: Any) -> Any:
-    """The live-system client's settings for ``--system`` (None without it; ``headers``: the
-    ``--header`` options); no run and no system is a usage error."""
-    if system is None:
-        if not runs:
-            raise InputError("RUNS", "give one or more run files, or a live system with --system URL")
-        return None
-    from kgqa.api import parse_langs
-    from kgqa.execute.systems import AskSettings
-
-    return AskSettings(langs=parse_langs(lang), **{**client, "headers": system_headers(client.get("headers"))})
-
-
-def print_warnings(evals: list[ScoredRun]) -> list[str]:
+def print_warnings(evals: list[Evaluation]) -> list[str]:
     """Print each distinct set-up warning once (stderr); return them."""
     for note in dict.fromkeys(str(n) for e in evals for n in getattr(e, "notes", ())):
         say(err, note, "[dim]note:[/] ")
@@ -66,22 +37,6 @@ def print_warnings(evals: list[ScoredRun]) -> list[str]:
     for w in warnings:
         say(err, w, "[yellow]set-up warning:[/] ")
     return warnings
-
-
-def engine_limits(worker_memory: str | None, max_result_bytes: str | None,
-                  max_response_bytes: str | None) -> dict[str, int | None]:
-    """The engine caps given on the command line (``2GiB``, ``64MiB``, ``off``) as engine options."""
-    from kgqa.execute.engine import parse_bytes
-
-    out: dict[str, int | None] = {}
-    for flag, key, value in (("--worker-memory", "memory_limit", worker_memory),
-                             ("--max-result-bytes", "max_result_bytes", max_result_bytes),
-                             ("--max-response-bytes", "max_response_bytes", max_response_bytes)):
-        try:
-            out[key] = parse_bytes(value)
-        except ValueError as e:
-            raise InputError(flag, str(e)) from None
-    return out
 
 
 #: What `kgqa demo` suggests next ({runs}: the demo's run folder, as :func:`next_steps` writes it).
@@ -108,167 +63,143 @@ def next_steps(runs: Path, cwd: Path | None = None) -> list[tuple[str, str]]:
     return [(cmd.format(runs=quoted), what) for cmd, what in NEXT_STEPS]
 
 
-def emit(evals: list[ScoredRun], fmt: OutFormat, per_question: bool, output: Optional[Path]) -> None:
-    from kgqa.report import evaluation as report
+def emit(evals: list[Evaluation], fmt: OutputFormat, per_question: bool, output: Optional[Path]) -> None:
+    from kgqa import api
+    from kgqa.cli._output import write_text
 
-    if fmt is OutFormat.table and output is None:
-        report.terminal(out, evals, per_question=per_question)
+    if fmt is OutputFormat.table and output is None:
+        api.print_evaluations(out, evals, per_question=per_question)
         return
-    text = {
-        OutFormat.json: report.to_json,
-        OutFormat.csv: report.to_csv,
-        OutFormat.md: report.to_markdown,
-        OutFormat.table: report.to_markdown,
-    }[fmt](evals)
-    if output is not None:
-        from kgqa.load.jsonio import write_atomic
+    write_text(api.render_evaluations(evals, fmt.value), output)
 
-        write_atomic(output, [text])
-        Console(stderr=True).print(f"wrote {output}")
-    else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+def evaluate_cmd(
+    dataset: str = typer.Argument(..., help="Registry name (kgqa datasets list) or dataset file."),
+    runs: Optional[list[str]] = typer.Argument(None, help="One or more run files (or none with --system)."),
+    profile: str = typer.Option("kgqa", "--profile", "-p", help=f"Scoring convention: {', '.join(profile_names())}, or a profile .yaml file."),
+    measures: Optional[str] = typer.Option(None, "--measures", "-m", help="Comma-separated measures, e.g. 'F1(rule=gerbil),AnswerEM' (replaces the profile's list)."),
+    lang: str = typer.Option("all", "--lang", help="Languages to score for per-language datasets (Text2SPARQL), comma-separated, or 'all'."),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="Output format."),
+    per_question: bool = typer.Option(False, "--per-question", "-q", help="Also print the per-question table."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
+    by: Optional[list[str]] = typer.Option(None, "--by", help="Also print a breakdown by this characteristic (repeatable; e.g. function, hops, answer_cardinality, a group or metadata key)."),
+    bins: Optional[list[str]] = typer.Option(None, "--bins", help="Bins for a numeric --by key: NAME=e0,e1,... or NAME=Q quantile bins (repeatable)."),
+    save: Optional[Path] = typer.Option(None, "--save", help="Save the evaluations (JSON) for kgqa report / kgqa show."),
+    dataset_format: DatasetFormatOption = None,
+    run_format: RunFormatOption = None,
+    kg: Optional[str] = typer.Option(None, "--kg", help="Execute queries on this KG: RDF file(s), a store directory, an http(s) SPARQL endpoint, or a registry KG name (ck25, demo)."),
+    graph: Optional[str] = typer.Option(None, "--graph", help="Default graph IRI for an endpoint."),
+    gold_answers: str = typer.Option("stored", "--gold-answers", help="stored: the dataset's gold answers; executed: re-run gold queries on --kg."),
+    timeout: TimeoutOption = 30.0,
+    no_normalise: bool = typer.Option(False, "--no-normalise", help="Execute queries exactly as written (no prefix injection or dialect fixes)."),
+    sandbox_gold: bool = typer.Option(False, "--sandbox-gold", help="With --kg: run the dataset's gold queries through the sandbox like the run's (a dataset from an unknown source; see docs/reference/trust.md)."),
+    dataset_option: Optional[list[str]] = typer.Option(None, "--dataset-option", help="Loader option KEY=VALUE (e.g. question_field=paraphrased_question for LC-QuAD 2.0); repeatable."),
+    run_option: Optional[list[str]] = typer.Option(None, "--run-option", help="Run loader option KEY=VALUE; repeatable."),
+    reexecute: bool = typer.Option(False, "--reexecute", help="With --kg: execute the run's queries even where the run also gives answers."),
+    worker_memory: Optional[str] = typer.Option(None, "--worker-memory", help="Embedded engine: address-space allowance per query worker (default 2GiB; 'off' for none)."),
+    max_result_bytes: Optional[str] = typer.Option(None, "--max-result-bytes", help="Embedded engine: byte cap on one result, rows x size (default 64MiB)."),
+    max_response_bytes: Optional[str] = typer.Option(None, "--max-response-bytes", help="Endpoint: byte cap on one response body, after decompression (default 256MiB)."),
+    exclude_engine_dependent: bool = typer.Option(False, "--exclude-engine-dependent", help="With --kg: score without the questions whose answer depends on the engine (LIMIT without ORDER BY, ties at the cut, IRI comparisons, ...)."),
+    no_engine_check: bool = typer.Option(False, "--no-engine-check", help="With --kg: do not check which answers depend on the engine."),
+    system: Optional[str] = typer.Option(None, "--system", help="Also ask this live QA system (web-service URL) every question and score its answers."),
+    protocol: str = typer.Option("gerbil", "--protocol", help="With --system: gerbil or text2sparql."),
+    concurrency: int = typer.Option(4, "--concurrency", help="With --system: requests in flight."),
+    system_timeout: float = typer.Option(60.0, "--system-timeout", help="With --system: seconds to wait for one response."),
+    retries: int = typer.Option(3, "--retries", help="With --system: further attempts on 429/5xx/connection errors."),
+    rps: Optional[float] = typer.Option(None, "--rps", help="With --system: at most this many requests per second."),
+    journal: Optional[Path] = typer.Option(None, "--journal", help="With --system: resume from / append to this journal (JSONL)."),
+    fresh: bool = typer.Option(False, "--fresh", help="With --system and --journal: ask every question again."),
+    allow_failures: bool = typer.Option(False, "--allow-failures", help="With --system: score it even when it failed every question or more than half of them (an error otherwise)."),
+    header: Optional[list[str]] = typer.Option(None, "--header", help="With --system: send this header NAME:VALUE with every request (repeatable; also KGQA_SYSTEM_HEADERS). Never written."),
+    no_echo_check: bool = typer.Option(False, "--no-echo-check", help="With --system: ignore the question a response echoes."),
+    store: Optional[str] = typer.Option(None, "--store", help="Also record each run as an experiment in this store (SQLite file or SQLAlchemy URL; see kgqa web)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="With --kg: neither read nor write the result cache."),
+    view: Optional[str] = typer.Option(None, "--view", help="Compare answers as values (flattened), tuples (rows) or list; default: the profile's."),
+    links: Optional[list[str]] = typer.Option(None, "--links", help="Meaning matching: IRIs linked by owl:sameAs in this file (RDF, or two-column TSV/CSV; repeatable) compare equal, with DBpedia's http/https/host variants; 'dbpedia' for the variants alone."),
+    redirects: Optional[str] = typer.Option(None, "--redirects", help="With --kg: IRIs linked by this KG predicate (e.g. dbo:wikiPageRedirects) compare equal (meaning matching)."),
+    match_labels: bool = typer.Option(False, "--match-labels", help="Text answers match entities by label (the dataset's entity labels and aliases; with --kg also rdfs:label, skos labels, schema/foaf name): for systems that answer in text."),
+    stream: Optional[bool] = typer.Option(None, "--stream/--no-stream", help="Read a JSONL dataset one question at a time, keeping none of its items (same scores; not with --kg). Default: streamed when the JSONL file is 64 MB or more and nothing needs it in memory (KGQA_STREAM_BYTES sets the size)."),
+    strict: bool = typer.Option(False, "--strict", help="Exit with status 3 when the set-up check warns (under half of the questions in the run, n = 0, a copy of the gold answers, a live system failing questions, failing endpoint, a score file given as a run)."),
+) -> None:
+    """Score one or more runs on a dataset."""
+    ex = ExecutionOptions(kg=kg, graph=graph, gold_answers=gold_answers, timeout=timeout, normalise=not no_normalise,
+                          sandbox_gold=sandbox_gold, reexecute=reexecute, cache=not no_cache,
+                          engine_caps={"--worker-memory": worker_memory, "--max-result-bytes": max_result_bytes,
+                                       "--max-response-bytes": max_response_bytes},
+                          engine_check=not no_engine_check, exclude_engine_dependent=exclude_engine_dependent)
+    to = OutputOptions(fmt=fmt, per_question=per_question, output=output, save=save, by=by, bins=bins)
+    stream = to.stream(stream)
+    live = SystemOptions(system=system, protocol=protocol, concurrency=concurrency, timeout=system_timeout,
+                         retries=retries, rps=rps, journal=journal, fresh=fresh, allow_failures=allow_failures,
+                         header=header, echo_check=not no_echo_check)
+    inputs = InputOptions(dataset_format=dataset_format, run_format=run_format, dataset_option=dataset_option,
+                          run_option=run_option)
+    evals = _evaluate(dataset, runs or [], **live.api_kwargs(runs, lang), profile=profile, measures=measures,
+                      lang=lang, **inputs.api_kwargs(), **ex.api_kwargs(), view=view, stream=stream, links=links,
+                      redirects=redirects, match_labels=match_labels)
+    warnings = print_warnings(evals)
+    emit(evals, to.fmt, to.per_question, to.output)
+    if store is not None:
+        record(store, dataset, runs or [], evals, profile=profile, measures=measures, lang=lang, kg=kg,
+               gold_answers=gold_answers)
+    if to.save is not None:
+        save_evaluations(evals, to.save)
+    if to.by:
+        emit_breakdowns(evals, to.by, to.bins, to.fmt.value, to.output)
+    if strict and warnings:
+        err.print(f"[bold red]--strict:[/] {len(warnings)} set-up warning(s); exit status 3", highlight=False)
+        raise typer.Exit(3)
+
+
+def measures_cmd(
+    names: Optional[list[str]] = typer.Argument(None, help="Measures to print in full (default: all, one line each)."),
+) -> None:
+    """List the registered measures; with names, print their whole definitions."""
+    from kgqa import api
+
+    api.print_measures(out, names or [])
+
+
+def profiles_cmd(
+    names: Optional[list[str]] = typer.Argument(None, help="Profiles to print in full (default: all, one row each)."),
+) -> None:
+    """List the scoring profiles; with names, print what each selects and its signature."""
+    from kgqa import api
+
+    api.print_profiles(out, names or [])
+
+
+def demo_cmd(
+    profile: str = typer.Option("kgqa", "--profile", "-p", help="Scoring convention."),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f"),
+    per_question: bool = typer.Option(False, "--per-question", "-q"),
+    web: bool = typer.Option(False, "--web", help="Open the three runs as experiments in a fresh store and serve the web platform."),
+    port: int = typer.Option(8800, "--port", help="Port for --web."),
+) -> None:
+    """Execute the built-in demo runs' queries on the built-in demo KG (embedded, offline),
+    score them and compare them."""
+    from kgqa.demo import DATA
+
+    if web:
+        serve_demo(port, "127.0.0.1")
+        return
+
+    runs = sorted(str(p) for p in (DATA / "runs").glob("*.json"))
+    kg = str(DATA / "kg.ttl")
+    evals = _evaluate(str(DATA / "questions.json"), runs, profile=profile, kg=kg, reexecute=True)
+    emit(evals, fmt, per_question, None)
+    if fmt is OutputFormat.table:
+        from kgqa import api
+
+        api.print_comparison(out, api.compare(evals, resamples=2000))
+        out.print("\n[bold]Next:[/]", highlight=False)
+        for cmd, what in next_steps(DATA / "runs"):  # one command per line, whole (to copy)
+            out.print(f"  [dim]# {what}[/]", highlight=False)
+            out.print(f"  [cyan]{escape(cmd)}[/]", highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
-    from kgqa.score import profiles  # names() lists the profile files; nothing is parsed
-
-    @app.command("evaluate")
-    def evaluate_cmd(
-        dataset: str = typer.Argument(..., help="Registry name (kgqa datasets list) or dataset file."),
-        runs: Optional[list[str]] = typer.Argument(None, help="One or more run files (or none with --system)."),
-        profile: str = typer.Option("kgqa", "--profile", "-p", help=f"Scoring convention: {', '.join(profiles.names())}, or a profile .yaml file."),
-        measures: Optional[str] = typer.Option(None, "--measures", "-m", help="Comma-separated measures, e.g. 'F1(rule=gerbil),AnswerEM' (replaces the profile's list)."),
-        lang: str = typer.Option("all", "--lang", help="Languages to score for per-language datasets (Text2SPARQL), comma-separated, or 'all'."),
-        fmt: OutFormat = typer.Option(OutFormat.table, "--format", "-f", help="Output format."),
-        per_question: bool = typer.Option(False, "--per-question", "-q", help="Also print the per-question table."),
-        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
-        by: Optional[list[str]] = typer.Option(None, "--by", help="Also print a breakdown by this characteristic (repeatable; e.g. function, hops, answer_cardinality, a group or metadata key)."),
-        bins: Optional[list[str]] = typer.Option(None, "--bins", help="Bins for a numeric --by key: NAME=e0,e1,... or NAME=Q quantile bins (repeatable)."),
-        save: Optional[Path] = typer.Option(None, "--save", help="Save the evaluations (JSON) for kgqa report / kgqa show."),
-        dataset_format: Optional[str] = typer.Option(None, "--dataset-format", help="Force the dataset format."),
-        run_format: Optional[str] = typer.Option(None, "--run-format", help="Force the run format."),
-        kg: Optional[str] = typer.Option(None, "--kg", help="Execute queries on this KG: RDF file(s), a store directory, an http(s) SPARQL endpoint, or a registry KG name (ck25, demo)."),
-        graph: Optional[str] = typer.Option(None, "--graph", help="Default graph IRI for an endpoint."),
-        gold_answers: str = typer.Option("stored", "--gold-answers", help="stored: the dataset's gold answers; executed: re-run gold queries on --kg."),
-        timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
-        no_normalise: bool = typer.Option(False, "--no-normalise", help="Execute queries exactly as written (no prefix injection or dialect fixes)."),
-        sandbox_gold: bool = typer.Option(False, "--sandbox-gold", help="With --kg: run the dataset's gold queries through the sandbox like the run's (a dataset from an unknown source; see docs/reference/trust.md)."),
-        dataset_option: Optional[list[str]] = typer.Option(None, "--dataset-option", help="Loader option KEY=VALUE (e.g. question_field=paraphrased_question for LC-QuAD 2.0); repeatable."),
-        run_option: Optional[list[str]] = typer.Option(None, "--run-option", help="Run loader option KEY=VALUE; repeatable."),
-        reexecute: bool = typer.Option(False, "--reexecute", help="With --kg: execute the run's queries even where the run also gives answers."),
-        worker_memory: Optional[str] = typer.Option(None, "--worker-memory", help="Embedded engine: address-space allowance per query worker (default 2GiB; 'off' for none)."),
-        max_result_bytes: Optional[str] = typer.Option(None, "--max-result-bytes", help="Embedded engine: byte cap on one result, rows x size (default 64MiB)."),
-        max_response_bytes: Optional[str] = typer.Option(None, "--max-response-bytes", help="Endpoint: byte cap on one response body, after decompression (default 256MiB)."),
-        exclude_engine_dependent: bool = typer.Option(False, "--exclude-engine-dependent", help="With --kg: score without the questions whose answer depends on the engine (LIMIT without ORDER BY, ties at the cut, IRI comparisons, ...)."),
-        no_engine_check: bool = typer.Option(False, "--no-engine-check", help="With --kg: do not check which answers depend on the engine."),
-        system: Optional[str] = typer.Option(None, "--system", help="Also ask this live QA system (web-service URL) every question and score its answers."),
-        protocol: str = typer.Option("gerbil", "--protocol", help="With --system: gerbil or text2sparql."),
-        concurrency: int = typer.Option(4, "--concurrency", help="With --system: requests in flight."),
-        system_timeout: float = typer.Option(60.0, "--system-timeout", help="With --system: seconds to wait for one response."),
-        retries: int = typer.Option(3, "--retries", help="With --system: further attempts on 429/5xx/connection errors."),
-        rps: Optional[float] = typer.Option(None, "--rps", help="With --system: at most this many requests per second."),
-        journal: Optional[Path] = typer.Option(None, "--journal", help="With --system: resume from / append to this journal (JSONL)."),
-        fresh: bool = typer.Option(False, "--fresh", help="With --system and --journal: ask every question again."),
-        allow_failures: bool = typer.Option(False, "--allow-failures", help="With --system: score it even when it failed every question or more than half of them (an error otherwise)."),
-        header: Optional[list[str]] = typer.Option(None, "--header", help="With --system: send this header NAME:VALUE with every request (repeatable; also KGQA_SYSTEM_HEADERS). Never written."),
-        no_echo_check: bool = typer.Option(False, "--no-echo-check", help="With --system: ignore the question a response echoes."),
-        store: Optional[str] = typer.Option(None, "--store", help="Also record each run as an experiment in this store (SQLite file or SQLAlchemy URL; see kgqa web)."),
-        no_cache: bool = typer.Option(False, "--no-cache", help="With --kg: neither read nor write the result cache."),
-        view: Optional[str] = typer.Option(None, "--view", help="Compare answers as values (flattened), tuples (rows) or list; default: the profile's."),
-        links: Optional[list[str]] = typer.Option(None, "--links", help="Meaning matching: IRIs linked by owl:sameAs in this file (RDF, or two-column TSV/CSV; repeatable) compare equal, with DBpedia's http/https/host variants; 'dbpedia' for the variants alone."),
-        redirects: Optional[str] = typer.Option(None, "--redirects", help="With --kg: IRIs linked by this KG predicate (e.g. dbo:wikiPageRedirects) compare equal (meaning matching)."),
-        match_labels: bool = typer.Option(False, "--match-labels", help="Text answers match entities by label (the dataset's entity labels and aliases; with --kg also rdfs:label, skos labels, schema/foaf name): for systems that answer in text."),
-        stream: Optional[bool] = typer.Option(None, "--stream/--no-stream", help="Read a JSONL dataset one question at a time, keeping none of its items (same scores; not with --kg). Default: streamed when the JSONL file is 64 MB or more and nothing needs it in memory (KGQA_STREAM_BYTES sets the size)."),
-        strict: bool = typer.Option(False, "--strict", help="Exit with status 3 when the set-up check warns (under half of the questions in the run, n = 0, a copy of the gold answers, a live system failing questions, failing endpoint, a score file given as a run)."),
-    ) -> None:
-        """Score one or more runs on a dataset."""
-        if gold_answers not in ("stored", "executed"):
-            raise InputError("--gold-answers", f"expected stored or executed, got {gold_answers!r}")
-        if by and fmt not in (OutFormat.table, OutFormat.md):
-            # checked before any work: a breakdown cannot be appended to JSON or CSV output
-            raise InputError("--by", f"breakdowns are printed with --format table or md (got {fmt.value}); "
-                             "for other formats save the evaluation (--save) and use kgqa report")
-        if by and stream is None:
-            stream = False  # breakdowns read every dataset item: kept in memory
-        if stream and by:  # said before any work, not after a million questions
-            raise InputError("--stream", "breakdowns (--by) read each question's dataset item, which a streamed "
-                                         "evaluation does not keep: drop --stream for them")
-        settings = ask_settings(system, runs, lang, concurrency=concurrency, timeout=system_timeout,
-                                retries=retries, rps=rps, fresh=fresh, allow_failures=allow_failures,
-                                headers=header, echo_check=not no_echo_check)
-        evals = _evaluate(
-            dataset, runs or [], profile=profile, measures=measures, lang=lang, dataset_format=dataset_format,
-            run_format=run_format, kg=kg, graph=graph, gold_answers=gold_answers, timeout=timeout,
-            normalise=not no_normalise, policy=gold_policy(sandbox_gold),
-            dataset_options=parse_options(dataset_option, "--dataset-option"),
-            run_options=parse_options(run_option, "--run-option"),
-            reexecute=reexecute,
-            engine_options=engine_limits(worker_memory, max_result_bytes, max_response_bytes),
-            engine_check=not no_engine_check, exclude_engine_dependent=exclude_engine_dependent,
-            system=system, protocol=protocol, system_settings=settings, system_journal=journal, view=view,
-            cache=not no_cache, stream=stream, links=links, redirects=redirects, match_labels=match_labels,
-        )
-        warnings = print_warnings(evals)
-        emit(evals, fmt, per_question, output)
-        if store is not None:
-            record(store, dataset, runs or [], evals, profile=profile, measures=measures, lang=lang, kg=kg,
-                   gold_answers=gold_answers)
-        if save is not None:
-            save_evaluations(evals, save)
-        if by:
-            emit_breakdowns(evals, by, bins, fmt.value, output)
-        if strict and warnings:
-            err.print(f"[bold red]--strict:[/] {len(warnings)} set-up warning(s); exit status 3", highlight=False)
-            raise typer.Exit(3)
-
-    @app.command("measures")
-    def measures_cmd(
-        names: Optional[list[str]] = typer.Argument(None, help="Measures to print in full (default: all, one line each)."),
-    ) -> None:
-        """List the registered measures; with names, print their whole definitions."""
-        from kgqa.report.listings import print_measures
-
-        try:
-            print_measures(out, names or [])
-        except ValueError as e:
-            raise InputError("measures", str(e)) from None
-
-    @app.command("profiles")
-    def profiles_cmd(
-        names: Optional[list[str]] = typer.Argument(None, help="Profiles to print in full (default: all, one row each)."),
-    ) -> None:
-        """List the scoring profiles; with names, print what each selects and its signature."""
-        from kgqa.report.listings import print_profiles
-
-        print_profiles(out, names or [])
-
-    @app.command("demo")
-    def demo_cmd(
-        profile: str = typer.Option("kgqa", "--profile", "-p", help="Scoring convention."),
-        fmt: OutFormat = typer.Option(OutFormat.table, "--format", "-f"),
-        per_question: bool = typer.Option(False, "--per-question", "-q"),
-        web: bool = typer.Option(False, "--web", help="Open the three runs as experiments in a fresh store and serve the web platform."),
-        port: int = typer.Option(8800, "--port", help="Port for --web."),
-    ) -> None:
-        """Execute the built-in demo runs' queries on the built-in demo KG (embedded, offline),
-        score them and compare them."""
-        from kgqa.demo import DATA
-
-        if web:
-            serve_demo(port, "127.0.0.1")
-            return
-
-        runs = sorted(str(p) for p in (DATA / "runs").glob("*.json"))
-        kg = str(DATA / "kg.ttl")
-        evals = _evaluate(str(DATA / "questions.json"), runs, profile=profile, kg=kg, reexecute=True)
-        emit(evals, fmt, per_question, None)
-        if fmt is OutFormat.table:
-            from kgqa import api
-            from kgqa.report.analysis import print_comparison
-
-            print_comparison(out, api.compare(evals, resamples=2000).result)
-            out.print("\n[bold]Next:[/]", highlight=False)
-            for cmd, what in next_steps(DATA / "runs"):  # one command per line, whole (to copy)
-                out.print(f"  [dim]# {what}[/]", highlight=False)
-                out.print(f"  [cyan]{escape(cmd)}[/]", highlight=False, soft_wrap=True)
-
+    app.command("evaluate")(evaluate_cmd)
+    app.command("measures")(measures_cmd)
+    app.command("profiles")(profiles_cmd)
+    app.command("demo")(demo_cmd)

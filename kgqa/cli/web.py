@@ -25,14 +25,8 @@ class ListFormat(str, Enum):
     json = "json"
 
 
-class ExportFormat(str, Enum):
-    json = "json"
-    csv = "csv"
-    md = "md"
-    latex = "latex"
-    html = "html"
-
 from kgqa.cli._output import open_store as _open  # noqa: E402
+from kgqa.cli.options import ExportFormat  # noqa: E402
 
 
 def _kgs(pairs: Optional[list[str]]) -> dict[str, str]:
