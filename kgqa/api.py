@@ -1190,15 +1190,17 @@ class KGSummary:
 
 
 def load_kg(files: Sequence[PathLike], *, store: PathLike | None = None, graph: str | None = None,
-            progress: bool = False, replace: bool = False) -> KGSummary:
+            progress: bool = False, replace: bool = False, base: str | None = None) -> KGSummary:
     """``kgqa kg load``: load RDF ``files`` into a new persistent ``store`` directory (an existing
     kgqa store only with ``replace``), or, without ``store``, into memory to check them (the
-    named graphs are then listed). Triples go into ``graph`` when given."""
+    named graphs are then listed). Triples go into ``graph`` when given; relative IRIs resolve
+    against ``base`` (default: each file's own ``file:`` URI)."""
     from kgqa.execute.kgfile import create_store, load_files
 
     if store is not None:
-        return KGSummary(create_store(files, store, graph, progress=progress, replace=replace), None, str(store))
-    st, manifest = load_files(files, graph, progress=progress)
+        return KGSummary(create_store(files, store, graph, progress=progress, replace=replace, base=base), None,
+                         str(store))
+    st, manifest = load_files(files, graph, progress=progress, base=base)
     return KGSummary(manifest, [str(g.value) for g in st.named_graphs()])
 
 

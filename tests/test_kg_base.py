@@ -54,3 +54,27 @@ def test_base_for_an_endpoint_or_a_store_is_refused(tmp_path):
     store = cached_store([_kg(tmp_path)], root=tmp_path / "cache")
     with pytest.raises(InputError, match="--base applies when loading RDF files, not to an existing store"):
         open_engine(store, base="http://ex.org/")
+
+
+def test_kg_load_and_generate_take_base_on_the_command_line(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from kgqa.cli import _register, app
+
+    _register()
+    runner = CliRunner()
+    ttl = tmp_path / "people.ttl"
+    ttl.write_text("@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+                   + "".join(f'<p{i}> a <Person> ; rdfs:label "Person {i}" ; <livesIn> <c{i % 2}> .\n' for i in range(6))
+                   + '<c0> a <City> ; rdfs:label "Paris" .\n<c1> a <City> ; rdfs:label "Rome" .\n', encoding="utf-8")
+    r = runner.invoke(app, ["kg", "load", str(ttl), "--store", str(tmp_path / "st"), "--quiet", "--base", "http://ex.org/"])
+    assert r.exit_code == 0, r.output
+    assert read_manifest(tmp_path / "st").base == "http://ex.org/"
+    out = tmp_path / "q.json"
+    r = runner.invoke(app, ["generate", "--kg", str(ttl), "--base", "http://ex.org/", "-n", "2", "--edges", "1",
+                            "-o", str(out), "--no-cache", "-q", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    queries = [q["query"]["sparql"] for q in json.loads(out.read_text())["questions"]]
+    assert queries and all("<http://ex.org/livesIn>" in q and "file:" not in q for q in queries)

@@ -49,6 +49,7 @@ def generate_cmd(
     min_commonness: Optional[float] = typer.Option(None, "--min-commonness", help="Drop graph queries with log10 p(q) below this (the paper: -40)."),
     ontology: Optional[Path] = typer.Option(None, "--ontology", help="RDFS/OWL file with domains and ranges (default: schema induced from the KG)."),
     graph: Optional[str] = typer.Option(None, "--graph", help="Named graph: for RDF files, load into it; for an endpoint, its default-graph-uri."),
+    base: Optional[str] = typer.Option(None, "--base", help="Base IRI for relative IRIs in the RDF files (default: each file's own file: URI, which depends on where it lies)."),
     groundings: int = typer.Option(3, "--groundings", min=1, help="Graph queries kept per template at most (over the whole run)."),
     label_predicate: Optional[str] = typer.Option(None, "--label-predicate", help="IRI of the KG's label property (default rdfs:label; when absent, skos:prefLabel, foaf:name, schema:name or a ...name predicate is found)."),
     candidates: int = typer.Option(20, "--candidates", min=1, help="Grounding candidates drawn per template."),
@@ -83,7 +84,8 @@ def generate_cmd(
                        lexicon=lexicon, lang=lang, exclude_relations=exclude, annotation=annotation,
                        paraphraser=paraphraser, timeout=timeout, max_rows=max_rows,
                        cache=False if no_cache else (cache if cache is not None else True),
-                       label_predicate=label_predicate, progress=bar)
+                       label_predicate=label_predicate, progress=bar,
+                       engine_options={"base": base} if base else None)
     _print_result(res, n, fmt)
 
 

@@ -49,12 +49,13 @@ def load_cmd(
     graph: Optional[str] = typer.Option(None, "--graph", help="Load triples into this named graph (quad formats keep their graphs)."),
     replace: bool = typer.Option(False, "--replace", help="Overwrite an existing kgqa store directory."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    base: Optional[str] = typer.Option(None, "--base", help="Base IRI for relative IRIs in the RDF files (default: each file's own file: URI, which depends on where it lies)."),
 ) -> None:
     """Load RDF files (with a progress bar) into memory to check them, or into a persistent
     store that later runs open read-only with `--kg DIR`."""
     from kgqa import api
 
-    kgs = api.load_kg(files, store=store, graph=graph, progress=not quiet, replace=replace)
+    kgs = api.load_kg(files, store=store, graph=graph, progress=not quiet, replace=replace, base=base)
     _print_summary(kgs, "loaded (in memory; use --store DIR to keep it)")
 
 
