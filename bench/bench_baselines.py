@@ -4,7 +4,7 @@
         [--test 200] [--epochs 1] [--threads 1]
 
 - ``retrieval`` and ``seq2seq`` (small preset, with and without copy, word and BPE tokens,
-  one epoch unless ``--epochs``): LC-QuAD 1.0 tagged by ``kgqa annotate`` (no KG), the first
+  one epoch unless ``--epochs``; decoding at most 32 words or 80 pieces): LC-QuAD 1.0 tagged by ``kgqa annotate`` (no KG), the first
   ``--train`` items to train on, the next ``--test`` to answer; a retrieval baseline trained on
   all but the last 1,000 tagged items also answers those 1,000 (the size of LC-QuAD 1.0's test
   set, which ``../shared/data`` does not hold);
@@ -75,8 +75,10 @@ def main() -> None:
 
             torch.set_num_threads(args.threads)
             for copy, tokens in ((True, "word"), (False, "word"), (True, "bpe"), (False, "bpe")):
+                # decoding stops at </s> or max_len: LC-QuAD 1.0 queries are at most 20 words, 65 BPE pieces
                 measure(f"seq2seq small, {'copy' if copy else 'no copy'}, {tokens}",
-                        create("seq2seq", copy=copy, tokens=tokens, epochs=args.epochs), train, test, args.epochs)
+                        create("seq2seq", copy=copy, tokens=tokens, epochs=args.epochs,
+                               max_len=32 if tokens == "word" else 80), train, test, args.epochs)
         except ImportError:
             print("seq2seq skipped: PyTorch is not installed (pip install torch)")
         from kgqa.generate import GenerateOptions, generate
