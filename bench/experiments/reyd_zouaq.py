@@ -53,6 +53,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "bench" / "experiments" / "results" / "reyd-zouaq.md"))
     ap.add_argument("--rows", default="", help="finished rows, one JSON object a line (default: OUT.rows.jsonl)")
     ap.add_argument("--work", default="", help="folder that keeps the tagged LC-QuAD file between runs")
+    ap.add_argument("--table-only", action="store_true", help="train nothing: the table of the rows file's runs")
     args = ap.parse_args()
     rows_path = Path(args.rows or Path(args.out).with_suffix(".rows.jsonl"))
     settings = {"seed": args.seed, "epochs": args.epochs, "preset": args.preset, "limit": args.limit,
@@ -104,6 +105,9 @@ def main() -> None:
                 if key in done:
                     rows.append(done[key])
                     print("  (done) " + " | ".join(map(str, done[key])), flush=True)
+                    continue
+                if args.table_only:
+                    print(f"  (not run) {by} | {label} | {inputs}", flush=True)
                     continue
                 if kind == "seq2seq":
                     cfg = {**cfg, "epochs": args.epochs, "seed": args.seed, "preset": args.preset, "device": args.device,
