@@ -86,6 +86,41 @@ def test_seq2seq_save_load_round_trip_and_seed_determinism(tmp_path):
     assert [p.sparql for p in again.predict(UNSEEN).predictions] == first
 
 
+@needs_torch
+@pytest.mark.parametrize("copy", [True, False])
+def test_seq2seq_bpe_tokens_round_trip_and_seed_determinism(tmp_path, copy):
+    torch.set_num_threads(1)
+    cfg = {**TINY, "epochs": 1, "tokens": "bpe", "bpe_merges": 40, "copy": copy}
+    a = create("seq2seq", seed=5, **cfg).fit(TRAIN)
+    b = create("seq2seq", seed=5, **cfg).fit(TRAIN)
+    c = create("seq2seq", seed=6, **cfg).fit(TRAIN)
+    assert a.bpe.merges == b.bpe.merges and 0 < len(a.bpe.merges) <= 40  # the toy has few distinct words
+    kb_pieces = [t for t in a.src_vocab + a.tgt_vocab if t.startswith(("dbr:", "dbo:"))]
+    if copy:  # the KB tokens the copy mechanism copies stay whole, masked: in no vocabulary
+        assert kb_pieces == []
+    else:  # split like any word: a rare 'dbr:Train_12' is pieces, the first ending in the continuation mark
+        entities = [t for t in kb_pieces if t.startswith("dbr:")]
+        assert entities and all(t.endswith("\x1f") for t in entities)
+    sa, sb, sc = a.net.state_dict(), b.net.state_dict(), c.net.state_dict()
+    assert all(torch.equal(sa[k], sb[k]) for k in sa)  # same seed: the same weights, bit for bit
+    assert not all(torch.equal(sa[k], sc[k]) for k in sa)
+    first = [p.sparql for p in a.predict(UNSEEN).predictions]
+    assert [p.sparql for p in b.predict(UNSEEN).predictions] == first
+    a.save(tmp_path / "m")
+    assert json.loads((tmp_path / "m" / "manifest.json").read_text())["config"]["tokens"] == "bpe"
+    assert json.loads((tmp_path / "m" / "state.json").read_text())["bpe"] == [list(m) for m in a.bpe.merges]
+    again = load_system(tmp_path / "m")
+    assert [p.sparql for p in again.predict(UNSEEN).predictions] == first
+    # pieces are joined back into words: every predicted query is made of whole tokens
+    assert all("\x1f" not in (q or "") for q in first)
+
+
+def test_seq2seq_refuses_an_unknown_token_kind():
+    pytest.importorskip("torch")
+    with pytest.raises(InputError, match="expected word or bpe, got 'chars'"):
+        create("seq2seq", tokens="chars")
+
+
 def test_nothing_but_the_seq2seq_module_imports_torch():
     for path in sorted((REPO / "kgqa").rglob("*.py")):
         if path == REPO / "kgqa" / "systems" / "seq2seq.py":

@@ -35,9 +35,10 @@ def raw_of(ds: Any) -> Any:
     return Dataset(ds.name + "-raw", items, ds.format)
 
 
-def run_system(kind: str, train: Any, valid: Any, test: Any, measures: list[str], kg: Any = None,
-               **config: Any) -> dict[str, Any]:
-    """Fit, predict, score: the aggregate measures and the seconds each step took."""
+def run_system(kind: str, train: Any, valid: Any, test: Any, measures: list[str] | None, kg: Any = None,
+               profile: str = "kgqa", name: str | None = None, **config: Any) -> dict[str, Any]:
+    """Fit, predict, score (``measures``, or the ``profile``'s): the aggregate measures, the
+    seconds each step took and the evaluation itself (``evaluation``; its run named ``name``)."""
     import kgqa
     from kgqa.systems import create
 
@@ -47,18 +48,27 @@ def run_system(kind: str, train: Any, valid: Any, test: Any, measures: list[str]
     t0 = time.perf_counter()
     run = system.predict(test, kg=kg)
     pred = time.perf_counter() - t0
-    e = kgqa.evaluate(test, run, kg=str(kg) if kg else None, measures=measures)
-    return {**{m: e.aggregate.get(m) for m in measures}, "fit_s": fit, "predict_s": pred}
+    if name:
+        run = replace(run, name=name)
+    e = kgqa.evaluate(test, run, kg=str(kg) if kg else None, measures=measures, profile=profile)
+    return {**{m: e.aggregate.get(m) for m in measures or e.aggregate}, "fit_s": fit, "predict_s": pred,
+            "evaluation": e}
 
 
 def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
-    def cell(v: Any) -> str:
+    """Floats up to 1 as percentages with one decimal; columns whose header ends in `` s`` as
+    seconds."""
+    seconds = {i for i, h in enumerate(header) if h.endswith(" s")}
+
+    def cell(i: int, v: Any) -> str:
+        if i in seconds and isinstance(v, (int, float)):
+            return f"{v:.1f}" if v < 10 else f"{v:.0f}"
         if isinstance(v, float):
             return f"{100 * v:.1f}" if v <= 1.0 else f"{v:.0f}"
         return "" if v is None else str(v)
 
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
+    lines += ["| " + " | ".join(cell(i, v) for i, v in enumerate(r)) + " |" for r in rows]
     return "\n".join(lines)
 
 

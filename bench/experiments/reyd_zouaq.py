@@ -3,9 +3,15 @@ questions, on the original-like (iid), unknown-URI and unknown-template splits m
 ``kgqa split``; the retrieval baseline beside them. BLEU, QueryEM (whitespace: token
 sequences), F1_Sem, F1_Tri, no KG needed (LC-QuAD stores no answers).
 
-    nice -n 19 .venv/bin/python bench/experiments/reyd_zouaq.py [--data ../shared/data]
+    nice -n 5 .venv/bin/python bench/experiments/reyd_zouaq.py [--data ../shared/data]
         [--epochs 12] [--seed 0] [--threads 2] [--out bench/experiments/results/reyd-zouaq.md]
-        [--splits iid,uri,template] [--preset small]
+        [--splits iid,uri,template] [--preset small] [--rows FILE.jsonl] [--work DIR]
+
+Resumable: each finished run appends its row to ``--rows`` (default: the ``--out`` file with
+``.rows.jsonl``) and the Markdown table is rewritten after each; a rerun with the same options
+skips the runs whose row is there (a row is keyed by split, system, input and the options that
+change a run: seed, epochs, preset, limit, ``--set``). ``--work`` keeps the tagged file between
+runs.
 
 Steps: ``kgqa annotate --mode tagged`` (no KG: LC-QuAD's intermediary questions) of LC-QuAD 1.0
 train (the tagged items; raw = the same items with the text that was tagged), then
@@ -45,7 +51,21 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0, help="train on the first N training items only (0: all)")
     ap.add_argument("--set", action="append", default=[], help="seq2seq option KEY=VALUE (e.g. d_model=64)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "experiments" / "results" / "reyd-zouaq.md"))
+    ap.add_argument("--rows", default="", help="finished rows, one JSON object a line (default: OUT.rows.jsonl)")
+    ap.add_argument("--work", default="", help="folder that keeps the tagged LC-QuAD file between runs")
+    ap.add_argument("--table-only", action="store_true", help="train nothing: the table of the rows file's runs")
     args = ap.parse_args()
+    rows_path = Path(args.rows or Path(args.out).with_suffix(".rows.jsonl"))
+    settings = {"seed": args.seed, "epochs": args.epochs, "preset": args.preset, "limit": args.limit,
+                "set": sorted(args.set)}
+    done = {}
+    if rows_path.exists():
+        for n, line in enumerate(rows_path.read_text(encoding="utf-8").splitlines(), 1):
+            try:
+                rec = json.loads(line)
+                done[(rec["split"], rec["system"], rec["input"], json.dumps(rec["settings"], sort_keys=True))] = rec["row"]
+            except (ValueError, KeyError) as e:
+                sys.exit(f"{rows_path}: line {n}: expected a JSON object with split, system, input, settings, row ({e})")
 
     from kgqa.build.annotate import annotate_to_file
     from kgqa.build.splits import split_dataset
@@ -58,8 +78,14 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        tagged_path = Path(tmp) / "tagged.jsonl"
-        report = annotate_to_file(str(Path(args.data) / "lcquad-1.0" / "train-data.json"), tagged_path, mode="tagged")
+        tagged_path = Path(args.work or tmp) / "lcquad-1.0-train-tagged.jsonl"
+        report_path = tagged_path.with_suffix(".summary.json")
+        if args.work and tagged_path.exists() and report_path.exists():
+            report = json.loads(report_path.read_text(encoding="utf-8"))
+        else:
+            tagged_path.parent.mkdir(parents=True, exist_ok=True)
+            report = annotate_to_file(str(Path(args.data) / "lcquad-1.0" / "train-data.json"), tagged_path, mode="tagged")
+            report_path.write_text(json.dumps({k: report[k] for k in ("annotated", "items")}), encoding="utf-8")
         tagged = load_dataset(str(tagged_path))
     print(f"annotated {report['annotated']}/{report['items']} LC-QuAD 1.0 items (tagged, no KG)", flush=True)
     rows = []
@@ -75,23 +101,43 @@ def main() -> None:
                        "seq2seq": ("seq2seq", "seq2seq", {"copy": False}),
                        "seq2seq+copy": ("seq2seq + copy", "seq2seq", {"copy": True})}
             for label, kind, cfg in (systems[name] for name in args.systems.split(",")):
+                key = (by, label, inputs, json.dumps(settings if kind == "seq2seq" else {"seed": args.seed}, sort_keys=True))
+                if key in done:
+                    rows.append(done[key])
+                    print("  (done) " + " | ".join(map(str, done[key])), flush=True)
+                    continue
+                if args.table_only:
+                    print(f"  (not run) {by} | {label} | {inputs}", flush=True)
+                    continue
                 if kind == "seq2seq":
                     cfg = {**cfg, "epochs": args.epochs, "seed": args.seed, "preset": args.preset, "device": args.device,
                            **{k: json.loads(v) for k, v in (x.split("=", 1) for x in args.set)}}
                 res = run_system(kind, trx, vax if kind == "seq2seq" else None, tex, MEASURES, **cfg)
                 row = [by, label, inputs, *(res[m] for m in MEASURES), round(res["fit_s"]), round(res["predict_s"], 1)]
                 rows.append(row)
+                with rows_path.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps({"split": by, "system": label, "input": inputs, "settings": json.loads(key[3]),
+                                        "row": row}) + "\n")
                 print("  " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row), flush=True)
+                report_table(args, rows, report, start)
+    report_table(args, rows, report, start)
+
+
+def report_table(args: argparse.Namespace, rows: list[list], report: dict, start: float) -> None:
+    """Write the Markdown table of the rows so far (the command, seed, times, hardware)."""
     header = ["split", "system", "input", "BLEU", "QueryEM", "F1_Sem", "F1_Tri", "fit s", "predict s"]
     table = markdown_table(header, rows)
     total = time.perf_counter() - start
-    cmd = (f"nice -n 19 .venv/bin/python bench/experiments/reyd_zouaq.py --epochs {args.epochs} --seed {args.seed} "
+    out = Path(args.out).resolve()
+    out_arg = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
+    cmd = (f"nice -n 5 .venv/bin/python bench/experiments/reyd_zouaq.py --epochs {args.epochs} --seed {args.seed} "
            f"--threads {args.threads} --preset {args.preset} --splits {args.splits} --systems {args.systems} --inputs {args.inputs}"
            + (f" --limit {args.limit}" if args.limit else "")
-           + "".join(f" --set {x}" for x in args.set))
+           + "".join(f" --set {x}" for x in args.set) + f" --out {out_arg}")
     note = (f"Seed {args.seed}; seq2seq preset `{args.preset}`{' with ' + ', '.join(args.set) if args.set else ''}, "
             f"{args.epochs} epochs (best validation loss kept); "
-            f"{report['annotated']}/{report['items']} items tagged without a KG; total {{minutes}} min on "
+            f"{report['annotated']}/{report['items']} items tagged without a KG; {{minutes}} min in this invocation "
+            "(rows read back from the rows file cost nothing; each row's fit and predict seconds are its own) on "
             f"{hardware()}, torch threads {args.threads}. Measures in %.")
     write_report(args.out, "Reyd & Zouaq shape on LC-QuAD 1.0", cmd, note, table, total)
 

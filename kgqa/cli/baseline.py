@@ -41,6 +41,7 @@ def train_cmd(
     preset: Optional[str] = typer.Option(None, "--preset", help="seq2seq: small (default) or paper (6 layers, 1024 hidden, dropout 0.3)."),
     copy: Optional[bool] = typer.Option(None, "--copy/--no-copy", help="seq2seq: with or without the copy mechanism (default: with)."),
     epochs: Optional[int] = typer.Option(None, "--epochs", help="seq2seq / simple: training epochs."),
+    tokens: Optional[str] = typer.Option(None, "--tokens", help="seq2seq: word (default) or bpe (byte-pair pieces; --set bpe_merges=N, default 2000)."),
     lang: str = typer.Option("en", "--lang", help="Question language."),
     setting: list[str] = typer.Option([], "--set", help="Any other option of the kind, KEY=VALUE (repeatable)."),
     format: Optional[str] = typer.Option(None, "--format", "-f", help="Dataset format (default: detect)."),
@@ -49,7 +50,7 @@ def train_cmd(
     from kgqa.systems import train as train_system
 
     config = {"seed": seed, "lang": lang, "device": device, "preset": preset, "copy": copy, "epochs": epochs,
-              **parse_config(setting)}
+              "tokens": tokens, **parse_config(setting)}
     system = train_system(kind, train, valid, output=output, kg=kg, format=format,
                           **{k: v for k, v in config.items() if v is not None})
     m = system.manifest

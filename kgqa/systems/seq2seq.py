@@ -3,8 +3,13 @@ mechanism of Reyd & Zouaq (2023, Sect. 3.3; after Hirigoyen et al.). Needs PyTor
 (``pip install 'kgqa[baselines]'``); nothing else in kgqa imports it.
 
 **Tokens.** Source: :func:`kgqa.systems.tokens.question_tokens` of the (raw, tagged or tag-end)
-question; target: :func:`kgqa.systems.tokens.query_tokens` of the gold query. Words are
-word-level tokens; vocabularies keep the tokens seen in training (``<unk>`` for the others).
+question; target: :func:`kgqa.systems.tokens.query_tokens` of the gold query. ``tokens=word``
+(default): these words are the tokens; vocabularies keep the tokens seen in training
+(``<unk>`` for the others). ``tokens=bpe``: every word is split into byte-pair pieces
+(:mod:`kgqa.systems.bpe`, ``bpe_merges`` merges learned jointly on the training questions' and
+queries' words), except the KB tokens the copy mechanism copies, which stay whole; the decoded
+pieces are joined back into words. Without copy, BPE lets the model spell a KB element it never
+saw whole from pieces it did (``dbr:Stanley_Kubrick`` from ``dbr:Stan``, ``ley_``, ...).
 
 **Without copy** (``copy=false``): KB tokens are ordinary tokens of both vocabularies; a KB
 element not seen in training cannot be produced (this is what the unknown-URI split shows).
@@ -45,6 +50,7 @@ from torch import nn
 
 from kgqa.model import InputError, Item
 from kgqa.systems.base import System
+from kgqa.systems.bpe import BPE, join_pieces
 from kgqa.systems.tokens import detokenize, is_kb, query_tokens, question_tokens, split_declarations
 
 PAD, UNK, KB, BOS, EOS = "<pad>", "<unk>", "<kb>", "<s>", "</s>"
@@ -129,8 +135,8 @@ class CopyTransformer(nn.Module):
 
 class Seq2SeqSystem(System):
     kind = "seq2seq"
-    defaults = {"preset": "small", "copy": True, "copy_gate": True, "device": "cpu", "max_len": 80,
-                "max_positions": 256, **{k: None for k in PRESETS["small"]}}
+    defaults = {"preset": "small", "copy": True, "copy_gate": True, "device": "cpu", "max_len": None,
+                "max_positions": 256, "tokens": "word", "bpe_merges": 2000, **{k: None for k in PRESETS["small"]}}
 
     def __init__(self, **config: Any):
         super().__init__(**config)
@@ -140,6 +146,11 @@ class Seq2SeqSystem(System):
         for k, v in PRESETS[preset].items():
             if self.config.get(k) is None:
                 self.config[k] = v
+        if self.config["tokens"] not in ("word", "bpe"):
+            raise InputError("--tokens", f"expected word or bpe, got {self.config['tokens']!r}")
+        if self.config["max_len"] is None:  # decoded tokens at most: BPE pieces are more per query
+            self.config["max_len"] = 160 if self.config["tokens"] == "bpe" else 80
+        self.bpe: BPE | None = None
         if self.config["device"] not in ("cpu", "cuda"):
             raise InputError("--device", f"expected cpu or cuda, got {self.config['device']!r}")
         if self.config["device"] == "cuda" and not torch.cuda.is_available():
@@ -148,7 +159,23 @@ class Seq2SeqSystem(System):
     # ------------------------------------------------------------------ data
 
     def _src(self, item: Item) -> list[str]:
-        return question_tokens(item, self.lang)[: self.config["max_positions"] - 1]
+        return self._pieces(question_tokens(item, self.lang), _src_is_kb)[: self.config["max_positions"] - 1]
+
+    def _tgt(self, sparql: str) -> list[str]:
+        return self._pieces(query_tokens(sparql, self.prefixes), is_kb)[: self.config["max_positions"] - 2]
+
+    def _pieces(self, words: list[str], kb: Any) -> list[str]:
+        """With BPE, every word as its pieces but the KB tokens the copy mechanism copies."""
+        if self.bpe is None:
+            return words
+        copy = self.config["copy"]
+        return [p for w in words for p in ((w,) if copy and kb(w) else self.bpe.encode(w))]
+
+    def _learn_bpe(self, train: list[Item]) -> None:
+        copy = self.config["copy"]
+        words = [w for it in train for w in question_tokens(it, self.lang) if not (copy and _src_is_kb(w))]
+        words += [w for it in train for w in query_tokens(it.sparql, self.prefixes) if not (copy and is_kb(w))]
+        self.bpe = BPE.learn(words, int(self.config["bpe_merges"]))
 
     def _encode_src(self, toks: list[str]) -> tuple[list[int], list[bool]]:
         copy = self.config["copy"]
@@ -184,8 +211,10 @@ class Seq2SeqSystem(System):
         for it in train:
             self.prefixes.update(split_declarations(it.sparql)[0])
         copy = self.config["copy"]
-        pairs = [(self._src(it), query_tokens(it.sparql, self.prefixes)[: self.config["max_positions"] - 2])
-                 for it in train]
+        self.bpe = None
+        if self.config["tokens"] == "bpe":
+            self._learn_bpe(train)
+        pairs = [(self._src(it), self._tgt(it.sparql)) for it in train]
         src_vocab = dict.fromkeys(SPECIALS)
         tgt_vocab = dict.fromkeys(SPECIALS)
         for s, t in pairs:
@@ -195,8 +224,7 @@ class Seq2SeqSystem(System):
         self._indices()
         self.net = self._new_net()
         data = [self._example(s, t) for s, t in pairs]
-        vdata = [self._example(self._src(it), query_tokens(it.sparql, self.prefixes)[: self.config["max_positions"] - 2])
-                 for it in valid] if valid else None
+        vdata = [self._example(self._src(it), self._tgt(it.sparql)) for it in valid] if valid else None
         opt = torch.optim.Adam(self.net.parameters(), lr=self.config["lr"])
         gen = torch.Generator().manual_seed(self.seed)
         best = (math.inf, None)
@@ -324,7 +352,8 @@ class Seq2SeqSystem(System):
                 break
             tin = torch.cat([tin, torch.tensor(nxt, device=dev).unsqueeze(1)], dim=1)
         for r, i in enumerate(keep):
-            out[i] = detokenize(toks[r], self.prefixes) if toks[r] else None
+            words = join_pieces(toks[r]) if self.bpe is not None else toks[r]
+            out[i] = detokenize(words, self.prefixes) if words else None
         return out
 
     # ------------------------------------------------------------------ files
@@ -332,13 +361,15 @@ class Seq2SeqSystem(System):
     def _save_state(self, folder: Path) -> None:
         torch.save({k: v.detach().cpu() for k, v in self.net.state_dict().items()}, folder / "model.pt")
         (folder / "state.json").write_text(json.dumps({"src_vocab": self.src_vocab, "tgt_vocab": self.tgt_vocab,
-                                                       "prefixes": self.prefixes, "history": self.history},
+                                                       "prefixes": self.prefixes, "history": self.history,
+                                                       "bpe": self.bpe.merges if self.bpe is not None else None},
                                                       ensure_ascii=False), encoding="utf-8")
 
     def _load_state(self, folder: Path) -> None:
         state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
         self.src_vocab, self.tgt_vocab, self.prefixes = state["src_vocab"], state["tgt_vocab"], state["prefixes"]
         self.history = state.get("history", [])
+        self.bpe = BPE(state["bpe"]) if state.get("bpe") is not None else None
         self._indices()
         self.net = self._new_net()
         self.net.load_state_dict(torch.load(folder / "model.pt", map_location=self.config["device"], weights_only=True))
