@@ -71,7 +71,7 @@ from kgqa.load import formats
 from kgqa.load.jsonio import read_text
 from kgqa.load.jsonio import write_atomic
 from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Prediction, Problem, Run, Status, TableAnswer
-from kgqa.model.answer import Answer, from_results_json, to_results_json
+from kgqa.model.answer import Answer, TextColumn, from_results_json, to_results_json
 from kgqa.model.terms import XSD, Literal, Term, from_sparql_json, guess_term, guess_terms, to_sparql_json
 
 # --------------------------------------------------------------------------- shared helpers
@@ -118,8 +118,8 @@ def parse_answer(value: Any, variable: str = "answer") -> Answer | None:
     if isinstance(value, dict):
         return from_results_json(value)
     if isinstance(value, list):
-        if _STRS.issuperset(map(type, value)):  # the common case: bare strings
-            return TableAnswer.single_column(guess_terms(value), variable)
+        if _STRS.issuperset(map(type, value)):  # the common case: bare strings, typed on first use
+            return TextColumn.of(list(value), variable)
         terms = []
         for i, v in enumerate(value):
             try:
@@ -510,7 +510,7 @@ def _flat_answer(value: Any) -> Answer | None | object:
     if value is None:
         return None
     if value.__class__ is list and _STRS.issuperset(map(type, value)):
-        return TableAnswer.single_column(guess_terms(value), "answer")
+        return TextColumn.of(value)  # terms made on first use (scoring by lexical form makes none)
     return _NOT_FLAT
 
 

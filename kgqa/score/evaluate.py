@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgqa.model import Answer, BooleanAnswer, Dataset, Item, Outcome, Prediction, Run, Status, TableAnswer
-from kgqa.model.answer import answer_items, from_results_json, to_results_json
+from kgqa.model.answer import TextColumn, answer_items, from_results_json, to_results_json
 from kgqa.model.terms import TermMatching
 from kgqa.model.gcpause import during
 from kgqa.model.signature import Signature
@@ -352,6 +352,9 @@ def _json_float(v: float) -> float | None:
 
 
 def _collect(answer: Answer | None, matching: TermMatching, view: str, qrels_side: str | None = None) -> Any:
+    if answer.__class__ is TextColumn and view != "list":  # bare strings: keys without terms
+        keys = matching.text_keys(answer.texts)
+        return frozenset(keys) if view == "values" else frozenset(zip(keys))
     if answer.__class__ is TableAnswer and len(answer.variables) == 1 and view != "list":  # the common case
         keys = matching.column_keys(answer.rows)
         return frozenset(keys) if view == "values" else frozenset(zip(keys))
@@ -578,7 +581,7 @@ def evaluate(
     gated = any(processed_only)
     dense = True  # every measure has scored every question so far (positions not yet listed)
     run_get = run._by_id.get if type(run) is Run else run.get
-    column_keys = m.column_keys
+    column_keys, text_keys = m.column_keys, m.text_keys
     set_view = view != "list"
     for item in (dataset if streamed else dataset.items):
         iid = item.id
@@ -625,6 +628,9 @@ def evaluate(
         sys_answer = outcome.answer if not failed else None
         if qrels_gold is not None:
             gold_items = qrels_gold
+        elif gold_answer.__class__ is TextColumn and set_view:  # bare strings: no term is made
+            keys = text_keys(gold_answer.texts)
+            gold_items = frozenset(keys) if view == "values" else frozenset(zip(keys))
         elif gold_answer.__class__ is TableAnswer and len(gold_answer.variables) == 1 and set_view:
             keys = column_keys(gold_answer.rows)  # _collect's common case, inline
             gold_items = frozenset(keys) if view == "values" else frozenset(zip(keys))
@@ -634,6 +640,10 @@ def evaluate(
         if isinstance(bag, dict) and not failed:
             sys_items: Any = frozenset(bag)
             label = outcome.label
+        elif sys_answer.__class__ is TextColumn and set_view:
+            keys = text_keys(sys_answer.texts)
+            sys_items = frozenset(keys) if view == "values" else frozenset(zip(keys))
+            label = "ok" if keys else "empty"
         elif sys_answer.__class__ is TableAnswer and len(sys_answer.variables) == 1 and set_view:
             keys = column_keys(sys_answer.rows)  # _collect's common case, inline
             sys_items = frozenset(keys) if view == "values" else frozenset(zip(keys))
