@@ -203,11 +203,14 @@ def resume_command(ctx: Any, add: tuple[str, ...] = ()) -> str:
 def resumable() -> Iterator[None]:
     """Ctrl-C while asking a live system: say what is kept and print the exact command that
     resumes; exit status 130."""
-    from kgqa.execute.systems import AskInterrupted
-
     try:
         yield
-    except AskInterrupted as e:
+    except KeyboardInterrupt as e:
+        # an AskInterrupted comes from kgqa.execute.systems: not imported, it cannot be one (and
+        # importing it here would load the HTTP client for every evaluation)
+        systems = sys.modules.get("kgqa.execute.systems")
+        if systems is None or not isinstance(e, systems.AskInterrupted):
+            raise
         ctx = _current_context()
         if ctx is None:  # not run from the command line: nothing to print a command for
             raise

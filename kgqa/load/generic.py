@@ -66,6 +66,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from kgqa.load import jsonio
 from kgqa.load import formats
 from kgqa.load.jsonio import read_text
@@ -284,22 +286,32 @@ def unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> 
     return list(iter_unique(records, problems))
 
 
-def iter_unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> Iterator[Any]:
-    """:func:`unique` as a generator (the streamed dataset reads through it)."""
-    first: dict[str, tuple[str, str]] = {}
+def iter_unique(records: Iterable[tuple[str, str | int, Any]], problems: list[Problem]) -> Iterator[Any]:
+    """:func:`unique` as a generator (the streamed dataset reads through it). A record given as
+    an int N is named ``line N`` (the JSONL readers: no name is made unless it is needed)."""
+    first: dict[str, Any] = {}  # id -> its record, or (file, record) outside the first file
+    first_file = None
     for file, record, obj in records:
         oid = obj.id
         if oid in first:
-            problems.append(_duplicate(first[oid], file, record, oid))
+            where = first[oid]
+            problems.append(_duplicate(where if where.__class__ is tuple else (first_file, where), file, record, oid))
             continue
-        first[oid] = (file, record)
+        if first_file is None:
+            first_file = file
+        first[oid] = record if file == first_file else (file, record)
         yield obj
 
 
-def _duplicate(where_first: tuple[str, str], file: str, record: str, oid: str) -> Problem:
+def record_name(record: str | int) -> str:
+    """A record's name: an int N (a JSONL line number) is ``line N``."""
+    return record if record.__class__ is str else f"line {record}"
+
+
+def _duplicate(where_first: tuple[str, str | int], file: str, record: str | int, oid: str) -> Problem:
     f0, r0 = where_first
-    where = r0 if f0 == file else f"{f0}, {r0}"
-    return Problem(file, record, f"duplicate id {oid!r} (first at {where}); skipped")
+    where = record_name(r0) if f0 == file else f"{f0}, {record_name(r0)}"
+    return Problem(file, record_name(record), f"duplicate id {oid!r} (first at {where}); skipped")
 
 
 def _id(value: Any) -> str:
@@ -320,25 +332,25 @@ def _id(value: Any) -> str:
 
 
 def _jsonl_records(path: Path, problems: list[Problem], fast: Callable[..., Any] | None = None,
-                   *fast_args: Any) -> Iterator[tuple[str, int, Any]]:
-    """(record name, line number, parsed value) for every non-blank line, one at a time; a line
+                   *fast_args: Any) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) for every non-blank line, one at a time; a line
     that is not JSON is a problem naming line and column. ``fast(line, *fast_args)``: what the
     caller makes of a line holding its common record, yielded in place of the parsed value
-    (None: the line is parsed as usual)."""
+    (None: the line is parsed as usual), given a block of lines at a time (a list: one result a line)."""
     file = str(path)
     plain = jsonio.plain_object
     n = 0
     for lines in iter_text_blocks(path):
         # the fast path over a block of lines at once (no generator step per line)
-        made = [fast(line, *fast_args) for line in lines] if fast is not None else [None] * len(lines)
+        made = fast(lines, *fast_args) if fast is not None else [None] * len(lines)
         for line, obj in zip(lines, made):
             n += 1
             if obj is not None:
-                yield f"line {n}", n, obj
+                yield n, obj
                 continue
             doc = _parse_line(line, n, file, plain, problems)
             if doc is not _SKIP:
-                yield f"line {n}", n, doc
+                yield n, doc
 
 
 _SKIP = object()
@@ -434,22 +446,22 @@ def load_jsonl_dataset(paths: list[Path], **options: Any) -> Dataset:
     return Dataset(Path(paths[0]).stem, items, "jsonl", list(paths), problems)
 
 
-def jsonl_items(paths: list[Path], problems: list[Problem], lang: str = "en") -> Iterator[tuple[str, str, Item]]:
-    """(file, record, item) of every valid record of JSONL dataset file(s), one at a time; what
+def jsonl_items(paths: list[Path], problems: list[Problem], lang: str = "en") -> Iterator[tuple[str, int, Item]]:
+    """(file, line number, item) of every valid record of JSONL dataset file(s), one at a time; what
     is skipped goes to ``problems``. A line holding the common record (see :func:`_fast_item`)
     is read by the fast path, any other by :func:`_jsonl_records` and :func:`item_from_record`."""
     for path in paths:
         file = str(path)
-        for record, n, rec in _jsonl_records(path, problems, _fast_item, lang):
+        for n, rec in _jsonl_records(path, problems, _fast_items, lang):
             if rec.__class__ is Item:
-                yield file, record, rec
+                yield file, n, rec
                 continue
             try:
                 item = item_from_record(rec, lang)
             except ValueError as e:
-                problems.append(Problem(file, record, f"{e}; skipped"))
+                problems.append(Problem(file, f"line {n}", f"{e}; skipped"))
                 continue
-            yield file, record, item
+            yield file, n, item
 
 
 _FAST_ITEM_KEYS = frozenset({"id", "question", "answers", "sparql", "query"})
@@ -461,17 +473,7 @@ def _fast_item(line: str, lang: str) -> Item | None:
     ``id``, a non-blank string ``question``, optionally ``answers`` (null or a list of strings)
     and ``sparql``/``query`` (strings or null), nothing else; None for any other line. The item
     is the one :func:`item_from_record` makes of it (tests compare the two)."""
-    rec = _flat_record(line, _FAST_ITEM_KEYS)
-    if rec is None:
-        return None
-    q = rec.get("question")
-    if q.__class__ is not str or not q.strip():
-        return None
-    item_id, sparql = _flat_id(rec.get("id")), rec.get("sparql", rec.get("query"))
-    answer = _flat_answer(rec.get("answers"))
-    if item_id is None or answer is _NOT_FLAT or (sparql is not None and sparql.__class__ is not str):
-        return None
-    return Item(item_id, {lang: q}, sparql, answer, None, {}, {}, {}, {})
+    return _fast_items([line], lang)[0]
 
 
 def _fast_prediction(line: str) -> Prediction | None:
@@ -479,39 +481,69 @@ def _fast_prediction(line: str) -> Prediction | None:
     non-blank string ``id``, optionally ``answer`` (null or a list of strings) and
     ``query``/``sparql`` (strings or null), nothing else; None for any other line. The
     prediction is the one :func:`prediction_from_record` makes of it (tests compare the two)."""
-    rec = _flat_record(line, _FAST_RUN_KEYS)
-    if rec is None:
-        return None
-    pid, sparql = _flat_id(rec.get("id")), rec.get("query", rec.get("sparql"))
-    answer = _flat_answer(rec.get("answer"))
-    if pid is None or answer is _NOT_FLAT or (sparql is not None and sparql.__class__ is not str):
-        return None
-    return Prediction(pid, sparql, answer, None, None, Status.OK, "", {})
+    return _fast_predictions([line])[0]
 
 
-def _flat_record(line: str, keys: frozenset[str]) -> dict | None:
-    """``line`` read by orjson when it is a JSON object with no key outside ``keys`` (else None,
-    malformed included). The fast paths then accept strings, nulls and lists of strings only,
-    which orjson and ``json`` read alike."""
-    rec = jsonio.json_object(line)
-    return rec if rec is not None and keys.issuperset(rec) else None
+# The two block readers below are the fast paths' one definition: a loop over a block of lines
+# with every check inline (a function call per line and per check cost as much as the parsing).
+# orjson reads the line; the fast paths then accept strings, nulls and lists of strings only,
+# which orjson and ``json`` read alike.
 
 
-def _flat_id(value: Any) -> str | None:
-    """:func:`_id` of a non-blank string (None for anything else)."""
-    return (value.strip() or None) if value.__class__ is str else None
+def _fast_items(lines: list[str], lang: str) -> list[Item | None]:
+    """:func:`_fast_item` of each of ``lines``."""
+    out: list[Item | None] = []
+    add = out.append
+    loads, malformed, keys, strs = orjson.loads, orjson.JSONDecodeError, _FAST_ITEM_KEYS, _STRS
+    for line in lines:
+        try:
+            rec = loads(line)
+        except malformed:
+            add(None)
+            continue
+        if rec.__class__ is not dict or not keys.issuperset(rec):
+            add(None)
+            continue
+        q, item_id, answer = rec.get("question"), rec.get("id"), rec.get("answers")
+        sparql = rec.get("sparql", rec.get("query"))
+        if (q.__class__ is not str or item_id.__class__ is not str or not q.strip() or not item_id.strip()
+                or (sparql is not None and sparql.__class__ is not str)):
+            add(None)
+            continue
+        if answer is not None:
+            if answer.__class__ is not list or not strs.issuperset(map(type, answer)):
+                add(None)
+                continue
+            answer = TextColumn.of(answer)  # terms made on first use (scoring by lexical form makes none)
+        add(Item(item_id.strip(), {lang: q}, sparql, answer, None, {}, {}, {}, {}))
+    return out
 
 
-_NOT_FLAT = object()
-
-
-def _flat_answer(value: Any) -> Answer | None | object:
-    """:func:`parse_answer` of null or a list of strings; _NOT_FLAT for anything else."""
-    if value is None:
-        return None
-    if value.__class__ is list and _STRS.issuperset(map(type, value)):
-        return TextColumn.of(value)  # terms made on first use (scoring by lexical form makes none)
-    return _NOT_FLAT
+def _fast_predictions(lines: list[str]) -> list[Prediction | None]:
+    """:func:`_fast_prediction` of each of ``lines``."""
+    out: list[Prediction | None] = []
+    add = out.append
+    loads, malformed, keys, strs, ok = orjson.loads, orjson.JSONDecodeError, _FAST_RUN_KEYS, _STRS, Status.OK
+    for line in lines:
+        try:
+            rec = loads(line)
+        except malformed:
+            add(None)
+            continue
+        if rec.__class__ is not dict or not keys.issuperset(rec):
+            add(None)
+            continue
+        pid, answer, sparql = rec.get("id"), rec.get("answer"), rec.get("query", rec.get("sparql"))
+        if pid.__class__ is not str or not pid.strip() or (sparql is not None and sparql.__class__ is not str):
+            add(None)
+            continue
+        if answer is not None:
+            if answer.__class__ is not list or not strs.issuperset(map(type, answer)):
+                add(None)
+                continue
+            answer = TextColumn.of(answer)
+        add(Prediction(pid.strip(), sparql, answer, None, None, ok, "", {}))
+    return out
 
 
 # --------------------------------------------------------------------------- CSV
@@ -642,13 +674,14 @@ def prediction_from_record(rec: Any, file: str, record: str, problems: list[Prob
 def load_jsonl_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     """JSONL run file(s), concatenated."""
     problems: list[Problem] = []
-    parsed: list[tuple[str, str, Prediction]] = []
+    parsed: list[tuple[str, int, Prediction]] = []
     for path in paths:
         file = str(path)
-        for record, _, rec in _jsonl_records(path, problems, _fast_prediction):
+        for n, rec in _jsonl_records(path, problems, _fast_predictions):
             if rec.__class__ is Prediction:
-                parsed.append((file, record, rec))
+                parsed.append((file, n, rec))
                 continue
+            record = f"line {n}"
             try:
                 parsed.append((file, record, prediction_from_record(rec, file, record, problems)))
             except ValueError as e:

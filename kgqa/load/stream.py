@@ -51,6 +51,10 @@ class DatasetStream:
         for item in iter_unique(jsonl_items(self.source, problems, self._lang), problems):
             for lang in item.questions:
                 languages.setdefault(lang, None)
+            if not item.lang_ids:  # its own one scoring unit (Item.units)
+                count += 1
+                yield item
+                continue
             for lang in item.lang_ids:
                 languages.setdefault(lang, None)
                 unit_languages.setdefault(lang, None)
