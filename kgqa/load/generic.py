@@ -286,25 +286,20 @@ def unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> 
     return list(iter_unique(records, problems))
 
 
-def iter_unique(records: Iterable[tuple[str, str | int, Any]], problems: list[Problem]) -> Iterator[Any]:
-    """:func:`unique` as a generator (the streamed dataset reads through it). A record given as
-    an int N is named ``line N`` (the JSONL readers: no name is made unless it is needed)."""
-    first: dict[str, Any] = {}  # id -> its record, or (file, record) outside the first file
-    first_file = None
+def iter_unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> Iterator[Any]:
+    """:func:`unique` as a generator."""
+    first: dict[str, tuple[str, str]] = {}
     for file, record, obj in records:
         oid = obj.id
         if oid in first:
-            where = first[oid]
-            problems.append(_duplicate(where if where.__class__ is tuple else (first_file, where), file, record, oid))
+            problems.append(_duplicate(first[oid], file, record, oid))
             continue
-        if first_file is None:
-            first_file = file
-        first[oid] = record if file == first_file else (file, record)
+        first[oid] = (file, record)
         yield obj
 
 
 def record_name(record: str | int) -> str:
-    """A record's name: an int N (a JSONL line number) is ``line N``."""
+    """A record's name: an int N (a JSONL line number, see :func:`_jsonl_unique`) is ``line N``."""
     return record if record.__class__ is str else f"line {record}"
 
 
@@ -442,26 +437,42 @@ def load_jsonl_dataset(paths: list[Path], **options: Any) -> Dataset:
     """JSONL dataset file(s), concatenated; ids must be unique across them. Option ``lang``
     (default ``en``): the language of a plain-string ``question``."""
     problems: list[Problem] = []
-    items = unique(jsonl_items(paths, problems, options.get("lang", "en")), problems)
+    items = list(jsonl_items(paths, problems, options.get("lang", "en")))
     return Dataset(Path(paths[0]).stem, items, "jsonl", list(paths), problems)
 
 
-def jsonl_items(paths: list[Path], problems: list[Problem], lang: str = "en") -> Iterator[tuple[str, int, Item]]:
-    """(file, line number, item) of every valid record of JSONL dataset file(s), one at a time; what
-    is skipped goes to ``problems``. A line holding the common record (see :func:`_fast_item`)
-    is read by the fast path, any other by :func:`_jsonl_records` and :func:`item_from_record`."""
+def jsonl_items(paths: list[Path], problems: list[Problem], lang: str = "en") -> Iterator[Item]:
+    """The item of every valid record of JSONL dataset file(s), one at a time, the first of each
+    id; what is skipped goes to ``problems``. A line holding the common record (see
+    :func:`_fast_item`) is read by the fast path, any other by :func:`_jsonl_records` and
+    :func:`item_from_record`."""
+    return _jsonl_unique(paths, problems, Item, lambda rec, file, record: item_from_record(rec, lang), _fast_items, lang)
+
+
+def _jsonl_unique(paths: list[Path], problems: list[Problem], kind: type, parse: Callable[[Any, str, str], Any],
+                  fast: Callable[..., list], *fast_args: Any) -> Iterator[Any]:
+    """The objects (``kind``: items or predictions) of JSONL file(s) one at a time, the first of
+    each id, as :func:`iter_unique` keeps them (inline: no generator and no tuple more per line):
+    ``fast`` reads blocks of common records (see :func:`_jsonl_records`), ``parse(rec, file,
+    record)`` any other (ValueError: skipped, listed in ``problems``)."""
+    first: dict[str, Any] = {}  # id -> its line, or (file, line) outside the first file
+    first_file = str(paths[0]) if paths else ""
     for path in paths:
         file = str(path)
-        for n, rec in _jsonl_records(path, problems, _fast_items, lang):
-            if rec.__class__ is Item:
-                yield file, n, rec
+        for n, obj in _jsonl_records(path, problems, fast, *fast_args):
+            if obj.__class__ is not kind:
+                try:
+                    obj = parse(obj, file, f"line {n}")
+                except ValueError as e:
+                    problems.append(Problem(file, f"line {n}", f"{e}; skipped"))
+                    continue
+            oid = obj.id
+            if oid in first:
+                where = first[oid]
+                problems.append(_duplicate(where if where.__class__ is tuple else (first_file, where), file, n, oid))
                 continue
-            try:
-                item = item_from_record(rec, lang)
-            except ValueError as e:
-                problems.append(Problem(file, f"line {n}", f"{e}; skipped"))
-                continue
-            yield file, n, item
+            first[oid] = n if file == first_file else (file, n)
+            yield obj
 
 
 _FAST_ITEM_KEYS = frozenset({"id", "question", "answers", "sparql", "query"})
@@ -674,19 +685,12 @@ def prediction_from_record(rec: Any, file: str, record: str, problems: list[Prob
 def load_jsonl_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     """JSONL run file(s), concatenated."""
     problems: list[Problem] = []
-    parsed: list[tuple[str, int, Prediction]] = []
-    for path in paths:
-        file = str(path)
-        for n, rec in _jsonl_records(path, problems, _fast_predictions):
-            if rec.__class__ is Prediction:
-                parsed.append((file, n, rec))
-                continue
-            record = f"line {n}"
-            try:
-                parsed.append((file, record, prediction_from_record(rec, file, record, problems)))
-            except ValueError as e:
-                problems.append(Problem(file, record, f"{e}; skipped"))
-    return Run(Path(paths[0]).stem, unique(parsed, problems), "jsonl", list(paths), problems)
+
+    def parse(rec: Any, file: str, record: str) -> Prediction:
+        return prediction_from_record(rec, file, record, problems)
+
+    preds = list(_jsonl_unique(paths, problems, Prediction, parse, _fast_predictions))
+    return Run(Path(paths[0]).stem, preds, "jsonl", list(paths), problems)
 
 
 # --------------------------------------------------------------------------- writer

@@ -584,6 +584,7 @@ def evaluate(
     dense = True  # every measure has scored every question so far (positions not yet listed)
     run_get = run._by_id.get if type(run) is Run else run.get
     column_keys, text_keys = m.column_keys, m.text_keys
+    lexical = m.mode == "lexical" and m.links is None and m.labels is None  # text_keys(texts) is texts
     ok = Status.OK
     set_view = view != "list"
     for item in (dataset if streamed else dataset.items):
@@ -639,7 +640,7 @@ def evaluate(
         if qrels_gold is not None:
             gold_items = qrels_gold
         elif gold_answer.__class__ is TextColumn and set_view:  # bare strings: no term is made
-            keys = text_keys(gold_answer.texts)
+            keys = gold_answer.texts if lexical else text_keys(gold_answer.texts)
             gold_items = frozenset(keys) if view == "values" else frozenset(zip(keys))
         elif gold_answer.__class__ is TableAnswer and len(gold_answer.variables) == 1 and set_view:
             keys = column_keys(gold_answer.rows)  # _collect's common case, inline
@@ -651,7 +652,7 @@ def evaluate(
             sys_items: Any = frozenset(bag)
             label = (outcome or pred.outcome()).label
         elif sys_answer.__class__ is TextColumn and set_view:
-            keys = text_keys(sys_answer.texts)
+            keys = sys_answer.texts if lexical else text_keys(sys_answer.texts)
             sys_items = frozenset(keys) if view == "values" else frozenset(zip(keys))
             label = "ok" if keys else "empty"
         elif sys_answer.__class__ is TableAnswer and len(sys_answer.variables) == 1 and set_view:
