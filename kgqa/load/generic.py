@@ -326,28 +326,6 @@ def _id(value: Any) -> str:
 # --------------------------------------------------------------------------- JSONL reading
 
 
-def _jsonl_records(path: Path, problems: list[Problem], fast: Callable[..., Any] | None = None,
-                   *fast_args: Any) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed value) for every non-blank line, one at a time; a line
-    that is not JSON is a problem naming line and column. ``fast(line, *fast_args)``: what the
-    caller makes of a line holding its common record, yielded in place of the parsed value
-    (None: the line is parsed as usual), given a block of lines at a time (a list: one result a line)."""
-    file = str(path)
-    plain = jsonio.plain_object
-    n = 0
-    for lines in iter_text_blocks(path):
-        # the fast path over a block of lines at once (no generator step per line)
-        made = fast(lines, *fast_args) if fast is not None else [None] * len(lines)
-        for line, obj in zip(lines, made):
-            n += 1
-            if obj is not None:
-                yield n, obj
-                continue
-            doc = _parse_line(line, n, file, plain, problems)
-            if doc is not _SKIP:
-                yield n, doc
-
-
 _SKIP = object()
 
 
@@ -444,37 +422,48 @@ def load_jsonl_dataset(paths: list[Path], **options: Any) -> Dataset:
 def jsonl_items(paths: list[Path], problems: list[Problem], lang: str = "en") -> Iterator[Item]:
     """The item of every valid record of JSONL dataset file(s), one at a time, the first of each
     id; what is skipped goes to ``problems``. A line holding the common record (see
-    :func:`_fast_item`) is read by the fast path, any other by :func:`_jsonl_records` and
-    :func:`item_from_record`."""
+    :func:`_fast_item`) is read by the fast path, any other by :func:`item_from_record`."""
     return _jsonl_unique(paths, problems, Item, lambda rec, file, record: item_from_record(rec, lang), _fast_items, lang)
 
 
 def _jsonl_unique(paths: list[Path], problems: list[Problem], kind: type, parse: Callable[[Any, str, str], Any],
                   fast: Callable[..., list], *fast_args: Any) -> Iterator[Any]:
     """The objects (``kind``: items or predictions) of JSONL file(s) one at a time, the first of
-    each id, as :func:`iter_unique` keeps them (inline: no generator and no tuple more per line):
-    ``fast`` reads blocks of common records (see :func:`_jsonl_records`), ``parse(rec, file,
-    record)`` any other (ValueError: skipped, listed in ``problems``)."""
+    each id, as :func:`iter_unique` keeps them; blank lines are skipped and a line that is not
+    JSON is a problem naming line and column. ``fast(lines, *fast_args)`` makes the object of
+    each line of a block that holds the common record (None for any other line); ``parse(rec,
+    file, record)`` makes the others from their JSON value (ValueError: skipped, listed in
+    ``problems``). One generator, no tuple per line: a streamed dataset's hot path."""
     first: dict[str, Any] = {}  # id -> its line, or (file, line) outside the first file
     first_file = str(paths[0]) if paths else ""
+    plain = jsonio.plain_object
     for path in paths:
         file = str(path)
-        for n, obj in _jsonl_records(path, problems, fast, *fast_args):
-            if obj.__class__ is not kind:
-                try:
-                    obj = parse(obj, file, f"line {n}")
-                except ValueError as e:
-                    problems.append(Problem(file, f"line {n}", f"{e}; skipped"))
+        n = 0
+        for lines in iter_text_blocks(path):
+            for line, obj in zip(lines, fast(lines, *fast_args)):  # the fast path, a block of lines at once
+                n += 1
+                if obj is None:
+                    obj = _parse_line(line, n, file, plain, problems)
+                    if obj is _SKIP:
+                        continue
+                    try:
+                        obj = parse(obj, file, f"line {n}")
+                    except ValueError as e:
+                        problems.append(Problem(file, f"line {n}", f"{e}; skipped"))
+                        continue
+                oid = obj.id
+                if oid in first:
+                    where = first[oid]
+                    problems.append(_duplicate(where if where.__class__ is tuple else (first_file, where), file, n, oid))
                     continue
-            oid = obj.id
-            if oid in first:
-                where = first[oid]
-                problems.append(_duplicate(where if where.__class__ is tuple else (first_file, where), file, n, oid))
-                continue
-            first[oid] = n if file == first_file else (file, n)
-            yield obj
+                first[oid] = n if file == first_file else (file, n)
+                yield obj
 
 
+_ANSWER_VARIABLE = ("answer",)
+_set_variables = TableAnswer.variables.__set__  # type: ignore[attr-defined]
+_set_texts = TextColumn.texts.__set__  # type: ignore[attr-defined]
 _FAST_ITEM_KEYS = frozenset({"id", "question", "answers", "sparql", "query"})
 _FAST_RUN_KEYS = frozenset({"id", "answer", "query", "sparql"})
 
@@ -506,6 +495,7 @@ def _fast_items(lines: list[str], lang: str) -> list[Item | None]:
     out: list[Item | None] = []
     add = out.append
     loads, malformed, keys, strs = orjson.loads, orjson.JSONDecodeError, _FAST_ITEM_KEYS, _STRS
+    new, set_variables, set_texts = object.__new__, _set_variables, _set_texts
     for line in lines:
         try:
             rec = loads(line)
@@ -525,7 +515,10 @@ def _fast_items(lines: list[str], lang: str) -> list[Item | None]:
             if answer.__class__ is not list or not strs.issuperset(map(type, answer)):
                 add(None)
                 continue
-            answer = TextColumn.of(answer)  # terms made on first use (scoring by lexical form makes none)
+            column = new(TextColumn)  # TextColumn.of(answer), inline: terms made on first use
+            set_variables(column, _ANSWER_VARIABLE)
+            set_texts(column, answer)
+            answer = column
         add(Item(item_id.strip(), {lang: q}, sparql, answer, None, {}, {}, {}, {}))
     return out
 
@@ -535,6 +528,7 @@ def _fast_predictions(lines: list[str]) -> list[Prediction | None]:
     out: list[Prediction | None] = []
     add = out.append
     loads, malformed, keys, strs, ok = orjson.loads, orjson.JSONDecodeError, _FAST_RUN_KEYS, _STRS, Status.OK
+    new, set_variables, set_texts = object.__new__, _set_variables, _set_texts
     for line in lines:
         try:
             rec = loads(line)
@@ -552,7 +546,10 @@ def _fast_predictions(lines: list[str]) -> list[Prediction | None]:
             if answer.__class__ is not list or not strs.issuperset(map(type, answer)):
                 add(None)
                 continue
-            answer = TextColumn.of(answer)
+            column = new(TextColumn)  # TextColumn.of(answer), inline
+            set_variables(column, _ANSWER_VARIABLE)
+            set_texts(column, answer)
+            answer = column
         add(Prediction(pid.strip(), sparql, answer, None, None, ok, "", {}))
     return out
 

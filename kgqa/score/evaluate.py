@@ -677,8 +677,10 @@ def evaluate(
                 if not (reasons[j] or (processed_only[j] and label != "ok")):
                     positions[j].append(k)
         gold_outcome = gold.get(iid) if gold else None
-        gated_here = [j for gate, js in gate_list if gate(item)
-                      for j in js if dense or (positions[j] and positions[j][-1] == k)] if gate_list else None
+        gated_here = None
+        for gate, js in gate_list:  # no comprehension (a frame per question) for the common no
+            if gate(item):
+                gated_here = (gated_here or []) + [j for j in js if dense or (positions[j] and positions[j][-1] == k)]
         if per_question or gated_here:
             outcome = outcome or pred.outcome()
             if qrels_gold is not None:
