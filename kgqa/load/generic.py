@@ -492,42 +492,22 @@ def _fast_prediction(line: str) -> Prediction | None:
 
 def _fast_items(lines: list[str], lang: str) -> list[Item | None]:
     """:func:`_fast_item` of each of ``lines``."""
-    out: list[Item | None] = []
-    add = out.append
-    loads, malformed, keys, strs = orjson.loads, orjson.JSONDecodeError, _FAST_ITEM_KEYS, _STRS
-    new, set_variables, set_texts = object.__new__, _set_variables, _set_texts
-    for line in lines:
-        try:
-            rec = loads(line)
-        except malformed:
-            add(None)
-            continue
-        if rec.__class__ is not dict or not keys.issuperset(rec):
-            add(None)
-            continue
-        q, item_id, answer = rec.get("question"), rec.get("id"), rec.get("answers")
-        sparql = rec.get("sparql", rec.get("query"))
-        if (q.__class__ is not str or item_id.__class__ is not str or not q.strip() or not item_id.strip()
-                or (sparql is not None and sparql.__class__ is not str)):
-            add(None)
-            continue
-        if answer is not None:
-            if answer.__class__ is not list or not strs.issuperset(map(type, answer)):
-                add(None)
-                continue
-            column = new(TextColumn)  # TextColumn.of(answer), inline: terms made on first use
-            set_variables(column, _ANSWER_VARIABLE)
-            set_texts(column, answer)
-            answer = column
-        add(Item(item_id.strip(), {lang: q}, sparql, answer, None, {}, {}, {}, {}))
-    return out
+    return _flat_records(lines, _FAST_ITEM_KEYS, "answers", _flat_item, lang)
 
 
 def _fast_predictions(lines: list[str]) -> list[Prediction | None]:
     """:func:`_fast_prediction` of each of ``lines``."""
-    out: list[Prediction | None] = []
+    return _flat_records(lines, _FAST_RUN_KEYS, "answer", _flat_prediction)
+
+
+def _flat_records(lines: list[str], keys: frozenset[str], answer_key: str,
+                  make: Callable[..., Any], *args: Any) -> list[Any]:
+    """``make(rec, answer, *args)`` of each line holding a JSON object with no key outside
+    ``keys`` whose ``answer_key`` is null or a list of strings (a bare-string column, its terms
+    made on first use); None for any other line (or where ``make`` says None)."""
+    out: list[Any] = []
     add = out.append
-    loads, malformed, keys, strs, ok = orjson.loads, orjson.JSONDecodeError, _FAST_RUN_KEYS, _STRS, Status.OK
+    loads, malformed, strs = orjson.loads, orjson.JSONDecodeError, _STRS
     new, set_variables, set_texts = object.__new__, _set_variables, _set_texts
     for line in lines:
         try:
@@ -538,10 +518,7 @@ def _fast_predictions(lines: list[str]) -> list[Prediction | None]:
         if rec.__class__ is not dict or not keys.issuperset(rec):
             add(None)
             continue
-        pid, answer, sparql = rec.get("id"), rec.get("answer"), rec.get("query", rec.get("sparql"))
-        if pid.__class__ is not str or not pid.strip() or (sparql is not None and sparql.__class__ is not str):
-            add(None)
-            continue
+        answer = rec.get(answer_key)
         if answer is not None:
             if answer.__class__ is not list or not strs.issuperset(map(type, answer)):
                 add(None)
@@ -550,8 +527,23 @@ def _fast_predictions(lines: list[str]) -> list[Prediction | None]:
             set_variables(column, _ANSWER_VARIABLE)
             set_texts(column, answer)
             answer = column
-        add(Prediction(pid.strip(), sparql, answer, None, None, ok, "", {}))
+        add(make(rec, answer, *args))
     return out
+
+
+def _flat_item(rec: dict, answer: Any, lang: str) -> Item | None:
+    q, item_id, sparql = rec.get("question"), rec.get("id"), rec.get("sparql", rec.get("query"))
+    if (q.__class__ is not str or item_id.__class__ is not str or not q.strip() or not item_id.strip()
+            or (sparql is not None and sparql.__class__ is not str)):
+        return None
+    return Item(item_id.strip(), {lang: q}, sparql, answer, None, {}, {}, {}, {})
+
+
+def _flat_prediction(rec: dict, answer: Any, ok: Status = Status.OK) -> Prediction | None:
+    pid, sparql = rec.get("id"), rec.get("query", rec.get("sparql"))
+    if pid.__class__ is not str or not pid.strip() or (sparql is not None and sparql.__class__ is not str):
+        return None
+    return Prediction(pid.strip(), sparql, answer, None, None, ok, "", {})
 
 
 # --------------------------------------------------------------------------- CSV
