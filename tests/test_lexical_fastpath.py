@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from kgqa.load import load_dataset, load_run
 from kgqa.load.stream import open_stream
 from kgqa.model import Dataset, Item, Run, TableAnswer, is_empty
-from kgqa.model.answer import TextColumn
+from kgqa.model.answer import TextColumn, to_results_json
 from kgqa.model.run import Prediction
 from kgqa.model.terms import IriLinks, TermMatching, TextLabels, guess_terms
 from kgqa.score import profiles
@@ -72,6 +72,7 @@ def test_a_text_column_is_the_table_of_its_terms(texts, variable):
     assert col == table and table == col and hash(col) == hash(table)
     assert col.rows == table.rows and col.variables == table.variables and col.column(variable) == table.column(variable)
     assert repr(col) == repr(table)
+    assert to_results_json(TextColumn.of(list(texts), variable)) == to_results_json(table)  # written without terms
     again = pickle.loads(pickle.dumps(col))
     assert again == table and again.texts == list(texts)
     assert (TextColumn.of(list(texts) + ["http://x/other"], variable) == table) is False
