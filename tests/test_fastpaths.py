@@ -162,8 +162,8 @@ def _line(kind: str):
 
 
 def _general_only(monkeypatch):
-    monkeypatch.setattr(generic, "_fast_item", lambda line, lang: None)
-    monkeypatch.setattr(generic, "_fast_prediction", lambda line: None)
+    monkeypatch.setattr(generic, "_fast_items", lambda lines, lang: [None] * len(lines))
+    monkeypatch.setattr(generic, "_fast_predictions", lambda lines: [None] * len(lines))
     monkeypatch.setattr(jsonio, "plain_object", lambda text: None)
 
 

@@ -207,11 +207,14 @@ def resume_command(ctx: Any, add: tuple[str, ...] = ()) -> str:
 def resumable() -> Iterator[None]:
     """Ctrl-C while asking a live system: say what is kept and print the exact command that
     resumes; exit status 130."""
-    from kgqa.api import AskInterrupted
-
     try:
         yield
-    except AskInterrupted as e:
+    except KeyboardInterrupt as e:
+        # imported only now: importing it up front would load the HTTP client for every evaluation
+        from kgqa.api import AskInterrupted
+
+        if not isinstance(e, AskInterrupted):
+            raise
         ctx = _current_context()
         if ctx is None:  # not run from the command line: nothing to print a command for
             raise

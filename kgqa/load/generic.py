@@ -66,12 +66,14 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from kgqa.load import jsonio
 from kgqa.load import formats
 from kgqa.load.jsonio import read_text
 from kgqa.load.jsonio import write_atomic
 from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Prediction, Problem, Run, Status, TableAnswer
-from kgqa.model.answer import Answer, from_results_json, to_results_json
+from kgqa.model.answer import Answer, TextColumn, from_results_json, to_results_json
 from kgqa.model.terms import XSD, Literal, Term, from_sparql_json, guess_term, guess_terms, to_sparql_json
 
 # --------------------------------------------------------------------------- shared helpers
@@ -118,8 +120,8 @@ def parse_answer(value: Any, variable: str = "answer") -> Answer | None:
     if isinstance(value, dict):
         return from_results_json(value)
     if isinstance(value, list):
-        if _STRS.issuperset(map(type, value)):  # the common case: bare strings
-            return TableAnswer.single_column(guess_terms(value), variable)
+        if _STRS.issuperset(map(type, value)):  # the common case: bare strings, typed on first use
+            return TextColumn.of(list(value), variable)
         terms = []
         for i, v in enumerate(value):
             try:
@@ -285,7 +287,7 @@ def unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> 
 
 
 def iter_unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]) -> Iterator[Any]:
-    """:func:`unique` as a generator (the streamed dataset reads through it)."""
+    """:func:`unique` as a generator."""
     first: dict[str, tuple[str, str]] = {}
     for file, record, obj in records:
         oid = obj.id
@@ -296,10 +298,15 @@ def iter_unique(records: Iterable[tuple[str, str, Any]], problems: list[Problem]
         yield obj
 
 
-def _duplicate(where_first: tuple[str, str], file: str, record: str, oid: str) -> Problem:
+def record_name(record: str | int) -> str:
+    """A record's name: an int N (a JSONL line number, see :func:`_jsonl_unique`) is ``line N``."""
+    return record if record.__class__ is str else f"line {record}"
+
+
+def _duplicate(where_first: tuple[str, str | int], file: str, record: str | int, oid: str) -> Problem:
     f0, r0 = where_first
-    where = r0 if f0 == file else f"{f0}, {r0}"
-    return Problem(file, record, f"duplicate id {oid!r} (first at {where}); skipped")
+    where = record_name(r0) if f0 == file else f"{f0}, {record_name(r0)}"
+    return Problem(file, record_name(record), f"duplicate id {oid!r} (first at {where}); skipped")
 
 
 def _id(value: Any) -> str:
@@ -317,28 +324,6 @@ def _id(value: Any) -> str:
 
 
 # --------------------------------------------------------------------------- JSONL reading
-
-
-def _jsonl_records(path: Path, problems: list[Problem], fast: Callable[..., Any] | None = None,
-                   *fast_args: Any) -> Iterator[tuple[str, int, Any]]:
-    """(record name, line number, parsed value) for every non-blank line, one at a time; a line
-    that is not JSON is a problem naming line and column. ``fast(line, *fast_args)``: what the
-    caller makes of a line holding its common record, yielded in place of the parsed value
-    (None: the line is parsed as usual)."""
-    file = str(path)
-    plain = jsonio.plain_object
-    n = 0
-    for lines in iter_text_blocks(path):
-        # the fast path over a block of lines at once (no generator step per line)
-        made = [fast(line, *fast_args) for line in lines] if fast is not None else [None] * len(lines)
-        for line, obj in zip(lines, made):
-            n += 1
-            if obj is not None:
-                yield f"line {n}", n, obj
-                continue
-            doc = _parse_line(line, n, file, plain, problems)
-            if doc is not _SKIP:
-                yield f"line {n}", n, doc
 
 
 _SKIP = object()
@@ -430,28 +415,55 @@ def load_jsonl_dataset(paths: list[Path], **options: Any) -> Dataset:
     """JSONL dataset file(s), concatenated; ids must be unique across them. Option ``lang``
     (default ``en``): the language of a plain-string ``question``."""
     problems: list[Problem] = []
-    items = unique(jsonl_items(paths, problems, options.get("lang", "en")), problems)
+    items = list(jsonl_items(paths, problems, options.get("lang", "en")))
     return Dataset(Path(paths[0]).stem, items, "jsonl", list(paths), problems)
 
 
-def jsonl_items(paths: list[Path], problems: list[Problem], lang: str = "en") -> Iterator[tuple[str, str, Item]]:
-    """(file, record, item) of every valid record of JSONL dataset file(s), one at a time; what
-    is skipped goes to ``problems``. A line holding the common record (see :func:`_fast_item`)
-    is read by the fast path, any other by :func:`_jsonl_records` and :func:`item_from_record`."""
+def jsonl_items(paths: list[Path], problems: list[Problem], lang: str = "en") -> Iterator[Item]:
+    """The item of every valid record of JSONL dataset file(s), one at a time, the first of each
+    id; what is skipped goes to ``problems``. A line holding the common record (see
+    :func:`_fast_item`) is read by the fast path, any other by :func:`item_from_record`."""
+    return _jsonl_unique(paths, problems, Item, lambda rec, file, record: item_from_record(rec, lang), _fast_items, lang)
+
+
+def _jsonl_unique(paths: list[Path], problems: list[Problem], kind: type, parse: Callable[[Any, str, str], Any],
+                  fast: Callable[..., list], *fast_args: Any) -> Iterator[Any]:
+    """The objects (``kind``: items or predictions) of JSONL file(s) one at a time, the first of
+    each id, as :func:`iter_unique` keeps them; blank lines are skipped and a line that is not
+    JSON is a problem naming line and column. ``fast(lines, *fast_args)`` makes the object of
+    each line of a block that holds the common record (None for any other line); ``parse(rec,
+    file, record)`` makes the others from their JSON value (ValueError: skipped, listed in
+    ``problems``). One generator, no tuple per line: a streamed dataset's hot path."""
+    first: dict[str, Any] = {}  # id -> its line, or (file, line) outside the first file
+    first_file = str(paths[0]) if paths else ""
+    plain = jsonio.plain_object
     for path in paths:
         file = str(path)
-        for record, n, rec in _jsonl_records(path, problems, _fast_item, lang):
-            if rec.__class__ is Item:
-                yield file, record, rec
-                continue
-            try:
-                item = item_from_record(rec, lang)
-            except ValueError as e:
-                problems.append(Problem(file, record, f"{e}; skipped"))
-                continue
-            yield file, record, item
+        n = 0
+        for lines in iter_text_blocks(path):
+            for line, obj in zip(lines, fast(lines, *fast_args)):  # the fast path, a block of lines at once
+                n += 1
+                if obj is None:
+                    obj = _parse_line(line, n, file, plain, problems)
+                    if obj is _SKIP:
+                        continue
+                    try:
+                        obj = parse(obj, file, f"line {n}")
+                    except ValueError as e:
+                        problems.append(Problem(file, f"line {n}", f"{e}; skipped"))
+                        continue
+                oid = obj.id
+                if oid in first:
+                    where = first[oid]
+                    problems.append(_duplicate(where if where.__class__ is tuple else (first_file, where), file, n, oid))
+                    continue
+                first[oid] = n if file == first_file else (file, n)
+                yield obj
 
 
+_ANSWER_VARIABLE = ("answer",)
+_set_variables = TableAnswer.variables.__set__  # type: ignore[attr-defined]
+_set_texts = TextColumn.texts.__set__  # type: ignore[attr-defined]
 _FAST_ITEM_KEYS = frozenset({"id", "question", "answers", "sparql", "query"})
 _FAST_RUN_KEYS = frozenset({"id", "answer", "query", "sparql"})
 
@@ -461,17 +473,7 @@ def _fast_item(line: str, lang: str) -> Item | None:
     ``id``, a non-blank string ``question``, optionally ``answers`` (null or a list of strings)
     and ``sparql``/``query`` (strings or null), nothing else; None for any other line. The item
     is the one :func:`item_from_record` makes of it (tests compare the two)."""
-    rec = _flat_record(line, _FAST_ITEM_KEYS)
-    if rec is None:
-        return None
-    q = rec.get("question")
-    if q.__class__ is not str or not q.strip():
-        return None
-    item_id, sparql = _flat_id(rec.get("id")), rec.get("sparql", rec.get("query"))
-    answer = _flat_answer(rec.get("answers"))
-    if item_id is None or answer is _NOT_FLAT or (sparql is not None and sparql.__class__ is not str):
-        return None
-    return Item(item_id, {lang: q}, sparql, answer, None, {}, {}, {}, {})
+    return _fast_items([line], lang)[0]
 
 
 def _fast_prediction(line: str) -> Prediction | None:
@@ -479,39 +481,69 @@ def _fast_prediction(line: str) -> Prediction | None:
     non-blank string ``id``, optionally ``answer`` (null or a list of strings) and
     ``query``/``sparql`` (strings or null), nothing else; None for any other line. The
     prediction is the one :func:`prediction_from_record` makes of it (tests compare the two)."""
-    rec = _flat_record(line, _FAST_RUN_KEYS)
-    if rec is None:
+    return _fast_predictions([line])[0]
+
+
+# The two block readers below are the fast paths' one definition: a loop over a block of lines
+# with every check inline (a function call per line and per check cost as much as the parsing).
+# orjson reads the line; the fast paths then accept strings, nulls and lists of strings only,
+# which orjson and ``json`` read alike.
+
+
+def _fast_items(lines: list[str], lang: str) -> list[Item | None]:
+    """:func:`_fast_item` of each of ``lines``."""
+    return _flat_records(lines, _FAST_ITEM_KEYS, "answers", _flat_item, lang)
+
+
+def _fast_predictions(lines: list[str]) -> list[Prediction | None]:
+    """:func:`_fast_prediction` of each of ``lines``."""
+    return _flat_records(lines, _FAST_RUN_KEYS, "answer", _flat_prediction)
+
+
+def _flat_records(lines: list[str], keys: frozenset[str], answer_key: str,
+                  make: Callable[..., Any], *args: Any) -> list[Any]:
+    """``make(rec, answer, *args)`` of each line holding a JSON object with no key outside
+    ``keys`` whose ``answer_key`` is null or a list of strings (a bare-string column, its terms
+    made on first use); None for any other line (or where ``make`` says None)."""
+    out: list[Any] = []
+    add = out.append
+    loads, malformed, strs = orjson.loads, orjson.JSONDecodeError, _STRS
+    new, set_variables, set_texts = object.__new__, _set_variables, _set_texts
+    for line in lines:
+        try:
+            rec = loads(line)
+        except malformed:
+            add(None)
+            continue
+        if rec.__class__ is not dict or not keys.issuperset(rec):
+            add(None)
+            continue
+        answer = rec.get(answer_key)
+        if answer is not None:
+            if answer.__class__ is not list or not strs.issuperset(map(type, answer)):
+                add(None)
+                continue
+            column = new(TextColumn)  # TextColumn.of(answer), inline
+            set_variables(column, _ANSWER_VARIABLE)
+            set_texts(column, answer)
+            answer = column
+        add(make(rec, answer, *args))
+    return out
+
+
+def _flat_item(rec: dict, answer: Any, lang: str) -> Item | None:
+    q, item_id, sparql = rec.get("question"), rec.get("id"), rec.get("sparql", rec.get("query"))
+    if (q.__class__ is not str or item_id.__class__ is not str or not q.strip() or not item_id.strip()
+            or (sparql is not None and sparql.__class__ is not str)):
         return None
-    pid, sparql = _flat_id(rec.get("id")), rec.get("query", rec.get("sparql"))
-    answer = _flat_answer(rec.get("answer"))
-    if pid is None or answer is _NOT_FLAT or (sparql is not None and sparql.__class__ is not str):
+    return Item(item_id.strip(), {lang: q}, sparql, answer, None, {}, {}, {}, {})
+
+
+def _flat_prediction(rec: dict, answer: Any, ok: Status = Status.OK) -> Prediction | None:
+    pid, sparql = rec.get("id"), rec.get("query", rec.get("sparql"))
+    if pid.__class__ is not str or not pid.strip() or (sparql is not None and sparql.__class__ is not str):
         return None
-    return Prediction(pid, sparql, answer, None, None, Status.OK, "", {})
-
-
-def _flat_record(line: str, keys: frozenset[str]) -> dict | None:
-    """``line`` read by orjson when it is a JSON object with no key outside ``keys`` (else None,
-    malformed included). The fast paths then accept strings, nulls and lists of strings only,
-    which orjson and ``json`` read alike."""
-    rec = jsonio.json_object(line)
-    return rec if rec is not None and keys.issuperset(rec) else None
-
-
-def _flat_id(value: Any) -> str | None:
-    """:func:`_id` of a non-blank string (None for anything else)."""
-    return (value.strip() or None) if value.__class__ is str else None
-
-
-_NOT_FLAT = object()
-
-
-def _flat_answer(value: Any) -> Answer | None | object:
-    """:func:`parse_answer` of null or a list of strings; _NOT_FLAT for anything else."""
-    if value is None:
-        return None
-    if value.__class__ is list and _STRS.issuperset(map(type, value)):
-        return TableAnswer.single_column(guess_terms(value), "answer")
-    return _NOT_FLAT
+    return Prediction(pid.strip(), sparql, answer, None, None, ok, "", {})
 
 
 # --------------------------------------------------------------------------- CSV
@@ -642,18 +674,12 @@ def prediction_from_record(rec: Any, file: str, record: str, problems: list[Prob
 def load_jsonl_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     """JSONL run file(s), concatenated."""
     problems: list[Problem] = []
-    parsed: list[tuple[str, str, Prediction]] = []
-    for path in paths:
-        file = str(path)
-        for record, _, rec in _jsonl_records(path, problems, _fast_prediction):
-            if rec.__class__ is Prediction:
-                parsed.append((file, record, rec))
-                continue
-            try:
-                parsed.append((file, record, prediction_from_record(rec, file, record, problems)))
-            except ValueError as e:
-                problems.append(Problem(file, record, f"{e}; skipped"))
-    return Run(Path(paths[0]).stem, unique(parsed, problems), "jsonl", list(paths), problems)
+
+    def parse(rec: Any, file: str, record: str) -> Prediction:
+        return prediction_from_record(rec, file, record, problems)
+
+    preds = list(_jsonl_unique(paths, problems, Prediction, parse, _fast_predictions))
+    return Run(Path(paths[0]).stem, preds, "jsonl", list(paths), problems)
 
 
 # --------------------------------------------------------------------------- writer

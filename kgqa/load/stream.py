@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kgqa.load import formats
-from kgqa.load.generic import iter_unique, jsonl_items
+from kgqa.load.generic import jsonl_items
 from kgqa.model import InputError, Item, Problem
 
 
@@ -48,9 +48,13 @@ class DatasetStream:
         languages: dict[str, None] = {}
         unit_languages: dict[str, None] = {}
         count = 0
-        for item in iter_unique(jsonl_items(self.source, problems, self._lang), problems):
+        for item in jsonl_items(self.source, problems, self._lang):
             for lang in item.questions:
                 languages.setdefault(lang, None)
+            if not item.lang_ids:  # its own one scoring unit (Item.units)
+                count += 1
+                yield item
+                continue
             for lang in item.lang_ids:
                 languages.setdefault(lang, None)
                 unit_languages.setdefault(lang, None)

@@ -10,7 +10,7 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal as _Lit, Union
 
-from kgqa.model.terms import TermMatching, Term, from_sparql_json, to_sparql_json
+from kgqa.model.terms import _IRI_PREFIXES, TermMatching, Term, from_sparql_json, guess_terms, to_sparql_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,9 +21,10 @@ class BooleanAnswer:
         return 1
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class TableAnswer:
-    """Rows over ``variables``; a cell is a term or None (unbound)."""
+    """Rows over ``variables``; a cell is a term or None (unbound). Two tables are equal when
+    their variables and rows are (a :class:`TextColumn` included)."""
 
     variables: tuple[str, ...]
     rows: tuple[tuple[Term | None, ...], ...]
@@ -36,6 +37,14 @@ class TableAnswer:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TableAnswer):
+            return NotImplemented
+        return self is other or (self.variables == other.variables and self.rows == other.rows)
+
+    def __hash__(self) -> int:
+        return hash((self.variables, self.rows))
 
     @classmethod
     def single_column(cls, terms: Iterable[Term], variable: str = "result") -> "TableAnswer":
@@ -55,6 +64,47 @@ _new = object.__new__
 _set_variables = TableAnswer.variables.__set__  # type: ignore[attr-defined]
 _set_rows = TableAnswer.rows.__set__  # type: ignore[attr-defined]
 
+
+class TextColumn(TableAnswer):
+    """A one-column table of bare strings (a JSON list of strings), each typed as
+    :func:`~kgqa.model.terms.guess_term` types it: an :class:`~kgqa.model.terms.IRI` or a simple
+    literal. It is a :class:`TableAnswer` in every respect (equal to the table of those terms);
+    its ``rows`` are made on first use, so that scoring by lexical form
+    (:meth:`TermMatching.text_keys`) reads ``texts`` and never makes a term."""
+
+    __slots__ = ("texts",)
+    texts: list[str]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a TextColumn is made of its strings: TextColumn.of(texts, variable)")
+
+    @classmethod
+    def of(cls, texts: list[str], variable: str = "answer") -> "TextColumn":
+        """The column of ``texts`` (a list of strings, kept as it is: not to be changed)."""
+        table = _new(cls)
+        _set_variables(table, (variable,))
+        _set_texts(table, texts)
+        return table
+
+    def __getattr__(self, name: str) -> Any:  # only for a slot not yet set: ``rows`` on first use
+        if name == "rows":
+            rows = tuple(zip(guess_terms(self.texts)))
+            _set_rows(self, rows)
+            return rows
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def __repr__(self) -> str:
+        return f"TableAnswer(variables={self.variables!r}, rows={self.rows!r})"
+
+    def __reduce__(self) -> Any:
+        return TextColumn.of, (list(self.texts), self.variables[0])
+
+
+_set_texts = TextColumn.texts.__set__  # type: ignore[attr-defined]
+
 Answer = Union[BooleanAnswer, TableAnswer]
 
 EMPTY = TableAnswer((), ())
@@ -64,6 +114,8 @@ def is_empty(answer: Answer | None) -> bool:
     """None and a table with no rows (or only unbound cells) are empty; a boolean never is."""
     if answer is None:
         return True
+    if answer.__class__ is TextColumn:  # every cell a term
+        return not answer.texts
     if isinstance(answer, BooleanAnswer):
         return False
     for row in answer.rows:
@@ -242,7 +294,11 @@ def to_results_json(answer: Answer) -> dict[str, Any]:
     if isinstance(answer, BooleanAnswer):
         return {"head": {}, "boolean": answer.value}
     variables = answer.variables
-    if len(variables) == 1:  # the common one-column table, without zip per row
+    if answer.__class__ is TextColumn:  # bare strings, as to_sparql_json writes their guessed terms (none made)
+        v = variables[0]
+        bindings = [{v: {"type": "uri", "value": t}} if t.startswith(_IRI_PREFIXES) and " " not in t
+                    else {v: {"type": "literal", "value": t}} for t in answer.texts]
+    elif len(variables) == 1:  # the common one-column table, without zip per row
         v = variables[0]
         bindings = [{v: to_sparql_json(row[0])} if row[0] is not None else {} for row in answer.rows]
     else:

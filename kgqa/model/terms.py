@@ -461,6 +461,20 @@ class TermMatching:
                     for (c,) in rows if c is not None]
         return [self.key(c) for (c,) in rows if c is not None]
 
+    def text_keys(self, texts: list[str]) -> list[Hashable]:
+        """``self.keys(guess_terms(texts))`` without making the terms (a bare-string answer's
+        keys, see :class:`~kgqa.model.answer.TextColumn`): under lexical matching a term's key
+        is its lexical form, which is the string itself."""
+        if self.links is not None or self.labels is not None:
+            return self.keys(guess_terms(texts))
+        if self.mode == "lexical":
+            return texts
+        if self.iri == "percent-decode" and not self.literal_vs_iri:
+            literal_key = self._literal_key
+            return [("iri", unquote(t) if "%" in t else t) if t.startswith(_IRI_PREFIXES) and " " not in t
+                    else literal_key(simple_literal(t)) for t in texts]
+        return self.keys(guess_terms(texts))
+
     def key(self, term: Term | None) -> Hashable:
         """Comparison key of a term: two terms match iff their keys are equal."""
         if term is None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgqa.model import Answer, BooleanAnswer, Dataset, Item, Outcome, Prediction, Run, Status, TableAnswer
-from kgqa.model.answer import answer_items, from_results_json, to_results_json
+from kgqa.model.answer import TextColumn, answer_items, from_results_json, to_results_json
 from kgqa.model.terms import TermMatching
 from kgqa.model.gcpause import during
 from kgqa.model.signature import Signature
@@ -180,7 +180,9 @@ class QuestionList(Sequence):
         if q is None:
             scores = {label: vals[i] for label, (vals, present) in self._columns.items() if present[i]}
             q = QuestionScore(self.ids[i], self.labels[i], scores, self.messages[i], self.counts[i])
-            q._source = self._sources[i]
+            source = self._sources[i]
+            # a streamed question's stored answer: its prediction alone (see evaluate)
+            q._source = source if source.__class__ is tuple else (None, source, source.outcome(), None)
             self._made[i] = q
         return q
 
@@ -352,6 +354,9 @@ def _json_float(v: float) -> float | None:
 
 
 def _collect(answer: Answer | None, matching: TermMatching, view: str, qrels_side: str | None = None) -> Any:
+    if answer.__class__ is TextColumn and view != "list":  # bare strings: keys without terms
+        keys = matching.text_keys(answer.texts)
+        return frozenset(keys) if view == "values" else frozenset(zip(keys))
     if answer.__class__ is TableAnswer and len(answer.variables) == 1 and view != "list":  # the common case
         keys = matching.column_keys(answer.rows)
         return frozenset(keys) if view == "values" else frozenset(zip(keys))
@@ -578,7 +583,9 @@ def evaluate(
     gated = any(processed_only)
     dense = True  # every measure has scored every question so far (positions not yet listed)
     run_get = run._by_id.get if type(run) is Run else run.get
-    column_keys = m.column_keys
+    column_keys, text_keys = m.column_keys, m.text_keys
+    lexical = m.mode == "lexical" and m.links is None and m.labels is None  # text_keys(texts) is texts
+    ok = Status.OK
     set_view = view != "list"
     for item in (dataset if streamed else dataset.items):
         iid = item.id
@@ -597,6 +604,8 @@ def evaluate(
             outcome = predicted[iid]
         elif pred is None:
             outcome = Outcome.missing()
+        elif pred.status is ok and pred.answer is not None:
+            outcome = None  # the stored answer: pred.outcome(), made only where it is read
         else:
             outcome = pred.outcome()
         extra = (dict(extras[iid]) if iid in extras else {}) if (per_question or not answers_only) else no_extra
@@ -604,6 +613,7 @@ def evaluate(
         if answers_only:
             reasons = [gold_reason] * len(specs) if gold_reason else no_reasons
         else:
+            outcome = outcome or pred.outcome()
             per_input = [_missing_input(i, item, pred, outcome, gold_reason, extra or no_extra) for i in distinct]
             reasons = [per_input[j] for j in slot]
         if reasons is not no_reasons and ((not specs and gold_reason) or (specs and all(reasons))):
@@ -619,12 +629,19 @@ def evaluate(
             for spec, r in zip(specs, reasons):
                 if r:
                     measure_skips.setdefault(spec.label, {}).setdefault(r, []).append(iid)
-        status = outcome.status
-        failed = status is not Status.OK
-        zero = failed and (zero_failures if status is not Status.MISSING else zero_missing)
-        sys_answer = outcome.answer if not failed else None
+        if outcome is None:
+            failed = zero = False
+            sys_answer = pred.answer
+        else:
+            status = outcome.status
+            failed = status is not ok
+            zero = failed and (zero_failures if status is not Status.MISSING else zero_missing)
+            sys_answer = outcome.answer if not failed else None
         if qrels_gold is not None:
             gold_items = qrels_gold
+        elif gold_answer.__class__ is TextColumn and set_view:  # bare strings: no term is made
+            keys = gold_answer.texts if lexical else text_keys(gold_answer.texts)
+            gold_items = frozenset(keys) if view == "values" else frozenset(zip(keys))
         elif gold_answer.__class__ is TableAnswer and len(gold_answer.variables) == 1 and set_view:
             keys = column_keys(gold_answer.rows)  # _collect's common case, inline
             gold_items = frozenset(keys) if view == "values" else frozenset(zip(keys))
@@ -633,14 +650,18 @@ def evaluate(
         bag = pred.bag if (by_qrels and pred is not None and not executed) else None
         if isinstance(bag, dict) and not failed:
             sys_items: Any = frozenset(bag)
-            label = outcome.label
+            label = (outcome or pred.outcome()).label
+        elif sys_answer.__class__ is TextColumn and set_view:
+            keys = sys_answer.texts if lexical else text_keys(sys_answer.texts)
+            sys_items = frozenset(keys) if view == "values" else frozenset(zip(keys))
+            label = "ok" if keys else "empty"
         elif sys_answer.__class__ is TableAnswer and len(sys_answer.variables) == 1 and set_view:
             keys = column_keys(sys_answer.rows)  # _collect's common case, inline
             sys_items = frozenset(keys) if view == "values" else frozenset(zip(keys))
             label = "ok" if keys else "empty"  # outcome.label of an OK outcome: is a cell bound?
         else:
             sys_items = _collect(sys_answer, m, view, sys_side)
-            label = outcome.label
+            label = (outcome or pred.outcome()).label
         outcome_counter[label] += 1
         if gold_items.__class__ is frozenset and sys_items.__class__ is frozenset:  # _counts' common case
             c = Counts.from_sets(gold_items, sys_items)
@@ -656,9 +677,12 @@ def evaluate(
                 if not (reasons[j] or (processed_only[j] and label != "ok")):
                     positions[j].append(k)
         gold_outcome = gold.get(iid) if gold else None
-        gated_here = [j for gate, js in gate_list if gate(item)
-                      for j in js if dense or (positions[j] and positions[j][-1] == k)] if gate_list else None
+        gated_here = None
+        for gate, js in gate_list:  # no comprehension (a frame per question) for the common no
+            if gate(item):
+                gated_here = (gated_here or []) + [j for j in js if dense or (positions[j] and positions[j][-1] == k)]
         if per_question or gated_here:
+            outcome = outcome or pred.outcome()
             if qrels_gold is not None:
                 gold_values = qrels_gold
             elif view == "values" and (gold_side is None or not isinstance(gold_answer, BooleanAnswer)):
@@ -680,12 +704,16 @@ def evaluate(
                                     fold_fn(ctx, **kw) if fold_fn is not None else None)
         ids.append(iid)
         outcome_labels.append(label)
-        messages.append(outcome.message)
+        messages.append(outcome.message if outcome is not None else "")
         counts.append(c)
         failed_flags.append(zero)
         equal.append(gold_items == sys_items)
-        # a streamed dataset's items are not kept (their records then hold the outcome only)
-        sources.append((None, pred, outcome, None) if streamed else (item, pred, outcome, gold_outcome))
+        # a streamed dataset's items are not kept (their records then hold the outcome only); a
+        # stored answer's source is its prediction alone (QuestionList._make makes the outcome)
+        if streamed:
+            sources.append(pred if outcome is None else (None, pred, outcome, None))
+        else:
+            sources.append((item, pred, outcome or pred.outcome(), gold_outcome))
 
     if dense:  # one list for every measure (never changed from here on)
         positions = [list(range(len(ids)))] * len(specs)

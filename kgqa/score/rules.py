@@ -9,17 +9,17 @@ score signatures; the README's measure table documents each one.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Counts:
+class Counts(NamedTuple):
     """What one question's comparison produced.
 
     ``tp``/``fp``/``fn`` are set counts (|S∩G|, |S−G|, |G−S|). ``sys_size``/``gold_size`` are
     the sizes of the system and gold collections (for list views they count duplicates, and
     ``sys_hits`` counts system entries found in gold, ``gold_hits`` gold entries found in the
-    system answer, as GraphQuestions' list-based script does)."""
+    system answer, as GraphQuestions' list-based script does). A named tuple: one is made per
+    question, and a tuple is made several times faster than a frozen dataclass."""
 
     tp: int
     fp: int
@@ -33,17 +33,7 @@ class Counts:
     def from_sets(cls, gold: frozenset, system: frozenset) -> "Counts":
         tp = len(gold & system)
         ns, ng = len(system), len(gold)
-        # Counts(tp, ns - tp, ng - tp, ns, ng, tp, tp) without the frozen dataclass's __init__
-        # (seven object.__setattr__ calls): a per-question hot path
-        c = _new(Counts)
-        _set_tp(c, tp)
-        _set_fp(c, ns - tp)
-        _set_fn(c, ng - tp)
-        _set_sys(c, ns)
-        _set_gold(c, ng)
-        _set_sys_hits(c, tp)
-        _set_gold_hits(c, tp)
-        return c
+        return _new_tuple(cls, (tp, ns - tp, ng - tp, ns, ng, tp, tp))  # cls(...) without its __new__'s call
 
     @classmethod
     def from_lists(cls, gold: list, system: list) -> "Counts":
@@ -55,9 +45,7 @@ class Counts:
         )
 
 
-_new = object.__new__
-_set_tp, _set_fp, _set_fn, _set_sys, _set_gold, _set_sys_hits, _set_gold_hits = (
-    getattr(Counts, f).__set__ for f in ("tp", "fp", "fn", "sys_size", "gold_size", "sys_hits", "gold_hits"))
+_new_tuple = tuple.__new__
 
 PRF = tuple[float, float, float]
 
