@@ -129,7 +129,8 @@ def path(request, monkeypatch):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("n,resamples,seed", [(12, 2000, 0), (250, 3001, 7), (3000, 1003, 3), (9000, 1500, 11)])
+@pytest.mark.parametrize("n,resamples,seed", [(12, 2000, 0), (250, 3001, 7), (3000, 1003, 3),
+                                              pytest.param(9000, 1500, 11, marks=pytest.mark.slow)])
 def test_batched_bootstrap_equals_one_series_at_a_time(path, kind, n, resamples, seed):
     xs = systems(kind, n, 4, seed)
     requests, want = [], []
@@ -161,7 +162,8 @@ def test_one_series_functions_are_unchanged(kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("n,trials,seed", [(12, 3000, 0), (999, 2001, 4), (20_000, 700, 9)])
+@pytest.mark.parametrize("n,trials,seed", [(12, 3000, 0), (999, 2001, 4),
+                                           pytest.param(20_000, 700, 9, marks=pytest.mark.slow)])
 def test_batched_randomization_equals_one_pair_at_a_time(kind, n, trials, seed):
     xs = systems(kind, n, 4, seed)
     diffs, want = [], []

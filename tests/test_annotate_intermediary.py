@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 
@@ -68,6 +69,7 @@ def test_stems_keep_one_lower_case_stem_per_word(words):
     assert all(len(st_) >= min(3, len(w)) and w.lower().startswith(st_) for st_, w in zip(s.split(), words))
 
 
+@pytest.mark.slow  # the whole LC-QuAD 1.0 train set
 def test_lcquad1_train_tagged_without_a_kg(shared_data, tmp_path):
     cli._register()
     out = tmp_path / "tagged.jsonl"

@@ -55,6 +55,7 @@ def exact(run, ds: Dataset) -> int:
 # --------------------------------------------------------------------------- seq2seq
 
 
+@pytest.mark.slow  # trains a seq2seq model
 @needs_torch
 def test_copy_mechanism_copies_unseen_kb_tokens_that_the_plain_model_cannot():
     torch.set_num_threads(1)
@@ -67,6 +68,7 @@ def test_copy_mechanism_copies_unseen_kb_tokens_that_the_plain_model_cannot():
     assert exact(gate_off.predict(UNSEEN), UNSEEN) == 0
 
 
+@pytest.mark.slow  # trains a seq2seq model
 @needs_torch
 def test_seq2seq_save_load_round_trip_and_seed_determinism(tmp_path):
     torch.set_num_threads(1)
@@ -227,6 +229,7 @@ def test_retrieval_and_simple_end_to_end_on_a_generated_ck25_benchmark(ck25_gene
         assert sum(p.answer is not None for p in run.predictions) >= 0.8 * len(test.items)
 
 
+@pytest.mark.slow  # model servers as processes, asked through both contracts
 def test_served_model_answers_through_both_contracts(ck25_generated, tmp_path):
     from kgqa.execute.systems import AskSettings, ask
 

@@ -52,6 +52,7 @@ def test_every_page_is_in_the_navigation_and_every_nav_entry_exists():
     assert set(nav) - pages == set(), "nav entries without a page"
 
 
+@pytest.mark.slow  # .ci/run builds the site strictly again after the tests
 def test_site_builds_strictly(tmp_path):
     pytest.importorskip("mkdocs", reason="the docs extra (mkdocs) is not installed")
     r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],

@@ -73,6 +73,7 @@ def test_ck25_200_questions_seed_1(ck25_kg, tmp_path, capsys):
     assert min(c.mean for c in fn.cells[dv.run].values()) < 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.virtuoso
 @pytest.mark.xdist_group("virtuoso")
 def test_generate_against_virtuoso_endpoint(virtuoso_ck25, tmp_path, capsys):

@@ -18,6 +18,11 @@ def test_readme_opens_with_two_setup_commands():
     assert "pytest" in blocks[1]
     ci = (REPO / ".ci" / "run").read_text()
     assert blocks[1].strip() in ci, ".ci/run must run the README's test command"
+    # the README's command leaves out the slow tests; CI runs them after it, so it runs every test
+    assert blocks[1].strip().endswith('-m "not slow"')
+    slow = ci.index('.venv/bin/python -m pytest -n 2 --dist loadgroup -m slow\n')
+    assert slow > ci.index(blocks[1].strip()) and "KGQA_REQUIRE_DATA=1" in ci[:slow]
+    assert ".venv/bin/python -m pytest -n 2 --dist loadgroup -m slow" in README
 
 
 def test_python_api_example_runs_and_prints_what_it_says(tmp_path):

@@ -14,6 +14,9 @@ from conftest import CHROMIUM_OFFLINE_FLAGS
 
 from kgqa.report.html import html_report
 
+# a CK25 evaluation and Chromium: the slow part (.ci/run runs it)
+pytestmark = pytest.mark.slow
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 # Marks every numeric or id cell whose text (superscript letters aside) lies on more than one line.

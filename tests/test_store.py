@@ -358,6 +358,7 @@ def postgres():
     shutil.rmtree(d, ignore_errors=True)
 
 
+@pytest.mark.slow  # a PostgreSQL cluster starts: the slow part (.ci/run)
 def test_postgresql_through_the_same_code(postgres, tmp_path, monkeypatch):
     monkeypatch.setenv("KGQA_CACHE_DIR", str(tmp_path / "cache"))
     s = Store(postgres)

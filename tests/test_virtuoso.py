@@ -21,7 +21,7 @@ from kgqa.model import BooleanAnswer, Status, TableAnswer
 from virtuoso import CK25_GRAPH, VirtuosoError, virtuoso_ck25  # noqa: F401  (session fixture)
 
 # one Virtuoso per run: with `-n N --dist loadgroup` these tests share one xdist worker
-pytestmark = [pytest.mark.virtuoso, pytest.mark.xdist_group("virtuoso")]
+pytestmark = [pytest.mark.slow, pytest.mark.virtuoso, pytest.mark.xdist_group("virtuoso")]
 
 #: Gold queries whose results genuinely differ between Virtuoso 7.2 and pyoxigraph.
 DIFFERENCES = {

@@ -15,7 +15,7 @@ from conftest import CHROMIUM_OFFLINE_FLAGS
 from kgqa.load import registry
 from webserver import WebServer
 
-pytestmark = pytest.mark.xdist_group("web-browser")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web-browser")]  # Chromium: the slow part (.ci/run)
 
 DEMO = registry.PACKAGE_DIR / "demo" / "data"
 OFFICIAL_ORDER = ["INFAI", "WSE", "AIFB"]  # official CK25 set_F averages: 0.436, 0.320, 0.0

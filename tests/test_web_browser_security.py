@@ -15,7 +15,7 @@ from kgqa.load import registry
 from webattacks import count_experiments, cross_origin_csrf, rebinding, report_rendering
 from webserver import WebServer, chromium
 
-pytestmark = pytest.mark.xdist_group("web-browser")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web-browser")]  # Chromium: the slow part (.ci/run)
 
 DEMO = registry.PACKAGE_DIR / "demo" / "data"
 

@@ -55,11 +55,21 @@ def _root(
     """
 
 
+_registered = False
+
+
 def _register() -> None:
+    """Add every command module's commands to ``app``, once per process: a second call (each
+    :func:`main` and :func:`command` calls it) adds nothing, so ``app`` never holds a command
+    twice and building the CLI costs the same on the hundredth call as on the first."""
+    global _registered
     import importlib
 
+    if _registered:
+        return
     for mod in COMMAND_MODULES:
         importlib.import_module(mod).register(app)
+    _registered = True
 
 
 def command():
