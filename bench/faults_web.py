@@ -16,7 +16,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,7 +31,7 @@ from kgqa.load import registry  # noqa: E402
 from webattacks import (  # noqa: E402
     count_experiments, cross_origin_csrf, form_token, rebinding, report_rendering, upload_responsiveness,
 )
-from webserver import WebServer, chromium  # noqa: E402
+from webserver import Listener, WebServer, chromium  # noqa: E402
 
 Row = Callable[[str, str, str, str, bool], None]
 DEMO = registry.PACKAGE_DIR / "demo" / "data"
@@ -56,35 +55,6 @@ def _wait(c: httpx.Client, eid: str, timeout: float = 180.0) -> dict:
             return s
         time.sleep(0.2)
     return {"status": "timeout"}
-
-
-class _Listener:
-    """A live system that must never be asked: counts the connections it gets."""
-
-    def __init__(self):
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.hits = 0
-        self._stop = False
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self):
-        while not self._stop:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.hits += 1
-            conn.close()
-
-    def close(self):
-        self._stop = True
-        self.thread.join()
-        self.sock.close()
 
 
 def web_rows(row: Row, tmp: Path, data: Path) -> None:
@@ -254,7 +224,7 @@ def _token_rows(row: Row, tmp: Path) -> None:
 
 
 def _system_url_rows(row: Row, tmp: Path) -> None:
-    listener = _Listener()
+    listener = Listener()
     try:
         url = f"http://127.0.0.1:{listener.port}/qa"
         results = []

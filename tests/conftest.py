@@ -99,3 +99,26 @@ CHROMIUM_OFFLINE_FLAGS = (
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--proxy-server=http://127.0.0.1:9",
     "--proxy-bypass-list=127.0.0.1;localhost",
 )
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    """``kgqa ARGS`` in this process: (exit status, stdout, stderr)."""
+    from kgqa.cli import main
+
+    code = 0
+    try:
+        main(list(args))
+    except SystemExit as e:
+        code = e.code or 0
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def derive_kg_pair():
+    """``tools/derive_kg_pair.py`` as a module (it is a script, not a package module)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("derive_kg_pair", REPO / "tools" / "derive_kg_pair.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

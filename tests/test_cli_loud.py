@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kgqa.cli import main
+from conftest import run_cli as run_main
 from kgqa.demo import DATA
 
 RUNS = DATA / "runs"
@@ -20,13 +20,7 @@ RUNS = DATA / "runs"
 
 def run_cli(capsys, monkeypatch, *args: str) -> tuple[int, str, str]:
     monkeypatch.setenv("COLUMNS", "200")
-    code = 0
-    try:
-        main(list(args))
-    except SystemExit as e:
-        code = e.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_main(capsys, *args)
 
 
 # --------------------------------------------------------------------------- no traceback

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from generate_checks import canonical, check_all, reductions, rows
-from kgqa.cli import main
+from conftest import run_cli
 from kgqa.demo import DATA
 from kgqa.execute import open_engine
 from kgqa.generate import KGAccess, GenerateOptions, generate, parse_edges, parse_functions
@@ -35,14 +35,6 @@ XSD = "http://www.w3.org/2001/XMLSchema#"
 pytestmark = pytest.mark.xdist_group("generate-demo")
 
 
-def run_cli(capsys, *args: str) -> tuple[int, str, str]:
-    code = 0
-    try:
-        main(list(args))
-    except SystemExit as e:
-        code = e.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from kgqa.cli import main
+from conftest import run_cli
 from kgqa.generate import PAPER_SHARES, KGAccess, GenerateOptions, generate, parse_function_shares
 from kgqa.generate.language import Lexicon, faithfulness
 from kgqa.generate.graphquery import GraphQuery
@@ -24,14 +24,6 @@ from nobel_shaped_kg import write_kg
 pytestmark = pytest.mark.xdist_group("generate-publishable")
 
 
-def run_cli(capsys, *args: str) -> tuple[int, str, str]:
-    code = 0
-    try:
-        main(list(args))
-    except SystemExit as e:
-        code = e.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def publishable(path) -> dict:

@@ -9,19 +9,11 @@ import json
 import pytest
 
 from generate_checks import check_all
-from kgqa.cli import main
+from conftest import run_cli
 from kgqa.execute import open_engine
 from virtuoso import CK25_GRAPH, virtuoso_ck25  # noqa: F401  (session fixture)
 
 
-def run_cli(capsys, *args: str) -> tuple[int, str, str]:
-    code = 0
-    try:
-        main(list(args))
-    except SystemExit as e:
-        code = e.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

@@ -6,11 +6,12 @@ the target, the others are reported with their category."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+
+from conftest import derive_kg_pair
 
 from kgqa.execute.cache import ResultCache
 from kgqa.load import load_dataset
@@ -25,17 +26,10 @@ PV = "http://ld.company.org/prod-vocab/"
 T = "http://kg.example.org/ontology/"
 
 
-def _tool():
-    spec = importlib.util.spec_from_file_location("derive_kg_pair", REPO / "tools" / "derive_kg_pair.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.fixture(scope="module")
 def pair(shared_data, tmp_path_factory):
     out = tmp_path_factory.mktemp("ck25pair")
-    manifest = _tool().derive(shared_data / "ck25" / "graphs" / "prod-inst.ttl", out, seed=0)
+    manifest = derive_kg_pair().derive(shared_data / "ck25" / "graphs" / "prod-inst.ttl", out, seed=0)
     return out, manifest, shared_data / "ck25" / "graphs" / "prod-inst.ttl"
 
 

@@ -7,13 +7,14 @@ the truth for every question, and the written file holds every item the console 
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import re
 from pathlib import Path
 
 import pytest
+
+from conftest import derive_kg_pair
 
 from kgqa.load import load_dataset
 from kgqa.migrate import KG
@@ -28,16 +29,9 @@ PI = "http://ld.company.org/prod-instances/"
 T = "http://kg.example.org/ontology/"
 
 
-def _tool():
-    spec = importlib.util.spec_from_file_location("derive_kg_pair", REPO / "tools" / "derive_kg_pair.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.fixture(scope="module")
 def hard(shared_data, tmp_path_factory):
-    tool = _tool()
+    tool = derive_kg_pair()
     out = tmp_path_factory.mktemp("ck25hard")
     src = shared_data / "ck25" / "graphs" / "prod-inst.ttl"
     manifest = tool.derive(src, out, tool.CK25_HARD_SPEC, seed=0)

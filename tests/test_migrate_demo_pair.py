@@ -5,10 +5,11 @@ semantic drift that candidate verification has to reject)."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+
+from conftest import derive_kg_pair
 import yaml
 
 from kgqa.load import load_dataset
@@ -23,9 +24,7 @@ KB = "http://example.net/kb/prop/"
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    spec_mod = importlib.util.spec_from_file_location("derive_kg_pair", REPO / "tools" / "derive_kg_pair.py")
-    tool = importlib.util.module_from_spec(spec_mod)
-    spec_mod.loader.exec_module(tool)
+    tool = derive_kg_pair()
     out = tmp_path_factory.mktemp("demopair")
     spec = yaml.safe_load((REPO / "tools" / "demo_pair_spec.yaml").read_text())
     src_file = REPO / "kgqa" / "demo" / "data" / "kg.ttl"

@@ -11,7 +11,6 @@ import hashlib
 import re
 import socket
 import sqlite3
-import threading
 from base64 import b64encode
 from contextlib import contextmanager
 
@@ -20,7 +19,7 @@ import pytest
 
 from kgqa.load import registry
 from kgqa.store import Store
-from webserver import WebServer
+from webserver import Listener, WebServer
 
 pytestmark = pytest.mark.xdist_group("web-security")
 
@@ -70,34 +69,6 @@ def n_experiments(srv) -> int:
         return len(st.list())
 
 
-class Listener:
-    """A TCP listener on 127.0.0.1 counting the connections it gets (a live system that must
-    never be asked)."""
-
-    def __init__(self):
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.hits = 0
-        self.stop = False
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self):
-        while not self.stop:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.hits += 1
-            conn.close()
-
-    def close(self):
-        self.stop = True
-        self.thread.join()
-        self.sock.close()
 
 
 # --------------------------------------------------------------------------- Host allow-list

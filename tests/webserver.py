@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -155,3 +156,33 @@ class PageServer:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 counting the connections it gets (a live system that must
+    never be asked)."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.hits = 0
+        self.stop = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.hits += 1
+            conn.close()
+
+    def close(self):
+        self.stop = True
+        self.thread.join()
+        self.sock.close()

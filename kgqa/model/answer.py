@@ -10,7 +10,7 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal as _Lit, Union
 
-from kgqa.model.terms import _IRI_PREFIXES, TermMatching, Term, from_sparql_json, guess_terms, to_sparql_json
+from kgqa.model.terms import TermMatching, Term, from_sparql_json, guess_terms, guessed_iri, to_sparql_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,8 +296,7 @@ def to_results_json(answer: Answer) -> dict[str, Any]:
     variables = answer.variables
     if answer.__class__ is TextColumn:  # bare strings, as to_sparql_json writes their guessed terms (none made)
         v = variables[0]
-        bindings = [{v: {"type": "uri", "value": t}} if t.startswith(_IRI_PREFIXES) and " " not in t
-                    else {v: {"type": "literal", "value": t}} for t in answer.texts]
+        bindings = [{v: {"type": "uri" if guessed_iri(t) else "literal", "value": t}} for t in answer.texts]
     elif len(variables) == 1:  # the common one-column table, without zip per row
         v = variables[0]
         bindings = [{v: to_sparql_json(row[0])} if row[0] is not None else {} for row in answer.rows]

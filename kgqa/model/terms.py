@@ -124,10 +124,16 @@ def simple_literal(value: str) -> Literal:
     return term
 
 
+def guessed_iri(text: str) -> bool:
+    """Whether :func:`guess_term` types the bare string ``text`` as an IRI (an absolute IRI
+    without a space); :func:`guess_terms` inlines the same test in its loop."""
+    return text.startswith(_IRI_PREFIXES) and " " not in text
+
+
 def guess_term(text: str) -> Term:
     """Type a bare string from an untyped source (Text2SPARQL answer bags, CSV): absolute
     IRIs become :class:`IRI`, everything else a simple :class:`Literal`."""
-    if text.startswith(_IRI_PREFIXES) and " " not in text:
+    if guessed_iri(text):
         return iri(text)
     return simple_literal(text)
 
