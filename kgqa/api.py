@@ -904,6 +904,8 @@ _LAZY.update({
     "AskInterrupted": "kgqa.execute.systems",  # Ctrl-C while asking a live system
     "parse_bytes": "kgqa.execute.engine",  # "2GiB" / "off" -> an engine cap
     "display_url": "kgqa.execute.systems.client",  # a URL with its credentials shown as ***
+    "secrets_of": "kgqa.execute.systems.client",  # the credentials in a URL (and headers), to redact
+    "headline_measure": "kgqa.analyze.characteristics",  # the measure a leaderboard ranks by
     "split_run_spec": "kgqa.load.runspec",  # "NAME=PATH" -> (name, path)
 })
 

@@ -52,6 +52,12 @@ ALLOWED: dict[str, set[str]] = {
     "root": EVERYTHING,
 }
 
+#: Modules held to less than their package may import, and why.
+MODULE_ALLOWED: dict[str, set[str]] = {
+    # an experiment is one call of the public pipeline: the runner reaches the flow through kgqa.api only
+    "store/runner.py": {*SHARED, "api", "store"},
+}
+
 #: Modules that may call ``importlib.import_module`` with a name computed at run time, and why.
 DYNAMIC_IMPORTS = {
     "model/registry.py": "a registry imports the modules its list names (each list is a literal, checked)",
@@ -206,7 +212,7 @@ def violations(root: Path) -> list[str]:
         pkg = "root" if len(parts) == 1 else parts[1]
         if pkg == "__main__":
             pkg = "cli"
-        allowed = ALLOWED.get(pkg)
+        allowed = MODULE_ALLOWED.get(rel.as_posix(), ALLOWED.get(pkg))
         if allowed is None:
             continue  # reported above
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
@@ -297,6 +303,9 @@ MISSED = {
                       _append(root / "cli" / "datasets.py", "import kgqa.load.registry")),
         [("cli/analysis.py", "cli imports kgqa.score"), ("cli/datasets.py", "cli imports kgqa.load"),
          ("cli/evaluate.py", "cli imports kgqa.score")]),
+    "the store's runner reaching a flow stage past kgqa.api": (
+        lambda root: _append(root / "store" / "runner.py", "def f():\n    from kgqa.execute.systems.client import secrets_of"),
+        [("store/runner.py", "store imports kgqa.execute")]),
     "a module name added to a registry's list (MEASURE_MODULES)": (
         lambda root: _replace(root / "score" / "measures.py", '"kgqa.score.gerbil_subexperiments",',
                               '"kgqa.score.gerbil_subexperiments",\n    "kgqa.report.render",'),

@@ -120,10 +120,8 @@ def _load_run(path: str, ds: Dataset, name: str, fmt: str | None) -> Run:
 
 def headline(evaluation: api.Evaluation) -> str | None:
     """The measure a leaderboard ranks by (the first aggregate when none is comparable)."""
-    from kgqa.analyze.characteristics import headline_measure
-
     try:
-        return headline_measure([evaluation])
+        return api.headline_measure([evaluation])
     except ValueError:
         return next(iter(evaluation.aggregate), None)
 
@@ -260,10 +258,8 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
 def _url_secrets(url: str | None) -> list[str]:
     if not url:
         return []
-    from kgqa.execute.systems.client import secrets_of
-
     try:
-        return secrets_of(url, {})
+        return api.secrets_of(url, {})
     except Exception:  # noqa: BLE001 - an invalid URL fails the run, saying so
         return []
 
@@ -317,14 +313,3 @@ def compare(evals: Sequence[Any], *, baseline: str | None = None, measures: Sequ
         return api.compare(list(evals), baseline=baseline, measures=measures, seed=seed, resamples=resamples).result
     except InputError as e:
         raise ValueError(e.problem.message) from None
-
-
-def mean_ci(evaluation: Any, label: str, *, seed: int = 0, resamples: int = 10_000):
-    """Bootstrap CI of the mean of a measure's per-question values (None: no per-question values)."""
-    from kgqa.analyze.characteristics import per_question_scores
-    from kgqa.analyze.stats import bootstrap_ci
-
-    vals = list(per_question_scores(evaluation, label).values())
-    if not vals:
-        return None
-    return bootstrap_ci(vals, resamples=resamples, seed=seed)

@@ -176,7 +176,7 @@ def shown_url(url: str | None) -> str | None:
     values as ``***`` (:func:`kgqa.execute.systems.client.display_url`)."""
     if not url:
         return url
-    from kgqa.execute.systems.client import display_url
+    from kgqa.api import display_url
 
     return display_url(url)
 

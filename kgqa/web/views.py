@@ -23,6 +23,17 @@ BOARD_ROWS = 100  # leaderboard rows a page lists
 LIST_ROWS = 50  # experiments a home or compare-picker page lists
 
 
+def _mean_ci(evaluation: Any, label: str, *, seed: int = 0, resamples: int = 10_000):
+    """Bootstrap CI of the mean of a measure's per-question values (None: no per-question values)."""
+    from kgqa.analyze.characteristics import per_question_scores
+    from kgqa.analyze.stats import bootstrap_ci
+
+    vals = list(per_question_scores(evaluation, label).values())
+    if not vals:
+        return None
+    return bootstrap_ci(vals, resamples=resamples, seed=seed)
+
+
 @dataclass
 class ScoreRow:
     label: str
@@ -62,7 +73,7 @@ class Views:
         ev = self.evaluation(e)
         rows = []
         for s in ev.measures:
-            ci = runner.mean_ci(ev, s.label, resamples=RESAMPLES)
+            ci = _mean_ci(ev, s.label, resamples=RESAMPLES)
             v = ev.aggregate.get(s.label)
             rows.append(ScoreRow(s.label, s.measure.full, None if v is None or v != v else v,
                                  ci.low if ci else None, ci.high if ci else None, ci.n if ci else None))
