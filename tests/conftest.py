@@ -4,12 +4,22 @@ with the reason, only when that folder is absent, and fail instead with ``KGQA_R
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+# the result cache and cached KG stores of a test session live in a folder of its own (one per
+# xdist worker, removed at exit): a user's ~/.cache/kgqa, or what ran before, never changes what a
+# test sees (the counts of executed queries and cache hits are part of the output)
+_CACHE = tempfile.mkdtemp(prefix="kgqa-test-cache-")
+os.environ["KGQA_CACHE_DIR"] = _CACHE
+atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 
 # analyzer bugs raise in tests instead of reading as "invalid query" (kgqa.sparql.analyzer)
 os.environ.setdefault("KGQA_ANALYZER_STRICT", "1")
