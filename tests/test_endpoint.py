@@ -556,3 +556,41 @@ def test_pyoxigraph_xml_parser_differs():
     good = to_results_xml(TableAnswer(("x",), ((IRI("http://a"),), (Literal("b", None, "en"),))))
     rows = list(ox.parse_query_results(good.encode(), format=ox.QueryResultsFormat.XML))
     assert [str(r["x"]) for r in rows] == ["<http://a>", '"b"@en']
+
+
+# --------------------------------------------------------------------------- credentials
+
+
+def test_credentials_in_the_url_are_sent_but_never_in_a_signature_or_message(server):
+    """An endpoint URL with userinfo and a token in its query (and a secret header): the
+    server gets them; the fingerprint (so every score signature and cache key) and every
+    failure message show them as ``***``; two tokens for one endpoint are one KG."""
+    base = server.url("/sparql").replace("http://", "http://alice:pw-hunter2@")
+    url = f"{base}?api_key=SECRETKEY123&format=json"
+    server.script("/sparql", [Reply.ask(True), Reply.error(404, "no such thing here"), Reply.error(500, "x")])
+    with SparqlEndpoint(url, backoff=0.01, retries=0, headers={"X-Api-Token": "HEADERSECRET9"}) as e:
+        info = e.info
+        failed = e.execute(Q)
+        gave_up = e.execute(Q)
+    req = server.requests[0]
+    assert req.params.get("api_key") == ["SECRETKEY123"] and req.headers.get("X-Api-Token") == "HEADERSECRET9"
+    assert req.headers.get("Authorization", "").startswith("Basic ")
+    shown = server.url("/sparql").replace("http://", "http://***@") + "?api_key=***&format=json"
+    assert info.fingerprint == shown and shown in info.signature()
+    assert failed.status is Status.EXEC_ERROR and gave_up.status is Status.EXEC_ERROR
+    for text in (info.signature(), failed.message, gave_up.message):
+        assert not any(s in text for s in ("pw-hunter2", "SECRETKEY123", "HEADERSECRET9", "alice:"))
+    with SparqlEndpoint(url.replace("SECRETKEY123", "OTHERKEY456")) as other:
+        assert other.fingerprint == info.fingerprint
+
+
+def test_a_refused_connection_message_hides_the_credentials():
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    with SparqlEndpoint(f"http://127.0.0.1:{port}/sparql?token=TOKENVALUE77", retries=1, backoff=0.01) as e:
+        out = e.execute(Q, timeout=5)
+    assert out.status is Status.EXEC_ERROR and "TOKENVALUE77" not in out.message

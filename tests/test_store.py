@@ -396,6 +396,41 @@ def test_a_server_reads_registry_names_never_its_own_files(tmp_path, monkeypatch
     assert registered.startswith("sha256:") and uploaded.startswith("sha256:") and registered != uploaded
 
 
+def test_kg_endpoint_credentials_are_used_but_never_stored_shown_or_exported(store, tmp_path):
+    """A SPARQL endpoint named as the KG with a token in its URL: the store keeps the URL with
+    the token as ``***``; the run started with the URL as given queries the endpoint with it;
+    a run without it fails saying why; no stored field, signature or export carries it."""
+    import pyoxigraph as ox
+
+    from faultserver import FaultServer, oxigraph_handler
+    from kgqa.store.export import export
+
+    kg = ox.Store()
+    kg.load(path=str(DEMO / "kg.ttl"), format=ox.RdfFormat.TURTLE)
+    run = store.put_file((DEMO / "runs" / "strong.json").read_bytes())
+    with FaultServer(oxigraph_handler(kg)) as server:
+        url = server.url() + "?access_token=TOKEN4242XY"
+        shown = server.url() + "?access_token=***"
+        eid = store.create(dataset="demo", run_name="s", run_file=run, run_filename="strong.json", profile="kgqa",
+                           kg=url, options={"reexecute": True})
+        again = store.create(dataset="demo", run_name="s", run_file=run, run_filename="strong.json",
+                             profile="kgqa", kg=url, options={"reexecute": True})
+        e = store.get(eid)
+        assert e.kg == shown and e.kg_credentials_withheld and "not kept in the store" in e.withheld_message()
+        assert not runner.run_experiment(store, again, kgs=KGS)
+        failed = store.get(again)
+        assert failed.status == "failed" and "are not kept in the store" in failed.error and shown in failed.error
+        assert runner.run_experiment(store, eid, kgs=KGS, kg_url=url)
+        asked = list(server.requests)
+    assert asked and all(r.params.get("access_token") == ["TOKEN4242XY"] for r in asked)
+    e = store.get(eid)
+    assert e.status == "finished" and e.n_questions == 30 and "sparql-endpoint" in e.signature
+    texts = [json.dumps(e.summary()), e.signature, export(e, "json"), export(e, "csv")]
+    texts += [p.read_bytes().decode("latin-1") for p in tmp_path.glob("exp.sqlite*")]
+    assert not any("TOKEN4242XY" in t for t in texts)
+    assert "access_token=***" in e.signature
+
+
 def test_system_url_credentials_are_used_but_never_stored_shown_or_exported(store, tmp_path, capsys):
     """A live system's URL with credentials (userinfo, a credential-like query value): the
     store keeps and shows it with them as ``***``; the run started with the URL as given asks

@@ -246,9 +246,17 @@ class SparqlEndpoint:
         self.urls: tuple[str, ...] = (urls,) if isinstance(urls, str) else tuple(urls)
         if not self.urls:
             raise ValueError("SparqlEndpoint needs at least one URL")
+        from kgqa.execute.systems.client import display_url, secrets_of
+
         for u in self.urls:
             if not u.startswith(("http://", "https://")):
-                raise ValueError(f"endpoint URL must start with http:// or https://, got {u!r}")
+                raise ValueError(f"endpoint URL must start with http:// or https://, got {display_url(u)!r}")
+        # credentials in a URL (userinfo, a token in the query) or in a header are sent, never
+        # written: the fingerprint (so every signature and cache key) and every message show
+        # them as *** (the rule of live systems' URLs, kgqa.execute.systems.client)
+        self.shown: tuple[str, ...] = tuple(display_url(u) for u in self.urls)
+        self._secrets = sorted({x for u in self.urls for x in secrets_of(u, dict(headers or {}))}, key=len,
+                               reverse=True)
         self.method = method.upper()
         if self.method not in ("POST", "GET"):
             raise ValueError(f"method must be POST or GET, got {method!r}")
@@ -298,7 +306,7 @@ class SparqlEndpoint:
 
     @property
     def fingerprint(self) -> str:
-        parts = list(sorted(self.urls))
+        parts = list(sorted(self.shown))
         parts += [f"default-graph-uri={g}" for g in self.default_graphs]
         parts += [f"named-graph-uri={g}" for g in self.named_graphs]
         return " ".join(parts)
@@ -439,6 +447,23 @@ class SparqlEndpoint:
 
     async def _attempt(self, url: str, params: list[tuple[str, str]], accept: str, form: str,
                        max_rows: int, deadline: float) -> tuple[Status, Answer | None, str]:
+        if not self._secrets:
+            return await self._attempt_once(url, params, accept, form, max_rows, deadline)
+        try:  # the messages name the URL and echo the server: without the credentials
+            status, answer, message = await self._attempt_once(url, params, accept, form, max_rows, deadline)
+            return status, answer, self._scrub(message)
+        except (_Retryable, _Failure) as e:
+            e.message = self._scrub(e.message)
+            e.args = (e.message,)
+            raise
+
+    def _scrub(self, text: str) -> str:
+        from kgqa.execute.systems.client import scrub
+
+        return scrub(text, self._secrets)
+
+    async def _attempt_once(self, url: str, params: list[tuple[str, str]], accept: str, form: str,
+                            max_rows: int, deadline: float) -> tuple[Status, Answer | None, str]:
         headers = {"Accept": accept}
         try:
             for _hop in range(6):

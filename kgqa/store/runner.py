@@ -187,11 +187,12 @@ def check_upload(dataset: str, run_path: str, run_name: str, *, lang: str = "all
 
 
 def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, timeout: float = 30.0,
-                   system_url: str | None = None) -> bool:
+                   system_url: str | None = None, kg_url: str | None = None) -> bool:
     """Evaluate the stored experiment ``eid`` and record the result (or the failure, with a
     message naming file and record). ``kgs`` maps the KG names the server offers to ``--kg``
     values; ``system_url``: the live system's URL as given, credentials included (the store
-    keeps it with them as ``***``; without it such an experiment fails, saying so). Input files
+    keeps it with them as ``***``; without it such an experiment fails, saying so); ``kg_url``
+    the same for a SPARQL endpoint named as the KG. Input files
     are materialised from the store into a private temporary folder. Returns True when the
     experiment finished. No message, progress note or log line carries the credentials."""
     e = store.get(eid)
@@ -199,16 +200,10 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
         return False
     kgs = kgs or {}
     tmp = tempfile.mkdtemp(prefix="kgqa-exp-")
-    secrets = _url_secrets(system_url)
+    secrets = _url_secrets(system_url) + _url_secrets(kg_url)
     try:
-        url = e.system_url
-        if e.credentials_withheld:
-            from kgqa.store.store import shown_url
-
-            if system_url is None or shown_url(system_url) != e.system_url:
-                raise InputError("system URL", f"the credentials of {e.system_url} are not kept in the store: "
-                                               "start a new experiment with the full URL")
-            url = system_url
+        url = _given(e.system_url, system_url, e.credentials_withheld, "system URL")
+        endpoint = _given(e.kg, kg_url, e.kg_credentials_withheld, "kg")
         d = Path(tmp)
 
         def materialise(sha: str | None, name: str | None, sub: str) -> str | None:
@@ -222,9 +217,9 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
         dataset = materialise(e.dataset_file, e.dataset_filename, "dataset") or e.dataset
         run = materialise(e.run_file, e.run_filename, "run")
         kg = materialise(e.kg_file, e.kg_filename, "kg")
-        if kg is None and e.kg:
-            if e.kg.startswith(("http://", "https://")):
-                kg = e.kg
+        if kg is None and endpoint:
+            if endpoint.startswith(("http://", "https://")):
+                kg = endpoint
             elif e.kg in kgs:
                 kg = kgs[e.kg]
             else:
@@ -253,6 +248,18 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return False
+
+
+def _given(stored: str | None, given: str | None, withheld: bool, what: str) -> str | None:
+    """The URL to use: the stored one, or (its credentials withheld) the one given with them."""
+    if not withheld:
+        return stored
+    from kgqa.store.store import shown_url
+
+    if given is None or shown_url(given) != stored:
+        raise InputError(what, f"the credentials of {stored} are not kept in the store: "
+                               "start a new experiment with the full URL")
+    return given
 
 
 def _url_secrets(url: str | None) -> list[str]:

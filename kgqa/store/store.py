@@ -123,6 +123,19 @@ class Experiment:
         were used for the run started with them only; ``system_url`` shows them as ``***``."""
         return self._url_redacted or self.options.get("system_credentials") == "withheld"
 
+    @property
+    def kg_credentials_withheld(self) -> bool:
+        """The SPARQL endpoint's URL (``kg``) had credentials: used for the run started with
+        them only; ``kg`` shows them as ``***``."""
+        return self.options.get("kg_credentials") == "withheld"
+
+    def withheld_message(self) -> str | None:
+        """Why this experiment cannot run again from the store alone (None: it can)."""
+        for withheld, url in ((self.credentials_withheld, self.system_url), (self.kg_credentials_withheld, self.kg)):
+            if withheld:
+                return f"the credentials of {url} are not kept in the store: start a new experiment with the full URL"
+        return None
+
     @cached_property
     def options(self) -> dict[str, Any]:
         """Further settings (timeout, formats, ...)."""
@@ -179,6 +192,11 @@ def shown_url(url: str | None) -> str | None:
     from kgqa.api import display_url
 
     return display_url(url)
+
+
+def _withheld(given: str | None, shown: str | None) -> bool:
+    """``shown`` hides credentials of ``given`` (not a mere normalisation of the URL)."""
+    return shown != given and "***" in (shown or "")
 
 
 def _row(r: Any, load: Any = None) -> Experiment:
@@ -276,8 +294,12 @@ class Store:
         if run_file is None and system_url is None:
             raise ValueError("an experiment needs a run file or a system URL")
         shown = shown_url(system_url)
-        if shown != system_url and "***" in (shown or ""):  # not a mere normalisation of the URL
+        if _withheld(system_url, shown):
             options = {**(options or {}), "system_credentials": "withheld"}
+        if kg is not None and kg.startswith(("http://", "https://")):  # a SPARQL endpoint: the same rule
+            kg_given, kg = kg, shown_url(kg)
+            if _withheld(kg_given, kg):
+                options = {**(options or {}), "kg_credentials": "withheld"}
         values = dict(
             status="pending", created=_now(), dataset=dataset, dataset_checksum=dataset_checksum,
             dataset_file=dataset_file, dataset_filename=dataset_filename, run_name=run_name, run_file=run_file,

@@ -238,13 +238,13 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
             return await error(request, 403, "the form's CSRF token is missing or stale: reload the form and submit again")
         values = {k: str(v) for k, v in form.items() if not isinstance(v, UploadFile)}
         try:
-            eid, system_url = await _create_experiment(form, values)
+            eid, given = await _create_experiment(form, values)
         except Busy as err:
             return await page(request, "new.html", 503, title="kgqa · new experiment", error=str(err), **form_context(values))
         except InputError as err:
             return await page(request, "new.html", 400, title="kgqa · new experiment", error=web_wording(str(err)),
                         **form_context(values))
-        await run_in_threadpool(jobs.submit, eid, system_url)
+        await run_in_threadpool(jobs.submit, eid, **given)
         return RedirectResponse(f"/e/{eid}", status_code=303)
 
     async def _read_upload(form: Any, key: str, what: str) -> tuple[str, bytes] | None:
@@ -256,9 +256,10 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
             raise InputError(up.filename, f"the uploaded {what} is empty")
         return runner.safe_filename(up.filename), data
 
-    async def _create_experiment(form: Any, values: dict[str, str]) -> tuple[str, str | None]:
-        """A new experiment from the form: (its id, the live system's URL as given: the store
-        keeps it with its credentials as ``***``)."""
+    async def _create_experiment(form: Any, values: dict[str, str]) -> tuple[str, dict[str, str | None]]:
+        """A new experiment from the form: (its id, the live system's and the SPARQL endpoint's
+        URLs as given, for :meth:`Jobs.submit`: the store keeps them with their credentials as
+        ``***``)."""
         profile = values.get("profile", "kgqa")
         if profile not in runner.profile_names():
             raise InputError("profile", f"unknown profile {profile!r}; one of: {', '.join(runner.profile_names())}")
@@ -348,7 +349,8 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
                 kg_filename=kg_upload[0] if kg_upload else None, gold_answers=gold, options=options,
             )
 
-        return await run_in_threadpool(save), system_url
+        return await run_in_threadpool(save), {"system_url": system_url,
+                                               "kg_url": kg_label if kg_upload is None and kg_choice == "endpoint" else None}
 
     async def rerun(request: Request) -> Response:
         """A new experiment with the inputs and settings of this one (finished experiments
@@ -365,9 +367,8 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
         if not await csrf_ok(request, form):
             return await error(request, 403, "the form's CSRF token is missing or stale: reload the page and try again")
         why = refuse_stored(e)
-        if not why and e.credentials_withheld:
-            why = (f"the credentials of {e.system_url} are not kept in the store: start a new experiment "
-                   "with the full URL")
+        if not why:
+            why = e.withheld_message()
         if why:
             return await error(request, 403, f"cannot re-run experiment {e.id}: {why}")
         eid = await run_in_threadpool(

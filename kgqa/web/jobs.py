@@ -20,15 +20,17 @@ from kgqa.store import Store
 _STORES: dict[str, Store] = {}
 
 
-def run_in_worker(url: str, eid: str, kgs: dict[str, str], timeout: float, system_url: str | None = None) -> bool:
+def run_in_worker(url: str, eid: str, kgs: dict[str, str], timeout: float, system_url: str | None = None,
+                  kg_url: str | None = None) -> bool:
     """The body of one job, in a worker process: the store opened once per process;
-    ``system_url`` the live system's URL with its credentials (never stored)."""
+    ``system_url`` / ``kg_url`` the live system's / SPARQL endpoint's URL with its credentials
+    (never stored)."""
     from kgqa.store import runner
 
     store = _STORES.get(url)
     if store is None:
         store = _STORES[url] = Store(url)
-    return runner.run_experiment(store, eid, kgs=kgs, timeout=timeout, system_url=system_url)
+    return runner.run_experiment(store, eid, kgs=kgs, timeout=timeout, system_url=system_url, kg_url=kg_url)
 
 
 def _init() -> None:
@@ -63,19 +65,22 @@ class Jobs:
                                              initializer=_init)
         return self._pool
 
-    def submit(self, eid: str, system_url: str | None = None) -> None:
-        """Evaluate ``eid`` in a worker; ``system_url``: its live system's URL as given, with
-        the credentials the store does not keep (handed to the worker, held nowhere else)."""
+    def submit(self, eid: str, system_url: str | None = None, kg_url: str | None = None) -> None:
+        """Evaluate ``eid`` in a worker; ``system_url`` / ``kg_url``: its live system's / SPARQL
+        endpoint's URL as given, with the credentials the store does not keep (handed to the
+        worker, held nowhere else)."""
         e = self.store.get(eid, results=False)
         why = self.refuse(e) if e is not None else None
         if why:
             self._fail(eid, why)
             return
         try:
-            fut = self._get_pool().submit(run_in_worker, self.store.url, eid, self.kgs, self.timeout, system_url)
+            fut = self._get_pool().submit(run_in_worker, self.store.url, eid, self.kgs, self.timeout, system_url,
+                                          kg_url)
         except RuntimeError:  # a broken pool (a worker was killed): a fresh one
             self._pool = None
-            fut = self._get_pool().submit(run_in_worker, self.store.url, eid, self.kgs, self.timeout, system_url)
+            fut = self._get_pool().submit(run_in_worker, self.store.url, eid, self.kgs, self.timeout, system_url,
+                                          kg_url)
         fut.add_done_callback(lambda f: self._done(eid, f))
 
     def _done(self, eid: str, fut: Future) -> None:
