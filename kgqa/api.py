@@ -1212,6 +1212,12 @@ def kg_info(kg: Sequence[PathLike], *, graph: str | None = None) -> KGSummary:
     from kgqa.execute.kgfile import load_files, read_manifest
 
     kg = list(kg)
+    for k in kg:  # a path taken apart as a URL would read "http:/host": say what kg info takes
+        if str(k).startswith(("http://", "https://")):
+            from kgqa.execute.systems.client import display_url
+
+            raise InputError(display_url(str(k)), "kgqa kg info reads RDF files or a kgqa store directory, not a "
+                                                 "SPARQL endpoint: evaluate with --kg URL queries an endpoint")
     if len(kg) == 1 and Path(kg[0]).is_dir():
         import pyoxigraph as ox
 

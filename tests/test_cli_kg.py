@@ -55,3 +55,11 @@ def test_audit_json_and_cache_commands(shared_data, cache_dir):
     assert r.exit_code == 0 and "deleted 50" in r.output
     r = runner.invoke(app, ["cache", "stats", "--json"])
     assert json.loads(r.output)["entries"] == 0
+
+
+def test_kg_info_of_an_endpoint_says_what_it_reads_without_the_token(capsys):
+    from conftest import run_cli
+
+    code, out, err = run_cli(capsys, "kg", "info", "https://example.org/sparql?api_key=SECRET123456")
+    assert code == 2, out + err
+    assert "not a SPARQL endpoint" in err and "api_key=***" in err and "SECRET123456" not in out + err
