@@ -55,6 +55,26 @@ def shared_data() -> Path:
     return SHARED
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """Under ``--dist loadgroup`` every test of an ``xdist_group`` runs on one worker, so a module's
+    servers and expensive fixtures are made once. pytest-xdist marks such a test by suffixing its
+    node id with ``@group``; where the pytest in use ignores that (pytest 9.2 with xdist 3.8,
+    pytest-dev/pytest-xdist#1386) the groups are split across workers: the run is right but slow,
+    and the warnings summary says why."""
+    if not (hasattr(config, "workerinput") and config.getvalue("loadgroup")):
+        return
+    lost = [it.nodeid for it in items if it.get_closest_marker("xdist_group") and "@" not in it.nodeid]
+    if lost and config.workerinput.get("workerid") == "gw0":
+        import warnings
+
+        warnings.warn(pytest.PytestWarning(
+            f"--dist loadgroup has no effect with pytest {pytest.__version__}: the {len(lost)} tests marked "
+            f"xdist_group (e.g. {lost[0]}) are spread over the workers, so their servers and module fixtures are "
+            "made once per worker (pytest-dev/pytest-xdist#1386); install the test extra's pytest "
+            "(pip install -e '.[test]')"))
+
+
 #: The console width every test renders at, whatever the terminal or ``COLUMNS`` of the shell
 #: that runs pytest. Set here, before any test module imports kgqa: a rich Console made at import
 #: time (the CLI's ``out``/``err``) keeps the ``COLUMNS`` it saw then, and one made later reads
@@ -122,6 +142,14 @@ def run_cli(capsys, *args: str) -> tuple[int, str, str]:
         code = e.code or 0
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def examples(n: int):
+    """Parametrise a property test with its number of examples (the ``examples`` argument): a
+    tenth of ``n`` (at least 50) in the README's test command and all ``n`` in CI's slow run, so
+    the same property is checked quickly every time and thoroughly in CI."""
+    return pytest.mark.parametrize("examples", [pytest.param(max(n // 10, 50), id="quick"),
+                                                pytest.param(n, id="thorough", marks=pytest.mark.slow)])
 
 
 def derive_kg_pair():

@@ -63,13 +63,53 @@ def run_pty(args: list[str], cols: int = 80, rows: int = 50, cwd: Path | None = 
             env: dict[str, str] | None = None, limit_s: float = 300.0) -> tuple[int, str]:
     """Exit status and the (colour-stripped) terminal text of ``python -m kgqa.cli ARGS`` run in
     a ``cols`` x ``rows`` pseudo-terminal (stdout and stderr both on it)."""
+    code, raw = _run_in_pty([sys.executable, "-m", "kgqa.cli", *args], cols, rows, cwd, env, limit_s)
+    return code, screen(raw)
+
+
+#: What the driver of :func:`run_pty_many` prints after each command: its index and exit status.
+_DONE = re.compile(r"\x00kgqa-pty-done (\d+) (-?\d+)\x00\r?\n")
+_MANY = """
+import json, sys
+from kgqa.cli import main
+for i, args in enumerate(json.loads(sys.argv[1])):
+    try:
+        main(args)
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.stdout.write(f"\\x00kgqa-pty-done {i} {code}\\x00\\n")
+    sys.stdout.flush()
+"""
+
+
+def run_pty_many(commands: list[list[str]], cols: int = 80, rows: int = 50, cwd: Path | None = None,
+                 env: dict[str, str] | None = None, limit_s: float = 300.0) -> list[tuple[int, str]]:
+    """:func:`run_pty` for several commands, one after another in one ``python`` process in one
+    pseudo-terminal (``kgqa.cli.main`` called for each, as ``python -m kgqa.cli`` calls it): one
+    start-up instead of one per command. Each command's exit status and terminal text."""
+    import json
+
+    code, raw = _run_in_pty([sys.executable, "-c", _MANY, json.dumps(commands)], cols, rows, cwd, env, limit_s)
+    parts = _DONE.split(raw)  # text, index, status, text, index, status, ..., rest
+    done = {int(parts[k + 1]): (int(parts[k + 2]), screen(parts[k])) for k in range(0, len(parts) - 2, 3)}
+    if sorted(done) != list(range(len(commands))):
+        raise AssertionError(f"the driver ended with {code} after {len(done)} of {len(commands)} commands:\n"
+                             f"{screen(raw)[-3000:]}")
+    return [done[i] for i in range(len(commands))]
+
+
+def _run_in_pty(cmd: list[str], cols: int, rows: int, cwd: Path | None, env: dict[str, str] | None,
+                limit_s: float) -> tuple[int, str]:
+    """Exit status and raw terminal output of ``cmd`` run in a ``cols`` x ``rows`` pseudo-terminal."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
     e = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR")}
     e.update({"TERM": "xterm-256color", "PYTHONIOENCODING": "utf-8"})
     e.update(env or {})
-    proc = subprocess.Popen([sys.executable, "-m", "kgqa.cli", *args], stdin=slave, stdout=slave, stderr=slave,
-                            cwd=str(cwd or REPO), env=e, close_fds=True)
+    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, cwd=str(cwd or REPO), env=e, close_fds=True)
     os.close(slave)
     chunks: list[bytes] = []
     try:
@@ -88,4 +128,4 @@ def run_pty(args: list[str], cols: int = 80, rows: int = 50, cwd: Path | None = 
     finally:
         os.close(master)
         code = proc.wait()
-    return code, screen(b"".join(chunks).decode("utf-8", errors="replace"))
+    return code, b"".join(chunks).decode("utf-8", errors="replace")

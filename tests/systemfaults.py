@@ -19,7 +19,8 @@ that question (the last one repeats): ``ok``, ``slow:S`` (sleep S seconds, then 
 127.0.0.1:P), ``redirect_same`` (307 to ``/other`` on the same origin), ``redirect302_same`` (302 to ``/other``), ``drop`` (close the
 connection without answering), ``echo_lower`` / ``echo_nopunct`` (the answer echoes the
 question lower-cased / without punctuation), ``blank`` (200 with an empty query),
-``gzipbomb:M`` (a gzip body of zeros that inflates to M MiB, ``Content-Encoding: gzip``).
+``gzipbomb:M`` (a gzip body of zeros that inflates to M MiB, ``Content-Encoding: gzip``),
+``until:PATH`` (hold the answer until the file PATH exists, then ok: a test decides when).
 Every request first waits ``--latency`` seconds. The process exits after ``--lifetime``
 seconds (default 300).
 """
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import string
 import zlib
 import socket
@@ -121,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
             kind, _, arg = b.partition(":")
             if kind == "slow":
                 time.sleep(float(arg))
+            elif kind == "until":
+                deadline = time.monotonic() + args.lifetime
+                while not os.path.exists(arg) and time.monotonic() < deadline:
+                    time.sleep(0.02)
             elif kind in ("500", "503", "404"):
                 return self._send(int(kind), "service trouble", "text/plain")
             elif kind == "429":

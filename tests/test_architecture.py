@@ -24,6 +24,7 @@ table.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import shutil
 from pathlib import Path
@@ -129,16 +130,31 @@ def _folded(node: ast.AST) -> str | None:
     return None
 
 
-def _kgqa_names(tree: ast.AST) -> set[str]:
+def _kgqa_names(nodes: list[ast.AST]) -> set[str]:
     """Names bound to the ``kgqa`` package itself (``import kgqa``, ``import kgqa.x``, ``import
     kgqa as k``)."""
     out = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.name == "kgqa" or (a.name.startswith("kgqa.") and a.asname is None):
                     out.add(a.asname or "kgqa")
     return out
+
+
+def _may_import(node: ast.AST) -> bool:
+    """Whether :func:`_targets` can find anything in ``node`` (the kinds of node it looks at)."""
+    return (isinstance(node, (ast.Import, ast.ImportFrom, ast.Call))
+            or (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name))
+            or (isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(_MODULE_NAME.fullmatch(node.value))))
+
+
+@functools.lru_cache(maxsize=None)
+def _import_nodes(text: str, filename: str) -> tuple[set[str], list[ast.AST]]:
+    """The names bound to ``kgqa`` and the nodes that may import, of one module's source: parsed
+    once per text (the planted copies of the tree differ from it in a file or two)."""
+    nodes = [n for n in ast.walk(ast.parse(text, filename=filename)) if _may_import(n)]
+    return _kgqa_names(nodes), nodes
 
 
 def _targets(node: ast.AST, module_parts: list[str], is_package: bool, root: Path,
@@ -215,9 +231,8 @@ def violations(root: Path) -> list[str]:
         allowed = MODULE_ALLOWED.get(rel.as_posix(), ALLOWED.get(pkg))
         if allowed is None:
             continue  # reported above
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        kgqa_names = _kgqa_names(tree)
-        for node in ast.walk(tree):
+        kgqa_names, nodes = _import_nodes(path.read_text(encoding="utf-8"), f"kgqa/{rel.as_posix()}")
+        for node in nodes:
             if pkg == "cli" and _build_time(node):
                 continue
             for target in _targets(node, parts, is_package, root, lazy, kgqa_names):

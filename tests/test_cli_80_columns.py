@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from kgqa.demo import DATA
-from tests.ptyrun import REPO, run_pty
+from tests.ptyrun import REPO, run_pty, run_pty_many
 
 pytestmark = pytest.mark.xdist_group("cli80")
 
@@ -69,14 +69,25 @@ def _commands(f) -> dict[str, tuple[list[str], list[str]]]:
     }
 
 
-@pytest.mark.parametrize("name", ["evaluate", "compare", "report", "show", "measures", "profiles", "datasets list",
-                                  "datasets info", "experiments list", "experiments show", "kg info", "cache stats",
-                                  "levels"])
-def test_every_table_fits_80_columns_in_a_terminal(files, name, tmp_path):
-    args, names = _commands(files)[name]
-    code, text = run_pty(args, cols=WIDTH, env={"KGQA_CACHE_DIR": str(tmp_path / "cache")})
+TABLES = ["evaluate", "compare", "report", "show", "measures", "profiles", "datasets list", "datasets info",
+          "experiments list", "experiments show", "kg info", "cache stats", "levels"]
+
+
+@pytest.fixture(scope="module")
+def tables(files, tmp_path_factory):
+    """Each command of :data:`TABLES` run in one 80-column terminal, one after another in one
+    process (as ``python -m kgqa.cli`` runs one): name -> (exit status, terminal text)."""
+    commands = _commands(files)
+    cache = tmp_path_factory.mktemp("cli80cache")
+    ran = run_pty_many([commands[n][0] for n in TABLES], cols=WIDTH, env={"KGQA_CACHE_DIR": str(cache)})
+    return dict(zip(TABLES, ran))
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_every_table_fits_80_columns_in_a_terminal(files, tables, name):
+    code, text = tables[name]
     assert code == 0, text[-3000:]
-    _check(text, names)
+    _check(text, _commands(files)[name][1])
 
 
 def test_demo_fits_80_columns(tmp_path):

@@ -14,6 +14,7 @@ from kgqa.execute import embedded
 from kgqa.execute.embedded import EmbeddedEngine, _decode, _outcome, _Terms, evaluate
 from kgqa.execute.engine import transient
 from kgqa.model import BooleanAnswer, Outcome, Status, TableAnswer
+from conftest import examples
 
 KG = DATA / "kg.ttl"
 
@@ -122,18 +123,22 @@ def _messages(draw):
     return (kind, draw(st.text(max_size=10)))
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(_messages(), max_size=12), st.integers(0, 4))
-def test_bulk_decoding_agrees_on_any_message(messages, cap):
+@examples(300)
+def test_bulk_decoding_agrees_on_any_message(examples):
     """One term cache over many messages (cleared beyond a small cap, as beyond TERM_CACHE)."""
-    saved = embedded.TERM_CACHE
-    embedded.TERM_CACHE = cap
-    try:
-        terms = _Terms()
-        for msg in messages:
-            assert _outcome(msg, 0.0, terms) == reference(msg, 0.0)
-    finally:
-        embedded.TERM_CACHE = saved
+    @settings(max_examples=examples, deadline=None)
+    @given(st.lists(_messages(), max_size=12), st.integers(0, 4))
+    def check(messages, cap):
+        saved = embedded.TERM_CACHE
+        embedded.TERM_CACHE = cap
+        try:
+            terms = _Terms()
+            for msg in messages:
+                assert _outcome(msg, 0.0, terms) == reference(msg, 0.0)
+        finally:
+            embedded.TERM_CACHE = saved
+
+    check()
 
 
 @pytest.mark.parametrize("workers", [1, 2])

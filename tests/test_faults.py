@@ -230,12 +230,12 @@ def test_ctrl_c_keeps_what_finished(server, tmp_path):
 
 
 def test_kill_9_half_way_then_rerun_executes_only_what_was_not_finished(tmp_path):
-    """A 2,000-query run through `kgqa evaluate --kg <endpoint>`, killed with SIGKILL half-way;
+    """A 1,000-query run through `kgqa evaluate --kg <endpoint>`, killed with SIGKILL half-way;
     the rerun executes no more than the queries not finished before the kill plus those in
     flight (and the last commit interval's worth)."""
     from kgqa.execute.cache import COMMIT_INTERVAL
 
-    n, latency, concurrency = 2000, 0.01, 4
+    n, latency, concurrency = 1000, 0.01, 4
     ds = tmp_path / "ds.jsonl"
     run = tmp_path / "run.jsonl"
     ds.write_text("".join(json.dumps({"id": str(i), "question": f"q{i}", "answers": ["http://x/a"]}) + "\n"

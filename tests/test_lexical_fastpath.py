@@ -164,14 +164,16 @@ def test_every_profile_scores_text_columns_as_tables_of_terms(tmp_path, profile)
                [(q.id, q.scores, q.counts, q.record.predicted_answer) for q in evaluate(d, r, p).questions]
 
 
-def test_ten_thousand_questions_text2sparql(tmp_path):
-    ds, run = _write(tmp_path, 10_000, seed=7)
+@pytest.mark.parametrize("n", [2_000, pytest.param(10_000, marks=pytest.mark.slow)])
+def test_ten_thousand_questions_text2sparql(tmp_path, n):
+    """2,000 questions in the README's test command, 10,000 in CI's slow run."""
+    ds, run = _write(tmp_path, n, seed=7)
     d, r = load_dataset(ds, format="jsonl"), load_run(run, format="jsonl")
     p = profiles.get("text2sparql")
     e = evaluate(d, r, p)
     assert _scored(e) == _scored(evaluate(*_general(d, r), p))
     no_gold = sum(s["reason"].startswith("no gold answer") for s in e.skipped)
-    assert 0.0 < e.aggregate["set_F"] < 1.0 and no_gold > 100 and len(e.questions) + no_gold == 10_000
+    assert 0.0 < e.aggregate["set_F"] < 1.0 and no_gold > n // 100 and len(e.questions) + no_gold == n
 
 
 def test_a_flat_record_keeps_its_strings_until_a_term_is_read(tmp_path):

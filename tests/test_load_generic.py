@@ -14,6 +14,7 @@ from kgqa.load import formats, load_dataset, load_run
 from kgqa.load.generic import load_csv_dataset, load_jsonl_dataset, load_jsonl_run, parse_answer, write
 from kgqa.model import BNode, BooleanAnswer, Dataset, InputError, IRI, Item, Literal, Prediction, Run, Status, TableAnswer
 from kgqa.model.terms import XSD
+from conftest import examples
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GEN = FIXTURES / "generic"
@@ -269,26 +270,24 @@ def _unique_ids(objs):
     return out
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(_item, max_size=5).map(_unique_ids))
-def test_dataset_jsonl_round_trip(items):
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "out.jsonl"
-        formats.get("dataset", "jsonl").write(Dataset("x", items), path)
-        back = load_jsonl_dataset([path])
-    assert back.problems == []
-    assert back.items == items
+@pytest.mark.parametrize("kind", ["dataset", "run"])
+@examples(150)
+def test_jsonl_round_trip(kind, examples):
+    """Datasets and runs written as JSONL read back equal, whatever their items."""
+    records, of, load, held = {"dataset": (_item, Dataset, load_jsonl_dataset, "items"),
+                               "run": (_prediction, Run, load_jsonl_run, "predictions")}[kind]
 
+    @settings(max_examples=examples, deadline=None)
+    @given(st.lists(records, max_size=5).map(_unique_ids))
+    def check(xs):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "out.jsonl"
+            formats.get(kind, "jsonl").write(of("x", xs), path)
+            back = load([path])
+        assert back.problems == []
+        assert getattr(back, held) == xs
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(_prediction, max_size=5).map(_unique_ids))
-def test_run_jsonl_round_trip(preds):
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "out.jsonl"
-        formats.get("run", "jsonl").write(Run("x", preds), path)
-        back = load_jsonl_run([path])
-    assert back.problems == []
-    assert back.predictions == preds
+    check()
 
 
 def test_written_file_shape(tmp_path):

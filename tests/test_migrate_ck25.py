@@ -167,6 +167,10 @@ def test_tie_question_returns_a_row_with_the_same_count(refined, kgs, ck25):
     assert len(got.rows) == 1 and got.rows[0][j].value == src.rows[0][i].value
 
 
+# three whole CK25 migrations through the CLI: CI's slow run. The README's command keeps the CLI
+# on CK25 with default flags (test_migrate_defaults), --rules/--propose-rules on the small pair
+# (test_migrate_simple) and the accepted rules on CK25 in this process (above).
+@pytest.mark.slow
 def test_cli_prints_tables_writes_files_and_resumes_from_the_cache(pair, shared_data, tmp_path, monkeypatch, capsys):
     from kgqa.cli import main
 

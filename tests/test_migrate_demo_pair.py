@@ -22,6 +22,9 @@ ONTO = "http://demo.kgqa.org/ontology/"
 KB = "http://example.net/kb/prop/"
 
 
+# its module fixture (a real evaluation) is made once: every test of it on one xdist worker
+pytestmark = pytest.mark.xdist_group("migrate-demo-pair")
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     tool = derive_kg_pair()

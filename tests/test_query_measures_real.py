@@ -22,6 +22,9 @@ QUERY = ("QueryEM,QueryEM(norm=whitespace),CanonicalEM,BLEU,BLEU(tokenize=nspm),
 SUBS = ",".join(f"{s}{a}" for s in ("C2KB", "P2KB", "RE2KB", "AT", "AIT2KB") for a in ("", "(agg=micro)"))
 
 
+# its module fixture (a real evaluation) is made once: every test of it on one xdist worker
+pytestmark = pytest.mark.xdist_group("query-measures-real")
+
 @pytest.fixture(scope="module")
 def ck25(shared_data):
     ds = load_dataset(str(shared_data / "ck25" / "questions.yml")).by_language(["en"])

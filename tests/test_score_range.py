@@ -17,6 +17,7 @@ from kgqa.model.terms import IRI
 from kgqa.score import profiles
 from kgqa.score.evaluate import evaluate
 from kgqa.score.rules import RULES, Counts
+from conftest import examples
 
 VALUES = [IRI(f"http://ex.org/v{i}") for i in range(7)]
 
@@ -54,33 +55,37 @@ def _items(rows, view: str) -> frozenset:
     return frozenset(tuple(sorted(r, key=repr)) if len(r) > 1 else r for r in rows)
 
 
-@settings(max_examples=400, deadline=None)
-@given(tables())
-def test_range_equals_brute_force_over_every_choice(table):
-    width, fixed, groups, gold, view = table
-    if view == "tuples":
-        gold = frozenset(_items([(g,) * width for g in gold], view))
-    fixed_items = _items(fixed, view)
-    reach, exact = reachable([([_items([r], view) for r in pool], k) for pool, k in groups], fixed_items, gold)
-    tp0 = len(fixed_items & gold)
-    fp0 = len(fixed_items) - tp0
-    choices = product(*(combinations(range(len(pool)), k) for pool, k in groups))
-    truth: dict[str, list[float]] = {}
-    for picks in choices:
-        rows = list(fixed) + [groups[g][0][i] for g, pick in enumerate(picks) for i in pick]
-        s = _items(rows, view)
-        tp = len(s & gold)
+@examples(400)
+def test_range_equals_brute_force_over_every_choice(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(tables())
+    def check(table):
+        width, fixed, groups, gold, view = table
+        if view == "tuples":
+            gold = frozenset(_items([(g,) * width for g in gold], view))
+        fixed_items = _items(fixed, view)
+        reach, exact = reachable([([_items([r], view) for r in pool], k) for pool, k in groups], fixed_items, gold)
+        tp0 = len(fixed_items & gold)
+        fp0 = len(fixed_items) - tp0
+        choices = product(*(combinations(range(len(pool)), k) for pool, k in groups))
+        truth: dict[str, list[float]] = {}
+        for picks in choices:
+            rows = list(fixed) + [groups[g][0][i] for g, pick in enumerate(picks) for i in pick]
+            s = _items(rows, view)
+            tp = len(s & gold)
+            for name, fn in MEASURES.items():
+                v = fn(tp, len(s) - tp, len(gold) - tp)
+                if v is not None:
+                    truth.setdefault(name, []).append(v)
         for name, fn in MEASURES.items():
-            v = fn(tp, len(s) - tp, len(gold) - tp)
-            if v is not None:
-                truth.setdefault(name, []).append(v)
-    for name, fn in MEASURES.items():
-        got = count_range(reach, tp0, fp0, len(gold), fn)
-        want = (min(truth[name]), max(truth[name])) if name in truth else None
-        if exact:
-            assert got == want, (name, got, want)
-        elif want is not None:
-            assert got[0] <= want[0] and want[1] <= got[1], (name, got, want)
+            got = count_range(reach, tp0, fp0, len(gold), fn)
+            want = (min(truth[name]), max(truth[name])) if name in truth else None
+            if exact:
+                assert got == want, (name, got, want)
+            elif want is not None:
+                assert got[0] <= want[0] and want[1] <= got[1], (name, got, want)
+
+    check()
 
 
 def test_one_value_a_row_is_always_exact():

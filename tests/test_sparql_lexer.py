@@ -1,5 +1,6 @@
 """The SPARQL tokenizer: kinds, values, offsets, the '<' ambiguity, errors."""
 
+from conftest import examples
 from kgqa.sparql.lexer import tokenize, unescape_string
 
 
@@ -147,10 +148,11 @@ _ATOMS = list("{}()[]<>.;,?\"'abcxyzAEZ:_#*^|/!=&+-$@0123456789\n\r\t \\%~e") + 
 ]
 
 
-def test_fast_expression_equals_the_spec():
+@examples(3000)
+def test_fast_expression_equals_the_spec(examples):
     from hypothesis import given, settings, strategies as st
 
-    @settings(max_examples=3000, deadline=None)
+    @settings(max_examples=examples, deadline=None)
     @given(st.lists(st.sampled_from(_ATOMS), max_size=40).map("".join), st.booleans())
     def check(text, trivia):
         assert [tuple(t) for t in tokenize(text, trivia)] == _reference_tokenize(text, trivia)
@@ -165,14 +167,15 @@ _PROLOGUE_ATOMS = ["PREFIX", "prefix", "PREFIXdbo:", " ", "\n", "dbo", "a.b", "a
                    "# c\n", "\\", "PREFIX p: <http://p/>", "PREFIX : <http://e/>", "PREF\u0131X"]
 
 
-def test_parser_tokens_reuse_prologues_exactly():
+@examples(2000)
+def test_parser_tokens_reuse_prologues_exactly(examples):
     """The parser reuses the tokens of a PREFIX prologue it has seen (kgqa.sparql.parser._tokens):
     always the same tokens as tokenize, first time or not."""
     from hypothesis import given, settings, strategies as st
 
     from kgqa.sparql.parser import _tokens
 
-    @settings(max_examples=2000, deadline=None)
+    @settings(max_examples=examples, deadline=None)
     @given(st.lists(st.sampled_from(_PROLOGUE_ATOMS), max_size=25).map("".join), st.booleans())
     def check(text, declared):
         if declared:
@@ -194,7 +197,8 @@ def _reference_braces(tokens):
     return out
 
 
-def test_parser_tokens_match_braces_as_a_second_pass_does():
+@examples(2000)
+def test_parser_tokens_match_braces_as_a_second_pass_does(examples):
     """The lexer matches braces as it reads them (kgqa.sparql.parser._tokens), with or without
     a prologue seen before: the same pairs as a pass over the tokens."""
     from hypothesis import given, settings, strategies as st
@@ -203,7 +207,7 @@ def test_parser_tokens_match_braces_as_a_second_pass_does():
 
     atoms = _PROLOGUE_ATOMS + ["{", "}", "{ }", "'{'", '"}"', "# {\n", "<{>", "{{", "}}", "?x", "\\{"]
 
-    @settings(max_examples=2000, deadline=None)
+    @settings(max_examples=examples, deadline=None)
     @given(st.lists(st.sampled_from(atoms), max_size=30).map("".join), st.booleans())
     def check(text, declared):
         if declared:
@@ -216,7 +220,8 @@ def test_parser_tokens_match_braces_as_a_second_pass_does():
     check()
 
 
-def test_parser_finds_a_prologue_seen_before_as_the_expression_does():
+@examples(1500)
+def test_parser_finds_a_prologue_seen_before_as_the_expression_does(examples):
     """A prologue seen before is found by its first characters (kgqa.sparql.parser._BY_START)
     instead of the prologue expression: the same prologue as the expression, also when the
     text goes on with more declarations, and the same tokens as tokenize."""
@@ -229,7 +234,7 @@ def test_parser_finds_a_prologue_seen_before_as_the_expression_does():
     tails = ["SELECT ?x { ?x dbo:p res:A }", " PREFIX", "PREFIX y: <rel", "# c\nPREFIX z: <http://z/> ASK {}",
              "", " ", "PREFIXdbo: <http://d/> SELECT * {}", "<http://x/>"]
 
-    @settings(max_examples=1500, deadline=None)
+    @settings(max_examples=examples, deadline=None)
     @given(st.lists(st.lists(st.sampled_from(decls), min_size=1, max_size=4).map("".join), min_size=1, max_size=4),
            st.lists(st.sampled_from(tails), max_size=3).map("".join))
     def check(heads, tail):

@@ -37,6 +37,23 @@ def cache_dir(tmp_path, monkeypatch):
     return tmp_path / "cache"
 
 
+@pytest.fixture(scope="module")
+def direct(shared_data, tmp_path_factory):
+    """``kgqa evaluate ck25 WSE-answers --kg ... -p text2sparql -f json`` (the answers file scored
+    directly, its queries executed with a cache of its own): what every live replay must equal."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out):
+        mp.setenv("KGQA_CACHE_DIR", str(tmp_path_factory.mktemp("direct-cache")))
+        with pytest.raises(SystemExit) as e:
+            main(["evaluate", "ck25", str(shared_data / "ck25-runs" / "WSE" / "ck25_answers.json"), "--kg",
+                  str(shared_data / "ck25" / "graphs" / "prod-inst.ttl"), "-p", "text2sparql", "-f", "json"])
+    assert not e.value.code
+    return json.loads(out.getvalue())
+
+
 def _cli_json(capsys, *args: str) -> dict:
     try:
         main(list(args))
@@ -52,9 +69,7 @@ def _scores(doc: dict) -> dict[str, dict[str, float]]:
 # --------------------------------------------------------------------------- CK25 replay
 
 
-def test_text2sparql_replay_scores_equal_the_answers_file_question_by_question(ck25, capsys, cache_dir):
-    direct = _cli_json(capsys, "evaluate", "ck25", str(ck25["answers"]), "--kg", ck25["kg"], "-p", "text2sparql",
-                       "-f", "json")
+def test_text2sparql_replay_scores_equal_the_answers_file_question_by_question(ck25, direct, capsys, cache_dir):
     with adapter("--run", str(ck25["answers"]), "--protocol", "text2sparql") as srv:
         live = _cli_json(capsys, "evaluate", "ck25", "--system", srv.url, "--protocol", "text2sparql",
                          "--kg", ck25["kg"], "-p", "text2sparql", "-f", "json")
@@ -69,9 +84,7 @@ def test_text2sparql_replay_scores_equal_the_answers_file_question_by_question(c
     assert "engine:oxigraph-" in sig
 
 
-def test_gerbil_replay_with_the_adapter_executing_scores_equal(ck25, capsys, cache_dir):
-    direct = _cli_json(capsys, "evaluate", "ck25", str(ck25["answers"]), "--kg", ck25["kg"], "-p", "text2sparql",
-                       "-f", "json")
+def test_gerbil_replay_with_the_adapter_executing_scores_equal(ck25, direct, capsys, cache_dir):
     with adapter("--run", str(ck25["answers"]), "--protocol", "gerbil", "--kg", ck25["kg"]) as srv:
         # no --kg on the client: the answers come from the adapter's execution
         live = _cli_json(capsys, "evaluate", "ck25", "--system", srv.url, "--protocol", "gerbil",
@@ -84,9 +97,7 @@ def test_gerbil_replay_with_the_adapter_executing_scores_equal(ck25, capsys, cac
     assert "protocol:gerbil" in live["signature"] and "engine:" not in live["signature"]
 
 
-def test_system_ask_writes_runs_that_score_like_the_source(ck25, tmp_path, capsys, cache_dir):
-    direct = _cli_json(capsys, "evaluate", "ck25", str(ck25["answers"]), "--kg", ck25["kg"], "-p", "text2sparql",
-                       "-f", "json")
+def test_system_ask_writes_runs_that_score_like_the_source(ck25, direct, tmp_path, capsys, cache_dir):
     with adapter("--run", str(ck25["answers"]), "--protocol", "text2sparql") as srv:
         out = tmp_path / "wse_answers.json"
         main_ok = subprocess.run(CLI + ["system", "ask", srv.url, "ck25", "--protocol", "text2sparql", "-o", str(out),

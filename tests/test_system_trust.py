@@ -24,6 +24,7 @@ from kgqa.execute.systems.client import display_url, failure_reason, origin_of
 from kgqa.execute.systems.protocols import same_text
 from kgqa.load import load_dataset, load_run
 from kgqa.model import Dataset, InputError, Status
+from conftest import run_cli
 from systemprocs import CLI, adapter, asking, count, dead_port, env, faulty, requests_log, wait_for_records
 
 
@@ -61,7 +62,7 @@ def quiet(**kw) -> AskSettings:
 # --------------------------------------------------------------------------- a failing system is an error
 
 
-def test_dead_system_is_an_error_naming_the_failure_not_a_table_of_zeros(tmp_path, shared_data):
+def test_dead_system_is_an_error_naming_the_failure_not_a_table_of_zeros(tmp_path, shared_data, capsys):
     port = dead_port()
     url = f"http://127.0.0.1:{port}/"
     r = cli("evaluate", "ck25", "--system", url, "--protocol", "text2sparql", "--retries", "0", "--concurrency", "8")
@@ -71,22 +72,23 @@ def test_dead_system_is_an_error_naming_the_failure_not_a_table_of_zeros(tmp_pat
                   r"questions in a row failed to connect, (\d+) question\(s\) not asked", flat(r.stderr))
     assert m and m.group(1) == m.group(2) and 5 <= int(m.group(1)) <= 13 and int(m.group(1)) + int(m.group(3)) == 50
     assert "--allow-failures" in flat(r.stderr) and r.stdout == ""
+    # the rest in this process (the same main as the kgqa command; the process start-up is checked above)
     out = tmp_path / "run.json"
-    r = cli("system", "ask", url, "ck25", "--protocol", "text2sparql", "-o", str(out), "--retries", "0", "-c", "8",
-            "--no-progress")
-    assert r.returncode == 2 and f"connection refused at {url} for " in flat(r.stderr)
+    code, _, err = run_cli(capsys, "system", "ask", url, "ck25", "--protocol", "text2sparql", "-o", str(out),
+                           "--retries", "0", "-c", "8", "--no-progress")
+    assert code == 2 and f"connection refused at {url} for " in flat(err)
     assert not out.exists()  # no run of zeros is written ...
     journal = tmp_path / "run.json.journal.jsonl"
     recs = [json.loads(x) for x in journal.read_text().splitlines()[1:]]
     assert 5 <= len(recs) <= 13 and all(x["transient"] for x in recs)  # ... but the journal is kept for the rerun
     # --allow-failures scores it anyway; --strict still fails on it (status 3)
-    r = cli("evaluate", "ck25", "--system", url, "--protocol", "text2sparql", "--retries", "0", "--concurrency", "8",
-            "--allow-failures", "-f", "json")
-    assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["outcomes"] == {"http_error": 50}
-    r = cli("evaluate", "ck25", "--system", url, "--protocol", "text2sparql", "--retries", "0", "--concurrency", "8",
-            "--allow-failures", "--strict", "-f", "json")
-    assert r.returncode == 3 and "the live system failed: connection refused" in flat(r.stderr)
+    code, stdout, err = run_cli(capsys, "evaluate", "ck25", "--system", url, "--protocol", "text2sparql", "--retries",
+                                "0", "--concurrency", "8", "--allow-failures", "-f", "json")
+    assert code == 0, err
+    assert json.loads(stdout)["outcomes"] == {"http_error": 50}
+    code, _, err = run_cli(capsys, "evaluate", "ck25", "--system", url, "--protocol", "text2sparql", "--retries", "0",
+                           "--concurrency", "8", "--allow-failures", "--strict", "-f", "json")
+    assert code == 3 and "the live system failed: connection refused" in flat(err)
 
 
 def test_a_system_that_dies_midway_trips_the_breaker_and_a_rerun_asks_only_the_rest(ck25, answers, tmp_path):
@@ -279,18 +281,22 @@ def test_a_gzip_bomb_is_refused_while_decompressing_within_the_cap(ck25, answers
 # --------------------------------------------------------------------------- lock, rate, signature, Ctrl-C
 
 
-def test_two_runs_on_one_output_never_ask_twice(answers, tmp_path):
+def test_two_runs_on_one_output_never_ask_twice(ck25, answers, tmp_path):
     out = tmp_path / "run.jsonl"
     journal = tmp_path / "run.jsonl.journal.jsonl"
+    gate = tmp_path / "answer-question-3"
     args = ["system", "ask", None, "ck25", "--protocol", "text2sparql", "-o", str(out), "-c", "2", "--no-progress"]
-    with faulty(answers, latency=0.3) as srv:  # about 8 s of asking: the second run starts meanwhile
+    # question 3 is answered only once the gate file exists: the first run is still asking
+    # while the second one starts, however long either takes
+    with faulty(answers, {texts(ck25)[3]: [f"until:{gate}"]}, workdir=tmp_path) as srv:
         args[2] = srv.url
         with asking(args) as one:
             wait_for_records(one, journal, 2)
-            # the second run, in this process (no start-up time): refused at once
+            # the second run, in this process: refused at once
             with pytest.raises(InputError, match="another kgqa session is asking into this journal"):
                 ask_to_file("ck25", srv.url, out, protocol="text2sparql", settings=quiet())
             assert one.poll() is None  # the first one was still asking meanwhile
+            gate.touch()
             one.wait(120)
         total = count(srv)["total"]
     assert one.returncode == 0 and total == 50
@@ -337,7 +343,7 @@ def test_signature_names_the_settings_the_answers_were_obtained_under(ck25, answ
     assert three.asked == 0 and three.signature_parts()["client"] == "c2,t60,r0+c8,t60,r0"
 
 
-def test_ctrl_c_prints_the_exact_command_that_resumes(answers, tmp_path):
+def test_ctrl_c_prints_the_exact_command_that_resumes(answers, tmp_path, capsys):
     out = tmp_path / "run.jsonl"
     journal = tmp_path / "run.jsonl.journal.jsonl"
     with faulty(answers, latency=0.1) as srv:
@@ -354,9 +360,9 @@ def test_ctrl_c_prints_the_exact_command_that_resumes(answers, tmp_path):
         assert "--fresh" not in cmd and cmd[3] == srv.url and cmd[cmd.index("--output") + 1] == str(out)
         kept = len(journal.read_text().splitlines()) - 1
         before = count(srv)["total"]
-        resumed = cli(*cmd[1:])
+        code, _, err = run_cli(capsys, *cmd[1:])  # the printed command, run (in this process)
         after = count(srv)["total"]
-    assert resumed.returncode == 0, resumed.stderr
+    assert code == 0, err
     assert after - before == 50 - kept and len(load_run(out)) == 50
 
 

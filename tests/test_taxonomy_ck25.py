@@ -26,6 +26,9 @@ EXPECTED = {
 }
 
 
+# its module fixture (a real evaluation) is made once: every test of it on one xdist worker
+pytestmark = pytest.mark.xdist_group("taxonomy-ck25")
+
 @pytest.fixture(scope="module")
 def infai(shared_data, tmp_path_factory):
     import os

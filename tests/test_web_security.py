@@ -220,6 +220,12 @@ def test_system_urls_need_the_flag_and_public_hosts(server, tmp_path):
         listener.close()
 
 
+def test_live_system_with_a_bad_protocol_is_refused_clearly(server):
+    with session(server) as c:
+        r = post_new(c, files={}, system_url="http://127.0.0.1:9/qa", system_protocol="gerbil-qa")
+        assert r.status_code == 400 and "expected one of gerbil, text2sparql" in error_text(r.text)
+
+
 def test_stored_system_experiments_are_not_rerun_or_resumed_without_the_flag(tmp_path):
     listener = Listener()
     try:
