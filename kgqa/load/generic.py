@@ -531,6 +531,42 @@ def _flat_records(lines: list[str], keys: frozenset[str], answer_key: str,
     return out
 
 
+def flat_answer_blocks(paths: list[Path]) -> Iterator[tuple[list[str], list[list[str] | None]] | None]:
+    """The ids and answers (a list of strings, or None) of JSONL dataset file(s) a block of lines
+    at a time, for a lean scorer that needs nothing else: every line must hold the common record
+    as :func:`_flat_item` reads it (the same checks; ids stripped); blank lines are skipped, as
+    the general path skips them. At the first line that holds anything else (another key, a
+    non-string answer, a line that is not JSON) ``None`` is yielded and the reading stops: the
+    caller then reads the files by the general path, with its checks and problems. Ids are not
+    checked for duplicates (the caller keeps the ids seen)."""
+    loads, malformed, strs, keys = orjson.loads, orjson.JSONDecodeError, _STRS, _FAST_ITEM_KEYS
+    for path in paths:
+        for lines in iter_text_blocks(path):
+            ids: list[str] = []
+            answers: list[list[str] | None] = []
+            for line in lines:
+                try:
+                    rec = loads(line)
+                except malformed:
+                    if not line.strip():
+                        continue
+                    yield None
+                    return
+                if rec.__class__ is not dict or not keys.issuperset(rec):
+                    yield None
+                    return
+                answer, q, item_id = rec.get("answers"), rec.get("question"), rec.get("id")
+                sparql = rec.get("sparql", rec.get("query"))
+                if ((answer is not None and (answer.__class__ is not list or not strs.issuperset(map(type, answer))))
+                        or q.__class__ is not str or item_id.__class__ is not str or not q.strip()
+                        or not item_id.strip() or (sparql is not None and sparql.__class__ is not str)):
+                    yield None
+                    return
+                ids.append(item_id.strip())
+                answers.append(answer)
+            yield ids, answers
+
+
 def _flat_item(rec: dict, answer: Any, lang: str) -> Item | None:
     q, item_id, sparql = rec.get("question"), rec.get("id"), rec.get("sparql", rec.get("query"))
     if (q.__class__ is not str or item_id.__class__ is not str or not q.strip() or not item_id.strip()

@@ -532,6 +532,12 @@ def evaluate(
     :class:`~kgqa.model.signature.Signature`) adds the caller's parts (selection, engine,
     policy) to the signature after the profile's.
     """
+    if not (predicted or gold or extras or isinstance(dataset, Dataset)):  # streamed, answers as stored
+        from kgqa.score.lean import score_flat
+
+        lean = score_flat(dataset, run, profile, signature_extra)
+        if lean is not None:
+            return lean
     predicted = predicted or {}
     gold = gold or {}
     extras = extras or {}
@@ -715,9 +721,26 @@ def evaluate(
         else:
             sources.append((item, pred, outcome or pred.outcome(), gold_outcome))
 
-    if dense:  # one list for every measure (never changed from here on)
-        positions = [list(range(len(ids)))] * len(specs)
     known = seen if seen is not None else dataset._by_id
+    return _finish(dataset, run, profile, signature_extra, execution, streamed, calls, vectors, exceptions,
+                   Columns(counts, failed_flags, outcome_labels, equal), ids, messages, sources,
+                   None if dense else positions, values, folds, known, skipped, missing_ids, outcome_counter,
+                   measure_skips)
+
+
+def _finish(dataset: Any, run: Run, profile: Profile, signature_extra: Any, execution: dict[str, int] | None,
+            streamed: bool, calls: list[tuple], vectors: list, exceptions: dict[int, dict[int, tuple[Any, Any]]],
+            scored: Columns, ids: list[str], messages: Sequence[str], sources: list,
+            positions: list[list[int]] | None, values: list[list[Any]], folds: list[list[Any]], known: Any,
+            skipped: list[dict[str, str]], missing_ids: list[str], outcome_counter: Counter,
+            measure_skips: dict[str, dict[str, list[str]]]) -> ScoredRun:
+    """The measures with a vector form, the aggregates, the per-question columns and the
+    :class:`ScoredRun` of the questions scored (``scored``: their columns; ``positions`` None:
+    every measure scored every one of them)."""
+    specs = list(profile.measures)
+    counts, outcome_labels = scored.counts, scored.labels
+    if positions is None:  # one list for every measure (never changed from here on)
+        positions = [list(range(len(ids)))] * len(specs)
     unknown_ids = [p.id for p in run.predictions if p.id not in known]
     for uid in unknown_ids:
         skipped.append({"id": uid, "reason": "in the run but not in the dataset"})
@@ -731,9 +754,9 @@ def evaluate(
         q = next((q for p, q in shared if p == pos), None)
         if q is None:
             if len(pos) == len(ids):  # all of them, in order
-                q = Columns(counts, failed_flags, outcome_labels, equal)
+                q = scored
             else:
-                q = Columns(*([col[k] for k in pos] for col in (counts, failed_flags, outcome_labels, equal)))
+                q = Columns(*([col[k] for k in pos] for col in (counts, scored.failed, outcome_labels, scored.equal)))
             shared.append((pos, q))
         values[j], folds[j] = vector(q, **calls[j][2])
         if exceptions.get(j):  # the questions its gate let through, scored one by one

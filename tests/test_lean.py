@@ -1,0 +1,159 @@
+"""Issue 29: the lean path of a streamed answers-only evaluation (kgqa.score.lean) gives the same
+evaluation as the general path, or declines.
+
+- hypothesis: random JSONL datasets and runs (IRIs with percent escapes, numbers in several
+  lexical forms, language-tagged and typed literals, duplicates inside answers, empty and null
+  answers, questions missing from the run, run ids the dataset lacks, duplicate ids, blank
+  lines, records the lean path does not read) under every profile it applies to (text2sparql,
+  kgqa, text2sparql with IRI links): the streamed evaluation's JSON (aggregates, every
+  question's scores, counts, outcome, message and record, skips, problems, signature) is the
+  same with the lean path as without it, and its aggregates are those of the in-memory
+  evaluation;
+- the lean path is taken for flat records and declined for what it does not read (so the
+  comparison above compares two paths);
+- a rule's (P, R, F) computed a column at a time equals the rule applied question by question.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import kgqa.score.lean as lean
+from kgqa.load import load_dataset, load_run
+from kgqa.load.stream import open_stream
+from kgqa.model.terms import IriLinks
+from kgqa.score import profiles
+from kgqa.score.evaluate import evaluate
+from kgqa.score.rules import RULE_COLUMNS, RULES, Counts, CountsColumn
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+_ANSWER = st.sampled_from([
+    "http://x/a", "http://x/a%20b", "http://x/a b", "http://x/%C3%A9", "http://x/é", "https://x/a", "urn:x:1",
+    "8", "8.0", "+8", "08", "1e3", "-0", "0", "2020-01-05", "true", "Berlin", "berlin", '"Berlin"@en',
+    '"8"^^<http://www.w3.org/2001/XMLSchema#integer>', "_:b0", "", " ", "é",
+])
+_IDS = st.sampled_from([str(i) for i in range(8)] + [" 3 ", "x"])
+_ANSWERS = st.one_of(st.none(), st.just([]), st.lists(_ANSWER, min_size=1, max_size=5))
+
+_DATASET_LINE = st.one_of(
+    st.builds(lambda i, a: {"id": i, "question": f"q {i}", "answers": a}, _IDS, _ANSWERS),
+    st.builds(lambda i, a: {"id": i, "question": f"q {i}", "answers": a, "sparql": "ASK {}"}, _IDS, _ANSWERS),
+    st.builds(lambda i: {"id": i, "question": f"q {i}"}, _IDS),
+)
+#: lines the lean path does not read (the whole evaluation then goes by the general path)
+_ODD_DATASET_LINE = st.sampled_from([
+    "", "   ", "not json", '{"id": "9", "question": "q", "answers": ["a"], "metadata": {"features": '
+    '["RESULT_ORDER_MATTERS"]}}', '{"id": "9", "question": "q", "answers": [1]}', '{"id": "9", "question": " "}',
+    '{"id": "9", "question": "q", "answers": ["a"], "answer_type": "resource"}', "[1]",
+])
+
+
+def _run_line(i: str):
+    """A run line for question ``i``: answers (the common case), a query alone, nulls, a failure."""
+    return st.one_of(
+        st.builds(lambda a: {"id": i, "answer": a}, _ANSWERS),
+        st.builds(lambda a: {"id": i, "answer": a}, _ANSWERS),
+        st.just({"id": i, "query": "SELECT * {}"}),
+        st.just({"id": i, "answer": None, "query": None}),
+        st.just({"id": i, "error": "timeout", "status": "timeout"}),
+        st.builds(lambda a: {"id": i, "answers": a}, _ANSWERS),  # read by the general run loader
+    )
+
+
+_PROFILES = [profiles.get("text2sparql"), profiles.get("kgqa"),
+             profiles.get("text2sparql").with_links(IriLinks.from_pairs([("http://x/a", "urn:x:1")]))]
+
+
+def _write(folder: Path, name: str, lines: list) -> Path:
+    path = folder / name
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+def _streamed(ds: Path, run: Path, profile, lean_on: bool) -> tuple[dict, list]:
+    taken: list = []
+    real = lean.score_flat
+
+    def spy(*a, **kw):
+        out = real(*a, **kw) if lean_on else None
+        taken.append(out is not None)
+        return out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lean, "score_flat", spy)
+        stream = open_stream(ds)
+        e = evaluate(stream, load_run(run, format="jsonl"), profile)
+        return e.to_json(), [taken, stream.count, stream.languages, stream.problems]
+
+
+def _same(a: dict, b: dict) -> None:
+    assert json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+
+
+@pytest.fixture(scope="module")
+def folder():
+    with tempfile.TemporaryDirectory() as d:
+        yield Path(d)
+
+
+@SETTINGS
+@given(st.lists(_DATASET_LINE, min_size=1, max_size=10, unique_by=lambda r: r["id"].strip()),
+       st.sampled_from(["", "", "", "dup", "odd"]), _ODD_DATASET_LINE, st.integers(0, len(_PROFILES) - 1), st.data())
+def test_lean_equals_general(folder, ds_lines, twist, odd_line, which, data):
+    # each question answered once, twice, or not at all (missing); an id the dataset lacks
+    ids = [r["id"] for r in ds_lines] + ["10", "x"]
+    run_lines = [data.draw(_run_line(i)) for i in ids for _ in range(data.draw(st.sampled_from([1, 1, 1, 0, 2])))]
+    run_lines = run_lines or [{"id": "10", "answer": ["a"]}]
+    profile = _PROFILES[which]
+    if twist == "dup":  # an id twice: the general path lists the second as a problem
+        ds_lines = ds_lines + [{**ds_lines[0], "id": " " + ds_lines[0]["id"]}]
+    odd = [odd_line] if twist == "odd" else []
+    ds = _write(folder, "ds.jsonl", ds_lines + odd)
+    run = _write(folder, "run.jsonl", run_lines)
+    fast, (taken, *read_fast) = _streamed(ds, run, profile, True)
+    slow, (_, *read_slow) = _streamed(ds, run, profile, False)
+    _same(fast, slow)
+    assert read_fast[:2] == read_slow[:2] and [str(p) for p in read_fast[2]] == [str(p) for p in read_slow[2]]
+    ids = [r["id"].strip() for r in ds_lines]
+    blank = odd in ([""], ["   "])  # a blank line is skipped by both paths
+    assert taken == [(not odd or blank) and len(set(ids)) == len(ids)]  # which path scored it
+    memory = evaluate(load_dataset(ds, format="jsonl"), load_run(run, format="jsonl"), profile)
+    for label, value in memory.aggregate.items():
+        got = fast["aggregate"][label]
+        assert (got is None and math.isnan(value)) or got == value
+
+
+def test_lean_path_taken_and_declined(folder):
+    ds = _write(folder, "a.jsonl", [{"id": "1", "question": "q", "answers": ["http://x/a", "b"]},
+                                    {"id": "2", "question": "q", "answers": ["c"]}, {"id": "3", "question": "q"}])
+    run = _write(folder, "ar.jsonl", [{"id": "1", "answer": ["b", "b", "z"]}, {"id": "7", "answer": ["c"]}])
+    fast, (taken, count, langs, problems) = _streamed(ds, run, profiles.get("text2sparql"), True)
+    assert taken == [True] and count == 3 and langs == ["en"] and problems == []
+    q = {x["id"]: x for x in fast["questions"]}
+    assert q["1"]["counts"] == {"tp": 1, "fp": 1, "fn": 1, "sys": 2, "gold": 2}
+    assert q["1"]["scores"]["set_F"] == 0.5 and q["2"]["outcome"] == "missing"
+    assert fast["missing_ids"] == ["2"] and fast["unknown_ids"] == ["7"]
+    assert fast["skipped"][0]["id"] == "3" and fast["aggregate"]["set_P"] == 0.25
+    dup = _write(folder, "b.jsonl", [{"id": "1", "question": "q", "answers": []}, {"id": "1", "question": "q"}])
+    slow, (taken, *_rest) = _streamed(dup, run, profiles.get("text2sparql"), True)
+    assert taken == [False] and "duplicate" in " ".join(slow["problems"])
+    assert not lean.applies(profiles.get("qald")) and lean.applies(profiles.get("text2sparql"))
+
+
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 6)), max_size=30))
+def test_rule_columns_equal_the_rules(rows):
+    rows = [(min(t, s, g), s, g) for t, s, g in rows]
+    column = CountsColumn([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    assert list(column) == [Counts(t, s - t, g - t, s, g, t, t) for t, s, g in rows] == column[:]
+    for name, fn in RULE_COLUMNS.items():
+        cols = fn(column.tp, column.sys_size, column.gold_size)
+        for i, c in enumerate(column):
+            assert tuple(col[i] for col in cols) == RULES[name](c)
