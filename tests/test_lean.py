@@ -56,10 +56,12 @@ _ODD_DATASET_LINE = st.sampled_from([
 ])
 
 
-def _run_line(i: str):
-    """A run line for question ``i``: answers (the common case), a query alone, nulls, a failure."""
+def _run_line(i: str, gold: list | None):
+    """A run line for question ``i`` (gold answers ``gold``): answers (the common case; some of
+    the gold ones and others), a query alone, nulls, a failure."""
     return st.one_of(
-        st.builds(lambda a: {"id": i, "answer": a}, _ANSWERS),
+        st.builds(lambda keep, a: {"id": i, "answer": [g for g, k in zip(gold or [], keep) if k] + a},
+                  st.lists(st.booleans(), min_size=5, max_size=5), st.lists(_ANSWER, max_size=2)),
         st.builds(lambda a: {"id": i, "answer": a}, _ANSWERS),
         st.just({"id": i, "query": "SELECT * {}"}),
         st.just({"id": i, "answer": None, "query": None}),
@@ -109,8 +111,9 @@ def folder():
        st.sampled_from(["", "", "", "dup", "odd"]), _ODD_DATASET_LINE, st.integers(0, len(_PROFILES) - 1), st.data())
 def test_lean_equals_general(folder, ds_lines, twist, odd_line, which, data):
     # each question answered once, twice, or not at all (missing); an id the dataset lacks
-    ids = [r["id"] for r in ds_lines] + ["10", "x"]
-    run_lines = [data.draw(_run_line(i)) for i in ids for _ in range(data.draw(st.sampled_from([1, 1, 1, 0, 2])))]
+    golds = [(r["id"], r.get("answers")) for r in ds_lines] + [("10", None), ("x", None)]
+    run_lines = [data.draw(_run_line(i, gold)) for i, gold in golds
+                 for _ in range(data.draw(st.sampled_from([1, 1, 1, 0, 2])))]
     run_lines = run_lines or [{"id": "10", "answer": ["a"]}]
     profile = _PROFILES[which]
     if twist == "dup":  # an id twice: the general path lists the second as a problem
