@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import tempfile
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from hypothesis import strategies as st
 
 import kgqa.score.lean as lean
 from kgqa.load import load_dataset, load_run
+from kgqa.load.generic import line_start_near
 from kgqa.load.stream import open_stream
 from kgqa.model.terms import IriLinks
 from kgqa.score import profiles
@@ -80,9 +82,18 @@ def _write(folder: Path, name: str, lines: list) -> Path:
     return path
 
 
-def _streamed(ds: Path, run: Path, profile, lean_on: bool) -> tuple[dict, list]:
+def _streamed(ds: Path, run: Path, profile, lean_on: bool, parallel: bool = False) -> tuple[dict, list]:
+    """The streamed evaluation (lean path on or off; ``parallel``: every file split in two byte
+    ranges, the second scored by a forked process) and [[lean path taken], stream count,
+    languages, problems, [forked]]."""
     taken: list = []
-    real = lean.score_flat
+    forked: list = []
+    real, real_fork = lean.score_flat, lean._forked
+
+    def fork_spy(*a):
+        out = real_fork(*a)
+        forked.append(out is not None)
+        return out
 
     def spy(*a, **kw):
         out = real(*a, **kw) if lean_on else None
@@ -91,9 +102,13 @@ def _streamed(ds: Path, run: Path, profile, lean_on: bool) -> tuple[dict, list]:
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(lean, "score_flat", spy)
+        mp.setattr(lean, "_forked", fork_spy)
+        if parallel:
+            mp.setattr(lean, "PARALLEL_BYTES", 0)
+            mp.setattr(lean, "_can_fork", lambda: True)  # also under xdist (its threads do not matter here)
         stream = open_stream(ds)
         e = evaluate(stream, load_run(run, format="jsonl"), profile)
-        return e.to_json(), [taken, stream.count, stream.languages, stream.problems]
+        return e.to_json(), [taken, stream.count, stream.languages, stream.problems, forked]
 
 
 def _same(a: dict, b: dict) -> None:
@@ -108,8 +123,9 @@ def folder():
 
 @SETTINGS
 @given(st.lists(_DATASET_LINE, min_size=1, max_size=10, unique_by=lambda r: r["id"].strip()),
-       st.sampled_from(["", "", "", "dup", "odd"]), _ODD_DATASET_LINE, st.integers(0, len(_PROFILES) - 1), st.data())
-def test_lean_equals_general(folder, ds_lines, twist, odd_line, which, data):
+       st.sampled_from(["", "", "", "dup", "odd"]), _ODD_DATASET_LINE, st.integers(0, len(_PROFILES) - 1),
+       st.booleans(), st.data())
+def test_lean_equals_general(folder, ds_lines, twist, odd_line, which, parallel, data):
     # each question answered once, twice, or not at all (missing); an id the dataset lacks
     golds = [(r["id"], r.get("answers")) for r in ds_lines] + [("10", None), ("x", None)]
     run_lines = [data.draw(_run_line(i, gold)) for i, gold in golds
@@ -121,10 +137,12 @@ def test_lean_equals_general(folder, ds_lines, twist, odd_line, which, data):
     odd = [odd_line] if twist == "odd" else []
     ds = _write(folder, "ds.jsonl", ds_lines + odd)
     run = _write(folder, "run.jsonl", run_lines)
-    fast, (taken, *read_fast) = _streamed(ds, run, profile, True)
-    slow, (_, *read_slow) = _streamed(ds, run, profile, False)
+    fast, (taken, *read_fast, forked) = _streamed(ds, run, profile, True, parallel)
+    slow, (_, *read_slow, _) = _streamed(ds, run, profile, False)
     _same(fast, slow)
     assert read_fast[:2] == read_slow[:2] and [str(p) for p in read_fast[2]] == [str(p) for p in read_slow[2]]
+    size = ds.stat().st_size  # a second process where the split leaves it a line
+    assert forked == ([True] if parallel and line_start_near(ds, int(size * lean.PARENT_SHARE)) < size else [])
     ids = [r["id"].strip() for r in ds_lines]
     blank = odd in ([""], ["   "])  # a blank line is skipped by both paths
     assert taken == [(not odd or blank) and len(set(ids)) == len(ids)]  # which path scored it
@@ -138,7 +156,7 @@ def test_lean_path_taken_and_declined(folder):
     ds = _write(folder, "a.jsonl", [{"id": "1", "question": "q", "answers": ["http://x/a", "b"]},
                                     {"id": "2", "question": "q", "answers": ["c"]}, {"id": "3", "question": "q"}])
     run = _write(folder, "ar.jsonl", [{"id": "1", "answer": ["b", "b", "z"]}, {"id": "7", "answer": ["c"]}])
-    fast, (taken, count, langs, problems) = _streamed(ds, run, profiles.get("text2sparql"), True)
+    fast, (taken, count, langs, problems, _) = _streamed(ds, run, profiles.get("text2sparql"), True)
     assert taken == [True] and count == 3 and langs == ["en"] and problems == []
     q = {x["id"]: x for x in fast["questions"]}
     assert q["1"]["counts"] == {"tp": 1, "fp": 1, "fn": 1, "sys": 2, "gold": 2}
@@ -151,6 +169,28 @@ def test_lean_path_taken_and_declined(folder):
     assert not lean.applies(profiles.get("qald")) and lean.applies(profiles.get("text2sparql"))
 
 
+def test_failed_child_is_replaced(folder):
+    """A forked process that fails (here: raises) has its byte range scored by the parent."""
+    ds = _write(folder, "c.jsonl", [{"id": str(i), "question": "q", "answers": [f"a{i % 3}", "b"]} for i in range(50)])
+    run = _write(folder, "cr.jsonl", [{"id": str(i), "answer": [f"a{i % 2}"]} for i in range(0, 50, 2)])
+    parent, real = os.getpid(), lean._scan
+    calls: list = []
+
+    def scan(paths, start, end, *rest):
+        if os.getpid() != parent:
+            raise RuntimeError("the child fails")
+        calls.append((start, end))
+        return real(paths, start, end, *rest)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lean, "_scan", scan)
+        fast, (taken, count, *_rest, forked) = _streamed(ds, run, profiles.get("text2sparql"), True, True)
+    slow, _info = _streamed(ds, run, profiles.get("text2sparql"), False)
+    assert taken == [True] and forked == [True] and count == 50 and len(calls) == 2
+    assert calls[0][0] == 0 and calls[0][1] == calls[1][0] > 0 and calls[1][1] is None
+    _same(fast, slow)
+
+
 @given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 6)), max_size=30))
 def test_rule_columns_equal_the_rules(rows):
     rows = [(min(t, s, g), s, g) for t, s, g in rows]
@@ -160,3 +200,24 @@ def test_rule_columns_equal_the_rules(rows):
         cols = fn(column.tp, column.sys_size, column.gold_size)
         for i, c in enumerate(column):
             assert tuple(col[i] for col in cols) == RULES[name](c)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text("ab\r\né", max_size=6), max_size=8), st.floats(0, 1), st.integers(1, 5))
+def test_byte_ranges_split_at_lines(chunks, share, block):
+    """Two byte ranges from ``line_start_near`` give the file's lines, each once, in order."""
+    from kgqa.load import generic
+
+    text = "\n".join(chunks)
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "f.jsonl"
+        path.write_bytes(text.encode())
+        size = path.stat().st_size
+        split = line_start_near(path, int(size * share))
+        assert split == size or split == 0 or path.read_bytes()[split - 1:split] == b"\n"
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(generic, "_BLOCK", block)  # blocks end inside lines too
+            whole = [ln for b in generic.iter_text_blocks(path) for ln in b]
+            parts = [ln for b in generic.iter_text_blocks(path, 0, split) for ln in b] + \
+                [ln for b in generic.iter_text_blocks(path, split) for ln in b]
+    assert [x for x in parts if x] == [x for x in whole if x]

@@ -157,33 +157,47 @@ def iter_text_lines(path: Path) -> Iterator[str]:
         yield from lines
 
 
-def iter_text_blocks(path: Path) -> Iterator[list[str]]:
-    """:func:`iter_text_lines` as lists of consecutive lines (about :data:`_BLOCK` bytes each)."""
+def iter_text_blocks(path: Path, start: int = 0, end: int | None = None) -> Iterator[list[str]]:
+    """:func:`iter_text_lines` as lists of consecutive lines (about :data:`_BLOCK` bytes each);
+    ``start``/``end``: only the lines between these byte offsets (each the start of a line, see
+    :func:`line_start_near`; line numbers in messages then count from ``start``)."""
     try:
         fh = open(path, "rb")
     except OSError as e:
         raise InputError(path, f"cannot read file: {e.strerror or e}") from None
     with fh:
-        offset = lines_before = 0  # of the block, in the file
+        offset, lines_before = start, 0  # of the block, in the file
+        fh.seek(start)
         while True:
-            block = fh.read(_BLOCK)
+            block = fh.read(_BLOCK if end is None else min(_BLOCK, end - offset))
             if not block:
                 return
             if not block.endswith(b"\n"):
                 block += fh.readline()  # a block holds whole lines (no UTF-8 sequence holds a \n)
-            start = 3 if offset == 0 and block.startswith(jsonio.BOM) else 0
+            bom = 3 if offset == 0 and block.startswith(jsonio.BOM) else 0
             try:
-                text = block[start:].decode("utf-8")
+                text = block[bom:].decode("utf-8")
             except UnicodeDecodeError as e:
-                at = start + e.start
+                at = bom + e.start
                 line_start = block.rfind(b"\n", 0, at) + 1
-                if line_start > start:
-                    yield _split_lines(block[start:line_start].decode("utf-8"))
+                if line_start > bom:
+                    yield _split_lines(block[bom:line_start].decode("utf-8"))
                 line = lines_before + block.count(b"\n", 0, at) + 1
                 raise jsonio.not_utf8(path, block[at], offset + at, line, at - line_start + 1) from None
             yield _split_lines(text) if text else [""]  # a file of a BOM alone is one empty line
             offset += len(block)
             lines_before += block.count(b"\n")
+
+
+def line_start_near(path: Path, offset: int) -> int:
+    """The offset of the first line of ``path`` that starts at ``offset`` or after (the file's
+    size when there is none): where to split a file into byte ranges of whole lines."""
+    with open(path, "rb") as fh:
+        if offset <= 0:
+            return 0
+        fh.seek(offset - 1)
+        fh.readline()  # to the end of the line holding offset - 1
+        return fh.tell()
 
 
 def _split_lines(text: str) -> list[str]:
@@ -531,17 +545,19 @@ def _flat_records(lines: list[str], keys: frozenset[str], answer_key: str,
     return out
 
 
-def flat_answer_blocks(paths: list[Path]) -> Iterator[tuple[list[str], list[list[str] | None]] | None]:
+def flat_answer_blocks(paths: list[Path], start: int = 0,
+                       end: int | None = None) -> Iterator[tuple[list[str], list[list[str] | None]] | None]:
     """The ids and answers (a list of strings, or None) of JSONL dataset file(s) a block of lines
     at a time, for a lean scorer that needs nothing else: every line must hold the common record
     as :func:`_flat_item` reads it (the same checks; ids stripped); blank lines are skipped, as
     the general path skips them. At the first line that holds anything else (another key, a
     non-string answer, a line that is not JSON) ``None`` is yielded and the reading stops: the
     caller then reads the files by the general path, with its checks and problems. Ids are not
-    checked for duplicates (the caller keeps the ids seen)."""
+    checked for duplicates (the caller keeps the ids seen). ``start``/``end``: a byte range of
+    one file (see :func:`iter_text_blocks`)."""
     loads, malformed, strs, keys = orjson.loads, orjson.JSONDecodeError, _STRS, _FAST_ITEM_KEYS
     for path in paths:
-        for lines in iter_text_blocks(path):
+        for lines in iter_text_blocks(path, start, end):
             ids: list[str] = []
             answers: list[list[str] | None] = []
             for line in lines:

@@ -11,16 +11,26 @@ line holding another record, a duplicate id, a measure scored question by questi
 gold bag, a system answer that is not a set of strings, ...): the caller then scores by the
 general path, so every number is the same either way (``tests/test_lean.py`` holds the two
 equal).
+
+A dataset file of :data:`PARALLEL_BYTES` or more is read in two byte ranges of whole lines at
+once where a second core is there: a forked process scores the second range against the run
+already in memory and sends back its columns, which are joined in order (the same columns as
+one process makes; a child that fails is replaced by scoring its range here).
 """
 
 from __future__ import annotations
 
+import os
+import pickle
+import threading
 from array import array
 from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from kgqa.load.generic import flat_answer_blocks
-from kgqa.model import Outcome, Run, Status
+from kgqa.load.generic import flat_answer_blocks, line_start_near
+from kgqa.model import InputError, Outcome, Run, Status
 from kgqa.model.answer import TextColumn
 from kgqa.score.answer_measures import _item_flagged
 from kgqa.score.measures import Columns, Inputs
@@ -30,6 +40,12 @@ from kgqa.score.rules import CountsColumn
 #: gates (MeasureDef.gate) that read only an item's metadata, which a flat record does not have:
 #: they let no flat question through
 _METADATA_GATES = frozenset({_item_flagged})
+
+#: a single dataset file of this many bytes or more (about 60,000 flat records) is scored in
+#: two processes where two cores are available
+PARALLEL_BYTES = 8 << 20
+#: the share of the file the parent scores (it also joins the parts and finishes)
+PARENT_SHARE = 0.45
 
 
 def applies(profile: Profile) -> bool:
@@ -43,102 +59,201 @@ def applies(profile: Profile) -> bool:
             and all(s.over == "all" for s in profile.measures))
 
 
-def score_flat(dataset: Any, run: Run, profile: Profile, signature_extra: Any = None) -> Any:
-    """The :class:`~kgqa.score.evaluate.ScoredRun` of ``run`` on the streamed JSONL ``dataset``
-    (a :class:`~kgqa.load.stream.DatasetStream`) by the lean path, or None where the general
-    path must score it (see the module docstring). Sets the stream's ``count``, ``languages``
-    and ``problems`` as reading it would."""
-    from kgqa.score.evaluate import _collect, _finish
+class _Part:
+    """What one byte range of the dataset gave: per scored question its id, outcome label and
+    (|S∩G|, |S|, |G|); ``rare``: position -> (message, failed, outcome) of the questions off
+    the common case (a missing or failed answer); what was skipped; lines read."""
 
-    if not applies(profile) or not hasattr(dataset, "source"):
-        return None
+    __slots__ = ("ids", "labels", "tps", "nss", "ngs", "rare", "skipped", "missing_ids", "skipped_missing", "lines")
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.labels: list[str] = []
+        self.tps, self.nss, self.ngs = array("q"), array("q"), array("q")
+        self.rare: dict[int, tuple[str, bool, Outcome]] = {}
+        self.skipped: list[dict[str, str]] = []
+        self.missing_ids: list[str] = []
+        self.skipped_missing = 0
+        self.lines = 0
+
+    def __getstate__(self) -> tuple:
+        return tuple(getattr(self, k) for k in self.__slots__)
+
+    def __setstate__(self, state: tuple) -> None:
+        for k, v in zip(self.__slots__, state):
+            setattr(self, k, v)
+
+    def extend(self, other: "_Part") -> None:
+        at = len(self.ids)
+        self.ids += other.ids
+        self.labels += other.labels
+        self.tps += other.tps
+        self.nss += other.nss
+        self.ngs += other.ngs
+        self.rare.update((at + k, v) for k, v in other.rare.items())
+        self.skipped += other.skipped
+        self.missing_ids += other.missing_ids
+        self.skipped_missing += other.skipped_missing
+        self.lines += other.lines
+
+
+def _scan(paths: list[Path], start: int, end: int | None, run: Run, profile: Profile) -> _Part | None:
+    """The lean path over the lines of ``paths`` (or the byte range ``start``-``end`` of the one
+    file), or None where it declines."""
+    from kgqa.score.evaluate import _collect
+
     m, view = profile.matching, profile.view
     lexical = m.mode == "lexical" and m.links is None and m.labels is None  # text_keys(texts) is texts
     text_keys = m.text_keys
     zero_failures, zero_missing, skip_missing = profile.failures == "zero", profile.missing == "zero", \
         profile.missing == "skip"
     sys_side = "system" if profile.qrels else None
-    specs = list(profile.measures)
-    measures = [s.measure for s in specs]
     run_get = run._by_id.get if type(run) is Run else run.get
     ok, missing_status, text_column = Status.OK, Status.MISSING, TextColumn
     gold_reason = "no gold answer (execute the gold queries with --kg)"
-
-    ids: list[str] = []
-    labels: list[str] = []
-    sources: list[Any] = []
-    tps, nss, ngs = array("q"), array("q"), array("q")
-    rare: dict[int, tuple[str, bool]] = {}  # position -> (message, failed) of a question off the common case
-    seen: set[str] = set()
-    skipped: list[dict[str, str]] = []
-    missing_ids: list[str] = []
-    outcome_counter: Counter[str] = Counter()
-    lines = 0
-    for block in flat_answer_blocks(dataset.source):
-        if block is None:
-            return None
-        block_ids, block_answers = block
-        lines += len(block_ids)
-        for iid, gold in zip(block_ids, block_answers):
-            if iid in seen:
-                return None  # a duplicate id: the general path lists it as a problem
-            seen.add(iid)
-            if gold is None:
-                skipped.append({"id": iid, "reason": gold_reason})
-                continue
-            gold_items = frozenset(gold if lexical else text_keys(gold))
-            pred = run_get(iid)
-            if (pred is not None and pred.status is ok and pred.bag is None
-                    and pred.answer.__class__ is text_column):  # the stored bare strings
-                texts = pred.answer.texts
-                sys_items = frozenset(texts if lexical else text_keys(texts))
-                label = "ok" if texts else "empty"
-                sources.append(pred)
-            else:  # evaluate's general system side, for this question alone
-                if pred is None:
-                    outcome = Outcome.missing()
-                    missing_ids.append(iid)
-                    if skip_missing:
-                        skipped.append({"id": iid, "reason": "not in the run (profile rule missing=skip)"})
-                        outcome_counter["missing"] += 1
-                        continue
-                elif pred.bag is not None:
-                    return None  # a graded bag (Text2SPARQL result sets): the general path reads it
-                else:
-                    outcome = pred.outcome()
-                status = outcome.status
-                failed = status is not ok
-                zero = failed and (zero_failures if status is not missing_status else zero_missing)
-                sys_items = _collect(outcome.answer if not failed else None, m, view, sys_side)
-                if sys_items.__class__ is not frozenset:
-                    return None
-                if view == "tuples":
-                    sys_items = frozenset(k for (k,) in sys_items) if all(len(k) == 1 for k in sys_items) else None
-                    if sys_items is None:
+    part = _Part()
+    ids, labels, rare, skipped = part.ids, part.labels, part.rare, part.skipped
+    add_tp, add_ns, add_ng = part.tps.append, part.nss.append, part.ngs.append
+    try:
+        for block in flat_answer_blocks(paths, start, end):
+            if block is None:
+                return None
+            block_ids, block_answers = block
+            part.lines += len(block_ids)
+            for iid, gold in zip(block_ids, block_answers):
+                if gold is None:
+                    skipped.append({"id": iid, "reason": gold_reason})
+                    continue
+                gold_items = frozenset(gold if lexical else text_keys(gold))
+                pred = run_get(iid)
+                if (pred is not None and pred.status is ok and pred.bag is None
+                        and pred.answer.__class__ is text_column):  # the stored bare strings
+                    texts = pred.answer.texts
+                    sys_items = frozenset(texts if lexical else text_keys(texts))
+                    labels.append("ok" if texts else "empty")
+                else:  # evaluate's general system side, for this question alone
+                    if pred is None:
+                        outcome = Outcome.missing()
+                        part.missing_ids.append(iid)
+                        if skip_missing:
+                            skipped.append({"id": iid, "reason": "not in the run (profile rule missing=skip)"})
+                            part.skipped_missing += 1
+                            continue
+                    elif pred.bag is not None:
+                        return None  # a graded bag (Text2SPARQL result sets): the general path reads it
+                    else:
+                        outcome = pred.outcome()
+                    status = outcome.status
+                    failed = status is not ok
+                    zero = failed and (zero_failures if status is not missing_status else zero_missing)
+                    sys_items = _collect(outcome.answer if not failed else None, m, view, sys_side)
+                    if sys_items.__class__ is not frozenset:
                         return None
-                label = outcome.label
-                rare[len(ids)] = (outcome.message, zero)
-                sources.append((None, pred, outcome, None))
-            outcome_counter[label] += 1
-            ids.append(iid)
-            labels.append(label)
-            ns, ng = len(sys_items), len(gold_items)
-            tps.append(len(gold_items & sys_items) if ns and ng else 0)
-            nss.append(ns)
-            ngs.append(ng)
+                    if view == "tuples":
+                        if not all(len(k) == 1 for k in sys_items):
+                            return None
+                        sys_items = frozenset(k for (k,) in sys_items)
+                    rare[len(ids)] = (outcome.message, zero, outcome)
+                    labels.append(outcome.label)
+                ids.append(iid)
+                ns, ng = len(sys_items), len(gold_items)
+                add_tp(len(gold_items & sys_items) if ns and ng else 0)
+                add_ns(ns)
+                add_ng(ng)
+    except InputError:
+        return None  # a byte that is not UTF-8: the general path says where
+    return part
+
+
+def _can_fork() -> bool:
+    """Whether a second process helps and is safe to fork here: ``fork`` exists, two cores are
+    available to this process, and no other thread runs (a lock one holds would stay held)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return hasattr(os, "fork") and cores >= 2 and threading.active_count() == 1
+
+
+def _forked(fn: Callable[..., Any], *args: Any) -> Callable[[], Any] | None:
+    """``fn(*args)`` started in a forked process; returns the function that waits for its
+    (pickled) result, which is :data:`_FAILED` where the process failed. None where no
+    process can be forked here (no ``fork``, one core, other threads running)."""
+    if not _can_fork():
+        return None
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, write, exit (never back into the caller's code)
+        code = 1
+        try:
+            os.close(r)
+            with os.fdopen(w, "wb") as out:
+                pickle.dump(fn(*args), out, protocol=pickle.HIGHEST_PROTOCOL)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+
+    def result() -> Any:
+        with os.fdopen(r, "rb") as fh:
+            data = fh.read()
+        _, status = os.waitpid(pid, 0)
+        return pickle.loads(data) if status == 0 and data else _FAILED
+
+    return result
+
+
+_FAILED = object()
+
+
+def score_flat(dataset: Any, run: Run, profile: Profile, signature_extra: Any = None) -> Any:
+    """The :class:`~kgqa.score.evaluate.ScoredRun` of ``run`` on the streamed JSONL ``dataset``
+    (a :class:`~kgqa.load.stream.DatasetStream`) by the lean path, or None where the general
+    path must score it (see the module docstring). Sets the stream's ``count``, ``languages``
+    and ``problems`` as reading it would."""
+    from kgqa.score.evaluate import _finish
+
+    if not applies(profile) or not hasattr(dataset, "source"):
+        return None
+    paths = list(dataset.source)
+    size = paths[0].stat().st_size if len(paths) == 1 else 0
+    split = line_start_near(paths[0], int(size * PARENT_SHARE)) if size >= PARALLEL_BYTES else None
+    child = _forked(_scan, paths, split, None, run, profile) if split is not None and split < size else None
+    try:
+        part = _scan(paths, 0, split if child is not None else None, run, profile)
+    finally:
+        second = child() if child is not None else None
+    if child is not None and second is _FAILED:  # the forked process failed: its range is scored here
+        second = _scan(paths, split, None, run, profile)
+    if part is None or (child is not None and second is None):
+        return None
+    if second is not None:
+        part.extend(second)
+    seen = set(part.ids)
+    seen.update(s["id"] for s in part.skipped)
+    if len(seen) != part.lines:
+        return None  # a duplicate id: the general path lists it as a problem
     if hasattr(dataset, "count"):  # what reading the stream would have set
-        dataset.problems, dataset.count = [], lines
-        dataset.languages = [dataset._lang] if lines else []
+        dataset.problems, dataset.count = [], part.lines
+        dataset.languages = [dataset._lang] if part.lines else []
         dataset.unit_languages = []
-    n = len(ids)
-    counts = CountsColumn(tps, nss, ngs)
+    ids, n = part.ids, len(part.ids)
+    counts = CountsColumn(part.tps, part.nss, part.ngs)
+    run_get = run._by_id.get if type(run) is Run else run.get
+    sources: list[Any] = [run_get(i) for i in ids]  # a stored answer's source: its prediction
     failed_flags = [False] * n
     messages: Any = [""] * n
-    for k, (message, zero) in rare.items():
+    for k, (message, zero, outcome) in part.rare.items():
         messages[k], failed_flags[k] = message, zero
-    equal = [t == s and t == g for t, s, g in zip(tps, nss, ngs)]  # G == S for sets
+        sources[k] = (None, sources[k], outcome, None)
+    equal = [t == s and t == g for t, s, g in zip(part.tps, part.nss, part.ngs)]  # G == S for sets
+    outcome_counter = Counter(part.labels)
+    if part.skipped_missing:
+        outcome_counter["missing"] += part.skipped_missing
+    measures = [s.measure for s in profile.measures]
     calls = [(mm.defn.item, mm.folder, mm.kwargs) for mm in measures]
     vectors = [mm.vector for mm in measures]
     return _finish(dataset, run, profile, signature_extra, None, True, calls, vectors, {},
-                   Columns(counts, failed_flags, labels, equal), ids, messages, sources, None,
-                   [[] for _ in specs], [[] for _ in specs], seen, skipped, missing_ids, outcome_counter, {})
+                   Columns(counts, failed_flags, part.labels, equal), ids, messages, sources, None,
+                   [[] for _ in measures], [[] for _ in measures], seen, part.skipped, part.missing_ids,
+                   outcome_counter, {})
