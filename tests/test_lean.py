@@ -31,6 +31,7 @@ from kgqa.load import load_dataset, load_run
 from kgqa.load.generic import line_start_near
 from kgqa.load.stream import open_stream
 from kgqa.model.terms import IriLinks
+from kgqa.report.evaluation import to_json, to_json_chunks
 from kgqa.score import profiles
 from kgqa.score.evaluate import evaluate
 from kgqa.score.rules import RULE_COLUMNS, RULES, Counts, CountsColumn
@@ -69,6 +70,7 @@ def _run_line(i: str, gold: list | None):
         st.just({"id": i, "answer": None, "query": None}),
         st.just({"id": i, "error": "timeout", "status": "timeout"}),
         st.builds(lambda a: {"id": i, "answers": a}, _ANSWERS),  # read by the general run loader
+        st.builds(lambda a: {"id": i, "answer": a, "elapsed": 0.25}, _ANSWERS),
     )
 
 
@@ -108,6 +110,9 @@ def _streamed(ds: Path, run: Path, profile, lean_on: bool, parallel: bool = Fals
             mp.setattr(lean, "_can_fork", lambda: True)  # also under xdist (its threads do not matter here)
         stream = open_stream(ds)
         e = evaluate(stream, load_run(run, format="jsonl"), profile)
+        # --save's writer (records made from the columns) writes what the question objects give
+        chunks = "".join(to_json_chunks([e]))
+        assert chunks == to_json([e]) == "".join(to_json_chunks([e]))
         return e.to_json(), [taken, stream.count, stream.languages, stream.problems, forked]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator, Sequence
+from itertools import islice
 from typing import Any
 
 from rich.console import Console
@@ -153,19 +154,22 @@ def to_json_chunks(evals: Sequence[ScoredRun]) -> Iterator[str]:
 
 
 def _question_array(e: ScoredRun, indent: int) -> Iterator[str]:
-    pad = "\n" + " " * (indent + 2)
-    first = True
-    batch: list = []
     questions = e.questions
-    for q in (questions.passing() if hasattr(questions, "passing") else questions):
-        batch.append(q.to_json())
-        if len(batch) >= _BATCH:
-            yield ("[" if first else ",") + pad + ("," + pad).join(jsonio.dumps(x).replace("\n", pad) for x in batch)
-            first, batch = False, []
-    if batch:
-        yield ("[" if first else ",") + pad + ("," + pad).join(jsonio.dumps(x).replace("\n", pad) for x in batch)
+    if hasattr(questions, "json_at"):  # columns: each record's JSON made straight from them
+        records: Iterator[dict] = map(questions.json_at, range(len(questions)))
+    else:
+        records = (q.to_json() for q in questions)
+    first = True
+    pad = "\n" + " " * indent
+    while True:
+        batch = list(islice(records, _BATCH))
+        if not batch:
+            break
+        # one list written at once (its records indented by 2), moved to the array's indent
+        text = jsonio.dumps(batch)
+        yield ("[" if first else ",") + text[1:-2].replace("\n", pad)
         first = False
-    yield "[]" if first else "\n" + " " * indent + "]"
+    yield "[]" if first else pad + "]"
 
 
 @during

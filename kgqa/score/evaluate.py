@@ -208,6 +208,42 @@ class QuestionList(Sequence):
     def __iter__(self) -> Iterator[QuestionScore]:
         return (self._make(i) for i in range(len(self.ids)))
 
+    def json_at(self, i: int) -> dict[str, Any]:
+        """``self[i].to_json()``, made without the question's objects where it was not made and
+        it is a streamed question (its record: the run's side alone), and without keeping any."""
+        q = self._made[i]
+        source = self._sources[i]
+        if q is not None or (source.__class__ is tuple and source[0] is not None):
+            return (q or self._make_unkept(i)).to_json()
+        if source.__class__ is tuple:
+            pred, outcome = source[1], source[2]
+            answer, elapsed = outcome.answer, outcome.elapsed
+        elif source.status is Status.OK and source.answer is not None:  # Prediction.outcome()'s answer
+            pred, answer, elapsed = source, source.answer, source.elapsed
+        else:
+            outcome = source.outcome()
+            pred, answer, elapsed = source, outcome.answer, outcome.elapsed
+        out: dict[str, Any] = {"id": self.ids[i], "outcome": self.labels[i],
+                               "scores": {label: vals[i] for label, (vals, present) in self._columns.items()
+                                          if present[i]}}
+        if self.messages[i]:
+            out["message"] = self.messages[i]
+        c = self.counts[i]
+        if c is not None:
+            out["counts"] = {"tp": c.tp, "fp": c.fp, "fn": c.fn, "sys": c.sys_size, "gold": c.gold_size}
+        details = {"question": None, "gold_sparql": None,  # QuestionRecord.to_json of the run's side
+                   "predicted_sparql": pred.sparql if pred is not None else None, "gold_answer": None,
+                   "predicted_answer": to_results_json(answer) if answer is not None else None}
+        if elapsed is not None:
+            details["elapsed"] = elapsed
+        out["details"] = details
+        return out
+
+    def _make_unkept(self, i: int) -> QuestionScore:
+        q = self._make(i)
+        self._made[i] = None
+        return q
+
     def passing(self) -> Iterator[QuestionScore]:
         """Every question in order, without keeping the ones not made before (for writing them
         out once: a million questions then never stand as objects at the same time)."""
