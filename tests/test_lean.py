@@ -30,7 +30,9 @@ import kgqa.score.lean as lean
 from kgqa.load import load_dataset, load_run
 from kgqa.load.generic import line_start_near
 from kgqa.load.stream import open_stream
+from kgqa.model import fork
 from kgqa.model.terms import IriLinks
+from kgqa.report import evaluation as report
 from kgqa.report.evaluation import to_json, to_json_chunks
 from kgqa.score import profiles
 from kgqa.score.evaluate import evaluate
@@ -90,7 +92,7 @@ def _streamed(ds: Path, run: Path, profile, lean_on: bool, parallel: bool = Fals
     languages, problems, [forked]]."""
     taken: list = []
     forked: list = []
-    real, real_fork = lean.score_flat, lean._forked
+    real, real_fork = lean.score_flat, fork.forked
 
     def fork_spy(*a):
         out = real_fork(*a)
@@ -104,15 +106,17 @@ def _streamed(ds: Path, run: Path, profile, lean_on: bool, parallel: bool = Fals
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(lean, "score_flat", spy)
-        mp.setattr(lean, "_forked", fork_spy)
+        mp.setattr(fork, "forked", fork_spy)
         if parallel:
             mp.setattr(lean, "PARALLEL_BYTES", 0)
-            mp.setattr(lean, "_can_fork", lambda: True)  # also under xdist (its threads do not matter here)
+            mp.setattr(report, "PARALLEL_RECORDS", 1)
+            mp.setattr(fork, "can_fork", lambda: True)  # also under xdist (its threads do not matter here)
         stream = open_stream(ds)
         e = evaluate(stream, load_run(run, format="jsonl"), profile)
         # --save's writer (records made from the columns) writes what the question objects give
         chunks = "".join(to_json_chunks([e]))
-        assert chunks == to_json([e]) == "".join(to_json_chunks([e]))
+        halves = "".join(to_json_chunks([e], scratch=ds.parent))  # in two processes where parallel
+        assert chunks == to_json([e]) == "".join(to_json_chunks([e])) == halves
         return e.to_json(), [taken, stream.count, stream.languages, stream.problems, forked]
 
 
@@ -147,7 +151,9 @@ def test_lean_equals_general(folder, ds_lines, twist, odd_line, which, parallel,
     _same(fast, slow)
     assert read_fast[:2] == read_slow[:2] and [str(p) for p in read_fast[2]] == [str(p) for p in read_slow[2]]
     size = ds.stat().st_size  # a second process where the split leaves it a line
-    assert forked == ([True] if parallel and line_start_near(ds, int(size * lean.PARENT_SHARE)) < size else [])
+    scored = line_start_near(ds, int(size * lean.PARENT_SHARE)) < size
+    writes = len(fast["questions"]) >= 2  # --save's records in two halves
+    assert forked == (([True] if scored else []) + ([True] if writes else []) if parallel else [])
     ids = [r["id"].strip() for r in ds_lines]
     blank = odd in ([""], ["   "])  # a blank line is skipped by both paths
     assert taken == [(not odd or blank) and len(set(ids)) == len(ids)]  # which path scored it
@@ -191,9 +197,30 @@ def test_failed_child_is_replaced(folder):
         mp.setattr(lean, "_scan", scan)
         fast, (taken, count, *_rest, forked) = _streamed(ds, run, profiles.get("text2sparql"), True, True)
     slow, _info = _streamed(ds, run, profiles.get("text2sparql"), False)
-    assert taken == [True] and forked == [True] and count == 50 and len(calls) == 2
+    assert taken == [True] and forked == [True, True] and count == 50 and len(calls) == 2  # scoring, writing
     assert calls[0][0] == 0 and calls[0][1] == calls[1][0] > 0 and calls[1][1] is None
     _same(fast, slow)
+
+
+def test_failed_writer_child_is_replaced(folder):
+    """--save's second half is written by the parent when the forked writer fails."""
+    ds = _write(folder, "w.jsonl", [{"id": str(i), "question": "q", "answers": ["a", f"b{i}"]} for i in range(9)])
+    run = _write(folder, "wr.jsonl", [{"id": str(i), "answer": ["a", "\ud800"]} for i in range(9)])
+    e = evaluate(open_stream(ds), load_run(run, format="jsonl"), profiles.get("text2sparql"))
+    parent, real = os.getpid(), report._write_records
+
+    def write(*a):
+        if os.getpid() != parent:
+            raise RuntimeError("the child fails")
+        return real(*a)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(report, "PARALLEL_RECORDS", 1)
+        mp.setattr(fork, "can_fork", lambda: True)
+        whole = "".join(to_json_chunks([e], scratch=folder))
+        mp.setattr(report, "_write_records", write)
+        replaced = "".join(to_json_chunks([e], scratch=folder))
+    assert whole == replaced == to_json([e]) and len(json.loads(whole)["questions"]) == 9
 
 
 @given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 6)), max_size=30))

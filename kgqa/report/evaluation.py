@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
+import os
+import tempfile
 from collections.abc import Iterator, Sequence
 from itertools import islice
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -130,12 +134,13 @@ _HOLE = "\x00kgqa-questions-{}\x00"
 _BATCH = 5000
 
 
-def to_json_chunks(evals: Sequence[ScoredRun]) -> Iterator[str]:
+def to_json_chunks(evals: Sequence[ScoredRun], scratch: Path | None = None) -> Iterator[str]:
     """:func:`to_json`'s text in pieces, the per-question records written a batch at a time, so
     writing a million questions never holds their whole document (``--save``, ``-f json -o``).
     The pieces join to exactly :func:`to_json`'s text (tested), except where a lone surrogate
     makes :func:`~kgqa.load.jsonio.dumps` escape a batch's non-ASCII characters (still the same
-    JSON)."""
+    JSON). ``scratch``: a folder where a forked process may write the second half of a large
+    evaluation's records (:data:`PARALLEL_RECORDS` or more) while this one writes the first."""
     docs = []
     for i, e in enumerate(evals):
         d = e.to_json_head()
@@ -149,27 +154,70 @@ def to_json_chunks(evals: Sequence[ScoredRun]) -> Iterator[str]:
         indent = at - line_start - len('"questions": ')
         yield text[:at]
         text = text[at + len(hole):]
-        yield from _question_array(e, indent)
+        yield from _question_array(e, indent, scratch)
     yield text
 
 
-def _question_array(e: ScoredRun, indent: int) -> Iterator[str]:
+#: an evaluation of this many questions or more has its records written by two processes
+PARALLEL_RECORDS = 100_000
+
+
+def _question_array(e: ScoredRun, indent: int, scratch: Path | None = None) -> Iterator[str]:
     questions = e.questions
-    if hasattr(questions, "json_at"):  # columns: each record's JSON made straight from them
-        records: Iterator[dict] = map(questions.json_at, range(len(questions)))
-    else:
-        records = (q.to_json() for q in questions)
-    first = True
+    n = len(questions)
+    if not n:
+        yield "[]"
+        return
     pad = "\n" + " " * indent
+    half = None
+    if scratch is not None and n >= max(2, PARALLEL_RECORDS) and hasattr(questions, "json_at"):
+        from kgqa.model import fork
+
+        spill = tempfile.TemporaryFile(dir=scratch)  # the child's half, read back once written
+        half = fork.forked(_write_records, questions, n // 2, n, pad, spill.fileno())
+        if half is None:
+            spill.close()
+    try:
+        yield from _records(questions, 0, n if half is None else n // 2, pad, True)
+        if half is not None:
+            if half() is fork.FAILED:  # the child failed: its half written here
+                yield from _records(questions, n // 2, n, pad, False)
+            else:
+                spill.seek(0)
+                decode = codecs.getincrementaldecoder("utf-8")().decode
+                while block := spill.read(1 << 22):
+                    yield decode(block)
+                yield decode(b"", True)
+    finally:
+        if half is not None:
+            spill.close()
+    yield pad + "]"
+
+
+def _records(questions: Any, start: int, stop: int, pad: str, first: bool) -> Iterator[str]:
+    """The JSON text of questions ``start``-``stop``, a batch at a time, each record on lines
+    indented by ``pad``; the first piece opens the array (``first``) or continues it."""
+    if hasattr(questions, "json_at"):  # columns: each record's JSON made straight from them
+        records: Iterator[dict] = map(questions.json_at, range(start, stop))
+    else:
+        records = (q.to_json() for q in questions[start:stop])
     while True:
         batch = list(islice(records, _BATCH))
         if not batch:
-            break
+            return
         # one list written at once (its records indented by 2), moved to the array's indent
         text = jsonio.dumps(batch)
         yield ("[" if first else ",") + text[1:-2].replace("\n", pad)
         first = False
-    yield "[]" if first else pad + "]"
+
+
+def _write_records(questions: Any, start: int, stop: int, pad: str, fd: int) -> bool:
+    """:func:`_records` of questions ``start``-``stop`` (not the first) written to ``fd`` as
+    UTF-8 (a lone surrogate as its escape, as :func:`~kgqa.load.jsonio.write_atomic` writes it)."""
+    with os.fdopen(os.dup(fd), "w", encoding="utf-8", errors="backslashreplace", newline="\n") as out:
+        for piece in _records(questions, start, stop, pad, False):
+            out.write(piece)
+    return True
 
 
 @during

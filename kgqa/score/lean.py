@@ -20,17 +20,13 @@ one process makes; a child that fails is replaced by scoring its range here).
 
 from __future__ import annotations
 
-import os
-import pickle
-import threading
 from array import array
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from kgqa.load.generic import flat_answer_blocks, line_start_near
-from kgqa.model import InputError, Outcome, Run, Status
+from kgqa.model import InputError, Outcome, Run, Status, fork
 from kgqa.model.answer import TextColumn
 from kgqa.score.answer_measures import _item_flagged
 from kgqa.score.measures import Columns, Inputs
@@ -165,47 +161,6 @@ def _scan(paths: list[Path], start: int, end: int | None, run: Run, profile: Pro
     return part
 
 
-def _can_fork() -> bool:
-    """Whether a second process helps and is safe to fork here: ``fork`` exists, two cores are
-    available to this process, and no other thread runs (a lock one holds would stay held)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return hasattr(os, "fork") and cores >= 2 and threading.active_count() == 1
-
-
-def _forked(fn: Callable[..., Any], *args: Any) -> Callable[[], Any] | None:
-    """``fn(*args)`` started in a forked process; returns the function that waits for its
-    (pickled) result, which is :data:`_FAILED` where the process failed. None where no
-    process can be forked here (no ``fork``, one core, other threads running)."""
-    if not _can_fork():
-        return None
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: compute, write, exit (never back into the caller's code)
-        code = 1
-        try:
-            os.close(r)
-            with os.fdopen(w, "wb") as out:
-                pickle.dump(fn(*args), out, protocol=pickle.HIGHEST_PROTOCOL)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
-
-    def result() -> Any:
-        with os.fdopen(r, "rb") as fh:
-            data = fh.read()
-        _, status = os.waitpid(pid, 0)
-        return pickle.loads(data) if status == 0 and data else _FAILED
-
-    return result
-
-
-_FAILED = object()
-
-
 def score_flat(dataset: Any, run: Run, profile: Profile, signature_extra: Any = None) -> Any:
     """The :class:`~kgqa.score.evaluate.ScoredRun` of ``run`` on the streamed JSONL ``dataset``
     (a :class:`~kgqa.load.stream.DatasetStream`) by the lean path, or None where the general
@@ -218,12 +173,12 @@ def score_flat(dataset: Any, run: Run, profile: Profile, signature_extra: Any = 
     paths = list(dataset.source)
     size = paths[0].stat().st_size if len(paths) == 1 else 0
     split = line_start_near(paths[0], int(size * PARENT_SHARE)) if size >= PARALLEL_BYTES else None
-    child = _forked(_scan, paths, split, None, run, profile) if split is not None and split < size else None
+    child = fork.forked(_scan, paths, split, None, run, profile) if split is not None and split < size else None
     try:
         part = _scan(paths, 0, split if child is not None else None, run, profile)
     finally:
         second = child() if child is not None else None
-    if child is not None and second is _FAILED:  # the forked process failed: its range is scored here
+    if child is not None and second is fork.FAILED:  # the forked process failed: its range is scored here
         second = _scan(paths, split, None, run, profile)
     if part is None or (child is not None and second is None):
         return None

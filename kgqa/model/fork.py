@@ -1,0 +1,55 @@
+"""A second process for work that splits in two: ``fork`` shares what the parent holds in memory
+(a run of a million predictions, an evaluation's columns) without copying or pickling it, so
+the child's half costs only its result. Used where the input is large (the lean scorer's second
+byte range, ``--save``'s second half of the records); every caller has the parent do the
+child's part itself when no child can be forked or the child fails, with the same result.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+from collections.abc import Callable
+from typing import Any
+
+#: what a child that failed gives (a result of its own may be None)
+FAILED = object()
+
+
+def can_fork() -> bool:
+    """Whether a second process helps and is safe to fork here: ``fork`` exists, two cores are
+    available to this process, and no other thread runs (a lock one holds would stay held)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return hasattr(os, "fork") and cores >= 2 and threading.active_count() == 1
+
+
+def forked(fn: Callable[..., Any], *args: Any) -> Callable[[], Any] | None:
+    """``fn(*args)`` started in a forked process; returns the function that waits for its
+    (pickled) result, which is :data:`FAILED` where the process failed. None where no process
+    can be forked here (:func:`can_fork`)."""
+    if not can_fork():
+        return None
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, write, exit (never back into the caller's code)
+        code = 1
+        try:
+            os.close(r)
+            with os.fdopen(w, "wb") as out:
+                pickle.dump(fn(*args), out, protocol=pickle.HIGHEST_PROTOCOL)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+
+    def result() -> Any:
+        with os.fdopen(r, "rb") as fh:
+            data = fh.read()
+        _, status = os.waitpid(pid, 0)
+        return pickle.loads(data) if status == 0 and data else FAILED
+
+    return result
