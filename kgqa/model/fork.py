@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import struct
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -53,3 +54,34 @@ def forked(fn: Callable[..., Any], *args: Any) -> Callable[[], Any] | None:
         return pickle.loads(data) if status == 0 and data else FAILED
 
     return result
+
+
+class Deal:
+    """Task numbers ``0 .. n-1`` dealt to a parent and its forked child as each gets free: the
+    parent takes from the front, the child from the back, until they meet. A process on a busy
+    core then does fewer, and each one's tasks are consecutive (the parent's come first)."""
+
+    def __init__(self, n: int):
+        import mmap
+        import multiprocessing
+
+        self._lock = multiprocessing.Lock()  # OSError where no semaphore can be made: work alone
+        self._mem = mmap.mmap(-1, 16)  # shared with the child: (next from the front, end of the back)
+        struct.pack_into("qq", self._mem, 0, 0, n)
+
+    def take(self, front: bool) -> int | None:
+        """The next task number for the parent (``front``) or the child; None when none is left."""
+        with self._lock:
+            f, b = struct.unpack_from("qq", self._mem)
+            if f >= b:
+                return None
+            if front:
+                struct.pack_into("q", self._mem, 0, f + 1)
+                return f
+            struct.pack_into("q", self._mem, 8, b - 1)
+            return b - 1
+
+    def stop(self) -> None:
+        """Deal no more tasks (the work is abandoned)."""
+        with self._lock:
+            struct.pack_into("qq", self._mem, 0, 0, 0)

@@ -12,10 +12,12 @@ gold bag, a system answer that is not a set of strings, ...): the caller then sc
 general path, so every number is the same either way (``tests/test_lean.py`` holds the two
 equal).
 
-A dataset file of :data:`PARALLEL_BYTES` or more is read in two byte ranges of whole lines at
-once where a second core is there: a forked process scores the second range against the run
-already in memory and sends back its columns, which are joined in order (the same columns as
-one process makes; a child that fails is replaced by scoring its range here).
+A dataset file of :data:`PARALLEL_BYTES` or more is cut into byte ranges of whole lines
+(:data:`CHUNK_BYTES` each) scored by two processes where a second core is there: this one takes
+ranges from the front, a forked one (sharing the run already in memory) from the back, each the
+next as it gets free (:class:`kgqa.model.fork.Deal`), and the child sends back its columns,
+joined in order: the same columns as one process makes. A range the child did not score (it
+failed) is scored here.
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ _METADATA_GATES = frozenset({_item_flagged})
 #: a single dataset file of this many bytes or more (about 60,000 flat records) is scored in
 #: two processes where two cores are available
 PARALLEL_BYTES = 8 << 20
-#: the share of the file the parent scores (it also joins the parts and finishes)
-PARENT_SHARE = 0.45
+#: bytes of one range of lines dealt to a process
+CHUNK_BYTES = 4 << 20
 
 
 def applies(profile: Profile) -> bool:
@@ -161,6 +163,27 @@ def _scan(paths: list[Path], start: int, end: int | None, run: Run, profile: Pro
     return part
 
 
+def _ranges(path: Path, size: int) -> list[tuple[int, int]]:
+    """``path`` cut into byte ranges of whole lines of about :data:`CHUNK_BYTES` each."""
+    starts = sorted({line_start_near(path, k * CHUNK_BYTES) for k in range(-(-size // CHUNK_BYTES))})
+    bounds = [s for s in starts if s < size] + [size]
+    return list(zip(bounds, bounds[1:]))
+
+
+def _scan_dealt(paths: list[Path], ranges: list[tuple[int, int]], deal: fork.Deal, front: bool, run: Run,
+                profile: Profile) -> dict[int, _Part] | None:
+    """:func:`_scan` of each range ``deal`` gives this process (``front``: the parent), by
+    number; None where one declines (and no more ranges are dealt)."""
+    out: dict[int, _Part] = {}
+    while (k := deal.take(front)) is not None:
+        part = _scan(paths, *ranges[k], run, profile)
+        if part is None:
+            deal.stop()
+            return None
+        out[k] = part
+    return out
+
+
 def score_flat(dataset: Any, run: Run, profile: Profile, signature_extra: Any = None) -> Any:
     """The :class:`~kgqa.score.evaluate.ScoredRun` of ``run`` on the streamed JSONL ``dataset``
     (a :class:`~kgqa.load.stream.DatasetStream`) by the lean path, or None where the general
@@ -172,18 +195,34 @@ def score_flat(dataset: Any, run: Run, profile: Profile, signature_extra: Any = 
         return None
     paths = list(dataset.source)
     size = paths[0].stat().st_size if len(paths) == 1 else 0
-    split = line_start_near(paths[0], int(size * PARENT_SHARE)) if size >= PARALLEL_BYTES else None
-    child = fork.forked(_scan, paths, split, None, run, profile) if split is not None and split < size else None
-    try:
-        part = _scan(paths, 0, split if child is not None else None, run, profile)
-    finally:
-        second = child() if child is not None else None
-    if child is not None and second is fork.FAILED:  # the forked process failed: its range is scored here
-        second = _scan(paths, split, None, run, profile)
-    if part is None or (child is not None and second is None):
+    ranges = _ranges(paths[0], size) if size >= PARALLEL_BYTES else []
+    deal = child = None
+    if len(ranges) >= 2 and fork.can_fork():
+        try:
+            deal = fork.Deal(len(ranges))
+        except OSError:
+            deal = None
+        child = fork.forked(_scan_dealt, paths, ranges, deal, False, run, profile) if deal is not None else None
+    if child is None:
+        part = _scan(paths, 0, None, run, profile)
+    else:
+        try:
+            mine = _scan_dealt(paths, ranges, deal, True, run, profile)
+        finally:
+            theirs = child()
+        if mine is None or theirs is None:
+            return None
+        parts = {**mine, **({} if theirs is fork.FAILED else theirs)}
+        for k, (start, end) in enumerate(ranges):  # a range the child took but did not send back
+            if k not in parts:
+                parts[k] = _scan(paths, start, end, run, profile)  # type: ignore[assignment]
+                if parts[k] is None:
+                    return None
+        part = parts[0]
+        for k in range(1, len(ranges)):
+            part.extend(parts[k])
+    if part is None:
         return None
-    if second is not None:
-        part.extend(second)
     seen = set(part.ids)
     seen.update(s["id"] for s in part.skipped)
     if len(seen) != part.lines:
