@@ -322,14 +322,9 @@ def _one_language(folds: Sequence[tuple]) -> bool:
 
 
 def _f_ndcg_agg(folds: Sequence[tuple], values: Sequence[float | None], rule: str, rank: str) -> float:
-    per: list[float] = []
-    flagged: list[float] = []
-    for is_flagged, v, *_where in folds:
-        if is_flagged:
-            flagged.append(v)
-            per.append(v)
-        elif v is not None:
-            per.append(v)
+    # every flagged question's ndcg and every other question's F1 where defined, in order
+    per: list[float] = [f[1] for f in folds if f[0] or f[1] is not None]
+    flagged: list[float] = [f[1] for f in folds if f[0]]
     # the client's results dict also holds its "average" entry, carrying mean ndcg (the
     # all-language figure); the leaderboard's per-language figure is the plain mean
     if flagged and not _one_language(folds):
