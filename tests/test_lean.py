@@ -259,3 +259,28 @@ def test_byte_ranges_split_at_lines(chunks, share, block):
             parts = [ln for b in generic.iter_text_blocks(path, 0, split) for ln in b] + \
                 [ln for b in generic.iter_text_blocks(path, split) for ln in b]
     assert [x for x in parts if x] == [x for x in whole if x]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["1", "2", "3", " 2", "4"]), st.booleans()), min_size=1, max_size=12),
+       st.integers(1, 4))
+def test_block_of_common_records_keeps_first_of_each_id(rows, cut):
+    """A block whose every line is the common record is taken whole when its ids are new (the
+    rest line by line): the same predictions, first of each id, and the same problems (line
+    numbers, files) whatever the block size, over two files."""
+    from kgqa.load import generic
+
+    lines = [{"id": i, "answer": ["a"]} if ok else {"id": i, "answer": [1]} for i, ok in rows]
+    with tempfile.TemporaryDirectory() as d:
+        a = _write(Path(d), "a.jsonl", lines[:cut])
+        b = _write(Path(d), "b.jsonl", lines[cut:] or [{"id": "9", "answer": []}])
+        seen = []
+        for block in (1, 30, 1 << 20):
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(generic, "_BLOCK", block)
+                run = load_run([a, b], format="jsonl")
+            seen.append(([(p.id, p.answer) for p in run.predictions], [str(p) for p in run.problems]))
+    assert seen[0] == seen[1] == seen[2]
+    ids = [p for p, _ in seen[0][0]]
+    every = [r["id"].strip() for r in lines[:cut] + (lines[cut:] or [{"id": "9"}])]
+    assert ids == list(dict.fromkeys(every)) and sum("duplicate" in p for p in seen[0][1]) == len(every) - len(ids)

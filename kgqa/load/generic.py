@@ -205,7 +205,7 @@ def _split_lines(text: str) -> list[str]:
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
-    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines] if "\r" in text else lines
 
 
 def load_record_array(paths: list[Path], parse: Callable[[Any, int, str, str, list[Problem]], Any], *,
@@ -455,7 +455,19 @@ def _jsonl_unique(paths: list[Path], problems: list[Problem], kind: type, parse:
         file = str(path)
         n = 0
         for lines in iter_text_blocks(path):
-            for line, obj in zip(lines, fast(lines, *fast_args)):  # the fast path, a block of lines at once
+            objs = fast(lines, *fast_args)  # the fast path, a block of lines at once
+            try:  # every line the common record: ids checked for the whole block
+                ids = [o.id for o in objs]
+            except AttributeError:  # a line that is not (None): line by line below
+                ids = None
+            if ids is not None:
+                if len(set(ids)) == len(ids) and first.keys().isdisjoint(ids):
+                    first.update(zip(ids, range(n + 1, n + 1 + len(ids))) if file == first_file
+                                 else ((i, (file, n + 1 + k)) for k, i in enumerate(ids)))
+                    n += len(ids)
+                    yield from objs
+                    continue
+            for line, obj in zip(lines, objs):
                 n += 1
                 if obj is None:
                     obj = _parse_line(line, n, file, plain, problems)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +164,27 @@ def _scan(paths: list[Path], start: int, end: int | None, run: Run, profile: Pro
     return part
 
 
+class _Sources(Sequence):
+    """What each question's record is made from (see :class:`~kgqa.score.evaluate.QuestionList`),
+    looked up when read: a stored answer's prediction, or (None, prediction, outcome, None)
+    for a question off the common case."""
+
+    __slots__ = ("_ids", "_get", "_rare")
+
+    def __init__(self, ids: list[str], run: Run, rare: dict[int, Outcome]):
+        self._ids, self._get, self._rare = ids, run._by_id.get if type(run) is Run else run.get, rare
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self._ids)))]
+        pred = self._get(self._ids[i])
+        outcome = self._rare.get(i if i >= 0 else i + len(self._ids))
+        return pred if outcome is None else (None, pred, outcome, None)
+
+
 def _ranges(path: Path, size: int) -> list[tuple[int, int]]:
     """``path`` cut into byte ranges of whole lines of about :data:`CHUNK_BYTES` each."""
     starts = sorted({line_start_near(path, k * CHUNK_BYTES) for k in range(-(-size // CHUNK_BYTES))})
@@ -233,13 +255,11 @@ def score_flat(dataset: Any, run: Run, profile: Profile, signature_extra: Any = 
         dataset.unit_languages = []
     ids, n = part.ids, len(part.ids)
     counts = CountsColumn(part.tps, part.nss, part.ngs)
-    run_get = run._by_id.get if type(run) is Run else run.get
-    sources: list[Any] = [run_get(i) for i in ids]  # a stored answer's source: its prediction
+    sources = _Sources(ids, run, {k: outcome for k, (_m, _z, outcome) in part.rare.items()})
     failed_flags = [False] * n
     messages: Any = [""] * n
-    for k, (message, zero, outcome) in part.rare.items():
+    for k, (message, zero, _outcome) in part.rare.items():
         messages[k], failed_flags[k] = message, zero
-        sources[k] = (None, sources[k], outcome, None)
     equal = [t == s and t == g for t, s, g in zip(part.tps, part.nss, part.ngs)]  # G == S for sets
     outcome_counter = Counter(part.labels)
     if part.skipped_missing:
