@@ -58,6 +58,8 @@ _ODD_DATASET_LINE = st.sampled_from([
     "", "   ", "not json", '{"id": "9", "question": "q", "answers": ["a"], "metadata": {"features": '
     '["RESULT_ORDER_MATTERS"]}}', '{"id": "9", "question": "q", "answers": [1]}', '{"id": "9", "question": " "}',
     '{"id": "9", "question": "q", "answers": ["a"], "answer_type": "resource"}', "[1]",
+    '{"id": "9", "question": "q", "answers": ["a"], "sparql": 5}', '{"id": " ", "question": "q", "answers": []}',
+    '{"id": "9", "question": "q", "answers": null, "query": ["x"]}',
 ])
 
 

@@ -584,13 +584,14 @@ def flat_answer_blocks(paths: list[Path], start: int = 0,
                     yield None
                     return
                 answer, q, item_id = rec.get("answers"), rec.get("question"), rec.get("id")
-                sparql = rec.get("sparql", rec.get("query"))
+                # id, question and answers alone (the common record) hold no query
+                sparql = None if len(rec) == 3 and answer is not None else rec.get("sparql", rec.get("query"))
                 if ((answer is not None and (answer.__class__ is not list or not strs.issuperset(map(type, answer))))
                         or q.__class__ is not str or item_id.__class__ is not str or not q.strip()
-                        or not item_id.strip() or (sparql is not None and sparql.__class__ is not str)):
+                        or not (item_id := item_id.strip()) or (sparql is not None and sparql.__class__ is not str)):
                     yield None
                     return
-                ids.append(item_id.strip())
+                ids.append(item_id)
                 answers.append(answer)
             yield ids, answers
 
