@@ -20,6 +20,7 @@ import json
 import math
 import os
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,7 @@ def _streamed(ds: Path, run: Path, profile, lean_on: bool, parallel: bool = Fals
             mp.setattr(lean, "PARALLEL_BYTES", 0)
             mp.setattr(lean, "CHUNK_BYTES", 40)  # ranges of a line or two
             mp.setattr(report, "PARALLEL_RECORDS", 1)
+            mp.setattr(report, "_BATCH", 2)  # records written two at a time, batches dealt to two processes
             mp.setattr(fork, "can_fork", lambda: True)  # also under xdist (its threads do not matter here)
         stream = open_stream(ds)
         e = evaluate(stream, load_run(run, format="jsonl"), profile)
@@ -157,7 +159,7 @@ def test_lean_equals_general(folder, ds_lines, twist, odd_line, which, parallel,
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(lean, "CHUNK_BYTES", 40)
         scored = parallel and len(lean._ranges(ds, size)) >= 2
-    writes = len(fast["questions"]) >= 2  # --save's records in two halves
+    writes = len(fast["questions"]) >= 3  # --save's records: two batches or more
     assert forked == ([True] if scored else []) + ([True] if parallel and writes else [])
     ids = [r["id"].strip() for r in ds_lines]
     blank = odd in ([""], ["   "])  # a blank line is skipped by both paths
@@ -211,11 +213,11 @@ def test_failed_child_is_replaced(folder):
 
 
 def test_failed_writer_child_is_replaced(folder):
-    """--save's second half is written by the parent when the forked writer fails."""
+    """--save's batches are written by the parent when the forked writer fails."""
     ds = _write(folder, "w.jsonl", [{"id": str(i), "question": "q", "answers": ["a", f"b{i}"]} for i in range(9)])
     run = _write(folder, "wr.jsonl", [{"id": str(i), "answer": ["a", "\ud800"]} for i in range(9)])
     e = evaluate(open_stream(ds), load_run(run, format="jsonl"), profiles.get("text2sparql"))
-    parent, real = os.getpid(), report._write_records
+    parent, real = os.getpid(), report._batch_text
 
     def write(*a):
         if os.getpid() != parent:
@@ -224,11 +226,23 @@ def test_failed_writer_child_is_replaced(folder):
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(report, "PARALLEL_RECORDS", 1)
+        mp.setattr(report, "_BATCH", 2)
         mp.setattr(fork, "can_fork", lambda: True)
         whole = "".join(to_json_chunks([e], scratch=folder))
-        mp.setattr(report, "_write_records", write)
+        here: list = []
+
+        def slow(*a):  # this process slow: the child writes most batches, read back here
+            if os.getpid() == parent:
+                here.append(a[1])
+                time.sleep(0.2)
+            return real(*a)
+
+        mp.setattr(report, "_batch_text", slow)
+        shared = "".join(to_json_chunks([e], scratch=folder))
+        mp.setattr(report, "_batch_text", write)
         replaced = "".join(to_json_chunks([e], scratch=folder))
-    assert whole == replaced == to_json([e]) and len(json.loads(whole)["questions"]) == 9
+    assert whole == shared == replaced == to_json([e]) and len(json.loads(whole)["questions"]) == 9
+    assert here and here == list(range(len(here))) and len(here) < 5  # the first batches here, the rest there
 
 
 @given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 6)), max_size=30))

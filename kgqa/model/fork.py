@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import pickle
 import struct
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -19,13 +20,12 @@ FAILED = object()
 
 
 def can_fork() -> bool:
-    """Whether a second process helps and is safe to fork here: ``fork`` exists, two cores are
-    available to this process, and no other thread runs (a lock one holds would stay held)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return hasattr(os, "fork") and cores >= 2 and threading.active_count() == 1
+    """Whether a second process helps and is safe to fork here: on Linux (macOS libraries may
+    not survive a fork without exec; Windows has no fork), with two cores available to this
+    process and no other thread running (a lock one holds would stay held in the child)."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return False
+    return len(os.sched_getaffinity(0)) >= 2 and threading.active_count() == 1
 
 
 def forked(fn: Callable[..., Any], *args: Any) -> Callable[[], Any] | None:

@@ -8,7 +8,6 @@ import io
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -139,8 +138,10 @@ def to_json_chunks(evals: Sequence[ScoredRun], scratch: Path | None = None) -> I
     writing a million questions never holds their whole document (``--save``, ``-f json -o``).
     The pieces join to exactly :func:`to_json`'s text (tested), except where a lone surrogate
     makes :func:`~kgqa.load.jsonio.dumps` escape a batch's non-ASCII characters (still the same
-    JSON). ``scratch``: a folder where a forked process may write the second half of a large
-    evaluation's records (:data:`PARALLEL_RECORDS` or more) while this one writes the first."""
+    JSON). ``scratch``: a folder where a forked process may write batches of a large
+    evaluation's records (:data:`PARALLEL_RECORDS` or more) while this one writes others: this
+    one takes batches from the front, the child from the back (:class:`kgqa.model.fork.Deal`),
+    and its text is read back in order."""
     docs = []
     for i, e in enumerate(evals):
         d = e.to_json_head()
@@ -169,55 +170,80 @@ def _question_array(e: ScoredRun, indent: int, scratch: Path | None = None) -> I
         yield "[]"
         return
     pad = "\n" + " " * indent
-    half = None
-    if scratch is not None and n >= max(2, PARALLEL_RECORDS) and hasattr(questions, "json_at"):
+    batches = -(-n // _BATCH)
+    child = deal = None
+    if scratch is not None and n >= PARALLEL_RECORDS and batches >= 2 and hasattr(questions, "json_at"):
         from kgqa.model import fork
 
-        spill = tempfile.TemporaryFile(dir=scratch)  # the child's half, read back once written
-        half = fork.forked(_write_records, questions, n // 2, n, pad, spill.fileno())
-        if half is None:
-            spill.close()
+        if fork.can_fork():
+            try:
+                deal = fork.Deal(batches)
+            except OSError:
+                deal = None
+        if deal is not None:  # the child's batches go to a scratch file, read back in order
+            spill = tempfile.TemporaryFile(dir=scratch)
+            child = fork.forked(_write_batches, questions, deal, pad, spill.fileno())
+            if child is None:
+                spill.close()
+    if child is None:
+        yield from (_batch_text(questions, k, pad) for k in range(batches))
+        yield pad + "]"
+        return
+    written = None
     try:
-        yield from _records(questions, 0, n if half is None else n // 2, pad, True)
-        if half is not None:
-            if half() is fork.FAILED:  # the child failed: its half written here
-                yield from _records(questions, n // 2, n, pad, False)
-            else:
-                spill.seek(0)
-                decode = codecs.getincrementaldecoder("utf-8")().decode
-                while block := spill.read(1 << 22):
+        mine = []
+        while (k := deal.take(True)) is not None:  # type: ignore[union-attr]
+            mine.append(k)
+            yield _batch_text(questions, k, pad)
+        written = child()
+        done = {} if written is fork.FAILED else written
+        decode = codecs.getincrementaldecoder("utf-8")().decode
+        for k in range(len(mine), batches):
+            if k in done:  # written by the child: its bytes, as written
+                spill.seek(done[k][0])
+                left = done[k][1]
+                while left:
+                    block = spill.read(min(left, 1 << 22))
+                    if not block:
+                        raise OSError(f"the scratch file of --save's records ended {left} bytes early")
+                    left -= len(block)
                     yield decode(block)
-                yield decode(b"", True)
+            else:  # the child failed before writing it
+                yield _batch_text(questions, k, pad)
+        yield decode(b"", True)
     finally:
-        if half is not None:
-            spill.close()
+        if written is None:  # stopped early (an error, a closed generator): the child stops too
+            deal.stop()  # type: ignore[union-attr]
+            child()
+        spill.close()
     yield pad + "]"
 
 
-def _records(questions: Any, start: int, stop: int, pad: str, first: bool) -> Iterator[str]:
-    """The JSON text of questions ``start``-``stop``, a batch at a time, each record on lines
-    indented by ``pad``; the first piece opens the array (``first``) or continues it."""
+def _batch_text(questions: Any, k: int, pad: str) -> str:
+    """The JSON text of batch ``k`` of the records (:data:`_BATCH` questions), each record on
+    lines indented by ``pad``; batch 0 opens the array, the others continue it."""
+    stop = min((k + 1) * _BATCH, len(questions))
     if hasattr(questions, "json_at"):  # columns: each record's JSON made straight from them
-        records: Iterator[dict] = map(questions.json_at, range(start, stop))
+        batch = [questions.json_at(i) for i in range(k * _BATCH, stop)]
     else:
-        records = (q.to_json() for q in questions[start:stop])
-    while True:
-        batch = list(islice(records, _BATCH))
-        if not batch:
-            return
-        # one list written at once (its records indented by 2), moved to the array's indent
-        text = jsonio.dumps(batch)
-        yield ("[" if first else ",") + text[1:-2].replace("\n", pad)
-        first = False
+        batch = [q.to_json() for q in questions[k * _BATCH:stop]]
+    # one list written at once (its records indented by 2), moved to the array's indent
+    return ("[" if k == 0 else ",") + jsonio.dumps(batch)[1:-2].replace("\n", pad)
 
 
-def _write_records(questions: Any, start: int, stop: int, pad: str, fd: int) -> bool:
-    """:func:`_records` of questions ``start``-``stop`` (not the first) written to ``fd`` as
-    UTF-8 (a lone surrogate as its escape, as :func:`~kgqa.load.jsonio.write_atomic` writes it)."""
-    with os.fdopen(os.dup(fd), "w", encoding="utf-8", errors="backslashreplace", newline="\n") as out:
-        for piece in _records(questions, start, stop, pad, False):
-            out.write(piece)
-    return True
+def _write_batches(questions: Any, deal: Any, pad: str, fd: int) -> dict[int, tuple[int, int]]:
+    """The batches ``deal`` gives a forked child, written to ``fd`` as UTF-8 (a lone surrogate
+    as its escape, as :func:`~kgqa.load.jsonio.write_atomic` writes it) in the order taken;
+    batch number -> (offset, bytes) in the file."""
+    out: dict[int, tuple[int, int]] = {}
+    at = 0
+    with os.fdopen(os.dup(fd), "wb") as fh:
+        while (k := deal.take(False)) is not None:
+            data = _batch_text(questions, k, pad).encode("utf-8", "backslashreplace")
+            fh.write(data)
+            out[k] = (at, len(data))
+            at += len(data)
+    return out
 
 
 @during

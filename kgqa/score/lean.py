@@ -228,9 +228,12 @@ def score_flat(dataset: Any, run: Run, profile: Profile, signature_extra: Any = 
     if child is None:
         part = _scan(paths, 0, None, run, profile)
     else:
+        mine = None
         try:
             mine = _scan_dealt(paths, ranges, deal, True, run, profile)
         finally:
+            if mine is None:  # declined or failed here: the child stops after its range
+                deal.stop()  # type: ignore[union-attr]
             theirs = child()
         if mine is None or theirs is None:
             return None
