@@ -157,28 +157,31 @@ def iter_text_lines(path: Path) -> Iterator[str]:
         yield from lines
 
 
-def iter_text_blocks(path: Path) -> Iterator[list[str]]:
-    """:func:`iter_text_lines` as lists of consecutive lines (about :data:`_BLOCK` bytes each)."""
+def iter_text_blocks(path: Path, start: int = 0, end: int | None = None) -> Iterator[list[str]]:
+    """:func:`iter_text_lines` as lists of consecutive lines (about :data:`_BLOCK` bytes each);
+    ``start``/``end``: only the lines between these byte offsets (each the start of a line, see
+    :func:`line_start_near`; line numbers in messages then count from ``start``)."""
     try:
         fh = open(path, "rb")
     except OSError as e:
         raise InputError(path, f"cannot read file: {e.strerror or e}") from None
     with fh:
-        offset = lines_before = 0  # of the block, in the file
+        offset, lines_before = start, 0  # of the block, in the file
+        fh.seek(start)
         while True:
-            block = fh.read(_BLOCK)
+            block = fh.read(_BLOCK if end is None else min(_BLOCK, end - offset))
             if not block:
                 return
             if not block.endswith(b"\n"):
                 block += fh.readline()  # a block holds whole lines (no UTF-8 sequence holds a \n)
-            start = 3 if offset == 0 and block.startswith(jsonio.BOM) else 0
+            bom = 3 if offset == 0 and block.startswith(jsonio.BOM) else 0
             try:
-                text = block[start:].decode("utf-8")
+                text = block[bom:].decode("utf-8")
             except UnicodeDecodeError as e:
-                at = start + e.start
+                at = bom + e.start
                 line_start = block.rfind(b"\n", 0, at) + 1
-                if line_start > start:
-                    yield _split_lines(block[start:line_start].decode("utf-8"))
+                if line_start > bom:
+                    yield _split_lines(block[bom:line_start].decode("utf-8"))
                 line = lines_before + block.count(b"\n", 0, at) + 1
                 raise jsonio.not_utf8(path, block[at], offset + at, line, at - line_start + 1) from None
             yield _split_lines(text) if text else [""]  # a file of a BOM alone is one empty line
@@ -186,12 +189,23 @@ def iter_text_blocks(path: Path) -> Iterator[list[str]]:
             lines_before += block.count(b"\n")
 
 
+def line_start_near(path: Path, offset: int) -> int:
+    """The offset of the first line of ``path`` that starts at ``offset`` or after (the file's
+    size when there is none): where to split a file into byte ranges of whole lines."""
+    with open(path, "rb") as fh:
+        if offset <= 0:
+            return 0
+        fh.seek(offset - 1)
+        fh.readline()  # to the end of the line holding offset - 1
+        return fh.tell()
+
+
 def _split_lines(text: str) -> list[str]:
     """The lines of ``text`` as :func:`text_lines` splits them."""
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
-    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines] if "\r" in text else lines
 
 
 def load_record_array(paths: list[Path], parse: Callable[[Any, int, str, str, list[Problem]], Any], *,
@@ -441,7 +455,19 @@ def _jsonl_unique(paths: list[Path], problems: list[Problem], kind: type, parse:
         file = str(path)
         n = 0
         for lines in iter_text_blocks(path):
-            for line, obj in zip(lines, fast(lines, *fast_args)):  # the fast path, a block of lines at once
+            objs = fast(lines, *fast_args)  # the fast path, a block of lines at once
+            try:  # every line the common record: ids checked for the whole block
+                ids = [o.id for o in objs]
+            except AttributeError:  # a line that is not (None): line by line below
+                ids = None
+            if ids is not None:
+                if len(set(ids)) == len(ids) and first.keys().isdisjoint(ids):
+                    first.update(zip(ids, range(n + 1, n + 1 + len(ids))) if file == first_file
+                                 else ((i, (file, n + 1 + k)) for k, i in enumerate(ids)))
+                    n += len(ids)
+                    yield from objs
+                    continue
+            for line, obj in zip(lines, objs):
                 n += 1
                 if obj is None:
                     obj = _parse_line(line, n, file, plain, problems)
@@ -529,6 +555,45 @@ def _flat_records(lines: list[str], keys: frozenset[str], answer_key: str,
             answer = column
         add(make(rec, answer, *args))
     return out
+
+
+def flat_answer_blocks(paths: list[Path], start: int = 0,
+                       end: int | None = None) -> Iterator[tuple[list[str], list[list[str] | None]] | None]:
+    """The ids and answers (a list of strings, or None) of JSONL dataset file(s) a block of lines
+    at a time, for a lean scorer that needs nothing else: every line must hold the common record
+    as :func:`_flat_item` reads it (the same checks; ids stripped); blank lines are skipped, as
+    the general path skips them. At the first line that holds anything else (another key, a
+    non-string answer, a line that is not JSON) ``None`` is yielded and the reading stops: the
+    caller then reads the files by the general path, with its checks and problems. Ids are not
+    checked for duplicates (the caller keeps the ids seen). ``start``/``end``: a byte range of
+    one file (see :func:`iter_text_blocks`)."""
+    loads, malformed, strs, keys = orjson.loads, orjson.JSONDecodeError, _STRS, _FAST_ITEM_KEYS
+    for path in paths:
+        for lines in iter_text_blocks(path, start, end):
+            ids: list[str] = []
+            answers: list[list[str] | None] = []
+            for line in lines:
+                try:
+                    rec = loads(line)
+                except malformed:
+                    if not line.strip():
+                        continue
+                    yield None
+                    return
+                if rec.__class__ is not dict or not keys.issuperset(rec):
+                    yield None
+                    return
+                answer, q, item_id = rec.get("answers"), rec.get("question"), rec.get("id")
+                # id, question and answers alone (the common record) hold no query
+                sparql = None if len(rec) == 3 and answer is not None else rec.get("sparql", rec.get("query"))
+                if ((answer is not None and (answer.__class__ is not list or not strs.issuperset(map(type, answer))))
+                        or q.__class__ is not str or item_id.__class__ is not str or not q.strip()
+                        or not (item_id := item_id.strip()) or (sparql is not None and sparql.__class__ is not str)):
+                    yield None
+                    return
+                ids.append(item_id)
+                answers.append(answer)
+            yield ids, answers
 
 
 def _flat_item(rec: dict, answer: Any, lang: str) -> Item | None:

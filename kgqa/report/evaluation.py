@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
+import os
+import tempfile
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -129,12 +133,15 @@ _HOLE = "\x00kgqa-questions-{}\x00"
 _BATCH = 5000
 
 
-def to_json_chunks(evals: Sequence[ScoredRun]) -> Iterator[str]:
+def to_json_chunks(evals: Sequence[ScoredRun], scratch: Path | None = None) -> Iterator[str]:
     """:func:`to_json`'s text in pieces, the per-question records written a batch at a time, so
     writing a million questions never holds their whole document (``--save``, ``-f json -o``).
     The pieces join to exactly :func:`to_json`'s text (tested), except where a lone surrogate
     makes :func:`~kgqa.load.jsonio.dumps` escape a batch's non-ASCII characters (still the same
-    JSON)."""
+    JSON). ``scratch``: a folder where a forked process may write batches of a large
+    evaluation's records (:data:`PARALLEL_RECORDS` or more) while this one writes others: this
+    one takes batches from the front, the child from the back (:class:`kgqa.model.fork.Deal`),
+    and its text is read back in order."""
     docs = []
     for i, e in enumerate(evals):
         d = e.to_json_head()
@@ -148,24 +155,95 @@ def to_json_chunks(evals: Sequence[ScoredRun]) -> Iterator[str]:
         indent = at - line_start - len('"questions": ')
         yield text[:at]
         text = text[at + len(hole):]
-        yield from _question_array(e, indent)
+        yield from _question_array(e, indent, scratch)
     yield text
 
 
-def _question_array(e: ScoredRun, indent: int) -> Iterator[str]:
-    pad = "\n" + " " * (indent + 2)
-    first = True
-    batch: list = []
+#: an evaluation of this many questions or more has its records written by two processes
+PARALLEL_RECORDS = 100_000
+
+
+def _question_array(e: ScoredRun, indent: int, scratch: Path | None = None) -> Iterator[str]:
     questions = e.questions
-    for q in (questions.passing() if hasattr(questions, "passing") else questions):
-        batch.append(q.to_json())
-        if len(batch) >= _BATCH:
-            yield ("[" if first else ",") + pad + ("," + pad).join(jsonio.dumps(x).replace("\n", pad) for x in batch)
-            first, batch = False, []
-    if batch:
-        yield ("[" if first else ",") + pad + ("," + pad).join(jsonio.dumps(x).replace("\n", pad) for x in batch)
-        first = False
-    yield "[]" if first else "\n" + " " * indent + "]"
+    n = len(questions)
+    if not n:
+        yield "[]"
+        return
+    pad = "\n" + " " * indent
+    batches = -(-n // _BATCH)
+    child = deal = None
+    if scratch is not None and n >= PARALLEL_RECORDS and batches >= 2 and hasattr(questions, "json_at"):
+        from kgqa.model import fork
+
+        if fork.can_fork():
+            try:
+                deal = fork.Deal(batches)
+            except OSError:
+                deal = None
+        if deal is not None:  # the child's batches go to a scratch file, read back in order
+            spill = tempfile.TemporaryFile(dir=scratch)
+            child = fork.forked(_write_batches, questions, deal, pad, spill.fileno())
+            if child is None:
+                spill.close()
+    if child is None:
+        yield from (_batch_text(questions, k, pad) for k in range(batches))
+        yield pad + "]"
+        return
+    written = None
+    try:
+        mine = []
+        while (k := deal.take(True)) is not None:  # type: ignore[union-attr]
+            mine.append(k)
+            yield _batch_text(questions, k, pad)
+        written = child()
+        done = {} if written is fork.FAILED else written
+        decode = codecs.getincrementaldecoder("utf-8")().decode
+        for k in range(len(mine), batches):
+            if k in done:  # written by the child: its bytes, as written
+                spill.seek(done[k][0])
+                left = done[k][1]
+                while left:
+                    block = spill.read(min(left, 1 << 22))
+                    if not block:
+                        raise OSError(f"the scratch file of --save's records ended {left} bytes early")
+                    left -= len(block)
+                    yield decode(block)
+            else:  # the child failed before writing it
+                yield _batch_text(questions, k, pad)
+        yield decode(b"", True)
+    finally:
+        if written is None:  # stopped early (an error, a closed generator): the child stops too
+            deal.stop()  # type: ignore[union-attr]
+            child()
+        spill.close()
+    yield pad + "]"
+
+
+def _batch_text(questions: Any, k: int, pad: str) -> str:
+    """The JSON text of batch ``k`` of the records (:data:`_BATCH` questions), each record on
+    lines indented by ``pad``; batch 0 opens the array, the others continue it."""
+    stop = min((k + 1) * _BATCH, len(questions))
+    if hasattr(questions, "json_at"):  # columns: each record's JSON made straight from them
+        batch = [questions.json_at(i) for i in range(k * _BATCH, stop)]
+    else:
+        batch = [q.to_json() for q in questions[k * _BATCH:stop]]
+    # one list written at once (its records indented by 2), moved to the array's indent
+    return ("[" if k == 0 else ",") + jsonio.dumps(batch)[1:-2].replace("\n", pad)
+
+
+def _write_batches(questions: Any, deal: Any, pad: str, fd: int) -> dict[int, tuple[int, int]]:
+    """The batches ``deal`` gives a forked child, written to ``fd`` as UTF-8 (a lone surrogate
+    as its escape, as :func:`~kgqa.load.jsonio.write_atomic` writes it) in the order taken;
+    batch number -> (offset, bytes) in the file."""
+    out: dict[int, tuple[int, int]] = {}
+    at = 0
+    with os.fdopen(os.dup(fd), "wb") as fh:
+        while (k := deal.take(False)) is not None:
+            data = _batch_text(questions, k, pad).encode("utf-8", "backslashreplace")
+            fh.write(data)
+            out[k] = (at, len(data))
+            at += len(data)
+    return out
 
 
 @during

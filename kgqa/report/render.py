@@ -10,14 +10,15 @@ import csv
 import io
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-from kgqa.analyze.comparison import MultiComparison, compare_evaluations
+from typing import TYPE_CHECKING, Any
 from kgqa.load import jsonio
 from kgqa.model.gcpause import during
 from kgqa.load.jsonio import write_atomic
 from kgqa.model import InputError
 from kgqa.score.evaluate import ScoredRun
+
+if TYPE_CHECKING:  # the comparison imports scipy: only what compares evaluations pays for it
+    from kgqa.analyze.comparison import MultiComparison
 
 FORMATS = ("table", "md", "latex", "json", "csv", "html")
 
@@ -70,6 +71,8 @@ def comparison(evals: Sequence[ScoredRun], *, baseline: str | None = None, seed:
                measures: Sequence[str] | None = None, family: str = "measure",
                resamples: int = 10_000) -> MultiComparison:
     """:func:`kgqa.analyze.comparison.compare_evaluations` with bad arguments as InputError."""
+    from kgqa.analyze.comparison import compare_evaluations
+
     try:
         return compare_evaluations(evals, baseline=baseline, seed=seed, measures=measures, family=family,
                                    resamples=resamples, trials=resamples)
@@ -125,7 +128,7 @@ def save_evaluations(evals: Sequence[ScoredRun], path: Path) -> None:
     ``{"runs": [...]}`` for several), atomically."""
     from kgqa.report.evaluation import to_json_chunks
 
-    write_atomic(Path(path), _then_newline(to_json_chunks(list(evals))))
+    write_atomic(Path(path), _then_newline(to_json_chunks(list(evals), scratch=Path(path).parent)))
 
 
 def _then_newline(chunks):

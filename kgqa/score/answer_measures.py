@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from kgqa.model import Item, Status
 from kgqa.score.measures import Columns, Inputs, ItemContext, MeasureDef, Param, register
-from kgqa.score.rules import DEFINED, RULES, micro
+from kgqa.score.rules import DEFINED, RULES, CountsColumn, micro, prf_column
 
 RULE = Param("rule", "kgqa", tuple(RULES), "per-question edge-case rule (see kgqa.score.rules)")
 AGG = Param("agg", "macro", ("macro", "micro"), "macro: mean of per-question values; micro: from summed counts")
@@ -28,6 +28,10 @@ def prf_columns(q: Columns, rule: str) -> tuple[list, list, list]:
     """:func:`_prf` of every question of ``q`` as three columns (P, R, F; None where the rule
     leaves a question undefined), computed once per rule for the measures sharing ``q``."""
     cols = q.shared.get(("prf", rule))
+    if cols is None and q.counts.__class__ is CountsColumn and not any(q.failed):  # a column at a time
+        cols = prf_column(q.counts, rule)
+        if cols is not None:
+            q.shared[("prf", rule)] = cols
     if cols is None:
         fn = RULES[rule]
         cols = ([], [], [])
@@ -318,14 +322,9 @@ def _one_language(folds: Sequence[tuple]) -> bool:
 
 
 def _f_ndcg_agg(folds: Sequence[tuple], values: Sequence[float | None], rule: str, rank: str) -> float:
-    per: list[float] = []
-    flagged: list[float] = []
-    for is_flagged, v, *_where in folds:
-        if is_flagged:
-            flagged.append(v)
-            per.append(v)
-        elif v is not None:
-            per.append(v)
+    # every flagged question's ndcg and every other question's F1 where defined, in order
+    per: list[float] = [f[1] for f in folds if f[0] or f[1] is not None]
+    flagged: list[float] = [f[1] for f in folds if f[0]]
     # the client's results dict also holds its "average" entry, carrying mean ndcg (the
     # all-language figure); the leaderboard's per-language figure is the plain mean
     if flagged and not _one_language(folds):

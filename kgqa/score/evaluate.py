@@ -208,6 +208,42 @@ class QuestionList(Sequence):
     def __iter__(self) -> Iterator[QuestionScore]:
         return (self._make(i) for i in range(len(self.ids)))
 
+    def json_at(self, i: int) -> dict[str, Any]:
+        """``self[i].to_json()``, made without the question's objects where it was not made and
+        it is a streamed question (its record: the run's side alone), and without keeping any."""
+        q = self._made[i]
+        source = self._sources[i]
+        if q is not None or (source.__class__ is tuple and source[0] is not None):
+            return (q or self._make_unkept(i)).to_json()
+        if source.__class__ is tuple:
+            pred, outcome = source[1], source[2]
+            answer, elapsed = outcome.answer, outcome.elapsed
+        elif source.status is Status.OK and source.answer is not None:  # Prediction.outcome()'s answer
+            pred, answer, elapsed = source, source.answer, source.elapsed
+        else:
+            outcome = source.outcome()
+            pred, answer, elapsed = source, outcome.answer, outcome.elapsed
+        out: dict[str, Any] = {"id": self.ids[i], "outcome": self.labels[i],
+                               "scores": {label: vals[i] for label, (vals, present) in self._columns.items()
+                                          if present[i]}}
+        if self.messages[i]:
+            out["message"] = self.messages[i]
+        c = self.counts[i]
+        if c is not None:
+            out["counts"] = {"tp": c.tp, "fp": c.fp, "fn": c.fn, "sys": c.sys_size, "gold": c.gold_size}
+        details = {"question": None, "gold_sparql": None,  # QuestionRecord.to_json of the run's side
+                   "predicted_sparql": pred.sparql if pred is not None else None, "gold_answer": None,
+                   "predicted_answer": to_results_json(answer) if answer is not None else None}
+        if elapsed is not None:
+            details["elapsed"] = elapsed
+        out["details"] = details
+        return out
+
+    def _make_unkept(self, i: int) -> QuestionScore:
+        q = self._make(i)
+        self._made[i] = None
+        return q
+
     def passing(self) -> Iterator[QuestionScore]:
         """Every question in order, without keeping the ones not made before (for writing them
         out once: a million questions then never stand as objects at the same time)."""
@@ -532,6 +568,12 @@ def evaluate(
     :class:`~kgqa.model.signature.Signature`) adds the caller's parts (selection, engine,
     policy) to the signature after the profile's.
     """
+    if not (predicted or gold or extras or isinstance(dataset, Dataset)):  # streamed, answers as stored
+        from kgqa.score.lean import score_flat
+
+        lean = score_flat(dataset, run, profile, signature_extra)
+        if lean is not None:
+            return lean
     predicted = predicted or {}
     gold = gold or {}
     extras = extras or {}
@@ -715,9 +757,26 @@ def evaluate(
         else:
             sources.append((item, pred, outcome or pred.outcome(), gold_outcome))
 
-    if dense:  # one list for every measure (never changed from here on)
-        positions = [list(range(len(ids)))] * len(specs)
     known = seen if seen is not None else dataset._by_id
+    return _finish(dataset, run, profile, signature_extra, execution, streamed, calls, vectors, exceptions,
+                   Columns(counts, failed_flags, outcome_labels, equal), ids, messages, sources,
+                   None if dense else positions, values, folds, known, skipped, missing_ids, outcome_counter,
+                   measure_skips)
+
+
+def _finish(dataset: Any, run: Run, profile: Profile, signature_extra: Any, execution: dict[str, int] | None,
+            streamed: bool, calls: list[tuple], vectors: list, exceptions: dict[int, dict[int, tuple[Any, Any]]],
+            scored: Columns, ids: list[str], messages: Sequence[str], sources: list,
+            positions: list[list[int]] | None, values: list[list[Any]], folds: list[list[Any]], known: Any,
+            skipped: list[dict[str, str]], missing_ids: list[str], outcome_counter: Counter,
+            measure_skips: dict[str, dict[str, list[str]]]) -> ScoredRun:
+    """The measures with a vector form, the aggregates, the per-question columns and the
+    :class:`ScoredRun` of the questions scored (``scored``: their columns; ``positions`` None:
+    every measure scored every one of them)."""
+    specs = list(profile.measures)
+    counts, outcome_labels = scored.counts, scored.labels
+    if positions is None:  # one list for every measure (never changed from here on)
+        positions = [list(range(len(ids)))] * len(specs)
     unknown_ids = [p.id for p in run.predictions if p.id not in known]
     for uid in unknown_ids:
         skipped.append({"id": uid, "reason": "in the run but not in the dataset"})
@@ -731,9 +790,9 @@ def evaluate(
         q = next((q for p, q in shared if p == pos), None)
         if q is None:
             if len(pos) == len(ids):  # all of them, in order
-                q = Columns(counts, failed_flags, outcome_labels, equal)
+                q = scored
             else:
-                q = Columns(*([col[k] for k in pos] for col in (counts, failed_flags, outcome_labels, equal)))
+                q = Columns(*([col[k] for k in pos] for col in (counts, scored.failed, outcome_labels, scored.equal)))
             shared.append((pos, q))
         values[j], folds[j] = vector(q, **calls[j][2])
         if exceptions.get(j):  # the questions its gate let through, scored one by one

@@ -8,8 +8,8 @@ score signatures; the README's measure table documents each one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import NamedTuple
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NamedTuple
 
 
 class Counts(NamedTuple):
@@ -46,6 +46,31 @@ class Counts(NamedTuple):
 
 
 _new_tuple = tuple.__new__
+
+
+class CountsColumn(Sequence):
+    """The :class:`Counts` of questions compared as sets, held as three integer columns (|S∩G|,
+    |S|, |G|) rather than one tuple per question: ``column[i]`` is the question's ``Counts``
+    (``Counts.from_sets``' values), made when read. :func:`prf_column` reads the columns."""
+
+    __slots__ = ("tp", "sys_size", "gold_size")
+
+    def __init__(self, tp: Sequence[int], sys_size: Sequence[int], gold_size: Sequence[int]):
+        self.tp, self.sys_size, self.gold_size = tp, sys_size, gold_size
+
+    def __len__(self) -> int:
+        return len(self.tp)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [_new_tuple(Counts, (t, s - t, g - t, s, g, t, t))
+                    for t, s, g in zip(self.tp[i], self.sys_size[i], self.gold_size[i])]
+        t, s, g = self.tp[i], self.sys_size[i], self.gold_size[i]
+        return _new_tuple(Counts, (t, s - t, g - t, s, g, t, t))
+
+    def __iter__(self) -> Iterator[Counts]:
+        for t, s, g in zip(self.tp, self.sys_size, self.gold_size):
+            yield _new_tuple(Counts, (t, s - t, g - t, s, g, t, t))
 
 PRF = tuple[float, float, float]
 
@@ -128,6 +153,26 @@ RULES: dict[str, Callable[[Counts], PRF | None]] = {
     "pytrec": pytrec_rule,
     "graphquestions": graphquestions_rule,
 }
+
+
+def _pytrec_columns(tp: Sequence[int], ns: Sequence[int], ng: Sequence[int]) -> tuple[list, list, list]:
+    p = [t / s if s else 0.0 for t, s in zip(tp, ns)]
+    r = [t / g if g else 0.0 for t, g in zip(tp, ng)]
+    return p, r, [2 * a * b / (a + b) if a + b > 0 else 0.0 for a, b in zip(p, r)]
+
+
+#: rules computed a column at a time from (tp, |S|, |G|) columns, each value by the same
+#: arithmetic as the rule (tests hold the two equal)
+RULE_COLUMNS: dict[str, Callable[[Sequence[int], Sequence[int], Sequence[int]], tuple[list, list, list]]] = {
+    "pytrec": _pytrec_columns,
+}
+
+
+def prf_column(counts: CountsColumn, rule: str) -> tuple[list, list, list] | None:
+    """(P, R, F) columns of ``counts`` under ``rule`` computed a column at a time, or None when
+    the rule has no column form (apply it question by question)."""
+    fn = RULE_COLUMNS.get(rule)
+    return fn(counts.tp, counts.sys_size, counts.gold_size) if fn is not None else None
 
 
 #: the rules that give every question (P, R, F), never None
