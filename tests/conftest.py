@@ -7,6 +7,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -20,6 +21,12 @@ REPO = Path(__file__).resolve().parents[1]
 _CACHE = tempfile.mkdtemp(prefix="kgqa-test-cache-")
 os.environ["KGQA_CACHE_DIR"] = _CACHE
 atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
+
+# a test run started in the background of a script (`pytest ... &`) inherits SIGINT ignored, and
+# so would every kgqa process a test starts: the Ctrl-C tests send SIGINT to those. A handler
+# here (reset to the default at exec) gives them the interrupt a terminal user's Ctrl-C gives.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # analyzer bugs raise in tests instead of reading as "invalid query" (kgqa.sparql.analyzer)
 os.environ.setdefault("KGQA_ANALYZER_STRICT", "1")

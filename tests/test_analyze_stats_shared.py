@@ -129,7 +129,8 @@ def path(request, monkeypatch):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("n,resamples,seed", [(12, 2000, 0), (250, 3001, 7), (3000, 1003, 3),
+@pytest.mark.parametrize("n,resamples,seed", [(12, 2000, 0), (250, 3001, 7),
+                                              pytest.param(3000, 1003, 3, marks=pytest.mark.slow),
                                               pytest.param(9000, 1500, 11, marks=pytest.mark.slow)])
 def test_batched_bootstrap_equals_one_series_at_a_time(path, kind, n, resamples, seed):
     xs = systems(kind, n, 4, seed)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import random
 import subprocess
@@ -20,11 +21,8 @@ from kgqa.systems.tokens import detokenize, query_tokens
 from conftest import REPO
 from systemprocs import adapter, env
 
-try:
-    import torch  # noqa: F401
-    HAVE_TORCH = True
-except ImportError:  # the optional extra kgqa[baselines] is not installed
-    HAVE_TORCH = False
+# found, not imported: importing torch costs each test process over a second at collection
+HAVE_TORCH = importlib.util.find_spec("torch") is not None  # without kgqa[baselines]: False
 needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed (pip install 'kgqa[baselines]'): "
                                                         "the seq2seq baseline's tests skip")
 TINY = dict(layers=1, d_model=32, heads=2, ff=64, dropout=0.0, epochs=3, batch=16, lr=3e-3)
@@ -58,6 +56,8 @@ def exact(run, ds: Dataset) -> int:
 @pytest.mark.slow  # trains a seq2seq model
 @needs_torch
 def test_copy_mechanism_copies_unseen_kb_tokens_that_the_plain_model_cannot():
+    import torch
+
     torch.set_num_threads(1)
     with_copy = create("seq2seq", copy=True, seed=0, **TINY).fit(TRAIN)
     plain = create("seq2seq", copy=False, seed=0, **TINY).fit(TRAIN)
@@ -71,6 +71,8 @@ def test_copy_mechanism_copies_unseen_kb_tokens_that_the_plain_model_cannot():
 @pytest.mark.slow  # trains a seq2seq model
 @needs_torch
 def test_seq2seq_save_load_round_trip_and_seed_determinism(tmp_path):
+    import torch
+
     torch.set_num_threads(1)
     a = create("seq2seq", copy=True, seed=3, **{**TINY, "epochs": 1}).fit(TRAIN)
     b = create("seq2seq", copy=True, seed=3, **{**TINY, "epochs": 1}).fit(TRAIN)
@@ -91,6 +93,8 @@ def test_seq2seq_save_load_round_trip_and_seed_determinism(tmp_path):
 @needs_torch
 @pytest.mark.parametrize("copy", [True, False])
 def test_seq2seq_bpe_tokens_round_trip_and_seed_determinism(tmp_path, copy):
+    import torch
+
     torch.set_num_threads(1)
     cfg = {**TINY, "epochs": 1, "tokens": "bpe", "bpe_merges": 40, "copy": copy}
     a = create("seq2seq", seed=5, **cfg).fit(TRAIN)

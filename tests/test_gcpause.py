@@ -40,7 +40,9 @@ def test_a_callers_frozen_objects_stay_frozen():
         frozen = gc.get_freeze_count()
         with paused():
             _ = [_Box() for _ in range(10)]
-        assert gc.get_freeze_count() == frozen
+        # never fewer (unfreezing would have released them all); a thread of the test process
+        # may freeze a few objects of its own meanwhile
+        assert gc.get_freeze_count() >= frozen > 0
     finally:
         gc.unfreeze()
 

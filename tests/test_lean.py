@@ -28,6 +28,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
+
 import kgqa.score.lean as lean
 from kgqa.load import load_dataset, load_run
 from kgqa.load.generic import line_start_near
@@ -40,7 +42,8 @@ from kgqa.score import profiles
 from kgqa.score.evaluate import evaluate
 from kgqa.score.rules import RULE_COLUMNS, RULES, Counts, CountsColumn
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 _ANSWER = st.sampled_from([
     "http://x/a", "http://x/a%20b", "http://x/a b", "http://x/%C3%A9", "http://x/é", "https://x/a", "urn:x:1",
@@ -136,11 +139,19 @@ def folder():
         yield Path(d)
 
 
-@SETTINGS
-@given(st.lists(_DATASET_LINE, min_size=1, max_size=10, unique_by=lambda r: r["id"].strip()),
-       st.sampled_from(["", "", "", "dup", "odd"]), _ODD_DATASET_LINE, st.integers(0, len(_PROFILES) - 1),
-       st.booleans(), st.data())
-def test_lean_equals_general(folder, ds_lines, twist, odd_line, which, parallel, data):
+@examples(150)
+def test_lean_equals_general(folder, examples):
+    @settings(SETTINGS, max_examples=examples)
+    @given(st.lists(_DATASET_LINE, min_size=1, max_size=10, unique_by=lambda r: r["id"].strip()),
+           st.sampled_from(["", "", "", "dup", "odd"]), _ODD_DATASET_LINE, st.integers(0, len(_PROFILES) - 1),
+           st.booleans(), st.data())
+    def check(ds_lines, twist, odd_line, which, parallel, data):
+        _lean_equals_general(folder, ds_lines, twist, odd_line, which, parallel, data)
+
+    check()
+
+
+def _lean_equals_general(folder, ds_lines, twist, odd_line, which, parallel, data):
     # each question answered once, twice, or not at all (missing); an id the dataset lacks
     golds = [(r["id"], r.get("answers")) for r in ds_lines] + [("10", None), ("x", None)]
     run_lines = [data.draw(_run_line(i, gold)) for i, gold in golds
