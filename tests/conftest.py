@@ -8,6 +8,7 @@ import atexit
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from pathlib import Path
 
@@ -21,6 +22,12 @@ REPO = Path(__file__).resolve().parents[1]
 _CACHE = tempfile.mkdtemp(prefix="kgqa-test-cache-")
 os.environ["KGQA_CACHE_DIR"] = _CACHE
 atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
+
+# pytest caches the assertion-rewritten test modules as .pyc files (tests/__pycache__, ignored by
+# git) unless bytecode writing is off: with PYTHONDONTWRITEBYTECODE=1 each test process would
+# rewrite all of them on every run (about 7 s a process); a later run (CI's slow part, a
+# developer's rerun) reads them back
+sys.dont_write_bytecode = False
 
 # a test run started in the background of a script (`pytest ... &`) inherits SIGINT ignored, and
 # so would every kgqa process a test starts: the Ctrl-C tests send SIGINT to those. A handler

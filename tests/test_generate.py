@@ -565,6 +565,7 @@ def test_set_up_mistakes_are_said_out_loud(tmp_path, capsys):
     assert code == 1 and "no graph query could be generated" in err
 
 
+@pytest.mark.slow  # kill -9 and resume: test_faults and test_system_live check it in the README's command
 def test_killed_run_resumes_from_the_cache_to_the_same_bytes(tmp_path):
     """kill -9 in the middle of a generation, start it again: what was executed comes from
     the result cache, the rest is executed, and the file equals an uninterrupted run's."""

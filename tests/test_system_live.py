@@ -135,7 +135,7 @@ def test_system_ask_writes_runs_that_score_like_the_source(ck25, direct, tmp_pat
 # --------------------------------------------------------------------------- misbehaving service
 
 
-@pytest.mark.parametrize("protocol", ["gerbil", "text2sparql"])
+@pytest.mark.parametrize("protocol", ["gerbil", pytest.param("text2sparql", marks=pytest.mark.slow)])
 def test_misbehaving_service_gives_the_right_outcomes_and_a_finished_run(ck25, tmp_path, protocol):
     ds = load_dataset("ck25")
     q = {int(it.id.split(":")[1]): it.questions["en"] for it in ds.items}
