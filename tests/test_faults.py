@@ -229,6 +229,7 @@ def test_ctrl_c_keeps_what_finished(server, tmp_path):
     assert stored >= 59  # everything that finished before the interrupt (the 60th may be in the buffer too)
 
 
+@pytest.mark.slow  # kill -9 and resume: test_system_live checks it in the README's command
 def test_kill_9_half_way_then_rerun_executes_only_what_was_not_finished(tmp_path):
     """A 1,000-query run through `kgqa evaluate --kg <endpoint>`, killed with SIGKILL half-way;
     the rerun executes no more than the queries not finished before the kill plus those in
