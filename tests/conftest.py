@@ -28,6 +28,9 @@ atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 # rewrite all of them on every run (about 7 s a process); a later run (CI's slow part, a
 # developer's rerun) reads them back
 sys.dont_write_bytecode = False
+# and the kgqa processes tests start (CLI runs, servers, workers) keep kgqa's compiled modules
+# too, instead of each compiling every module it imports from source
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 # a test run started in the background of a script (`pytest ... &`) inherits SIGINT ignored, and
 # so would every kgqa process a test starts: the Ctrl-C tests send SIGINT to those. A handler
