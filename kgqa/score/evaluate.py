@@ -27,6 +27,11 @@ from kgqa.score.profiles import MeasureSpec, Profile
 from kgqa.score.rules import Counts
 
 
+#: why a question is skipped (``ScoredRun.skipped``): no gold answer; not in the run under the
+#: profile rule missing=skip (the lean path, :mod:`kgqa.score.lean`, says the same)
+NO_GOLD = "no gold answer (execute the gold queries with --kg)"
+SKIPPED_MISSING = "not in the run (profile rule missing=skip)"
+
 @dataclass
 class QuestionRecord:
     """What reports and analyses read of one scored question besides its scores, typed: the
@@ -223,21 +228,13 @@ class QuestionList(Sequence):
         else:
             outcome = source.outcome()
             pred, answer, elapsed = source, outcome.answer, outcome.elapsed
-        out: dict[str, Any] = {"id": self.ids[i], "outcome": self.labels[i],
-                               "scores": {label: vals[i] for label, (vals, present) in self._columns.items()
-                                          if present[i]}}
-        if self.messages[i]:
-            out["message"] = self.messages[i]
-        c = self.counts[i]
-        if c is not None:
-            out["counts"] = {"tp": c.tp, "fp": c.fp, "fn": c.fn, "sys": c.sys_size, "gold": c.gold_size}
-        details = {"question": None, "gold_sparql": None,  # QuestionRecord.to_json of the run's side
-                   "predicted_sparql": pred.sparql if pred is not None else None, "gold_answer": None,
-                   "predicted_answer": to_results_json(answer) if answer is not None else None}
-        if elapsed is not None:
-            details["elapsed"] = elapsed
-        out["details"] = details
-        return out
+        # the two objects whose to_json define the layout, made here and not kept (the record:
+        # the run's side alone, as a streamed question's record is)
+        record = QuestionRecord(predicted_sparql=pred.sparql if pred is not None else None,
+                                predicted_answer=answer, elapsed=elapsed)
+        scores = {label: vals[i] for label, (vals, present) in self._columns.items() if present[i]}
+        return QuestionScore(self.ids[i], self.labels[i], scores, self.messages[i], self.counts[i],
+                             record=record).to_json()
 
     def _make_unkept(self, i: int) -> QuestionScore:
         q = self._make(i)
@@ -505,7 +502,7 @@ def _gold_side(item: Item, gold: Mapping[str, Outcome], profile: Profile) -> tup
         gold_answer = item.answer
     qrels_gold = item.graded_gold() if profile.qrels and item.id not in gold else None
     if gold_answer is None and qrels_gold is None:
-        return None, None, "no gold answer (execute the gold queries with --kg)"
+        return None, None, NO_GOLD
     return gold_answer, qrels_gold, ""
 
 
@@ -638,7 +635,7 @@ def evaluate(
             gold_answer, qrels_gold, gold_reason = _gold_side(item, gold, profile)
         else:  # _gold_side's common case: the stored answer, no graded gold
             gold_answer, qrels_gold = item.answer, None
-            gold_reason = "" if gold_answer is not None else "no gold answer (execute the gold queries with --kg)"
+            gold_reason = "" if gold_answer is not None else NO_GOLD
         # ---- system side
         pred = run_get(iid)
         executed = iid in predicted if predicted else False
@@ -664,7 +661,7 @@ def evaluate(
         if pred is None and not executed:
             missing_ids.append(iid)
             if profile.missing == "skip":
-                skipped.append({"id": iid, "reason": "not in the run (profile rule missing=skip)"})
+                skipped.append({"id": iid, "reason": SKIPPED_MISSING})
                 outcome_counter["missing"] += 1
                 continue
         if reasons is not no_reasons and any(reasons):

@@ -99,7 +99,7 @@ class _Part:
 def _scan(paths: list[Path], start: int, end: int | None, run: Run, profile: Profile) -> _Part | None:
     """The lean path over the lines of ``paths`` (or the byte range ``start``-``end`` of the one
     file), or None where it declines."""
-    from kgqa.score.evaluate import _collect
+    from kgqa.score.evaluate import NO_GOLD as gold_reason, SKIPPED_MISSING, _collect
 
     m, view = profile.matching, profile.view
     lexical = m.mode == "lexical" and m.links is None and m.labels is None  # text_keys(texts) is texts
@@ -109,7 +109,6 @@ def _scan(paths: list[Path], start: int, end: int | None, run: Run, profile: Pro
     sys_side = "system" if profile.qrels else None
     run_get = run._by_id.get if type(run) is Run else run.get
     ok, missing_status, text_column = Status.OK, Status.MISSING, TextColumn
-    gold_reason = "no gold answer (execute the gold queries with --kg)"
     part = _Part()
     ids, labels, rare, skipped = part.ids, part.labels, part.rare, part.skipped
     add_tp, add_ns, add_ng = part.tps.append, part.nss.append, part.ngs.append
@@ -135,7 +134,7 @@ def _scan(paths: list[Path], start: int, end: int | None, run: Run, profile: Pro
                         outcome = Outcome.missing()
                         part.missing_ids.append(iid)
                         if skip_missing:
-                            skipped.append({"id": iid, "reason": "not in the run (profile rule missing=skip)"})
+                            skipped.append({"id": iid, "reason": SKIPPED_MISSING})
                             part.skipped_missing += 1
                             continue
                     elif pred.bag is not None:
