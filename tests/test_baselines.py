@@ -196,6 +196,7 @@ def lcquad_uri_split(shared_data, tmp_path_factory):
     return tmp / "uri"
 
 
+@pytest.mark.slow  # real LC-QuAD data; the generated-CK25 end-to-end test runs in the README's command
 def test_retrieval_end_to_end_on_lcquad_unknown_uri_split(lcquad_uri_split, tmp_path):
     split = lcquad_uri_split
     train, test = sorted(split.glob("train*"))[0], sorted(split.glob("test*"))[0]

@@ -29,6 +29,15 @@ def _blocks(lang: str) -> list[tuple[str, str]]:
             for m in FENCE.finditer(p.read_text(encoding="utf-8")) if m.group(1) == lang]
 
 
+#: pages whose examples the README's test command runs; CI's slow run runs every page's
+QUICK_PAGES = ("docs/index.md", "docs/cli.md")
+
+
+def _examples(lang: str) -> list:
+    return [pytest.param(where, code, id=where, marks=() if where in QUICK_PAGES else pytest.mark.slow)
+            for where, code in _blocks(lang)]
+
+
 def _nav_pages(nav) -> list[str]:
     out = []
     for entry in nav:
@@ -77,7 +86,7 @@ def test_measure_and_profile_reference_come_from_the_registries():
     assert "set_F_ndcg" in ptable and "Macro F1 QALD" in ptable
 
 
-@pytest.mark.parametrize("where,code", _blocks("python"), ids=lambda v: v if isinstance(v, str) and v.endswith(".md") else "")
+@pytest.mark.parametrize("where,code", _examples("python"))
 def test_python_examples_run(where, code, tmp_path):
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, env=_env(tmp_path))
     assert r.returncode == 0, f"{where}:\n{code}\n{r.stderr[-3000:]}"
@@ -87,7 +96,7 @@ def _commands(block: str) -> list[str]:
     return [c.strip() for c in block.replace("\\\n", " ").splitlines() if c.strip() and not c.lstrip().startswith("#")]
 
 
-@pytest.mark.parametrize("where,block", _blocks("sh"), ids=lambda v: v if isinstance(v, str) and v.endswith(".md") else "")
+@pytest.mark.parametrize("where,block", _examples("sh"))
 def test_sh_examples_run(where, block, tmp_path):
     for cmd in _commands(block):
         argv = shlex.split(cmd, comments=True)
@@ -100,6 +109,8 @@ def test_sh_examples_run(where, block, tmp_path):
 
 def test_docs_have_runnable_examples():
     assert len(_blocks("python")) >= 3 and len(_blocks("sh")) >= 2
+    quick = [where for where, _ in _blocks("python") + _blocks("sh") if where in QUICK_PAGES]
+    assert {"docs/index.md"} <= set(quick), "the README's command runs no documentation example"
 
 
 def test_readme_is_a_front_page_whose_links_exist():

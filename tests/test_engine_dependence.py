@@ -252,6 +252,7 @@ def test_evaluate_marks_ranges_and_excludes(tmp_path, capsys, monkeypatch):
 KNOWN = {"INFAI": {"ck25:30-en", "ck25:31-en", "ck25:42-en", "ck25:48-en"}, "WSE": set(), "AIFB": set()}
 
 
+@pytest.mark.slow  # three real runs executed on CK25; test_evaluate_marks_ranges_and_excludes runs in the README's command
 def test_ck25_every_difference_is_flagged_with_the_official_value_in_range_or_known(shared_data, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("KGQA_CACHE_DIR", str(tmp_path / "cache"))
     teams = list(KNOWN)

@@ -35,10 +35,11 @@ def test_huge_integer_in_a_json_file_names_line_and_column(tmp_path):
 
 def test_gzip_bomb_links_file_refused(tmp_path):
     p = tmp_path / "links.nt.gz"
-    with gzip.open(p, "wb", compresslevel=9) as fh:
-        line = b"<http://a/x> <http://www.w3.org/2002/07/owl#sameAs> <http://b/x> .\n" * 1000
-        for _ in range(DECOMPRESSION_FLOOR // len(line) + 200):
-            fh.write(line)
+    # one compressed block written again and again: a multi-member gzip file (valid, and what
+    # concatenated .gz files are) past the default floor, made without compressing 64 MiB
+    block = b"<http://a/x> <http://www.w3.org/2002/07/owl#sameAs> <http://b/x> .\n" * 16000
+    member = gzip.compress(block, compresslevel=9)
+    p.write_bytes(member * (DECOMPRESSION_FLOOR // len(block) + 2))
     with pytest.raises(InputError, match="decompression bomb") as e:
         Links.load([p], wanted={"http://a/nothing"})
     assert str(p) in str(e.value)

@@ -21,7 +21,9 @@ from kgqa.migrate import KG
 from kgqa.migrate.agreement import compare
 from kgqa.migrate.rewrite import constants
 
-pytestmark = pytest.mark.xdist_group("migrate-ck25-hard")
+# the whole CK25 migration with defaults (a long real-data run): CI's slow part; test_migrate_ck25
+# and test_migrate_simple cover migration in the README's command
+pytestmark = [pytest.mark.xdist_group("migrate-ck25-hard"), pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
 PV = "http://ld.company.org/prod-vocab/"

@@ -111,6 +111,7 @@ def test_ndcg_equals_pytrec_eval(retrieved, grades):
     assert qrels.ndcg(qrels.trec_ranking(retrieved), grades) == pytest.approx(official, abs=1e-12)
 
 
+@pytest.mark.slow  # executes three real runs; test_real_execution reproduces official CK25 scores in the README's command
 def test_executed_ck25_runs_ndcg_matches_official(shared_data, tmp_path, monkeypatch, capsys):
     from kgqa.cli import main
 

@@ -23,7 +23,9 @@ SUBS = ",".join(f"{s}{a}" for s in ("C2KB", "P2KB", "RE2KB", "AT", "AIT2KB") for
 
 
 # its module fixture (a real evaluation) is made once: every test of it on one xdist worker
-pytestmark = pytest.mark.xdist_group("query-measures-real")
+# every CK25 gold query executed as a run (long, real data): CI's slow part; test_query_measures
+# covers the measures in the README's command
+pytestmark = [pytest.mark.xdist_group("query-measures-real"), pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def ck25(shared_data):

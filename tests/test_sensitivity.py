@@ -133,6 +133,7 @@ def test_spread_is_shown(table):
     assert lo <= r.scores["BLEU"] <= hi and sd >= 0
 
 
+@pytest.mark.slow  # three executed CK25 runs through the CLI; test_degrade's CLI check runs in the README's command
 def test_cli_sensitivity_byte_identical(shared_data, tmp_path):
     _register()
     cli = CliRunner()

@@ -97,6 +97,7 @@ def test_gerbil_replay_with_the_adapter_executing_scores_equal(ck25, direct, cap
     assert "protocol:gerbil" in live["signature"] and "engine:" not in live["signature"]
 
 
+@pytest.mark.slow  # two asks and three executed evaluations; the replays above and test_system_trust's asks run in the README's command
 def test_system_ask_writes_runs_that_score_like_the_source(ck25, direct, tmp_path, capsys, cache_dir):
     with adapter("--run", str(ck25["answers"]), "--protocol", "text2sparql") as srv:
         out = tmp_path / "wse_answers.json"

@@ -317,6 +317,7 @@ def test_html_report_is_served_with_a_csp_of_its_own_hashes(server):
     assert doc["experiment"]["signature"] in r1.text
 
 
+@pytest.mark.slow  # a whole live-system experiment in the web app; the CLI's credential test (test_system_trust) runs in the README's command
 def test_a_system_urls_credentials_reach_the_system_but_no_page_log_or_export(tmp_path):
     """A system URL with a credential-like query value (the form refuses userinfo): the system
     gets it; the experiment page, its status, the home page, the JSON export, the server's log
