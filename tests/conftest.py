@@ -169,6 +169,16 @@ def examples(n: int):
                                                 pytest.param(n, id="thorough", marks=pytest.mark.slow)])
 
 
+def pairs(names: tuple[str, str], rows, cols) -> pytest.MarkDecorator:
+    """Parametrise ``names`` with every (row, column) pair: in the README's test command each row
+    once, paired with the columns in turn (so every column is met too), all the other pairs in
+    CI's slow run."""
+    rows, cols = list(rows), list(cols)
+    return pytest.mark.parametrize(names, [
+        pytest.param(r, c, id=f"{r}-{c}", marks=() if j == i % len(cols) else pytest.mark.slow)
+        for i, r in enumerate(rows) for j, c in enumerate(cols)])
+
+
 def derive_kg_pair():
     """``tools/derive_kg_pair.py`` as a module (it is a script, not a package module)."""
     import importlib.util

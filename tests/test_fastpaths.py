@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import pairs
 from kgqa.load import generic, jsonio, load_dataset, load_run
 from kgqa.model import InputError, Outcome, Status, TableAnswer
 from kgqa.model.terms import IRI, Literal, guess_term, guess_terms, iri, simple_literal
@@ -391,8 +392,7 @@ REAL = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(REAL))
-@pytest.mark.parametrize("profile", profiles.names())
+@pairs(("profile", "case"), profiles.names(), sorted(REAL))
 def test_vector_measures_change_no_score_on_real_data(shared_data, case, profile):
     from kgqa.api import select_language
 

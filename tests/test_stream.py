@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import kgqa
+from conftest import pairs
 from kgqa.load import load_dataset, load_run
 from kgqa.load.generic import item_to_json, prediction_to_json
 from kgqa.model import InputError
@@ -69,8 +70,7 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-@pytest.mark.parametrize("profile", PROFILES)
+@pairs(("profile", "case"), PROFILES, sorted(CASES))
 def test_streamed_equals_in_memory_on_real_data(shared_data, tmp_path, case, profile):
     ds_spec, run_spec, run_format = CASES[case](shared_data)
     d, r = _as_jsonl(tmp_path, str(ds_spec), str(run_spec), run_format)

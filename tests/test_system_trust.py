@@ -343,6 +343,7 @@ def test_signature_names_the_settings_the_answers_were_obtained_under(ck25, answ
     assert three.asked == 0 and three.signature_parts()["client"] == "c2,t60,r0+c8,t60,r0"
 
 
+@pytest.mark.slow  # test_system_live's Ctrl-C test runs in the README's command
 def test_ctrl_c_prints_the_exact_command_that_resumes(answers, tmp_path, capsys):
     out = tmp_path / "run.jsonl"
     journal = tmp_path / "run.jsonl.journal.jsonl"

@@ -251,6 +251,7 @@ def test_leaderboard_compare_and_datasets(client, demo_exps):
     assert client.get("/nothing-here").status_code == 404
 
 
+@pytest.mark.slow  # two servers and a half-run store; test_web_security's resume test runs in the README's command
 def test_restart_keeps_permalinks_and_resumes_unfinished_work(tmp_path):
     """A server started on a store an earlier server left behind: a finished experiment (run by
     the experiment runner, the function a server's worker calls) keeps its permalink and value,

@@ -22,6 +22,33 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def descendants(pid: int) -> list[int]:
+    """The processes below ``pid`` (Linux /proc)."""
+    parent: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            parent[int(d.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        out += kids
+        todo += kids
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 class WebServer:
     """``kgqa web --store STORE --port P ARGS...`` as a subprocess of the test."""
 
@@ -61,17 +88,30 @@ class WebServer:
         return self.log.read_text(encoding="utf-8", errors="replace") if self.log.exists() else ""
 
     def stop(self) -> None:
+        """SIGTERM, as a service manager stops a server; raises when a process the server started
+        (its experiment and upload workers, their resource tracker) outlives it by 10 s."""
         if self.proc is None:
             return
+        left: list[int] = []
         if self.proc.poll() is None:
+            started = descendants(self.proc.pid)
             os.kill(self.proc.pid, signal.SIGTERM)
             try:
                 self.proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 os.kill(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(timeout=15)
+            deadline = time.monotonic() + 10
+            while started and time.monotonic() < deadline:
+                started = [p for p in started if _alive(p)]
+                time.sleep(0.05)
+            for p in started:
+                left.append(p)
+                os.kill(p, signal.SIGKILL)
         self._logf.close()
         self.proc = None
+        if left:
+            raise RuntimeError(f"kgqa web left processes {left} running after SIGTERM:\n{self.output()[-2000:]}")
 
     def __enter__(self) -> "WebServer":
         return self.start()

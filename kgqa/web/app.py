@@ -19,6 +19,7 @@ shared token guards every page.
 
 from __future__ import annotations
 
+import gc
 import html
 import json
 import re
@@ -538,6 +539,10 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
         yield
         jobs.shutdown()
         checker.shutdown()
+        # the ended pools' queues sit in reference cycles: collected now, their semaphores are
+        # released here (uvicorn ends a SIGTERM-ed server by the signal, so no exit hook runs and
+        # the resource tracker would warn of "leaked semaphore objects")
+        gc.collect()
 
     routes = [
         Route("/", home),

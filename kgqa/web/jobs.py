@@ -114,10 +114,22 @@ class Jobs:
         """Stop at once: queued experiments stay pending, running ones are ended (both resume
         on the next start)."""
         pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        procs = list((getattr(pool, "_processes", None) or {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
+        stop_pool(pool)
+
+
+def stop_pool(pool: ProcessPoolExecutor | None) -> None:
+    """End ``pool`` at once: queued work is cancelled and its processes are terminated, idle ones
+    too (``shutdown(wait=False)`` alone left them running after the server had exited)."""
+    if pool is None:
+        return
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    for p in procs:
+        p.join(5)
+        if p.is_alive():
+            p.kill()
+            p.join()
+    pool.shutdown(wait=True)  # its manager thread sees the ended processes and releases the queues

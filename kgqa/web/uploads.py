@@ -203,9 +203,10 @@ class Checker:
             raise InputError(found[0], found[1], found[2])
 
     def shutdown(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        from kgqa.web.jobs import stop_pool
+
+        pool, self._pool = self._pool, None
+        stop_pool(pool)
 
 
 def _worker_init() -> None:
