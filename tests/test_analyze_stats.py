@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats as sps
 
 from kgqa.analyze.stats import (
     CI,
@@ -28,6 +27,18 @@ from kgqa.analyze.stats import (
     wilcoxon,
     win_tie_loss,
 )
+
+
+class _Scipy:
+    """``scipy.stats``, imported by the first test that uses it (not by collection, on every worker)."""
+
+    def __getattr__(self, name):
+        from scipy import stats
+
+        return getattr(stats, name)
+
+
+sps = _Scipy()
 
 unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 pairs = st.integers(min_value=1, max_value=40).flatmap(

@@ -136,3 +136,18 @@ def test_migrate_help_defaults_are_the_pipelines():
 
     assert (cli_migrate.HELP_DEFAULT_DISAMBIGUATION,) == DEFAULT_DISAMBIGUATION
     assert (cli_migrate.HELP_DEFAULT_REDIRECT,) == DEFAULT_REDIRECT
+
+
+def test_bootstrap_intervals_import_no_scipy_and_paired_tests_do():
+    """An evaluation's intervals (the CLI table, a report, a web page) draw with NumPy alone:
+    SciPy (about a second to import) comes in with the first paired test."""
+    out = _loaded_after("""
+from kgqa.analyze import stats
+ci = stats.bootstrap_ci([0.0, 1.0, 0.5, 1.0, 0.25], resamples=500)
+before = "scipy" in __import__("sys").modules
+p = stats.wilcoxon([0.0, 1.0, 0.5, 1.0, 0.25], [0.5, 0.0, 0.0, 0.25, 0.0])
+result = {"ci": [ci.low, ci.high], "scipy_before_test": before, "p": p}
+""", ["scipy"])
+    r = out["result"]
+    assert r["scipy_before_test"] is False and out["loaded"] == ["scipy"]
+    assert 0.0 <= r["ci"][0] <= r["ci"][1] <= 1.0 and 0.0 < r["p"] <= 1.0

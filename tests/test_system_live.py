@@ -31,22 +31,30 @@ def ck25(shared_data):
     }
 
 
+@pytest.fixture(scope="module")
+def module_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("live-cache")
+
+
 @pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("KGQA_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path / "cache"
+def cache_dir(module_cache, monkeypatch):
+    """The module's result cache (the clients' and the adapters' too): a query a replay gets back
+    as sent is answered from what the direct evaluation executed; one that changed on the way
+    is a cache miss, executed, and scored like any other."""
+    monkeypatch.setenv("KGQA_CACHE_DIR", str(module_cache))
+    return module_cache
 
 
 @pytest.fixture(scope="module")
-def direct(shared_data, tmp_path_factory):
+def direct(shared_data, module_cache):
     """``kgqa evaluate ck25 WSE-answers --kg ... -p text2sparql -f json`` (the answers file scored
-    directly, its queries executed with a cache of its own): what every live replay must equal."""
+    directly, its queries executed into the module's cache): what every live replay must equal."""
     import contextlib
     import io
 
     out = io.StringIO()
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out):
-        mp.setenv("KGQA_CACHE_DIR", str(tmp_path_factory.mktemp("direct-cache")))
+        mp.setenv("KGQA_CACHE_DIR", str(module_cache))
         with pytest.raises(SystemExit) as e:
             main(["evaluate", "ck25", str(shared_data / "ck25-runs" / "WSE" / "ck25_answers.json"), "--kg",
                   str(shared_data / "ck25" / "graphs" / "prod-inst.ttl"), "-p", "text2sparql", "-f", "json"])

@@ -43,7 +43,6 @@ from itertools import combinations
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
-from scipy import stats as _st
 
 __all__ = [
     "CI",
@@ -336,6 +335,15 @@ def _dyadic(x: np.ndarray) -> bool:
     return False
 
 
+
+def _scipy_stats():
+    """``scipy.stats``, imported when a test first needs it (a second or more to import: the
+    bootstrap intervals of an evaluation, a report or a web page never do)."""
+    from scipy import stats
+
+    return stats
+
+
 _ROWS = 8  # at most this many resamples drawn per call in the banded path (state kept before each call)
 
 
@@ -563,7 +571,7 @@ def mcnemar_exact(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarr
     n = n01 + n10
     if n == 0:
         return 1.0
-    return _floor(float(_st.binomtest(n01, n, 0.5).pvalue))
+    return _floor(float(_scipy_stats().binomtest(n01, n, 0.5).pvalue))
 
 
 def _signed_rank_exact(d: np.ndarray) -> float:
@@ -571,7 +579,7 @@ def _signed_rank_exact(d: np.ndarray) -> float:
     (each non-zero difference positive or negative with probability 1/2, midranks for ties):
     ``min(1, 2 * min(P(T+ <= t), P(T+ >= t)))``, as ``scipy.stats.permutation_test`` computes
     it when enumerating all sign patterns."""
-    ranks2 = np.rint(2 * _st.rankdata(np.abs(d))).astype(np.int64)  # midranks are multiples of 1/2
+    ranks2 = np.rint(2 * _scipy_stats().rankdata(np.abs(d))).astype(np.int64)  # midranks are multiples of 1/2
     t = int(ranks2[d > 0].sum())
     counts = np.zeros(int(ranks2.sum()) + 1, dtype=np.float64)
     counts[0] = 1.0
@@ -604,7 +612,7 @@ def wilcoxon(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -
         # scipy's "auto" runs an exhaustive permutation test here (seconds for n = 13);
         # the same exact distribution by dynamic programming gives the same p-value.
         return _floor(_signed_rank_exact(nonzero))
-    p = float(_st.wilcoxon(d, zero_method="wilcox", method="auto").pvalue)
+    p = float(_scipy_stats().wilcoxon(d, zero_method="wilcox", method="auto").pvalue)
     if not np.isfinite(p):  # defensive: scipy gives NaN only for all-zero input, handled above
         return 1.0
     return _floor(p)
@@ -652,7 +660,7 @@ def benjamini_hochberg(pvalues: Iterable[float]) -> list[float]:
     p = _as_pvalues(pvalues)
     if p.size == 0:
         return []
-    out = np.maximum(_st.false_discovery_control(p, method="bh"), p)
+    out = np.maximum(_scipy_stats().false_discovery_control(p, method="bh"), p)
     return [float(v) for v in out]
 
 
