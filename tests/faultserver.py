@@ -118,6 +118,8 @@ class FaultServer:
                     outer._serve(self, body, extra=parse_qs(urlsplit(self.path).query, keep_blank_values=True))
 
         class Server(ThreadingHTTPServer):
+            request_queue_size = 128  # not http.server's 5: concurrent clients would wait 1 s for a SYN retry
+
             def handle_error(self, request, client_address):  # a client hanging up is not an error here
                 import sys
 

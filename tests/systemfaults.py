@@ -168,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
             return self._send(200, json.dumps(doc))
 
     ThreadingHTTPServer.allow_reuse_address = True  # a service that comes back on its port
+    # http.server listens with a backlog of 5: a client opening 8 connections at once overflows it
+    # and the kernel makes the rest retry their SYN a second later (1 s stalls in every test)
+    ThreadingHTTPServer.request_queue_size = 128
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     print(f"PORT {server.server_address[1]}", flush=True)
