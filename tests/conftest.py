@@ -171,8 +171,8 @@ def examples(n: int):
 
 def pairs(names: tuple[str, str], rows, cols) -> pytest.MarkDecorator:
     """Parametrise ``names`` with every (row, column) pair: in the README's test command each row
-    once, paired with the columns in turn (so every column is met too), all the other pairs in
-    CI's slow run."""
+    once, paired with the columns in turn (every column too, given at least as many rows), all the
+    other pairs in CI's slow run."""
     rows, cols = list(rows), list(cols)
     return pytest.mark.parametrize(names, [
         pytest.param(r, c, id=f"{r}-{c}", marks=() if j == i % len(cols) else pytest.mark.slow)

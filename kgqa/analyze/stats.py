@@ -335,7 +335,6 @@ def _dyadic(x: np.ndarray) -> bool:
     return False
 
 
-
 def _scipy_stats():
     """``scipy.stats``, imported when a test first needs it (a second or more to import: the
     bootstrap intervals of an evaluation, a report or a web page never do)."""
