@@ -371,7 +371,7 @@ class Evaluator:
             from kgqa.load.stream import open_stream
 
             self.full_dataset = self.dataset = open_stream(dataset, format=dataset_format, langs=parse_langs(lang),
-                                                           **dict(dataset_options or {}))
+                                                           progress=progress, **dict(dataset_options or {}))
         else:
             self.full_dataset = load_dataset(dataset, format=dataset_format, **dict(dataset_options or {}))
             self.dataset = select_language(self.full_dataset, lang)

@@ -66,3 +66,56 @@ def test_cli_streams_by_default_and_breakdowns_keep_the_dataset(files, capsys):
         out, err = capsys.readouterr()
         assert e.value.code in (0, None), err
         assert ("streamed:" in err) == streamed, (args, err)
+
+
+def test_a_streamed_reading_shows_its_count_on_a_terminal_and_nothing_in_a_pipe(tmp_path):
+    """Scoring a streamed dataset one question at a time shows a bar counting the questions read
+    (ticked every DatasetStream.TICK) on a terminal; it is gone when scoring ends, and a pipe
+    gets none of it."""
+    import subprocess
+    import sys
+
+    from kgqa.load.stream import DatasetStream
+    from ptyrun import _run_in_pty, screen
+
+    n = 2 * DatasetStream.TICK + 5
+    ds, run = tmp_path / "ds.jsonl", tmp_path / "run.jsonl"
+    ds.write_text("".join(json.dumps({"id": str(i), "question": f"q{i}", "answers": [f"http://x/{i}"]}) + "\n"
+                          for i in range(n)), encoding="utf-8")
+    run.write_text("".join(json.dumps({"id": str(i), "answer": [f"http://x/{i}"]}) + "\n" for i in range(n)),
+                   encoding="utf-8")
+    env = {"KGQA_STREAM_BYTES": "1000", "KGQA_CACHE_DIR": str(tmp_path / "cache")}
+    args = ["evaluate", str(ds), str(run), "-p", "qald"]  # not kgqa.score.lean's path: items read one by one
+    code, raw = _run_in_pty([sys.executable, "-m", "kgqa.cli", *args], 100, 50, None, env, 300.0)
+    shown = screen(raw)
+    assert code == 0, shown
+    assert "reading ds" in raw
+    assert "reading ds" not in shown and "streamed" in shown and f"n:{n}" in shown.replace("\n", "")
+    piped = subprocess.run([sys.executable, "-m", "kgqa.cli", *args], capture_output=True, text=True,
+                           env={**__import__("os").environ, **env})
+    assert piped.returncode == 0 and "reading ds" not in piped.stderr + piped.stdout
+
+
+def test_the_bar_is_ticked_every_tick_units_and_a_hidden_one_never(tmp_path):
+    from kgqa.load.stream import DatasetStream
+
+    ds = tmp_path / "ds.jsonl"
+    ds.write_text("".join(json.dumps({"id": str(i), "question": {"en": f"q{i}", "de": f"f{i}"}, "answers": ["x"]})
+                          + "\n" for i in range(2 * DatasetStream.TICK + 5)), encoding="utf-8")
+
+    class Bar:
+        def __init__(self, shown):
+            self.shown, self.ticks = shown, []
+
+        def __bool__(self):
+            return self.shown
+
+        def __call__(self, k):
+            self.ticks.append(k)
+
+    stream = DatasetStream([ds])
+    shown, hidden = Bar(True), Bar(False)
+    units = sum(1 for _ in stream._units(shown))
+    assert sum(1 for _ in stream._units(hidden)) == units == stream.count
+    assert units == 2 * DatasetStream.TICK + 5
+    assert shown.ticks == [DatasetStream.TICK] * 2 and hidden.ticks == []

@@ -25,11 +25,17 @@ class DatasetStream:
     ``langs``: the languages whose units to yield for per-language items (None: all).
     ``problems`` holds what the last complete iteration skipped; ``languages`` the question
     languages seen, ``unit_languages`` those of per-language items (``lang_ids``); ``count``
-    how many units it yielded."""
+    how many units it yielded. ``progress``: an iteration counts the units it yields on a
+    progress bar (stderr, a terminal only; :func:`kgqa.model.progress.progress_bar`), shown
+    while it runs and gone when it ends."""
+
+    #: units between two ticks of the progress bar
+    TICK = 4096
 
     format = "jsonl"
 
-    def __init__(self, paths: Sequence[str | Path], *, langs: list[str] | None = None, lang: str = "en"):
+    def __init__(self, paths: Sequence[str | Path], *, langs: list[str] | None = None, lang: str = "en",
+                 progress: bool = False):
         self.source = [Path(p) for p in paths]
         for p in self.source:
             if not p.exists():
@@ -42,17 +48,28 @@ class DatasetStream:
         self.unit_languages: list[str] = []
         self.count = 0
         self.metadata: dict[str, Any] = {}
+        self.progress = progress
 
     def __iter__(self) -> Iterator[Item]:
+        from kgqa.model.progress import progress_bar
+
+        with progress_bar(None, f"reading {self.name}", enabled=self.progress) as bar:
+            yield from self._units(bar)
+
+    def _units(self, bar: Any) -> Iterator[Item]:
         problems: list[Problem] = []
         languages: dict[str, None] = {}
         unit_languages: dict[str, None] = {}
         count = 0
+        due = self.TICK if bar else -1  # the count at the next tick (never, for a bar not shown)
         for item in jsonl_items(self.source, problems, self._lang):
             for lang in item.questions:
                 languages.setdefault(lang, None)
             if not item.lang_ids:  # its own one scoring unit (Item.units)
                 count += 1
+                if count == due:
+                    bar(self.TICK)
+                    due += self.TICK
                 yield item
                 continue
             for lang in item.lang_ids:
@@ -60,6 +77,9 @@ class DatasetStream:
                 unit_languages.setdefault(lang, None)
             for unit in item.units(self.langs):
                 count += 1
+                if count == due:
+                    bar(self.TICK)
+                    due += self.TICK
                 yield unit
         self.problems, self.languages, self.count = problems, list(languages), count
         self.unit_languages = list(unit_languages)
@@ -69,14 +89,14 @@ class DatasetStream:
 
 
 def open_stream(spec: str | Path | Sequence[str | Path], *, format: str | None = None,
-                langs: list[str] | None = None, **options: Any) -> DatasetStream:
+                langs: list[str] | None = None, progress: bool = False, **options: Any) -> DatasetStream:
     """A :class:`DatasetStream` of dataset file(s) in the JSONL format (the one format read
     line by line); anything else is an :class:`InputError` saying so."""
     unknown = set(options) - {"lang"}
     if unknown:
         raise InputError("dataset_options", f"not used by a streamed JSONL dataset: {', '.join(sorted(unknown))}")
     stream = DatasetStream(spec if isinstance(spec, (list, tuple)) else [spec], langs=langs,
-                           lang=options.get("lang", "en"))
+                           lang=options.get("lang", "en"), progress=progress)
     fmt = formats.get("dataset", format).name if format else formats.detect(stream.source, "dataset").name
     if fmt != "jsonl":
         raise InputError(stream.source[0], f"a {fmt} dataset cannot be streamed: only JSONL datasets are read one "
