@@ -119,3 +119,15 @@ def test_the_bar_is_ticked_every_tick_units_and_a_hidden_one_never(tmp_path):
     assert sum(1 for _ in stream._units(hidden)) == units == stream.count
     assert units == 2 * DatasetStream.TICK + 5
     assert shown.ticks == [DatasetStream.TICK] * 2 and hidden.ticks == []
+
+
+def test_a_streamed_evaluation_has_no_extra_column_hint_to_look_for(files):
+    """A streamed question's record holds no gold answer, so the taxonomy never labels it
+    extra_columns: the hint passes it over (it classified every question: 24 s at 10^6)."""
+    from kgqa.analyze.hints import extra_column_ids
+    from kgqa.analyze.taxonomy import classify
+
+    ds, run = files
+    (e,) = kgqa.evaluate(ds, [run])
+    assert e.streamed and e.signature.get("view") == "tuples"
+    assert extra_column_ids(e) == [] == [q.id for q in e.questions if classify(q).label == "extra_columns"]

@@ -67,6 +67,21 @@ def test_tuple_view_hint_names_the_fix(infai):
     assert "14 question(s)" in lines[0] and "--view values" in lines[0]
 
 
+def test_the_hints_prefilter_finds_what_classifying_every_question_finds(infai, tmp_path):
+    """extra_column_ids looks only at predicted tables of two or more columns: the same ids as
+    classifying every question, here and on the evaluation saved and read back."""
+    from kgqa import api
+    from kgqa.analyze.hints import extra_column_ids
+
+    def everyone(e):
+        return [q.id for q in e.questions if q.scores and classify(q).label == "extra_columns"]
+
+    assert extra_column_ids(infai) == everyone(infai) and len(everyone(infai)) == 14
+    api.save_evaluations([infai], tmp_path / "e.json")
+    (back,) = api.load_evaluations(tmp_path / "e.json")
+    assert extra_column_ids(back) == everyone(back) == everyone(infai)
+
+
 def test_view_values_scores_the_extra_column_answers(shared_data, infai):
     from kgqa.analyze.hints import hints
     from kgqa.api import evaluate as _api_evaluate

@@ -236,6 +236,19 @@ class QuestionList(Sequence):
         return QuestionScore(self.ids[i], self.labels[i], scores, self.messages[i], self.counts[i],
                              record=record).to_json()
 
+    def predicted_answer(self, i: int) -> Answer | None:
+        """``self[i].record.predicted_answer``, read from the question's source without making
+        (or keeping) its objects where it was not made."""
+        q = self._made[i]
+        if q is not None:
+            return q.record.predicted_answer
+        source = self._sources[i]
+        if source.__class__ is tuple:
+            return source[2].answer
+        if source.status is Status.OK and source.answer is not None:  # Prediction.outcome()'s answer
+            return source.answer
+        return source.outcome().answer
+
     def _make_unkept(self, i: int) -> QuestionScore:
         q = self._make(i)
         self._made[i] = None
