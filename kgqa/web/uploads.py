@@ -178,10 +178,9 @@ class Checker:
 
     def _get_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            import multiprocessing
+            from kgqa.web.jobs import worker_context
 
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_worker_init)
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=worker_context(), initializer=_worker_init)
         return self._pool
 
     async def check(self, job: UploadJob) -> None:
