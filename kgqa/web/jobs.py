@@ -2,9 +2,10 @@
 
 Each experiment runs :func:`kgqa.store.runner.run_experiment` in a process of its own pool
 (started by :func:`worker_context`, so the server's threads are never forked): scoring and
-executing never hold the server's GIL, so pages stay responsive while experiments run. The worker opens the store by
-URL and records progress, the result or the failure there, as the CLI does. A worker that dies
-(killed for memory) fails its experiment with a message instead of leaving it "running".
+executing never hold the server's GIL, so pages stay responsive while experiments run. The
+worker opens the store by URL and records progress, the result or the failure there, as the
+CLI does. A worker that dies (killed for memory) fails its experiment with a message instead
+of leaving it "running".
 """
 
 from __future__ import annotations
