@@ -98,6 +98,7 @@ def test_a_streamed_reading_shows_its_count_on_a_terminal_and_nothing_in_a_pipe(
 
 def test_the_bar_is_ticked_every_tick_units_and_a_hidden_one_never(tmp_path):
     from kgqa.load.stream import DatasetStream
+    from kgqa.model.progress import ticked
 
     ds = tmp_path / "ds.jsonl"
     ds.write_text("".join(json.dumps({"id": str(i), "question": {"en": f"q{i}", "de": f"f{i}"}, "answers": ["x"]})
@@ -115,10 +116,11 @@ def test_the_bar_is_ticked_every_tick_units_and_a_hidden_one_never(tmp_path):
 
     stream = DatasetStream([ds])
     shown, hidden = Bar(True), Bar(False)
-    units = sum(1 for _ in stream._units(shown))
-    assert sum(1 for _ in stream._units(hidden)) == units == stream.count
-    assert units == 2 * DatasetStream.TICK + 5
-    assert shown.ticks == [DatasetStream.TICK] * 2 and hidden.ticks == []
+    units = list(ticked(stream._units(), shown, DatasetStream.TICK))
+    assert [u.id for u in units] == [u.id for u in stream] and len(units) == 2 * DatasetStream.TICK + 5
+    assert shown.ticks == [DatasetStream.TICK] * 2
+    plain = stream._units()
+    assert ticked(plain, hidden, DatasetStream.TICK) is plain and hidden.ticks == []
 
 
 def test_a_streamed_evaluation_has_no_extra_column_hint_to_look_for(files):

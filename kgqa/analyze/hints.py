@@ -26,7 +26,7 @@ def extra_column_ids(e: ScoredRun) -> list[str]:
         wide = [i for i in range(len(qs)) if _wide(qs.predicted_answer(i))]
         candidates = (qs[i] for i in wide)
     else:
-        candidates = (q for q in qs if q.record is not None and _wide(q.record.predicted_answer))
+        candidates = (q for q in qs if _wide(q.record.predicted_answer))
     return [q.id for q in candidates if q.scores and classify(q).label == "extra_columns"]
 
 

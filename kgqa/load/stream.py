@@ -51,25 +51,21 @@ class DatasetStream:
         self.progress = progress
 
     def __iter__(self) -> Iterator[Item]:
-        from kgqa.model.progress import progress_bar
+        from kgqa.model.progress import progress_bar, ticked
 
         with progress_bar(None, f"reading {self.name}", enabled=self.progress) as bar:
-            yield from self._units(bar)
+            yield from ticked(self._units(), bar, self.TICK)
 
-    def _units(self, bar: Any) -> Iterator[Item]:
+    def _units(self) -> Iterator[Item]:
         problems: list[Problem] = []
         languages: dict[str, None] = {}
         unit_languages: dict[str, None] = {}
         count = 0
-        due = self.TICK if bar else -1  # the count at the next tick (never, for a bar not shown)
         for item in jsonl_items(self.source, problems, self._lang):
             for lang in item.questions:
                 languages.setdefault(lang, None)
             if not item.lang_ids:  # its own one scoring unit (Item.units)
                 count += 1
-                if count == due:
-                    bar(self.TICK)
-                    due += self.TICK
                 yield item
                 continue
             for lang in item.lang_ids:
@@ -77,9 +73,6 @@ class DatasetStream:
                 unit_languages.setdefault(lang, None)
             for unit in item.units(self.langs):
                 count += 1
-                if count == due:
-                    bar(self.TICK)
-                    due += self.TICK
                 yield unit
         self.problems, self.languages, self.count = problems, list(languages), count
         self.unit_languages = list(unit_languages)

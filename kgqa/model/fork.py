@@ -56,6 +56,18 @@ def forked(fn: Callable[..., Any], *args: Any) -> Callable[[], Any] | None:
     return result
 
 
+def dealer(n: int) -> "Deal | None":
+    """A :class:`Deal` of ``n`` tasks for this process and one it forks, or None where no
+    second process helps (:func:`can_fork`), there is one task at most, or no shared lock can
+    be made here: the caller then does all the tasks itself."""
+    if n < 2 or not can_fork():
+        return None
+    try:
+        return Deal(n)
+    except OSError:
+        return None
+
+
 class Deal:
     """Task numbers ``0 .. n-1`` dealt to a parent and its forked child as each gets free: the
     parent takes from the front, the child from the back, until they meet. A process on a busy

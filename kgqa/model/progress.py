@@ -18,9 +18,11 @@ does nothing, so a loop ticks it without asking. Code that reports progress with
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
+
+T = TypeVar("T")
 
 
 class Bar:
@@ -35,6 +37,21 @@ class Bar:
 
     def __bool__(self) -> bool:
         return self._progress is not None
+
+
+def ticked(items: Iterable[T], bar: Bar, every: int) -> Iterable[T]:
+    """``items``, advancing ``bar`` by ``every`` each time that many have been yielded (for loops
+    too fast to tick once per item); a bar not shown gets ``items`` back untouched."""
+    if not bar:
+        return items
+    return _ticking(items, bar, every)
+
+
+def _ticking(items: Iterable[T], bar: Bar, every: int) -> Iterator[T]:
+    for n, item in enumerate(items, 1):
+        if n % every == 0:
+            bar(every)
+        yield item
 
 
 @contextmanager

@@ -172,14 +172,10 @@ def _question_array(e: ScoredRun, indent: int, scratch: Path | None = None) -> I
     pad = "\n" + " " * indent
     batches = -(-n // _BATCH)
     child = deal = None
-    if scratch is not None and n >= PARALLEL_RECORDS and batches >= 2 and hasattr(questions, "json_at"):
+    if scratch is not None and n >= PARALLEL_RECORDS and hasattr(questions, "json_at"):
         from kgqa.model import fork
 
-        if fork.can_fork():
-            try:
-                deal = fork.Deal(batches)
-            except OSError:
-                deal = None
+        deal = fork.dealer(batches)
         if deal is not None:  # the child's batches go to a scratch file, read back in order
             spill = tempfile.TemporaryFile(dir=scratch)
             child = fork.forked(_write_batches, questions, deal, pad, spill.fileno())

@@ -156,6 +156,18 @@ QuestionScore._details = None
 QuestionScore._record = None
 
 
+def _run_side(source: Any) -> tuple[Prediction | None, Answer | None, float | None]:
+    """(prediction, predicted answer, elapsed) of a question's source (see :class:`QuestionList`):
+    what its record's run side holds, without making the record."""
+    if source.__class__ is tuple:
+        outcome = source[2]
+        return source[1], outcome.answer, outcome.elapsed
+    if source.status is Status.OK and source.answer is not None:  # Prediction.outcome()'s answer
+        return source, source.answer, source.elapsed
+    outcome = source.outcome()
+    return source, outcome.answer, outcome.elapsed
+
+
 def _same_value(a: Any, b: Any) -> bool:
     return a is b or (a is not None and b is not None and type(a) is type(b) and a == b)
 
@@ -220,14 +232,7 @@ class QuestionList(Sequence):
         source = self._sources[i]
         if q is not None or (source.__class__ is tuple and source[0] is not None):
             return (q or self._make_unkept(i)).to_json()
-        if source.__class__ is tuple:
-            pred, outcome = source[1], source[2]
-            answer, elapsed = outcome.answer, outcome.elapsed
-        elif source.status is Status.OK and source.answer is not None:  # Prediction.outcome()'s answer
-            pred, answer, elapsed = source, source.answer, source.elapsed
-        else:
-            outcome = source.outcome()
-            pred, answer, elapsed = source, outcome.answer, outcome.elapsed
+        pred, answer, elapsed = _run_side(source)
         # the two objects whose to_json define the layout, made here and not kept (the record:
         # the run's side alone, as a streamed question's record is)
         record = QuestionRecord(predicted_sparql=pred.sparql if pred is not None else None,
@@ -240,14 +245,7 @@ class QuestionList(Sequence):
         """``self[i].record.predicted_answer``, read from the question's source without making
         (or keeping) its objects where it was not made."""
         q = self._made[i]
-        if q is not None:
-            return q.record.predicted_answer
-        source = self._sources[i]
-        if source.__class__ is tuple:
-            return source[2].answer
-        if source.status is Status.OK and source.answer is not None:  # Prediction.outcome()'s answer
-            return source.answer
-        return source.outcome().answer
+        return q.record.predicted_answer if q is not None else _run_side(self._sources[i])[1]
 
     def _make_unkept(self, i: int) -> QuestionScore:
         q = self._make(i)

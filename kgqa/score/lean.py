@@ -217,13 +217,8 @@ def score_flat(dataset: Any, run: Run, profile: Profile, signature_extra: Any = 
     paths = list(dataset.source)
     size = paths[0].stat().st_size if len(paths) == 1 else 0
     ranges = _ranges(paths[0], size) if size >= PARALLEL_BYTES else []
-    deal = child = None
-    if len(ranges) >= 2 and fork.can_fork():
-        try:
-            deal = fork.Deal(len(ranges))
-        except OSError:
-            deal = None
-        child = fork.forked(_scan_dealt, paths, ranges, deal, False, run, profile) if deal is not None else None
+    deal = fork.dealer(len(ranges))
+    child = fork.forked(_scan_dealt, paths, ranges, deal, False, run, profile) if deal is not None else None
     if child is None:
         part = _scan(paths, 0, None, run, profile)
     else:

@@ -254,11 +254,10 @@ def _given(stored: str | None, given: str | None, withheld: bool, what: str) -> 
     """The URL to use: the stored one, or (its credentials withheld) the one given with them."""
     if not withheld:
         return stored
-    from kgqa.store.store import shown_url
+    from kgqa.store.store import shown_url, withheld_note
 
     if given is None or shown_url(given) != stored:
-        raise InputError(what, f"the credentials of {stored} are not kept in the store: "
-                               "start a new experiment with the full URL")
+        raise InputError(what, withheld_note(stored))
     return given
 
 

@@ -133,7 +133,7 @@ class Experiment:
         """Why this experiment cannot run again from the store alone (None: it can)."""
         for withheld, url in ((self.credentials_withheld, self.system_url), (self.kg_credentials_withheld, self.kg)):
             if withheld:
-                return f"the credentials of {url} are not kept in the store: start a new experiment with the full URL"
+                return withheld_note(url)
         return None
 
     @cached_property
@@ -192,6 +192,12 @@ def shown_url(url: str | None) -> str | None:
     from kgqa.api import display_url
 
     return display_url(url)
+
+
+def withheld_note(url: str | None) -> str:
+    """What an experiment whose ``url`` (as the store shows it) had credentials says when run
+    again without them."""
+    return f"the credentials of {url} are not kept in the store: start a new experiment with the full URL"
 
 
 def _withheld(given: str | None, shown: str | None) -> bool:

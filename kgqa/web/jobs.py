@@ -72,13 +72,12 @@ class Jobs:
         if why:
             self._fail(eid, why)
             return
+        job = (run_in_worker, self.store.url, eid, self.kgs, self.timeout, system_url, kg_url)
         try:
-            fut = self._get_pool().submit(run_in_worker, self.store.url, eid, self.kgs, self.timeout, system_url,
-                                          kg_url)
+            fut = self._get_pool().submit(*job)
         except RuntimeError:  # a broken pool (a worker was killed): a fresh one
             self._pool = None
-            fut = self._get_pool().submit(run_in_worker, self.store.url, eid, self.kgs, self.timeout, system_url,
-                                          kg_url)
+            fut = self._get_pool().submit(*job)
         fut.add_done_callback(lambda f: self._done(eid, f))
 
     def _done(self, eid: str, fut: Future) -> None:
