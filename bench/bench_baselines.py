@@ -1,4 +1,4 @@
-"""Training and prediction speed of the reference systems (kgqa.systems) on CPU.
+"""Training and prediction speed of the reference systems (kgqa.baselines) on CPU.
 
     nice -n 5 .venv/bin/python bench/bench_baselines.py [--data ../shared/data] [--train 500]
         [--test 200] [--epochs 1] [--threads 1]
@@ -8,7 +8,7 @@
   ``--train`` items to train on, the next ``--test`` to answer; a retrieval baseline trained on
   all but the last 1,000 tagged items also answers those 1,000 (the size of LC-QuAD 1.0's test
   set, which ``../shared/data`` does not hold);
-- ``simple``: one-edge questions generated from CK25 (``kgqa.generate``, 200 graph queries),
+- ``simple``: one-edge questions generated from CK25 (``kgqa.make.generate``, 200 graph queries),
   two thirds to train, one third to answer, entity detection and relation checks on the KG.
 
 Prints training examples/s (examples x epochs / fit seconds) and predictions/s per system, and
@@ -41,10 +41,10 @@ def main() -> None:
     args = ap.parse_args()
     data = Path(args.data)
 
-    from kgqa.build.annotate import annotate_to_file
+    from kgqa.make.annotate import annotate_to_file
     from kgqa.load import load_dataset
     from kgqa.model import Dataset
-    from kgqa.systems import create
+    from kgqa.baselines import create
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,7 +81,7 @@ def main() -> None:
                                max_len=32 if tokens == "word" else 80), train, test, args.epochs)
         except ImportError:
             print("seq2seq skipped: PyTorch is not installed (pip install torch)")
-        from kgqa.generate import GenerateOptions, generate
+        from kgqa.make.generate import GenerateOptions, generate
 
         kg = data / "ck25" / "graphs" / "prod-inst.ttl"
         gen = generate(str(kg), GenerateOptions(n=200, edges=(1, 1), seed=3, functions=("none",))).dataset

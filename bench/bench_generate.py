@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     from faultserver import FaultServer, oxigraph_handler
 
     sys.path.insert(0, str(REPO / "bench"))
-    from kgqa.generate import KGAccess, GenerateOptions, generate
+    from kgqa.make.generate import KGAccess, GenerateOptions, generate
 
     ttl = Path(args.data) / "ck25" / "graphs" / "prod-inst.ttl"
     if not ttl.is_file():

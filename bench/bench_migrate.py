@@ -4,7 +4,7 @@ A synthetic pair: ``n`` facts ``(e_i, p_k, e_j)`` over ``n`` entities and 20 pre
 source; the target renames every IRI (links in both directions), flips 5 predicates, and puts
 every 10th subject behind a redirect node. The records are the facts. Timed:
 
-- ``migrate``: :func:`kgqa.migrate.migrate` (entity mapping, path enumeration with two-hop for
+- ``migrate``: :func:`kgqa.make.migrate.migrate` (entity mapping, path enumeration with two-hop for
   the redirected ones, candidates, proposed rules, migrated query per record, agreement), no
   result cache;
 - ``baseline``: the same number of one-hop path queries sent straight to pyoxigraph in this
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgqa.migrate import KG, Links, migrate, read_triples
+from kgqa.make.migrate import KG, Links, migrate, read_triples
 
 S = "http://src.example/"
 T = "http://tgt.example/"

@@ -4,15 +4,15 @@ Synthetic dataset of n items (:func:`synthetic`): each item has 1-2 "schema" URI
 Zipf(1.0)-distributed vocabulary of n/50 URIs and 1-3 "entity" URIs from a Zipf(0.8) vocabulary
 of n URIs (P(rank r) proportional to 1/r^s) — the shape of real KGQA datasets, where a few URIs
 (rdf:type, common properties) occur everywhere and most entities occur once. The items are built directly as integer characteristic sets
-(:class:`kgqa.build.splits.Characteristics`), so what is timed is the split itself:
+(:class:`kgqa.make.splits.Characteristics`), so what is timed is the split itself:
 
-- ``split``: :func:`kgqa.build.splits.split_characteristics` with ``by="uri"``,
+- ``split``: :func:`kgqa.make.splits.split_characteristics` with ``by="uri"``,
   ``rare_below=5``, ``tries=100``: document frequencies, rare URIs, connected components of
   "shares a rare URI" (scipy, bipartite item-URI graph), 100 seeded assignments, held-out
   division, and the gp check of both held-out parts. A try that hits the train share exactly
   ends the search (no later try can be better), so ``100 tries`` is also timed on its own:
   100 complete assignments of the same groups, none cut short;
-- ``groups``: the grouping step alone (:func:`kgqa.build.splits.group_labels`);
+- ``groups``: the grouping step alone (:func:`kgqa.make.splits.group_labels`);
 - ``intern``: (10^6 only, reported separately) turning per-item lists of URI *strings* into the
   integer form (:meth:`Characteristics.from_sets`), what ``kgqa split`` does after analysing
   the queries (analysing a real query costs far more and is not part of this benchmark);
@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from kgqa.build.splits import Characteristics, _one_try, group_labels, split_characteristics
+from kgqa.make.splits import Characteristics, _one_try, group_labels, split_characteristics
 
 
 def synthetic(n: int, seed: int = 0) -> Characteristics:

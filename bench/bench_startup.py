@@ -41,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 0.25
 HEAVY = ["matplotlib", "scipy", "sacrebleu", "pandas", "numpy", "sqlalchemy", "starlette", "uvicorn", "jinja2",
-         "pyoxigraph", "yaml", "portalocker", "rapidfuzz", "kgqa.sparql", "kgqa.migrate", "kgqa.score.evaluate",
+         "pyoxigraph", "yaml", "portalocker", "rapidfuzz", "kgqa.sparql", "kgqa.make.migrate", "kgqa.score.evaluate",
          "kgqa.api"]
 
 

@@ -5,7 +5,7 @@ free loopback port) serving a callable that answers every question with a fixed 
 after ``--latency`` seconds (an ``asyncio.sleep``: a stand-in for a remote system's model and
 network time, which does not compete with the client for the CPU). The questions are CK25's
 50 (from ``--data``), or the built-in demo's 30 when the shared data is absent. Each setting
-runs :func:`kgqa.execute.systems.ask` ``--repeat`` times with a fresh journal (fsync per
+runs :func:`kgqa.execute.live.ask` ``--repeat`` times with a fresh journal (fsync per
 response included) and reports the best wall time (as ``timeit`` does: the run least disturbed
 by other processes on a shared machine; the median is printed too), questions per second and
 the speed-up over one in flight, for both contracts. Every outcome must be ``ok``.
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO / "tests"))
     from systemprocs import adapter
 
-    from kgqa.execute.systems import AskSettings, ask
+    from kgqa.execute.live import AskSettings, ask
     from kgqa.load import load_dataset
 
     ck25 = Path(args.data) / "ck25" / "questions.yml"

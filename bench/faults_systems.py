@@ -314,7 +314,7 @@ def _retry_policy_rows(row: Row, tmp: Path, answers: Path, texts: list[str]) -> 
     from faultserver import FaultServer, Reply
 
     from kgqa.execute.endpoint import SparqlEndpoint
-    from kgqa.execute.systems import AskSettings, ask
+    from kgqa.execute.live import AskSettings, ask
     from kgqa.load import load_dataset
 
     with FaultServer() as server:

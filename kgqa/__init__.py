@@ -28,7 +28,7 @@ _LAZY = {
     "load_evaluations": "kgqa.api",
     "save_evaluations": "kgqa.api",
     "to_dataframe": "kgqa.report.dataframe",
-    "baseline": "kgqa.systems",
+    "baseline": "kgqa.baselines",
 }
 
 __all__ = ["__version__", *_LAZY]

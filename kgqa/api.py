@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 #: imported on first use (answers-only scoring executes nothing and needs none of them)
 _LAZY = {"ExecutionPolicy": "kgqa.execute.policy", "Executor": "kgqa.execute.executor", "Engine": "kgqa.execute.engine",
-         "PROTOCOLS": "kgqa.execute.systems.protocols"}
+         "PROTOCOLS": "kgqa.execute.live.protocols"}
 
 
 def __getattr__(name: str) -> Any:
@@ -586,11 +586,11 @@ class Evaluator:
 
     def ask(self, url: str, protocol: str = "gerbil", settings: Any = None, journal: Any = None) -> Evaluation:
         """Ask a live QA system every question of the dataset (GERBIL QA or Text2SPARQL web
-        service, :func:`kgqa.execute.systems.ask`), then execute and score its answers like a run;
+        service, :func:`kgqa.execute.live.ask`), then execute and score its answers like a run;
         the system (scheme, host, port), protocol and client settings join the signature. A
-        system failing too many questions raises :class:`kgqa.execute.systems.SystemFailed`
+        system failing too many questions raises :class:`kgqa.execute.live.SystemFailed`
         (unless ``settings.allow_failures``); fewer failures are a ``system`` set-up warning."""
-        from kgqa.execute.systems import ask as ask_system
+        from kgqa.execute.live import ask as ask_system
 
         asked = ask_system(self.dataset, url, protocol, settings, journal=journal)
         e = self.evaluate(asked.run, name=asked.run.name, signature_extra=asked.signature_parts())
@@ -900,11 +900,11 @@ def compare(evaluations: Sequence[_ScoreEvaluation], *, baseline: str | None = N
 _LAZY.update({
     "SafeConsole": "kgqa.report.term",  # a rich console that never prints a control character from data
     "clean": "kgqa.report.term",  # text with its control characters shown as escapes
-    "AskSettings": "kgqa.execute.systems",  # a live system's client settings (Evaluator.ask)
-    "AskInterrupted": "kgqa.execute.systems",  # Ctrl-C while asking a live system
+    "AskSettings": "kgqa.execute.live",  # a live system's client settings (Evaluator.ask)
+    "AskInterrupted": "kgqa.execute.live",  # Ctrl-C while asking a live system
     "parse_bytes": "kgqa.execute.engine",  # "2GiB" / "off" -> an engine cap
-    "display_url": "kgqa.execute.systems.client",  # a URL with its credentials shown as ***
-    "secrets_of": "kgqa.execute.systems.client",  # the credentials in a URL (and headers), to redact
+    "display_url": "kgqa.execute.live.client",  # a URL with its credentials shown as ***
+    "secrets_of": "kgqa.execute.live.client",  # the credentials in a URL (and headers), to redact
     "headline_measure": "kgqa.analyze.characteristics",  # the measure a leaderboard ranks by
     "split_run_spec": "kgqa.load.runspec",  # "NAME=PATH" -> (name, path)
 })
@@ -1093,9 +1093,9 @@ def open_kg(kg: Any, *, timeout: float = 30.0, cache: Any = True) -> Executor:
 def degrade(dataset: PathLike | Dataset, transform: str, rate: float, seed: int = 0, *, kg: Any = None,
             among: str = "applicable", timeout: float = 30.0, cache: Any = True) -> Any:
     """Gold queries with one transformation applied to a seeded share ``rate`` of the items
-    (``kgqa degrade``): a :class:`kgqa.validate.degrade.Degradation` whose ``run`` scores like any
+    (``kgqa degrade``): a :class:`kgqa.metaeval.degrade.Degradation` whose ``run`` scores like any
     run (:func:`write_run`). ``kg`` is opened for the transformations that need one."""
-    from kgqa.validate import degrade as dg
+    from kgqa.metaeval import degrade as dg
 
     from dataclasses import replace
 
@@ -1123,9 +1123,9 @@ def sensitivity(dataset: PathLike | Dataset, kg: Any, *, transforms: Sequence[st
                 measures: str | Sequence[str] | None = None, profile: str = "kgqa", among: str = "applicable",
                 timeout: float = 30.0, cache: Any = True) -> Any:
     """Sensitivity of measures to synthetic degradations (ICTIR 2022 Table 3) on ``kg``: a
-    :class:`kgqa.validate.sensitivity.SensitivityTable` for :func:`render_validation`."""
-    from kgqa.validate.sensitivity import DEFAULT_MEASURES
-    from kgqa.validate.sensitivity import sensitivity as _sensitivity
+    :class:`kgqa.metaeval.sensitivity.SensitivityTable` for :func:`render_validation`."""
+    from kgqa.metaeval.sensitivity import DEFAULT_MEASURES
+    from kgqa.metaeval.sensitivity import sensitivity as _sensitivity
 
     ms = parse_measures(measures or DEFAULT_MEASURES, "--measures")
     ds = load_dataset(dataset)
@@ -1139,7 +1139,7 @@ def check_axioms(measures: str | Sequence[str] | None = None, *, dataset: PathLi
                  timeout: float = 30.0, cache: Any = True) -> Any:
     """Check measures against the axioms A1-A3 of ICTIR 2022 (Table 1) on the synthetic suites
     and (with ``dataset`` and ``kg``) pairs built from the dataset's gold queries."""
-    from kgqa.validate import axioms as ax
+    from kgqa.metaeval import axioms as ax
 
     ms = parse_measures(list(measures) if measures else ax.DEFAULT_AXIOM_MEASURES, "MEASURE")
     suites = ax.synthetic_suites() if synthetic else []
@@ -1160,8 +1160,8 @@ def render_validation(result: Any, fmt: str) -> Any:
     (``table``) a list of rich renderables (the last one soft-wrapped)."""
     import json
 
-    from kgqa.report import validation as V
-    from kgqa.validate.sensitivity import SensitivityTable
+    from kgqa.report import metaeval as V
+    from kgqa.metaeval.sensitivity import SensitivityTable
 
     if fmt == "json":
         return json.dumps(result.to_json(), ensure_ascii=False, indent=2)
@@ -1214,7 +1214,7 @@ def kg_info(kg: Sequence[PathLike], *, graph: str | None = None) -> KGSummary:
     kg = list(kg)
     for k in kg:  # a path taken apart as a URL would read "http:/host": say what kg info takes
         if str(k).startswith(("http://", "https://")):
-            from kgqa.execute.systems.client import display_url
+            from kgqa.execute.live.client import display_url
 
             raise InputError(display_url(str(k)), "kgqa kg info reads RDF files or a kgqa store directory, not a "
                                                  "SPARQL endpoint: evaluate with --kg URL queries an endpoint")
@@ -1264,9 +1264,9 @@ def ask_system(dataset: PathLike, url: str, output: PathLike, *, protocol: str =
     ``protocol``: gerbil or text2sparql), journalling each response beside ``output`` (a rerun
     asks only what is missing), and write the run (``fmt``: jsonl, qald or text2sparql; default
     from the file name). ``settings`` are the fields of
-    :class:`kgqa.execute.systems.AskSettings` (langs, concurrency, timeout, retries, rps,
+    :class:`kgqa.execute.live.AskSettings` (langs, concurrency, timeout, retries, rps,
     headers, ...). Returns the ask result, the format written and the journal path."""
-    from kgqa.execute.systems import AskSettings, ask_to_file
+    from kgqa.execute.live import AskSettings, ask_to_file
 
     return ask_to_file(str(dataset), url, output, protocol=protocol, settings=AskSettings(**settings), fmt=fmt,
                        dataset_format=dataset_format)

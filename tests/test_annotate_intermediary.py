@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 
 import kgqa.cli as cli
-from kgqa.build.annotate import (align_intermediary, annotate_item, element_text, intermediary_labels, kb_elements,
+from kgqa.make.annotate import (align_intermediary, annotate_item, element_text, intermediary_labels, kb_elements,
                                  stem_text, unmarked)
 from kgqa.model import IRI, Item
 

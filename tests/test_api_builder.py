@@ -77,7 +77,7 @@ TEST = [Item("iid", {"en": "b"}, P + "SELECT ?y WHERE { ex:z ex:p ?y }"),
 
 
 def test_level_datasets_counts_and_writes_the_levels(tmp_path):
-    from kgqa.build.levels import level_datasets
+    from kgqa.make.levels import level_datasets
 
     report = level_datasets(Dataset("train", TRAIN, "jsonl"), Dataset("test", TEST, "jsonl"))
     assert report.labels == {"iid": "iid", "zero": "zero-shot", "none": "unknown"}
@@ -91,7 +91,7 @@ def test_level_datasets_counts_and_writes_the_levels(tmp_path):
 
 
 def test_level_datasets_names_a_missing_file(tmp_path):
-    from kgqa.build.levels import level_datasets
+    from kgqa.make.levels import level_datasets
 
     with pytest.raises(InputError, match="no-such.json"):
         level_datasets(tmp_path / "no-such.json", tmp_path / "no-such.json")
@@ -100,7 +100,7 @@ def test_level_datasets_names_a_missing_file(tmp_path):
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # a loaded machine
 @given(st.integers(1, 9), st.integers(0, 5))
 def test_generate_options_parse_reads_edges(lo, extra):
-    from kgqa.generate import GenerateOptions
+    from kgqa.make.generate import GenerateOptions
 
     opts = GenerateOptions.parse(edges=f"{lo}-{lo + extra}", n=7, seed=3)
     assert (opts.edges, opts.n, opts.seed) == ((lo, lo + extra), 7, 3)
@@ -108,7 +108,7 @@ def test_generate_options_parse_reads_edges(lo, extra):
 
 
 def test_generate_options_parse_reads_functions_and_refuses_bad_text():
-    from kgqa.generate import PAPER_SHARES, GenerateOptions, parse_function_shares
+    from kgqa.make.generate import PAPER_SHARES, GenerateOptions, parse_function_shares
 
     assert GenerateOptions.parse().shares == PAPER_SHARES and GenerateOptions.parse().edges == (1, 3)
     opts = GenerateOptions.parse(functions="none=3,count=1")
@@ -120,7 +120,7 @@ def test_generate_options_parse_reads_functions_and_refuses_bad_text():
 
 
 def test_migrate_options_parse_keeps_defaults_for_lists_not_given():
-    from kgqa.migrate import MigrateOptions
+    from kgqa.make.migrate import MigrateOptions
 
     assert MigrateOptions.parse() == MigrateOptions()
     assert MigrateOptions.parse(disambiguation=[], redirect=None, link_predicates=[]) == MigrateOptions()

@@ -35,7 +35,7 @@ from conftest import REPO
 
 SHARED = {"model", "sparql"}
 FLOW = ["load", "execute", "score", "analyze", "report"]  # load(1) -> ... -> report(5)
-BESIDE = ["build", "validate", "generate", "migrate", "store", "service", "systems"]
+BESIDE = ["make", "metaeval", "store", "service", "baselines"]
 EVERYTHING = {"root", *SHARED, *FLOW, *BESIDE, "api", "web", "cli", "demo"}
 
 #: package -> the kgqa packages it may import (itself and the lazy package root always allowed)
@@ -43,10 +43,10 @@ ALLOWED: dict[str, set[str]] = {
     "model": {"model"},
     "sparql": {"sparql", "model"},
     **{stage: {*SHARED, *FLOW[: i + 1]} for i, stage in enumerate(FLOW)},
-    **{side: {*SHARED, *FLOW, "build", side} for side in BESIDE},
-    "store": {*SHARED, *FLOW, "build", "api", "store"},  # an experiment is one call of the public pipeline
-    "service": {*SHARED, *FLOW, "build", "systems", "service"},  # --model serves a trained reference system
-    "api": {*SHARED, *FLOW, "validate", "api"},  # kgqa degrade / sensitivity / axioms are one api call each
+    **{side: {*SHARED, *FLOW, "make", side} for side in BESIDE},
+    "store": {*SHARED, *FLOW, "make", "api", "store"},  # an experiment is one call of the public pipeline
+    "service": {*SHARED, *FLOW, "make", "baselines", "service"},  # --model serves a trained reference system
+    "api": {*SHARED, *FLOW, "metaeval", "api"},  # kgqa degrade / sensitivity / axioms are one api call each
     "web": {*SHARED, *FLOW, "api", "store", "web"},
     "cli": EVERYTHING - set(FLOW),  # the command line reaches the stages through kgqa.api only
     "demo": EVERYTHING,
@@ -67,8 +67,8 @@ DYNAMIC_IMPORTS = {
     "cli/__init__.py": "the commands of COMMAND_MODULES (a literal list, checked)",
     "execute/cache.py": "code_fingerprint hashes the source of modules its callers name as literals",
     "service/sources.py": "a user's source module (--source module:object), not kgqa's",
-    "generate/paraphrase.py": "a user's paraphraser (--paraphraser module:function), not kgqa's",
-    "systems/__init__.py": "the baseline kinds of KINDS (a literal table, checked); seq2seq only when torch is asked for",
+    "make/generate/paraphrase.py": "a user's paraphraser (--paraphraser module:function), not kgqa's",
+    "baselines/__init__.py": "the baseline kinds of KINDS (a literal table, checked); seq2seq only when torch is asked for",
 }
 
 #: Stage modules the command line imports while it is built, before any command runs, and why:
@@ -264,24 +264,24 @@ def test_planted_forbidden_imports_are_caught_in_every_spelling(tmp_path):
     root = _plant(tmp_path)
     assert violations(root) == []
     _append(root / "load" / "jsonio.py", "from kgqa import report")
-    _append(root / "build" / "levels.py", "from kgqa.cli.evaluate import parse_options")
+    _append(root / "make" / "levels.py", "from kgqa.cli.evaluate import parse_options")
     _append(root / "model" / "item.py", "def f():\n    import kgqa.score.evaluate as ev\n    return ev")
     _append(root / "score" / "rules.py", "from ..analyze import stats")
     _append(root / "execute" / "cache.py", "from .. import report")
     _append(root / "sparql" / "prefixes.py", "import importlib\nimportlib.import_module('kgqa.load')")
     _append(root / "analyze" / "stats.py", "from kgqa import evaluate")  # lazy re-export of kgqa.api
-    _append(root / "report" / "latex.py", "from kgqa.validate.degrade import get")
+    _append(root / "report" / "latex.py", "from kgqa.metaeval.degrade import get")
     _append(root / "api.py", "from kgqa.cli import main")
     bad = violations(root)
     expected = [
         ("load/jsonio.py", "load imports kgqa.report"),
-        ("build/levels.py", "build imports kgqa.cli"),
+        ("make/levels.py", "make imports kgqa.cli"),
         ("model/item.py", "model imports kgqa.score"),
         ("score/rules.py", "score imports kgqa.analyze"),
         ("execute/cache.py", "execute imports kgqa.report"),
         ("sparql/prefixes.py", "sparql imports kgqa.load"),
         ("analyze/stats.py", "analyze imports kgqa.api"),
-        ("report/latex.py", "report imports kgqa.validate"),
+        ("report/latex.py", "report imports kgqa.metaeval"),
         ("api.py", "api imports kgqa.cli"),
     ]
     for where, what in expected:
@@ -319,7 +319,7 @@ MISSED = {
         [("cli/analysis.py", "cli imports kgqa.score"), ("cli/datasets.py", "cli imports kgqa.load"),
          ("cli/evaluate.py", "cli imports kgqa.score")]),
     "the store's runner reaching a flow stage past kgqa.api": (
-        lambda root: _append(root / "store" / "runner.py", "def f():\n    from kgqa.execute.systems.client import secrets_of"),
+        lambda root: _append(root / "store" / "runner.py", "def f():\n    from kgqa.execute.live.client import secrets_of"),
         [("store/runner.py", "store imports kgqa.execute")]),
     "a module name added to a registry's list (MEASURE_MODULES)": (
         lambda root: _replace(root / "score" / "measures.py", '"kgqa.score.gerbil_subexperiments",',
@@ -359,3 +359,21 @@ def test_the_table_covers_every_package_named_in_the_guide():
     # a flow stage never imports a later stage or anything beside the flow
     for i, stage in enumerate(FLOW):
         assert not ALLOWED[stage] & {*FLOW[i + 1:], *BESIDE, "api", "web", "cli", "demo"}
+
+
+#: Folder names that linters, drawing tools and ignore templates take for generated output.
+GENERATED_NAMES = {"build", "dist", "out", "target", "site", "node_modules", "generated", "tmp", "venv", "env"}
+
+
+def output_like_packages(root: Path) -> list[str]:
+    """Every package under ``root`` whose folder name tools take for generated output."""
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("__init__.py")
+                  if p.parent != root and p.parent.name.lower() in GENERATED_NAMES)
+
+
+def test_no_package_is_named_like_generated_output(tmp_path):
+    assert output_like_packages(REPO / "kgqa") == []
+    root = _plant(tmp_path)
+    (root / "make" / "build").mkdir()
+    (root / "make" / "build" / "__init__.py").write_text("", encoding="utf-8")
+    assert output_like_packages(root) == ["make/build/__init__.py"]

@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from kgqa.validate.axioms import (
+from kgqa.metaeval.axioms import (
     PAPER_TABLE1, Case, Suite, check, dataset_suites, pairs, synthetic_suites,
 )
 from kgqa.execute.executor import Executor

@@ -1,4 +1,4 @@
-"""Reference systems (issue 28): kgqa.systems on CPU with tiny configurations."""
+"""Reference systems (issue 28): kgqa.baselines on CPU with tiny configurations."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 import kgqa
 import kgqa.cli as cli
 from kgqa.model import Dataset, InputError, Item
-from kgqa.systems import create, load_system
-from kgqa.systems.tokens import detokenize, query_tokens
+from kgqa.baselines import create, load_system
+from kgqa.baselines.tokens import detokenize, query_tokens
 
 from conftest import REPO
 from systemprocs import adapter, env
@@ -129,13 +129,13 @@ def test_seq2seq_refuses_an_unknown_token_kind():
 
 def test_nothing_but_the_seq2seq_module_imports_torch():
     for path in sorted((REPO / "kgqa").rglob("*.py")):
-        if path == REPO / "kgqa" / "systems" / "seq2seq.py":
+        if path == REPO / "kgqa" / "baselines" / "seq2seq.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             assert not any(n.split(".")[0] == "torch" for n in names), path
-    code = ("import sys, kgqa, kgqa.systems, kgqa.systems.retrieval, kgqa.systems.simple, kgqa.service.model_source\n"
+    code = ("import sys, kgqa, kgqa.baselines, kgqa.baselines.retrieval, kgqa.baselines.simple, kgqa.service.model_source\n"
             "from kgqa.cli import command; command()\n"
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env(), check=True)
@@ -236,7 +236,7 @@ def test_retrieval_and_simple_end_to_end_on_a_generated_ck25_benchmark(ck25_gene
 
 @pytest.mark.slow  # model servers as processes, asked through both contracts
 def test_served_model_answers_through_both_contracts(ck25_generated, tmp_path):
-    from kgqa.execute.systems import AskSettings, ask
+    from kgqa.execute.live import AskSettings, ask
 
     ds, kg, tmp = ck25_generated
     _cli("baseline", "train", "simple", tmp / "gen.jsonl", "--kg", kg, "-o", tmp_path / "model")

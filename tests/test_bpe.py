@@ -1,4 +1,4 @@
-"""Byte-pair encoding of the seq2seq baseline (kgqa.systems.bpe): no PyTorch needed."""
+"""Byte-pair encoding of the seq2seq baseline (kgqa.baselines.bpe): no PyTorch needed."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections import Counter
 
 from hypothesis import given, settings, strategies as st
 
-from kgqa.systems.bpe import BPE, CONT, END, join_pieces, learn_merges
+from kgqa.baselines.bpe import BPE, CONT, END, join_pieces, learn_merges
 
 # words as the tokenizers make them: no whitespace (CONT is whitespace to Python)
 WORD = st.text(st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc")), min_size=1, max_size=12)

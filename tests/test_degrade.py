@@ -1,4 +1,4 @@
-"""Synthetic degradations (kgqa.validate.degrade): token-precise edits, seeded selection, T3
+"""Synthetic degradations (kgqa.metaeval.degrade): token-precise edits, seeded selection, T3
 partners on CK25, and the `kgqa degrade` command."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
-from kgqa.validate.degrade import (
+from kgqa.metaeval.degrade import (
     Context, Vocabulary, answer_key, build_context, degrade, get, item_rng, names, rename_variables,
     same_answer_partners, triple_patterns, where_braces,
 )

@@ -17,13 +17,13 @@ from generate_checks import canonical, check_all, reductions, rows
 from conftest import run_cli
 from kgqa.demo import DATA
 from kgqa.execute import open_engine
-from kgqa.generate import KGAccess, GenerateOptions, generate, parse_edges, parse_functions
-from kgqa.generate.commonness import Commonness, read_frequencies
-from kgqa.generate.graphquery import Edge, Function, GraphQuery, Node
-from kgqa.generate.language import Lexicon, canonical_question, describe, faithfulness, local_name, plural
-from kgqa.generate.paraphrase import import_paraphrases, write_annotation
-from kgqa.generate.schema import induce_schema, schema_from_ontology
-from kgqa.generate.templates import grow_template
+from kgqa.make.generate import KGAccess, GenerateOptions, generate, parse_edges, parse_functions
+from kgqa.make.generate.commonness import Commonness, read_frequencies
+from kgqa.make.generate.graphquery import Edge, Function, GraphQuery, Node
+from kgqa.make.generate.language import Lexicon, canonical_question, describe, faithfulness, local_name, plural
+from kgqa.make.generate.paraphrase import import_paraphrases, write_annotation
+from kgqa.make.generate.schema import induce_schema, schema_from_ontology
+from kgqa.make.generate.templates import grow_template
 from kgqa.load import load_dataset
 from kgqa.model import IRI, InputError, Literal
 
@@ -160,7 +160,7 @@ def test_split_by_template_keeps_paraphrases_and_groundings_together(tmp_path, k
     with pytest.raises(InputError, match="line 2"):
         bad = tmp_path / "bad-lex.tsv"
         bad.write_text(f"{R}Norland\tNorth\n{R}Brevia\n")
-        from kgqa.generate.language import read_lexicon
+        from kgqa.make.generate.language import read_lexicon
 
         read_lexicon(bad)
 
@@ -283,8 +283,8 @@ def test_sparql_of_each_function_with_mutual_exclusivity():
 
 
 def test_minimization_removes_exactly_the_redundant_edges(kg):
-    from kgqa.generate.grounding import validate
-    from kgqa.generate.minimization import minimize, redundant_components
+    from kgqa.make.generate.grounding import validate
+    from kgqa.make.generate.minimization import minimize, redundant_components
 
     # "the city whose country is Norland and that is the capital of Norland": the country edge
     # is redundant given the capital edge; the class constraint is redundant too.
@@ -304,7 +304,7 @@ def test_minimization_removes_exactly_the_redundant_edges(kg):
 
 
 def test_validation_rejects_empty_ties_and_redundant_functions(kg):
-    from kgqa.generate.grounding import validate
+    from kgqa.make.generate.grounding import validate
 
     x = Node("x", O + "Company")
     emp = Node("y1", XSD + "integer", literal=True)

@@ -14,10 +14,10 @@ from collections import Counter, defaultdict
 import pytest
 
 from conftest import run_cli
-from kgqa.generate import PAPER_SHARES, KGAccess, GenerateOptions, generate, parse_function_shares
-from kgqa.generate.language import Lexicon, faithfulness
-from kgqa.generate.graphquery import GraphQuery
-from kgqa.generate.schema import label_properties
+from kgqa.make.generate import PAPER_SHARES, KGAccess, GenerateOptions, generate, parse_function_shares
+from kgqa.make.generate.language import Lexicon, faithfulness
+from kgqa.make.generate.graphquery import GraphQuery
+from kgqa.make.generate.schema import label_properties
 from kgqa.load import load_dataset
 from nobel_shaped_kg import write_kg
 
@@ -44,7 +44,7 @@ def publishable(path) -> dict:
 
 def recheck_faithfulness(kg_file, items) -> list:
     """The faithfulness check re-run from the stored graph queries, on a fresh KG access."""
-    from kgqa.generate.graphquery import Edge, Function, Node
+    from kgqa.make.generate.graphquery import Edge, Function, Node
     from kgqa.model import IRI, Literal
 
     def term(v):

@@ -95,8 +95,8 @@ def test_generate_against_virtuoso_endpoint(virtuoso_ck25, tmp_path, capsys):
 def test_schema_from_the_dbpedia_ontology(shared_data, tmp_path):
     """The DBpedia 2016-10 ontology (RDF/XML) as the schema of a small DBpedia-style KG:
     domains and ranges come from the ontology, counts from the KG, unused relations drop out."""
-    from kgqa.generate import KGAccess, GenerateOptions, generate
-    from kgqa.generate.schema import schema_from_ontology
+    from kgqa.make.generate import KGAccess, GenerateOptions, generate
+    from kgqa.make.generate.schema import schema_from_ontology
 
     owl = shared_data / "dbpedia-ontology-2016-10" / "dbpedia_2016-10.owl"
     dbo, res = "http://dbpedia.org/ontology/", "http://example.org/r/"

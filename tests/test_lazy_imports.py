@@ -14,7 +14,7 @@ from conftest import REPO
 
 #: Never imported by building the CLI or printing any command's help.
 HELP_FREE = ["matplotlib", "scipy", "sacrebleu", "pandas", "sqlalchemy", "starlette", "uvicorn", "jinja2",
-             "pyoxigraph", "numpy", "yaml", "kgqa.sparql", "kgqa.migrate", "kgqa.score.evaluate", "kgqa.api"]
+             "pyoxigraph", "numpy", "yaml", "kgqa.sparql", "kgqa.make.migrate", "kgqa.score.evaluate", "kgqa.api"]
 #: Never imported by answers-only scoring.
 SCORING_FREE = ["matplotlib", "scipy", "sacrebleu", "pandas", "sqlalchemy", "starlette", "uvicorn", "jinja2"]
 
@@ -132,7 +132,7 @@ def test_profile_names_are_their_files_names():
 
 def test_migrate_help_defaults_are_the_pipelines():
     from kgqa.cli import migrate as cli_migrate
-    from kgqa.migrate.paths import DEFAULT_DISAMBIGUATION, DEFAULT_REDIRECT
+    from kgqa.make.migrate.paths import DEFAULT_DISAMBIGUATION, DEFAULT_REDIRECT
 
     assert (cli_migrate.HELP_DEFAULT_DISAMBIGUATION,) == DEFAULT_DISAMBIGUATION
     assert (cli_migrate.HELP_DEFAULT_REDIRECT,) == DEFAULT_REDIRECT

@@ -11,7 +11,7 @@ import pytest
 
 from kgqa.load.decompress import DECOMPRESSION_FLOOR
 from kgqa.load import load_dataset, load_run
-from kgqa.migrate.links import Links
+from kgqa.make.migrate.links import Links
 from kgqa.model import InputError
 
 

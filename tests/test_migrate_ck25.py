@@ -15,9 +15,9 @@ from conftest import derive_kg_pair
 
 from kgqa.execute.cache import ResultCache
 from kgqa.load import load_dataset
-from kgqa.migrate import KG, Links, load_rules, migrate, write_rules
-from kgqa.migrate.agreement import compare
-from kgqa.migrate.rewrite import constants
+from kgqa.make.migrate import KG, Links, load_rules, migrate, write_rules
+from kgqa.make.migrate.agreement import compare
+from kgqa.make.migrate.rewrite import constants
 
 pytestmark = pytest.mark.xdist_group("migrate-ck25")
 

@@ -17,9 +17,9 @@ import pytest
 from conftest import derive_kg_pair
 
 from kgqa.load import load_dataset
-from kgqa.migrate import KG
-from kgqa.migrate.agreement import compare
-from kgqa.migrate.rewrite import constants
+from kgqa.make.migrate import KG
+from kgqa.make.migrate.agreement import compare
+from kgqa.make.migrate.rewrite import constants
 
 # the whole CK25 migration with defaults (a long real-data run): CI's slow part; test_migrate_ck25
 # and test_migrate_simple cover migration in the README's command

@@ -13,9 +13,9 @@ from conftest import derive_kg_pair
 import yaml
 
 from kgqa.load import load_dataset
-from kgqa.migrate import KG, Links, load_rules, migrate, write_rules
-from kgqa.migrate.agreement import compare
-from kgqa.migrate.rewrite import constants
+from kgqa.make.migrate import KG, Links, load_rules, migrate, write_rules
+from kgqa.make.migrate.agreement import compare
+from kgqa.make.migrate.rewrite import constants
 
 REPO = Path(__file__).resolve().parents[1]
 ONTO = "http://demo.kgqa.org/ontology/"

@@ -1,10 +1,10 @@
-"""Query rewriting on token spans (kgqa.migrate.rewrite)."""
+"""Query rewriting on token spans (kgqa.make.migrate.rewrite)."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from kgqa.migrate.rewrite import PredicateTarget, constants, rewrite, slots
+from kgqa.make.migrate.rewrite import PredicateTarget, constants, rewrite, slots
 from kgqa.sparql.analyzer import analyze
 
 PV = "http://ld.company.org/prod-vocab/"

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from kgqa.load import load_dataset
-from kgqa.migrate import KG, Links, MigrateOptions, load_rules, migrate, read_triples
-from kgqa.migrate.paths import PathFinder
-from kgqa.migrate.rules import Rule, RuleSet
+from kgqa.make.migrate import KG, Links, MigrateOptions, load_rules, migrate, read_triples
+from kgqa.make.migrate.paths import PathFinder
+from kgqa.make.migrate.rules import Rule, RuleSet
 from kgqa.model import IRI, InputError
 
 F = Path(__file__).parent / "fixtures" / "migrate"
@@ -294,7 +294,7 @@ _seg = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_", min_size=1, max
 @settings(max_examples=100, deadline=None)
 @given(st.lists(_seg, min_size=1, max_size=4), st.sampled_from(["", "http://", "https://"]))
 def test_freebase_cells_become_rdf_freebase_iris(parts, scheme):
-    from kgqa.migrate.records import to_iri
+    from kgqa.make.migrate.records import to_iri
 
     assert to_iri(f"{scheme}www.freebase.com/" + "/".join(parts)) == FB + ".".join(parts)
     assert to_iri("<http://x.org/" + "/".join(parts) + ">") == "http://x.org/" + "/".join(parts)

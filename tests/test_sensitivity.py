@@ -9,13 +9,13 @@ import pytest
 from typer.testing import CliRunner
 
 from kgqa.execute.executor import Executor
-from kgqa.validate.sensitivity import mark, sensitivity
-from kgqa.validate.degrade import Context, get, item_rng
+from kgqa.metaeval.sensitivity import mark, sensitivity
+from kgqa.metaeval.degrade import Context, get, item_rng
 from kgqa.cli import _register, app
 from kgqa.load import load_dataset
 from kgqa.score.query_measures import f1_sem, f1_tri
 from kgqa.sparql.lexer import tokenize
-from kgqa.validate.degrade import where_braces
+from kgqa.metaeval.degrade import where_braces
 
 RATES = (0.1, 0.2)
 

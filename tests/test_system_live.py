@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from kgqa.cli import main
-from kgqa.execute.systems import AskSettings, ask, ask_to_file, write_result
+from kgqa.execute.live import AskSettings, ask, ask_to_file, write_result
 from kgqa.load import load_dataset, load_run
 from kgqa.model import Status
 from kgqa.score import profiles

@@ -8,9 +8,9 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kgqa.execute.systems.client import prediction_from_record, questions_for
-from kgqa.execute.systems.journal import Journal
-from kgqa.execute.systems.protocols import (
+from kgqa.execute.live.client import prediction_from_record, questions_for
+from kgqa.execute.live.journal import Journal
+from kgqa.execute.live.protocols import (
     Question,
     gerbil_response,
     parse_gerbil,

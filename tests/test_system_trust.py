@@ -19,9 +19,9 @@ import httpx
 import pytest
 
 from kgqa.execute.retry import GaveUp, RateLimiter, Retryable, RetryPolicy
-from kgqa.execute.systems import AskSettings, SystemFailed, ask, ask_to_file
-from kgqa.execute.systems.client import display_url, failure_reason, origin_of
-from kgqa.execute.systems.protocols import same_text
+from kgqa.execute.live import AskSettings, SystemFailed, ask, ask_to_file
+from kgqa.execute.live.client import display_url, failure_reason, origin_of
+from kgqa.execute.live.protocols import same_text
 from kgqa.load import load_dataset, load_run
 from kgqa.model import Dataset, InputError, Status
 from conftest import run_cli

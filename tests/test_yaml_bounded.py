@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from kgqa.load import load_dataset
 from kgqa.load.jsonio import MAX_YAML_ALIAS_NODES, load_yaml_text, read_yaml
-from kgqa.migrate.rules import load_rules
+from kgqa.make.migrate.rules import load_rules
 from kgqa.model import InputError
 from kgqa.score import profiles
 

@@ -40,7 +40,7 @@ def run_system(kind: str, train: Any, valid: Any, test: Any, measures: list[str]
     """Fit, predict, score (``measures``, or the ``profile``'s): the aggregate measures, the
     seconds each step took and the evaluation itself (``evaluation``; its run named ``name``)."""
     import kgqa
-    from kgqa.systems import create
+    from kgqa.baselines import create
 
     t0 = time.perf_counter()
     system = create(kind, **config).fit(train, valid, kg=kg)

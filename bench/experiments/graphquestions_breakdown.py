@@ -6,7 +6,7 @@ answer cardinality, as the paper breaks down SEMPRE, ParaSempre and Jacana.
         [--n 300] [--seed 0] [--systems retrieval,simple] [--epochs 10] [--threads 1]
         [--out bench/experiments/results/graphquestions-breakdown.md]
 
-Steps: ``kgqa.generate`` (``--n`` graph queries of 1-3 edges, every function at GraphQuestions'
+Steps: ``kgqa.make.generate`` (``--n`` graph queries of 1-3 edges, every function at GraphQuestions'
 shares, seed) on ``ck25/graphs/prod-inst.ttl``; an even split by graph query as the paper's
 (half the graph queries, with all their paraphrases, train; the other half test; the groups
 are shuffled with the seed); each system trained on the train half and asked the test half,
@@ -67,7 +67,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from kgqa.analyze.characteristics import breakdown_table, parse_bins
-    from kgqa.generate import GenerateOptions, generate
+    from kgqa.make.generate import GenerateOptions, generate
     from kgqa.report.analysis import breakdown_markdown
 
     start = time.perf_counter()

@@ -5,7 +5,7 @@ answers obtained by executing the predicted queries on the shared CK25 KG.
     nice -n 19 .venv/bin/python bench/experiments/ictir_table4.py [--data ../shared/data]
         [--n 400] [--epochs 15] [--seed 0] [--threads 2] [--out bench/experiments/results/ictir-table4.md]
 
-Steps: ``kgqa.generate`` (``--n`` graph queries of 1-2 edges, functions none/count, seed) on
+Steps: ``kgqa.make.generate`` (``--n`` graph queries of 1-2 edges, functions none/count, seed) on
 ``ck25/graphs/prod-inst.ttl``; ``kgqa split --by iid --ratios 0.8,0.1,0.1``; for each fraction
 the first share of the (shuffled by the split) training items; systems: ``retrieval`` (raw
 questions, entities re-grounded by label matching on the KG), ``seq2seq`` without copy (raw
@@ -40,8 +40,8 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "bench" / "experiments" / "results" / "ictir-table4.md"))
     args = ap.parse_args()
 
-    from kgqa.build.splits import split_dataset
-    from kgqa.generate import GenerateOptions, generate
+    from kgqa.make.splits import split_dataset
+    from kgqa.make.generate import GenerateOptions, generate
     from kgqa.model import Dataset
 
     start = time.perf_counter()

@@ -67,8 +67,8 @@ def main() -> None:
             except (ValueError, KeyError) as e:
                 sys.exit(f"{rows_path}: line {n}: expected a JSON object with split, system, input, settings, row ({e})")
 
-    from kgqa.build.annotate import annotate_to_file
-    from kgqa.build.splits import split_dataset
+    from kgqa.make.annotate import annotate_to_file
+    from kgqa.make.splits import split_dataset
     from kgqa.load import load_dataset
     from kgqa.model import Dataset
 

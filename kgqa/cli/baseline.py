@@ -1,5 +1,5 @@
 """``kgqa baseline train`` / ``kgqa baseline predict``: the reference systems of
-:mod:`kgqa.systems` (retrieval, seq2seq, simple)."""
+:mod:`kgqa.baselines` (retrieval, seq2seq, simple)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def train_cmd(
     format: Optional[str] = typer.Option(None, "--format", "-f", help="Dataset format (default: detect)."),
 ) -> None:
     """Train a reference system on TRAIN and save it to a folder (manifest.json + state)."""
-    from kgqa.systems import train as train_system
+    from kgqa.baselines import train as train_system
 
     config = {"seed": seed, "lang": lang, "device": device, "preset": preset, "copy": copy, "epochs": epochs,
               "tokens": tokens, **parse_config(setting)}
@@ -67,7 +67,7 @@ def predict_cmd(
     format: Optional[str] = typer.Option(None, "--format", "-f", help="Dataset format (default: detect)."),
 ) -> None:
     """Answer every question of DATASET with a trained system; score the run with kgqa evaluate."""
-    from kgqa.systems import predict_to_file
+    from kgqa.baselines import predict_to_file
 
     run, n = predict_to_file(model, dataset, output, kg=kg, format=format, timeout=timeout)
     answered = sum(1 for p in run.predictions if p.answer is not None)

@@ -1,5 +1,5 @@
 """``kgqa generate`` and ``kgqa paraphrases``: characteristic-rich question sets from any KG
-(Su et al. 2016, GraphQuestions). See :mod:`kgqa.generate`."""
+(Su et al. 2016, GraphQuestions). See :mod:`kgqa.make.generate`."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def generate_cmd(
 ) -> None:
     """Generate a question set from a KG: random query templates, grounded, minimized,
     with functions, commonness and paraphrases (Su et al. 2016)."""
-    from kgqa.generate import GenerateOptions, generate
+    from kgqa.make.generate import GenerateOptions, generate
     from kgqa.model.progress import progress_bar
 
     if fmt not in ("table", "json"):
@@ -117,7 +117,7 @@ def paraphrases_cmd(
     output: Path = typer.Option(..., "--output", "-o", help="Dataset to write (.json or .jsonl)."),
 ) -> None:
     """Import sentence-level paraphrases into a generated dataset, keeping paraphrase groups."""
-    from kgqa.generate import add_paraphrases
+    from kgqa.make.generate import add_paraphrases
 
     _new, added, problems = add_paraphrases(dataset, paraphrases, output)
     for p in problems:

@@ -1,4 +1,4 @@
-"""``kgqa migrate``: move a QA dataset from one KG to another (see :mod:`kgqa.migrate`)."""
+"""``kgqa migrate``: move a QA dataset from one KG to another (see :mod:`kgqa.make.migrate`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from kgqa.cli._output import Console
 out = Console()
 err = Console(stderr=True)
 
-# The defaults of kgqa.migrate.paths (DEFAULT_DISAMBIGUATION, DEFAULT_REDIRECT), written out so that
+# The defaults of kgqa.make.migrate.paths (DEFAULT_DISAMBIGUATION, DEFAULT_REDIRECT), written out so that
 # the help does not import the migration pipeline (tests/test_lazy_imports.py checks they agree).
 DBO = "http://dbpedia.org/ontology/"
 HELP_DEFAULT_DISAMBIGUATION = DBO + "wikiPageDisambiguates"
@@ -58,7 +58,7 @@ def migrate_cmd(
     """Migrate a QA dataset to another KG (Azmy et al. 2018): entity mapping through links, predicate
     mapping by path enumeration (one-hop forward/backward; two-hop disambiguation, redirection,
     complex), rules, query rewriting, and answer agreement on the target."""
-    from kgqa.migrate import MigrateOptions, migrate_files
+    from kgqa.make.migrate import MigrateOptions, migrate_files
 
     opts = MigrateOptions.parse(disambiguation=disambiguation, redirect=redirect, link_predicates=link_predicate,
                                 seed=seed, sample=sample, min_support=min_support, min_share=min_share,

@@ -246,14 +246,14 @@ class SparqlEndpoint:
         self.urls: tuple[str, ...] = (urls,) if isinstance(urls, str) else tuple(urls)
         if not self.urls:
             raise ValueError("SparqlEndpoint needs at least one URL")
-        from kgqa.execute.systems.client import display_url, secrets_of
+        from kgqa.execute.live.client import display_url, secrets_of
 
         for u in self.urls:
             if not u.startswith(("http://", "https://")):
                 raise ValueError(f"endpoint URL must start with http:// or https://, got {display_url(u)!r}")
         # credentials in a URL (userinfo, a token in the query) or in a header are sent, never
         # written: the fingerprint (so every signature and cache key) and every message show
-        # them as *** (the rule of live systems' URLs, kgqa.execute.systems.client)
+        # them as *** (the rule of live systems' URLs, kgqa.execute.live.client)
         self.shown: tuple[str, ...] = tuple(display_url(u) for u in self.urls)
         self._secrets = sorted({x for u in self.urls for x in secrets_of(u, dict(headers or {}))}, key=len,
                                reverse=True)
@@ -458,7 +458,7 @@ class SparqlEndpoint:
             raise
 
     def _scrub(self, text: str) -> str:
-        from kgqa.execute.systems.client import scrub
+        from kgqa.execute.live.client import scrub
 
         return scrub(text, self._secrets)
 

@@ -1,5 +1,5 @@
 """The one retry policy of kgqa's HTTP clients: the SPARQL endpoint client
-(:mod:`kgqa.execute.endpoint`) and the live-system client (:mod:`kgqa.execute.systems.client`).
+(:mod:`kgqa.execute.endpoint`) and the live-system client (:mod:`kgqa.execute.live.client`).
 
 What is retried (both clients decide it the same way): HTTP 429, 5xx except 501 and 505
 (:data:`RETRY_STATUSES`), and connection failures (refused, reset, dropped, cut short). A

@@ -2,7 +2,7 @@
 
 A query that fails to parse, errors, times out or is refused is an outcome of its own, never
 an empty answer; a question the run does not cover is ``missing``. A live system asked through
-its web service (:mod:`kgqa.execute.systems`) can also fail with ``http_error`` or
+its web service (:mod:`kgqa.execute.live`) can also fail with ``http_error`` or
 ``malformed_response`` (its ``timeout`` and ``refused`` are the statuses of those names).
 """
 

@@ -70,7 +70,7 @@ def serve(*, run: str | Path | None = None, python: str | None = None, kg: str |
     receives one line naming the URL once the socket listens (``port=0`` picks a free port)."""
     import uvicorn
 
-    from kgqa.execute.systems.protocols import check_protocol
+    from kgqa.execute.live.protocols import check_protocol
     from kgqa.service.app import MAX_BODY, create_app
 
     try:

@@ -37,7 +37,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from kgqa.execute.systems.protocols import gerbil_response, text2sparql_response
+from kgqa.execute.live.protocols import gerbil_response, text2sparql_response
 from kgqa.model import Status
 from kgqa.service.sources import Reply, ServiceError
 

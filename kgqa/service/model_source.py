@@ -1,4 +1,4 @@
-"""Serve a trained reference system (:mod:`kgqa.systems`): ``kgqa system serve --model DIR``.
+"""Serve a trained reference system (:mod:`kgqa.baselines`): ``kgqa system serve --model DIR``.
 
 :class:`ModelSource` answers each question with the system's query (in a worker thread: models
 compute); with ``kg`` the system reads the KG where it needs to (label matching, entity
@@ -18,7 +18,7 @@ from kgqa.service.sources import Reply, ServiceError
 
 class ModelSource:
     def __init__(self, folder: str | Path, kg: str | None = None, timeout: float = 30.0):
-        from kgqa.systems import load_system
+        from kgqa.baselines import load_system
 
         self.folder = Path(folder)
         self.system = load_system(folder)

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgqa.execute.systems.protocols import loose_text, norm_text
+from kgqa.execute.live.protocols import loose_text, norm_text
 from kgqa.model import Answer, BooleanAnswer, Dataset, InputError, Run, Status, TableAnswer
 from kgqa.model.answer import from_results_json
 from kgqa.model.terms import guess_term

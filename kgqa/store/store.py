@@ -186,7 +186,7 @@ class Experiment:
 
 def shown_url(url: str | None) -> str | None:
     """A live system's URL as the store keeps and shows it: userinfo and credential-like query
-    values as ``***`` (:func:`kgqa.execute.systems.client.display_url`)."""
+    values as ``***`` (:func:`kgqa.execute.live.client.display_url`)."""
     if not url:
         return url
     from kgqa.api import display_url

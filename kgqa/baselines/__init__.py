@@ -1,0 +1,94 @@
+"""Reference systems (baselines) trained and run inside kgqa (issue 28).
+
+Three kinds, one interface (:class:`kgqa.baselines.base.System`: ``fit``, ``predict -> Run``,
+``save`` / :func:`load_system`):
+
+- ``retrieval`` (:mod:`kgqa.baselines.retrieval`): BM25 nearest training question, its query
+  re-grounded in the test question; numpy/scipy only;
+- ``seq2seq`` (:mod:`kgqa.baselines.seq2seq`, extra ``kgqa[baselines]``: PyTorch): a Transformer
+  encoder-decoder from scratch, with or without the copy mechanism of Reyd & Zouaq (2023);
+- ``simple`` (:mod:`kgqa.baselines.simple`): single-fact questions: entity by n-gram label
+  matching on the KG (ranked by degree), relation and direction by a linear classifier.
+
+Only :mod:`kgqa.baselines.seq2seq` imports torch, and only when a seq2seq system is made.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from kgqa.model import InputError
+from kgqa.baselines.base import System, read_manifest
+
+#: kind -> "module:class"
+KINDS: dict[str, str] = {
+    "retrieval": "kgqa.baselines.retrieval:RetrievalSystem",
+    "seq2seq": "kgqa.baselines.seq2seq:Seq2SeqSystem",
+    "simple": "kgqa.baselines.simple:SimpleSystem",
+}
+
+TORCH_HINT = ("the seq2seq baseline needs PyTorch, kgqa's optional extra 'baselines': pip install torch "
+              "(a CPU-only build: pip install torch --index-url https://download.pytorch.org/whl/cpu)")
+
+
+def system_class(kind: str) -> type[System]:
+    if kind not in KINDS:
+        raise InputError("KIND", f"unknown baseline {kind!r}; expected one of {', '.join(KINDS)}")
+    module, _, name = KINDS[kind].partition(":")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ModuleNotFoundError as e:
+        if e.name == "torch":
+            raise InputError(f"baseline {kind}", TORCH_HINT) from None
+        raise
+
+
+def create(kind: str, **config: Any) -> System:
+    """A new, untrained system of ``kind`` with ``config`` (see each kind's ``defaults``)."""
+    return system_class(kind)(**config)
+
+
+def load_system(folder: str | Path) -> System:
+    """A trained system from its folder (:meth:`System.save`)."""
+    manifest = read_manifest(folder)
+    return system_class(manifest["kind"])._from_folder(Path(folder), manifest)
+
+
+def train(kind: str, train: Any, valid: Any = None, *, output: str | Path | None = None, kg: Any = None,
+          format: str | None = None, **config: Any) -> System:
+    """``kgqa baseline train``: fit a ``kind`` system on ``train`` (a dataset name, path or
+    Dataset), optionally ``valid``, save it to ``output`` when given, and return it."""
+    from kgqa.load import load_dataset
+    from kgqa.model import Dataset
+
+    tr = train if isinstance(train, Dataset) else load_dataset(train, format=format)
+    va = valid if valid is None or isinstance(valid, Dataset) else load_dataset(valid, format=format)
+    system = create(kind, **config).fit(tr, va, kg=kg)
+    if output is not None:
+        system.save(output)
+    return system
+
+
+def baseline(kind: str, train: Any, valid: Any = None, **options: Any) -> System:
+    """``kgqa.baseline("retrieval", "train.jsonl", output="model/")``: train a reference system
+    (:func:`train`); ``system.predict(dataset, kg=...)`` then gives a Run to score."""
+    return globals()["train"](kind, train, valid, **options)
+
+
+def predict_to_file(model: str | Path | System, dataset: Any, output: str | Path, *, kg: Any = None,
+                    format: str | None = None, timeout: float = 30.0) -> tuple[Any, int]:
+    """``kgqa baseline predict``: answer ``dataset`` with the system in ``model`` and write the
+    run as kgqa JSONL to ``output``; returns ``(run, number of queries)``."""
+    from kgqa.load import formats, load_dataset
+    from kgqa.model import Dataset
+
+    system = model if isinstance(model, System) else load_system(model)
+    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, format=format)
+    run = system.predict(ds, kg=kg, timeout=timeout)
+    formats.get("run", "jsonl").write(run, Path(output))
+    return run, sum(1 for p in run.predictions if p.sparql)
+
+
+__all__ = ["KINDS", "System", "baseline", "create", "load_system", "train", "predict_to_file", "system_class", "TORCH_HINT"]

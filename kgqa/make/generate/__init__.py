@@ -1,0 +1,126 @@
+"""Benchmark generation from any knowledge graph, after Su et al. (2016), GraphQuestions:
+characteristic-rich question sets whose graph queries vary on purpose in structure (edges),
+function, commonness, answer cardinality and paraphrase.
+
+One module per concept: :mod:`~kgqa.make.generate.schema` (ontology or induced schema),
+:mod:`~kgqa.make.generate.templates` (random template growth), :mod:`~kgqa.make.generate.functions`,
+:mod:`~kgqa.make.generate.graphquery` (graph queries and their SPARQL),
+:mod:`~kgqa.make.generate.grounding`, :mod:`~kgqa.make.generate.minimization`,
+:mod:`~kgqa.make.generate.commonness` (Eq. 1), :mod:`~kgqa.make.generate.language` (labels, canonical
+question, entity paraphrases), :mod:`~kgqa.make.generate.paraphrase` (annotation export/import,
+paraphraser hook), :mod:`~kgqa.make.generate.output`, :mod:`~kgqa.make.generate.summary`,
+:mod:`~kgqa.make.generate.pipeline` (the loop), :mod:`~kgqa.make.generate.kg` (the only module that runs
+queries, through kgqa's engines).
+
+:func:`generate` is the whole job (``kgqa generate`` calls it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgqa.make.generate.functions import PAPER_SHARES, parse_function_shares, parse_functions
+from kgqa.make.generate.kg import KGAccess, QueryFailed
+from kgqa.make.generate.paraphrase import add_paraphrases
+from kgqa.model.problems import InputError
+from kgqa.make.generate.pipeline import GenerateOptions, parse_edges
+from kgqa.model.item import Dataset
+
+__all__ = ["generate", "add_paraphrases", "GenerateResult", "GenerateOptions", "parse_edges", "parse_functions", "parse_function_shares",
+           "PAPER_SHARES", "KGAccess"]
+
+
+@dataclass
+class GenerateResult:
+    dataset: Dataset
+    summary: dict[str, Any]
+    written: list[str] = field(default_factory=list)
+    queries: int = 0
+    queries_executed: int = 0
+
+
+def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: GenerateOptions | None = None, *,
+             output: str | Path | None = None, ontology: str | Path | None = None,
+             graph: str | None = None, frequencies: str | Path | None = None,
+             lexicon: str | Path | None = None, lang: str = "en",
+             exclude_relations: Sequence[str] = (), annotation: str | Path | None = None,
+             paraphraser: str | Callable | None = None, timeout: float | None = None,
+             max_rows: int | None = None,
+             progress: Callable[[int], None] | None = None, engine_options: dict[str, Any] | None = None,
+             cache: bool | str | Path = False, label_predicate: str | None = None) -> GenerateResult:
+    """Generate ``options.n`` graph queries from ``kg`` (a ``--kg`` value or an open
+    :class:`KGAccess`), build the dataset (canonical question + paraphrases per graph query) and
+    write it to ``output`` (``.json`` QALD JSON, ``.jsonl`` JSONL) and the annotation export to
+    ``annotation``. ``progress(k)`` is called as graph queries are accepted. ``cache`` (False,
+    True for the user cache, or a file) keeps every query outcome so that a killed run resumes
+    (see :mod:`kgqa.make.generate.kg`). ``label_predicate``: the KG's label property (an IRI, in
+    angle brackets or not; default: rdfs:label, else found, see :func:`kgqa.make.generate.schema.label_properties`); it is never a
+    relation of a question.
+
+    Every accepted graph query passed the faithfulness check (its question says every edge,
+    grounded node and function) and has a text no other graph query has; the summary's
+    ``rejected`` counts those that did not (``unfaithful``, ``duplicate-text``) and
+    ``faithfulness_failures`` re-checks the dataset built (0)."""
+    from kgqa import __version__
+    from kgqa.make.generate.commonness import Commonness, read_frequencies
+    from kgqa.make.generate.functions import default_shares
+    from kgqa.make.generate.language import Lexicon, read_lexicon
+    from kgqa.make.generate.output import build_dataset, write_dataset
+    from kgqa.make.generate.paraphrase import load_paraphraser, write_annotation
+    from kgqa.make.generate.pipeline import run
+    from kgqa.make.generate.language import faithfulness
+    from kgqa.make.generate.schema import induce_schema, label_properties, schema_from_ontology
+    from kgqa.make.generate.summary import summarize
+
+    opts = options or GenerateOptions()
+    para = load_paraphraser(paraphraser) if isinstance(paraphraser, str) else paraphraser
+    table = read_frequencies(frequencies) if frequencies else None
+    user_lex = read_lexicon(lexicon) if lexicon else None
+    own = not isinstance(kg, KGAccess)
+    access = KGAccess.open(kg, graph, cache=cache, **(engine_options or {})) if own else kg
+    if timeout is not None:
+        access.timeout = timeout
+    if max_rows is not None:
+        access.max_rows = max_rows
+    try:
+        try:
+            labels = label_properties(access, label_predicate.strip("<>") if label_predicate else None)
+            exclude = (*exclude_relations, labels[0])
+            schema = schema_from_ontology(ontology, access, exclude) if ontology else \
+                induce_schema(access, exclude)
+        except QueryFailed as e:
+            raise InputError(str(kg) if own else access.signature,
+                             f"cannot read the schema from the KG ({e.status}: {e.message})") from None
+        if not schema.relations:
+            raise InputError(str(ontology or kg) if own or ontology else access.signature,
+                             "no relation to build questions from (the KG has no triples between IRIs "
+                             "or to literals, apart from labels and schema vocabulary"
+                             + (", or the ontology declares none the KG uses)" if ontology else ")"))
+        common = Commonness(access, schema, table)
+        lex = Lexicon(access, lang, user_lex, label_properties=labels)
+        res = run(access, schema, common, opts, progress, lex)
+        meta = {"id": "kgqa-generate", "generator": f"kgqa {__version__} generate (Su et al. 2016)",
+                "kg": access.signature, "schema": schema.source, "seed": opts.seed, "n": opts.n,
+                "edges": f"{opts.edges[0]}-{opts.edges[1]}", "functions": list(opts.functions),
+                "function_shares": dict(opts.shares or default_shares(opts.functions)), "label_predicate": labels[0],
+                "min_commonness": opts.min_commonness, "keep_redundant": opts.keep_redundant}
+        ds = build_dataset(res.queries, lex, lang=lang, paraphraser=para, metadata=meta)
+        summary = summarize(ds, res.rejected, {"schema_classes": len(schema.classes),
+                                               "schema_relations": len(schema.relations),
+                                               "templates_tried": res.attempts,
+                                               "faithfulness_failures": sum(1 for g in res.queries
+                                                                            if faithfulness(g.query, lex, g.question))})
+        written = []
+        if output is not None:
+            write_dataset(ds, output)
+            written.append(str(output))
+        if annotation is not None:
+            write_annotation(ds, annotation)
+            written.append(str(annotation))
+        return GenerateResult(ds, summary, written, access.queries, access.executed)
+    finally:
+        if own:
+            access.close()

@@ -1,0 +1,156 @@
+"""Query commonness (Su et al. 2016, Sec. 5.2, Eq. 1):
+
+    p(q) = prod_{i in I_q} p(i) * prod_{c in C_q} p(c) * prod_{r in R_q} p(r)
+
+over the multisets of the query's individuals (grounded entities and literals), classes (of
+every node: entity classes, and the datatype of a literal node) and relations (one per edge);
+functions are omitted, as in the paper. kgqa records ``log10 p(q)``.
+
+Estimates (add-one smoothed, so every probability is positive and log10 p(q) finite):
+
+- from KG frequencies (default): p(e) = (degree(e) + 1) / (sum of entity degrees + #entities);
+  p(literal) = (#triples with that object + 1) / (#literal triples + #distinct literals);
+  p(c) = (|c| + 1) / (sum of class sizes + #classes); p(datatype) = (#literals of it + 1) /
+  (#literal triples + #datatypes); p(r) = (#triples of r + 1) / (#triples + #relations);
+- from a frequency table (``--frequencies FILE``, TSV ``IRI<TAB>count``, e.g. entity mention
+  counts from an entity-linking corpus as FACC1 in the paper): for each kind (individuals,
+  classes, relations) with at least one IRI in the table, p(x) = (n(x) + 1) / (N + V + 1) with
+  N the kind's total count and V its number of table entries; kinds absent from the table, and
+  literals, keep the KG estimate.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable
+from pathlib import Path
+
+from kgqa.make.generate.graphquery import GraphQuery
+from kgqa.make.generate.kg import KGAccess
+from kgqa.make.generate.schema import UNTYPED, Schema
+from kgqa.model.problems import InputError
+from kgqa.model.terms import IRI, Literal, Term
+
+
+def read_frequencies(path: str | Path) -> dict[str, float]:
+    """A TSV of ``IRI<TAB>count`` (a header line whose count is not a number is skipped; ``#``
+    comments and blank lines too). A bad line is an error naming the file and line."""
+    p = Path(path)
+    out: dict[str, float] = {}
+    try:
+        with p.open(encoding="utf-8", newline="") as fh:
+            for i, row in enumerate(csv.reader(fh, delimiter="\t"), 1):
+                if not row or not row[0].strip() or row[0].startswith("#"):
+                    continue
+                if len(row) < 2:
+                    raise InputError(str(p), f"line {i}: expected IRI<TAB>count, got {row!r}")
+                try:
+                    n = float(row[1])
+                except ValueError:
+                    if i == 1:
+                        continue
+                    raise InputError(str(p), f"line {i}: count {row[1]!r} is not a number") from None
+                if n < 0 or math.isnan(n):
+                    raise InputError(str(p), f"line {i}: count {row[1]!r} must be >= 0")
+                iri = row[0].strip().strip("<>")
+                out[iri] = out.get(iri, 0.0) + n
+    except OSError as e:
+        raise InputError(str(p), f"cannot read the frequency table: {e}") from e
+    return out
+
+
+class Commonness:
+    """Computes log10 p(q) for graph queries on one KG (entity degrees are queried, batched)."""
+
+    def __init__(self, kg: KGAccess, schema: Schema, table: dict[str, float] | None = None):
+        self.kg = kg
+        self.schema = schema
+        self.table = table or {}
+        self._degree: dict[Term, int] = {}
+        s = schema.stats
+        self.classes_total = sum(schema.classes.values())
+        self.rel_total = s.get("triples", 0)
+        self.n_rel = max(1, len(schema.relations))
+        dts: dict[str, int] = {}
+        for r in schema.relations.values():
+            for d, n in r.datatypes.items():
+                dts[d] = dts.get(d, 0) + n
+        self.datatypes = dts
+        self.kinds: dict[str, tuple[float, int]] = {}
+        if self.table:
+            groups = {"class": [], "relation": [], "individual": []}
+            for iri, n in self.table.items():
+                kind = "class" if iri in schema.classes else "relation" if iri in schema.relations else "individual"
+                groups[kind].append(n)
+            self.kinds = {k: (sum(v), len(v)) for k, v in groups.items() if v}
+
+    def _table_p(self, kind: str, iri: str) -> float | None:
+        if kind not in self.kinds:
+            return None
+        total, v = self.kinds[kind]
+        return (self.table.get(iri, 0.0) + 1.0) / (total + v + 1.0)
+
+    def prefetch(self, terms: Iterable[Term]) -> None:
+        todo = sorted({t for t in terms if t not in self._degree and isinstance(t, (IRI, Literal))},
+                      key=lambda t: (isinstance(t, Literal), t.n3()))
+        for i in range(0, len(todo), 100):
+            chunk = todo[i:i + 100]
+            ents = [t for t in chunk if isinstance(t, IRI)]
+            lits = [t for t in chunk if isinstance(t, Literal)]
+            for t in chunk:
+                self._degree[t] = 0
+            if ents:
+                vals = " ".join(t.n3() for t in ents)
+                q = (f"SELECT ?e (COUNT(*) AS ?n) WHERE {{ VALUES ?e {{ {vals} }} "
+                     "{ ?e ?p ?o } UNION { ?s ?p ?e } } GROUP BY ?e")
+                for e, n in self.kg.select(q).rows:
+                    if e is not None:
+                        self._degree[e] = int(n.value)
+            for t in lits:  # literals one by one: VALUES with literals is matched by term
+                q = f"SELECT (COUNT(*) AS ?n) WHERE {{ ?s ?p {t.n3()} }}"
+                rows = self.kg.select(q).rows
+                self._degree[t] = int(rows[0][0].value) if rows and rows[0][0] is not None else 0
+
+    def individual(self, t: Term) -> float:
+        if isinstance(t, IRI):
+            p = self._table_p("individual", t.value)
+            if p is not None:
+                return p
+        if t not in self._degree:
+            self.prefetch([t])
+        s = self.schema.stats
+        if isinstance(t, Literal):
+            return (self._degree[t] + 1) / (s.get("literal_triples", 0) + max(1, s.get("literals", 0)))
+        return (self._degree[t] + 1) / (s.get("entity_degree", 0) + max(1, s.get("entities", 0)))
+
+    def klass(self, cls: str, literal: bool) -> float | None:
+        if literal:
+            total = sum(self.datatypes.values())
+            return (self.datatypes.get(cls, 0) + 1) / (total + max(1, len(self.datatypes)))
+        if cls == UNTYPED:
+            return None
+        p = self._table_p("class", cls)
+        if p is not None:
+            return p
+        return (self.schema.classes.get(cls, 0) + 1) / (self.classes_total + max(1, len(self.schema.classes)))
+
+    def relation(self, rel: str) -> float:
+        p = self._table_p("relation", rel)
+        if p is not None:
+            return p
+        r = self.schema.relations.get(rel)
+        return ((r.count if r else 0) + 1) / (self.rel_total + self.n_rel)
+
+    def log10(self, q: GraphQuery) -> float:
+        """log10 p(q) by Eq. 1."""
+        total = 0.0
+        for n in q.nodes:
+            if n.value is not None:
+                total += math.log10(self.individual(n.value))
+            pc = self.klass(n.cls, n.literal)
+            if pc is not None:
+                total += math.log10(pc)
+        for e in q.edges:
+            total += math.log10(self.relation(e.rel))
+        return total

@@ -1,0 +1,208 @@
+"""Grounding templates with individuals (Su et al. 2016, Sec. 3.2).
+
+A template's grounding query selects the template nodes' values from the KG itself, with the
+node classes required (``?t a <Class>`` for typed template nodes and the question node; a
+literal node's datatype), grounded entities IRIs, and mutual exclusivity in force, so every
+grounding conforms with the classes and has a non-empty answer before the function. Candidates are drawn in the engine, seeded:
+``ORDER BY MD5(CONCAT(STR(?t1), "|", ..., salt))`` with a salt from the seed, so the same seed
+draws the same candidates on every engine that implements SPARQL 1.1 (SPARQL engines do not
+promise a row order otherwise).
+
+A comparative's constant is grounded next (:func:`comparative_constants`): the distinct values
+of the function node over the answers without the filter, in SPARQL order, and the middle one
+that keeps some answers and drops others (``>``/``<=``: the value at index (k-1)//2 of k,
+``>=``/``<``: index k//2); a node with a single value has no comparative.
+
+Each candidate graph query is then executed (:func:`validate`); it is valid when the answer is
+non-empty (a count of at least 2: a count of 1 is a lookup, ``count-one``; a bound max/min), a superlative chooses among at least two
+answers (max/min: values), an argmax/argmin has no tie at the top, and a comparative changes
+the answer (a filter that keeps every answer is a redundant function).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kgqa.make.generate.graphquery import Function, GraphQuery
+from kgqa.make.generate.kg import KGAccess, QueryFailed
+from kgqa.model.answer import TableAnswer
+from kgqa.model.terms import IRI, RDF_LANGSTRING, Literal, Term
+
+
+#: a literal longer than this is never a topic (a description would give the answer away)
+MAX_TOPIC_CHARS = 60
+
+
+def _grounding_body(t: GraphQuery) -> tuple[list[str], list[str]]:
+    """The WHERE lines that select template ``t``'s groundings and the grounded variables."""
+    vars_ = [n.id for n in t.nodes if n.template]
+    free = t.__class__(t.nodes, t.edges, Function(), t.typed, t.question)
+    lines = free.patterns()
+    for n in t.nodes:
+        if n.template and not n.literal:
+            lines.append(f"FILTER(isIRI(?{n.id}))")
+            if n.cls:
+                lines.append(f"?{n.id} a <{n.cls}> .")
+        if n.template and n.literal:  # a short value of the node's datatype
+            if n.cls == RDF_LANGSTRING:
+                lines.append(f"FILTER(isLiteral(?{n.id}) && LANG(?{n.id}) != \"\")")
+            else:
+                lines.append(f"FILTER(isLiteral(?{n.id}) && DATATYPE(?{n.id}) = <{n.cls}>)")
+            lines.append(f"FILTER(STRLEN(STR(?{n.id})) <= {MAX_TOPIC_CHARS})")
+    return lines, vars_
+
+
+def grounding_query(t: GraphQuery, limit: int, salt: str) -> tuple[str, list[str]] | None:
+    """The SELECT for candidate groundings of template ``t`` and the variables it returns
+    (None when the template has nothing to ground). Literal topics are at most
+    :data:`MAX_TOPIC_CHARS` characters."""
+    lines, vars_ = _grounding_body(t)
+    if not vars_:
+        return None
+    key = ", \"|\", ".join(f"STR(?{v})" for v in vars_)
+    sel = " ".join(f"?{v}" for v in vars_)
+    where = "".join(f"  {line}\n" for line in lines)
+    q = (f"SELECT DISTINCT {sel} WHERE {{\n{where}}}\n"
+         f"ORDER BY MD5(CONCAT({key}, \"|{salt}\")) {sel}\nLIMIT {int(limit)}")
+    return q, vars_
+
+
+def count_varies(kg: KGAccess, t: GraphQuery) -> bool:
+    """Whether some grounding of count template ``t`` counts more than one answer (False: the
+    count is 1 for every grounding, a lookup, not a count question). Raises :class:`QueryFailed`."""
+    lines, vars_ = _grounding_body(t)
+    if not vars_:
+        return True
+    sel = " ".join(f"?{v}" for v in vars_)
+    where = "".join(f"  {line}\n" for line in lines)
+    q = f"SELECT {sel} WHERE {{\n{where}}}\nGROUP BY {sel}\nHAVING (COUNT(DISTINCT ?{t.question}) > 1)\nLIMIT 1"
+    return bool(kg.select(q).rows)
+
+
+def candidates(kg: KGAccess, t: GraphQuery, limit: int, salt: str) -> list[dict[str, Term]]:
+    """Up to ``limit`` seeded candidate groundings ({node id: value}); [{}] when there is
+    nothing to ground. Raises :class:`QueryFailed`."""
+    gq = grounding_query(t, limit, salt)
+    if gq is None:
+        return [{}]
+    q, vars_ = gq
+    table = kg.select(q)
+    out = []
+    for row in table.rows:
+        vals = dict(zip(vars_, row))
+        if any(v is None for v in vals.values()):
+            continue
+        out.append(vals)
+    return out
+
+
+def apply(t: GraphQuery, values: dict[str, Term]) -> GraphQuery | None:
+    """The graph query for one candidate: template nodes grounded. None when two grounded
+    entities coincide."""
+    ents = [v for v in values.values() if isinstance(v, IRI)]
+    if len(set(ents)) != len(ents):
+        return None
+    return t.ground(values)
+
+
+def comparative_constants(kg: KGAccess, qs: list[GraphQuery]) -> list[GraphQuery | None]:
+    """Each comparative query with its constant chosen (module docstring; one batch); None when
+    the function node has fewer than two distinct values of its datatype among the answers, or
+    the query failed."""
+    texts = []
+    for q in qs:
+        node = q.node(q.function.node)
+        body = "".join(f"  {line}\n" for line in q.__class__(q.nodes, q.edges, Function(), q.typed, q.question).patterns())
+        texts.append(f"SELECT DISTINCT ?{node.id} WHERE {{\n{body}  FILTER(DATATYPE(?{node.id}) = <{node.cls}>)\n}}\n"
+                     f"ORDER BY ?{node.id}")
+    out: list[GraphQuery | None] = []
+    for q, res in zip(qs, kg.select_many(texts)):
+        values = [] if isinstance(res, QueryFailed) else [r[0] for r in res.rows if isinstance(r[0], Literal)]
+        if len(values) < 2:
+            out.append(None)
+            continue
+        k = len(values)
+        fn = q.function
+        c = values[(k - 1) // 2] if fn.name in (">", "<=") else values[k // 2]
+        out.append(q.__class__(q.nodes, q.edges, Function(fn.name, fn.node, c), q.typed, q.question))
+    return out
+
+
+@dataclass(frozen=True)
+class Answered:
+    query: GraphQuery
+    sparql: str
+    answer: TableAnswer
+
+
+def answer_key(a: TableAnswer) -> frozenset:
+    return frozenset(a.rows)
+
+
+def _checks(q: GraphQuery) -> list[str]:
+    """The query and the extra queries its validation needs."""
+    fn = q.function
+    out = [q.sparql()]
+    plain = q.sparql(function=False)
+    x = f"?{q.question}"
+    if fn.cls == "superlative":  # how many distinct answers (values) there are to choose from
+        out.append(plain.replace(f"SELECT DISTINCT {x}", f"SELECT (COUNT(DISTINCT {x}) AS ?n)", 1))
+    if fn.name in ("argmax", "argmin"):
+        order = "DESC" if fn.name == "argmax" else "ASC"
+        base = plain.replace(f"SELECT DISTINCT {x}", f"SELECT DISTINCT ?{fn.node} {x}", 1)
+        out.append(f"{base}\nORDER BY {order}(?{fn.node})\nLIMIT 2")
+    elif fn.cls == "comparative":
+        out.append(plain)
+    return out
+
+
+def _judge(q: GraphQuery, sparql: str, res: list) -> tuple[Answered | None, str]:
+    if any(isinstance(r, QueryFailed) for r in res):
+        return None, "engine-error"
+    fn = q.function
+    answer = res[0]
+    rows = [r for r in answer.rows if any(c is not None for c in r)]
+    if not rows:
+        return None, "empty"
+    if fn.name == "count" and rows[0][0] == Literal("0", "http://www.w3.org/2001/XMLSchema#integer"):
+        return None, "empty"
+    if fn.name == "count" and rows[0][0] == Literal("1", "http://www.w3.org/2001/XMLSchema#integer"):
+        return None, "count-one"  # a lookup worded as a count
+    if fn.cls == "superlative":
+        n = res[1].rows[0][0] if res[1].rows else None
+        if not isinstance(n, Literal) or int(n.value) < 2:
+            return None, "redundant-function"  # a max over one value, an argmax over one answer
+    if fn.name in ("argmax", "argmin"):
+        top = res[2].rows
+        if len(top) > 1 and top[0][0] is not None and top[1][0] is not None and \
+                _value_equal(top[0][0], top[1][0]) and top[0][1] != top[1][1]:
+            return None, "tie"
+    if fn.cls == "comparative" and answer_key(res[1]) == answer_key(answer):
+        return None, "redundant-function"
+    return Answered(q, sparql, TableAnswer(answer.variables, tuple(rows))), ""
+
+
+def validate_many(kg: KGAccess, qs: list[GraphQuery]) -> list[tuple[Answered | None, str]]:
+    """:func:`validate` for several queries, executed as one batch (the engine runs them in
+    parallel: worker processes, or requests in flight to an endpoint)."""
+    plans = [_checks(q) for q in qs]
+    flat = kg.select_many([x for p in plans for x in p])
+    out, i = [], 0
+    for q, p in zip(qs, plans):
+        out.append(_judge(q, p[0], flat[i:i + len(p)]))
+        i += len(p)
+    return out
+
+
+def validate(kg: KGAccess, q: GraphQuery) -> tuple[Answered | None, str]:
+    """Execute ``q`` and check it is a valid graph query (module docstring). Returns the
+    answered query or None with the reason (``empty``, ``tie``, ``redundant-function``,
+    ``engine-error``)."""
+    return validate_many(kg, [q])[0]
+
+
+def _value_equal(a: Term, b: Term) -> bool:
+    from kgqa.model.terms import TermMatching
+
+    m = TermMatching()
+    return m.key(a) == m.key(b)

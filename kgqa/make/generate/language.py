@@ -1,0 +1,422 @@
+"""Natural language for graph queries (Su et al. 2016, Sec. 6; the paper used crowd workers,
+kgqa writes a canonical question by grammar and leaves sentence-level paraphrasing to people or
+to a model, see :mod:`kgqa.make.generate.paraphrase`).
+
+- :class:`Lexicon`: labels of IRIs from the KG (the label predicates given, by default
+  ``rdfs:label``, ``skos:prefLabel``, ``foaf:name``, ``schema:name``, in that order; English or
+  untagged preferred), else the IRI's local name split into words (such IRIs are
+  :attr:`Lexicon.unlabelled`); alternative labels (``skos:altLabel``, ``schema:alternateName``,
+  ``foaf:nick``, ``dbo:alias``) and a user lexicon TSV (``IRI<TAB>label``) for entity-level
+  paraphrases;
+- :func:`describe` / :func:`canonical_question`: a small grammar with finite verbs per function
+  class and answer type ("Which hardware has supplier Acme?", "How many suppliers does X
+  have?", "Which department is Franz member of?", "Which city that has country Norland has the
+  smallest population?"); each edge is a verb phrase chosen by the relation label's shape
+  (``has X`` / a noun -> "has X O" / "is the X of S"; a label ending in a preposition ->
+  "is member of O" / "S is member of"); nested nodes are relative clauses; a value join is
+  "has the same X as Y";
+- :func:`faithfulness`: what a question fails to say of its query (every edge, every grounded
+  label or value, the question node's class, the function): the generator's check.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
+from kgqa.make.generate.graphquery import GraphQuery, Node
+from kgqa.make.generate.kg import KGAccess
+from kgqa.make.generate.schema import ALT_LABEL_PROPERTIES, LABEL_PROPERTIES, value_kind
+from kgqa.model.problems import InputError
+from kgqa.model.terms import IRI, Literal, Term
+
+PREPOSITIONS = ("of", "for", "to", "in", "by", "with", "from", "on", "at", "as")
+
+
+def local_name(iri: str) -> str:
+    name = re.split(r"[#/:]", iri.rstrip("/#"))[-1] or iri
+    name = unquote(name).replace("_", " ").replace("-", " ")
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    return re.sub(r"\s+", " ", name).strip()
+
+
+def read_lexicon(path: str | Path) -> dict[str, list[str]]:
+    """``IRI<TAB>label`` lines (several lines per IRI allowed, order kept)."""
+    p = Path(path)
+    out: dict[str, list[str]] = {}
+    try:
+        with p.open(encoding="utf-8", newline="") as fh:
+            for i, row in enumerate(csv.reader(fh, delimiter="\t"), 1):
+                if not row or not row[0].strip() or row[0].startswith("#"):
+                    continue
+                if len(row) < 2 or not row[1].strip():
+                    raise InputError(str(p), f"line {i}: expected IRI<TAB>label, got {row!r}")
+                out.setdefault(row[0].strip().strip("<>"), []).append(row[1].strip())
+    except OSError as e:
+        raise InputError(str(p), f"cannot read the lexicon: {e}") from e
+    return out
+
+
+def _rank(lit: Literal, lang: str) -> tuple:
+    lg = (lit.language or "").lower()
+    return (0 if lg == lang else 1 if lg == "" else 2 if lg.startswith(lang) else 3, lit.value)
+
+
+class Lexicon:
+    """Labels and alternative labels of IRIs, looked up on the KG in batches and cached."""
+
+    def __init__(self, kg: KGAccess, lang: str = "en", lexicon: dict[str, list[str]] | None = None,
+                 label_properties: tuple[str, ...] = LABEL_PROPERTIES):
+        self.kg = kg
+        self.lang = lang
+        self.user = lexicon or {}
+        self.props = label_properties
+        self._labels: dict[str, str] = {}
+        self._alts: dict[str, list[str]] = {}
+        #: IRIs without a label in the KG (their text is the local name)
+        self.unlabelled: set[str] = set()
+
+    def fetch(self, iris: list[str]) -> None:
+        todo = sorted({i for i in iris if i and i not in self._labels})
+        props = list(self.props) + list(ALT_LABEL_PROPERTIES)
+        pv = " ".join(f"<{p}>" for p in props)
+        for k in range(0, len(todo), 100):
+            chunk = todo[k:k + 100]
+            vals = " ".join(f"<{i}>" for i in chunk)
+            q = (f"SELECT ?s ?p ?l WHERE {{ VALUES ?s {{ {vals} }} VALUES ?p {{ {pv} }} ?s ?p ?l . "
+                 "FILTER(isLiteral(?l)) }")
+            found: dict[str, dict[str, list[Literal]]] = {}
+            for s, p, lab in self.kg.select(q).rows:
+                if isinstance(s, IRI) and isinstance(lab, Literal):
+                    found.setdefault(s.value, {}).setdefault(p.value, []).append(lab)
+            for iri in chunk:
+                by = found.get(iri, {})
+                label = None
+                for p in self.props:
+                    if by.get(p):
+                        label = sorted(by[p], key=lambda x: _rank(x, self.lang))[0].value
+                        break
+                self._labels[iri] = label or local_name(iri)
+                if label is None and iri not in self.user:
+                    self.unlabelled.add(iri)
+                alts: list[str] = []
+                for p in props:
+                    for lit in sorted(by.get(p, []), key=lambda x: _rank(x, self.lang)):
+                        if (lit.language or self.lang).lower().startswith(self.lang) and lit.value not in alts:
+                            alts.append(lit.value)
+                for a in self.user.get(iri, []):
+                    if a not in alts:
+                        alts.append(a)
+                self._alts[iri] = [a for a in alts if a != self._labels[iri]]
+
+    def label(self, iri: str) -> str:
+        if iri not in self._labels:
+            self.fetch([iri])
+        return self._labels[iri]
+
+    def alternatives(self, iri: str) -> list[str]:
+        if iri not in self._alts:
+            self.fetch([iri])
+        return self._alts[iri]
+
+
+# --------------------------------------------------------------------------- grammar
+
+
+def term_text(t: Term | None, lex: Lexicon) -> str:
+    if isinstance(t, IRI):
+        return lex.label(t.value)
+    if isinstance(t, Literal):
+        return t.value
+    return "something"
+
+
+def _class_text(n: Node, lex: Lexicon) -> str:
+    if n.literal:
+        return {"number": "value", "date": "date"}.get(value_kind(n.cls), "value")
+    return lex.label(n.cls).lower() if n.cls else "thing"
+
+
+def plural(word: str) -> str:
+    if word.endswith(")") and " (" in word:  # "bill of material (bom)" -> "bills of material (bom)"
+        head, _, rest = word.partition(" (")
+        return plural(head) + " (" + rest
+    if " of " in word:
+        head, _, rest = word.partition(" of ")
+        return plural(head) + " of " + rest
+    if re.search(r"(s|x|z|ch|sh)$", word):
+        return word + "es"
+    if re.search(r"[^aeiou]y$", word):
+        return word[:-1] + "ies"
+    if word.endswith(("ware", "information", "equipment", "data", "staff")):
+        return word
+    return word + "s"
+
+
+NAME_WORDS = ("name", "title", "label")
+
+
+def _rel(rel: str, lex: Lexicon) -> tuple[str, str]:
+    """(shape, phrase): shape ``noun`` ("has supplier" -> "supplier") or ``prep`` ("member of",
+    "is eligible for" -> "eligible for")."""
+    label = lex.label(rel).strip()
+    label = " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in label.split())
+    low = label.lower()
+    if low.startswith(("has ", "has_")):
+        return "noun", label[4:]
+    if low.startswith("is ") and low.split()[-1] in PREPOSITIONS:
+        return "prep", label[3:]
+    if low.split() and low.split()[-1] in PREPOSITIONS:
+        return "prep", label
+    return "noun", label
+
+
+def _a(word: str) -> str:
+    """``word`` with its indefinite article."""
+    low = word.lower()
+    vowel = low[:1] in "aeiou" and not low.startswith(("uni", "use", "usu", "eu", "one", "once"))
+    return ("an " if vowel or low.startswith(("hour", "honest")) else "a ") + word
+
+
+class _Describer:
+    """Verbalises a graph query edge by edge. Every edge is said exactly once (``covered``: the
+    indices of the edges said); a node reached again is "that <class>". A node's edges become
+    verb phrases with a finite verb: with the node as subject ("has supplier Acme", "is member
+    of Sales", "has a weight (g) of 11") or as object ("Acme is responsible for"). A literal
+    node shared by two edges (a value join) is said as "has the same weight (g) as X" (or "has
+    the largest weight (g), equal to that of X," with a function on it), so no join is ever
+    dropped."""
+
+    def __init__(self, q: GraphQuery, lex: Lexicon):
+        self.q = q
+        self.lex = lex
+        self.seen: set[str] = set()
+        self.slots: dict[str, str] = {}
+        self.covered: set[int] = set()
+
+    def _open_edges(self, nid: str) -> list[int]:
+        return [i for i, e in enumerate(self.q.edges) if nid in (e.src, e.dst) and i not in self.covered]
+
+    def value(self, n: Node) -> str:
+        text = term_text(n.value, self.lex)
+        if isinstance(n.value, IRI):
+            self.slots[n.value.value] = text
+        return text
+
+    def np(self, nid: str, phrase: str | None = None) -> str:
+        """A noun phrase for node ``nid``: its label or value when grounded, else "a <phrase or
+        class>" followed by its remaining edges as relative clauses."""
+        n = self.q.node(nid)
+        if n.value is not None:
+            return self.value(n)
+        if nid in self.seen:
+            return "it" if nid == self.q.question else "that " + (phrase or _class_text(n, self.lex))
+        self.seen.add(nid)
+        subj, obj, sup = self.clauses(nid)
+        rel = " and ".join(f"that {c}" for c in obj + subj + ([sup] if sup else []))
+        return _a(phrase or _class_text(n, self.lex)) + (" " + rel if rel else "")
+
+    def clauses(self, nid: str, plural_: bool = False) -> tuple[list[str], list[str], str | None]:
+        """(verb phrases with ``nid`` as subject, clauses with it as object ("S is p"), the
+        superlative verb phrase or None) for every edge of ``nid`` not said yet."""
+        self.seen.add(nid)
+        subj: list[str] = []
+        obj: list[str] = []
+        sup = None
+        for i in self._open_edges(nid):
+            if i in self.covered:  # said while describing an earlier edge's far end
+                continue
+            self.covered.add(i)
+            kind, text = self.clause(i, nid, plural_)
+            if kind == "sup":
+                sup = text
+            elif kind == "obj":
+                obj.append(text)
+            else:
+                subj.append(text)
+        return subj, obj, sup
+
+    def clause(self, i: int, nid: str, plural_: bool) -> tuple[str, str]:
+        e = self.q.edges[i]
+        shape, phrase = _rel(e.rel, self.lex)
+        fn = self.q.function
+        have, be = ("have", "are") if plural_ else ("has", "is")
+        if e.src != nid:
+            if shape == "prep":
+                return "obj", f"{self.np(e.src)} is {phrase}"
+            return "subj", f"{be} the {phrase} of {self.np(e.src)}"
+        other = self.q.node(e.dst)
+        date = value_kind(other.cls) == "date"
+        if other.literal and other.value is None:
+            self.seen.add(other.id)
+            join = self.value_join(other.id, phrase)
+            if fn.cls == "comparative" and fn.node == other.id and fn.value is not None:
+                op = ({">": "after", ">=": "on or after", "<": "before", "<=": "on or before"} if date else
+                      {">": "greater than", ">=": "of at least", "<": "less than", "<=": "of at most"})[fn.name]
+                return "subj", f"{have} {_a(phrase)}{join} {op} {fn.value.value}"
+            if fn.cls == "superlative" and fn.node == other.id:
+                word = ("latest" if fn.name == "argmax" else "earliest") if date else \
+                    ("largest" if fn.name == "argmax" else "smallest")
+                return "sup", f"{have} the {word} {phrase}{join}"
+            if join.startswith(", equal to that of ") and " and to " not in join:
+                return "subj", f"{have} the same {phrase} as {join[len(', equal to that of '):-1]}"
+            return "subj", f"{have} {_a(phrase)}{join}"
+        if other.literal:
+            v = self.value(other)
+            if phrase in NAME_WORDS:
+                return "subj", f"{be} called {v}"
+            if value_kind(other.cls) in ("number", "date"):
+                return "subj", f"{have} {_a(phrase)} of {v}"
+            return "subj", f"{have} {phrase} {v}"
+        if shape == "prep":
+            return "subj", f"{be} {phrase} {self.np(other.id)}"
+        if other.value is not None:
+            return "subj", f"{have} {phrase} {self.np(other.id)}"
+        return "subj", f"{have} {self.np(other.id, phrase)}"
+
+    def value_join(self, lit: str, phrase: str) -> str:
+        """", equal to that of X," / ", equal to the Y of X," for every other edge into the
+        literal node ``lit`` (a value join), or ""."""
+        out = []
+        for i in self._open_edges(lit):
+            self.covered.add(i)
+            e = self.q.edges[i]
+            ph = _rel(e.rel, self.lex)[1]
+            owner = self.np(e.src)
+            out.append(f"that of {owner}" if ph == phrase else f"the {ph} of {owner}")
+        return (", equal to " + " and to ".join(out) + ",") if out else ""
+
+
+def _sentence(head: str, subj: list[str], obj: list[str], sup: str | None, be: str = "is") -> str:
+    """``head`` + clauses: "Which C that O1 S1 and S2"; a superlative is the main verb phrase
+    ("Which C that S1 has the largest P"); only object clauses: the first inverted ("Which C is
+    Acme responsible for and that B is member of")."""
+    if not subj and not sup:
+        s, _, p = obj[0].rpartition(" is ")
+        return " ".join([head, be, s, p] + [f"and that {o}" for o in obj[1:]])
+    rel = " and ".join(f"that {c}" for c in obj + (subj if sup else []))
+    main = " and ".join([sup] if sup else subj)
+    return " ".join(filter(None, [head, rel, main]))
+
+
+def describe(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str], set[int]]:
+    """The canonical question, its slots ({topic entity IRI: label used}) and the indices of
+    the edges the text says (all, by construction; :func:`faithfulness` checks it)."""
+    d = _Describer(q, lex)
+    x = q.qnode
+    fn = q.function
+    if x.literal:  # the question node is a value: said through its (first) incoming edge
+        i, e = next((i, e) for i, e in enumerate(q.edges) if x.id in (e.src, e.dst))
+        phrase = _rel(e.rel, lex)[1]
+        d.seen.add(x.id)
+        d.covered.add(i)
+        owner = q.node(e.src)
+        subj = d.np(e.src)
+        join = d.value_join(x.id, phrase).rstrip(",")
+        if fn.name in ("max", "min"):
+            word = ("latest" if fn.name == "max" else "earliest") if value_kind(x.cls) == "date" else \
+                ("largest" if fn.name == "max" else "smallest")
+            of = subj if owner.value is not None else "any " + subj.split(" ", 1)[1]
+            return _finish(f"What is the {word} {phrase} of {of}{join}"), d.slots, d.covered
+        return _finish(f"What is the {phrase} of {subj}{join}"), d.slots, d.covered
+    cls = _class_text(x, lex)
+    if fn.name == "count":
+        mine = [i for i, e in enumerate(q.edges) if x.id in (e.src, e.dst)]
+        e = q.edges[mine[0]]
+        shape, phrase = _rel(e.rel, lex)
+        if len(mine) == 1 and e.dst == x.id and e.src != x.id and shape == "noun" and \
+                (not q.typed or cls in phrase.lower()):  # "How many suppliers does X have?"
+            d.seen.add(x.id)
+            d.covered.add(mine[0])
+            return _finish(f"How many {plural(phrase)} does {d.np(e.src)} have"), d.slots, d.covered
+        subj, obj, sup = d.clauses(x.id, plural_=True)
+        if not (subj or obj or sup):
+            return _finish(f"How many {plural(cls)} are there"), d.slots, d.covered
+        return _finish(_sentence(f"How many {plural(cls)}", subj, obj, sup)), d.slots, d.covered
+    subj, obj, sup = d.clauses(x.id)
+    if not (subj or obj or sup):
+        return _finish(f"Which {cls} is there"), d.slots, d.covered
+    return _finish(_sentence(f"Which {cls}", subj, obj, sup)), d.slots, d.covered
+
+
+def canonical_question(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str]]:
+    """The canonical question and its slots ({topic entity IRI: label used})."""
+    text, slots, _ = describe(q, lex)
+    return text, slots
+
+
+FUNCTION_WORDS = {"count": ("How many",), "max": ("largest", "latest"), "min": ("smallest", "earliest"),
+                  "argmax": ("largest", "latest"), "argmin": ("smallest", "earliest"),
+                  ">": ("greater than", "after"), ">=": ("at least", "on or after"),
+                  "<": ("less than", "before"), "<=": ("at most", "on or before")}
+
+
+def faithfulness(q: GraphQuery, lex: Lexicon, text: str | None = None) -> list[str]:
+    """Why the question for ``q`` (``text``, default the canonical one) does not say what ``q``
+    asks; empty when it does: every edge said, every grounded node's label or value in the
+    text, the question node's class when the query constrains it, the function's words and
+    a comparative's constant."""
+    said, _, covered = describe(q, lex)
+    text = said if text is None else text
+    out = []
+    missing = [i for i in range(len(q.edges)) if i not in covered]
+    if missing:
+        out.append("edges not said: " + ", ".join(local_name(q.edges[i].rel) for i in missing))
+    for n in q.topic_entities:
+        t = term_text(n.value, lex)
+        if t not in text:
+            out.append(f"grounded node {n.id} ({t!r}) not in the text")
+    x = q.qnode
+    cls = _class_text(x, lex)
+    if q.typed and not x.literal and x.cls and cls not in text.lower() and plural(cls) not in text.lower():
+        out.append(f"class {cls!r} not in the text")
+    fn = q.function
+    if fn.name != "none" and not any(w in text for w in FUNCTION_WORDS[fn.name]):
+        out.append(f"function {fn.name} not said")
+    if fn.value is not None and fn.value.value not in text:
+        out.append(f"comparative constant {fn.value.value!r} not in the text")
+    return out
+
+
+def unreadable_topics(q: GraphQuery, lex: Lexicon) -> list[str]:
+    """Grounded entities a reader could not recognise: no label in the KG (nor the user
+    lexicon) and a local name without a letter ("laureateaward/166")."""
+    out = []
+    for n in q.topic_entities:
+        if isinstance(n.value, IRI):
+            text = lex.label(n.value.value)
+            if n.value.value in lex.unlabelled and not re.search(r"[^\W\d_]", text):
+                out.append(f"{n.value.value} has no label")
+    return out
+
+
+def _finish(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip().rstrip(",")
+    text = re.sub(r",(\s*(,|and\b))", r"\1", text)
+    return text[0].upper() + text[1:] + "?"
+
+
+def entity_variants(question: str, slots: dict[str, str], alternatives: dict[str, list[str]],
+                    limit: int = 3) -> list[str]:
+    """Up to ``limit`` questions with one topic entity's label (``slots``: IRI -> label in the
+    question) replaced by one of its ``alternatives``; the entities take turns (first
+    alternative of each, then the second, ...), as the paper used at most 3 entity-level
+    paraphrases per sentence."""
+    out: list[str] = []
+    k = 0
+    while len(out) < limit and any(k < len(alternatives.get(i, [])) for i in slots):
+        for iri, label in sorted(slots.items()):
+            alts = alternatives.get(iri, [])
+            if k < len(alts) and label in question and len(out) < limit:
+                cand = question.replace(label, alts[k], 1)
+                if cand != question and cand not in out:
+                    out.append(cand)
+        k += 1
+    return out
+
+
+def entity_paraphrases(question: str, slots: dict[str, str], lex: Lexicon, limit: int = 3) -> list[str]:
+    """:func:`entity_variants` with the alternatives the lexicon knows."""
+    return entity_variants(question, slots, {iri: lex.alternatives(iri) for iri in slots}, limit)

@@ -1,0 +1,230 @@
+"""The generation loop: templates -> groundings -> validation -> minimization -> commonness ->
+language, until ``n`` graph queries are accepted or the attempt budget is spent.
+
+Seeded: one :class:`random.Random` (``seed``) draws every template, and the grounding salt is
+derived from it; candidates are drawn in SPARQL by a hash order (see
+:mod:`kgqa.make.generate.grounding`), so the same seed on the same KG gives the same dataset, byte
+for byte. Target edge counts are drawn uniformly from ``edges``, function classes as
+:func:`~kgqa.make.generate.functions.choose_function` says; a graph query whose SPARQL has the same canonical form as one already
+accepted (:func:`kgqa.sparql.canonical.canonical_form`: variables renamed, patterns sorted)
+is skipped.
+
+With a lexicon (``lex``), every graph query is checked before it is accepted: its canonical
+question must say the whole query (:func:`~kgqa.make.generate.language.faithfulness`; a failure is
+rejected as ``unfaithful``), and no other accepted graph query may have the same text
+(``duplicate-text``), nor a topic entity without a label whose local name has no letter
+(``unlabelled-topic``). ``groundings`` holds per template over the whole run (the same template
+may be drawn again). A count template whose answer is 1 for every grounding (a lookup: "How
+many departments are called Sales?") is not used (``count-always-one``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kgqa.make.generate.commonness import Commonness
+from kgqa.make.generate.functions import choose_function, parse_function_shares
+from kgqa.make.generate.graphquery import FUNCTIONS, GraphQuery
+from kgqa.make.generate.grounding import apply, candidates, comparative_constants, count_varies, validate_many
+from kgqa.make.generate.kg import KGAccess, QueryFailed
+from kgqa.make.generate.minimization import minimize, redundant_components
+from kgqa.make.generate.schema import Schema
+from kgqa.make.generate.templates import grow_template, template_key
+from kgqa.model.problems import InputError
+from kgqa.sparql.canonical import canonical_form
+
+
+@dataclass
+class GenerateOptions:
+    n: int = 100
+    edges: tuple[int, int] = (1, 3)
+    functions: tuple[str, ...] = FUNCTIONS
+    seed: int = 0
+    groundings: int = 3              # graph queries kept per template at most (whole run)
+    candidates: int = 20             # grounding candidates drawn per template
+    min_commonness: float | None = None
+    keep_redundant: bool = False
+    max_attempts: int | None = None  # templates tried (default 50 x n)
+    #: target share per function class (default: the paper's, see kgqa.make.generate.functions)
+    shares: dict[str, float] | None = None
+
+    @classmethod
+    def parse(cls, *, edges: str = "1-3", functions: str | None = None, **fields) -> "GenerateOptions":
+        """The options from their command-line text (the one place ``kgqa generate`` builds
+        them): ``edges`` is ``N`` or ``LOW-HIGH`` (:func:`parse_edges`), ``functions`` a share
+        per function class or a list of allowed functions (:func:`parse_function_shares`); the
+        other fields are taken as they are. A bad text raises :class:`InputError`."""
+        try:
+            allowed, shares = parse_function_shares(functions)
+            return cls(edges=parse_edges(edges), functions=allowed, shares=shares, **fields)
+        except ValueError as e:
+            raise InputError("--edges/--functions", str(e)) from None
+
+
+@dataclass
+class Generated:
+    """One accepted graph query."""
+
+    index: int
+    template: int
+    query: GraphQuery
+    sparql: str
+    answer: object
+    commonness: float
+    redundant: list[str]
+    removed: list[str]
+    edges_before: int
+    question: str = ""
+
+
+@dataclass
+class GenerationRun:
+    queries: list[Generated]
+    rejected: Counter = field(default_factory=Counter)
+    templates: int = 0
+    attempts: int = 0
+
+
+def parse_edges(spec: str) -> tuple[int, int]:
+    """``"1-3"`` or ``"2"`` -> (low, high)."""
+    try:
+        if "-" in spec:
+            lo, hi = (int(x) for x in spec.split("-", 1))
+        else:
+            lo = hi = int(spec)
+    except ValueError:
+        raise ValueError(f"--edges {spec!r}: expected N or LOW-HIGH, e.g. 1-3") from None
+    if lo < 1 or hi < lo:
+        raise ValueError(f"--edges {spec!r}: need 1 <= LOW <= HIGH")
+    return lo, hi
+
+
+def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
+        progress: Callable[[int], None] | None = None, lex=None) -> GenerationRun:
+    """The loop (module docstring); ``lex``: a :class:`~kgqa.make.generate.language.Lexicon` for
+    the faithfulness and duplicate-text checks (None: no check)."""
+    rng = random.Random(opts.seed)
+    out = GenerationRun([])
+    seen: set = set()
+    seen_templates: dict[tuple, int] = {}
+    kept_per_template: dict[tuple, int] = {}
+    texts: dict[str, str] = {}
+    accepted: dict[str, int] = {}
+    varies: dict[tuple, bool] = {}
+    budget = opts.max_attempts if opts.max_attempts is not None else 50 * max(1, opts.n)
+
+    def accept(answered, edges_before: int) -> bool:
+        removed: list[str] = []
+        redundant: list[str] = []
+        if opts.keep_redundant:
+            redundant = redundant_components(kg, answered)
+        else:
+            answered, removed = minimize(kg, answered)
+        sig = canonical_form(answered.sparql) or answered.sparql
+        if sig in seen:
+            out.rejected["duplicate"] += 1
+            return False
+        try:
+            c = common.log10(answered.query)
+        except QueryFailed:
+            out.rejected["engine-error"] += 1
+            return False
+        if opts.min_commonness is not None and c < opts.min_commonness:
+            out.rejected["below-min-commonness"] += 1
+            return False
+        text = ""
+        if lex is not None:
+            from kgqa.make.generate.language import canonical_question, faithfulness, unreadable_topics
+
+            try:
+                text = canonical_question(answered.query, lex)[0]
+                problems = faithfulness(answered.query, lex, text)
+                unlabelled = unreadable_topics(answered.query, lex)
+            except QueryFailed:
+                out.rejected["engine-error"] += 1
+                return False
+            if unlabelled:
+                out.rejected["unlabelled-topic"] += 1
+                return False
+            if problems:
+                out.rejected["unfaithful"] += 1
+                return False
+            if texts.get(text, sig) != sig:
+                out.rejected["duplicate-text"] += 1
+                return False
+            texts[text] = sig
+        seen.add(sig)
+        if key not in seen_templates:
+            seen_templates[key] = len(seen_templates) + 1
+        out.queries.append(Generated(len(out.queries) + 1, seen_templates[key], answered.query,
+                                     answered.sparql, answered.answer, c, redundant, removed, edges_before,
+                                     text))
+        cls = answered.query.function.cls
+        accepted[cls] = accepted.get(cls, 0) + 1
+        accepted["fn:" + answered.query.function.name] = accepted.get("fn:" + answered.query.function.name, 0) + 1
+        kept_per_template[key] = kept_per_template.get(key, 0) + 1
+        if progress is not None:
+            progress(1)
+        return True
+
+    while len(out.queries) < opts.n and out.attempts < budget:
+        out.attempts += 1
+        fn = choose_function(rng, opts.functions, accepted, opts.shares)
+        k = rng.randint(*opts.edges)
+        t = grow_template(schema, rng, k, fn)
+        if t is None:
+            out.rejected["no-template"] += 1
+            continue
+        key = template_key(t)
+        if kept_per_template.get(key, 0) >= opts.groundings:
+            out.rejected["template-full"] += 1
+            continue
+        if fn == "count":
+            if key not in varies:
+                try:
+                    varies[key] = count_varies(kg, t)
+                except QueryFailed:
+                    out.rejected["engine-error"] += 1
+                    continue
+            if not varies[key]:
+                out.rejected["count-always-one"] += 1
+                continue
+        salt = hashlib.sha256(f"{opts.seed}:{out.attempts}".encode()).hexdigest()[:16]
+        try:
+            cands = candidates(kg, t, opts.candidates, salt)
+        except QueryFailed:
+            out.rejected["engine-error"] += 1
+            continue
+        if not cands:
+            out.rejected["no-grounding"] += 1
+            continue
+        kept = kept_per_template.get(key, 0)
+        pos = 0
+        while pos < len(cands) and kept < opts.groundings and len(out.queries) < opts.n:
+            chunk = cands[pos:pos + opts.groundings - kept]  # validated as one batch
+            pos += len(chunk)
+            qs = []
+            for values in chunk:
+                q = apply(t, values)
+                if q is None:
+                    out.rejected["not-exclusive"] += 1
+                else:
+                    qs.append(q)
+            if t.function.cls == "comparative":
+                with_c = comparative_constants(kg, qs)
+                out.rejected["no-constant"] += sum(1 for q in with_c if q is None)
+                qs = [q for q in with_c if q is not None]
+            for q, (answered, why) in zip(qs, validate_many(kg, qs)):
+                if kept >= opts.groundings or len(out.queries) >= opts.n:
+                    break
+                if answered is None:
+                    out.rejected[why] += 1
+                    continue
+                if accept(answered, len(q.edges)):
+                    kept += 1
+    out.templates = len(seen_templates)
+    return out

@@ -1,0 +1,313 @@
+"""The schema the generator grows templates from: classes with their sizes, relations with
+their domain and range classes (with counts), literal datatypes of each relation, and KG
+statistics used for commonness.
+
+Two sources (Su et al. 2016, Sec. 3 assume typed relations):
+
+- :func:`induce_schema`: from the KG alone. For each predicate, the classes of its subjects
+  and of its IRI objects (an untyped resource is the pseudo-class :data:`UNTYPED`) and the
+  datatypes of its literal objects, each with the number of triples, by aggregate queries;
+- :func:`schema_from_ontology`: relations, domains and ranges declared in an RDFS/OWL file (any
+  RDF syntax pyoxigraph reads; what it leaves undeclared, and literal datatypes, as the KG
+  uses them), with class sizes and relation frequencies counted on the KG. Relations the KG
+  never uses are dropped (nothing could ground them).
+
+Schema vocabulary (``rdf:``, ``rdfs:``, ``owl:``, ``void:``, ``vann:`` terms), label and
+alternative-label properties are never relations of a question; classes from those namespaces
+are never node classes. Dataset metadata is left out: triples about an ontology, a VoID
+dataset, a class or a property (subjects typed in :data:`META_SUBJECT_TYPES`: an ontology's
+version, creator or licence is no question). Identifier-valued relations (ids, codes, e-mail
+addresses, phone numbers, URLs by name; text values unique to each of at least
+:data:`KEY_MIN_TRIPLES` subjects) lose their literal ends: an identifier is neither a topic nor
+a quantity ("more than 4674578"). Blank nodes are left out (a grounded node must be writable
+in SPARQL). :func:`label_properties` finds the KG's label predicate when ``rdfs:label`` is absent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kgqa.make.generate.kg import KGAccess
+from kgqa.model.problems import InputError
+from kgqa.model.terms import DATE_TYPES, IRI, Literal, NUMERIC_TYPES, RDF, XSD_STRING
+
+RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+OWL = "http://www.w3.org/2002/07/owl#"
+SKOS = "http://www.w3.org/2004/02/skos/core#"
+RDF_TYPE = RDF + "type"
+#: Pseudo-class of IRIs without an rdf:type.
+UNTYPED = ""
+#: Datatype recorded for simple literals (no datatype, no language).
+PLAIN = XSD_STRING
+
+VOID = "http://rdfs.org/ns/void#"
+META_NAMESPACES = (RDF, RDFS, OWL, "http://www.w3.org/ns/shacl#", VOID, "http://purl.org/vocab/vann/",
+                   "http://creativecommons.org/ns#")
+#: subjects of these types are schema or dataset metadata, never question material
+META_SUBJECT_TYPES = (OWL + "Ontology", VOID + "Dataset", VOID + "Linkset", OWL + "Class", RDFS + "Class",
+                      RDF + "Property", OWL + "ObjectProperty", OWL + "DatatypeProperty",
+                      OWL + "AnnotationProperty", "http://www.w3.org/ns/shacl#NodeShape",
+                      "http://www.w3.org/ns/shacl#PropertyShape")
+_NOT_META = ("FILTER NOT EXISTS { ?s a ?meta_t . VALUES ?meta_t { "
+             + " ".join(f"<{t}>" for t in META_SUBJECT_TYPES) + " } }")
+#: words of a relation's local name that say its values are identifiers
+ID_WORDS = frozenset(("id", "ids", "identifier", "code", "isbn", "issn", "doi", "email", "mail", "phone",
+                      "telephone", "fax", "url", "uri", "iri", "homepage", "website", "zip", "postcode",
+                      "orcid", "uuid", "guid", "sku", "wikidata", "viaf", "gnd"))
+#: a text-valued relation with a different value for each of this many triples is a key
+KEY_MIN_TRIPLES = 20
+#: a value join needs a relation whose values are shared by at most this many subjects on average
+MAX_SHARING = 20
+LABEL_PROPERTIES = (RDFS + "label", SKOS + "prefLabel", "http://xmlns.com/foaf/0.1/name",
+                    "http://schema.org/name")
+ALT_LABEL_PROPERTIES = (SKOS + "altLabel", "http://schema.org/alternateName",
+                        "http://xmlns.com/foaf/0.1/nick", "http://dbpedia.org/ontology/alias")
+EXCLUDED_RELATIONS = frozenset((*LABEL_PROPERTIES, *ALT_LABEL_PROPERTIES, RDFS + "comment",
+                                SKOS + "definition", "http://xmlns.com/foaf/0.1/depiction"))
+
+
+def is_meta(iri: str) -> bool:
+    return iri.startswith(META_NAMESPACES)
+
+
+def name_words(iri: str) -> list[str]:
+    """The lower-cased words of an IRI's local name (``addressCountryCode`` -> address,
+    country, code)."""
+    import re
+
+    name = re.split(r"[#/:]", iri.rstrip("/#"))[-1]
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    return [w for w in re.split(r"[^A-Za-z0-9]+", name.lower()) if w]
+
+
+def is_identifier_name(iri: str) -> bool:
+    return any(w in ID_WORDS for w in name_words(iri))
+
+
+#: label predicates tried, in order, when a KG has no rdfs:label (then any ``...name``)
+LABEL_CANDIDATES = (SKOS + "prefLabel", "http://xmlns.com/foaf/0.1/name", "http://schema.org/name",
+                    "https://schema.org/name")
+
+
+def label_properties(kg: KGAccess, given: str | None = None) -> tuple[str, ...]:
+    """The label predicates, most preferred first: ``given`` (``--label-predicate``); else
+    rdfs:label when the KG uses it; else the first of :data:`LABEL_CANDIDATES` it uses; else
+    the predicate whose local name is ``name`` (or ends in ``Name``/``_name``) with literal
+    values on the most subjects; the usual :data:`LABEL_PROPERTIES` follow as fallbacks."""
+    if given:
+        return (given, *(p for p in LABEL_PROPERTIES if p != given))
+    used = {r[0].value for r in kg.select(
+        "SELECT DISTINCT ?p WHERE { VALUES ?p { " + " ".join(f"<{p}>" for p in (RDFS + "label", *LABEL_CANDIDATES))
+        + " } ?s ?p ?l . FILTER(isIRI(?s) && isLiteral(?l)) }").rows if isinstance(r[0], IRI)}
+    if RDFS + "label" in used:
+        return LABEL_PROPERTIES
+    for p in LABEL_CANDIDATES:
+        if p in used:
+            return (p, *(x for x in LABEL_PROPERTIES if x != p))
+    rows = kg.select("SELECT ?p (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?l . FILTER(isIRI(?s) && isLiteral(?l)) "
+                     "FILTER(REGEX(STR(?p), \"([#/:_]name|Name)$\")) } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT 1").rows
+    if rows and isinstance(rows[0][0], IRI):
+        return (rows[0][0].value, *LABEL_PROPERTIES)
+    return LABEL_PROPERTIES
+
+
+def value_kind(datatype: str) -> str:
+    """``number``, ``date`` or ``text`` for a literal datatype."""
+    if datatype in NUMERIC_TYPES:
+        return "number"
+    if datatype in DATE_TYPES:
+        return "date"
+    return "text"
+
+
+@dataclass
+class Relation:
+    iri: str
+    count: int = 0
+    #: subject class -> triples
+    domain: dict[str, int] = field(default_factory=dict)
+    #: object class (IRI objects) -> triples
+    range: dict[str, int] = field(default_factory=dict)
+    #: literal datatype -> triples
+    datatypes: dict[str, int] = field(default_factory=dict)
+    #: distinct literal values (0: unknown or none)
+    values: int = 0
+
+    @property
+    def joinable(self) -> bool:
+        """Whether a value join over this relation ("the same X as") is a question: its
+        literal values are shared by at most :data:`MAX_SHARING` subjects on average (a
+        currency shared by every price joins everything with everything)."""
+        return self.values > 0 and self.count <= MAX_SHARING * self.values
+
+
+@dataclass
+class Schema:
+    classes: dict[str, int]
+    relations: dict[str, Relation]
+    #: KG totals: triples, entity_degree (sum of entity degrees), entities, literal_triples, literals
+    stats: dict[str, int] = field(default_factory=dict)
+    source: str = "induced"
+
+    def outgoing(self, cls: str) -> list[Relation]:
+        return [r for k, r in sorted(self.relations.items()) if cls in r.domain]
+
+    def incoming(self, cls: str, literal: bool) -> list[Relation]:
+        if literal:
+            return [r for k, r in sorted(self.relations.items()) if cls in r.datatypes]
+        return [r for k, r in sorted(self.relations.items()) if cls in r.range]
+
+    def summary(self) -> dict[str, int]:
+        return {"classes": len(self.classes), "relations": len(self.relations),
+                "literal_relations": sum(1 for r in self.relations.values() if r.datatypes)}
+
+
+def _int(t) -> int:
+    return int(t.value) if isinstance(t, Literal) else 0
+
+
+def _iri(t) -> str | None:
+    return t.value if isinstance(t, IRI) else None
+
+
+def _relation_ok(p: str, exclude: frozenset[str]) -> bool:
+    return not is_meta(p) and p not in EXCLUDED_RELATIONS and p not in exclude
+
+
+def _class_ok(c: str) -> bool:
+    return c == UNTYPED or not is_meta(c)
+
+
+def _counts(kg: KGAccess, exclude: frozenset[str]) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    classes: dict[str, int] = {}
+    for c, n in kg.select("SELECT ?c (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s a ?c . FILTER(isIRI(?s) && isIRI(?c)) } GROUP BY ?c").rows:
+        if _iri(c) and _class_ok(c.value):
+            classes[c.value] = _int(n)
+    relcount: dict[str, int] = {}
+    for p, n in kg.select("SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p").rows:
+        if _iri(p):
+            relcount[p.value] = _int(n)
+    stats: dict[str, int] = {"triples": sum(relcount.values())}
+    row = kg.select("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o . FILTER(isIRI(?o)) }").rows
+    iri_triples = _int(row[0][0]) if row else 0
+    row = kg.select("SELECT (COUNT(DISTINCT ?e) AS ?n) WHERE { { ?e ?p ?o . FILTER(isIRI(?e)) } UNION { ?s ?p ?e . FILTER(isIRI(?e)) } }").rows
+    stats["entities"] = _int(row[0][0]) if row else 0
+    row = kg.select("SELECT (COUNT(DISTINCT ?o) AS ?n) WHERE { ?s ?p ?o . FILTER(isLiteral(?o)) }").rows
+    stats["literals"] = _int(row[0][0]) if row else 0
+    stats["literal_triples"] = stats["triples"] - iri_triples
+    stats["entity_degree"] = stats["triples"] + iri_triples
+    return classes, relcount, stats
+
+
+def _literal_stats(kg: KGAccess) -> tuple[set[str], dict[str, int]]:
+    """(keys, distinct literal values per relation). Keys are text-valued relations whose
+    values are all different, on at least :data:`KEY_MIN_TRIPLES` triples (addresses, UUIDs),
+    numbers excepted."""
+    q = ("SELECT ?p (COUNT(*) AS ?n) (COUNT(DISTINCT ?o) AS ?d) WHERE { ?s ?p ?o . FILTER(isLiteral(?o)) } "
+         "GROUP BY ?p")
+    keys, values = set(), {}
+    for p, n, d in kg.select(q).rows:
+        if not _iri(p):
+            continue
+        values[p.value] = _int(d)
+        if _int(n) >= KEY_MIN_TRIPLES and _int(n) == _int(d):
+            dts = kg.select(f"SELECT DISTINCT (DATATYPE(?o) AS ?dt) WHERE {{ ?s <{p.value}> ?o }} LIMIT 5").rows
+            if all(not _iri(r[0]) or value_kind(r[0].value) == "text" for r in dts):
+                keys.add(p.value)
+    return keys, values
+
+
+def induce_schema(kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
+    """The schema as the KG uses it (see the module docstring)."""
+    ex = frozenset(exclude)
+    classes, relcount, stats = _counts(kg, ex)
+    rels: dict[str, Relation] = {}
+    q_iri = ("SELECT ?p ?cs ?co (COUNT(*) AS ?n) WHERE { ?s ?p ?o . FILTER(isIRI(?s) && isIRI(?o)) "
+             + _NOT_META + " OPTIONAL { ?s a ?cs } OPTIONAL { ?o a ?co } } GROUP BY ?p ?cs ?co")
+    for p, cs, co, n in kg.select(q_iri).rows:
+        if not _iri(p) or not _relation_ok(p.value, ex):
+            continue
+        s_cls = cs.value if _iri(cs) else UNTYPED
+        o_cls = co.value if _iri(co) else UNTYPED
+        if not (_class_ok(s_cls) and _class_ok(o_cls)):
+            continue
+        r = rels.setdefault(p.value, Relation(p.value, relcount.get(p.value, 0)))
+        r.domain[s_cls] = r.domain.get(s_cls, 0) + _int(n)
+        r.range[o_cls] = r.range.get(o_cls, 0) + _int(n)
+    q_lit = ("SELECT ?p ?cs ?dt (COUNT(*) AS ?n) WHERE { ?s ?p ?o . FILTER(isIRI(?s) && isLiteral(?o)) "
+             + _NOT_META + " BIND(DATATYPE(?o) AS ?dt) OPTIONAL { ?s a ?cs } } GROUP BY ?p ?cs ?dt")
+    keys, values = _literal_stats(kg)
+    for p, cs, dt, n in kg.select(q_lit).rows:
+        if not _iri(p) or not _relation_ok(p.value, ex) or is_identifier_name(p.value) or p.value in keys:
+            continue
+        s_cls = cs.value if _iri(cs) else UNTYPED
+        if not _class_ok(s_cls):
+            continue
+        d = dt.value if _iri(dt) else PLAIN
+        r = rels.setdefault(p.value, Relation(p.value, relcount.get(p.value, 0)))
+        r.domain[s_cls] = r.domain.get(s_cls, 0) + _int(n)
+        r.datatypes[d] = r.datatypes.get(d, 0) + _int(n)
+        r.values = values.get(p.value, 0)
+    return Schema(classes, dict(sorted(rels.items())), stats, "induced")
+
+
+def schema_from_ontology(path: str | Path, kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
+    """Relations and their domains and ranges as an RDFS/OWL file declares them; what it leaves
+    open comes from the KG. A property counts as declared when the file types it
+    (``rdf:Property``, ``owl:ObjectProperty``, ``owl:DatatypeProperty``) or gives it a domain or
+    range. Its domain classes are the declared ones (an undeclared domain: the classes the KG
+    shows for its subjects); its range classes likewise; a declared literal range
+    (``xsd:*``, ``rdfs:Literal``, ``rdf:langString``) or an undeclared one takes the literal
+    datatypes the KG really uses (a declared ``xsd:nonNegativeInteger`` is stored as
+    ``xsd:integer`` by most loaders). Declared classes without instances in the KG, and
+    relations the KG never uses, drop out; subclasses are not inferred (a KG must state the
+    classes its individuals have, as DBpedia's does)."""
+    import pyoxigraph as ox
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(str(p), "ontology file not found")
+    fmt = ox.RdfFormat.from_extension(p.suffix.lstrip(".") or "ttl") or ox.RdfFormat.TURTLE
+    if p.suffix in (".owl", ".rdf", ".xml"):
+        fmt = ox.RdfFormat.RDF_XML
+    store = ox.Store()
+    try:
+        store.bulk_load(path=str(p), format=fmt)
+    except (SyntaxError, ValueError, OSError) as e:
+        raise InputError(str(p), f"cannot read the ontology: {e}") from e
+    observed = induce_schema(kg, exclude)
+    classes = observed.classes
+    declared: set[str] = set()
+    types = " ".join(f"<{t}>" for t in (RDF + "Property", OWL + "ObjectProperty", OWL + "DatatypeProperty"))
+    for sol in store.query(f"SELECT DISTINCT ?p WHERE {{ VALUES ?t {{ {types} }} ?p a ?t . FILTER(isIRI(?p)) }}"):
+        declared.add(sol[0].value)
+    domains: dict[str, list[str]] = {}
+    ranges: dict[str, list[str]] = {}
+    for sol in store.query(f"SELECT ?p ?d WHERE {{ ?p <{RDFS}domain> ?d . FILTER(isIRI(?p) && isIRI(?d)) }}"):
+        domains.setdefault(sol[0].value, []).append(sol[1].value)
+    for sol in store.query(f"SELECT ?p ?r WHERE {{ ?p <{RDFS}range> ?r . FILTER(isIRI(?p) && isIRI(?r)) }}"):
+        ranges.setdefault(sol[0].value, []).append(sol[1].value)
+    declared |= set(domains) | set(ranges)
+    literal_ranges = ("http://www.w3.org/2001/XMLSchema#", RDFS + "Literal", RDF + "langString")
+    rels: dict[str, Relation] = {}
+    for prop in sorted(declared):
+        obs = observed.relations.get(prop)
+        if obs is None:
+            continue  # unused (or excluded)
+        r = Relation(prop, obs.count, values=obs.values)
+        if prop in domains:
+            r.domain = {d: classes[d] for d in sorted(domains[prop]) if _class_ok(d) and classes.get(d)}
+        else:
+            r.domain = dict(obs.domain)
+        rg = ranges.get(prop)
+        if rg is None:
+            r.range, r.datatypes = dict(obs.range), dict(obs.datatypes)
+        elif any(x.startswith(literal_ranges) for x in rg):
+            r.datatypes = dict(obs.datatypes)
+        else:
+            r.range = {c: classes[c] for c in sorted(rg) if _class_ok(c) and classes.get(c)}
+        if r.domain and (r.range or r.datatypes):
+            rels[prop] = r
+    return Schema(classes, rels, observed.stats, f"ontology:{p.name}")

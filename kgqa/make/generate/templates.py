@@ -1,0 +1,139 @@
+"""Query templates grown at random from the schema (Su et al. 2016, Sec. 3.1).
+
+A question node's class is drawn; then, edge by edge, an existing node is drawn and a relation
+whose domain (outgoing) or range (incoming) fits its class is appended, leading to a new node
+of a class drawn from the relation's other end (weighted by triple counts) or, sometimes, to an
+existing node of that class (cycles; the same relation may repeat). Literal nodes only receive
+edges, a second one only over the same relation whose values are selective (a value join:
+"the same amount as X"; see :attr:`~kgqa.make.generate.schema.Relation.joinable`). Then a function (see :mod:`kgqa.make.generate.functions`) is put on a compatible node, and
+some nodes are chosen as template nodes, to be grounded with individuals: each leaf with
+probability 0.7, each inner node with 0.15 (half that with a comparative, which needs several
+answers to compare), never the question node, the function's node or the node owning the function's value,
+never both ends of one edge (that would be a fixed fact, not a constraint), and at least one
+unless the function is a superlative or a comparative (whose constant
+is grounded instead).
+"""
+
+from __future__ import annotations
+
+import random
+
+from kgqa.make.generate.functions import requirements
+from kgqa.make.generate.graphquery import Edge, Function, GraphQuery, Node
+from kgqa.make.generate.schema import UNTYPED, Schema, value_kind
+
+REUSE_PROBABILITY = 0.2
+
+
+def _weighted(rng: random.Random, counts: dict[str, int]) -> str:
+    keys = sorted(counts)
+    return rng.choices(keys, weights=[max(1, counts[k]) for k in keys])[0]
+
+
+def _numeric(dt: str) -> bool:
+    return value_kind(dt) in ("number", "date")
+
+
+def question_classes(schema: Schema, literal: bool) -> list[str]:
+    if literal:
+        return sorted({dt for r in schema.relations.values() for dt in r.datatypes if _numeric(dt)})
+    used = {c for r in schema.relations.values() for c in (*r.domain, *r.range)}
+    typed = sorted(c for c in schema.classes if c in used and c != UNTYPED)
+    # a KG without rdf:type: the question node is an untyped resource ("Which thing ...")
+    return typed or ([UNTYPED] if UNTYPED in used else [])
+
+
+def grow_template(schema: Schema, rng: random.Random, n_edges: int, fn: str) -> GraphQuery | None:
+    """One random template with ``n_edges`` edges and function ``fn``, or None when the schema
+    offers no way to build it from the drawn start (callers draw again)."""
+    q_literal, need_numeric = requirements(fn)
+    if fn == "count" or fn in ("argmax", "argmin") or need_numeric:
+        q_literal = False
+    starts = question_classes(schema, q_literal)
+    if not starts:
+        return None
+    nodes: list[Node] = [Node("x", rng.choice(starts), literal=q_literal)]
+    edges: list[Edge] = []
+    counter = 0
+    for step in range(n_edges):
+        last = step == n_edges - 1
+        force_numeric = need_numeric and last and not any(n.literal and _numeric(n.cls) for n in nodes[1:])
+        options: list[tuple[Node, str, str]] = []  # (node, relation, direction)
+        for n in nodes:
+            if not n.literal:
+                for r in schema.outgoing(n.cls):
+                    if force_numeric and not any(_numeric(d) for d in r.datatypes):
+                        continue
+                    options.append((n, r.iri, "out"))
+            if not force_numeric:
+                for r in schema.incoming(n.cls, n.literal):
+                    # a value join only over the same relation ("the same height as X"): two
+                    # different relations sharing a value is a coincidence, not a question
+                    if n.literal and not (r.joinable and any(e.dst == n.id and e.rel == r.iri for e in edges)):
+                        continue
+                    options.append((n, r.iri, "in"))
+        if not options:
+            return None
+        node, rel, direction = rng.choice(options)
+        r = schema.relations[rel]
+        if direction == "out":
+            ends = {d: c for d, c in r.datatypes.items() if _numeric(d)} if force_numeric else \
+                {**r.range, **r.datatypes}
+            other = _weighted(rng, ends)
+            literal = other in r.datatypes and other not in r.range
+        else:
+            other = _weighted(rng, r.domain)
+            literal = False
+        reuse = [n for n in nodes if n.cls == other and n.literal == literal and n.id != node.id and not literal
+                 and not any({e.src, e.dst} == {n.id, node.id} and e.rel == rel for e in edges)]
+        if reuse and rng.random() < REUSE_PROBABILITY:
+            target = rng.choice(reuse)
+        else:
+            counter += 1
+            target = Node(f"y{counter}", other, literal=literal)
+            nodes.append(target)
+        edges.append(Edge(node.id, rel, target.id) if direction == "out" else Edge(target.id, rel, node.id))
+    return _finish(nodes, edges, fn, rng)
+
+
+def _finish(nodes: list[Node], edges: list[Edge], fn: str, rng: random.Random) -> GraphQuery | None:
+    degree = {n.id: 0 for n in nodes}
+    for e in edges:
+        degree[e.src] += 1
+        degree[e.dst] += 1
+    function = Function(fn)
+    if fn in ("argmax", "argmin", ">", ">=", "<", "<="):
+        cands = [n for n in nodes[1:] if n.literal and _numeric(n.cls)]
+        if not cands:
+            return None
+        function = Function(fn, rng.choice(cands).id)
+    elif fn in ("max", "min") and not (nodes[0].literal and _numeric(nodes[0].cls)):
+        return None
+    elif fn == "count" and nodes[0].literal:
+        return None
+    keep_free = {function.node}
+    if fn in ("max", "min"):  # aggregate over a set: the value's owner stays a variable
+        keep_free |= {e.src for e in edges if e.dst == nodes[0].id}
+    if function.node is not None:  # a grounded owner would make the value a constant
+        keep_free |= {e.src for e in edges if e.dst == function.node}
+    chosen: list[str] = []
+    for n in nodes[1:]:
+        if n.id in keep_free:
+            continue
+        p = (0.7 if degree[n.id] == 1 else 0.15) * (0.5 if function.cls == "comparative" else 1.0)
+        if rng.random() < p:
+            chosen.append(n.id)
+    for e in edges:  # an edge between two individuals is a fixed fact, not a constraint
+        if e.src in chosen and e.dst in chosen:
+            chosen.remove(max(e.src, e.dst, key=lambda nid: [n.id for n in nodes].index(nid)))
+    if not chosen and function.cls not in ("superlative", "comparative"):
+        leaves = [n.id for n in nodes[1:] if degree[n.id] == 1 and n.id not in keep_free]
+        if not leaves:
+            return None
+        chosen.append(rng.choice(leaves))
+    out = tuple(Node(n.id, n.cls, n.literal, None, n.id in chosen) for n in nodes)
+    return GraphQuery(out, tuple(edges), function)
+
+
+def template_key(t: GraphQuery) -> tuple:
+    return (tuple((n.id, n.cls, n.literal, n.template) for n in t.nodes), t.edges, t.function.name, t.function.node)

@@ -1,8 +1,0 @@
-"""Measure validation (Linjordet, Balog, Setty, ICTIR 2022): synthetic degradations of gold
-queries (:mod:`~kgqa.validate.degrade`), sensitivity tables (:mod:`~kgqa.validate.sensitivity`)
-and axiom checks (:mod:`~kgqa.validate.axioms`).
-
-Like :mod:`kgqa.build`, this sits beside the load -> execute -> score -> analyze -> report flow:
-it builds runs and drives every stage over them, so it may import any stage; no stage imports
-it (only the CLI does).
-"""
