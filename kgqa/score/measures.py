@@ -278,6 +278,7 @@ MEASURE_MODULES: list[str] = [
     "kgqa.score.webqsp",
     "kgqa.score.cwq",
     "kgqa.score.mintaka",
+    "kgqa.score.qald",
 ]
 
 #: Every registered measure definition by name (loads MEASURE_MODULES on first use).
