@@ -236,11 +236,12 @@ def load_record_array(paths: list[Path], parse: Callable[[Any, int, str, str, li
 
 
 def load_prediction_array(paths: list[Path], parse: Callable[[dict], Prediction], *, format_name: str,
-                          what: str, id_key: str) -> Run:
+                          what: str, id_key: str, keep: str = "first") -> Run:
     """A run from JSON files that are each an array of prediction objects (the files WebQSP's and
     ComplexWebQuestions' official scripts read): ``parse(rec)`` makes the prediction of one object
     whose ``id_key`` is a string or an integer (ValueError: the record is skipped and listed); a
-    later duplicate id is listed and skipped. ``what`` names the format in the error for a file
+    later duplicate id is listed and skipped (``keep="last"``: it replaces the earlier one, as a
+    script reading the file into a dict does). ``what`` names the format in the error for a file
     that is not such an array."""
     from kgqa.load.jsonio import read_json
 
@@ -265,6 +266,12 @@ def load_prediction_array(paths: list[Path], parse: Callable[[dict], Prediction]
                 problems.append(Problem(file, record, f"{e}; skipped"))
                 continue
             if pred.id in seen:
+                if keep == "last":
+                    problems.append(Problem(file, record, f"duplicate {id_key} {pred.id!r}; this later record "
+                                                          "replaces the earlier one (as the official script reads it)",
+                                            "warning"))
+                    preds[next(i for i, p in enumerate(preds) if p.id == pred.id)] = pred
+                    continue
                 problems.append(Problem(file, record, f"duplicate {id_key} {pred.id!r}; skipped"))
                 continue
             seen.add(pred.id)
