@@ -241,7 +241,8 @@ def load_prediction_array(paths: list[Path], parse: Callable[[dict], Prediction]
     ComplexWebQuestions' official scripts read): ``parse(rec)`` makes the prediction of one object
     whose ``id_key`` is a string or an integer (ValueError: the record is skipped and listed); a
     later duplicate id is listed and skipped (``keep="last"``: it replaces the earlier one, as a
-    script reading the file into a dict does). ``what`` names the format in the error for a file
+    script reading the file into a dict does; ``keep="all"``: it is left to ``parse``, which saw
+    it, and not listed). ``what`` names the format in the error for a file
     that is not such an array."""
     from kgqa.load.jsonio import read_json
 
@@ -266,6 +267,8 @@ def load_prediction_array(paths: list[Path], parse: Callable[[dict], Prediction]
                 problems.append(Problem(file, record, f"{e}; skipped"))
                 continue
             if pred.id in seen:
+                if keep == "all":  # the caller keeps every row (it has seen this one)
+                    continue
                 if keep == "last":
                     problems.append(Problem(file, record, f"duplicate {id_key} {pred.id!r}; this later record "
                                                           "replaces the earlier one (as the official script reads it)",
