@@ -4,23 +4,23 @@ last version, which prints the F of averaged P and R), as the ``qald`` profile.
 What the script does (line numbers of ``6/scripts/evaluation.rb`` at commit ceabb5f), and this
 module reproduces:
 
-- ``read_answers`` (l. 22-47): a question's answers are its rows, each the **multiset** of its
-  bound values (``value["value"]`` of every variable, l. 33-35), each value passed through
-  ``normalize``; a boolean answer object contributes the boolean itself (l. 37-38); the rows
-  of a question are then made unique (``answers.uniq``, l. 44; Multiset defines ``hash`` and
+- ``read_answers`` (l. 21-50): a question's answers are its rows, each the **multiset** of its
+  bound values (``value["value"]`` of every variable, l. 33-36), each value passed through
+  ``normalize``; a boolean answer object contributes the boolean itself (l. 38-39); the rows
+  of a question are then made unique (``answers.uniq``, l. 46; Multiset defines ``hash`` and
   ``eql?`` by value). A question without ``answers`` has no rows;
-- ``normalize`` (l. 50-57): a value of ASCII digits only becomes ``"N.0"``; any other value is
+- ``normalize`` (l. 52-59): a value of ASCII digits only becomes ``"N.0"``; any other value is
   stripped (Ruby's ``strip``: ASCII whitespace, and NUL at the end) and percent-unescaped
   (``URI.unescape``: every ``%XX``, ``+`` kept);
-- a question is **processed** when the system file has it, whatever its answers (l. 66-71);
-  an unprocessed question scores P = R = F = 0 (l. 116-119);
-- per processed question (l. 97-114): empty gold -> 1, 1, 1 when the system has no row too,
+- a question is **processed** when the system file has it, whatever its answers (l. 69-76);
+  an unprocessed question scores P = R = F = 0 (l. 124-127);
+- per processed question (l. 104-123): empty gold -> 1, 1, 1 when the system has no row too,
   else 0, 0, 0; otherwise P = correct/|user| (1 when the user has no row), R = correct/|gold|,
   F = 2PR/(P+R) (0 when P = R = 0), where correct counts the user's rows found in gold;
-- macro P and R over all questions (divided by the number of gold questions, l. 154-155) and
-  over the processed ones (l. 138-139); micro P = Σcorrect/Σ|user| (processed and all alike),
-  micro R = Σcorrect/Σ|gold| over processed (l. 133) or all (l. 150) questions; every F is
-  ``fscore`` of the P and R it sits beside (l. 16-18), so the macro F1 is the F1 of the averaged
+- macro P and R over all questions (divided by the number of gold questions, l. 173-174) and
+  over the processed ones (l. 152-153); micro P = Σcorrect/Σ|user| (processed and all alike),
+  micro R = Σcorrect/Σ|gold| over processed (l. 146) or all (l. 166) questions; every F is
+  ``fscore`` of the P and R it sits beside (l. 17-19), so the macro F1 is the F1 of the averaged
   P and R, never a mean of per-question F1.
 
 Where the script stops (a value that is not a string makes ``strip`` raise), kgqa scores the
@@ -47,7 +47,7 @@ _TRAIL = " \t\n\v\f\r\0"
 
 
 def normalize(value: str) -> str:
-    """``normalize`` of evaluation.rb (l. 50-57)."""
+    """``normalize`` of evaluation.rb (l. 52-59)."""
     if _DIGITS.fullmatch(value):  # answer =~ /\A\d+\z/ (Ruby's \d is ASCII)
         return value + ".0"
     text = value.lstrip(_LEAD).rstrip(_TRAIL)  # String#strip
@@ -95,7 +95,7 @@ def question(ctx: ItemContext) -> tuple[bool, float, float, float, int, int, int
 
 
 def fscore(p: float, r: float) -> float:
-    """``fscore`` of evaluation.rb (l. 16-18)."""
+    """``fscore`` of evaluation.rb (l. 17-19)."""
     return 0.0 if p == 0 and r == 0 else 2 * p * r / (p + r)
 
 
