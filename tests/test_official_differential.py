@@ -206,3 +206,64 @@ def test_a_dataset_that_scores_no_question_is_an_error(tmp_path, profile, shape)
         fmt = "cwq-predictions"
     with pytest.raises(InputError, match="scores no question"):
         kgqa.evaluate(d, r, profile=profile, run_format=fmt)
+
+
+# --------------------------------------------------------------------------- property tests of the pieces
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_json_scalars = st.one_of(st.sampled_from(["m.01", " m.01", "m.02", "2005", "2005.0", "x"]),
+                          st.integers(2004, 2006), st.sampled_from([2005.0, 1.5]))
+
+
+def test_qald_normalize_examples():
+    from kgqa.score.qald import normalize
+
+    assert normalize("5") == "5.0" and normalize("5.0") == "5.0"  # "5" matches "5.0"
+    assert normalize(" 5") == "5"  # the digit test comes before strip: not "5.0"
+    assert normalize("  http://dbpedia.org/resource/A_%28b%29\n") == "http://dbpedia.org/resource/A_(b)"
+    assert normalize("%E2%82%AC+x") == "€+x"  # URI.unescape: bytes, '+' kept
+    assert normalize("١٢") == "١٢"  # Ruby's \d is ASCII only
+    assert normalize("a\u00a0") == "a\u00a0"  # String#strip leaves a no-break space
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=" \t\n\0%2E8AB0123456789abcé\u00a0", max_size=12))
+def test_qald_normalize_is_the_scripts(text):
+    from kgqa.score.qald import normalize
+
+    assert normalize(text) == official._qald_normalize(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_json_scalars, max_size=4), st.lists(_json_scalars, max_size=4))
+def test_webqsp_prf1_is_the_scripts(gold, pred):
+    from kgqa.score.webqsp import calculate_prf1
+
+    assert list(calculate_prf1(gold, pred)) == official._webqsp_prf1([{"AnswerArgument": g} for g in gold], pred)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.text(alphabet="ThE aéb1987-", max_size=10), st.integers(1980, 1990)),
+       st.lists(st.text(alphabet="ThE aéb1987-.", max_size=10), min_size=1, max_size=3), st.booleans())
+def test_cwq_match_is_the_scripts(span, gold, year):
+    from kgqa.score.cwq import matches
+
+    question = "what year?" if year else "what?"
+    assert matches(span, gold, question) == official._cwq_matches(span, gold, question)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(alphabet="abc", min_size=1, max_size=3),
+                       st.one_of(st.none(), st.integers(-3, 3), st.floats(-2, 2), st.booleans(), st.just("Q1")),
+                       min_size=1, max_size=5))
+def test_mintaka_prediction_column_is_typed_as_pandas(preds):
+    from kgqa.load.mintaka import as_pandas
+    from kgqa.model import Prediction
+
+    run = [Prediction(k, metadata={"mintaka_pred": v}) for k, v in preds.items()]
+    as_pandas(run)
+    want = official._pandas_preds(preds)
+    for p in run:
+        got, exp = p.metadata["mintaka_pred"], want[p.id]
+        assert repr(got) == repr(exp) and type(got) is type(exp)
