@@ -106,6 +106,8 @@ def _item(ctx: ItemContext, part: str, agg: str, over: str) -> float | None:
     if agg == "micro":
         return None
     q = question(ctx)
+    if over == "processed" and not q[0]:
+        return None  # not in the system file: outside the processed questions
     return q[1 + PARTS.index(part)]
 
 
