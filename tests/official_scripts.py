@@ -30,7 +30,7 @@ class ScriptStops(Exception):
 # --------------------------------------------------------------------------- WebQSP eval.py
 
 
-def _webqsp_prf1(gold_answers: list, pred: list) -> list[float]:
+def webqsp_prf1(gold_answers: list, pred: list) -> list[float]:
     if len(gold_answers) == 0:  # if len(goldAnswerList) == 0:
         return [1.0, 1.0, 1.0] if len(pred) == 0 else [0.0, 1.0, 0.0]  # 'correct' / precision=0 and recall=1
     if len(pred) == 0:  # elif len(predAnswerList)==0: return [1.0, 0.0, 0.0]
@@ -70,7 +70,7 @@ def webqsp_eval(gold_doc: dict, preds: list) -> dict:
             continue
         best = (-9999, -9999, -9999)  # bestf1 = -9999 ...
         for parse in entry["Parses"]:
-            p, r, f = _webqsp_prf1(parse["Answers"], by_id[qid])
+            p, r, f = webqsp_prf1(parse["Answers"], by_id[qid])
             if f > best[2]:  # if f1 > bestf1: the first of equal F1s
                 best = (p, r, f)
         precsum, recsum, f1sum = precsum + best[0], recsum + best[1], f1sum + best[2]
@@ -100,7 +100,7 @@ def _cwq_proprocess(answer: str) -> str:
     return text
 
 
-def _cwq_matches(span, gold: list, question: str) -> bool:
+def cwq_matches(span, gold: list, question: str) -> bool:
     spans = [span]  # compare_span_to_answer([prediction['answer']], ...)
     answers = [a.lower().strip() for a in gold]  # answers = [answer.lower().strip() for answer in answers]
     question = question.lower().strip()
@@ -134,7 +134,7 @@ def cwq_eval(dataset: list, predictions: list) -> dict:
             gold += answer["aliases"]  # golden_answer_list += answer['aliases']
         cur = 0
         if None not in gold:  # if not None in golden_answer_list:
-            cur = 100 if _cwq_matches(prediction["answer"], gold, rec["question"]) else 0  # compute_P1
+            cur = 100 if cwq_matches(prediction["answer"], gold, rec["question"]) else 0  # compute_P1
         p1 += cur  # P1 += curr_P1
         per_row.append((prediction["ID"], cur))
     return {"P1": p1 / len(dataset), "per_row": per_row}  # return P1/len(dataset_df)
@@ -164,7 +164,7 @@ def _mintaka_answer(a: dict, mode: str, lang: str):
     return a["answer"]
 
 
-def _pandas_preds(preds: dict) -> dict:
+def pandas_preds(preds: dict) -> dict:
     """pd.DataFrame(json.load(f).items()): an all-numeric pred column with a null or a float is
     float64 (pandas 1.x/2.x inference): integers become floats, null becomes NaN."""
     vals = list(preds.values())
@@ -220,7 +220,7 @@ def _mintaka_h1(pred, answer, mode: str):
 
 
 def mintaka_eval(test: list, preds: dict, mode: str, lang: str = "en") -> dict:
-    preds = _pandas_preds(preds)  # load_predictions: the DataFrame's typing of the pred column
+    preds = pandas_preds(preds)  # load_predictions: the DataFrame's typing of the pred column
     rows = []
     for rec in test:  # mintaka_test.merge(mintaka_pred, on='id', how='left'): NaN where no prediction
         pred = _mintaka_pred(preds[rec["id"]], mode) if rec["id"] in preds else float("nan")
@@ -235,7 +235,7 @@ def mintaka_eval(test: list, preds: dict, mode: str, lang: str = "en") -> dict:
 # --------------------------------------------------------------------------- QALD evaluation.rb
 
 
-def _qald_normalize(value):
+def qald_normalize(value):
     if not isinstance(value, str):
         raise ScriptStops("NoMethodError: strip of a value that is not a string")
     if re.fullmatch(r"[0-9]+", value):  # if answer =~ /\A\d+\z/ then answer + ".0" (Ruby's \d: ASCII)
@@ -256,7 +256,7 @@ def _qald_read(doc: dict) -> dict:
         for answer in question.get("answers", []):  # if question.key? "answers"
             if "results" in answer and "bindings" in answer["results"]:
                 for bind in answer["results"]["bindings"]:
-                    b = collections.Counter(_qald_normalize(v["value"]) for v in bind.values())  # Multiset
+                    b = collections.Counter(qald_normalize(v["value"]) for v in bind.values())  # Multiset
                     answers.append(("multiset", tuple(sorted(b.items()))))
             elif "boolean" in answer:
                 answers.append(("boolean", answer["boolean"]))  # answers << answer["boolean"]
