@@ -267,3 +267,22 @@ def test_mintaka_prediction_column_is_typed_as_pandas(preds):
     for p in run:
         got, exp = p.metadata["mintaka_pred"], want[p.id]
         assert repr(got) == repr(exp) and type(got) is type(exp)
+
+
+def test_webqsp_in_the_graftnet_nsm_jsonl_shape_scores(tmp_path):
+    gold, preds = perturb.webqsp_files(5, n=30)
+    lines = [json.dumps({"id": q["QuestionId"], "question": q["RawQuestion"], "entities": [0],
+                         "answers": [{"kb_id": a["AnswerArgument"], "text": "x"} for a in q["Parses"][0]["Answers"]],
+                         "subgraph": {"tuples": [], "entities": []}}) for q in gold["Questions"][:30]]
+    d, r = tmp_path / "webqsp_test.jsonl", tmp_path / "pred.json"
+    d.write_text("\n".join(lines) + "\n")
+    r.write_text(json.dumps(preds))
+    e = kgqa.evaluate(d, r, profile="webqsp", run_format="webqsp-predictions")
+    # each question's kb_ids are its one parse, every question counted
+    as_parses = {"Questions": [{"QuestionId": q["QuestionId"], "Parses": [{
+        "AnnotatorComment": {"QuestionQuality": "Good", "ParseQuality": "Complete"},
+        "Answers": q["Parses"][0]["Answers"]}]} for q in gold["Questions"][:30]]}
+    want = official.webqsp_eval(as_parses, preds)
+    assert len(e.questions) == 30
+    _close("Average f1", e.aggregate["Average f1"], want["Average f1"])
+    _close("True accuracy", e.aggregate["True accuracy"], want["True accuracy"])
