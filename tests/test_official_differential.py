@@ -189,7 +189,7 @@ def test_webqsp_without_parses_loads_and_scores(tmp_path):
     assert want["n"] == 40
 
 
-@pytest.mark.parametrize("profile,shape", [("webqsp", "webqsp"), ("cwq", "cwq")])
+@pytest.mark.parametrize("profile,shape", [("webqsp", "webqsp"), ("cwq", "cwq"), ("mintaka-kg", "jsonl")])
 def test_a_dataset_that_scores_no_question_is_an_error(tmp_path, profile, shape):
     from kgqa.model import InputError
 
@@ -199,6 +199,11 @@ def test_a_dataset_that_scores_no_question_is_an_error(tmp_path, profile, shape)
             {"AnnotatorComment": {"QuestionQuality": "Bad", "ParseQuality": "Partial"}, "Answers": []}]}]}))
         r.write_text(json.dumps([{"QuestionId": "WebQTest-1", "Answers": []}]))
         fmt = "webqsp-predictions"
+    elif shape == "jsonl":  # a dataset without gold answers (queries only)
+        d = tmp_path / "d.jsonl"
+        d.write_text(json.dumps({"id": "1", "question": "q?", "sparql": "SELECT ?x WHERE { ?x ?p ?o }"}) + "\n")
+        r.write_text(json.dumps({"1": "Q1"}))
+        fmt = "mintaka-run"
     else:
         d.write_text(json.dumps([{"ID": "WebQTest-1_x", "webqsp_ID": "WebQTest-1", "question": "q?",
                                   "compositionality_type": "composition"}]))

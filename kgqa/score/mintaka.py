@@ -48,7 +48,7 @@ from typing import Any
 
 import regex
 
-from kgqa.score.measures import Inputs, ItemContext, MeasureDef, Param, register
+from kgqa.score.measures import Inputs, ItemContext, MeasureDef, Param, nothing_scored, register
 
 _TOKEN = regex.compile(r"([\p{L}\p{N}\p{M}]+)|([^\p{Z}\p{C}])", flags=regex.IGNORECASE | regex.UNICODE | regex.MULTILINE)
 
@@ -160,6 +160,15 @@ def _item(ctx: ItemContext, mode: str, part: str, lang: str) -> float | None:
     return PARTS[part](*sides, mode)
 
 
+def _aggregate(ctxs: Any, values: Any, mode: str, part: str, lang: str) -> float:
+    """The mean over the dataset's questions (``mintaka_test.exact_match.mean()``); no question
+    with a gold answer is a set-up error, not a NaN."""
+    vals = [v for v in values if v is not None]
+    if not vals:
+        raise nothing_scored("Mintaka evaluate.py", "no question has a gold answer")
+    return sum(vals) / len(vals)
+
+
 register(MeasureDef(
     name="Mintaka",
     definition=(
@@ -171,6 +180,8 @@ register(MeasureDef(
     ),
     convention="answer",
     item=_item,
+    aggregate=_aggregate,
+    fold=lambda ctx, **_: None,
     inputs=Inputs(answers=False),  # a null entity answer list is scored (None in KG mode, the mention in text mode)
     params=(Param("mode", "text", ("text", "kg"), "text answers (labels) or KG answers (Q-codes, values)"),
             Param("part", "EM", tuple(PARTS), "EM, F1 or H1 (hits@1)"),
