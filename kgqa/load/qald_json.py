@@ -320,7 +320,7 @@ def check_item(item: Item, file: str, record: str, problems: list[Problem]) -> N
 
 
 #: metadata key of the answer QALD's evaluation.rb reads for an id a file repeats (the last
-#: record's: the script's hash keeps it); the ``qald`` profile scores that one
+#: record's, as SPARQL-results JSON: the script's hash keeps it); the ``qald`` profile scores it
 LAST_ANSWER = "qald_script_answer"
 
 
@@ -334,7 +334,7 @@ def unique_items(items: Iterable[tuple[str, Item]], file: str, problems: list[Pr
             problems.append(Problem(file, record, f"duplicate id {it.id!r}; skipped (the first one is kept; "
                                                   "QALD's evaluation.rb reads the last)"))
             if it.id in kept:
-                kept[it.id].metadata[LAST_ANSWER] = it.answer
+                kept[it.id].metadata[LAST_ANSWER] = None if it.answer is None else to_results_json(it.answer)
             continue
         seen.add(it.id)
         kept[it.id] = it
@@ -391,7 +391,7 @@ def _keep_last(kept: Prediction | None, q: dict, rec: str) -> None:
         answer = parse_answers(q.get("answers"), rec, [], q.get("answertype"))[0] if "answers" in q else None
     except ValueError:
         answer = None
-    kept.metadata[LAST_ANSWER] = answer
+    kept.metadata[LAST_ANSWER] = None if answer is None else to_results_json(answer)
 
 
 def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:

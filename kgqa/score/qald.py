@@ -39,6 +39,7 @@ from urllib.parse import unquote_to_bytes
 
 from kgqa.load.qald_json import LAST_ANSWER
 from kgqa.model import BooleanAnswer, Status, TableAnswer
+from kgqa.model.answer import from_results_json
 from kgqa.score.measures import ItemContext, Inputs, MeasureDef, Param, register
 
 _DIGITS = re.compile(r"[0-9]+")
@@ -71,8 +72,10 @@ def rows(answer: Any) -> list:
 
 
 def _answer(meta: dict | None, default: Any) -> Any:
+    """The answer the script reads: the last record's when the file repeats the id."""
     if meta and LAST_ANSWER in meta:
-        return meta[LAST_ANSWER]
+        last = meta[LAST_ANSWER]
+        return None if last is None else from_results_json(last)
     return default
 
 
