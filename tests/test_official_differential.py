@@ -232,7 +232,7 @@ def test_qald_normalize_examples():
     assert normalize("a\u00a0") == "a\u00a0"  # String#strip leaves a no-break space
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.text(alphabet=" \t\n\0%2E8AB0123456789abcé\u00a0", max_size=12))
 def test_qald_normalize_is_the_scripts(text):
     from kgqa.score.qald import normalize
@@ -240,7 +240,7 @@ def test_qald_normalize_is_the_scripts(text):
     assert normalize(text) == official.qald_normalize(text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(_json_scalars, max_size=4), st.lists(_json_scalars, max_size=4))
 def test_webqsp_prf1_is_the_scripts(gold, pred):
     from kgqa.score.webqsp import calculate_prf1
@@ -248,7 +248,7 @@ def test_webqsp_prf1_is_the_scripts(gold, pred):
     assert list(calculate_prf1(gold, pred)) == official.webqsp_prf1([{"AnswerArgument": g} for g in gold], pred)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.one_of(st.text(alphabet="ThE aéb1987-", max_size=10), st.integers(1980, 1990)),
        st.lists(st.text(alphabet="ThE aéb1987-.", max_size=10), min_size=1, max_size=3), st.booleans())
 def test_cwq_match_is_the_scripts(span, gold, year):
@@ -258,7 +258,7 @@ def test_cwq_match_is_the_scripts(span, gold, year):
     assert matches(span, gold, question) == official.cwq_matches(span, gold, question)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.dictionaries(st.text(alphabet="abc", min_size=1, max_size=3),
                        st.one_of(st.none(), st.integers(-3, 3), st.floats(-2, 2), st.booleans(), st.just("Q1")),
                        min_size=1, max_size=5))
