@@ -106,8 +106,8 @@ PARTS = ("P", "R", "F1")
 
 
 def _item(ctx: ItemContext, part: str, agg: str, over: str) -> float | None:
-    if agg == "micro":
-        return None
+    if agg == "micro" or part == "F1":
+        return None  # corpus-level: micro sums, and the macro F1 is the F of averaged P and R
     q = question(ctx)
     if over == "processed" and not q[0]:
         return None  # not in the system file: outside the processed questions
@@ -165,7 +165,8 @@ register(MeasureDef(
         "a question the system file lacks scores 0 and is not processed; empty gold -> 1 iff no row; "
         "no system row -> P=1, R=0; `part` P, R or F1; `agg` macro (mean P, mean R over `over`: all "
         "questions or processed = present in the system file; F1 = F of those means) or micro (summed "
-        "correct / system rows / gold rows of `over`). Corpus-level for micro."
+        "correct / system rows / gold rows of `over`). Per question: P and R (the script's breakdown; its F1 "
+        "there is fscore(P, R)); corpus-level for micro and for F1."
     ),
     convention="answer",
     item=_item,
