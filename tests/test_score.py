@@ -278,3 +278,14 @@ def test_both_empty_rules_as_documented(s):
     assert both_empty["text2sparql"].aggregate["set_F"] == 0.0
     assert math.isnan(both_empty["graphquestions"].aggregate["Average F1"])  # undefined, skipped
     assert both_empty["graphquestions"].questions[0].scores == {}
+
+
+def test_qald_profile_reads_executed_gold_and_leaves_out_a_failed_gold_query():
+    from kgqa.model import Dataset, Item, Outcome, Prediction, Run
+    from kgqa.score.evaluate import evaluate as evaluate_scored
+
+    ds = Dataset("d", [Item("1", {"en": "a?"}, "SELECT 1", col("a")), Item("2", {"en": "b?"}, "SELECT 2", col("b"))])
+    run = Run("r", [Prediction("1", answer=col("z")), Prediction("2", answer=col("x"))])
+    gold = {"1": Outcome.ok(col("z")), "2": Outcome(Status.EXEC_ERROR, None, "boom")}
+    e = evaluate_scored(ds, run, profiles.get("qald"), gold=gold)
+    assert e.aggregate["Macro Precision (all)"] == 1.0 and e.aggregate["Micro Recall (all)"] == 1.0

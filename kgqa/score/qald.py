@@ -79,9 +79,13 @@ def _answer(meta: dict | None, default: Any) -> Any:
     return default
 
 
-def question(ctx: ItemContext) -> tuple[bool, float, float, float, int, int, int]:
-    """(processed, P, R, F, |gold|, |user|, correct) of one question, as compute_results."""
-    gold = rows(_answer(ctx.item.metadata, ctx.item.answer))
+def question(ctx: ItemContext) -> tuple[bool, float, float, float, int, int, int] | None:
+    """(processed, P, R, F, |gold|, |user|, correct) of one question, as compute_results (None:
+    the gold query was executed and failed, so there is no gold to compare with)."""
+    g = ctx.gold_outcome
+    if g is not None and g.status is not Status.OK:
+        return None
+    gold = rows(g.answer if g is not None else _answer(ctx.item.metadata, ctx.item.answer))
     if ctx.prediction is None:
         return False, 0.0, 0.0, 0.0, len(gold), 0, 0
     stored = ctx.outcome.answer if ctx.outcome.status is Status.OK else ctx.prediction.answer
@@ -109,17 +113,19 @@ def _item(ctx: ItemContext, part: str, agg: str, over: str) -> float | None:
     if agg == "micro" or part == "F1":
         return None  # corpus-level: micro sums, and the macro F1 is the F of averaged P and R
     q = question(ctx)
-    if over == "processed" and not q[0]:
+    if q is None or (over == "processed" and not q[0]):
         return None  # not in the system file: outside the processed questions
     return q[1 + PARTS.index(part)]
 
 
-def _fold(ctx: ItemContext, part: str, agg: str, over: str) -> tuple:
+def _fold(ctx: ItemContext, part: str, agg: str, over: str) -> tuple | None:
     return question(ctx)
 
 
 def measures(folds: Sequence[tuple]) -> dict[str, dict[str, tuple[float, float, float]]]:
-    """Every figure the script prints: ``{"all"|"processed": {"micro"|"macro": (P, R, F)}}``."""
+    """Every figure the script prints: ``{"all"|"processed": {"micro"|"macro": (P, R, F)}}``
+    (questions whose executed gold query failed, None, are left out)."""
+    folds = [f for f in folds if f is not None]
     sum_p = sum_r = 0.0
     correct = gold_all = gold_proc = user = processed = 0
     for proc, p, r, _f, ng, nu, c in folds:
