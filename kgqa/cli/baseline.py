@@ -54,8 +54,8 @@ def train_cmd(
     system = train_system(kind, train, valid, output=output, kg=kg, format=format,
                           **{k: v for k, v in config.items() if v is not None})
     m = system.manifest
-    err.print(f"trained {kind} on {m['train']['items']} items of {m['train']['name']} in {m['fit_seconds']:.1f} s "
-              f"(seed {seed}); saved to {output}", highlight=False)
+    err.print(f"trained {kind} on {m['train']['items']} items of {m['train']['name']} ({m['input']} questions) in "
+              f"{m['fit_seconds']:.1f} s (seed {seed}); saved to {output}", highlight=False)
 
 
 def predict_cmd(
@@ -73,6 +73,12 @@ def predict_cmd(
     answered = sum(1 for p in run.predictions if p.answer is not None)
     err.print(f"{n}/{len(run.predictions)} questions got a query" + (f", {answered} an answer" if kg else "")
               + f"; wrote {output}", highlight=False)
+    trained, given = run.metadata["system"].get("input") or "not recorded", run.metadata.get("input") or "none"
+    err.print(f"input: {given} questions (the system was trained on {trained}); scores of this run say "
+              f"input:{given} in their signature", highlight=False)
+    if trained != given:
+        err.print(f"[yellow]warning:[/] the questions are not in the form the system was trained on ({given} vs "
+                  f"{trained}): its figures are not those of its training setting", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
