@@ -51,7 +51,7 @@ def uri_split(shared_data, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("lcquad-inputs")
     records = json.loads((shared_data / "lcquad-1.0" / "train-data.json").read_text())[:200]
     (tmp / "lcquad.json").write_text(json.dumps(records))
-    _cli("annotate", tmp / "lcquad.json", "--mode", "tagged", "-o", tmp / "tagged.jsonl")
+    _cli("annotate", tmp / "lcquad.json", "--mode", "tagged", "--unannotated", "drop", "-o", tmp / "tagged.jsonl")
     _cli("split", tmp / "tagged.jsonl", "--by", "uri", "--ratios", "0.8,0.2", "--seed", "1", "-o", tmp / "uri")
     out = {}
     for part in ("train", "test"):
@@ -73,6 +73,9 @@ def test_text_mentions_read_back_the_elements_kgqa_annotate_writes():
     assert sorted(tag_end, key=lambda m: m["start"]) == [{"element": "dbp:office", "start": 12},
                                                          {"element": "dbr:Richard_Coke", "start": 22}]
     assert text_mentions("who wrote it ?") == []
+    # an element the question quotes (LC-QuAD 4440) is the element, not a literal
+    assert text_mentions('Which dbo:Country dbp:nationalMotto is "dbr:Truth_prevails"?')[2] == \
+        {"element": "dbr:Truth_prevails", "start": 40}
 
 
 @given(st.lists(st.sampled_from(["raw", "tagged", "tag-end", ""]), max_size=30))
@@ -179,7 +182,8 @@ def test_served_seq2seq_answers_as_baseline_predict_on_the_uri_split(uri_split, 
 def full_uri_split(shared_data, tmp_path_factory):
     """All 4,000 LC-QuAD 1.0 train items, tagged and split by URI as docs/baselines.md does."""
     tmp = tmp_path_factory.mktemp("lcquad-full")
-    _cli("annotate", shared_data / "lcquad-1.0" / "train-data.json", "--mode", "tagged", "-o", tmp / "tagged.jsonl")
+    _cli("annotate", shared_data / "lcquad-1.0" / "train-data.json", "--mode", "tagged", "--unannotated", "drop",
+         "-o", tmp / "tagged.jsonl")
     _cli("split", tmp / "tagged.jsonl", "--by", "uri", "--seed", "0", "-o", tmp / "uri")
     return tmp / "uri"
 

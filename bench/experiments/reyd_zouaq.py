@@ -84,7 +84,8 @@ def main() -> None:
             report = json.loads(report_path.read_text(encoding="utf-8"))
         else:
             tagged_path.parent.mkdir(parents=True, exist_ok=True)
-            report = annotate_to_file(str(Path(args.data) / "lcquad-1.0" / "train-data.json"), tagged_path, mode="tagged")
+            report = annotate_to_file(str(Path(args.data) / "lcquad-1.0" / "train-data.json"), tagged_path, mode="tagged",
+                                     unannotated="drop")
             report_path.write_text(json.dumps({k: report[k] for k in ("annotated", "items")}), encoding="utf-8")
         tagged = load_dataset(str(tagged_path))
     print(f"annotated {report['annotated']}/{report['items']} LC-QuAD 1.0 items (tagged, no KG)", flush=True)

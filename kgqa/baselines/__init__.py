@@ -57,15 +57,23 @@ def load_system(folder: str | Path) -> System:
 
 
 def train(kind: str, train: Any, valid: Any = None, *, output: str | Path | None = None, kg: Any = None,
-          format: str | None = None, **config: Any) -> System:
+          format: str | None = None, minutes: float | None = None, progress: bool = False, **config: Any) -> System:
     """``kgqa baseline train``: fit a ``kind`` system on ``train`` (a dataset name, path or
-    Dataset), optionally ``valid``, save it to ``output`` when given, and return it."""
+    Dataset), optionally ``valid``, save it to ``output`` when given, and return it. With
+    ``output``, kinds trained by epochs write a checkpoint there after each epoch and resume from
+    it when run again (:mod:`kgqa.baselines.training`); ``minutes``: a time budget; ``progress``:
+    a bar (terminal) or a line per epoch (log) on stderr."""
     from kgqa.load import load_dataset
     from kgqa.model import Dataset
 
+    if minutes is not None and not minutes > 0:
+        raise InputError("--minutes", f"expected a positive number of minutes, got {minutes}")
     tr = train if isinstance(train, Dataset) else load_dataset(train, format=format)
     va = valid if valid is None or isinstance(valid, Dataset) else load_dataset(valid, format=format)
-    system = create(kind, **config).fit(tr, va, kg=kg)
+    system = create(kind, **config)
+    system.workdir = Path(output) if output is not None else None
+    system.minutes, system.show_progress = minutes, progress
+    system.fit(tr, va, kg=kg)
     if output is not None:
         system.save(output)
     return system

@@ -50,6 +50,11 @@ class System:
         self.config: dict[str, Any] = {"seed": 0, "lang": "en", **self.defaults,
                                        **{k: v for k, v in config.items() if v is not None}}
         self.manifest: dict[str, Any] = {}
+        #: training a person can watch (:mod:`kgqa.baselines.training`): checkpoint folder,
+        #: time budget in minutes, progress on stderr
+        self.workdir: Path | None = None
+        self.minutes: float | None = None
+        self.show_progress = False
 
     @property
     def seed(self) -> int:
@@ -83,6 +88,10 @@ class System:
             "kg": None if kg is None else str(kg),
             "fit_seconds": round(time.perf_counter() - start, 3),
         }
+        history = getattr(self, "history", None)
+        if history and isinstance(history, list) and isinstance(history[0], dict) and "epoch" in history[0]:
+            self.manifest["training"] = {"epochs_run": len(history), "best_epoch": getattr(self, "best_epoch", None),
+                                         "stopped": getattr(self, "stopped", None), "budget_minutes": self.minutes}
         return self
 
     def check_dataset(self, ds: Dataset) -> None:
@@ -168,6 +177,9 @@ class System:
         folder.mkdir(parents=True, exist_ok=True)
         self._save_state(folder)
         (folder / MANIFEST).write_text(json.dumps(self.manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        from kgqa.baselines.training import Watch
+
+        Watch(0, 0, folder=folder).clear()  # the trained system is saved: nothing left to resume
         return folder
 
     @classmethod

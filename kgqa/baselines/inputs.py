@@ -66,8 +66,12 @@ def text_mentions(text: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if not sep:
         for m in _ELEMENT.finditer(text):
-            if m.group(0) != SEP:
-                out.append({"element": m.group(0), "start": m.start()})
+            el, at = m.group(0), m.start()
+            inner = _ELEMENT.fullmatch(el[1:-1]) if el.startswith('"') and el.endswith('"') else None
+            if inner is not None and not inner.group(0).startswith('"'):  # "dbr:X": an element in quotes
+                el, at = inner.group(0), at + 1
+            if el != SEP:
+                out.append({"element": el, "start": at})
         return out
     for seg in tail.split(f" {SEP} "):
         m = _ELEMENT.match(seg.strip())

@@ -45,17 +45,26 @@ def train_cmd(
     lang: str = typer.Option("en", "--lang", help="Question language."),
     setting: list[str] = typer.Option([], "--set", help="Any other option of the kind, KEY=VALUE (repeatable)."),
     format: Optional[str] = typer.Option(None, "--format", "-f", help="Dataset format (default: detect)."),
+    minutes: Optional[float] = typer.Option(None, "--minutes", help="Time budget: no epoch is started that would end past it."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar (terminal) or a line per epoch (log) on stderr."),
 ) -> None:
-    """Train a reference system on TRAIN and save it to a folder (manifest.json + state)."""
+    """Train a reference system on TRAIN and save it to a folder (manifest.json + state).
+
+    Kinds trained by epochs (seq2seq) write OUTPUT/checkpoint.pt after every epoch: the same
+    command run again after an interruption (even kill -9) resumes from the last finished epoch."""
     from kgqa.baselines import train as train_system
 
     config = {"seed": seed, "lang": lang, "device": device, "preset": preset, "copy": copy, "epochs": epochs,
               "tokens": tokens, **parse_config(setting)}
-    system = train_system(kind, train, valid, output=output, kg=kg, format=format,
+    system = train_system(kind, train, valid, output=output, kg=kg, format=format, minutes=minutes, progress=progress,
                           **{k: v for k, v in config.items() if v is not None})
     m = system.manifest
     err.print(f"trained {kind} on {m['train']['items']} items of {m['train']['name']} ({m['input']} questions) in "
               f"{m['fit_seconds']:.1f} s (seed {seed}); saved to {output}", highlight=False)
+    t = m.get("training")
+    if t:
+        err.print(f"{t['epochs_run']} epoch(s) run" + (f", best epoch by validation loss: {t['best_epoch']}" if valid else "")
+                  + (f"; stopped early ({t['stopped']})" if t["stopped"] else ""), highlight=False)
 
 
 def predict_cmd(
