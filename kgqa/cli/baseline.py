@@ -31,11 +31,11 @@ def parse_config(pairs: list[str]) -> dict:
 
 
 def train_cmd(
-    kind: str = typer.Argument(..., help="retrieval, seq2seq or simple."),
-    train: str = typer.Argument(..., help="Training dataset: registry name or file (annotated with kgqa annotate for tagged inputs)."),
+    kind: str = typer.Argument(..., help="retrieval, seq2seq, simple or e2e."),
+    train: Optional[str] = typer.Argument(None, help="Training dataset: registry name or file (annotated with kgqa annotate for tagged inputs); e2e: none, it generates its own from --kg."),
     output: Path = typer.Option(..., "--output", "-o", help="Folder to save the trained system in."),
     valid: Optional[str] = typer.Option(None, "--valid", help="Validation dataset (seq2seq keeps the best epoch on it)."),
-    kg: Optional[str] = typer.Option(None, "--kg", help="KG the system reads (simple: required; retrieval: label matching)."),
+    kg: Optional[str] = typer.Option(None, "--kg", help="KG the system reads (simple, e2e: required; retrieval: label matching)."),
     seed: int = typer.Option(0, "--seed", help="Random seed (training is deterministic on CPU for a given seed)."),
     device: Optional[str] = typer.Option(None, "--device", help="seq2seq: cpu or cuda."),
     preset: Optional[str] = typer.Option(None, "--preset", help="seq2seq: small (default) or paper (6 layers, 1024 hidden, dropout 0.3)."),
@@ -61,6 +61,10 @@ def train_cmd(
     m = system.manifest
     err.print(f"trained {kind} on {m['train']['items']} items of {m['train']['name']} ({m['input']} questions) in "
               f"{m['fit_seconds']:.1f} s (seed {seed}); saved to {output}", highlight=False)
+    h = m.get("held_out")
+    if h:
+        err.print(f"held-back generated questions: {h['correct']}/{h['items']} answered exactly ({h['accuracy']:.1%})",
+                  highlight=False)
     t = m.get("training")
     if t:
         err.print(f"{t['epochs_run']} epoch(s) run" + (f", best epoch by validation loss: {t['best_epoch']}" if valid else "")
