@@ -8,14 +8,18 @@ from that KG; it answers raw questions (issue 40.1).
   k-th) are kept back and answered after training: the manifest's ``held_out`` gives the share
   whose predicted query returns exactly the gold answer on the KG.
 - **Linker** (:class:`kgqa.baselines.labels.LabelIndex`): every run of words of the question that
-  is an entity label or a literal value of the KG (longest first, left to right); numbers are
-  values too.
+  is an entity label, a part of a composite label (:func:`add_label_parts`) or a literal value
+  of the KG (longest first, left to right); numbers are values too.
+- **Questions about classes as a whole** (:func:`schema_questions`), which graph-query generation
+  does not make (it puts a constant in every query): list, count, and the largest, smallest and
+  average of a class's numeric properties, worded from the KG's labels.
 - **Skeletons**: each training question with the spans of its query's entities and values replaced
   by ``<e>`` (numbers ``<n>``), and its query with those constants replaced by numbered slots in
   question order. A training item whose constants cannot all be found in its question is skipped
   (counted in ``state.json``).
 - **Prediction**: the raw question is linked and masked the same way; the skeletons with as many
-  slots as the question has mentions are ranked by TF-IDF cosine (word uni- and bigrams) with its
+  slots as the question has mentions are ranked by TF-IDF cosine (word uni- and bigrams, stemmed
+  unigrams) with its
   masked text; the slots of the best ``candidates`` are filled in order (an entity slot with the
   mention's best IRI by degree, a value slot with its literal or number), executed on the KG,
   and the first that returns a non-empty answer is the query (none does: the first filled one).
@@ -69,6 +73,29 @@ def _lexical(token: str) -> str:
     return body.strip("\"'")
 
 
+_PART = re.compile(r"\s+[-–—:|/]\s+|\s*[,;(\[]\s*|\s*[)\]]\s*")
+
+
+def add_label_parts(index: LabelIndex) -> None:
+    """Index the parts of composite labels too (``"G205-5318100 - LCD Gauge"``: also ``"LCD
+    Gauge"`` and ``"G205-5318100"``), where the part is no full label of anything and has two
+    words or four characters: people name things by a part of a long label."""
+    extra: dict[str, list[str]] = {}
+    for ent, labs in index.labels.items():
+        if not ent.startswith("<"):
+            continue
+        for lab in labs:
+            parts = [p for p in _PART.split(lab) if p and p.strip()]
+            if len(parts) < 2:
+                continue
+            for part in parts:
+                k = label_key(part)
+                if k and k not in index.by_key and (len(k.split()) >= 2 or len(k) >= 4):
+                    extra.setdefault(k, []).append(ent)
+    for k, ents in extra.items():
+        index.by_key[k] = sorted(set(ents), key=lambda i: (-index.degree.get(i, 0), i))
+
+
 class E2ESystem(System):
     kind = "e2e"
     needs_kg = True
@@ -78,7 +105,9 @@ class E2ESystem(System):
 
     def _index(self, executor: Any) -> LabelIndex:
         if getattr(self, "_labels", None) is None or self._labels[0] is not executor:
-            self._labels = (executor, LabelIndex.from_executor(executor, self.lang))
+            index = LabelIndex.from_executor(executor, self.lang)
+            add_label_parts(index)
+            self._labels = (executor, index)
         return self._labels[1]
 
     @staticmethod
@@ -163,7 +192,9 @@ class E2ESystem(System):
         self._vectorize()
 
     def _features(self, doc: Sequence[str]) -> Counter:
-        return Counter([*doc, *(f"{a} {b}" for a, b in zip(doc, doc[1:]))])
+        """Word uni- and bigrams, and unigrams crudely stemmed (plural ``s`` / ``es`` cut)."""
+        stems = [re.sub(r"(?<=\w\w\w)(es|s)$", "", w) for w in doc]
+        return Counter([*doc, *(f"{a} {b}" for a, b in zip(doc, doc[1:])), *(f"~{w}" for w in stems)])
 
     def _vectorize(self) -> None:
         docs = [self._features(e["doc"]) for e in self.entries]
@@ -295,11 +326,79 @@ def generated_training(kg: Any, *, n: int = 800, round_size: int = 150, edges: i
             if say:
                 say(f"e2e: generated {len(items)} questions from the KG ({k} round(s), "
                     f"{time.monotonic() - start:.0f} s)")
+        from kgqa.execute.executor import Executor
+
+        with Executor.open(kg, cache=False) as ex:
+            for it in schema_questions(ex, lang):
+                items.append(Item(f"s{len(items)}", dict(it.questions), it.sparql))
+        if say:
+            say(f"e2e: {len(items)} questions with those about classes as a whole")
     finally:
         access.close()
     if not items:
         raise InputError(str(kg), "kgqa generate made no question from this KG; the e2e baseline has nothing to train on")
-    return items[:n]
+    return items
+
+
+_XSD = "http://www.w3.org/2001/XMLSchema#"
+NUMERIC = tuple(_XSD + t for t in ("integer", "int", "long", "short", "decimal", "double", "float",
+                                   "nonNegativeInteger", "positiveInteger"))
+
+
+def _words_of(iri: str, labels: dict[str, list[str]]) -> str:
+    """A name for a class or predicate: its label, else its local name in words."""
+    labs = labels.get(f"<{iri}>")
+    if labs:
+        return labs[0]
+    local = re.split(r"[/#]", iri.rstrip("/#"))[-1]
+    local = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", local).replace("_", " ").replace("-", " ")
+    return " ".join(local.split()).lower()
+
+
+def _plural(noun: str) -> str:
+    if re.search(r"(s|x|z|ch|sh)$", noun):
+        return noun + "es"
+    if re.search(r"[^aeiou]y$", noun):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+def schema_questions(executor: Any, lang: str = "en", per_class: int = 3) -> list[Item]:
+    """Questions about a class as a whole, which graph-query generation (a constant in every
+    query) does not make: list, count, and for the numeric properties of its members the
+    largest, smallest and average; worded from the KG's labels (else local names)."""
+    def rows(q: str) -> list:
+        oc = executor.execute(q)
+        return oc.answer.rows if not oc.status.failed and isinstance(oc.answer, TableAnswer) else []
+
+    schema_labels: dict[str, list[str]] = {}
+    for s_, lab in rows("SELECT ?s ?l WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#label> ?l . "
+                        "{ ?x a ?s } UNION { ?x ?s ?y } }"):
+        if lab is not None and (not lab.language or lab.language.split("-")[0] == lang):
+            schema_labels.setdefault(s_.n3(), []).append(lab.value)
+    classes = [(c.value, int(n.value)) for c, n in rows("SELECT ?c (COUNT(DISTINCT ?x) AS ?n) WHERE { ?x a ?c } GROUP BY ?c")
+               if isinstance(c, IRI) and not c.value.startswith(("http://www.w3.org/", "http://www.w3.org/2002/07/owl#"))]
+    out: list[Item] = []
+    for c, n in sorted(classes, key=lambda x: -x[1])[:60]:
+        name = _words_of(c, schema_labels)
+        many = _plural(name)
+        q_list = f"SELECT DISTINCT ?x WHERE {{ ?x a <{c}> . }}"
+        q_count = f"SELECT (COUNT(DISTINCT ?x) AS ?count) WHERE {{ ?x a <{c}> . }}"
+        out += [Item("", {lang: f"Which {many} are there?"}, q_list), Item("", {lang: f"List all {many}."}, q_list),
+                Item("", {lang: f"How many {many} are there?"}, q_count)]
+        props = rows(f"SELECT ?p (COUNT(*) AS ?n) WHERE {{ ?x a <{c}> ; ?p ?v . FILTER(isLiteral(?v) && "
+                     f"DATATYPE(?v) IN ({', '.join(f'<{t}>' for t in NUMERIC)})) }} GROUP BY ?p ORDER BY DESC(?n) "
+                     f"LIMIT {per_class}")
+        for (p, _) in props:
+            pn = _words_of(p.value, schema_labels)
+            body = f"?x a <{c}> . ?x <{p.value}> ?v ."
+            out += [Item("", {lang: f"Which {name} has the highest {pn}?"},
+                         f"SELECT ?x WHERE {{ {body} }} ORDER BY DESC(?v) LIMIT 1"),
+                    Item("", {lang: f"Which {name} has the lowest {pn}?"},
+                         f"SELECT ?x WHERE {{ {body} }} ORDER BY ASC(?v) LIMIT 1"),
+                    Item("", {lang: f"What is the average {pn} of all {many}?"},
+                         f"SELECT (AVG(?v) AS ?avg) WHERE {{ {body} }}")]
+    return out
 
 
 def train_e2e(kg: Any, output: str | Path | None = None, *, minutes: float | None = None, seed: int = 0,
