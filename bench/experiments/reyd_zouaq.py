@@ -65,6 +65,7 @@ def main() -> None:
     ap.add_argument("--test", default="", help="a given test file (with --train)")
     ap.add_argument("--cpu", action="store_true", help="the CPU preset: --epochs 6 --limit 1000 --set d_model=64 --set ff=128")
     ap.add_argument("--no-progress", action="store_true", help="no line per seq2seq epoch")
+    ap.add_argument("--no-times", action="store_true", help="no fit/predict seconds columns (tables the docs keep and CI compares)")
     args = ap.parse_args()
     if bool(args.train) != bool(args.test):
         sys.exit("give --train and --test together (a given train/test pair)")
@@ -180,6 +181,8 @@ def given_pair(args: argparse.Namespace) -> dict:
 def report_table(args: argparse.Namespace, rows: list[list], report: dict, start: float) -> None:
     """Write the Markdown table of the rows so far (the command, seed, times, hardware)."""
     header = ["split", "system", "input", "BLEU", "QueryEM", "F1_Sem", "F1_Tri", "fit s", "predict s"]
+    if args.no_times:
+        header, rows = header[:-2], [r[:-2] for r in rows]
     table = markdown_table(header, rows)
     total = time.perf_counter() - start
     out = Path(args.out).resolve()
@@ -188,7 +191,7 @@ def report_table(args: argparse.Namespace, rows: list[list], report: dict, start
     cmd = (f"nice -n 5 .venv/bin/python bench/experiments/reyd_zouaq.py{given} --epochs {args.epochs} --seed {args.seed} "
            f"--threads {args.threads} --preset {args.preset} --splits {args.splits} --systems {args.systems} --inputs {args.inputs}"
            + (f" --limit {args.limit}" if args.limit else "")
-           + "".join(f" --set {x}" for x in args.set) + f" --out {out_arg}")
+           + "".join(f" --set {x}" for x in args.set) + (" --no-times" if args.no_times else "") + f" --out {out_arg}")
     note = (f"Seed {args.seed}; seq2seq preset `{args.preset}`{' with ' + ', '.join(args.set) if args.set else ''}, "
             f"{args.epochs} epochs (best validation loss kept); "
             f"{report['annotated']}/{report['items']} items tagged without a KG; {{minutes}} min in this invocation "

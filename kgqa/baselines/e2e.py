@@ -2,10 +2,10 @@
 from that KG; it answers raw questions (issue 40.1).
 
 - **Training questions** (:func:`generated_training`): :func:`kgqa.make.generate.generate` on the
-  KG in rounds of ``round`` graph queries (seeds ``seed``, ``seed + 1``, ...; 1 to ``edges``
+  KG (English questions also rephrased, :func:`rephrasings`) in rounds of ``round`` graph queries (seeds ``seed``, ``seed + 1``, ...; 1 to ``edges``
   edges, functions at GraphQuestions' shares) until ``n`` questions or the time share of the
   budget is spent; a question text or query seen before is dropped. ``held_out`` of them (every
-  k-th) are kept back and answered after training: the manifest's ``held_out`` gives the share
+  k-th generated question with its rephrasings) are kept back and answered after training: the manifest's ``held_out`` gives the share
   whose predicted query returns exactly the gold answer on the KG.
 - **Linker** (:class:`kgqa.baselines.labels.LabelIndex`): every run of words of the question that
   is an entity label, a part of a composite label (:func:`add_label_parts`) or a literal value
@@ -298,6 +298,25 @@ class E2ESystem(System):
         self._vectorize()
 
 
+_WHICH_IS_THE = re.compile(r"^Which (?P<cls>.+?) (?P<be>is|are) the (?P<rest>.+?)\??$")
+_WHICH = re.compile(r"^Which (?P<cls>.+?) (?P<verb>is|are|has|have|was|were) (?P<rest>.+?)\??$")
+
+
+def rephrasings(question: str) -> list[str]:
+    """Other ways people ask what a generated English question asks (its query unchanged):
+    ``Which C is the P of E?`` -> ``What is the P of E?``, ``Who is the P of E?``; ``Which C has
+    ...?`` -> ``What C has ...?``, ``Give me the C that has ...``, ``List the C that has ...``."""
+    out: list[str] = []
+    m = _WHICH_IS_THE.match(question)
+    if m:
+        out += [f"What {m['be']} the {m['rest']}?", f"Who {m['be']} the {m['rest']}?"]
+    m = _WHICH.match(question)
+    if m:
+        out += [f"What {m['cls']} {m['verb']} {m['rest']}?", f"Give me the {m['cls']} that {m['verb']} {m['rest']}.",
+                f"List the {m['cls']} that {m['verb']} {m['rest']}."]
+    return out
+
+
 def generated_training(kg: Any, *, n: int = 800, round_size: int = 150, edges: int = 2, seed: int = 0,
                        seconds: float | None = None, lang: str = "en", say: Any = None) -> list[Item]:
     """Questions generated from ``kg`` in rounds (module docstring), at most ``n``, stopping when
@@ -321,7 +340,9 @@ def generated_training(kg: Any, *, n: int = 800, round_size: int = 150, edges: i
                 if it.sparql and q not in seen_q and it.sparql not in seen_s:
                     seen_q.add(q)
                     seen_s.add(it.sparql)
-                    items.append(Item(f"g{len(items)}", {lang: question_text(it, lang)}, it.sparql, it.answer))
+                    group = len(seen_s)
+                    for text in [question_text(it, lang), *(rephrasings(question_text(it, lang)) if lang == "en" else [])]:
+                        items.append(Item(f"g{len(items)}", {lang: text}, it.sparql, it.answer, metadata={"group": group}))
             k += 1
             if say:
                 say(f"e2e: generated {len(items)} questions from the KG ({k} round(s), "
@@ -330,7 +351,7 @@ def generated_training(kg: Any, *, n: int = 800, round_size: int = 150, edges: i
 
         with Executor.open(kg, cache=False) as ex:
             for it in schema_questions(ex, lang):
-                items.append(Item(f"s{len(items)}", dict(it.questions), it.sparql))
+                items.append(Item(f"s{len(items)}", dict(it.questions), it.sparql, metadata={"group": f"s{it.sparql}"}))
         if say:
             say(f"e2e: {len(items)} questions with those about classes as a whole")
     finally:
@@ -408,15 +429,20 @@ def train_e2e(kg: Any, output: str | Path | None = None, *, minutes: float | Non
     import sys
 
     say = (lambda m: print(m, file=sys.stderr, flush=True)) if progress else None
+    if minutes is not None and "n" not in config:
+        config = {**config, "n": 20000}  # the budget decides
     system = E2ESystem(seed=seed, **config)
     system.minutes, system.show_progress = minutes, progress
     cfg = system.config
     budget = None if minutes is None else minutes * 60 * float(cfg["generate_share"])
     items = generated_training(kg, n=int(cfg["n"]), round_size=int(cfg["round"]), edges=int(cfg["edges"]),
                                seed=seed, seconds=budget, lang=system.lang, say=say)
+    # held back by generated question: its rephrasings (and a class question's wordings) go together
     every = max(2, round(1 / float(cfg["held_out"]))) if cfg["held_out"] else 0
-    held = [it for k, it in enumerate(items) if every and k % every == every - 1]
-    train = [it for k, it in enumerate(items) if not (every and k % every == every - 1)]
+    groups = list(dict.fromkeys(it.metadata["group"] for it in items))
+    back = {g for k, g in enumerate(groups) if every and k % every == every - 1}
+    held = [it for it in items if it.metadata["group"] in back]
+    train = [it for it in items if it.metadata["group"] not in back]
     system.fit(Dataset(f"generated from {Path(str(kg)).name}", train), kg=kg)
     if held:
         system.manifest["held_out"] = held_out_accuracy(system, held, kg)
