@@ -47,7 +47,7 @@ MEASURES = ["BLEU", "QueryEM(norm=whitespace)", "F1_Sem", "F1_Tri"]
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
-    ap.add_argument("--epochs", type=int, default=12)
+    ap.add_argument("--epochs", type=int, default=None, help="seq2seq epochs (default 12; --cpu: 6)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--preset", default="small")
@@ -69,8 +69,10 @@ def main() -> None:
     args = ap.parse_args()
     if bool(args.train) != bool(args.test):
         sys.exit("give --train and --test together (a given train/test pair)")
+    if args.epochs is None:
+        args.epochs = 6 if args.cpu else 12
     if args.cpu:
-        args.epochs, args.limit = 6, args.limit or 1000
+        args.limit = args.limit or 1000
         args.set = sorted({*args.set, "d_model=64", "ff=128", "max_len=40"})
     if args.train and args.splits == "iid,uri,template":
         args.splits = "original,uri,template"
