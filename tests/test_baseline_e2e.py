@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import kgqa
 import kgqa.cli as cli
 from kgqa.baselines import create, load_system
-from kgqa.baselines.e2e import add_label_parts, schema_questions
+from kgqa.baselines.e2e import add_label_parts, add_local_names, schema_questions
 from kgqa.baselines.labels import LabelIndex
 from kgqa.execute.executor import Executor
 from kgqa.execute.live import AskSettings, ask
@@ -28,7 +28,7 @@ ex:bob a ex:Person ; rdfs:label "Bob Jones" ; ex:worksIn ex:sales ; ex:age 45 .
 ex:carol a ex:Person ; rdfs:label "Carol White" ; ex:manager ex:dave ; ex:worksIn ex:it ; ex:age 28 .
 ex:dave a ex:Person ; rdfs:label "Dave Brown" ; ex:worksIn ex:it ; ex:age 50 .
 ex:erin a ex:Person ; rdfs:label "Erin Black" ; ex:manager ex:bob ; ex:worksIn ex:sales ; ex:age 39 .
-ex:sales a ex:Department ; rdfs:label "Sales" .
+ex:sales a ex:Department ; rdfs:label "Sales" ; ex:office ex:room_12 .
 ex:it a ex:Department ; rdfs:label "IT Services - Operations" .
 """
 TRAIN = Dataset("train", [
@@ -61,12 +61,15 @@ def test_e2e_links_unseen_entities_by_label_and_fills_the_nearest_skeleton(tiny_
     assert run.predictions[0].metadata["input"] == "raw" and system.manifest["input"] == "raw"
 
 
-def test_e2e_needs_a_kg_and_label_parts_never_shadow_a_full_label(tiny_kg):
+def test_e2e_needs_a_kg_and_label_parts_and_local_names_never_shadow_a_full_label(tiny_kg):
     with pytest.raises(InputError, match="pass --kg"):
         create("e2e").fit(TRAIN)
     with Executor.open(str(tiny_kg), cache=False) as ex:
         index = LabelIndex.from_executor(ex)
         add_label_parts(index)
+        add_local_names(index, ex)
+        assert index.by_key["room 12"] == [f"<{E}room_12>"]  # no label: the words of its local name
+        assert "person" not in index.by_key and "works in" not in index.by_key  # never a class or predicate
         assert index.by_key["operations"] == [f"<{E}it>"] and index.by_key["it services"] == [f"<{E}it>"]
         assert index.by_key["sales"] == [f"<{E}sales>"]
         qs = {it.questions["en"]: it.sparql for it in schema_questions(ex)}

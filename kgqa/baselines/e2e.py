@@ -9,8 +9,8 @@ from that KG; it answers raw questions (issue 40.1).
   spread) answered after training: the manifest's ``held_out`` gives the share
   whose predicted query returns exactly the gold answer on the KG.
 - **Linker** (:class:`kgqa.baselines.labels.LabelIndex`): every run of words of the question that
-  is an entity label, a part of a composite label (:func:`add_label_parts`) or a literal value
-  of the KG (longest first, left to right); numbers are values too.
+  is an entity label, a part of a composite label (:func:`add_label_parts`), the local name of
+  an IRI without a label (:func:`add_local_names`) or a literal value of the KG (longest first, left to right); numbers are values too.
 - **Questions about classes as a whole** (:func:`schema_questions`), which graph-query generation
   does not make (it puts a constant in every query): list, count, and the largest, smallest and
   average of a class's numeric properties, worded from the KG's labels.
@@ -97,6 +97,31 @@ def add_label_parts(index: LabelIndex) -> None:
         index.by_key[k] = sorted(set(ents), key=lambda i: (-index.degree.get(i, 0), i))
 
 
+def local_name_words(iri: str) -> str:
+    """``http://x/hisco/product_26`` -> ``product 26`` (how kgqa generate names an IRI without a label)."""
+    local = re.split(r"[/#]", iri.rstrip("/#"))[-1]
+    local = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", local)
+    return " ".join(re.split(r"[_\-\s.]+", local)).strip()
+
+
+def add_local_names(index: LabelIndex, executor: Any) -> None:
+    """Index the IRIs that have no label by the words of their local name (not classes and
+    predicates), where no label already has that key: the name a question can only give them."""
+    oc = executor.execute("SELECT DISTINCT ?c WHERE { { ?s a ?c } UNION { ?s ?c ?o } }")
+    schema = {r[0].n3() for r in oc.answer.rows if r[0] is not None} if not oc.status.failed and \
+        isinstance(oc.answer, TableAnswer) else set()
+    extra: dict[str, list[str]] = {}
+    for ent in index.degree:
+        if ent.startswith("<") and ent not in index.labels and ent not in schema:
+            k = label_key(local_name_words(ent[1:-1]))
+            if k and k not in index.by_key and not _NUMBER.match(k):
+                extra.setdefault(k, []).append(ent)
+    for k, ents in extra.items():
+        index.by_key[k] = sorted(set(ents), key=lambda i: (-index.degree.get(i, 0), i))
+        for e in ents:
+            index.labels.setdefault(e, []).append(k)
+
+
 class E2ESystem(System):
     kind = "e2e"
     needs_kg = True
@@ -108,6 +133,7 @@ class E2ESystem(System):
         if getattr(self, "_labels", None) is None or self._labels[0] is not executor:
             index = LabelIndex.from_executor(executor, self.lang)
             add_label_parts(index)
+            add_local_names(index, executor)
             self._labels = (executor, index)
         return self._labels[1]
 
