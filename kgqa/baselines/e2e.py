@@ -18,12 +18,14 @@ from that KG; it answers raw questions (issue 40.1).
   by ``<e>`` (numbers ``<n>``), and its query with those constants replaced by numbered slots in
   question order. A training item whose constants cannot all be found in its question is skipped
   (counted in ``state.json``).
-- **Prediction**: the raw question is linked and masked the same way; the skeletons with as many
-  slots as the question has mentions are ranked by TF-IDF cosine (word uni- and bigrams, stemmed
+- **Prediction**: the raw question is linked and masked the same way (each subset of its
+  mentions, at most 3 left unmasked, since a word can be a label and an ordinary word); the
+  skeletons with as many slots as the subset has mentions are ranked by TF-IDF cosine (word uni- and bigrams, stemmed
   unigrams) with its
   masked text; the slots of the best ``candidates`` are filled in order (an entity slot with the
   mention's best IRI by degree, a value slot with its literal or number), executed on the KG,
-  and the first that returns a non-empty answer is the query (none does: the first filled one).
+  and the best-scored one over all subsets that returns a non-empty answer is the query (none
+  does: the first filled one).
   No mention found: the best skeleton without slots, else no query.
 
 Deterministic for a given KG, seed and budget cut.
@@ -283,29 +285,38 @@ class E2ESystem(System):
         return True
 
     def _one(self, question: str, index: LabelIndex, executor: Any) -> str | None:
+        """The query of the best-scored filled skeleton that answers, over the subsets of the
+        mentions found (a word can name an entity and be an ordinary word of the question:
+        each subset is masked and compared on its own; at most 3 mentions left unmasked)."""
+        from itertools import combinations
+
         words = [w.lower() for w in _WORDS.findall(question)]
         spans = self._mentions(words, index)
-        doc = self._matrix([self._features(self._masked(words, spans))])
-        # as many slots as mentions; else drop the shortest mentions one by one
-        tried = 0
+        best: tuple[float, int, str] | None = None
         first: str | None = None
-        for drop in range(len(spans) + 1):
-            keep = sorted(sorted(spans, key=lambda s: -(s[1] - s[0]))[: len(spans) - drop], key=lambda s: s[0])
-            pool = self.by_slots.get(len(keep), [])
+        per = max(1, int(self.config["candidates"]) // 4)
+        for size in range(len(spans), max(-1, len(spans) - 4), -1):
+            pool = self.by_slots.get(size, [])
             if not pool:
                 continue
-            scores = np.asarray((self.matrix[pool] @ doc.T).todense()).ravel()
-            for j in np.argsort(-scores, kind="stable")[: int(self.config["candidates"])]:
-                q = self._fill(self.entries[pool[int(j)]], keep)
-                if q is None:
-                    continue
-                first = first or q
-                tried += 1
-                if executor is None or self._answers(executor, q):
-                    return q
-            if tried:
-                break
-        return first
+            for keep in combinations(spans, size):
+                doc = self._matrix([self._features(self._masked(words, keep))])
+                scores = np.asarray((self.matrix[pool] @ doc.T).todense()).ravel()
+                tried = 0
+                for j in np.argsort(-scores, kind="stable")[: int(self.config["candidates"])]:
+                    if best is not None and scores[j] <= best[0]:
+                        break
+                    q = self._fill(self.entries[pool[int(j)]], list(keep))
+                    if q is None:
+                        continue
+                    first = first or q
+                    tried += 1
+                    if executor is None or self._answers(executor, q):
+                        best = (float(scores[j]), size, q)
+                        break
+                    if tried >= per:
+                        break
+        return best[2] if best is not None else first
 
     def _queries(self, items: Sequence[Item], executor: Any) -> list[str | None]:
         if executor is None:
