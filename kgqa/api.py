@@ -29,6 +29,7 @@ from kgqa.load import load_run as _load_run
 from kgqa.model import Dataset, InputError, Run
 from kgqa.model.gcpause import paused
 from kgqa.model.signature import Signature
+from kgqa.model.run import run_input
 from kgqa.score import measures as _measures
 from kgqa.score import profiles as _profiles
 from kgqa.score.evaluate import ScoredRun as _ScoreEvaluation
@@ -484,7 +485,7 @@ class Evaluator:
         # a query-only run without a KG is a set-up mistake only when some measure needs answers
         kg_for_check = self._kg if self.needs.answers else "not needed"
         query_measures = any(not s.measure.inputs.answers for s in self.profile.measures)
-        sig = {**self.signature_parts(), **dict(signature_extra or {})}
+        sig = {**self.signature_parts(), "input": run_input(r) or None, **dict(signature_extra or {})}
         if self.stream:  # the set-up is checked once the dataset has been read
             e = Evaluation.of(_score(self.dataset, r, self.profile, signature_extra=sig))
             _check_langs(self.dataset.langs, set(self.dataset.unit_languages), self.dataset.name)

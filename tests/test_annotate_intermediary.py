@@ -78,7 +78,10 @@ def test_lcquad1_train_tagged_without_a_kg(shared_data, tmp_path):
     assert res.exit_code == 0, res.output
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     report = json.loads((tmp_path / "tagged.jsonl.report.json").read_text())
-    assert report["items"] == 4000 and len(rows) == report["annotated"] >= 3600
+    assert report["items"] == 4000 and len(rows) == 4000 and report["annotated"] >= 3600
+    assert report["fallback_raw"] == 4000 - report["annotated"]  # the others in their raw form
+    rows = [r for r in rows if r["metadata"]["annotation"] == "tagged"]
+    assert len(rows) == report["annotated"]
     for row in rows:  # every KB element of the query is in the tagged question
         elements, prefixes = kb_elements(row["sparql"])
         text = row["questions"]["en"] if "questions" in row else row["question"]

@@ -162,9 +162,16 @@ def test_cli_annotate_ck25(shared_data, tmp_path):
     assert r.exit_code == 0, r.output
     assert "annotated 46/50 questions (tag-end, require any)" in r.output and "ck25:22: no mention found" in r.output
     ds = load_dataset(out)
-    assert len(ds) == 46 and all(" <sep> " in it.questions["en"] for it in ds)
+    # the 4 that cannot be annotated are kept in their raw form (never silently dropped), and say why
+    assert len(ds) == 50 and sum(" <sep> " in it.questions["en"] for it in ds) == 46
+    assert ds["ck25:22"].metadata["annotation"] == "raw" and ds["ck25:22"].metadata["not_annotated"].startswith("no mention")
+    assert " <sep> " not in ds["ck25:22"].questions["en"]
     assert ds["ck25:40"].metadata["raw_question"].startswith("Which hardware items")
     rep = json.loads((tmp_path / "ck25-tag-end.jsonl.report.json").read_text())
     assert rep["annotated"] == 46 and [s["id"] for s in rep["not_annotated"]] == ["ck25:22", "ck25:36", "ck25:41", "ck25:43"]
+    assert rep["fallback_raw"] == 4
+    r = CliRunner().invoke(cli.app, ["annotate", "ck25", "--kg", str(shared_data / "ck25" / "graphs" / "prod-inst.ttl"),
+                                     "--mode", "tag-end", "--require", "any", "--unannotated", "drop", "-o", str(out)])
+    assert r.exit_code == 0 and "left out (--unannotated drop)" in " ".join(r.output.split()) and len(load_dataset(out)) == 46
     r = CliRunner().invoke(cli.app, ["annotate", "ck25", "--mode", "raw", "-o", str(tmp_path / "raw.jsonl")])
     assert r.exit_code == 0 and len(load_dataset(tmp_path / "raw.jsonl")) == 50

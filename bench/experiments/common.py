@@ -36,14 +36,16 @@ def raw_of(ds: Any) -> Any:
 
 
 def run_system(kind: str, train: Any, valid: Any, test: Any, measures: list[str] | None, kg: Any = None,
-               profile: str = "kgqa", name: str | None = None, **config: Any) -> dict[str, Any]:
+               profile: str = "kgqa", name: str | None = None, progress: bool = False, **config: Any) -> dict[str, Any]:
     """Fit, predict, score (``measures``, or the ``profile``'s): the aggregate measures, the
     seconds each step took and the evaluation itself (``evaluation``; its run named ``name``)."""
     import kgqa
     from kgqa.baselines import create
 
     t0 = time.perf_counter()
-    system = create(kind, **config).fit(train, valid, kg=kg)
+    system = create(kind, **config)
+    system.show_progress = progress  # seq2seq: a bar on a terminal, else a line per epoch
+    system.fit(train, valid, kg=kg)
     fit = time.perf_counter() - t0
     t0 = time.perf_counter()
     run = system.predict(test, kg=kg)
@@ -72,10 +74,25 @@ def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
+def commit() -> str:
+    """The checkout's commit (``+dirty`` with uncommitted changes), or ``unknown``."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return head + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def write_report(out: str | Path, title: str, cmd: str, note: str, table: str, seconds: float) -> None:
     """Print the table and write it as Markdown: title, the command, the note (seed, data,
     hardware: ``{minutes}`` is replaced by the run's minutes), the table."""
-    text = f"# {title}\n\n`{cmd}`\n\n{note.replace('{minutes}', f'{seconds / 60:.1f}')}\n\n{table}\n"
+    text = (f"# {title}\n\n`{cmd}`\n\nMade by kgqa commit {commit()}.\n\n"
+            f"{note.replace('{minutes}', f'{seconds / 60:.1f}')}\n\n{table}\n")
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     Path(out).write_text(text, encoding="utf-8")
     print(table)

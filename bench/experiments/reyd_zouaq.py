@@ -13,6 +13,13 @@ skips the runs whose row is there (a row is keyed by split, system, input and th
 change a run: seed, epochs, preset, limit, ``--set``). ``--work`` keeps the tagged file between
 runs.
 
+With ``--train FILE --test FILE`` (a given pair, e.g. two halves of LC-QuAD 1.0 train made by
+``kgqa split --by iid``): both are tagged (items that cannot be tagged keep their raw form and
+are scored; the table's input column then says ``tagged (N of M raw)``); the ``original`` split is the given pair (the last 10% of train for validation), and
+the ``uri`` and ``template`` splits are made by ``kgqa split`` of train and test together
+(0.8/0.1/0.1). ``--cpu`` is the CPU preset (d_model 64, feed-forward 128, 6 epochs, at most
+1,000 training items, all rows; minutes on 2 cores, progress shown per epoch).
+
 Steps: ``kgqa annotate --mode tagged`` (no KG: LC-QuAD's intermediary questions) of LC-QuAD 1.0
 train (the tagged items; raw = the same items with the text that was tagged), then
 ``kgqa split --by iid|uri|template --ratios 0.8,0.1,0.1 --seed SEED`` of the tagged file; each
@@ -40,7 +47,7 @@ MEASURES = ["BLEU", "QueryEM(norm=whitespace)", "F1_Sem", "F1_Tri"]
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
-    ap.add_argument("--epochs", type=int, default=12)
+    ap.add_argument("--epochs", type=int, default=None, help="seq2seq epochs (default 12; --cpu: 6)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--preset", default="small")
@@ -54,10 +61,24 @@ def main() -> None:
     ap.add_argument("--rows", default="", help="finished rows, one JSON object a line (default: OUT.rows.jsonl)")
     ap.add_argument("--work", default="", help="folder that keeps the tagged LC-QuAD file between runs")
     ap.add_argument("--table-only", action="store_true", help="train nothing: the table of the rows file's runs")
+    ap.add_argument("--train", default="", help="a given training file (with --test): splits original,uri,template")
+    ap.add_argument("--test", default="", help="a given test file (with --train)")
+    ap.add_argument("--cpu", action="store_true", help="the CPU preset: --epochs 6 --limit 1000 --set d_model=64 --set ff=128")
+    ap.add_argument("--no-progress", action="store_true", help="no line per seq2seq epoch")
+    ap.add_argument("--no-times", action="store_true", help="no fit/predict seconds columns (tables the docs keep and CI compares)")
     args = ap.parse_args()
+    if bool(args.train) != bool(args.test):
+        sys.exit("give --train and --test together (a given train/test pair)")
+    if args.epochs is None:
+        args.epochs = 6 if args.cpu else 12
+    if args.cpu:
+        args.limit = args.limit or 1000
+        args.set = sorted({*args.set, "d_model=64", "ff=128", "max_len=40"})
+    if args.train and args.splits == "iid,uri,template":
+        args.splits = "original,uri,template"
     rows_path = Path(args.rows or Path(args.out).with_suffix(".rows.jsonl"))
     settings = {"seed": args.seed, "epochs": args.epochs, "preset": args.preset, "limit": args.limit,
-                "set": sorted(args.set)}
+                "set": sorted(args.set), **({"given": [args.train, args.test]} if args.train else {})}
     done = {}
     if rows_path.exists():
         for n, line in enumerate(rows_path.read_text(encoding="utf-8").splitlines(), 1):
@@ -77,21 +98,31 @@ def main() -> None:
 
         torch.set_num_threads(args.threads)
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        tagged_path = Path(args.work or tmp) / "lcquad-1.0-train-tagged.jsonl"
-        report_path = tagged_path.with_suffix(".summary.json")
-        if args.work and tagged_path.exists() and report_path.exists():
-            report = json.loads(report_path.read_text(encoding="utf-8"))
-        else:
-            tagged_path.parent.mkdir(parents=True, exist_ok=True)
-            report = annotate_to_file(str(Path(args.data) / "lcquad-1.0" / "train-data.json"), tagged_path, mode="tagged")
-            report_path.write_text(json.dumps({k: report[k] for k in ("annotated", "items")}), encoding="utf-8")
-        tagged = load_dataset(str(tagged_path))
-    print(f"annotated {report['annotated']}/{report['items']} LC-QuAD 1.0 items (tagged, no KG)", flush=True)
+    given = given_pair(args) if args.train else None
+    if given is not None:
+        report, tagged = given["report"], given["all"]
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            tagged_path = Path(args.work or tmp) / "lcquad-1.0-train-tagged.jsonl"
+            report_path = tagged_path.with_suffix(".summary.json")
+            if args.work and tagged_path.exists() and report_path.exists():
+                report = json.loads(report_path.read_text(encoding="utf-8"))
+            else:
+                tagged_path.parent.mkdir(parents=True, exist_ok=True)
+                report = annotate_to_file(str(Path(args.data) / "lcquad-1.0" / "train-data.json"), tagged_path,
+                                          mode="tagged", unannotated="drop")
+                report_path.write_text(json.dumps({k: report[k] for k in ("annotated", "items")}), encoding="utf-8")
+            tagged = load_dataset(str(tagged_path))
+    print(f"annotated {report['annotated']}/{report['items']} items (tagged, no KG)", flush=True)
     rows = []
     for by in args.splits.split(","):
-        parts, _ = split_dataset(tagged, by, (0.8, 0.1, 0.1), seed=args.seed)
-        tr, va, te = parts["train"], parts["validation"], parts["test"]
+        if by == "original":
+            if given is None:
+                sys.exit("--splits original needs a given pair: --train FILE --test FILE")
+            tr, va, te = given["train"], given["validation"], given["test"]
+        else:
+            parts, _ = split_dataset(tagged, by, (0.8, 0.1, 0.1), seed=args.seed)
+            tr, va, te = parts["train"], parts["validation"], parts["test"]
         if args.limit:
             tr = Dataset(tr.name, tr.items[: args.limit], tr.format)
         print(f"split {by}: train {len(tr)}, validation {len(va)}, test {len(te)}", flush=True)
@@ -101,7 +132,9 @@ def main() -> None:
                        "seq2seq": ("seq2seq", "seq2seq", {"copy": False}),
                        "seq2seq+copy": ("seq2seq + copy", "seq2seq", {"copy": True})}
             for label, kind, cfg in (systems[name] for name in args.systems.split(",")):
-                key = (by, label, inputs, json.dumps(settings if kind == "seq2seq" else {"seed": args.seed}, sort_keys=True))
+                key = (by, label, inputs, json.dumps(settings if kind == "seq2seq" else
+                                                     {"seed": args.seed, **({"given": settings["given"]} if args.train else {})},
+                                                     sort_keys=True))
                 if key in done:
                     rows.append(done[key])
                     print("  (done) " + " | ".join(map(str, done[key])), flush=True)
@@ -112,8 +145,11 @@ def main() -> None:
                 if kind == "seq2seq":
                     cfg = {**cfg, "epochs": args.epochs, "seed": args.seed, "preset": args.preset, "device": args.device,
                            **{k: json.loads(v) for k, v in (x.split("=", 1) for x in args.set)}}
-                res = run_system(kind, trx, vax if kind == "seq2seq" else None, tex, MEASURES, **cfg)
-                row = [by, label, inputs, *(res[m] for m in MEASURES), round(res["fit_s"]), round(res["predict_s"], 1)]
+                res = run_system(kind, trx, vax if kind == "seq2seq" else None, tex, MEASURES,
+                                 progress=not args.no_progress, **cfg)
+                fallback = sum(1 for it in tex.items if it.metadata.get("annotation") == "raw") if inputs == "tagged" else 0
+                shown = f"tagged ({fallback} of {len(tex.items)} raw)" if fallback else inputs
+                row = [by, label, shown, *(res[m] for m in MEASURES), round(res["fit_s"]), round(res["predict_s"], 1)]
                 rows.append(row)
                 with rows_path.open("a", encoding="utf-8") as f:
                     f.write(json.dumps({"split": by, "system": label, "input": inputs, "settings": json.loads(key[3]),
@@ -123,17 +159,41 @@ def main() -> None:
     report_table(args, rows, report, start)
 
 
+def given_pair(args: argparse.Namespace) -> dict:
+    """The given train/test files tagged (untaggable items kept raw), train's last 10% for validation."""
+    from kgqa.load import load_dataset
+    from kgqa.make.annotate import annotate_to_file
+    from kgqa.model import Dataset
+
+    out: dict = {}
+    items = annotated = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for part, path in (("train", args.train), ("test", args.test)):
+            rep = annotate_to_file(path, Path(tmp) / f"{part}.jsonl", mode="tagged", unannotated="raw")
+            items, annotated = items + rep["items"], annotated + rep["annotated"]
+            out[part] = load_dataset(str(Path(tmp) / f"{part}.jsonl"))
+    cut = len(out["train"].items) - max(1, len(out["train"].items) // 10)
+    tr = out["train"]
+    out["train"], out["validation"] = Dataset(tr.name, tr.items[:cut]), Dataset(tr.name + "-validation", tr.items[cut:])
+    out["all"] = Dataset("given", tr.items + out["test"].items)
+    out["report"] = {"items": items, "annotated": annotated}
+    return out
+
+
 def report_table(args: argparse.Namespace, rows: list[list], report: dict, start: float) -> None:
     """Write the Markdown table of the rows so far (the command, seed, times, hardware)."""
     header = ["split", "system", "input", "BLEU", "QueryEM", "F1_Sem", "F1_Tri", "fit s", "predict s"]
+    if args.no_times:
+        header, rows = header[:-2], [r[:-2] for r in rows]
     table = markdown_table(header, rows)
     total = time.perf_counter() - start
     out = Path(args.out).resolve()
     out_arg = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
-    cmd = (f"nice -n 5 .venv/bin/python bench/experiments/reyd_zouaq.py --epochs {args.epochs} --seed {args.seed} "
+    given = f" --train {args.train} --test {args.test}" if args.train else ""
+    cmd = (f"nice -n 5 .venv/bin/python bench/experiments/reyd_zouaq.py{given} --epochs {args.epochs} --seed {args.seed} "
            f"--threads {args.threads} --preset {args.preset} --splits {args.splits} --systems {args.systems} --inputs {args.inputs}"
            + (f" --limit {args.limit}" if args.limit else "")
-           + "".join(f" --set {x}" for x in args.set) + f" --out {out_arg}")
+           + "".join(f" --set {x}" for x in args.set) + (" --no-times" if args.no_times else "") + f" --out {out_arg}")
     note = (f"Seed {args.seed}; seq2seq preset `{args.preset}`{' with ' + ', '.join(args.set) if args.set else ''}, "
             f"{args.epochs} epochs (best validation loss kept); "
             f"{report['annotated']}/{report['items']} items tagged without a KG; {{minutes}} min in this invocation "

@@ -8,7 +8,10 @@ Three kinds, one interface (:class:`kgqa.baselines.base.System`: ``fit``, ``pred
 - ``seq2seq`` (:mod:`kgqa.baselines.seq2seq`, extra ``kgqa[baselines]``: PyTorch): a Transformer
   encoder-decoder from scratch, with or without the copy mechanism of Reyd & Zouaq (2023);
 - ``simple`` (:mod:`kgqa.baselines.simple`): single-fact questions: entity by n-gram label
-  matching on the KG (ranked by degree), relation and direction by a linear classifier.
+  matching on the KG (ranked by degree), relation and direction by a linear classifier;
+- ``e2e`` (:mod:`kgqa.baselines.e2e`): any KG, raw questions: trained on questions kgqa
+  generates from the KG, entities and values linked by their KG labels, query skeletons
+  retrieved and filled, checked by execution.
 
 Only :mod:`kgqa.baselines.seq2seq` imports torch, and only when a seq2seq system is made.
 """
@@ -27,6 +30,7 @@ KINDS: dict[str, str] = {
     "retrieval": "kgqa.baselines.retrieval:RetrievalSystem",
     "seq2seq": "kgqa.baselines.seq2seq:Seq2SeqSystem",
     "simple": "kgqa.baselines.simple:SimpleSystem",
+    "e2e": "kgqa.baselines.e2e:E2ESystem",
 }
 
 TORCH_HINT = ("the seq2seq baseline needs PyTorch, kgqa's optional extra 'baselines': pip install torch "
@@ -57,15 +61,31 @@ def load_system(folder: str | Path) -> System:
 
 
 def train(kind: str, train: Any, valid: Any = None, *, output: str | Path | None = None, kg: Any = None,
-          format: str | None = None, **config: Any) -> System:
+          format: str | None = None, minutes: float | None = None, progress: bool = False, **config: Any) -> System:
     """``kgqa baseline train``: fit a ``kind`` system on ``train`` (a dataset name, path or
-    Dataset), optionally ``valid``, save it to ``output`` when given, and return it."""
+    Dataset), optionally ``valid``, save it to ``output`` when given, and return it. With
+    ``output``, kinds trained by epochs write a checkpoint there after each epoch and resume from
+    it when run again (:mod:`kgqa.baselines.training`); ``minutes``: a time budget; ``progress``:
+    a bar (terminal) or a line per epoch (log) on stderr."""
     from kgqa.load import load_dataset
     from kgqa.model import Dataset
 
+    if minutes is not None and not minutes > 0:
+        raise InputError("--minutes", f"expected a positive number of minutes, got {minutes}")
+    if kind == "e2e" and train is None:
+        if kg is None:
+            raise InputError("--kg", "the e2e baseline generates its training questions from a KG: pass --kg KG")
+        from kgqa.baselines.e2e import train_e2e
+
+        return train_e2e(kg, output, minutes=minutes, progress=progress, **config)
+    if train is None:
+        raise InputError("TRAIN", f"the {kind} baseline trains on a dataset: give TRAIN (only e2e generates its own)")
     tr = train if isinstance(train, Dataset) else load_dataset(train, format=format)
     va = valid if valid is None or isinstance(valid, Dataset) else load_dataset(valid, format=format)
-    system = create(kind, **config).fit(tr, va, kg=kg)
+    system = create(kind, **config)
+    system.workdir = Path(output) if output is not None else None
+    system.minutes, system.show_progress = minutes, progress
+    system.fit(tr, va, kg=kg)
     if output is not None:
         system.save(output)
     return system

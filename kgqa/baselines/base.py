@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from kgqa.model import Dataset, InputError, Item, Prediction, Run, Status
+from kgqa.baselines.inputs import describe, item_input, served_item, summary
 from kgqa.baselines.tokens import dataset_checksum, jsonable, query_namespaces, question_text
 
 MANIFEST = "manifest.json"
@@ -49,6 +50,11 @@ class System:
         self.config: dict[str, Any] = {"seed": 0, "lang": "en", **self.defaults,
                                        **{k: v for k, v in config.items() if v is not None}}
         self.manifest: dict[str, Any] = {}
+        #: training a person can watch (:mod:`kgqa.baselines.training`): checkpoint folder,
+        #: time budget in minutes, progress on stderr
+        self.workdir: Path | None = None
+        self.minutes: float | None = None
+        self.show_progress = False
 
     @property
     def seed(self) -> int:
@@ -77,10 +83,15 @@ class System:
             "train": {"name": train.name, "items": len(items), "checksum": dataset_checksum(items, self.lang)},
             "valid": None if valid is None else {"name": valid.name, "items": len(valid.items),
                                                   "checksum": dataset_checksum(valid.items, self.lang)},
+            "input": summary(item_input(it) for it in items),
             "namespaces": sorted(n for n, c in ns.items() if c / total >= 0.01),
             "kg": None if kg is None else str(kg),
             "fit_seconds": round(time.perf_counter() - start, 3),
         }
+        history = getattr(self, "history", None)
+        if history and isinstance(history, list) and isinstance(history[0], dict) and "epoch" in history[0]:
+            self.manifest["training"] = {"epochs_run": len(history), "best_epoch": getattr(self, "best_epoch", None),
+                                         "stopped": getattr(self, "stopped", None), "budget_minutes": self.minutes}
         return self
 
     def check_dataset(self, ds: Dataset) -> None:
@@ -119,7 +130,7 @@ class System:
             preds = []
             outcomes = executor.run({it.id: q for it, q in zip(ds.items, queries) if q}) if executor else {}
             for it, q in zip(ds.items, queries):
-                md = {"question": question_text(it, self.lang), "system": self.kind}
+                md = {"question": question_text(it, self.lang), "system": self.kind, "input": item_input(it)}
                 p = Prediction(it.id, q, elapsed=per, metadata=md)
                 if q is None:
                     p.status, p.message = Status.MISSING, f"the {self.kind} system has no query for this question"
@@ -133,11 +144,29 @@ class System:
         finally:
             if own is not None:
                 own.close()
-        return Run(f"{self.kind}", preds, "jsonl", metadata={"system": self.manifest})
+        return Run(f"{self.kind}", preds, "jsonl",
+                   metadata={"system": self.manifest, "input": summary(item_input(it) for it in ds.items)})
 
-    def answer(self, question: str, executor: Any = None) -> str | None:
-        """The query for one question text (the service asks this)."""
-        return self._queries([Item("q", {self.lang: question})], executor)[0]
+    @property
+    def input(self) -> str:
+        """The input form the system was trained on (:mod:`kgqa.baselines.inputs`); "" for a
+        folder saved before kgqa recorded it."""
+        return str(self.manifest.get("input") or "")
+
+    def input_warning(self, ds: Dataset) -> str | None:
+        """A sentence when ``ds``'s questions are not all in the form the system was trained on."""
+        mine = self.input
+        theirs = summary(item_input(it) for it in ds.items)
+        if not mine or not theirs or theirs == mine:
+            return None
+        return (f"this {self.kind} system was trained on {describe(mine) if '(' not in mine else mine + ' input'}; "
+                f"the questions of {ds.name} are {describe(theirs) if '(' not in theirs else theirs}: "
+                "each prediction's metadata and the score's signature (input:...) say which form it answered")
+
+    def answer(self, question: str, executor: Any = None, form: str = "raw") -> str | None:
+        """The query for one question text (the service asks this); ``form``: how the text is
+        written (``raw``, or ``tagged`` / ``tag-end`` with KB elements in it, read back from the text)."""
+        return self._queries([served_item(question, form, self.lang)], executor)[0]
 
     # ------------------------------------------------------------------ files
 
@@ -148,6 +177,9 @@ class System:
         folder.mkdir(parents=True, exist_ok=True)
         self._save_state(folder)
         (folder / MANIFEST).write_text(json.dumps(self.manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        from kgqa.baselines.training import Watch
+
+        Watch(0, 0, folder=folder).clear()  # the trained system is saved: nothing left to resume
         return folder
 
     @classmethod

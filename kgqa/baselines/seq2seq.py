@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -225,34 +226,83 @@ class Seq2SeqSystem(System):
         self.net = self._new_net()
         data = [self._example(s, t) for s, t in pairs]
         vdata = [self._example(self._src(it), self._tgt(it.sparql)) for it in valid] if valid else None
+        self._train_loop(data, vdata, self._fingerprint(train, valid))
+
+    def _fingerprint(self, train: list[Item], valid: list[Item] | None) -> str:
+        """What a checkpoint must match to be resumed: data and every option but epochs."""
+        from kgqa.baselines.tokens import dataset_checksum
+
+        cfg = {k: v for k, v in sorted(self.config.items()) if k not in ("epochs", "device")}
+        return json.dumps([dataset_checksum(train, self.lang), dataset_checksum(valid or [], self.lang), cfg,
+                           self.src_vocab, self.tgt_vocab], sort_keys=True, default=str)
+
+    def _train_loop(self, data: list, vdata: list | None, fingerprint: str) -> None:
+        """Epochs of teacher forcing, watched (:mod:`kgqa.baselines.training`): progress, budget,
+        a checkpoint per epoch to resume from, the epoch of lowest validation loss kept."""
+        from kgqa.baselines.training import Watch
+
+        epochs, bs = int(self.config["epochs"]), int(self.config["batch"])
+        watch = Watch(epochs, math.ceil(len(data) / bs), minutes=self.minutes, folder=self.workdir,
+                      show=self.show_progress, label=f"seq2seq{' + copy' if self.config['copy'] else ''}",
+                      dump=torch.save, read=lambda p: torch.load(p, map_location="cpu", weights_only=False))
         opt = torch.optim.Adam(self.net.parameters(), lr=self.config["lr"])
         gen = torch.Generator().manual_seed(self.seed)
-        best = (math.inf, None)
-        self.history: list[dict[str, float]] = []
-        for epoch in range(int(self.config["epochs"])):
-            self.net.train()
-            order = torch.randperm(len(data), generator=gen).tolist()
-            total = 0.0
-            for k in range(0, len(order), self.config["batch"]):
-                batch = [data[i] for i in order[k:k + self.config["batch"]]]
-                loss = self._loss(batch)
-                opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.net.parameters(), 1.0)
-                opt.step()
-                total += float(loss.detach()) * len(batch)
-            row = {"epoch": epoch + 1, "train_loss": total / len(data)}
-            if vdata:
-                self.net.eval()
-                with torch.no_grad():
-                    vl = sum(float(self._loss(vdata[k:k + 64])) * len(vdata[k:k + 64]) for k in range(0, len(vdata), 64))
-                row["valid_loss"] = vl / len(vdata)
-                if row["valid_loss"] < best[0]:
-                    best = (row["valid_loss"], {k: v.detach().clone() for k, v in self.net.state_dict().items()})
-            self.history.append(row)
-        if best[1] is not None:
-            self.net.load_state_dict(best[1])
+        best: dict[str, Any] = {"loss": math.inf, "epoch": None, "state": None}
+        self.history: list[dict[str, Any]] = []
+        first = 0
+        state = watch.load(fingerprint)
+        if state is not None:
+            self.net.load_state_dict(state["net"])
+            opt.load_state_dict(state["opt"])
+            gen.set_state(state["gen"])
+            torch.set_rng_state(state["rng"])
+            best, self.history, first = state["best"], state["history"], state["epoch"]
+        self.stopped = None
+        with watch.bars(first):
+            for epoch in range(first, epochs):
+                if not watch.may_start_epoch():
+                    self.stopped = f"budget: {watch.minutes} min would not hold epoch {epoch + 1}"
+                    break
+                t0 = time.monotonic()
+                row = self._epoch(epoch, data, vdata, opt, gen, watch)
+                improved = "valid_loss" in row and row["valid_loss"] < best["loss"]
+                if improved:
+                    best = {"loss": row["valid_loss"], "epoch": epoch + 1,
+                            "state": {k: v.detach().clone() for k, v in self.net.state_dict().items()}}
+                self.history.append(row)
+                seconds = time.monotonic() - t0
+                watch.epoch_times.append(seconds)
+                watch.save({"fingerprint": fingerprint, "epoch": epoch + 1, "net": self.net.state_dict(),
+                            "opt": opt.state_dict(), "gen": gen.get_state(), "rng": torch.get_rng_state(),
+                            "best": best, "history": self.history})
+                watch.epoch_done(row, seconds, improved)  # said once the checkpoint is written
+        self.best_epoch = best["epoch"] or (len(self.history) or None)
+        if best["state"] is not None:
+            self.net.load_state_dict(best["state"])
         self.net.eval()
+
+    def _epoch(self, epoch: int, data: list, vdata: list | None, opt: Any, gen: Any, watch: Any) -> dict[str, Any]:
+        self.net.train()
+        order = torch.randperm(len(data), generator=gen).tolist()
+        total, seen, bs = 0.0, 0, int(self.config["batch"])
+        last_valid = self.history[-1].get("valid_loss") if self.history else None
+        for k in range(0, len(order), bs):
+            batch = [data[i] for i in order[k:k + bs]]
+            loss = self._loss(batch)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.net.parameters(), 1.0)
+            opt.step()
+            total += float(loss.detach()) * len(batch)
+            seen += len(batch)
+            watch.batch(epoch, total / seen, last_valid)
+        row: dict[str, Any] = {"epoch": epoch + 1, "train_loss": total / len(data)}
+        if vdata:
+            self.net.eval()
+            with torch.no_grad():
+                vl = sum(float(self._loss(vdata[k:k + 64])) * len(vdata[k:k + 64]) for k in range(0, len(vdata), 64))
+            row["valid_loss"] = vl / len(vdata)
+        return row
 
     def _indices(self) -> None:
         self.src_index = {t: i for i, t in enumerate(self.src_vocab)}

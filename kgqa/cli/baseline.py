@@ -31,11 +31,11 @@ def parse_config(pairs: list[str]) -> dict:
 
 
 def train_cmd(
-    kind: str = typer.Argument(..., help="retrieval, seq2seq or simple."),
-    train: str = typer.Argument(..., help="Training dataset: registry name or file (annotated with kgqa annotate for tagged inputs)."),
+    kind: str = typer.Argument(..., help="retrieval, seq2seq, simple or e2e."),
+    train: Optional[str] = typer.Argument(None, help="Training dataset: registry name or file (annotated with kgqa annotate for tagged inputs); e2e: none, it generates its own from --kg."),
     output: Path = typer.Option(..., "--output", "-o", help="Folder to save the trained system in."),
     valid: Optional[str] = typer.Option(None, "--valid", help="Validation dataset (seq2seq keeps the best epoch on it)."),
-    kg: Optional[str] = typer.Option(None, "--kg", help="KG the system reads (simple: required; retrieval: label matching)."),
+    kg: Optional[str] = typer.Option(None, "--kg", help="KG the system reads (simple, e2e: required; retrieval: label matching)."),
     seed: int = typer.Option(0, "--seed", help="Random seed (training is deterministic on CPU for a given seed)."),
     device: Optional[str] = typer.Option(None, "--device", help="seq2seq: cpu or cuda."),
     preset: Optional[str] = typer.Option(None, "--preset", help="seq2seq: small (default) or paper (6 layers, 1024 hidden, dropout 0.3)."),
@@ -45,17 +45,30 @@ def train_cmd(
     lang: str = typer.Option("en", "--lang", help="Question language."),
     setting: list[str] = typer.Option([], "--set", help="Any other option of the kind, KEY=VALUE (repeatable)."),
     format: Optional[str] = typer.Option(None, "--format", "-f", help="Dataset format (default: detect)."),
+    minutes: Optional[float] = typer.Option(None, "--minutes", help="Time budget: no epoch is started that would end past it."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar (terminal) or a line per epoch (log) on stderr."),
 ) -> None:
-    """Train a reference system on TRAIN and save it to a folder (manifest.json + state)."""
+    """Train a reference system on TRAIN and save it to a folder (manifest.json + state).
+
+    Kinds trained by epochs (seq2seq) write OUTPUT/checkpoint.pt after every epoch: the same
+    command run again after an interruption (even kill -9) resumes from the last finished epoch."""
     from kgqa.baselines import train as train_system
 
     config = {"seed": seed, "lang": lang, "device": device, "preset": preset, "copy": copy, "epochs": epochs,
               "tokens": tokens, **parse_config(setting)}
-    system = train_system(kind, train, valid, output=output, kg=kg, format=format,
+    system = train_system(kind, train, valid, output=output, kg=kg, format=format, minutes=minutes, progress=progress,
                           **{k: v for k, v in config.items() if v is not None})
     m = system.manifest
-    err.print(f"trained {kind} on {m['train']['items']} items of {m['train']['name']} in {m['fit_seconds']:.1f} s "
-              f"(seed {seed}); saved to {output}", highlight=False)
+    err.print(f"trained {kind} on {m['train']['items']} items of {m['train']['name']} ({m['input']} questions) in "
+              f"{m['fit_seconds']:.1f} s (seed {seed}); saved to {output}", highlight=False)
+    h = m.get("held_out")
+    if h:
+        err.print(f"held-back generated questions: {h['correct']}/{h['items']} answered exactly ({h['accuracy']:.1%})",
+                  highlight=False)
+    t = m.get("training")
+    if t:
+        err.print(f"{t['epochs_run']} epoch(s) run" + (f", best epoch by validation loss: {t['best_epoch']}" if valid else "")
+                  + (f"; stopped early ({t['stopped']})" if t["stopped"] else ""), highlight=False)
 
 
 def predict_cmd(
@@ -73,6 +86,12 @@ def predict_cmd(
     answered = sum(1 for p in run.predictions if p.answer is not None)
     err.print(f"{n}/{len(run.predictions)} questions got a query" + (f", {answered} an answer" if kg else "")
               + f"; wrote {output}", highlight=False)
+    trained, given = run.metadata["system"].get("input") or "not recorded", run.metadata.get("input") or "none"
+    err.print(f"input: {given} questions (the system was trained on {trained}); scores of this run say "
+              f"input:{given} in their signature", highlight=False)
+    if trained != given:
+        err.print(f"[yellow]warning:[/] the questions are not in the form the system was trained on ({given} vs "
+                  f"{trained}): its figures are not those of its training setting", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -144,6 +144,7 @@ def annotate_cmd(
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds per label query."),
     format: Optional[str] = typer.Option(None, "--format", "-f", help="Input dataset format (default: detect)."),
     ontology: list[Path] = typer.Option([], "--ontology", help="RDF file(s) whose labels help align LC-QuAD intermediary questions (repeatable; no KG needed)."),
+    unannotated: str = typer.Option("raw", "--unannotated", help="An item that cannot be annotated: raw (written in its raw form, metadata.not_annotated says why) or drop (left out); listed either way."),
 ) -> None:
     """Annotate questions with their KB elements (raw / tagged / tag-end) for seq2seq training.
 
@@ -154,7 +155,7 @@ def annotate_cmd(
 
     try:
         report = annotate_to_file(dataset, output, mode.value, kg, lang, min_score, require.value,
-                                  parse_prefixes(prefix), timeout, format, ontology)
+                                  parse_prefixes(prefix), timeout, format, ontology, unannotated)
     except InputError as e:
         _fail(e)
     if report["report_path"] is None:
@@ -164,7 +165,8 @@ def annotate_cmd(
               f"-> {output}", highlight=False)
     skipped = report["not_annotated"]
     if skipped:
-        out.print(f"{len(skipped)} not annotated (listed in {report['report_path'].name}):", highlight=False)
+        kept = "written in their raw form" if report["fallback_raw"] else "left out (--unannotated drop)"
+        out.print(f"{len(skipped)} not annotated, {kept} (listed in {report['report_path'].name}):", highlight=False)
         for s in skipped:
             out.print(f"  {s['id']}: {s['reason']}", highlight=False)
 

@@ -71,12 +71,14 @@ def serve_cmd(
     run_format: Optional[str] = typer.Option(None, "--run-format", help="Force the run format."),
     timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout when executing on --kg."),
     max_body: Optional[int] = typer.Option(None, "--max-body", help="Largest request body / query string in bytes (default 65536)."),
+    input: Optional[str] = typer.Option(None, "--input", help="--model: the form clients send questions in (raw, tagged, tag-end); "
+                                                              "a model is served only with the form it was trained on."),
 ) -> None:
     """Serve a QA system under the GERBIL QA and Text2SPARQL contracts (until Ctrl-C)."""
     from kgqa.service import serve
 
     serve(run=run, python=python, kg=kg, graph=graph, protocol=protocol, host=host, port=port, dataset=dataset,
-          run_format=run_format, timeout=timeout, max_body=max_body, model=model)
+          run_format=run_format, timeout=timeout, max_body=max_body, model=model, input=input)
 
 
 def register(app: typer.Typer) -> None:

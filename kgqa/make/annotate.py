@@ -618,14 +618,17 @@ def parse_prefixes(pairs: Sequence[str]) -> dict[str, str]:
 def annotate_to_file(dataset: Any, output: Any, mode: str = "tagged", kg: Any = None, lang: str = "en",
                      min_score: float = 85.0, require: str = "all", prefixes: dict[str, str] | None = None,
                      timeout: float = 60.0, format: str | None = None,
-                     ontology: Sequence[Any] = ()) -> dict[str, Any]:
+                     ontology: Sequence[Any] = (), unannotated: str = "raw") -> dict[str, Any]:
     """``kgqa annotate``: annotate ``dataset`` (a name, path or Dataset) in ``mode`` (``raw``,
     ``tagged``, ``tag-end``), labels from ``kg`` (RDF files, a store or an endpoint; None:
     template placeholders, intermediary questions and literals only; ``ontology``: RDF files
     whose labels help align intermediary questions), and write the annotated questions as JSONL to
     ``output``; for the other modes also ``<output>.report.json`` listing the items not
-    annotated. Returns the report (``items``, ``annotated``, ``not_annotated``, ``partial``,
-    ``report_path``)."""
+    annotated. An item that cannot be annotated is written in its raw form (``unannotated="raw"``,
+    the default: ``metadata.annotation`` ``raw``, ``metadata.not_annotated`` the reason, so it is
+    answered and scored, and a system's input says ``mixed(raw=N,...)``) or left out
+    (``unannotated="drop"``); either way it is listed. Returns the report (``items``,
+    ``annotated``, ``not_annotated``, ``fallback_raw``, ``partial``, ``report_path``)."""
     import json
     from dataclasses import replace
     from pathlib import Path
@@ -634,6 +637,8 @@ def annotate_to_file(dataset: Any, output: Any, mode: str = "tagged", kg: Any = 
     from kgqa.load.jsonio import write_atomic
     from kgqa.model import InputError
 
+    if unannotated not in ("raw", "drop"):
+        raise InputError("--unannotated", f"expected raw or drop, got {unannotated!r}")
     extra = dict(prefixes or {})
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, format=format)
     output = Path(output)
@@ -662,6 +667,11 @@ def annotate_to_file(dataset: Any, output: Any, mode: str = "tagged", kg: Any = 
         if not a.annotated:
             skipped.append({"id": a.id, "question": a.question, "reason": a.reason,
                             "missing": [element_text(e, pfx) for e in a.missing]})
+            if unannotated == "raw":
+                raw = it.question(lang) or a.question or ""
+                items.append(replace(it, questions={lang: raw}, keywords={}, lang_ids={},
+                                     metadata={**it.metadata, "annotation": "raw", "raw_question": raw,
+                                               "not_annotated": a.reason}))
             continue
         meta = {**it.metadata, "annotation": mode, "raw_question": a.question, "annotated_text": a.text_source,
                 "mentions": [{"element": element_text(m.element, pfx), "text": m.text, "start": m.start,
@@ -670,9 +680,11 @@ def annotate_to_file(dataset: Any, output: Any, mode: str = "tagged", kg: Any = 
                 "missing": [element_text(e, pfx) for e in a.missing]}
         items.append(replace(it, questions={lang: a.variants[mode]}, keywords={}, lang_ids={}, metadata=meta))
     formats.get("dataset", "jsonl").write(Dataset(ds.name, items, "jsonl"), output)
+    fallback = len(skipped) if unannotated == "raw" else 0
     report_path = output.with_name(output.name + ".report.json")
     report = {"dataset": ds.name, "mode": mode, "require": require, "min_score": min_score,
-              "kg": None if kg is None else str(kg), "items": len(anns), "annotated": len(items),
-              "not_annotated": skipped, "partial": sum(1 for it in items if it.metadata["missing"])}
+              "kg": None if kg is None else str(kg), "items": len(anns), "annotated": len(items) - fallback,
+              "not_annotated": skipped, "fallback_raw": fallback, "unannotated": unannotated,
+              "partial": sum(1 for it in items if it.metadata.get("missing"))}
     write_atomic(report_path, [json.dumps(report, indent=2, ensure_ascii=False) + "\n"])
     return {**report, "report_path": report_path}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,3 +86,25 @@ class Run:
 
     def __contains__(self, item_id: object) -> bool:
         return item_id in self._by_id
+
+
+def input_summary(kinds: Iterable[str]) -> str:
+    """The input form of a set of questions (:mod:`kgqa.baselines.inputs`): one form
+    (``tagged``) or the mix with counts (``mixed(raw=77,tagged=923)``); "" for none."""
+    counts = Counter(k for k in kinds if k)
+    if not counts:
+        return ""
+    if len(counts) == 1:
+        return next(iter(counts))
+    return "mixed(" + ",".join(f"{k}={n}" for k, n in sorted(counts.items())) + ")"
+
+
+def run_input(run: "Run") -> str:
+    """The ``input`` signature part of a run: the forms its predictions' ``metadata.input`` name
+    (``raw``; ``tagged`` where the question carried its gold query's KB elements: an oracle
+    linker), :func:`input_summary`; "" when none says (a run not made by a kgqa baseline) or
+    the predictions are streamed (not a list)."""
+    preds = run.predictions
+    if not isinstance(preds, list):
+        return str(run.metadata.get("input") or "")
+    return input_summary(p.metadata.get("input", "") for p in preds if p.metadata)

@@ -19,7 +19,7 @@ from kgqa.model import InputError
 
 def load_source(*, run: str | Path | None = None, python: str | None = None, dataset: str | None = None,
                 run_format: str | None = None, dataset_format: str | None = None, model: str | Path | None = None,
-                kg: str | None = None) -> Any:
+                kg: str | None = None, input: str | None = None) -> Any:
     """The source for ``--run FILE`` (with ``--dataset`` for question texts), ``--python SPEC``
     or ``--model DIR`` (a trained reference system, reading ``kg`` where it needs to)."""
     from kgqa.service.sources import CallableSource, ReplaySource, load_callable
@@ -30,7 +30,7 @@ def load_source(*, run: str | Path | None = None, python: str | None = None, dat
     if model is not None:
         from kgqa.service.model_source import ModelSource
 
-        return ModelSource(model, kg)
+        return ModelSource(model, kg, input=input)
     if python is not None:
         return CallableSource(load_callable(python), python)
     from kgqa.load import load_dataset, load_run
@@ -65,7 +65,7 @@ def serve(*, run: str | Path | None = None, python: str | None = None, kg: str |
           graph: str | None = None, protocol: str = "gerbil", host: str = "127.0.0.1", port: int = 8000,
           dataset: str | None = None, run_format: str | None = None, dataset_format: str | None = None,
           timeout: float = 30.0, max_body: int | None = None, announce: Any = None,
-          model: str | Path | None = None) -> None:
+          model: str | Path | None = None, input: str | None = None) -> None:
     """Serve until interrupted (SIGINT / SIGTERM). ``announce(message)`` (default: stderr)
     receives one line naming the URL once the socket listens (``port=0`` picks a free port)."""
     import uvicorn
@@ -78,7 +78,7 @@ def serve(*, run: str | Path | None = None, python: str | None = None, kg: str |
     except ValueError as e:
         raise InputError("--protocol", str(e)) from None
     source = load_source(run=run, python=python, dataset=dataset, run_format=run_format,
-                         dataset_format=dataset_format, model=model, kg=kg)
+                         dataset_format=dataset_format, model=model, kg=kg, input=input)
     runner = engine = None
     if kg:
         from kgqa.execute.executor import Executor

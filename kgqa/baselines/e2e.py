@@ -1,0 +1,515 @@
+"""``e2e``: an end-to-end reference system for any KG, trained only on questions kgqa generates
+from that KG; it answers raw questions (issue 40.1).
+
+- **Training questions** (:func:`generated_training`): :func:`kgqa.make.generate.generate` on the
+  KG (English questions also rephrased, :func:`rephrasings`) in rounds of ``round`` graph queries (seeds ``seed``, ``seed + 1``, ...; 1 to ``edges``
+  edges, functions at GraphQuestions' shares) until ``n`` questions or the time share of the
+  budget is spent; a question text or query seen before is dropped. ``held_out`` of them (every
+  k-th generated question with its rephrasings) are kept back and (at most 300 of them, evenly
+  spread) answered after training: the manifest's ``held_out`` gives the share
+  whose predicted query returns exactly the gold answer on the KG.
+- **Linker** (:class:`kgqa.baselines.labels.LabelIndex`): every run of words of the question that
+  is an entity label, a part of a composite label (:func:`add_label_parts`), the local name of
+  an IRI without a label (:func:`add_local_names`) or a literal value of the KG (longest first, left to right); numbers are values too.
+- **Questions about classes as a whole** (:func:`schema_questions`), which graph-query generation
+  does not make (it puts a constant in every query): list, count, and the largest, smallest and
+  average of a class's numeric properties, worded from the KG's labels.
+- **Skeletons**: each training question with the spans of its query's entities and values replaced
+  by ``<e>`` (numbers ``<n>``), and its query with those constants replaced by numbered slots in
+  question order. A training item whose constants cannot all be found in its question is skipped
+  (counted in ``state.json``).
+- **Prediction**: the raw question is linked and masked the same way (each subset of its
+  mentions, at most 3 left unmasked, since a word can be a label and an ordinary word); the
+  skeletons with as many slots as the subset has mentions are ranked by TF-IDF cosine (word uni- and bigrams, stemmed
+  unigrams) with its
+  masked text; the slots of the best ``candidates`` are filled in order (an entity slot with the
+  mention's best IRI by degree, a value slot with its literal or number), executed on the KG,
+  and the best-scored one over all subsets that returns a non-empty answer is the query (none
+  does: the first filled one).
+  No mention found: the best skeleton without slots, else no query.
+
+Deterministic for a given KG, seed and budget cut.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kgqa.model import Dataset, IRI, InputError, Item, TableAnswer
+from kgqa.baselines.base import System
+from kgqa.baselines.labels import LabelIndex, label_key
+from kgqa.baselines.retrieval import slot_kinds
+from kgqa.baselines.tokens import detokenize, query_tokens, question_text, split_declarations
+from kgqa.sparql.prefixes import STANDARD_PREFIXES
+
+_WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
+SLOT = "\x00slot"
+
+
+def _ntriples(token: str, prefixes: dict[str, str]) -> str:
+    """A query token (:func:`query_tokens`) in the N-Triples form the label index uses."""
+    if token.startswith("<"):
+        return token
+    if token.startswith(("\"", "'")):
+        lex, _, dt = token.rpartition("^^") if "^^" in token else (token, "", "")
+        return lex if not dt else f"{lex}^^{_ntriples(dt, prefixes)}"
+    pfx, _, local = token.partition(":")
+    ns = prefixes.get(pfx, STANDARD_PREFIXES.get(pfx))
+    return f"<{ns}{local}>" if ns else token
+
+
+def _lexical(token: str) -> str:
+    """The lexical form of a literal token (``"10"^^xsd:int`` -> ``10``)."""
+    body = token.rsplit("^^", 1)[0] if "^^" in token else token
+    if "@" in body and body.rfind("@") > body.rfind("\""):
+        body = body[: body.rfind("@")]
+    return body.strip("\"'")
+
+
+_PART = re.compile(r"\s+[-–—:|/]\s+|\s*[,;(\[]\s*|\s*[)\]]\s*")
+
+
+def add_label_parts(index: LabelIndex) -> None:
+    """Index the parts of composite labels too (``"G205-5318100 - LCD Gauge"``: also ``"LCD
+    Gauge"`` and ``"G205-5318100"``), where the part is no full label of anything and has two
+    words or four characters: people name things by a part of a long label."""
+    extra: dict[str, list[str]] = {}
+    for ent, labs in index.labels.items():
+        if not ent.startswith("<"):
+            continue
+        for lab in labs:
+            parts = [p for p in _PART.split(lab) if p and p.strip()]
+            if len(parts) < 2:
+                continue
+            for part in parts:
+                k = label_key(part)
+                if k and k not in index.by_key and (len(k.split()) >= 2 or len(k) >= 4):
+                    extra.setdefault(k, []).append(ent)
+    for k, ents in extra.items():
+        index.by_key[k] = sorted(set(ents), key=lambda i: (-index.degree.get(i, 0), i))
+
+
+def local_name_words(iri: str) -> str:
+    """``http://x/hisco/product_26`` -> ``product 26`` (how kgqa generate names an IRI without a label)."""
+    local = re.split(r"[/#]", iri.rstrip("/#"))[-1]
+    local = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", local)
+    return " ".join(re.split(r"[_\-\s.]+", local)).strip()
+
+
+def add_local_names(index: LabelIndex, executor: Any) -> None:
+    """Index the IRIs that have no label by the words of their local name (not classes and
+    predicates), where no label already has that key: the name a question can only give them."""
+    oc = executor.execute("SELECT DISTINCT ?c WHERE { { ?s a ?c } UNION { ?s ?c ?o } }")
+    schema = {r[0].n3() for r in oc.answer.rows if r[0] is not None} if not oc.status.failed and \
+        isinstance(oc.answer, TableAnswer) else set()
+    extra: dict[str, list[str]] = {}
+    for ent in index.degree:
+        if ent.startswith("<") and ent not in index.labels and ent not in schema:
+            k = label_key(local_name_words(ent[1:-1]))
+            if k and k not in index.by_key and not _NUMBER.match(k):
+                extra.setdefault(k, []).append(ent)
+    for k, ents in extra.items():
+        index.by_key[k] = sorted(set(ents), key=lambda i: (-index.degree.get(i, 0), i))
+        for e in ents:
+            index.labels.setdefault(e, []).append(k)
+
+
+class E2ESystem(System):
+    kind = "e2e"
+    needs_kg = True
+    defaults = {"n": 800, "round": 150, "edges": 2, "held_out": 0.1, "candidates": 20, "generate_share": 0.7}
+
+    # ------------------------------------------------------------------ linking
+
+    def _index(self, executor: Any) -> LabelIndex:
+        if getattr(self, "_labels", None) is None or self._labels[0] is not executor:
+            index = LabelIndex.from_executor(executor, self.lang)
+            add_label_parts(index)
+            add_local_names(index, executor)
+            self._labels = (executor, index)
+        return self._labels[1]
+
+    @staticmethod
+    def _mentions(words: list[str], index: LabelIndex) -> list[tuple[int, int, list[str]]]:
+        """``(start, end, candidates)`` word spans: labels / values of the KG, and numbers."""
+        out: list[tuple[int, int, list[str]]] = []
+        i = 0
+        while i < len(words):
+            for n in range(min(index.max_words, len(words) - i), 0, -1):
+                key = " ".join(words[i:i + n])
+                if key in index.by_key and not (n == 1 and len(key) < 2):
+                    out.append((i, i + n, index.by_key[key]))
+                    i += n
+                    break
+            else:
+                if _NUMBER.match(words[i]):
+                    out.append((i, i + 1, [f'"{words[i]}"']))
+                i += 1
+        return out
+
+    @staticmethod
+    def _masked(words: list[str], spans: Sequence[tuple[int, int, Any]]) -> list[str]:
+        """The words with each span replaced by ``<n>`` (a number) or ``<e>``."""
+        out, i = [], 0
+        for s, e, *_ in sorted(spans, key=lambda x: x[0]):
+            out += words[i:s] + ["<n>" if _NUMBER.match(" ".join(words[s:e])) else "<e>"]
+            i = e
+        return out + words[i:]
+
+    # ------------------------------------------------------------------ training
+
+    def _skeleton(self, it: Item, index: LabelIndex) -> dict[str, Any] | None:
+        declared, _ = split_declarations(it.sparql)
+        prefixes = {**self.prefixes, **declared}
+        toks = query_tokens(it.sparql, prefixes)
+        kinds = slot_kinds(toks)
+        words = [w.lower() for w in _WORDS.findall(question_text(it, self.lang))]
+        consts = list(dict.fromkeys(toks[i] for i, k in kinds.items() if k in ("E", "L")))
+        consts += [t for t in dict.fromkeys(toks) if _NUMBER.match(t) and t in words and t not in consts]
+        spans: list[tuple[int, int, str, str]] = []
+        taken: set[int] = set()
+        for c in consts:
+            nt = _ntriples(c, prefixes)
+            labels = index.labels.get(nt, []) + ([_lexical(c)] if c.startswith(("\"", "'")) or _NUMBER.match(c) else [])
+            keys = sorted({label_key(lab) for lab in labels if label_key(lab)}, key=len, reverse=True)
+            hit = None
+            for k in keys:
+                kw = k.split(" ")
+                for s in range(len(words) - len(kw) + 1):
+                    if words[s:s + len(kw)] == kw and not taken & set(range(s, s + len(kw))):
+                        hit = (s, s + len(kw))
+                        break
+                if hit:
+                    break
+            if hit is None:
+                return None
+            taken |= set(range(*hit))
+            kind = "N" if _NUMBER.match(c) else ("L" if c.startswith(("\"", "'")) else "E")
+            spans.append((hit[0], hit[1], c, kind))
+        spans.sort()
+        slot_of = {c: k for k, (_, _, c, _) in enumerate(spans)}
+        query = [f"{SLOT}{slot_of[t]}" if t in slot_of else t for t in toks]
+        return {"doc": self._masked(words, spans),
+                "query": query, "slots": [k for _, _, _, k in spans], "id": it.id}
+
+    def _fit(self, train: list[Item], valid: list[Item] | None, kg: Any) -> None:
+        if kg is None:
+            raise InputError("--kg", "the e2e baseline reads the KG (labels, values, execution): pass --kg")
+        from kgqa.execute.executor import Executor
+
+        self.prefixes: dict[str, str] = {}
+        for it in train:
+            self.prefixes.update(split_declarations(it.sparql)[0])
+        with Executor.open(kg, cache=False) as ex:
+            index = self._index(ex)
+            entries = [self._skeleton(it, index) for it in train]
+            self._labels = None
+        self.entries = [e for e in entries if e is not None]
+        self.skipped = len(entries) - len(self.entries)
+        if not self.entries:
+            raise InputError("TRAIN", "no training question names its query's entities and values by their KG labels")
+        self._vectorize()
+
+    def _features(self, doc: Sequence[str]) -> Counter:
+        """Word uni- and bigrams, and unigrams crudely stemmed (plural ``s`` / ``es`` cut)."""
+        stems = [re.sub(r"(?<=\w\w\w)(es|s)$", "", w) for w in doc]
+        return Counter([*doc, *(f"{a} {b}" for a, b in zip(doc, doc[1:])), *(f"~{w}" for w in stems)])
+
+    def _vectorize(self) -> None:
+        docs = [self._features(e["doc"]) for e in self.entries]
+        df = Counter(f for d in docs for f in d)
+        self.vocab = {f: i for i, f in enumerate(sorted(df))}
+        self.idf = np.array([math.log((1 + len(docs)) / (1 + df[f])) + 1 for f in sorted(df)])
+        self.matrix = self._matrix(docs)
+        self.by_slots: dict[int, list[int]] = {}
+        for k, e in enumerate(self.entries):
+            self.by_slots.setdefault(len(e["slots"]), []).append(k)
+
+    def _matrix(self, docs: list[Counter]):
+        from scipy.sparse import csr_matrix, diags
+
+        rows, cols, vals = [], [], []
+        for r, d in enumerate(docs):
+            for f, n in d.items():
+                if f in self.vocab:
+                    rows.append(r)
+                    cols.append(self.vocab[f])
+                    vals.append((1 + math.log(n)) * self.idf[self.vocab[f]])
+        X = csr_matrix((vals, (rows, cols)), shape=(len(docs), len(self.vocab)))
+        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        norms[norms == 0] = 1
+        return diags(1 / norms) @ X
+
+    # ------------------------------------------------------------------ prediction
+
+    def _fill(self, entry: dict[str, Any], spans: list[tuple[int, int, list[str]]]) -> str | None:
+        values: list[str] = []
+        for kind, (_, _, cands) in zip(entry["slots"], spans):
+            if kind == "E":
+                pick = next((c for c in cands if c.startswith("<")), None)
+                if pick is None:
+                    return None
+                values.append(pick)
+            elif kind == "N":
+                pick = next((c for c in cands if _NUMBER.match(_lexical(c))), None)
+                if pick is None:
+                    return None
+                values.append(_lexical(pick))
+            else:
+                pick = next((c for c in cands if c.startswith("\"")), None)
+                if pick is None:
+                    return None
+                values.append(pick)
+        toks = [values[int(t[len(SLOT):])] if t.startswith(SLOT) else t for t in entry["query"]]
+        return detokenize(toks, self.prefixes)
+
+    def _answers(self, executor: Any, query: str) -> bool:
+        oc = executor.execute(query)
+        if oc.status.failed or oc.answer is None:
+            return False
+        if isinstance(oc.answer, TableAnswer):
+            rows = oc.answer.rows
+            if len(rows) == 1 and len(rows[0]) == 1 and rows[0][0] is not None and rows[0][0].value in ("0", "0.0"):
+                return False  # a count of nothing
+            return bool(rows) and any(v is not None for r in rows for v in r)
+        return True
+
+    def _one(self, question: str, index: LabelIndex, executor: Any) -> str | None:
+        """The query of the best-scored filled skeleton that answers, over the subsets of the
+        mentions found (a word can name an entity and be an ordinary word of the question:
+        each subset is masked and compared on its own; at most 3 mentions left unmasked)."""
+        from itertools import combinations
+
+        words = [w.lower() for w in _WORDS.findall(question)]
+        spans = self._mentions(words, index)
+        best: tuple[float, int, str] | None = None
+        first: str | None = None
+        per = max(1, int(self.config["candidates"]) // 4)
+        for size in range(len(spans), max(-1, len(spans) - 4), -1):
+            pool = self.by_slots.get(size, [])
+            if not pool:
+                continue
+            for keep in combinations(spans, size):
+                doc = self._matrix([self._features(self._masked(words, keep))])
+                scores = np.asarray((self.matrix[pool] @ doc.T).todense()).ravel()
+                tried = 0
+                for j in np.argsort(-scores, kind="stable")[: int(self.config["candidates"])]:
+                    if best is not None and scores[j] <= best[0]:
+                        break
+                    q = self._fill(self.entries[pool[int(j)]], list(keep))
+                    if q is None:
+                        continue
+                    first = first or q
+                    tried += 1
+                    if executor is None or self._answers(executor, q):
+                        best = (float(scores[j]), size, q)
+                        break
+                    if tried >= per:
+                        break
+        return best[2] if best is not None else first
+
+    def _queries(self, items: Sequence[Item], executor: Any) -> list[str | None]:
+        if executor is None:
+            raise InputError("--kg", "the e2e baseline links entities on the KG: pass --kg (or train with it)")
+        index = self._index(executor)
+        return [self._one(question_text(it, self.lang), index, executor) for it in items]
+
+    # ------------------------------------------------------------------ files
+
+    def _save_state(self, folder: Path) -> None:
+        (folder / "state.json").write_text(json.dumps({"prefixes": self.prefixes, "entries": self.entries,
+                                                       "skipped": self.skipped}, ensure_ascii=False), encoding="utf-8")
+
+    def _load_state(self, folder: Path) -> None:
+        state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+        self.prefixes, self.entries, self.skipped = state["prefixes"], state["entries"], state.get("skipped", 0)
+        self._vectorize()
+
+
+_WHICH_IS_THE = re.compile(r"^Which (?P<cls>.+?) (?P<be>is|are) the (?P<rest>.+?)\??$")
+_WHICH = re.compile(r"^Which (?P<cls>.+?) (?P<verb>is|are|has|have|was|were) (?P<rest>.+?)\??$")
+
+
+def rephrasings(question: str) -> list[str]:
+    """Other ways people ask what a generated English question asks (its query unchanged):
+    ``Which C is the P of E?`` -> ``What is the P of E?``, ``Who is the P of E?``; ``Which C has
+    ...?`` -> ``What C has ...?``, ``Give me the C that has ...``, ``List the C that has ...``."""
+    out: list[str] = []
+    m = _WHICH_IS_THE.match(question)
+    if m:
+        out += [f"What {m['be']} the {m['rest']}?", f"Who {m['be']} the {m['rest']}?"]
+    m = _WHICH.match(question)
+    if m:
+        out += [f"What {m['cls']} {m['verb']} {m['rest']}?", f"Give me the {m['cls']} that {m['verb']} {m['rest']}.",
+                f"List the {m['cls']} that {m['verb']} {m['rest']}."]
+    return out
+
+
+def generated_training(kg: Any, *, n: int = 800, round_size: int = 150, edges: int = 2, seed: int = 0,
+                       seconds: float | None = None, lang: str = "en", say: Any = None) -> list[Item]:
+    """Questions generated from ``kg`` in rounds (module docstring), at most ``n``, stopping when
+    ``seconds`` are spent (after the first round)."""
+    from kgqa.make.generate import GenerateOptions, KGAccess, generate
+
+    start = time.monotonic()
+    items: list[Item] = []
+    seen_q: set[str] = set()
+    seen_s: set[str] = set()
+    access = KGAccess.open(kg)
+    try:
+        k = 0
+        while len(items) < n and k < 40:
+            if k and seconds is not None and time.monotonic() - start > seconds:
+                break
+            opts = GenerateOptions(n=min(round_size, n - len(items)), edges=(1, edges), seed=seed + k, groundings=6)
+            ds = generate(access, opts, lang=lang).dataset
+            for it in ds.items:
+                q = " ".join(question_text(it, lang).lower().split())
+                if it.sparql and q not in seen_q and it.sparql not in seen_s:
+                    seen_q.add(q)
+                    seen_s.add(it.sparql)
+                    group = len(seen_s)
+                    for text in [question_text(it, lang), *(rephrasings(question_text(it, lang)) if lang == "en" else [])]:
+                        items.append(Item(f"g{len(items)}", {lang: text}, it.sparql, it.answer, metadata={"group": group}))
+            k += 1
+            if say:
+                say(f"e2e: generated {len(items)} questions from the KG ({k} round(s), "
+                    f"{time.monotonic() - start:.0f} s)")
+        from kgqa.execute.executor import Executor
+
+        with Executor.open(kg, cache=False) as ex:
+            for it in schema_questions(ex, lang):
+                items.append(Item(f"s{len(items)}", dict(it.questions), it.sparql, metadata={"group": f"s{it.sparql}"}))
+        if say:
+            say(f"e2e: {len(items)} questions with those about classes as a whole")
+    finally:
+        access.close()
+    if not items:
+        raise InputError(str(kg), "kgqa generate made no question from this KG; the e2e baseline has nothing to train on")
+    return items
+
+
+_XSD = "http://www.w3.org/2001/XMLSchema#"
+NUMERIC = tuple(_XSD + t for t in ("integer", "int", "long", "short", "decimal", "double", "float",
+                                   "nonNegativeInteger", "positiveInteger"))
+
+
+def _words_of(iri: str, labels: dict[str, list[str]]) -> str:
+    """A name for a class or predicate: its label, else its local name in words."""
+    labs = labels.get(f"<{iri}>")
+    if labs:
+        return labs[0]
+    local = re.split(r"[/#]", iri.rstrip("/#"))[-1]
+    local = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", local).replace("_", " ").replace("-", " ")
+    return " ".join(local.split()).lower()
+
+
+def _plural(noun: str) -> str:
+    if re.search(r"(s|x|z|ch|sh)$", noun):
+        return noun + "es"
+    if re.search(r"[^aeiou]y$", noun):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+def schema_questions(executor: Any, lang: str = "en", per_class: int = 3) -> list[Item]:
+    """Questions about a class as a whole, which graph-query generation (a constant in every
+    query) does not make: list, count, and for the numeric properties of its members the
+    largest, smallest and average; worded from the KG's labels (else local names)."""
+    def rows(q: str) -> list:
+        oc = executor.execute(q)
+        return oc.answer.rows if not oc.status.failed and isinstance(oc.answer, TableAnswer) else []
+
+    schema_labels: dict[str, list[str]] = {}
+    for s_, lab in rows("SELECT ?s ?l WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#label> ?l . "
+                        "{ ?x a ?s } UNION { ?x ?s ?y } }"):
+        if lab is not None and (not lab.language or lab.language.split("-")[0] == lang):
+            schema_labels.setdefault(s_.n3(), []).append(lab.value)
+    classes = [(c.value, int(n.value)) for c, n in rows("SELECT ?c (COUNT(DISTINCT ?x) AS ?n) WHERE { ?x a ?c } GROUP BY ?c")
+               if isinstance(c, IRI) and not c.value.startswith(("http://www.w3.org/", "http://www.w3.org/2002/07/owl#"))]
+    out: list[Item] = []
+    for c, n in sorted(classes, key=lambda x: -x[1])[:60]:
+        name = _words_of(c, schema_labels)
+        many = _plural(name)
+        q_list = f"SELECT DISTINCT ?x WHERE {{ ?x a <{c}> . }}"
+        q_count = f"SELECT (COUNT(DISTINCT ?x) AS ?count) WHERE {{ ?x a <{c}> . }}"
+        out += [Item("", {lang: f"Which {many} are there?"}, q_list), Item("", {lang: f"List all {many}."}, q_list),
+                Item("", {lang: f"How many {many} are there?"}, q_count)]
+        props = rows(f"SELECT ?p (COUNT(*) AS ?n) WHERE {{ ?x a <{c}> ; ?p ?v . FILTER(isLiteral(?v) && "
+                     f"DATATYPE(?v) IN ({', '.join(f'<{t}>' for t in NUMERIC)})) }} GROUP BY ?p ORDER BY DESC(?n) "
+                     f"LIMIT {per_class}")
+        for (p, _) in props:
+            pn = _words_of(p.value, schema_labels)
+            body = f"?x a <{c}> . ?x <{p.value}> ?v ."
+            out += [Item("", {lang: f"Which {name} has the highest {pn}?"},
+                         f"SELECT ?x WHERE {{ {body} }} ORDER BY DESC(?v) LIMIT 1"),
+                    Item("", {lang: f"Which {name} has the lowest {pn}?"},
+                         f"SELECT ?x WHERE {{ {body} }} ORDER BY ASC(?v) LIMIT 1"),
+                    Item("", {lang: f"What is the average {pn} of all {many}?"},
+                         f"SELECT (AVG(?v) AS ?avg) WHERE {{ {body} }}")]
+    return out
+
+
+def train_e2e(kg: Any, output: str | Path | None = None, *, minutes: float | None = None, seed: int = 0,
+              progress: bool = False, **config: Any) -> E2ESystem:
+    """``kgqa baseline train e2e --kg KG``: generate, hold back, fit, measure on the held-back
+    questions (the manifest's ``held_out``), save."""
+    import sys
+
+    say = (lambda m: print(m, file=sys.stderr, flush=True)) if progress else None
+    if minutes is not None and "n" not in config:
+        config = {**config, "n": 20000}  # the budget decides
+    system = E2ESystem(seed=seed, **config)
+    system.minutes, system.show_progress = minutes, progress
+    cfg = system.config
+    budget = None if minutes is None else minutes * 60 * float(cfg["generate_share"])
+    items = generated_training(kg, n=int(cfg["n"]), round_size=int(cfg["round"]), edges=int(cfg["edges"]),
+                               seed=seed, seconds=budget, lang=system.lang, say=say)
+    # held back by generated question: its rephrasings (and a class question's wordings) go together
+    every = max(2, round(1 / float(cfg["held_out"]))) if cfg["held_out"] else 0
+    groups = list(dict.fromkeys(it.metadata["group"] for it in items))
+    back = {g for k, g in enumerate(groups) if every and k % every == every - 1}
+    held = [it for it in items if it.metadata["group"] in back]
+    train = [it for it in items if it.metadata["group"] not in back]
+    system.fit(Dataset(f"generated from {Path(str(kg)).name}", train), kg=kg)
+    if held:
+        step = math.ceil(len(held) / 300)  # at most 300 answered: each can execute up to `candidates` queries
+        system.manifest["held_out"] = held_out_accuracy(system, held[::step], kg)
+        if say:
+            h = system.manifest["held_out"]
+            say(f"e2e: held-back generated questions: {h['correct']}/{h['items']} answered exactly ({h['accuracy']:.1%})")
+    if output is not None:
+        system.save(output)
+    return system
+
+
+def held_out_accuracy(system: E2ESystem, held: list[Item], kg: Any) -> dict[str, Any]:
+    """The share of ``held`` whose predicted query returns exactly the gold query's answer on ``kg``."""
+    from kgqa.execute.executor import Executor
+
+    with Executor.open(kg, cache=False) as ex:
+        run = system.predict(Dataset("held-out", held), executor=ex, check=False)
+        gold = ex.run({it.id: it.sparql for it in held})
+    correct = 0
+    for it, p in zip(held, run.predictions):
+        g = gold.get(it.id)
+        if p.answer is not None and g is not None and g.answer is not None and _same_answer(p.answer, g.answer):
+            correct += 1
+    return {"items": len(held), "correct": correct, "accuracy": round(correct / len(held), 4),
+            "measure": "predicted query's answer on the KG equals the gold query's (as sets of rows)"}
+
+
+def _same_answer(a: Any, b: Any) -> bool:
+    if isinstance(a, TableAnswer) and isinstance(b, TableAnswer):
+        return {tuple(r) for r in a.rows} == {tuple(r) for r in b.rows}
+    return a == b

@@ -1,0 +1,111 @@
+"""The e2e reference system (issue 40.1): trained only on what kgqa generates from a KG, it links
+entities and values by their KG labels and answers raw questions; served, it answers as
+``kgqa baseline predict``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import kgqa
+import kgqa.cli as cli
+from kgqa.baselines import create, load_system
+from kgqa.baselines.e2e import add_label_parts, add_local_names, schema_questions
+from kgqa.baselines.labels import LabelIndex
+from kgqa.execute.executor import Executor
+from kgqa.execute.live import AskSettings, ask
+from kgqa.model import Dataset, IRI, InputError, Item
+
+from systemprocs import adapter
+
+E = "http://example.org/"
+TINY_KG = f"""@prefix ex: <{E}> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex:alice a ex:Person ; rdfs:label "Alice Smith" ; ex:manager ex:bob ; ex:worksIn ex:sales ; ex:age 31 .
+ex:bob a ex:Person ; rdfs:label "Bob Jones" ; ex:worksIn ex:sales ; ex:age 45 .
+ex:carol a ex:Person ; rdfs:label "Carol White" ; ex:manager ex:dave ; ex:worksIn ex:it ; ex:age 28 .
+ex:dave a ex:Person ; rdfs:label "Dave Brown" ; ex:worksIn ex:it ; ex:age 50 .
+ex:erin a ex:Person ; rdfs:label "Erin Black" ; ex:manager ex:bob ; ex:worksIn ex:sales ; ex:age 39 .
+ex:sales a ex:Department ; rdfs:label "Sales" ; ex:office ex:room_12 .
+ex:it a ex:Department ; rdfs:label "IT Services - Operations" .
+"""
+TRAIN = Dataset("train", [
+    Item("1", {"en": "Who is the manager of Alice Smith?"}, f"SELECT ?x WHERE {{ <{E}alice> <{E}manager> ?x }}"),
+    Item("2", {"en": "In which department does Bob Jones work?"}, f"SELECT ?x WHERE {{ <{E}bob> <{E}worksIn> ?x }}"),
+    Item("3", {"en": "Who works in Sales?"}, f"SELECT ?x WHERE {{ ?x <{E}worksIn> <{E}sales> }}"),
+    Item("4", {"en": "Who is called Bob Jones and named in no label?"}, f"SELECT ?x WHERE {{ ?x <{E}nick> \"Bobby\" }}"),
+])
+
+
+@pytest.fixture
+def tiny_kg(tmp_path):
+    path = tmp_path / "tiny.ttl"
+    path.write_text(TINY_KG, encoding="utf-8")
+    return path
+
+
+def test_e2e_links_unseen_entities_by_label_and_fills_the_nearest_skeleton(tiny_kg):
+    system = create("e2e").fit(TRAIN, kg=str(tiny_kg))
+    assert system.skipped == 1  # "Bobby" is in no question: that item cannot be masked, it is left out
+    test = Dataset("test", [Item("a", {"en": "who is the manager of erin black?"}),
+                            Item("b", {"en": "In which department does Dave Brown work?"}),
+                            Item("c", {"en": "Who works in Operations?"}),  # a part of "IT Services - Operations"
+                            Item("d", {"en": "Why?"})])
+    run = system.predict(test)
+    assert [p.sparql for p in run.predictions] == [
+        f"SELECT ?x WHERE {{ <{E}erin> <{E}manager> ?x }}", f"SELECT ?x WHERE {{ <{E}dave> <{E}worksIn> ?x }}",
+        f"SELECT ?x WHERE {{ ?x <{E}worksIn> <{E}it> }}", None]
+    assert sorted(r[0].value for r in run.predictions[2].answer.rows) == [f"{E}carol", f"{E}dave"]
+    assert run.predictions[0].metadata["input"] == "raw" and system.manifest["input"] == "raw"
+
+
+def test_e2e_needs_a_kg_and_label_parts_and_local_names_never_shadow_a_full_label(tiny_kg):
+    with pytest.raises(InputError, match="pass --kg"):
+        create("e2e").fit(TRAIN)
+    with Executor.open(str(tiny_kg), cache=False) as ex:
+        index = LabelIndex.from_executor(ex)
+        add_label_parts(index)
+        add_local_names(index, ex)
+        assert index.by_key["room 12"] == [f"<{E}room_12>"]  # no label: the words of its local name
+        assert "person" not in index.by_key and "works in" not in index.by_key  # never a class or predicate
+        assert index.by_key["operations"] == [f"<{E}it>"] and index.by_key["it services"] == [f"<{E}it>"]
+        assert index.by_key["sales"] == [f"<{E}sales>"]
+        qs = {it.questions["en"]: it.sparql for it in schema_questions(ex)}
+    assert qs["How many persons are there?"] == f"SELECT (COUNT(DISTINCT ?x) AS ?count) WHERE {{ ?x a <{E}Person> . }}"
+    assert qs["Which person has the highest age?"].endswith("ORDER BY DESC(?v) LIMIT 1")
+
+
+@pytest.fixture(scope="module")
+def ck25_e2e(shared_data, tmp_path_factory):
+    """``kgqa baseline train e2e --kg CK25`` on a few generated questions."""
+    out = tmp_path_factory.mktemp("e2e") / "m"
+    cli._register()
+    kg = shared_data / "ck25" / "graphs" / "prod-inst.ttl"
+    r = CliRunner().invoke(cli.app, ["baseline", "train", "e2e", "--kg", str(kg), "-o", str(out), "--set", "n=60",
+                                     "--set", "round=60", "--minutes", "5"], terminal_width=200)
+    assert r.exit_code == 0, r.output
+    return out, kg
+
+
+@pytest.mark.slow  # generates questions from the CK25 KG and trains on them
+def test_train_e2e_on_a_kg_records_its_held_back_accuracy(ck25_e2e):
+    out, kg = ck25_e2e
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["kind"] == "e2e" and m["input"] == "raw" and m["kg"] == str(kg)
+    h = m["held_out"]
+    assert h["items"] >= 5 and 0 <= h["correct"] <= h["items"] and h["accuracy"] == round(h["correct"] / h["items"], 4)
+    assert h["accuracy"] >= 0.4, h  # generated questions of the KG it was trained on
+
+
+@pytest.mark.slow  # a served e2e model asked through a process
+def test_served_e2e_answers_as_baseline_predict(ck25_e2e):
+    out, kg = ck25_e2e
+    ck25 = kgqa.load_dataset("ck25")
+    sample = Dataset("sample", ck25.items[:8])
+    local = load_system(out).predict(sample)  # the KG named in its manifest
+    with adapter("--model", str(out), "--kg", str(kg)) as srv:
+        served = ask(sample, srv.url + "text2sparql", "text2sparql", AskSettings(concurrency=1, progress=False)).run
+    assert [" ".join((p.sparql or "").split()) for p in served.predictions] == \
+        [" ".join((p.sparql or "").split()) for p in local.predictions]
