@@ -126,7 +126,7 @@ def sparql_tables(records: Sequence[dict], evidence: Sequence[Any]) -> Tables:
         else:
             tp.rows.append([src, "-", "-", "0", p.get("unmapped", "")])
     cat = Counter(r["category"] for r in records)
-    order = ["exact", "partial", "empty", "unverified", "unmapped-entity", "unmapped-predicate", "failed"]
+    order = ["exact", "partial", "superset", "empty", "unverified", "unmapped-entity", "unmapped-predicate", "failed"]
     t3 = MigrationTable("Table 3: migrated queries by answer agreement on the target", ["category", "items"],
                [[k, cat[k]] for k in order if cat[k]] + [["Total", sum(cat.values())]])
     return Tables([t2, tp, t3])
