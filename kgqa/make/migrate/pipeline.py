@@ -655,7 +655,7 @@ def _rewrite_all(run: _SparqlRun, resolved: dict) -> tuple[dict, dict, dict]:
         for p in (p for p in ps if p in run.maps.scales):
             sc = run.maps.scales[p]
             names = object_vars(analyze(it.sparql).triples, p)
-            queries[it.id], changes = scale_filters(queries[it.id], names, sc.factor)
+            queries[it.id], changes = scale_filters(queries[it.id], names, sc.factor, sc.target)
             rescaled.setdefault(it.id, []).append({"predicate": p, "target": sc.target, "factor": sc.factor,
                                                    "vars": sorted(names), "filters": changes})
         rw.query = queries[it.id]

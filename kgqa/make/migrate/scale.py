@@ -81,20 +81,41 @@ def _filter_spans(toks) -> list[tuple[int, int]]:
     return spans
 
 
-def scale_filters(query: str, names: set[str], factor: float) -> tuple[str, list[str]]:
+def _literal(toks, k: int, factor: float) -> str | None:
+    """The scaled text of the literal token ``k`` (a number, or a quoted number with or
+    without a datatype), None when it is not a number."""
+    t = toks[k]
+    if t.kind == "NUMBER":
+        return times(t.value, factor)
+    if t.kind == "STRING":
+        new = times(t.value.strip("'\""), factor)
+        if new is None:
+            return None
+        typed = k + 1 < len(toks) and toks[k + 1].value == "^^"
+        return f'"{new}"' if typed else new
+    return None
+
+
+def scale_filters(query: str, names: set[str], factor: float, target: str | None = None) -> tuple[str, list[str]]:
     """``query`` with the numeric constants of every FILTER that mentions one of ``names``
-    multiplied by ``factor``; and the changes (``"1000 -> 1"``)."""
+    multiplied by ``factor``, and (given the ``target`` predicate IRI) a literal object of a
+    triple pattern with that predicate; and the changes (``"1000 -> 1"``)."""
     toks = tokenize(query)
     edits: dict[int, str] = {}
     for a, b in _filter_spans(toks):
         span = toks[a:b + 1]
         if not any(t.kind == "VAR" and t.value.lstrip("?$") in names for t in span):
             continue
-        for k, t in enumerate(span, start=a):
-            if t.kind == "NUMBER":
-                new = times(t.value, factor)
+        for k in range(a, b + 1):
+            new = _literal(toks, k, factor)
+            if new is not None:
+                edits[k] = new
+    if target is not None:
+        for k, t in enumerate(toks[:-1]):
+            if t.kind == "IRIREF" and t.value == target:
+                new = _literal(toks, k + 1, factor)
                 if new is not None:
-                    edits[k] = new
+                    edits[k + 1] = new
     if not edits:
         return query, []
     out, last, changes = [], 0, []
