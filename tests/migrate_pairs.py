@@ -44,11 +44,6 @@ def spec_for(path) -> dict:
     spaces = sorted({_ns(x.value) for t in triples for x in t if isinstance(x, ox.NamedNode)
                      and not x.value.startswith(KEEP)})
     spec: dict = {"rename": {ns: f"{T}ns{i}/" for i, ns in enumerate(spaces) if ns.startswith("http")}}
-
-    def ren(iri: str) -> str:
-        ns = _ns(iri)
-        return spec["rename"].get(ns, ns) + iri[len(ns):]
-
     if len(preds) >= 1:
         spec["flip"] = {preds[0]: T + "o/inverseOf-first"}
     if len(preds) >= 2:
@@ -61,7 +56,6 @@ def spec_for(path) -> dict:
         spec["unit_change"] = {numeric[0]: [T + "o/scaled", 0.001]}
     subs = Counter(s.value for s, _, _ in triples if isinstance(s, ox.NamedNode))
     spec["twins"] = [s for s, _ in subs.most_common(5)]
-    spec["_ren"] = {s: ren(s) for s in subs}
     return spec
 
 
@@ -75,3 +69,14 @@ def _separable(preds: list[str], subj_types: dict) -> list[str]:
             if ta != tb and "-" not in (ta, tb):
                 return [a, b]
     return []
+
+
+PV = "http://ld.company.org/prod-vocab/"
+
+
+def ck25_spec(tool) -> dict:
+    """Issue 37's CK25 pair: the hard CK25 pair (classes renamed, twins, weight in kilograms)
+    with supplier and product manager merged into one relation."""
+    spec = dict(tool.CK25_HARD_SPEC)
+    spec["merge"] = {**spec["merge"], tool.T_ONT + "contact": [PV + "hasSupplier", PV + "hasProductManager"]}
+    return spec

@@ -112,9 +112,9 @@ class Migration:
         """Counts by outcome: ``migrated`` (exact, in the dataset), ``unverified`` (by category;
         in the separate file, or flagged in the dataset), ``not_migrated`` (by category)."""
         c = Counter(r.get("agreement", "not migrated") for r in self.records)
-        unv = Counter(r["category"] for r in self.records if r.get("output") == "unverified")
+        unv = Counter(r["category"] for r in self.records if r.get("kept") and not r.get("verified"))
         dropped = Counter(r["category"] or "not-migrated" for r in self.records if not r.get("kept"))
-        return {"items": len(self.records), "migrated": sum(1 for r in self.records if r.get("output") == "main"),
+        return {"items": len(self.records), "migrated": sum(1 for r in self.records if r.get("kept") and r.get("verified")),
                 "kept": len(self.dataset), "unverified": dict(sorted(unv.items())),
                 "not_migrated": dict(sorted(dropped.items())), "agreement": dict(sorted(c.items())),
                 "rescaled": sorted(r["id"] for r in self.records if r.get("rescaled") and r.get("kept"))}
