@@ -81,19 +81,19 @@ def _filter_spans(toks) -> list[tuple[int, int]]:
     return spans
 
 
-def _literal(toks, k: int, factor: float) -> str | None:
-    """The scaled text of the literal token ``k`` (a number, or a quoted number with or
-    without a datatype), None when it is not a number."""
+def _literal(toks, k: int, factor: float, edits: dict[int, str]) -> None:
+    """Put the scaled literal token ``k`` (a number, or a quoted number with or without a
+    datatype) into ``edits`` as a plain decimal (a datatype such as xsd:integer may not hold
+    the product), its ``^^`` and datatype tokens removed; nothing when it is not a number."""
     t = toks[k]
-    if t.kind == "NUMBER":
-        return times(t.value, factor)
-    if t.kind == "STRING":
-        new = times(t.value.strip("'\""), factor)
-        if new is None:
-            return None
-        typed = k + 1 < len(toks) and toks[k + 1].value == "^^"
-        return f'"{new}"' if typed else new
-    return None
+    if t.kind not in ("NUMBER", "STRING"):
+        return
+    new = times(t.value, factor)
+    if new is None:
+        return
+    edits[k] = new
+    if t.kind == "STRING" and k + 2 < len(toks) and toks[k + 1].value == "^^":
+        edits[k + 1] = edits[k + 2] = ""
 
 
 def scale_filters(query: str, names: set[str], factor: float, target: str | None = None) -> tuple[str, list[str]]:
@@ -107,22 +107,20 @@ def scale_filters(query: str, names: set[str], factor: float, target: str | None
         if not any(t.kind == "VAR" and t.value.lstrip("?$") in names for t in span):
             continue
         for k in range(a, b + 1):
-            new = _literal(toks, k, factor)
-            if new is not None:
-                edits[k] = new
+            if k not in edits:
+                _literal(toks, k, factor, edits)
     if target is not None:
         for k, t in enumerate(toks[:-1]):
-            if t.kind == "IRIREF" and t.value == target:
-                new = _literal(toks, k + 1, factor)
-                if new is not None:
-                    edits[k + 1] = new
+            if t.kind == "IRIREF" and t.value == target and k + 1 not in edits:
+                _literal(toks, k + 1, factor, edits)
     if not edits:
         return query, []
     out, last, changes = [], 0, []
     for k in sorted(edits):
         t = toks[k]
         out += [query[last:t.start], edits[k]]
-        changes.append(f"{t.value} -> {edits[k]}")
+        if edits[k]:
+            changes.append(f"{t.value} -> {edits[k]}")
         last = t.end
     return "".join(out + [query[last:]]), changes
 
