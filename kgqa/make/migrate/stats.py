@@ -121,8 +121,15 @@ def sparql_tables(records: Sequence[dict], evidence: Sequence[Any]) -> Tables:
                                                  if rule.get("constraint") else "")
             tp.rows.append([src, tgt, rule["direction"], "rule", ""])
         elif "path" in p:
-            tp.rows.append([src, p["path"], p["direction"], f"{p['support']}/{p['of']}",
-                            ",".join(sorted(p["kinds"]))])
+            tgt = p["path"]
+            if p.get("constraint"):
+                tgt += f" [{p['constraint_on']} {'not ' if p.get('negated') else ''}a {p['constraint']}]"
+            if p.get("scale") is not None:
+                tgt += f" [x {p['scale']:g}]"
+            support = f"{p['support']}/{p['of']}"
+            if p.get("precision") is not None and p["precision"] < 1:
+                support += f" p={p['precision']:.2f}"
+            tp.rows.append([src, tgt, p["direction"], support, ",".join(sorted(p["kinds"]))])
         else:
             tp.rows.append([src, "-", "-", "0", p.get("unmapped", "")])
     cat = Counter(r["category"] for r in records)
