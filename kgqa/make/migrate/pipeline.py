@@ -210,8 +210,44 @@ def _simple_query(topic: str, rules: Sequence[Rule]) -> str:
 
 def _migrate_triples(ds: Dataset, target: KG, mapper: EntityMapper, finder: PathFinder, rules: RuleSet | None,
                      opts: MigrateOptions) -> tuple[list[dict], list[Item], list[PredicateEvidence], list[Rule]]:
+    """Records, kept items, evidence and proposed rules of SimpleQuestions-style records: paths
+    between the mapped entities, the initial mapping (or the rules), and each item's query run
+    from its topic and compared with its answer entity."""
     triples = [it.metadata["triple"] for it in ds.items]
     maps = mapper.map([t["subject"] for t in triples] + [t["object"] for t in triples])
+    records, pair_idx, pairs = _triple_records(ds, triples, maps)
+    found: dict[int, PairPaths] = {}
+    with progress_bar(len(pairs), "paths", enabled=opts.progress) as tick:
+        for k in range(0, len(pairs), 200):
+            for i, pp in zip(pair_idx[k:k + 200], finder.find_many(pairs[k:k + 200])):
+                found[i] = pp
+            tick(len(pairs[k:k + 200]))
+    evidence = _triple_evidence(records, triples, found, maps, opts)
+    ev_list = [evidence[k] for k in sorted(evidence)]
+    proposed = propose(ev_list, target, constraints="object" if opts.constraints == "both" else opts.constraints)
+    queries: dict[int, str] = {}
+    plans: dict[int, dict] = {}
+    uncompressed: dict[int, str] = {}
+    for i, rec in enumerate(records):
+        t, pp = triples[i], found.get(i)
+        got = (_initial_plan(rec, t, pp, evidence, maps) if rules is None
+               else _rule_plan(rec, t, pp, rules, maps))
+        if got is None:
+            continue
+        queries[i], plans[i] = _simple_query(got["plan"]["topic"], got["rules"]), got
+        if rules is not None and not got["plan"].get("compressed"):
+            uncompressed[i] = got["plan"]["topic"]
+    if uncompressed:
+        _resolve_topics(uncompressed, plans, queries, target, opts)
+    outcomes = _run_all(target, queries, opts.progress, "target", trusted=True)
+    items = [it for i, q in queries.items()
+             if (it := _judge_triple(records[i], ds.items[i], triples[i], q, outcomes[i], plans[i])) is not None]
+    return records, items, ev_list, proposed
+
+
+def _triple_records(ds: Dataset, triples: list[dict], maps: dict) -> tuple[list[dict], list[int], list]:
+    """A record per item with its entity mapping; the indexes and target pairs of the items
+    whose topic and answer both map."""
     records: list[dict] = []
     pair_idx: list[int] = []
     pairs: list[tuple[Term, Term]] = []
@@ -222,21 +258,25 @@ def _migrate_triples(ds: Dataset, target: KG, mapper: EntityMapper, finder: Path
         if ms.target and mo.target:
             pair_idx.append(i)
             pairs.append((IRI(ms.target), IRI(mo.target)))
-            rec["category"] = None  # set below
+            rec["category"] = None  # set from the paths
         else:
             rec["category"] = "only-answer" if mo.target else "only-topic" if ms.target else "neither"
         records.append(rec)
-    found: dict[int, PairPaths] = {}
-    with progress_bar(len(pairs), "paths", enabled=opts.progress) as tick:
-        for k in range(0, len(pairs), 200):
-            for i, pp in zip(pair_idx[k:k + 200], finder.find_many(pairs[k:k + 200])):
-                found[i] = pp
-            tick(len(pairs[k:k + 200]))
+    return records, pair_idx, pairs
+
+
+def _triple_evidence(records: list[dict], triples: list[dict], found: dict[int, PairPaths], maps: dict,
+                     opts: MigrateOptions) -> dict[str, PredicateEvidence]:
+    """Evidence per source predicate from the found paths (each record gets its path kind and
+    initial paths); records without a pair count in their entity category."""
     evidence: dict[str, PredicateEvidence] = {}
+
+    def ev_of(p: str) -> PredicateEvidence:
+        return evidence.setdefault(p, PredicateEvidence(p, min_support=opts.min_support, min_share=opts.min_share))
+
     for i, pp in found.items():
         t = triples[i]
-        ev = evidence.setdefault(t["predicate"], PredicateEvidence(t["predicate"], min_support=opts.min_support,
-                                                                   min_share=opts.min_share))
+        ev = ev_of(t["predicate"])
         ev.pairs += 1
         ev.add(pp, maps[t["subject"]].target, maps[t["object"]].target)
         records[i]["category"] = pp.kind
@@ -248,98 +288,84 @@ def _migrate_triples(ds: Dataset, target: KG, mapper: EntityMapper, finder: Path
             records[i]["errors"] = pp.errors
     for i, rec in enumerate(records):
         if i not in found:
-            ev = evidence.setdefault(triples[i]["predicate"], PredicateEvidence(
-                triples[i]["predicate"], min_support=opts.min_support, min_share=opts.min_share))
+            ev = ev_of(triples[i]["predicate"])
             ev.pairs += 1
             ev.categories[rec["category"]] += 1
-    ev_list = [evidence[k] for k in sorted(evidence)]
-    proposed = propose(ev_list, target, constraints="object" if opts.constraints == "both" else opts.constraints)
-    # the initial mapping of every item: its own path of the chosen kind, best-supported first
-    queries: dict[int, str] = {}
-    plans: dict[int, dict] = {}
-    uncompressed: dict[int, str] = {}
-    for i, rec in enumerate(records):
-        t, pp = triples[i], found.get(i)
-        if rules is None:
-            if pp is None or not pp.of_kind():
-                rec["kept"] = False
-                rec["reason"] = ("no path between the mapped entities" if pp is not None
-                                 else "topic or answer entity not mapped")
-                continue
-            ev = evidence[t["predicate"]]
-            f = sorted(pp.of_kind(), key=lambda f: (-ev.candidates[f.path].support, path_text(f.path)))[0]
-            topic = f.topic or maps[t["subject"]].target
-            rule = Rule(t["predicate"], (path_text(f.path) if len(f.path) > 1 else f.path[0][0],),
-                        "backward" if len(f.path) == 1 and f.path[0][1] else "forward")
-            plan = {"kind": pp.kind, "path": path_text(f.path), "direction": direction(f.path), "topic": topic,
-                    **({"compressed": f.via, "via": maps[t["subject"]].target if f.via == "topic"
-                        else maps[t["object"]].target} if f.via else {})}
-            expected = f.answer or maps[t["object"]].target
-            queries[i] = _simple_query(topic, [rule])
-            plans[i] = {"plan": plan, "expected": expected, "rules": [rule]}
-        else:
-            rs = rules.for_predicate(t["predicate"])
-            topic = maps[t["subject"]].target
-            if not rs:
-                rec["kept"] = False
-                rec["reason"] = "no rule for the source predicate"
-                continue
-            if topic is None:
-                rec["kept"] = False
-                rec["reason"] = "topic entity not mapped"
-                continue
-            compressed = None
-            if pp is not None:
-                allowed = {p for r in rs for p in r.paths()}
-                hits = [f for f in pp.found if f.path in allowed]
-                fv = [f for f in hits if f.via == "topic"]
-                if fv and not any(f.via is None for f in hits):
-                    topic, compressed = fv[0].topic, fv[0].kind
-            expected = maps[t["object"]].target
-            if pp is not None:
-                for f in pp.found:
-                    if f.answer and f.via == "answer":
-                        expected = f.answer
-            plan = {"kind": rec["category"], "rule": [r.to_json() for r in rs], "topic": topic,
-                    **({"compressed": compressed} if compressed else {})}
-            if pp is not None and pp.of_kind():
-                allowed = {p for r in rs for p in r.paths()}
-                drift = sorted({path_text(f.path) for f in pp.of_kind() if f.path not in allowed})
-                if drift and not any(f.path in allowed for f in pp.of_kind()):
-                    plan["filtered"] = drift  # semantic drift: the found path is not in the rule
-            queries[i] = _simple_query(topic, rs)
-            plans[i] = {"plan": plan, "expected": expected, "rules": rs}
-            if not compressed:
-                uncompressed[i] = topic
-    if uncompressed:
-        _resolve_topics(uncompressed, plans, queries, target, opts)
-    outcomes = _run_all(target, queries, opts.progress, "target", trusted=True)
-    items: list[Item] = []
-    for i, q in queries.items():
-        rec, it = records[i], ds.items[i]
-        o = outcomes[i]
-        p = plans[i]
-        rec["mapping"] = p["plan"]
-        rec["query"] = q
-        expected = TableAnswer(("x",), ((IRI(p["expected"]),),)) if p["expected"] else None
-        ag = compare(expected, o, view="values")
-        if p["expected"] is None and ag.label == "unverified":
-            ag = Agreement("unverified", None, "answer entity not mapped; kept because the rule query has answers") \
-                if len(o.answer or ()) else Agreement("empty", 0.0, "the rule query returns nothing on the target "
-                                                                     "(and the answer entity is not mapped)")
-        rec.update(ag.to_json())
-        kept = o.status is Status.OK and isinstance(o.answer, TableAnswer) and len(o.answer.rows) > 0
-        rec["kept"] = kept
-        if not kept:
-            rec["reason"] = ag.reason or "the migrated query has no answer on the target"
-            continue
-        items.append(replace(it, sparql=q, answer=o.answer, metadata={
-            **{k: v for k, v in it.metadata.items() if k != "triple"},
-            "source_triple": dict(triples[i]), "subject": p["plan"]["topic"],
-            "predicates": [{"Predicate": tgt, "Direction": r.direction, "Constraint": r.constraint}
-                           for r in p["rules"] for tgt in r.targets],
-            "category": rec["category"], "agreement": ag.label}))
-    return records, items, ev_list, proposed
+    return evidence
+
+
+def _initial_plan(rec: dict, t: dict, pp: PairPaths | None, evidence: dict, maps: dict) -> dict | None:
+    """The initial mapping of an item: its own path of the chosen kind, best-supported first
+    (None, with the reason in ``rec``, when there is none)."""
+    if pp is None or not pp.of_kind():
+        rec["kept"] = False
+        rec["reason"] = ("no path between the mapped entities" if pp is not None
+                         else "topic or answer entity not mapped")
+        return None
+    ev = evidence[t["predicate"]]
+    f = sorted(pp.of_kind(), key=lambda f: (-ev.candidates[f.path].support, path_text(f.path)))[0]
+    topic = f.topic or maps[t["subject"]].target
+    rule = Rule(t["predicate"], (path_text(f.path) if len(f.path) > 1 else f.path[0][0],),
+                "backward" if len(f.path) == 1 and f.path[0][1] else "forward")
+    plan = {"kind": pp.kind, "path": path_text(f.path), "direction": direction(f.path), "topic": topic,
+            **({"compressed": f.via, "via": maps[t["subject"]].target if f.via == "topic"
+                else maps[t["object"]].target} if f.via else {})}
+    return {"plan": plan, "expected": f.answer or maps[t["object"]].target, "rules": [rule]}
+
+
+def _rule_plan(rec: dict, t: dict, pp: PairPaths | None, rules: RuleSet, maps: dict) -> dict | None:
+    """The mapping of an item by the rules of its predicate, from its topic (compressed when a
+    found path went through a page); None, with the reason in ``rec``, without rule or topic."""
+    rs = rules.for_predicate(t["predicate"])
+    topic = maps[t["subject"]].target
+    if not rs or topic is None:
+        rec["kept"] = False
+        rec["reason"] = "no rule for the source predicate" if not rs else "topic entity not mapped"
+        return None
+    compressed = None
+    allowed = {p for r in rs for p in r.paths()}
+    if pp is not None:
+        hits = [f for f in pp.found if f.path in allowed]
+        fv = [f for f in hits if f.via == "topic"]
+        if fv and not any(f.via is None for f in hits):
+            topic, compressed = fv[0].topic, fv[0].kind
+    expected = maps[t["object"]].target
+    if pp is not None:
+        for f in pp.found:
+            if f.answer and f.via == "answer":
+                expected = f.answer
+    plan = {"kind": rec["category"], "rule": [r.to_json() for r in rs], "topic": topic,
+            **({"compressed": compressed} if compressed else {})}
+    if pp is not None and pp.of_kind():
+        drift = sorted({path_text(f.path) for f in pp.of_kind() if f.path not in allowed})
+        if drift and not any(f.path in allowed for f in pp.of_kind()):
+            plan["filtered"] = drift  # semantic drift: the found path is not in the rule
+    return {"plan": plan, "expected": expected, "rules": rs}
+
+
+def _judge_triple(rec: dict, it: Item, triple: dict, q: str, o: Outcome, p: dict) -> Item | None:
+    """Compare an item's query result with its answer entity; the kept item (any answer) or
+    None (the reason in ``rec``)."""
+    rec["mapping"] = p["plan"]
+    rec["query"] = q
+    expected = TableAnswer(("x",), ((IRI(p["expected"]),),)) if p["expected"] else None
+    ag = compare(expected, o, view="values")
+    if p["expected"] is None and ag.label == "unverified":
+        ag = Agreement("unverified", None, "answer entity not mapped; kept because the rule query has answers") \
+            if len(o.answer or ()) else Agreement("empty", 0.0, "the rule query returns nothing on the target "
+                                                                 "(and the answer entity is not mapped)")
+    rec.update(ag.to_json())
+    kept = o.status is Status.OK and isinstance(o.answer, TableAnswer) and len(o.answer.rows) > 0
+    rec["kept"] = kept
+    if not kept:
+        rec["reason"] = ag.reason or "the migrated query has no answer on the target"
+        return None
+    return replace(it, sparql=q, answer=o.answer, metadata={
+        **{k: v for k, v in it.metadata.items() if k != "triple"},
+        "source_triple": dict(triple), "subject": p["plan"]["topic"],
+        "predicates": [{"Predicate": tgt, "Direction": r.direction, "Constraint": r.constraint}
+                       for r in p["rules"] for tgt in r.targets],
+        "category": rec["category"], "agreement": ag.label})
 
 
 def _resolve_topics(topics: dict[int, str], plans: dict[int, dict], queries: dict[int, str], target: KG,
