@@ -551,7 +551,7 @@ def _separate(ev: PredicateEvidence, facts: tuple[dict, dict], target: KG, opts:
     proposed = propose([ev], target, constraints=opts.constraints)
     rule = proposed[0] if proposed else None
     hint = (rule.constraint, rule.constraint_on) if rule is not None and rule.constraint else None
-    ev.separation = separate(target, path_text(best.path), facts[0], facts[1], MATCHING.key, hint)
+    ev.separation = separate(target, path_text(best.path), facts[0], facts[1], MATCHING.key, hint, ev.source_count)
 
 
 @dataclass

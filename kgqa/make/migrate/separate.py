@@ -12,10 +12,15 @@ evidence, chosen by *measuring* each candidate on the aligned facts:
   and by none of the facts' nodes: the other relations of a merge);
 - precision and recall of a candidate: what the constrained target path reaches from the
   facts' subjects (forward) and objects (backward) against the mapped facts, the lower of the
-  two directions each (a merge shows in one direction only).
+  two directions each (a merge shows in one direction only); and, with the source predicate's
+  triple count, the share of the constrained path's triples on the whole target that count
+  is (a merge of relations whose subjects and objects are disjoint shows on no sampled fact,
+  only in the relation's size).
 
-The first candidate with precision 1 and (almost) the recall of the unconstrained path wins;
-without one the most precise is kept with its precision, and the caller never uses a mapping
+The first candidate with precision 1, no more triples than the source relation (within 5%) and
+(almost) the recall of the unconstrained path wins; without one the unconstrained path when it
+is precise on the facts (a target more complete than the source is not refused), else the most
+precise candidate with its precision, and the caller never uses a mapping
 below its precision threshold silently (the predicate is reported unmapped with the measures).
 """
 
@@ -30,6 +35,7 @@ from kgqa.make.migrate.predicates import by_generality
 COVER = 0.9  # share of a side's nodes a candidate class must hold
 MAX_CLASSES = 8  # candidate classes per side
 RECALL_SLACK = 0.05
+SIZE_SLACK = 0.95  # a target relation up to ~5% larger than the source one needs no constraint
 
 
 @dataclass
@@ -41,13 +47,20 @@ class Measure:
     precision: float
     recall: float
     negated: bool = False
+    #: source triples over the (constrained) target path's triples, at most 1 (None: not known)
+    share: float | None = None
     #: nodes the path reaches beyond the facts, by side (the unconstrained measure only)
     extras: dict[str, set[str]] = field(default_factory=dict)
 
     def text(self) -> str:
         c = (f"{self.side} {'not ' if self.negated else ''}a <{self.constraint}>" if self.constraint
              else "no constraint")
-        return f"{c}: precision {self.precision:.2f}, recall {self.recall:.2f}"
+        size = f", {self.share:.2f} of its triples are the source's" if self.share is not None else ""
+        return f"{c}: precision {self.precision:.2f}, recall {self.recall:.2f}{size}"
+
+    def fits(self) -> bool:
+        """Precise on the facts and no larger than the source relation."""
+        return self.precision >= 1.0 and (self.share is None or self.share >= SIZE_SLACK)
 
 
 @dataclass
@@ -73,7 +86,8 @@ def _pattern(path: str, constraint: str | None, side: str, negated: bool = False
 
 
 def measure(kg: KG, path: str, forward: dict[str, set], backward: dict[str, set], key: Callable,
-            constraint: str | None = None, side: str = "object", negated: bool = False) -> Measure:
+            constraint: str | None = None, side: str = "object", negated: bool = False,
+            source_count: int | None = None) -> Measure:
     """Precision and recall of ``path`` (with the constraint) on the facts, the lower of the
     two directions: ``forward`` maps target subjects to the keys of their expected objects,
     ``backward`` target objects (IRIs) to the keys of their expected subjects."""
@@ -97,7 +111,11 @@ def measure(kg: KG, path: str, forward: dict[str, set], backward: dict[str, set]
         n_exp = sum(len(v) for v in facts.values())
         precision = min(precision, tp / n_got if n_got else 0.0)
         recall = min(recall, tp / n_exp if n_exp else 0.0)
-    return Measure(constraint, side, precision, recall, negated, extras)
+    share = None
+    if source_count:
+        n = kg.count(_pattern(path, constraint, side, negated))
+        share = min(1.0, source_count / n) if n else None
+    return Measure(constraint, side, precision, recall, negated, share, extras)
 
 
 def _count(kg: KG, nodes: set[str]) -> dict[str, int]:
@@ -123,11 +141,12 @@ def _excluding(kg: KG, extras: set[str], own: set[str]) -> list[str]:
 
 
 def separate(kg: KG, path: str, forward: dict[str, set], backward: dict[str, set], key: Callable,
-             proposed: tuple[str, str] | None = None) -> Separation:
-    """The constraint for ``path`` measured on the facts (module docstring)."""
-    base = measure(kg, path, forward, backward, key)
+             proposed: tuple[str, str] | None = None, source_count: int | None = None) -> Separation:
+    """The constraint for ``path`` measured on the facts (module docstring); with
+    ``source_count`` (the source predicate's triples) also on the whole relation."""
+    base = measure(kg, path, forward, backward, key, source_count=source_count)
     tried = [base]
-    if base.precision >= 1.0:
+    if base.fits():
         return Separation(base, tried)
     cands: list[tuple[str, str, bool]] = [(*proposed, False)] if proposed else []
     own = {"object": set(backward), "subject": set(forward)}
@@ -136,10 +155,12 @@ def separate(kg: KG, path: str, forward: dict[str, set], backward: dict[str, set
     for side in ("object", "subject"):
         cands += [(c, side, True) for c in _excluding(kg, base.extras.get(side, set()), own[side])]
     for c, side, neg in cands:
-        m = measure(kg, path, forward, backward, key, c, side, neg)
+        m = measure(kg, path, forward, backward, key, c, side, neg, source_count)
         tried.append(m)
-        if m.precision >= 1.0 and m.recall >= base.recall - RECALL_SLACK:
+        if m.fits() and m.recall >= base.recall - RECALL_SLACK:
             return Separation(m, tried)
+    if base.precision >= 1.0:  # larger than the source relation, but nothing separates it
+        return Separation(base, tried)
     best = max(tried, key=lambda m: (m.precision, m.recall))
     return Separation(best, tried)
 
