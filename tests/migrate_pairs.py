@@ -80,3 +80,17 @@ def ck25_spec(tool) -> dict:
     spec = dict(tool.CK25_HARD_SPEC)
     spec["merge"] = {**spec["merge"], tool.T_ONT + "contact": [PV + "hasSupplier", PV + "hasProductManager"]}
     return spec
+
+
+def world_spec(repo) -> dict:
+    """The World pair of issue 37: kgqa's demo KG by ``tools/demo_pair_spec.yaml`` (a merge, an
+    inversion, a split capital, redirect and disambiguation pages) with bare twins and the
+    area in thousands (nothing dropped)."""
+    import yaml
+
+    spec = yaml.safe_load((repo / "tools" / "demo_pair_spec.yaml").read_text())
+    o, r = "http://demo.kgqa.org/ontology/", "http://demo.kgqa.org/resource/"
+    spec["unit_change"] = {o + "area": ["http://example.net/kb/prop/areaThousands", 0.001]}
+    spec["twins"] = [r + "Velmont_Rail", r + "Brevia", r + "Karl_Voss"]
+    spec["drop_predicates"] = []
+    return spec

@@ -856,7 +856,9 @@ def _facts(predicate: str, sample: Sequence[tuple[Term, Term]], source: KG,
            resolver: _Resolver) -> tuple[dict, dict] | None:
     """What ``predicate`` says on the source, mapped to the target: forward, for the sampled
     subjects (target subject -> keys of its objects); backward, for the sampled IRI objects
-    (target object -> keys of its subjects). None when the source query fails."""
+    (target object -> keys of its subjects). Facts touching an entity whose target was a guess
+    (candidates no evidence tells apart) are left out: they would measure the entity mapping,
+    not the predicate's. None when the source query fails."""
     key = MATCHING.key
     out: list[dict[str, set]] = [{}, {}]
     for side, nodes in ((0, sample and {s.value for s, _ in sample if isinstance(s, IRI)}),
@@ -869,10 +871,11 @@ def _facts(predicate: str, sample: Sequence[tuple[Term, Term]], source: KG,
         if isinstance(r, str):
             return None
         ends = resolver.resolve(sorted({x.value for row in r for x in row if isinstance(x, IRI)}))
+        guessed = {x for x in ends if "no evidence tells them apart" in resolver.choices.get(x, "")}
         for s_, o in r:
             a, b = (s_, o) if side == 0 else (o, s_)
             ta = ends.get(a.value, (None, ""))[0]
-            if ta is None:
+            if ta is None or a.value in guessed or (isinstance(b, IRI) and b.value in guessed):
                 continue
             if isinstance(b, IRI):
                 tb = ends[b.value][0]
