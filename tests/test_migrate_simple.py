@@ -69,8 +69,10 @@ def test_backward_one_hop(initial):
     r = by_id(initial)["2"]
     assert r["category"] == "one-hop" and r["mapping"]["direction"] == "backward"
     assert r["mapping"]["path"] == f"^<{DBO}birthPlace>"
-    # two people were born there: the answer entity is among them
-    assert r["agreement"] == "partial" and r["f1"] == pytest.approx(2 / 3)
+    # two people were born there: the answer entity is among them (a superset: not verified,
+    # so written apart from the migrated dataset)
+    assert r["agreement"] == "superset" and r["f1"] == pytest.approx(2 / 3)
+    assert r["kept"] and r["output"] == "unverified" and r["verified"] is False
     # the link for the answer was written target-first (owl:sameAs either direction)
     assert r["entities"]["answer"]["target"] == DBR + "Ana_Lopez"
 
@@ -138,12 +140,13 @@ def test_proposed_rules_with_support_and_type_constraint(initial):
 def test_rule_type_constraint_expands_topic_only_item(refined, target, records):
     r = by_id(refined)["8"]  # "What is a song by John Rutter?": only the topic maps (paper 4.4)
     assert r["kept"] and r["category"] == "only-topic" and r["agreement"] == "unverified"
-    item = next(it for it in refined.dataset.items if it.id == "8")
+    assert r["output"] == "unverified"  # no mapped answer to compare with: written apart
+    item = next(it for it in refined.unverified if it.id == "8")
     assert {row[0] for row in item.answer.rows} == {IRI(DBR + "Gloria_(Rutter)")}  # not the album
     # the same rule without its constraint also returns the album
     loose = RuleSet([Rule(FB + "music.artist.track", (DBO + "artist",), "backward")])
     m = migrate(records, target, Links.load([F / "simple_links.nt"]), rules=loose)
-    item = next(it for it in m.dataset.items if it.id == "8")
+    item = next(it for it in m.unverified if it.id == "8")
     assert {row[0] for row in item.answer.rows} == {IRI(DBR + "Gloria_(Rutter)"), IRI(DBR + "Requiem_(Rutter)")}
 
 
@@ -230,11 +233,14 @@ def test_cli_writes_simpledbpediaqa_that_kgqa_loads_and_that_answers_on_the_targ
               "--propose-rules", str(prop), "-o", str(out)])
     assert e.value.code == 0
     ds = load_dataset(out, "simpledbpediaqa")
-    assert sorted(ds.ids, key=int) == ["1", "2", "3", "4", "5", "6", "8", "9", "11", "12", "16"]
+    unverified = [x["id"] for x in json.loads((tmp_path / "migrated.json.unverified.json").read_text())["items"]]
+    assert sorted(ds.ids + unverified, key=int) == ["1", "2", "3", "4", "5", "6", "8", "9", "11", "12", "16"]
     recs = [json.loads(x) for x in (tmp_path / "migrated.json.records.jsonl").read_text().splitlines()]
     assert len(recs) == 16
+    assert sorted(ds.ids) == sorted(r["id"] for r in recs if r["verified"] and r["agreement"] == "exact")
     report = json.loads((tmp_path / "migrated.json.report.json").read_text())
-    assert report["summary"]["kept"] == 11 and report["tables"][0]["title"].startswith("Table 2")
+    assert report["summary"]["migrated"] == len(ds.ids) and report["tables"][0]["title"].startswith("Table 2")
+    assert sum(report["summary"]["unverified"].values()) == len(unverified)
     assert load_rules(prop).for_predicate(FB + "music.artist.track")[0].constraint == DBO + "Song"
     for it in ds.items:  # the loader's query gives what the migration found
         mig = next(x for x in recs if x["id"] == it.id)
@@ -269,10 +275,12 @@ def test_same_inputs_give_the_same_bytes(tmp_path):
                   "--links", str(F / "simple_links.nt"), "-q", "--no-cache", "--format", "qald",
                   "--propose-rules", str(tmp_path / f"r{n}.yaml"), "-o", str(out)])
         outs.append([(tmp_path / f"m{n}.json").read_bytes(), (tmp_path / f"m{n}.json.records.jsonl").read_bytes(),
-                     (tmp_path / f"r{n}.yaml").read_bytes()])
-    assert outs[0] == outs[1]
+                     (tmp_path / f"r{n}.yaml").read_bytes(), (tmp_path / f"m{n}.json.unverified.json").read_bytes()])
+    assert outs[0][:3] == outs[1][:3]
+    assert outs[0][3].replace(b"m1.json", b"") == outs[1][3].replace(b"m2.json", b"")
     doc = json.loads(outs[0][0])
-    assert len(doc["questions"]) == 11  # the complex item keeps its two-hop path in QALD JSON
+    unverified = json.loads(outs[0][3])["items"]
+    assert len(doc["questions"]) + len(unverified) == 11  # the complex item keeps its two-hop path in QALD JSON
     q7 = next(q for q in doc["questions"] if q["id"] == "7")
     assert "<http://dbpedia.org/ontology/commander>/<http://dbpedia.org/ontology/militaryBranch>" in q7["query"]["sparql"]
 
@@ -339,7 +347,7 @@ def test_simpledbpediaqa_file_holds_two_hop_records(tmp_path):
               "--links", str(F / "simple_links.nt"), "-q", "--no-cache", "-o", str(out)])
     assert e.value.code == 0
     recs = [json.loads(x) for x in (tmp_path / "initial.json.records.jsonl").read_text().splitlines()]
-    kept = [r["id"] for r in recs if r["kept"]]
+    kept = [r["id"] for r in recs if r["output"] == "main"]
     doc = json.loads(out.read_text())
     assert [q["ID"] for q in doc["Questions"]] == kept and "7" in kept
     q7 = next(q for q in doc["Questions"] if q["ID"] == "7")

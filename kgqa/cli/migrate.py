@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import List, Optional
 
 import typer
@@ -35,8 +36,10 @@ def migrate_cmd(
     report: Optional[str] = typer.Option(None, "--report", help="report JSON (default OUT.report.json)"),
     output_format: str = typer.Option("auto", "--format", help="auto | qald | simpledbpediaqa | same"),
     dataset_format: Optional[str] = typer.Option(None, "--dataset-format", help="force the input format ('triples' for records)"),
-    target_graph: Optional[str] = typer.Option(None, "--target-graph"),
-    source_graph: Optional[str] = typer.Option(None, "--source-graph"),
+    target_graph: Optional[str] = typer.Option(None, "--target-graph", help="named graph of the target KG to "
+                                                                           "query (default: the default graph)"),
+    source_graph: Optional[str] = typer.Option(None, "--source-graph", help="named graph of the source KG to "
+                                                                           "query (default: the default graph)"),
     disambiguation: Optional[List[str]] = typer.Option(None, "--disambiguation-predicate",
                                                        help=f"default {HELP_DEFAULT_DISAMBIGUATION}"),
     redirect: Optional[List[str]] = typer.Option(None, "--redirect-predicate", help=f"default {HELP_DEFAULT_REDIRECT}"),
@@ -50,7 +53,13 @@ def migrate_cmd(
                                     help="share of the mapped evidence pairs a predicate mapping needs"),
     constraints: str = typer.Option("both", "--propose-constraints",
                                     help="type constraints in proposed rules: both | object | none"),
-    seed: int = typer.Option(0, "--seed"),
+    min_precision: float = typer.Option(0.9, "--min-precision", min=0.0, max=1.0,
+                                        help="precision on the sampled facts a predicate mapping needs, with its "
+                                             "best separating constraint; below it the predicate is unmapped"),
+    keep_unverified: bool = typer.Option(False, "--keep-unverified",
+                                         help="write items whose target answers differ from the source's into "
+                                              "the dataset too, flagged verified: false (default: OUT.unverified.json)"),
+    seed: int = typer.Option(0, "--seed", help="seed of the evidence samples"),
     timeout: float = typer.Option(30.0, "--timeout", help="seconds per query"),
     no_cache: bool = typer.Option(False, "--no-cache", help="do not use the result cache (no resume)"),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="no progress bars"),
@@ -63,7 +72,8 @@ def migrate_cmd(
     opts = MigrateOptions.parse(disambiguation=disambiguation, redirect=redirect, link_predicates=link_predicate,
                                 seed=seed, sample=sample, min_support=min_support, min_share=min_share,
                                 label_fallback=label_fallback, two_hop=not no_two_hop, progress=not quiet,
-                                constraints=constraints)
+                                constraints=constraints, min_precision=min_precision,
+                                keep_unverified=keep_unverified)
     if constraints not in ("both", "object", "none"):
         err.print(f"[bold red]error:[/] --propose-constraints must be both, object or none, got {constraints!r}")
         raise typer.Exit(2)
@@ -83,28 +93,93 @@ def register(app: typer.Typer) -> None:
     app.command("migrate")(migrate_cmd)
 
 
+KNOWN = {"http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf", "http://www.w3.org/2000/01/rdf-schema#": "rdfs",
+         "http://www.w3.org/2002/07/owl#": "owl", "http://www.w3.org/2001/XMLSchema#": "xsd",
+         "http://dbpedia.org/ontology/": "dbo", "http://dbpedia.org/resource/": "dbr",
+         "http://www.w3.org/2004/02/skos/core#": "skos"}
+_IRI = re.compile(r"<?(https?://[^\s<>\"'|]+?)>?(?=[\s)\]|;:,]|$)")
+
+
+class Prefixes:
+    """Short names for the IRIs of a migration's output (``ns:local``), each namespace (up to
+    the last ``/`` or ``#``) named after its last path segment, or its usual prefix."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+
+    def _name(self, ns: str) -> str:
+        if ns not in self.names:
+            base = KNOWN.get(ns) or re.sub(r"[^a-z0-9]", "", ns.rstrip("/#").rsplit("/", 1)[-1].lower())[:10] or "ns"
+            name, k = base, 1
+            while name in self.names.values():
+                k += 1
+                name = f"{base}{k}"
+            self.names[ns] = name
+        return self.names[ns]
+
+    def short(self, text: str) -> str:
+        """``text`` with every IRI (with or without ``<>``) written ``prefix:local``."""
+        def sub(m: re.Match) -> str:
+            iri = m.group(1)
+            cut = max(iri.rfind("/", 0, len(iri) - 1), iri.rfind("#")) + 1
+            if cut <= len("https://") or cut >= len(iri):
+                return m.group(0)
+            return f"{self._name(iri[:cut])}:{iri[cut:]}"
+
+        return _IRI.sub(sub, text)
+
+
+def headline(w) -> list[str]:
+    """The counts, each one a file holds: migrated (exact) in the dataset, unverified by
+    category (in the separate file, or flagged in the dataset), not migrated by category."""
+    s = w.migration.summary()
+    lines = [f"{s['migrated']} migrated (exact) of {s['items']} items; {w.written} written to the dataset"]
+    unv = s["unverified"]
+    if unv:
+        where = "flagged in the dataset" if w.migration.keep_unverified else f"in {w.files.get('unverified')}"
+        lines.append(f"{sum(unv.values())} unverified ({', '.join(f'{k} {v}' for k, v in unv.items())}), {where}")
+    if s["not_migrated"]:
+        lines.append(f"{sum(s['not_migrated'].values())} not migrated ("
+                     + ", ".join(f"{k} {v}" for k, v in s["not_migrated"].items()) + ")")
+    if s["rescaled"]:
+        lines.append(f"rescaled (unit change): {', '.join(s['rescaled'])}")
+    return lines
+
+
+def _grouped(records: list[dict], pre: Prefixes) -> list[str]:
+    """Items not migrated or unverified, grouped by reason: one line per reason with its ids."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for r in records:
+        if r.get("output") == "main":
+            continue
+        what = "unverified" if r.get("kept") else "not migrated"
+        why = pre.short(r.get("reason") or r.get("category") or "")
+        groups.setdefault((what, why), []).append(r["id"])
+    return [f"{what} ({len(ids)}): {', '.join(ids)}: {why}" for (what, why), ids in groups.items()]
+
+
 def render(w) -> None:
-    """The tables, the summary (migrated / written), the notes, every item not migrated with its
-    reason, the files and the signature."""
+    """The tables (IRIs shortened with the prefixes listed), the headline counts, the notes,
+    the items not migrated or unverified grouped by reason, the files and the signature."""
     m = w.migration
+    pre = Prefixes()
     for t in m.tables.tables:
         rt = RichTable(title=t.title, title_justify="left")
         for c in t.columns:
             rt.add_column(c, overflow="fold")
         for r in t.rows:
-            rt.add_row(*(str(x) for x in r))
+            rt.add_row(*(pre.short(str(x)) for x in r))
         out.print(rt)
-    s = m.summary()
-    out.print(f"{s['kept']} of {s['items']} items migrated ({w.written} written); agreement "
-              + ", ".join(f"{k} {v}" for k, v in s["agreement"].items()), highlight=False)
+    for line in headline(w):
+        out.print(line, highlight=False)
     for note in m.notes:
-        out.print(f"note: {note}", highlight=False)
-    dropped = [r for r in m.records if not r.get("kept")]
-    for r in dropped:
-        out.print(f"not migrated: {r['id']}: {r.get('reason') or r.get('category')}", highlight=False,
-                  soft_wrap=True)
+        out.print(f"note: {pre.short(note)}", highlight=False)
+    for line in _grouped(m.records, pre):
+        out.print(line, highlight=False)
     for p in m.source.problems:
         err.print(f"skipped: {p}", highlight=False)
+    for ns, n in pre.names.items():
+        out.print(f"prefix {n}: <{ns}>", highlight=False)
     for role, path in w.files.items():
         out.print(f"{role}: {path}" + (f" ({w.dataset_format})" if role == "dataset" else ""), highlight=False)
     out.print("execution: " + "; ".join(f"{k} " + ", ".join(f"{a}={b}" for a, b in v.items())

@@ -11,9 +11,13 @@ One module per concept:
   / complex classification;
 - :mod:`kgqa.make.migrate.predicates`: candidate mappings with support, proposed rules with type
   constraints;
+- :mod:`kgqa.make.migrate.separate`: constraints that separate a merged target relation,
+  measured on the aligned facts (issue 37);
+- :mod:`kgqa.make.migrate.scale`: unit changes applied to FILTER constants and answers;
 - :mod:`kgqa.make.migrate.rules`: the rules YAML;
 - :mod:`kgqa.make.migrate.rewrite`: rewriting gold queries on token spans;
-- :mod:`kgqa.make.migrate.agreement`: exact / partial / empty / failed / unverified;
+- :mod:`kgqa.make.migrate.agreement`: exact / partial / superset / empty / failed / unverified
+  (only exact items go to the migrated dataset; the others to ``OUT.unverified.json``);
 - :mod:`kgqa.make.migrate.stats`: Table 2 / Table 3 shaped statistics;
 - :mod:`kgqa.make.migrate.records`: SimpleQuestions-style inputs;
 - :mod:`kgqa.make.migrate.pipeline`: :func:`migrate`; :mod:`kgqa.make.migrate.output`: files;

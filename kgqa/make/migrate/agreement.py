@@ -1,5 +1,6 @@
 """Answer agreement between the mapped source answer and what the migrated query returns on
-the target KG: ``exact``, ``partial`` (with F1 over answer rows; 0.0 when disjoint), ``empty``
+the target KG: ``exact``, ``partial`` (with F1 over answer rows; 0.0 when disjoint), ``superset`` (every mapped source row and
+more), ``empty``
 (the target returns nothing although the source answer is not empty), ``failed`` (the query
 could not be built or did not run; with the reason), or ``unverified`` (no mapped source answer
 to compare with, e.g. the answer entity has no target)."""
@@ -12,7 +13,10 @@ from kgqa.model import Answer, BooleanAnswer, IRI, Outcome, Status, TableAnswer,
 from kgqa.model.terms import TermMatching
 
 MATCHING = TermMatching()  # typed: numbers and dates by value, IRIs percent-decoded
-LABELS = ("exact", "partial", "empty", "failed", "unverified")
+LABELS = ("exact", "partial", "superset", "empty", "failed", "unverified")
+#: labels of items whose migrated query runs but whose answers differ from the mapped source
+#: answers (or could not be compared): written apart from the verified output
+UNVERIFIED = ("partial", "superset", "empty", "unverified")
 
 
 @dataclass(frozen=True)
@@ -77,4 +81,6 @@ def compare(expected: Answer | None, outcome: Outcome, view: str = "tuples") -> 
     reason = f"{tp} of {len(e)} source rows found, {len(g) - tp} extra"
     if not e:
         reason = "the mapped source answer is empty"
+    elif tp == len(e):
+        return Agreement("superset", f1, f"every source row found, and {len(g) - tp} extra")
     return Agreement("partial", f1, reason)

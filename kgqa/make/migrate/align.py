@@ -128,11 +128,13 @@ def find_page_predicates(target: KG, linked: Iterable[str], *, limit: int = 5000
 
 
 def value_transform(pairs: Sequence[tuple[str, Literal]], target: KG, *, min_share: float = 0.5,
-                    min_support: int = 5) -> str | None:
-    """Why a literal-valued source predicate cannot be mapped when its values were transformed
-    on the target (a unit change, a scaled number): ``pairs`` are (target subject, source
-    value); when most subjects have a target predicate whose numeric value is the source value
-    times one constant factor other than 1, the evidence as text, else None."""
+                    min_support: int = 5):
+    """The target predicate holding a literal-valued source predicate's values transformed (a
+    unit change, a scaled number): ``pairs`` are (target subject, source value); when most
+    subjects have a target predicate whose numeric value is the source value times one constant
+    factor other than 1, that :class:`~kgqa.make.migrate.scale.Scale`, else None."""
+    from kgqa.make.migrate.scale import Scale
+
     nums = []
     for s, o in pairs:
         try:
@@ -141,11 +143,25 @@ def value_transform(pairs: Sequence[tuple[str, Literal]], target: KG, *, min_sha
             continue
     if not nums:
         return None
+    ratios = _ratios(nums, target)
+    need = max(1, math.ceil(min_share * len(nums)), min(min_support, math.ceil(0.75 * len(nums))))
+    best = None
+    for p, c in sorted(ratios.items()):
+        factor, k = c.most_common(1)[0]
+        if factor > 0 and factor != 1.0 and k >= need and (best is None or k > best[2]):
+            best = (p, factor, k)
+    if best is None:
+        return None
+    return Scale(best[0], best[1], best[2], len(nums))
+
+
+def _ratios(nums: list[tuple[str, float]], target: KG) -> dict[str, Counter]:
+    """Target predicate -> Counter of (target value / source value) over ``nums``."""
     subs = sorted({s for s, _ in nums})
     vals = " ".join(iri_ref(x) for x in subs[:200])
     r = target.rows([f"SELECT ?v ?p ?x WHERE {{ VALUES ?v {{ {vals} }} ?v ?p ?x FILTER(isNumeric(?x)) }}"])[0]
     if isinstance(r, str):
-        return None
+        return {}
     by: dict[tuple[str, str], list[float]] = {}
     for v, p, x in r:
         try:
@@ -159,14 +175,4 @@ def value_transform(pairs: Sequence[tuple[str, Literal]], target: KG, *, min_sha
                 for x in xs:
                     if val != 0 and x != 0:
                         ratios.setdefault(p, Counter())[float(f"{x / val:.6g}")] += 1
-    need = max(1, math.ceil(min_share * len(nums)), min(min_support, math.ceil(0.75 * len(nums))))
-    best = None
-    for p, c in sorted(ratios.items()):
-        factor, k = c.most_common(1)[0]
-        if factor != 1.0 and k >= need and (best is None or k > best[2]):
-            best = (p, factor, k)
-    if best is None:
-        return None
-    p, factor, k = best
-    return (f"value-transformed: on the target, <{p}> holds the source value x {factor:g} for {k} of {len(nums)} "
-            "sampled facts (a unit or scale change); no rewrite keeps the answers, so the predicate is unmapped")
+    return ratios

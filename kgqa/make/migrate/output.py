@@ -75,6 +75,37 @@ def write_dataset(m: Migration, path: str | Path, fmt: str = "auto") -> str:
     return "qald-json"
 
 
+def unverified_path(out: str | Path) -> Path:
+    """Where the items kept with a difference go: ``OUT.unverified.json`` next to ``out``."""
+    out = Path(out)
+    return out.with_name(out.name + ".unverified.json")
+
+
+def unverified_json(m: Migration) -> dict:
+    """The items whose migrated query runs on the target but whose answers differ from (or
+    could not be compared with) the mapped source answers: each with its category, the
+    difference, the reason, the migrated query and the target's answers."""
+    from kgqa.model import TableAnswer
+    from kgqa.model.answer import to_results_json
+
+    recs = {r["id"]: r for r in m.records}
+    items = []
+    for it in m.unverified:
+        r = recs[it.id]
+        items.append({"id": it.id, "question": it.question(), "category": r.get("category"),
+                      "agreement": r.get("agreement"), **({"f1": r["f1"]} if "f1" in r else {}),
+                      "reason": r.get("reason") or "", "query": it.sparql,
+                      "source_query": it.metadata.get("source_sparql") or r.get("source_query"),
+                      "target_answer": to_results_json(it.answer) if isinstance(it.answer, TableAnswer) else None})
+    return {"dataset": m.dataset.name, "signature": m.signature,
+            "note": "kept with a difference: the target's answers are not the mapped source answers; not "
+                    "verified, not in the migrated dataset", "items": items}
+
+
+def write_unverified(m: Migration, path: str | Path) -> None:
+    write_atomic(Path(path), [json.dumps(unverified_json(m), ensure_ascii=False, indent=2), "\n"])
+
+
 def write_records(m: Migration, path: str | Path) -> None:
     """One JSON object per source item (kept or not), as JSON lines."""
     write_atomic(Path(path), (json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in m.records))

@@ -22,6 +22,8 @@ from kgqa.model.progress import progress_bar
 from kgqa.model.terms import Term
 
 
+DEFAULT_MIN_PRECISION = 0.9
+
 
 @dataclass
 class MigrateOptions:
@@ -43,6 +45,12 @@ class MigrateOptions:
     align_classes: bool = True
     #: find the target's redirect/disambiguation predicates when the defaults are not changed
     find_pages: bool = True
+    #: a mapping whose precision measured on the sampled facts (with its best separating
+    #: constraint) is below this is not used (the predicate is reported unmapped)
+    min_precision: float = DEFAULT_MIN_PRECISION
+    #: write the items whose target answers differ from the mapped source answers into the
+    #: migrated dataset too (flagged ``verified: false``) instead of apart
+    keep_unverified: bool = False
 
     @classmethod
     def parse(cls, *, disambiguation: Sequence[str] | None = None, redirect: Sequence[str] | None = None,
@@ -69,6 +77,10 @@ class MigrateOptions:
             sig += "|class-alignment:no"
         if not self.find_pages:
             sig += "|find-pages:no"
+        if self.min_precision != DEFAULT_MIN_PRECISION:
+            sig += f"|min-precision:{self.min_precision:g}"
+        if self.keep_unverified:
+            sig += "|keep-unverified:yes"
         return sig
 
 
@@ -78,7 +90,9 @@ class Migration:
 
     mode: str  # "triples" | "sparql"
     source: Dataset
-    dataset: Dataset  # the migrated items (only those kept)
+    #: the migrated items: those whose target answers equal the mapped source answers
+    #: (``exact``); with ``keep_unverified`` the others kept too, flagged
+    dataset: Dataset
     records: list[dict[str, Any]]  # one per source item, kept or not
     evidence: list[PredicateEvidence]
     proposed: list[Rule]
@@ -89,10 +103,21 @@ class Migration:
     #: what the migration found or decided on its own (aligned classes, found redirect /
     #: disambiguation predicates, suggested flags), printed by the CLI and kept in the report
     notes: list[str] = field(default_factory=list)
+    #: items whose migrated query runs but whose answers differ from (or could not be compared
+    #: with) the mapped source answers: written apart unless ``keep_unverified``
+    unverified: list[Item] = field(default_factory=list)
+    keep_unverified: bool = False
 
     def summary(self) -> dict[str, Any]:
+        """Counts by outcome: ``migrated`` (exact, in the dataset), ``unverified`` (by category;
+        in the separate file, or flagged in the dataset), ``not_migrated`` (by category)."""
         c = Counter(r.get("agreement", "not migrated") for r in self.records)
-        return {"items": len(self.records), "kept": len(self.dataset), "agreement": dict(sorted(c.items()))}
+        unv = Counter(r["category"] for r in self.records if r.get("kept") and not r.get("verified"))
+        dropped = Counter(r["category"] or "not-migrated" for r in self.records if not r.get("kept"))
+        return {"items": len(self.records), "migrated": sum(1 for r in self.records if r.get("kept") and r.get("verified")),
+                "kept": len(self.dataset), "unverified": dict(sorted(unv.items())),
+                "not_migrated": dict(sorted(dropped.items())), "agreement": dict(sorted(c.items())),
+                "rescaled": sorted(r["id"] for r in self.records if r.get("rescaled") and r.get("kept"))}
 
 
 class _Resolver:
@@ -185,8 +210,44 @@ def _simple_query(topic: str, rules: Sequence[Rule]) -> str:
 
 def _migrate_triples(ds: Dataset, target: KG, mapper: EntityMapper, finder: PathFinder, rules: RuleSet | None,
                      opts: MigrateOptions) -> tuple[list[dict], list[Item], list[PredicateEvidence], list[Rule]]:
+    """Records, kept items, evidence and proposed rules of SimpleQuestions-style records: paths
+    between the mapped entities, the initial mapping (or the rules), and each item's query run
+    from its topic and compared with its answer entity."""
     triples = [it.metadata["triple"] for it in ds.items]
     maps = mapper.map([t["subject"] for t in triples] + [t["object"] for t in triples])
+    records, pair_idx, pairs = _triple_records(ds, triples, maps)
+    found: dict[int, PairPaths] = {}
+    with progress_bar(len(pairs), "paths", enabled=opts.progress) as tick:
+        for k in range(0, len(pairs), 200):
+            for i, pp in zip(pair_idx[k:k + 200], finder.find_many(pairs[k:k + 200])):
+                found[i] = pp
+            tick(len(pairs[k:k + 200]))
+    evidence = _triple_evidence(records, triples, found, maps, opts)
+    ev_list = [evidence[k] for k in sorted(evidence)]
+    proposed = propose(ev_list, target, constraints="object" if opts.constraints == "both" else opts.constraints)
+    queries: dict[int, str] = {}
+    plans: dict[int, dict] = {}
+    uncompressed: dict[int, str] = {}
+    for i, rec in enumerate(records):
+        t, pp = triples[i], found.get(i)
+        got = (_initial_plan(rec, t, pp, evidence, maps) if rules is None
+               else _rule_plan(rec, t, pp, rules, maps))
+        if got is None:
+            continue
+        queries[i], plans[i] = _simple_query(got["plan"]["topic"], got["rules"]), got
+        if rules is not None and not got["plan"].get("compressed"):
+            uncompressed[i] = got["plan"]["topic"]
+    if uncompressed:
+        _resolve_topics(uncompressed, plans, queries, target, opts)
+    outcomes = _run_all(target, queries, opts.progress, "target", trusted=True)
+    items = [it for i, q in queries.items()
+             if (it := _judge_triple(records[i], ds.items[i], triples[i], q, outcomes[i], plans[i])) is not None]
+    return records, items, ev_list, proposed
+
+
+def _triple_records(ds: Dataset, triples: list[dict], maps: dict) -> tuple[list[dict], list[int], list]:
+    """A record per item with its entity mapping; the indexes and target pairs of the items
+    whose topic and answer both map."""
     records: list[dict] = []
     pair_idx: list[int] = []
     pairs: list[tuple[Term, Term]] = []
@@ -197,21 +258,25 @@ def _migrate_triples(ds: Dataset, target: KG, mapper: EntityMapper, finder: Path
         if ms.target and mo.target:
             pair_idx.append(i)
             pairs.append((IRI(ms.target), IRI(mo.target)))
-            rec["category"] = None  # set below
+            rec["category"] = None  # set from the paths
         else:
             rec["category"] = "only-answer" if mo.target else "only-topic" if ms.target else "neither"
         records.append(rec)
-    found: dict[int, PairPaths] = {}
-    with progress_bar(len(pairs), "paths", enabled=opts.progress) as tick:
-        for k in range(0, len(pairs), 200):
-            for i, pp in zip(pair_idx[k:k + 200], finder.find_many(pairs[k:k + 200])):
-                found[i] = pp
-            tick(len(pairs[k:k + 200]))
+    return records, pair_idx, pairs
+
+
+def _triple_evidence(records: list[dict], triples: list[dict], found: dict[int, PairPaths], maps: dict,
+                     opts: MigrateOptions) -> dict[str, PredicateEvidence]:
+    """Evidence per source predicate from the found paths (each record gets its path kind and
+    initial paths); records without a pair count in their entity category."""
     evidence: dict[str, PredicateEvidence] = {}
+
+    def ev_of(p: str) -> PredicateEvidence:
+        return evidence.setdefault(p, PredicateEvidence(p, min_support=opts.min_support, min_share=opts.min_share))
+
     for i, pp in found.items():
         t = triples[i]
-        ev = evidence.setdefault(t["predicate"], PredicateEvidence(t["predicate"], min_support=opts.min_support,
-                                                                   min_share=opts.min_share))
+        ev = ev_of(t["predicate"])
         ev.pairs += 1
         ev.add(pp, maps[t["subject"]].target, maps[t["object"]].target)
         records[i]["category"] = pp.kind
@@ -223,98 +288,84 @@ def _migrate_triples(ds: Dataset, target: KG, mapper: EntityMapper, finder: Path
             records[i]["errors"] = pp.errors
     for i, rec in enumerate(records):
         if i not in found:
-            ev = evidence.setdefault(triples[i]["predicate"], PredicateEvidence(
-                triples[i]["predicate"], min_support=opts.min_support, min_share=opts.min_share))
+            ev = ev_of(triples[i]["predicate"])
             ev.pairs += 1
             ev.categories[rec["category"]] += 1
-    ev_list = [evidence[k] for k in sorted(evidence)]
-    proposed = propose(ev_list, target, constraints="object" if opts.constraints == "both" else opts.constraints)
-    # the initial mapping of every item: its own path of the chosen kind, best-supported first
-    queries: dict[int, str] = {}
-    plans: dict[int, dict] = {}
-    uncompressed: dict[int, str] = {}
-    for i, rec in enumerate(records):
-        t, pp = triples[i], found.get(i)
-        if rules is None:
-            if pp is None or not pp.of_kind():
-                rec["kept"] = False
-                rec["reason"] = ("no path between the mapped entities" if pp is not None
-                                 else "topic or answer entity not mapped")
-                continue
-            ev = evidence[t["predicate"]]
-            f = sorted(pp.of_kind(), key=lambda f: (-ev.candidates[f.path].support, path_text(f.path)))[0]
-            topic = f.topic or maps[t["subject"]].target
-            rule = Rule(t["predicate"], (path_text(f.path) if len(f.path) > 1 else f.path[0][0],),
-                        "backward" if len(f.path) == 1 and f.path[0][1] else "forward")
-            plan = {"kind": pp.kind, "path": path_text(f.path), "direction": direction(f.path), "topic": topic,
-                    **({"compressed": f.via, "via": maps[t["subject"]].target if f.via == "topic"
-                        else maps[t["object"]].target} if f.via else {})}
-            expected = f.answer or maps[t["object"]].target
-            queries[i] = _simple_query(topic, [rule])
-            plans[i] = {"plan": plan, "expected": expected, "rules": [rule]}
-        else:
-            rs = rules.for_predicate(t["predicate"])
-            topic = maps[t["subject"]].target
-            if not rs:
-                rec["kept"] = False
-                rec["reason"] = "no rule for the source predicate"
-                continue
-            if topic is None:
-                rec["kept"] = False
-                rec["reason"] = "topic entity not mapped"
-                continue
-            compressed = None
-            if pp is not None:
-                allowed = {p for r in rs for p in r.paths()}
-                hits = [f for f in pp.found if f.path in allowed]
-                fv = [f for f in hits if f.via == "topic"]
-                if fv and not any(f.via is None for f in hits):
-                    topic, compressed = fv[0].topic, fv[0].kind
-            expected = maps[t["object"]].target
-            if pp is not None:
-                for f in pp.found:
-                    if f.answer and f.via == "answer":
-                        expected = f.answer
-            plan = {"kind": rec["category"], "rule": [r.to_json() for r in rs], "topic": topic,
-                    **({"compressed": compressed} if compressed else {})}
-            if pp is not None and pp.of_kind():
-                allowed = {p for r in rs for p in r.paths()}
-                drift = sorted({path_text(f.path) for f in pp.of_kind() if f.path not in allowed})
-                if drift and not any(f.path in allowed for f in pp.of_kind()):
-                    plan["filtered"] = drift  # semantic drift: the found path is not in the rule
-            queries[i] = _simple_query(topic, rs)
-            plans[i] = {"plan": plan, "expected": expected, "rules": rs}
-            if not compressed:
-                uncompressed[i] = topic
-    if uncompressed:
-        _resolve_topics(uncompressed, plans, queries, target, opts)
-    outcomes = _run_all(target, queries, opts.progress, "target", trusted=True)
-    items: list[Item] = []
-    for i, q in queries.items():
-        rec, it = records[i], ds.items[i]
-        o = outcomes[i]
-        p = plans[i]
-        rec["mapping"] = p["plan"]
-        rec["query"] = q
-        expected = TableAnswer(("x",), ((IRI(p["expected"]),),)) if p["expected"] else None
-        ag = compare(expected, o, view="values")
-        if p["expected"] is None and ag.label == "unverified":
-            ag = Agreement("unverified", None, "answer entity not mapped; kept because the rule query has answers") \
-                if len(o.answer or ()) else Agreement("empty", 0.0, "the rule query returns nothing on the target "
-                                                                     "(and the answer entity is not mapped)")
-        rec.update(ag.to_json())
-        kept = o.status is Status.OK and isinstance(o.answer, TableAnswer) and len(o.answer.rows) > 0
-        rec["kept"] = kept
-        if not kept:
-            rec["reason"] = ag.reason or "the migrated query has no answer on the target"
-            continue
-        items.append(replace(it, sparql=q, answer=o.answer, metadata={
-            **{k: v for k, v in it.metadata.items() if k != "triple"},
-            "source_triple": dict(triples[i]), "subject": p["plan"]["topic"],
-            "predicates": [{"Predicate": tgt, "Direction": r.direction, "Constraint": r.constraint}
-                           for r in p["rules"] for tgt in r.targets],
-            "category": rec["category"], "agreement": ag.label}))
-    return records, items, ev_list, proposed
+    return evidence
+
+
+def _initial_plan(rec: dict, t: dict, pp: PairPaths | None, evidence: dict, maps: dict) -> dict | None:
+    """The initial mapping of an item: its own path of the chosen kind, best-supported first
+    (None, with the reason in ``rec``, when there is none)."""
+    if pp is None or not pp.of_kind():
+        rec["kept"] = False
+        rec["reason"] = ("no path between the mapped entities" if pp is not None
+                         else "topic or answer entity not mapped")
+        return None
+    ev = evidence[t["predicate"]]
+    f = sorted(pp.of_kind(), key=lambda f: (-ev.candidates[f.path].support, path_text(f.path)))[0]
+    topic = f.topic or maps[t["subject"]].target
+    rule = Rule(t["predicate"], (path_text(f.path) if len(f.path) > 1 else f.path[0][0],),
+                "backward" if len(f.path) == 1 and f.path[0][1] else "forward")
+    plan = {"kind": pp.kind, "path": path_text(f.path), "direction": direction(f.path), "topic": topic,
+            **({"compressed": f.via, "via": maps[t["subject"]].target if f.via == "topic"
+                else maps[t["object"]].target} if f.via else {})}
+    return {"plan": plan, "expected": f.answer or maps[t["object"]].target, "rules": [rule]}
+
+
+def _rule_plan(rec: dict, t: dict, pp: PairPaths | None, rules: RuleSet, maps: dict) -> dict | None:
+    """The mapping of an item by the rules of its predicate, from its topic (compressed when a
+    found path went through a page); None, with the reason in ``rec``, without rule or topic."""
+    rs = rules.for_predicate(t["predicate"])
+    topic = maps[t["subject"]].target
+    if not rs or topic is None:
+        rec["kept"] = False
+        rec["reason"] = "no rule for the source predicate" if not rs else "topic entity not mapped"
+        return None
+    compressed = None
+    allowed = {p for r in rs for p in r.paths()}
+    if pp is not None:
+        hits = [f for f in pp.found if f.path in allowed]
+        fv = [f for f in hits if f.via == "topic"]
+        if fv and not any(f.via is None for f in hits):
+            topic, compressed = fv[0].topic, fv[0].kind
+    expected = maps[t["object"]].target
+    if pp is not None:
+        for f in pp.found:
+            if f.answer and f.via == "answer":
+                expected = f.answer
+    plan = {"kind": rec["category"], "rule": [r.to_json() for r in rs], "topic": topic,
+            **({"compressed": compressed} if compressed else {})}
+    if pp is not None and pp.of_kind():
+        drift = sorted({path_text(f.path) for f in pp.of_kind() if f.path not in allowed})
+        if drift and not any(f.path in allowed for f in pp.of_kind()):
+            plan["filtered"] = drift  # semantic drift: the found path is not in the rule
+    return {"plan": plan, "expected": expected, "rules": rs}
+
+
+def _judge_triple(rec: dict, it: Item, triple: dict, q: str, o: Outcome, p: dict) -> Item | None:
+    """Compare an item's query result with its answer entity; the kept item (any answer) or
+    None (the reason in ``rec``)."""
+    rec["mapping"] = p["plan"]
+    rec["query"] = q
+    expected = TableAnswer(("x",), ((IRI(p["expected"]),),)) if p["expected"] else None
+    ag = compare(expected, o, view="values")
+    if p["expected"] is None and ag.label == "unverified":
+        ag = Agreement("unverified", None, "answer entity not mapped; kept because the rule query has answers") \
+            if len(o.answer or ()) else Agreement("empty", 0.0, "the rule query returns nothing on the target "
+                                                                 "(and the answer entity is not mapped)")
+    rec.update(ag.to_json())
+    kept = o.status is Status.OK and isinstance(o.answer, TableAnswer) and len(o.answer.rows) > 0
+    rec["kept"] = kept
+    if not kept:
+        rec["reason"] = ag.reason or "the migrated query has no answer on the target"
+        return None
+    return replace(it, sparql=q, answer=o.answer, metadata={
+        **{k: v for k, v in it.metadata.items() if k != "triple"},
+        "source_triple": dict(triple), "subject": p["plan"]["topic"],
+        "predicates": [{"Predicate": tgt, "Direction": r.direction, "Constraint": r.constraint}
+                       for r in p["rules"] for tgt in r.targets],
+        "category": rec["category"], "agreement": ag.label})
 
 
 def _resolve_topics(topics: dict[int, str], plans: dict[int, dict], queries: dict[int, str], target: KG,
@@ -392,12 +443,32 @@ def _pairs_from_items(ds: Dataset, answers: dict[str, Any]) -> dict[str, list[tu
 
 
 def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMapper, finder: PathFinder,
-                    rules: RuleSet | None, opts: MigrateOptions) -> tuple[list[dict], list[Item], list[PredicateEvidence], list[Rule]]:
+                    rules: RuleSet | None, opts: MigrateOptions) -> tuple:
+    """Records (one per item), kept items, evidence, proposed rules and notes of a SPARQL
+    dataset: source answers, predicate evidence, predicate mappings, then each item rewritten,
+    run on the target and compared with its mapped (and rescaled) source answers."""
     items = [it for it in ds.items if it.sparql]
     no_query = [{"id": it.id, "question": it.question(), "category": "failed", "agreement": "failed",
                  "reason": "the item has no gold SPARQL query", "kept": False, "entities": [], "predicates": []}
                 for it in ds.items if not it.sparql]
-    # 1. source answers
+    answers, answer_from = _source_answers(items, source, opts)
+    consts = {it.id: constants(it.sparql) for it in items}
+    preds = sorted({p for _, ps in consts.values() for p in ps})
+    resolver = _Resolver(mapper, target, source, opts)
+    evidence = _gather_evidence(ds, preds, answers, source, target, mapper, finder, resolver, opts)
+    ev_list = [evidence[p] for p in preds]
+    proposed = propose(ev_list, target, constraints=opts.constraints)
+    maps = _predicate_maps(preds, evidence, rules, {r.source: r for r in proposed}, target, source, opts)
+    run = _SparqlRun(items, answers, answer_from, consts, maps, resolver)
+    records, kept = _rewrite_and_judge(run, target, source, opts)
+    order = {it.id: i for i, it in enumerate(ds.items)}
+    records = sorted(records + no_query, key=lambda r: order[r["id"]])
+    return records, kept, ev_list, proposed, resolver.notes
+
+
+def _source_answers(items: Sequence[Item], source: KG | None, opts: MigrateOptions) -> tuple[dict, dict]:
+    """Each item's answer (re-derived on the source KG when given, else the stored one) and
+    where it came from."""
     answers: dict[str, Any] = {}
     answer_from: dict[str, str] = {}
     if source is not None:
@@ -410,28 +481,37 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
         for it in items:
             answers[it.id] = it.answer
             answer_from[it.id] = "stored" if it.answer is not None else "none"
-    consts = {it.id: constants(it.sparql) for it in items}
-    preds = sorted({p for _, ps in consts.values() for p in ps})
-    # 2. predicate evidence
-    notes: dict[str, list[str]] = {}
-    evidence: dict[str, PredicateEvidence] = {p: PredicateEvidence(p, min_support=opts.min_support,
-                                                                   min_share=opts.min_share) for p in preds}
-    if source is not None:
-        samples = {}
-        for p in preds:
-            evidence[p].source_count = source.count(f"?s {iri_ref(p)} ?o")
-            samples[p], note = _sample(source, p, opts.sample, opts.seed)
-            if note:
-                notes.setdefault(p, []).append(note)
-    else:
+    return answers, answer_from
+
+
+def _samples(ds: Dataset, preds: list[str], answers: dict, source: KG | None, evidence: dict,
+             opts: MigrateOptions) -> dict[str, list[tuple[Term, Term]]]:
+    """Evidence pairs per predicate: sampled source triples, or (without a source KG) pairs
+    from the items' answers."""
+    if source is None:
         from_items = _pairs_from_items(ds, answers)
-        samples = {p: sorted(set(from_items.get(p, [])), key=str)[: opts.sample] for p in preds}
+        return {p: sorted(set(from_items.get(p, [])), key=str)[: opts.sample] for p in preds}
+    samples = {}
+    for p in preds:
+        evidence[p].source_count = source.count(f"?s {iri_ref(p)} ?o")
+        samples[p], note = _sample(source, p, opts.sample, opts.seed)
+        if note:
+            evidence[p].errors.append(note)
+    return samples
+
+
+def _gather_evidence(ds: Dataset, preds: list[str], answers: dict, source: KG | None, target: KG,
+                     mapper: EntityMapper, finder: PathFinder, resolver: "_Resolver",
+                     opts: MigrateOptions) -> dict[str, PredicateEvidence]:
+    """Per source predicate: path enumeration over its evidence pairs, verification and the
+    measured separating constraint of the best candidate (with a source KG), and a unit change
+    (a literal predicate without a path)."""
+    evidence = {p: PredicateEvidence(p, min_support=opts.min_support, min_share=opts.min_share) for p in preds}
+    samples = _samples(ds, preds, answers, source, evidence, opts)
     ends = {x.value for v in samples.values() for pair in v for x in pair if isinstance(x, IRI)}
     emaps = mapper.map(sorted(ends))
     jobs: list[tuple[str, Term, Term, tuple[Term, Term]]] = []
-    job_kind: list[str] = []
     for p in preds:
-        evidence[p].errors.extend(notes.get(p, []))
         for s, o in samples[p]:
             evidence[p].pairs += 1
             ts = emaps[s.value].target if isinstance(s, IRI) else None
@@ -440,6 +520,7 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
                 evidence[p].categories["only-object" if to is not None else "only-subject" if ts else "neither"] += 1
                 continue
             jobs.append((p, IRI(ts), _term(to), (s, o)))
+    job_kind: list[str] = []
     with progress_bar(len(jobs), "paths", enabled=opts.progress) as tick:
         for k in range(0, len(jobs), 200):
             chunk = jobs[k:k + 200]
@@ -447,124 +528,239 @@ def _migrate_sparql(ds: Dataset, target: KG, source: KG | None, mapper: EntityMa
                 evidence[p].add(pp, ts.value, to.value if isinstance(to, IRI) else None)
                 job_kind.append(pp.kind)
             tick(len(chunk))
-    resolver = _Resolver(mapper, target, source, opts)
     if source is not None:
         with progress_bar(len(preds), "verify", enabled=opts.progress) as tick:
             for p in preds:
-                _verify(evidence[p], samples[p], [(j, k) for j, k in zip(jobs, job_kind) if j[0] == p],
-                        source, target, finder, resolver, opts)
+                own = [(j, k) for j, k in zip(jobs, job_kind) if j[0] == p]
+                facts = _verify(evidence[p], samples[p], own, source, target, finder, resolver, opts)
+                if facts is not None and evidence[p].ranked():
+                    _separate(evidence[p], facts, target, opts)
                 tick()
     _find_transformed(preds, evidence, samples, emaps, target)
-    ev_list = [evidence[p] for p in preds]
-    proposed = propose(ev_list, target, constraints=opts.constraints)
-    # 3. predicate mappings (without rules: the best candidate, with the type constraint its
-    #    proposed rule has: a merged target predicate is constrained on every side)
-    proposed_by = {r.source: r for r in proposed}
-    pmap: dict[str, PredicateTarget | None] = {}
-    pinfo: dict[str, dict] = {}
+    return evidence
+
+
+def _separate(ev: PredicateEvidence, facts: tuple[dict, dict], target: KG, opts: MigrateOptions) -> None:
+    """The best candidate's constraint, measured on the facts (:mod:`kgqa.make.migrate.separate`);
+    the proposed constraint (from instance counts) is tried first."""
+    from kgqa.make.migrate.separate import separate
+
+    best = ev.best()
+    if best is None:
+        return
+    proposed = propose([ev], target, constraints=opts.constraints)
+    rule = proposed[0] if proposed else None
+    hint = (rule.constraint, rule.constraint_on) if rule is not None and rule.constraint else None
+    ev.separation = separate(target, path_text(best.path), facts[0], facts[1], MATCHING.key, hint, ev.source_count)
+
+
+@dataclass
+class _PredicateMaps:
+    """Each source predicate's target (None: no mapping), what is said about it, and the unit
+    changes (source predicate -> Scale)."""
+
+    targets: dict[str, PredicateTarget | None] = field(default_factory=dict)
+    info: dict[str, dict] = field(default_factory=dict)
+    scales: dict[str, Any] = field(default_factory=dict)
+
+
+def _rule_target(rs: Sequence[Rule]) -> PredicateTarget:
+    """The target of a predicate with rules: their paths as alternatives, the first constraint."""
+    paths = [x for r in rs for x in r.paths()]
+    if len(paths) == 1 and len(paths[0]) == 1 and not paths[0][0][1]:
+        text = iri_ref(paths[0][0][0])
+    else:
+        text = "(" + "|".join(f"({path_text(x)})" for x in paths) + ")"
+    c = next((x for x in rs if x.constraint), None)
+    return PredicateTarget(text, c.constraint if c else None, c.constraint_on if c else "object")
+
+
+def _predicate_maps(preds: list[str], evidence: dict[str, PredicateEvidence], rules: RuleSet | None,
+                    proposed_by: dict[str, Rule], target: KG, source: KG | None,
+                    opts: MigrateOptions) -> _PredicateMaps:
+    """Every predicate's mapping: its rules; else the best candidate with its measured
+    constraint (a measured precision below ``min_precision``: unmapped, said), with the
+    proposed constraint when nothing was measured; a unit change with its factor; else unmapped
+    with the reason."""
+    maps = _PredicateMaps()
     for p in preds:
         rs = rules.for_predicate(p) if rules is not None else []
+        ev = evidence[p]
         if rs:
-            paths = [x for r in rs for x in r.paths()]
-            if len(paths) == 1 and len(paths[0]) == 1 and not paths[0][0][1]:
-                text = iri_ref(paths[0][0][0])
-            else:
-                text = "(" + "|".join(f"({path_text(x)})" for x in paths) + ")"
-            c = next((x for x in rs if x.constraint), None)
-            pmap[p] = PredicateTarget(text, c.constraint if c else None, c.constraint_on if c else "object")
-            pinfo[p] = {"rule": [x.to_json() for x in rs]}
-            continue
-        best = evidence[p].best()
-        if best is None or evidence[p].transformed:
-            ev = evidence[p]
-            if ev.mapped_pairs == 0 and (target.count(f"?s {iri_ref(p)} ?o") or 0) > 0:
-                pmap[p] = PredicateTarget(iri_ref(p))
-                pinfo[p] = {"path": iri_ref(p), "direction": "forward", "support": 0, "of": 0,
+            maps.targets[p] = _rule_target(rs)
+            maps.info[p] = {"rule": [x.to_json() for x in rs]}
+        elif ev.best() is not None and not ev.transformed:
+            maps.targets[p], maps.info[p] = _candidate_target(ev, proposed_by.get(p), opts)
+        elif ev.transformed is not None:
+            sc = ev.transformed
+            maps.targets[p] = PredicateTarget(iri_ref(sc.target))
+            maps.scales[p] = sc
+            maps.info[p] = {"path": iri_ref(sc.target), "direction": "forward", "support": sc.support,
+                            "of": sc.of, "kinds": {"scaled": sc.support}, "scale": sc.factor,
+                            "note": f"unit or scale change: {sc.text()}"}
+        elif ev.mapped_pairs == 0 and (target.count(f"?s {iri_ref(p)} ?o") or 0) > 0:
+            maps.targets[p] = PredicateTarget(iri_ref(p))
+            maps.info[p] = {"path": iri_ref(p), "direction": "forward", "support": 0, "of": 0,
                             "kinds": {"identity": 0},
                             "note": "no evidence pair; the same predicate IRI is used in the target KG"}
-                continue
-            pmap[p] = None
-            if ev.transformed:
-                why = ev.transformed
-            elif ev.pairs == 0:
-                why = ("no evidence pair (without --source-kg only patterns joining a constant and a projected "
-                       "variable give evidence)" if source is None else "no triple of it on the source KG")
-            elif ev.ranked():
-                top = ev.ranked()[0]
-                why = (f"best candidate {path_text(top.path)} connects only {top.support} of {ev.mapped_pairs} "
-                       f"evidence pairs with both ends mapped (needs {ev.required()}: --min-support "
-                       f"{ev.min_support}, --min-share {ev.min_share:g})")
-            else:
-                why = f"no path found for {ev.mapped_pairs} pairs with both ends mapped, of {ev.pairs} sampled"
-            pinfo[p] = {"unmapped": why}
-            continue
-        path = best.path
-        text = path_text(path)
-        if len(path) > 1 or path[0][1]:
-            text = f"({text})"
-        rule = proposed_by.get(p)
-        constrained = rule is not None and rule.constraint and rule.paths() == [path]
-        pmap[p] = PredicateTarget(text, rule.constraint if constrained else None,
-                                  rule.constraint_on if constrained else "object")
-        pinfo[p] = {"path": path_text(path), "direction": direction(path), "support": best.support,
-                    "of": evidence[p].mapped_pairs, "kinds": dict(best.kinds),
-                    **({"constraint": rule.constraint, "constraint_on": rule.constraint_on} if constrained else {})}
-    # 4. entities: constants and answers
-    answer_iris = {it.id: sorted({c.value for row in answers[it.id].rows for c in row if isinstance(c, IRI)})
-                   if isinstance(answers.get(it.id), TableAnswer) else [] for it in items}
-    allents = sorted({e for es, _ in consts.values() for e in es} | {a for v in answer_iris.values() for a in v})
-    resolved = resolver.resolve(allents)
-    # 5. rewrite, execute, compare
-    records, queries, rewritten = [], {}, {}
-    for it in items:
-        ents, ps = consts[it.id]
-        emap = {e: resolved[e][0] for e in ents}
-        rw = rewrite(it.sparql, emap, {p: pmap[p] for p in ps})
-        rewritten[it.id] = rw
-        if rw.query is not None:
-            queries[it.id] = rw.query
-    outs = _run_all(target, queries, opts.progress, "target")
-    unlimited = _without_limit(items, queries, source, target)
-    kept: list[Item] = []
-    for it in items:
-        ents, ps = consts[it.id]
-        rw = rewritten[it.id]
-        amap = {a: resolved[a][0] for a in answer_iris[it.id]}
-        expected, lost = map_answer(answers[it.id], amap)
-        rec: dict[str, Any] = {
-            "id": it.id, "question": it.question(), "source_query": it.sparql, "source_answer": answer_from[it.id],
-            "entities": [{"source": e, "target": resolved[e][0], "how": resolved[e][1],
-                          **({"choice": resolver.choices[e]} if e in resolver.choices else {})} for e in ents],
-            "predicates": [{"source": p, **pinfo[p]} for p in ps],
-            "answer_entities": {"mapped": sum(1 for a in amap.values() if a), "unmapped": lost},
-        }
-        if rw.query is None:
-            whys = [f"{p}: {pinfo[p]['unmapped']}" for p in ps if "unmapped" in pinfo.get(p, {})]
-            ag = Agreement("failed", None, "; ".join(rw.problems + whys))
         else:
-            rec["query"] = rw.query
-            ag = compare(expected if answers[it.id] is not None else None, outs[it.id])
-            if lost and ag.label == "exact":
-                ag = Agreement("partial", ag.f1, f"{len(lost)} answer entit(y/ies) have no target")
-            if it.id in unlimited and ag.label in ("exact", "partial"):
-                ag, rec["without_limit"] = _limit_check(ag, *unlimited[it.id], resolver)
+            maps.targets[p] = None
+            maps.info[p] = {"unmapped": _unmapped_reason(ev, source)}
+    return maps
+
+
+def _unmapped_reason(ev: PredicateEvidence, source: KG | None) -> str:
+    if ev.pairs == 0:
+        return ("no evidence pair (without --source-kg only patterns joining a constant and a projected "
+                "variable give evidence)" if source is None else "no triple of it on the source KG")
+    if ev.ranked():
+        top = ev.ranked()[0]
+        return (f"best candidate {path_text(top.path)} connects only {top.support} of {ev.mapped_pairs} "
+                f"evidence pairs with both ends mapped (needs {ev.required()}: --min-support "
+                f"{ev.min_support}, --min-share {ev.min_share:g})")
+    return f"no path found for {ev.mapped_pairs} pairs with both ends mapped, of {ev.pairs} sampled"
+
+
+def _candidate_target(ev: PredicateEvidence, rule: Rule | None,
+                      opts: MigrateOptions) -> tuple[PredicateTarget | None, dict]:
+    """The best candidate as a target with its constraint: the measured one (refused below
+    ``min_precision``), else the proposed rule's."""
+    best = ev.best()
+    path = best.path
+    text = path_text(path)
+    if len(path) > 1 or path[0][1]:
+        text = f"({text})"
+    info = {"path": path_text(path), "direction": direction(path), "support": best.support,
+            "of": ev.mapped_pairs, "kinds": dict(best.kinds)}
+    sep = ev.separation
+    if sep is not None:
+        m = sep.chosen
+        info["precision"] = round(m.precision, 4)
+        if m.precision < opts.min_precision:
+            tried = "; ".join(x.text() for x in sep.tried)
+            return None, {"unmapped": f"target {path_text(path)} reaches more than the source predicate: "
+                                      f"precision {m.precision:.2f} on the sampled facts, below --min-precision "
+                                      f"{opts.min_precision:g}; no constraint separates it (tried {tried})",
+                          "precision": round(m.precision, 4)}
+        if m.constraint:
+            info.update(constraint=m.constraint, constraint_on=m.side, **({"negated": True} if m.negated else {}))
+        return PredicateTarget(text, m.constraint, m.side, m.negated), info
+    constrained = rule is not None and rule.constraint and rule.paths() == [path]
+    if constrained:
+        info.update(constraint=rule.constraint, constraint_on=rule.constraint_on)
+    return PredicateTarget(text, rule.constraint if constrained else None,
+                           rule.constraint_on if constrained else "object"), info
+
+
+@dataclass
+class _SparqlRun:
+    """What rewriting and judging the items of a SPARQL migration needs."""
+
+    items: list[Item]
+    answers: dict[str, Any]
+    answer_from: dict[str, str]
+    consts: dict[str, tuple[list[str], list[str]]]
+    maps: _PredicateMaps
+    resolver: "_Resolver"
+
+
+def _rewrite_all(run: _SparqlRun, resolved: dict) -> tuple[dict, dict, dict]:
+    """Rewritten queries (by id), the rewrites, and the rescaling of each item that uses a
+    predicate with a unit change (:mod:`kgqa.make.migrate.scale`)."""
+    from kgqa.make.migrate.scale import object_vars, scale_filters
+    from kgqa.sparql.analyzer import analyze
+
+    queries, rewritten, rescaled = {}, {}, {}
+    for it in run.items:
+        ents, ps = run.consts[it.id]
+        rw = rewrite(it.sparql, {e: resolved[e][0] for e in ents}, {p: run.maps.targets[p] for p in ps})
+        rewritten[it.id] = rw
+        if rw.query is None:
+            continue
+        queries[it.id] = rw.query
+        for p in (p for p in ps if p in run.maps.scales):
+            sc = run.maps.scales[p]
+            names = object_vars(analyze(it.sparql).triples, p)
+            queries[it.id], changes = scale_filters(queries[it.id], names, sc.factor, sc.target)
+            rescaled.setdefault(it.id, []).append({"predicate": p, "target": sc.target, "factor": sc.factor,
+                                                   "vars": sorted(names), "filters": changes})
+        rw.query = queries[it.id]
+    return queries, rewritten, rescaled
+
+
+def _expected(run: _SparqlRun, it: Item, amap: dict, rescaled: list[dict] | None) -> tuple[Any, list[str]]:
+    """The item's mapped source answer, rescaled in the columns a unit change touches."""
+    from kgqa.make.migrate.scale import scale_answer, scaled_columns
+
+    expected, lost = map_answer(run.answers[it.id], amap)
+    for r in rescaled or []:
+        if isinstance(expected, TableAnswer):
+            expected, n = scale_answer(expected, scaled_columns(it.sparql, set(r["vars"])), r["factor"])
+            r["answer_cells"] = n
+    return expected, lost
+
+
+def _rewrite_and_judge(run: _SparqlRun, target: KG, source: KG | None, opts: MigrateOptions) -> tuple[list, list]:
+    """Each item rewritten, run on the target and compared with its expected answers: a record
+    per item and the kept items (``metadata["agreement"]`` says which are verified)."""
+    answer_iris = {it.id: sorted({c.value for row in run.answers[it.id].rows for c in row if isinstance(c, IRI)})
+                   if isinstance(run.answers.get(it.id), TableAnswer) else [] for it in run.items}
+    allents = sorted({e for es, _ in run.consts.values() for e in es} | {a for v in answer_iris.values() for a in v})
+    resolved = run.resolver.resolve(allents)
+    queries, rewritten, rescaled = _rewrite_all(run, resolved)
+    outs = _run_all(target, queries, opts.progress, "target")
+    unlimited = _without_limit(run.items, queries, source, target)
+    records, kept = [], []
+    for it in run.items:
+        amap = {a: resolved[a][0] for a in answer_iris[it.id]}
+        expected, lost = _expected(run, it, amap, rescaled.get(it.id))
+        rec = _item_record(run, it, resolved, amap, lost)
+        if it.id in rescaled:
+            rec["rescaled"] = rescaled[it.id]
+        rw = rewritten[it.id]
+        ag = _judge(run, it, rw, rec, expected, lost, outs.get(it.id), unlimited.get(it.id))
         rec.update(ag.to_json())
         rec["category"] = _category(rec, ag)
         rec["kept"] = rw.query is not None and outs[it.id].status is Status.OK
         records.append(rec)
         if rec["kept"]:
-            o = outs[it.id]
-            kept.append(replace(it, sparql=rw.query, answer=o.answer,
+            kept.append(replace(it, sparql=rw.query, answer=outs[it.id].answer,
                                 metadata={**it.metadata, "source_sparql": it.sparql, "agreement": ag.label}))
-    order = {it.id: i for i, it in enumerate(ds.items)}
-    records = sorted(records + no_query, key=lambda r: order[r["id"]])
-    return records, kept, ev_list, proposed, resolver.notes
+    return records, kept
+
+
+def _item_record(run: _SparqlRun, it: Item, resolved: dict, amap: dict, lost: list[str]) -> dict[str, Any]:
+    ents, ps = run.consts[it.id]
+    choices = run.resolver.choices
+    return {"id": it.id, "question": it.question(), "source_query": it.sparql, "source_answer": run.answer_from[it.id],
+            "entities": [{"source": e, "target": resolved[e][0], "how": resolved[e][1],
+                          **({"choice": choices[e]} if e in choices else {})} for e in ents],
+            "predicates": [{"source": p, **run.maps.info[p]} for p in ps],
+            "answer_entities": {"mapped": sum(1 for a in amap.values() if a), "unmapped": lost}}
+
+
+def _judge(run: _SparqlRun, it: Item, rw, rec: dict, expected, lost: list[str], out: Outcome | None,
+           unlimited: tuple[Outcome, Outcome] | None) -> Agreement:
+    """The item's agreement: failed (no query, with the reasons), else the comparison of the
+    target's answers with the expected ones (checked without LIMIT too)."""
+    ps = run.consts[it.id][1]
+    if rw.query is None:
+        whys = [f"{p}: {run.maps.info[p]['unmapped']}" for p in ps if "unmapped" in run.maps.info.get(p, {})]
+        return Agreement("failed", None, "; ".join(rw.problems + whys))
+    rec["query"] = rw.query
+    ag = compare(expected if run.answers[it.id] is not None else None, out)
+    if lost and ag.label == "exact":
+        ag = Agreement("partial", ag.f1, f"{len(lost)} answer entit(y/ies) have no target")
+    if unlimited is not None and ag.label in ("exact", "partial", "superset"):
+        ag, rec["without_limit"] = _limit_check(ag, *unlimited, run.resolver)
+    return ag
 
 
 def _find_transformed(preds: Sequence[str], evidence: dict[str, PredicateEvidence], samples: dict, emaps: dict,
                       target: KG) -> None:
-    """Mark literal-valued predicates without a supported mapping whose values the target
-    holds transformed (a unit change: :func:`kgqa.make.migrate.align.value_transform`)."""
+    """Find a unit change for each literal-valued predicate without a supported mapping: the
+    target predicate holding its values times one factor
+    (:func:`kgqa.make.migrate.align.value_transform`)."""
     from kgqa.make.migrate.align import value_transform
 
     for p in preds:
@@ -620,40 +816,25 @@ VERIFY_TOP = 3
 
 
 def _verify(ev: PredicateEvidence, sample: Sequence[tuple[Term, Term]], jobs: list, source: KG, target: KG,
-            finder: PathFinder, resolver: _Resolver, opts: MigrateOptions) -> None:
+            finder: PathFinder, resolver: _Resolver, opts: MigrateOptions) -> tuple[dict, dict] | None:
     """Check the top candidates of one source predicate against what the predicate says on the
     source for the sampled subjects (precision / recall, see predicates.verify). When the best
     one is not precise, two-hop paths are enumerated for every pair too (the paper looks for them
-    only where no one-hop path exists), added as candidates and checked the same way."""
+    only where no one-hop path exists), added as candidates and checked the same way. Returns
+    the mapped facts (forward, backward; see :func:`_facts`), None without candidates."""
     if not ev.candidates:
-        return
-    subs = sorted({s.value for s, _ in sample if isinstance(s, IRI)})
-    res = resolver.resolve(subs)
-    vals = " ".join(iri_ref(x) for x in subs)
-    r = source.rows([f"SELECT ?s ?o WHERE {{ VALUES ?s {{ {vals} }} ?s {iri_ref(ev.source)} ?o }}"])[0]
-    if isinstance(r, str):
-        ev.errors.append(f"verification: {r}")
-        return
-    objs = resolver.resolve(sorted({o.value for _, o in r if isinstance(o, IRI)}))
+        return None
+    facts = _facts(ev.source, sample, source, resolver)
+    if facts is None:
+        return None
     key = MATCHING.key
-    expected: dict[str, set] = {}
-    for s_, o in r:
-        ts = res.get(s_.value, (None, ""))[0]
-        if ts is None:
-            continue
-        if isinstance(o, IRI):
-            to = objs[o.value][0]
-            k = key(IRI(to)) if to else ("unmapped", o.value)
-        else:
-            k = key(o)
-        expected.setdefault(ts, set()).add(k)
-    verify(ev, ev.ranked()[:VERIFY_TOP], expected, target, key)
+    verify(ev, ev.ranked()[:VERIFY_TOP], facts[0], target, key)
     best = ev.ranked()[0]
     if (best.precision is None or best.precision >= 1.0) or not opts.two_hop:
-        return
+        return facts
     todo = [(j, k) for j, k in jobs if k in ("one-hop", "disambiguation", "redirection")]
     if not todo:
-        return
+        return facts
     added = []
     for (_, ts, to, _), pp in zip([j for j, _ in todo], finder.find_many([(j[1], j[2]) for j, _ in todo], all_two_hop=True)):
         for path in {f.path for f in pp.found if f.kind == "complex"}:
@@ -667,7 +848,42 @@ def _verify(ev: PredicateEvidence, sample: Sequence[tuple[Term, Term]], jobs: li
             if isinstance(to, IRI):
                 ev.object_ends.setdefault(path, set()).add(to.value)
     added.sort(key=lambda c: (-c.support, path_text(c.path)))
-    verify(ev, added[:VERIFY_TOP], expected, target, key)
+    verify(ev, added[:VERIFY_TOP], facts[0], target, key)
+    return facts
+
+
+def _facts(predicate: str, sample: Sequence[tuple[Term, Term]], source: KG,
+           resolver: _Resolver) -> tuple[dict, dict] | None:
+    """What ``predicate`` says on the source, mapped to the target: forward, for the sampled
+    subjects (target subject -> keys of its objects); backward, for the sampled IRI objects
+    (target object -> keys of its subjects). Facts touching an entity whose target was a guess
+    (candidates no evidence tells apart) are left out: they would measure the entity mapping,
+    not the predicate's. None when the source query fails."""
+    key = MATCHING.key
+    out: list[dict[str, set]] = [{}, {}]
+    for side, nodes in ((0, sample and {s.value for s, _ in sample if isinstance(s, IRI)}),
+                        (1, {o.value for _, o in sample if isinstance(o, IRI)})):
+        if not nodes:
+            continue
+        vals = " ".join(iri_ref(x) for x in sorted(nodes))
+        fixed = "?s" if side == 0 else "?o"
+        r = source.rows([f"SELECT ?s ?o WHERE {{ VALUES {fixed} {{ {vals} }} ?s {iri_ref(predicate)} ?o }}"])[0]
+        if isinstance(r, str):
+            return None
+        ends = resolver.resolve(sorted({x.value for row in r for x in row if isinstance(x, IRI)}))
+        guessed = {x for x in ends if "no evidence tells them apart" in resolver.choices.get(x, "")}
+        for s_, o in r:
+            a, b = (s_, o) if side == 0 else (o, s_)
+            ta = ends.get(a.value, (None, ""))[0]
+            if ta is None or a.value in guessed or (isinstance(b, IRI) and b.value in guessed):
+                continue
+            if isinstance(b, IRI):
+                tb = ends[b.value][0]
+                k = key(IRI(tb)) if tb else ("unmapped", b.value)
+            else:
+                k = key(b)
+            out[side].setdefault(ta, set()).add(k)
+    return out[0], out[1]
 
 
 def _category(rec: dict, ag: Agreement) -> str:
@@ -717,11 +933,30 @@ def migrate(dataset: Dataset, target: KG, links: Links, *, source: KG | None = N
     sig = (f"kgqa-migrate|{'triples' if simple else 'sparql'}|target:{target.signature}"
            + (f"|source:{source.signature}" if source is not None else "")
            + f"|links:{len(links.sources)}|rules:{'yes' if rules is not None else 'no'}|{opts.signature()}")
-    out = Dataset(f"{dataset.name}-migrated", items, dataset.format, dataset.source, [],
+    main, unverified = _split(records, items, opts.keep_unverified)
+    out = Dataset(f"{dataset.name}-migrated", main, dataset.format, dataset.source, [],
                   {**dataset.metadata, "migration": sig})
     execution = {"target": target.counts, **({"source": source.counts} if source is not None else {})}
     return Migration("triples" if simple else "sparql", dataset, out, records, evidence, proposed, rules, tables,
-                     sig, execution, notes)
+                     sig, execution, notes, unverified, opts.keep_unverified)
+
+
+def _split(records: list[dict], items: list[Item], keep_unverified: bool) -> tuple[list[Item], list[Item]]:
+    """The kept items split into verified (agreement ``exact``) and the others; each record
+    says where its item went (``output``: main, unverified or none). With ``keep_unverified``
+    every kept item is in the main list, flagged ``verified`` true or false."""
+    exact = {r["id"] for r in records if r.get("kept") and r.get("agreement") == "exact"}
+    main, other = [], []
+    for it in items:
+        ok = it.id in exact
+        if keep_unverified:
+            it = replace(it, metadata={**it.metadata, "verified": ok})
+        (main if ok or keep_unverified else other).append(it)
+    for r in records:
+        r["verified"] = r["id"] in exact
+        r["output"] = (None if not r.get("kept") else "main" if r["verified"] or keep_unverified
+                       else "unverified")
+    return main, other
 
 
 PAGE_SAMPLE = 5000

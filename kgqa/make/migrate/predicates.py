@@ -19,6 +19,7 @@ import difflib
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kgqa.make.migrate.kg import KG, TYPE_PATH, iri_ref
 from kgqa.make.migrate.paths import KIND_ORDER, PairPaths, PathT, direction, invert, path_text
@@ -72,8 +73,11 @@ class PredicateEvidence:
     object_ends: dict[PathT, set[str]] = field(default_factory=dict)
     min_support: int = DEFAULT_MIN_SUPPORT
     min_share: float = DEFAULT_MIN_SHARE
-    #: why the predicate is unmapped although values were found (e.g. a unit change)
-    transformed: str | None = None
+    #: the target predicate holding the values times a factor (a unit change, see
+    #: :func:`kgqa.make.migrate.align.value_transform`): a :class:`~kgqa.make.migrate.scale.Scale`
+    transformed: Any = None
+    #: the best candidate's constraint measured on the facts (see kgqa.make.migrate.separate)
+    separation: Any = None
 
     def add(self, pp: PairPaths, topic: str | None, answer: str | None) -> None:
         self.mapped_pairs += 1
@@ -126,7 +130,8 @@ class PredicateEvidence:
         best = self.best()
         return {"source": self.source, "pairs": self.pairs, "mapped_pairs": self.mapped_pairs,
                 "required_support": self.required(),
-                **({"transformed": self.transformed} if self.transformed else {}),
+                **({"transformed": self.transformed.text()} if self.transformed else {}),
+                **({"separation": self.separation.to_json()} if self.separation else {}),
                 "categories": dict(sorted(self.categories.items())),
                 "best": best.to_json() if best else None,
                 "candidates": [c.to_json() for c in self.ranked()],
@@ -158,7 +163,7 @@ def verify(ev: PredicateEvidence, candidates: Sequence[Candidate], expected: dic
         c.recall = tp / n_exp if n_exp else 0.0
 
 
-def _by_generality(kg: KG, classes: set[str]) -> list[str]:
+def by_generality(kg: KG, classes: set[str]) -> list[str]:
     """Classes, most instances first (ties by IRI)."""
     vals = " ".join(iri_ref(c) for c in sorted(classes))
     r = kg.rows([f"SELECT ?c (COUNT(DISTINCT ?x) AS ?n) WHERE {{ VALUES ?c {{ {vals} }} ?x {TYPE_PATH} ?c }} GROUP BY ?c"])[0]
@@ -187,7 +192,7 @@ def type_constraint(kg: KG, path: PathT, ends: set[str], side: str, anchors: set
     common = set.intersection(*(types[e] for e in ends))
     if not common:
         return None
-    for cls in _by_generality(kg, common)[:max_classes]:
+    for cls in by_generality(kg, common)[:max_classes]:
         if source_count is not None:
             var = "?x" if side == "subject" else "?y"
             n = kg.count(f"?x {p} ?y . {var} {TYPE_PATH} {iri_ref(cls)}")

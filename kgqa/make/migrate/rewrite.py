@@ -213,6 +213,7 @@ class PredicateTarget:
     path: str
     constraint: str | None = None
     constraint_on: str = "object"
+    negated: bool = False  # the side must *not* have the type (FILTER NOT EXISTS)
 
 
 @dataclass
@@ -276,6 +277,15 @@ def rewrite(query: str, entities: dict[str, str | None], predicates: dict[str, P
             ends = [s.subject] if tgt.constraint_on == "subject" else list(s.objects)
             close = _enclosing_close(toks, s.index)
             placed = s.first if tgt.constraint_on == "subject" else s.last
+            if not placed and close is not None and _splittable(toks, s, tgt):
+                var = f"?_kgqa_step{s.index}"
+                edits[s.index] = f"{token_text(s.index)} {var} . {var}"
+                edits[s.index + 1] = " "  # the "/" after the step
+                inserts.setdefault(close, []).append(
+                    f"FILTER {'NOT ' if tgt.negated else ''}EXISTS {{ {var} {TYPE_PATH} {iri_ref(tgt.constraint)} }}")
+                res.replaced.append({"role": "constraint", "source": s.iri, "target": tgt.constraint,
+                                     "on": "object", "split": var})
+                continue
             for e in ends:
                 if not placed:
                     res.problems.append(f"type constraint {tgt.constraint} of {s.iri} cannot be placed "
@@ -286,7 +296,8 @@ def rewrite(query: str, entities: dict[str, str | None], predicates: dict[str, P
                                         f"(the {tgt.constraint_on} is not a variable or IRI)")
                     continue
                 inserts.setdefault(close, []).append(
-                    f"FILTER EXISTS {{ {token_text(e)} {TYPE_PATH} {iri_ref(tgt.constraint)} }}")
+                    f"FILTER {'NOT ' if tgt.negated else ''}EXISTS {{ {token_text(e)} {TYPE_PATH} "
+                    f"{iri_ref(tgt.constraint)} }}")
                 res.replaced.append({"role": "constraint", "source": s.iri, "target": tgt.constraint,
                                      "on": tgt.constraint_on})
     if res.problems:
@@ -306,6 +317,19 @@ def rewrite(query: str, entities: dict[str, str | None], predicates: dict[str, P
     out.append(query[pos:])
     res.query = "".join(out)
     return res
+
+
+def _splittable(toks: list[Token], s: Slot, tgt: PredicateTarget) -> bool:
+    """A constrained object side inside a property path can be placed when the step is the
+    first of a plain sequence (``S p1/p2 O .``): the path is split at the step through a new
+    variable (``S p1 ?m . ?m p2 O .``), which the constraint then tests. Only when the triple
+    ends with its one object (``.`` or ``}`` follows), so that no ``;`` or ``,`` changes meaning."""
+    nxt = toks[s.index + 1] if s.index + 1 < len(toks) else None
+    if tgt.constraint_on != "object" or not s.first or s.last or nxt is None or nxt.value != "/":
+        return False
+    if len(s.objects) != 1 or s.objects[0] + 1 >= len(toks):
+        return False
+    return toks[s.objects[0] + 1].value in (".", "}")
 
 
 def constants(query: str) -> tuple[list[str], list[str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,7 +10,8 @@ from pathlib import Path
 from kgqa.load import load_dataset
 from kgqa.make.migrate.kg import KG
 from kgqa.make.migrate.links import Links
-from kgqa.make.migrate.output import write_dataset, write_proposed_rules, write_records, write_report, written_count
+from kgqa.make.migrate.output import (unverified_path, write_dataset, write_proposed_rules, write_records,
+                                      write_report, write_unverified, written_count)
 from kgqa.make.migrate.pipeline import Migration, MigrateOptions, migrate
 from kgqa.make.migrate.records import is_triple_file, read_triples
 from kgqa.make.migrate.rules import load_rules
@@ -22,6 +24,7 @@ class Written:
     files: dict[str, str] = field(default_factory=dict)  # role -> path
     dataset_format: str = ""
     written: int = 0  # questions in the written dataset file, read back (= migrated items)
+    unverified: int = 0  # items in the unverified file, read back (0 and no file when none)
 
 
 def migrate_files(dataset: str, target_kg: str | Sequence[str], links: Sequence[str], out: str | Path, *,
@@ -67,6 +70,13 @@ def migrate_files(dataset: str, target_kg: str | Sequence[str], links: Sequence[
     if w.written != len(m.dataset):
         raise InputError(str(out), f"holds {w.written} questions but {len(m.dataset)} items were migrated: "
                                    f"the {w.dataset_format} writer lost {len(m.dataset) - w.written}")
+    unv = unverified_path(out)
+    if m.unverified:
+        write_unverified(m, unv)
+        w.files["unverified"] = str(unv)
+        w.unverified = len(json.loads(unv.read_text(encoding="utf-8"))["items"])
+    elif unv.exists():
+        unv.unlink()  # a stale file of an earlier run would contradict this one
     rec = Path(records) if records else out.with_name(out.name + ".records.jsonl")
     write_records(m, rec)
     w.files["records"] = str(rec)

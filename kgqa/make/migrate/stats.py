@@ -121,12 +121,19 @@ def sparql_tables(records: Sequence[dict], evidence: Sequence[Any]) -> Tables:
                                                  if rule.get("constraint") else "")
             tp.rows.append([src, tgt, rule["direction"], "rule", ""])
         elif "path" in p:
-            tp.rows.append([src, p["path"], p["direction"], f"{p['support']}/{p['of']}",
-                            ",".join(sorted(p["kinds"]))])
+            tgt = p["path"]
+            if p.get("constraint"):
+                tgt += f" [{p['constraint_on']} {'not ' if p.get('negated') else ''}a {p['constraint']}]"
+            if p.get("scale") is not None:
+                tgt += f" [x {p['scale']:g}]"
+            support = f"{p['support']}/{p['of']}"
+            if p.get("precision") is not None and p["precision"] < 1:
+                support += f" p={p['precision']:.2f}"
+            tp.rows.append([src, tgt, p["direction"], support, ",".join(sorted(p["kinds"]))])
         else:
             tp.rows.append([src, "-", "-", "0", p.get("unmapped", "")])
     cat = Counter(r["category"] for r in records)
-    order = ["exact", "partial", "empty", "unverified", "unmapped-entity", "unmapped-predicate", "failed"]
+    order = ["exact", "partial", "superset", "empty", "unverified", "unmapped-entity", "unmapped-predicate", "failed"]
     t3 = MigrationTable("Table 3: migrated queries by answer agreement on the target", ["category", "items"],
                [[k, cat[k]] for k in order if cat[k]] + [["Total", sum(cat.values())]])
     return Tables([t2, tp, t3])
