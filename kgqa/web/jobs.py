@@ -34,14 +34,29 @@ def run_in_worker(url: str, eid: str, kgs: dict[str, str], timeout: float, syste
     return runner.run_experiment(store, eid, kgs=kgs, timeout=timeout, system_url=system_url, kg_url=kg_url)
 
 
-def _init() -> None:
+def _init(memory_mb: float = 0.0) -> None:
+    worker_setup(memory_mb)
+
+
+def worker_setup(memory_mb: float = 0.0) -> None:
+    """What every worker process of the server does first: ignore Ctrl-C (the server stops its
+    workers itself), run below the server's priority (pages stay responsive while workers parse
+    and score), and cap its address space at ``memory_mb`` MB (0: no cap)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:  # below the server process: pages stay responsive while workers parse and score
+    try:
         os.nice(5)
     except OSError:
-        pass  # the server ends its workers itself
+        pass
+    if memory_mb and memory_mb > 0:
+        import resource
+
+        cap = int(memory_mb * 1024 * 1024)
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
 
 
 class Jobs:
@@ -50,18 +65,23 @@ class Jobs:
     resumed experiment may name a system URL this server was not started to ask)."""
 
     def __init__(self, store: Store, kgs: dict[str, str], *, workers: int = 1, timeout: float = 30.0,
-                 refuse: Callable[[Any], str | None] = lambda e: None):
+                 refuse: Callable[[Any], str | None] = lambda e: None, memory_mb: float = 0.0):
         self.store = store
         self.kgs = dict(kgs)
         self.workers = max(1, workers)
         self.timeout = timeout
         self.refuse = refuse
+        self.memory_mb = memory_mb
         self._pool: ProcessPoolExecutor | None = None
 
     def _get_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=worker_context(), initializer=_init)
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=worker_context(), initializer=_init,
+                                             initargs=(self.memory_mb,))
         return self._pool
+
+    def start(self) -> None:
+        """Called once the server is up."""
 
     def submit(self, eid: str, system_url: str | None = None, kg_url: str | None = None) -> None:
         """Evaluate ``eid`` in a worker; ``system_url`` / ``kg_url``: its live system's / SPARQL

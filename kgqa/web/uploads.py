@@ -12,7 +12,6 @@ advice in the form's words.
 from __future__ import annotations
 
 import asyncio
-import os
 import bz2
 import gzip
 import ipaddress
@@ -170,7 +169,8 @@ class Busy(Exception):
 class Checker:
     """:func:`check_uploads` in ``workers`` processes, at most ``queue`` jobs waiting."""
 
-    def __init__(self, workers: int = 2, queue: int = 16):
+    def __init__(self, workers: int = 2, queue: int = 16, memory_mb: float = 0.0):
+        self.memory_mb = memory_mb
         self.workers = max(1, workers)
         self.limit = self.workers + max(0, queue)
         self.in_flight = 0
@@ -180,7 +180,8 @@ class Checker:
         if self._pool is None:
             from kgqa.web.jobs import worker_context
 
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=worker_context(), initializer=_worker_init)
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=worker_context(), initializer=_worker_init,
+                                             initargs=(self.memory_mb,))
         return self._pool
 
     async def check(self, job: UploadJob) -> None:
@@ -208,15 +209,12 @@ class Checker:
         stop_pool(pool)
 
 
-def _worker_init() -> None:
-    """Checking processes ignore Ctrl-C (the server stops them) and pre-import the loaders."""
-    import signal
+def _worker_init(memory_mb: float = 0.0) -> None:
+    """Checking processes set up as the experiment workers (:func:`kgqa.web.jobs.worker_setup`)
+    and pre-import the loaders."""
+    from kgqa.web.jobs import worker_setup
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:  # below the server process: pages stay responsive while workers parse and score
-        os.nice(5)
-    except OSError:
-        pass
+    worker_setup(memory_mb)
     import kgqa.load  # noqa: F401
     import kgqa.store.runner  # noqa: F401
 
