@@ -59,6 +59,7 @@ def web_cmd(
     allow_system_urls: bool = typer.Option(False, "--allow-system-urls", help="Let the form name a live QA system URL (the server will POST every question to it; public hosts only unless --allowed-url-host)."),
     allowed_url_host: Optional[list[str]] = typer.Option(None, "--allowed-url-host", help="A host the form's system/endpoint URLs may name even when loopback or private (repeatable)."),
     max_unpacked_mb: float = typer.Option(512.0, "--max-unpacked-mb", help="Largest size a compressed RDF upload may inflate to, in MB."),
+    worker_memory_mb: float = typer.Option(0.0, "--worker-memory-mb", help="Address-space limit of each experiment and upload worker process in MB (0: none); an evaluation past it fails with 'out of memory'."),
 ) -> None:
     """Serve the web platform: upload runs, experiment permalinks, leaderboards, comparisons."""
     from kgqa.web.app import Settings
@@ -68,7 +69,7 @@ def web_cmd(
     settings = Settings(kgs=_kgs(kg), max_upload_mb=max_upload_mb, allow_endpoint_urls=allow_endpoint_urls,
                         token=token, workers=workers, timeout=timeout, allowed_hosts=list(allowed_host or []),
                         allow_system_urls=allow_system_urls, allowed_url_hosts=list(allowed_url_host or []),
-                        max_unpacked_mb=max_unpacked_mb)
+                        max_unpacked_mb=max_unpacked_mb, worker_memory_mb=worker_memory_mb)
     serve(st, settings, host=host, port=port, say=lambda s: err.print(s, highlight=False, soft_wrap=True))
 
 

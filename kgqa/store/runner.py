@@ -24,10 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.exc import DBAPIError, OperationalError
+
 from kgqa import api
 from kgqa.api import PROTOCOLS, profile_names  # noqa: F401  (the names the web app asks for)
 from kgqa.api import dataset_names as registry_names  # noqa: F401
 from kgqa.model import Dataset, InputError, Run
+from kgqa.store.store import LostClaim
 
 Progress = Callable[[int, int, str], None]
 
@@ -187,14 +190,21 @@ def check_upload(dataset: str, run_path: str, run_name: str, *, lang: str = "all
 
 
 def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, timeout: float = 30.0,
-                   system_url: str | None = None, kg_url: str | None = None) -> bool:
+                   system_url: str | None = None, kg_url: str | None = None, owner: str | None = None) -> bool:
     """Evaluate the stored experiment ``eid`` and record the result (or the failure, with a
     message naming file and record). ``kgs`` maps the KG names the server offers to ``--kg``
     values; ``system_url``: the live system's URL as given, credentials included (the store
     keeps it with them as ``***``; without it such an experiment fails, saying so); ``kg_url``
     the same for a SPARQL endpoint named as the KG. Input files
     are materialised from the store into a private temporary folder. Returns True when the
-    experiment finished. No message, progress note or log line carries the credentials."""
+    experiment finished. No message, progress note or log line carries the credentials.
+
+    ``owner``: the worker holding the experiment's lease (:meth:`Store.claim`): it records
+    only while it holds it (:class:`~kgqa.store.store.LostClaim` ends the run, recording
+    nothing). A store that cannot be reached is never the experiment's failure: progress
+    notes are skipped while it is away, the result is recorded once it is back
+    (:func:`wait_for_store`), and an error of the store itself propagates, the experiment left
+    open for the next worker."""
     e = store.get(eid)
     if e is None or e.done:
         return False
@@ -235,19 +245,58 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
                      # come from an unknown source and go through the sandbox; a registry dataset's
                      # are trusted
                      sandbox_gold=bool(opts.get("sandbox_gold", e.dataset_file is not None)))
-        store.start(eid, 0, "starting")
-        res = evaluate_inputs(inp, lambda done, total, note: store.progress(eid, done, total, note))
-        store.finish(eid, res.evaluation, headline=res.headline, kg_fingerprint=res.kg_fingerprint,
-                     dataset_checksum=res.dataset_checksum)
+        held = {"owner": owner} if owner else {}  # (a store without leases: the CLI's, a test's double)
+        wait_for_store(lambda: store.start(eid, 0, "starting", **held))
+
+        def progress(done: int, total: int, note: str) -> None:
+            try:
+                store.progress(eid, done, total, note, **held)
+            except DBAPIError:
+                pass  # the store is away: the note is skipped, the evaluation goes on
+
+        res = evaluate_inputs(inp, progress)
+        wait_for_store(lambda: store.finish(eid, res.evaluation, headline=res.headline, **held,
+                                            kg_fingerprint=res.kg_fingerprint, dataset_checksum=res.dataset_checksum))
         return True
+    except (LostClaim, DBAPIError):
+        raise  # not the experiment's failure: another worker has it, or the store is gone for good
     except InputError as err:
-        store.fail(eid, _redact(strip_tmp(str(err), tmp), secrets))
+        _record_failure(store, eid, _redact(strip_tmp(str(err), tmp), secrets), owner)
+    except MemoryError:
+        _record_failure(store, eid, "out of memory: the evaluation needed more memory than this server gives a "
+                                    "worker (kgqa web --worker-memory-mb)", owner)
     except Exception as err:  # an experiment never takes the server down; the page says what broke
         print(_redact(traceback.format_exc(), secrets), file=sys.stderr, end="")
-        store.fail(eid, _redact(strip_tmp(f"internal error: {type(err).__name__}: {err}", tmp), secrets))
+        message = _redact(strip_tmp(f"internal error: {type(err).__name__}: {err}", tmp), secrets)
+        _record_failure(store, eid, message, owner)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return False
+
+
+#: how long a worker waits for a store that went away before giving the experiment back
+STORE_WAIT_S = 600.0
+
+
+def wait_for_store(write: Callable[[], Any], wait_s: float | None = None) -> Any:
+    """``write()``, retried while the store cannot be reached (a database restarting, a disk
+    full), with backoff up to ``wait_s`` seconds (:data:`STORE_WAIT_S`); then the store's
+    error propagates."""
+    deadline = time.monotonic() + (STORE_WAIT_S if wait_s is None else wait_s)
+    pause = 0.2
+    while True:
+        try:
+            return write()
+        except OperationalError:
+            if time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)  # noqa: a backoff, not a synchronisation
+            pause = min(pause * 2, 10.0)
+
+
+def _record_failure(store: Any, eid: str, message: str, owner: str | None) -> None:
+    held = {"owner": owner} if owner else {}
+    wait_for_store(lambda: store.fail(eid, message, **held))
 
 
 def _given(stored: str | None, given: str | None, withheld: bool, what: str) -> str | None:
