@@ -5,104 +5,32 @@ checker does not fail the next upload; eight processes create one store at once.
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
-import re
 import signal
-import time
-from contextlib import contextmanager
 
-import httpx
 import pytest
 
-from kgqa import api
 from kgqa.load import registry
 from kgqa.store import Store
+from webjobs import N_QUESTIONS, asked, children, client, finished, poll, running_worker, server, slow_system, submit
 from webserver import WebServer, _alive, descendants
 
 DEMO = registry.PACKAGE_DIR / "demo" / "data"
-N_QUESTIONS = 30  # the demo dataset
 
 
 @pytest.fixture
 def system(tmp_path):
-    """A live system on loopback answering the demo dataset's gold queries, 0.15 s a question
-    (an experiment takes some 5 s: long enough to be interrupted)."""
-    from systemprocs import faulty
-
-    answers = tmp_path / "answers.json"
-    answers.write_text(json.dumps([{"question": it.question("en"), "query": it.sparql}
-                                   for it in api.load_dataset("demo").items]), encoding="utf-8")
-    with faulty(answers, latency=0.15) as proc:
+    with slow_system(tmp_path) as proc:
         yield proc
-
-
-def server(tmp_path, *args: str) -> WebServer:
-    return WebServer(tmp_path / "exp.sqlite", tmp_path, "--allow-system-urls", "--allowed-url-host", "127.0.0.1",
-                     *args)
-
-
-@contextmanager
-def client(srv: WebServer):
-    with httpx.Client(base_url=srv.base, timeout=60) as c:
-        c.csrf = re.search(r'name="csrf" value="([^"]+)"', c.get("/new").text).group(1)
-        yield c
-
-
-def submit(c: httpx.Client, system, n: int) -> list[str]:
-    ids = []
-    for i in range(n):
-        r = c.post("/new", data={"csrf": c.csrf, "dataset": "demo", "profile": "kgqa", "kg": "demo",
-                                 "system_url": f"http://127.0.0.1:{system.port}/", "system_protocol": "gerbil",
-                                 "run_name": f"live-{i}"})
-        assert r.status_code == 303, r.text[:800]
-        ids.append(r.headers["location"].rsplit("/", 1)[1])
-    return ids
-
-
-def poll(what, timeout: float = 180.0, every: float = 0.1):
-    """``what()`` once it is truthy (a store row, a process list: no event to wait on)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = what()
-        if got:
-            return got
-        time.sleep(every)
-    raise AssertionError(f"not within {timeout} s: {what}")
-
-
-def running_worker(store_path, ids: list[str], min_done: int = 3) -> tuple[str, int]:
-    """(experiment, pid of the worker evaluating it) once one has answered ``min_done`` questions."""
-    def find():
-        with Store(store_path) as st:
-            for eid in ids:
-                e = st.get(eid, results=False)
-                if e.status == "running" and e.claimed_by and e.progress_done >= min_done:
-                    return eid, int(e.claimed_by.split(":")[1])
-        return None
-
-    return poll(find)
-
-
-def finished(store_path, ids: list[str]) -> list:
-    def done():
-        with Store(store_path) as st:
-            exps = [st.get(i, results=False) for i in ids]
-        return exps if all(e.done for e in exps) else None
-
-    return poll(done, timeout=300)
 
 
 def assert_all_finished_once(exps, system) -> None:
     assert [e.status for e in exps] == ["finished"] * len(exps), [(e.status, e.error) for e in exps]
     assert len({e.headline_value for e in exps}) == 1  # the same system, the same numbers
-    from systemprocs import count
-
-    asked = count(system)
-    total = asked["total"]
+    total = asked(system)
     # every question once per experiment; an interrupted one may be asked again (its answer was in flight)
-    assert N_QUESTIONS * len(exps) <= total <= N_QUESTIONS * len(exps) + len(exps), asked
+    assert N_QUESTIONS * len(exps) <= total <= N_QUESTIONS * len(exps) + len(exps), total
 
 
 @pytest.mark.slow
@@ -159,7 +87,7 @@ def test_a_killed_upload_checker_does_not_fail_the_next_upload(tmp_path):
         bad = c.post("/new", data={"csrf": c.csrf, "dataset": "demo", "profile": "kgqa"},
                      files={"run_file": ("bad.json", b"{not json", "application/json")})
         assert bad.status_code == 400  # read by the checking processes: they run now, no experiment pool yet
-        checkers = [p for p in descendants(srv.proc.pid) if p not in _children(srv.proc.pid)]  # below the fork server
+        checkers = [p for p in descendants(srv.proc.pid) if p not in children(srv.proc.pid)]  # below the fork server
         assert checkers
         for p in checkers:
             os.kill(p, signal.SIGKILL)
@@ -167,18 +95,6 @@ def test_a_killed_upload_checker_does_not_fail_the_next_upload(tmp_path):
                       files={"run_file": ("strong.json", (DEMO / "runs" / "strong.json").read_bytes(),
                                           "application/json")})
         assert good.status_code == 303, good.text[:800]
-
-
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (the fork server, the resource tracker)."""
-    kids = []
-    for p in descendants(pid):
-        try:
-            if int(open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[1]) == pid:
-                kids.append(p)
-        except OSError:
-            continue
-    return kids
 
 
 def _create(path: str, q) -> None:
@@ -204,3 +120,27 @@ def test_eight_processes_create_one_store_at_once(tmp_path):
         assert [g for g in got if g[0] != "ok"] == []
         with Store(path) as st:
             assert st.count() == 8
+
+
+def _capped_run(url: str, eid: str, mb: float, kg: str) -> None:
+    from kgqa.web.jobs import run_in_worker, worker_setup
+
+    worker_setup(mb)
+    run_in_worker(url, eid, {"demo": kg}, 30.0)
+
+
+@pytest.mark.slow
+def test_a_worker_past_its_memory_cap_fails_the_experiment_saying_out_of_memory(tmp_path):
+    st = Store(tmp_path / "s.sqlite")
+    sha = st.put_file((DEMO / "runs" / "strong.json").read_bytes())
+    kg = str(DEMO / "kg.ttl")
+    ids = {mb: st.create(dataset="demo", run_name="s", run_file=sha, run_filename="strong.json", profile="kgqa",
+                         kg="demo", options={"reexecute": True}) for mb in (120, 1024)}
+    for mb, eid in ids.items():
+        p = multiprocessing.get_context("fork").Process(target=_capped_run, args=(st.url, eid, mb, kg))
+        p.start()
+        p.join()
+        assert p.exitcode == 0
+    capped, roomy = st.get(ids[120]), st.get(ids[1024])
+    assert capped.status == "failed" and capped.error.startswith("out of memory") and "--worker-memory-mb" in capped.error
+    assert roomy.status == "finished" and roomy.aggregate["F1"] > 0.8

@@ -263,9 +263,11 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
     except InputError as err:
         _record_failure(store, eid, _redact(strip_tmp(str(err), tmp), secrets), owner)
     except MemoryError:
-        _record_failure(store, eid, "out of memory: the evaluation needed more memory than this server gives a "
-                                    "worker (kgqa web --worker-memory-mb)", owner)
+        _record_failure(store, eid, OUT_OF_MEMORY, owner)
     except Exception as err:  # an experiment never takes the server down; the page says what broke
+        if _out_of_memory(err):
+            _record_failure(store, eid, OUT_OF_MEMORY, owner)
+            return False
         print(_redact(traceback.format_exc(), secrets), file=sys.stderr, end="")
         message = _redact(strip_tmp(f"internal error: {type(err).__name__}: {err}", tmp), secrets)
         _record_failure(store, eid, message, owner)
@@ -292,6 +294,20 @@ def wait_for_store(write: Callable[[], Any], wait_s: float | None = None) -> Any
                 raise
             time.sleep(pause)  # noqa: a backoff, not a synchronisation
             pause = min(pause * 2, 10.0)
+
+
+OUT_OF_MEMORY = ("out of memory: the evaluation needed more memory than this server gives a worker "
+                 "(kgqa web --worker-memory-mb)")
+
+
+def _out_of_memory(err: BaseException) -> bool:
+    """``err`` (or its cause) is the address-space cap reached outside Python's allocator: a
+    shared library that cannot be mapped, ENOMEM."""
+    while err is not None:
+        if isinstance(err, MemoryError) or "failed to map segment" in str(err) or "Cannot allocate memory" in str(err):
+            return True
+        err = err.__cause__
+    return False
 
 
 def _record_failure(store: Any, eid: str, message: str, owner: str | None) -> None:

@@ -135,6 +135,10 @@ def worker_setup(memory_mb: float = 0.0, server_pid: int | None = None) -> None:
     if memory_mb and memory_mb > 0:
         import resource
 
+        # one BLAS thread: OpenBLAS reserves buffers per thread and aborts the process when it
+        # cannot (instead of a MemoryError the experiment fails with)
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
         cap = int(memory_mb * 1024 * 1024)
         _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         if hard != resource.RLIM_INFINITY:
