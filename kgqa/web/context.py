@@ -43,7 +43,9 @@ class Settings:
     ``port``: where the server is bound (the Host allow-list), ``allowed_hosts`` more host
     names it answers to; ``upload_workers`` processes read uploads, at most ``upload_queue``
     waiting; ``worker_memory_mb``: the address-space limit of each experiment and upload
-    worker process (0: none)."""
+    worker process (0: none); ``hidden_gold``: dataset name -> the ids of the questions whose
+    outcomes are published: experiments on such a dataset show aggregate scores only, and
+    per-question outcomes for the published questions (a challenge's test set)."""
 
     kgs: dict[str, str] = field(default_factory=dict)
     max_upload_mb: float = 50.0
@@ -61,6 +63,7 @@ class Settings:
     upload_workers: int = 2
     upload_queue: int = 32
     worker_memory_mb: float = 0.0
+    hidden_gold: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 def templates() -> Jinja2Templates:
@@ -109,6 +112,11 @@ class Web:
             return str(err)
         return None
 
+    def published(self, e: Any) -> frozenset[str] | None:
+        """The questions of ``e`` whose outcomes may be shown when its dataset's gold is hidden
+        (None: not hidden, every question may be shown)."""
+        return self.settings.hidden_gold.get(e.dataset)
+
     async def page(self, request: Request, _template: str, _status: int = 200, **ctx: Any) -> HTMLResponse:
         """The page rendered in a worker thread: the event loop keeps answering meanwhile."""
         ctx.setdefault("title", "kgqa")
@@ -125,6 +133,10 @@ class Web:
         if not ID.match(eid):
             return None
         return await run_in_threadpool(self.store.get, eid, results=results)
+
+
+HIDDEN = ("the test answers of this dataset are hidden on this server: aggregate scores only, and per-question "
+          "outcomes for the questions the organiser published")
 
 
 def web_of(request: Request) -> Web:

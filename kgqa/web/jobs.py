@@ -178,6 +178,10 @@ def die_with(server_pid: int) -> None:
     threading.Thread(target=watch, name="kgqa-server-watch", daemon=True).start()
 
 
+class _Stopping(Exception):
+    """The server is stopping: nothing more is queued."""
+
+
 class Jobs:
     """Experiments of ``store`` evaluated in ``workers`` processes. ``refuse(e)``: why this
     server must not run a stored experiment any more (None: run it), asked before each run (a
@@ -201,6 +205,8 @@ class Jobs:
 
     def _get_pool(self) -> ProcessPoolExecutor:
         with self._lock:
+            if self._stopping.is_set():  # no fresh pool once the server stops (it would outlive it)
+                raise _Stopping
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(self.workers, mp_context=worker_context(), initializer=_init,
                                                  initargs=(self.memory_mb, os.getpid()))
@@ -237,6 +243,12 @@ class Jobs:
         self._send(eid)
 
     def _send(self, eid: str, lost: str | None = None) -> None:
+        try:
+            self._submit(eid, lost)
+        except _Stopping:
+            pass  # the experiment stays open: the next start resumes it
+
+    def _submit(self, eid: str, lost: str | None) -> None:
         system_url, kg_url = self._queued[eid]
         job = (run_in_worker, self.store.url, eid, self.kgs, self.timeout, system_url, kg_url, lost)
         for attempt in range(2):

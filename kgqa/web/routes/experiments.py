@@ -12,7 +12,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from kgqa.store import runner
-from kgqa.web.context import DOWNLOADS, Web, csrf_ok, web_of
+from kgqa.web.context import DOWNLOADS, HIDDEN, Web, csrf_ok, web_of
 from kgqa.web.limits import TooLarge
 from kgqa.web.security import inline_csp
 from kgqa.web.uploads import web_wording
@@ -23,12 +23,17 @@ async def experiment(request: Request) -> Response:
     e = await web.get_exp(request)
     if e is None:
         return await web.error(request, 404, f"no experiment {request.path_params['eid']!r} in this store")
-    ctx: dict[str, Any] = {"e": e, "title": f"kgqa · {e.run_name} on {e.dataset}"}
+    published = web.published(e)
+    ctx: dict[str, Any] = {"e": e, "title": f"kgqa · {e.run_name} on {e.dataset}", "hidden": published is not None,
+                           "hidden_note": HIDDEN}
     if e.status == "finished":
         v = web.views
         ctx.update(await run_in_threadpool(lambda: dict(
             scores=v.scores(e), questions=v.questions(e), labels=v.question_labels(e),
             evaluation=v.evaluation(e), downloads=list(DOWNLOADS))))
+        if published is not None:  # a challenge's test set: the published questions' outcomes only
+            ctx["questions"] = [q for q in ctx["questions"] if q["id"] in published]
+            ctx["downloads"] = []
     return await web.page(request, "experiment.html", **ctx)
 
 
@@ -39,6 +44,8 @@ async def sections(request: Request) -> Response:
     e = await web.get_exp(request)
     if e is None or e.status != "finished":
         return await web.error(request, 404, "no finished experiment with this id")
+    if web.published(e) is not None:
+        return await web.error(request, 403, HIDDEN)
     body = await run_in_threadpool(web.views.sections, e)
     return HTMLResponse(str(body))
 
@@ -57,6 +64,9 @@ async def question(request: Request) -> Response:
     e = await web.get_exp(request)
     if e is None or e.status != "finished":
         return await web.error(request, 404, "no finished experiment with this id")
+    published = web.published(e)
+    if published is not None and request.path_params["qid"] not in published:
+        return await web.error(request, 403, HIDDEN)
     q = await run_in_threadpool(web.views.question, e, request.path_params["qid"])
     if q is None:
         return await web.error(request, 404, f"experiment {e.id} scored no question {request.path_params['qid']!r}")
@@ -69,6 +79,8 @@ async def download(request: Request) -> Response:
     fmt = request.path_params["fmt"]
     if e is None or e.status != "finished":
         return await web.error(request, 404, "no finished experiment with this id")
+    if web.published(e) is not None:
+        return await web.error(request, 403, HIDDEN)
     if fmt not in DOWNLOADS:
         return await web.error(request, 404, f"no download format {fmt!r}; formats: {', '.join(DOWNLOADS)}")
     name = f"kgqa-{e.id}.{DOWNLOADS[fmt]}"

@@ -13,7 +13,7 @@ from starlette.routing import Route
 from kgqa.load import registry
 from kgqa.model import InputError
 from kgqa.store import runner
-from kgqa.web.context import ID, web_of
+from kgqa.web.context import HIDDEN, ID, web_of
 from kgqa.web.routes.paging import listing, pager, paging, sort_links
 from kgqa.web.views import BOARD_ROWS, LIST_ROWS
 
@@ -57,6 +57,8 @@ async def compare(request: Request) -> Response:
         e = await run_in_threadpool(web.store.get, i) if ID.match(i) else None
         if e is None or e.status != "finished":
             return await web.error(request, 404, f"no finished experiment {i!r}")
+        if web.published(e) is not None:  # the comparison's tables are per question
+            return await web.error(request, 403, HIDDEN)
         exps.append(e)
     if len(exps) < 2:
         return await _compare_picker(request, exps)
@@ -99,8 +101,9 @@ async def dataset(request: Request) -> Response:
         info = await run_in_threadpool(web.views.dataset, name)
     except KeyError:
         return await web.error(request, 404, f"no registered dataset {name!r}")
+    hidden = name in web.settings.hidden_gold
     return await web.page(request, "dataset.html", title=f"kgqa · {name}", name=name, info=info,
-                          audit_kg=name if name in web.settings.kgs else None)
+                          audit_kg=name if name in web.settings.kgs and not hidden else None)
 
 
 async def dataset_audit(request: Request) -> Response:
@@ -109,6 +112,8 @@ async def dataset_audit(request: Request) -> Response:
     name = request.path_params["name"]
     if name not in runner.registry_names() or name not in web.settings.kgs:
         return await web.error(request, 404, f"no knowledge graph for dataset {name!r} on this server")
+    if name in web.settings.hidden_gold:  # the audit lists answers the gold misses or adds
+        return await web.error(request, 403, HIDDEN)
     try:
         result = await run_in_threadpool(web.views.audit, name, name, web.settings.kgs[name])
     except InputError as err:
