@@ -189,6 +189,43 @@ def check_upload(dataset: str, run_path: str, run_name: str, *, lang: str = "all
     return len(run.predictions), [str(p) for p in run.problems]
 
 
+def stored_inputs(store: Any, e: Any, d: Path, *, kgs: dict[str, str], timeout: float, system_url: str | None,
+                  kg_url: str | None) -> ExperimentInputs:
+    """What stored experiment ``e`` evaluates, its uploaded files written to folder ``d``."""
+    url = _given(e.system_url, system_url, e.credentials_withheld, "system URL")
+    endpoint = _given(e.kg, kg_url, e.kg_credentials_withheld, "kg")
+
+    def materialise(sha: str | None, name: str | None, sub: str) -> str | None:
+        if sha is None:
+            return None
+        p = d / sub / safe_filename(name)
+        p.parent.mkdir()
+        p.write_bytes(store.get_file(sha))
+        return str(p)
+
+    dataset = materialise(e.dataset_file, e.dataset_filename, "dataset") or e.dataset
+    run = materialise(e.run_file, e.run_filename, "run")
+    kg = materialise(e.kg_file, e.kg_filename, "kg")
+    if kg is None and endpoint:
+        if endpoint.startswith(("http://", "https://")):
+            kg = endpoint
+        elif e.kg in kgs:
+            kg = kgs[e.kg]
+        else:
+            raise InputError("kg", f"this server offers no knowledge graph named {e.kg!r} "
+                                   f"(offered: {', '.join(kgs) or 'none'})")
+    opts = e.options
+    return ExperimentInputs(dataset=dataset, run=run, run_name=e.run_name, profile=e.profile, measures=e.measures,
+                            lang=e.lang, kg=kg, graph=opts.get("graph"), gold_answers=e.gold_answers,
+                            timeout=float(opts.get("timeout", timeout)), dataset_format=opts.get("dataset_format"),
+                            run_format=opts.get("run_format"), system_url=url,
+                            system_protocol=e.system_protocol, reexecute=bool(opts.get("reexecute", False)),
+                            # the one trust rule (docs/reference/trust.md): an uploaded dataset's gold queries
+                            # come from an unknown source and go through the sandbox; a registry dataset's
+                            # are trusted
+                            sandbox_gold=bool(opts.get("sandbox_gold", e.dataset_file is not None)))
+
+
 def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, timeout: float = 30.0,
                    system_url: str | None = None, kg_url: str | None = None, owner: str | None = None) -> bool:
     """Evaluate the stored experiment ``eid`` and record the result (or the failure, with a
@@ -212,39 +249,7 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
     tmp = tempfile.mkdtemp(prefix="kgqa-exp-")
     secrets = _url_secrets(system_url) + _url_secrets(kg_url)
     try:
-        url = _given(e.system_url, system_url, e.credentials_withheld, "system URL")
-        endpoint = _given(e.kg, kg_url, e.kg_credentials_withheld, "kg")
-        d = Path(tmp)
-
-        def materialise(sha: str | None, name: str | None, sub: str) -> str | None:
-            if sha is None:
-                return None
-            p = d / sub / safe_filename(name)
-            p.parent.mkdir()
-            p.write_bytes(store.get_file(sha))
-            return str(p)
-
-        dataset = materialise(e.dataset_file, e.dataset_filename, "dataset") or e.dataset
-        run = materialise(e.run_file, e.run_filename, "run")
-        kg = materialise(e.kg_file, e.kg_filename, "kg")
-        if kg is None and endpoint:
-            if endpoint.startswith(("http://", "https://")):
-                kg = endpoint
-            elif e.kg in kgs:
-                kg = kgs[e.kg]
-            else:
-                raise InputError("kg", f"this server offers no knowledge graph named {e.kg!r} "
-                                       f"(offered: {', '.join(kgs) or 'none'})")
-        opts = e.options
-        inp = ExperimentInputs(dataset=dataset, run=run, run_name=e.run_name, profile=e.profile, measures=e.measures,
-                     lang=e.lang, kg=kg, graph=opts.get("graph"), gold_answers=e.gold_answers,
-                     timeout=float(opts.get("timeout", timeout)), dataset_format=opts.get("dataset_format"),
-                     run_format=opts.get("run_format"), system_url=url,
-                     system_protocol=e.system_protocol, reexecute=bool(opts.get("reexecute", False)),
-                     # the one trust rule (docs/reference/trust.md): an uploaded dataset's gold queries
-                     # come from an unknown source and go through the sandbox; a registry dataset's
-                     # are trusted
-                     sandbox_gold=bool(opts.get("sandbox_gold", e.dataset_file is not None)))
+        inp = stored_inputs(store, e, Path(tmp), kgs=kgs, timeout=timeout, system_url=system_url, kg_url=kg_url)
         held = {"owner": owner} if owner else {}  # (a store without leases: the CLI's, a test's double)
         wait_for_store(lambda: store.start(eid, 0, "starting", **held))
 
