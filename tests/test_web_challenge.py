@@ -93,3 +93,46 @@ def test_hidden_gold_names_a_registry_dataset(tmp_path, capsys):
     with pytest.raises(SystemExit) as ex:
         main(["web", "--store", str(tmp_path / "s.sqlite"), "--hidden-gold", "no-such-set", "--port", "1"])
     assert ex.value.code == 2 and "registry dataset" in capsys.readouterr().err
+
+
+def test_a_frozen_leaderboard_ranks_what_came_before_and_closed_submissions_are_refused(tmp_path):
+    """In process (the ASGI app through httpx): the board of a frozen dataset ranks the
+    experiments created up to the freeze; a closed dataset takes no new experiment nor re-run."""
+    import asyncio
+
+    from sqlalchemy import text
+
+    from kgqa.store import runner
+    from kgqa.web.app import Settings, create_app
+
+    st = Store(tmp_path / "exp.sqlite")
+    ids = {}
+    for name, created in (("strong", "2026-01-01T00:00:00+00:00"), ("weak", "2026-03-01T00:00:00+00:00")):
+        res = runner.evaluate_inputs(runner.ExperimentInputs(dataset="demo", run=str(DEMO / "runs" / f"{name}.json"),
+                                                             run_name=name))
+        sha = st.put_file((DEMO / "runs" / f"{name}.json").read_bytes())
+        eid = ids[name] = st.create(dataset="demo", run_name=name, profile="kgqa", run_file=sha,
+                                    run_filename=f"{name}.json")
+        st.finish(eid, res.evaluation, headline=res.headline)
+        with st.engine.begin() as c:
+            c.execute(text("UPDATE experiments SET created = :t WHERE id = :i"), {"t": created, "i": eid})
+    settings = Settings(resume=False, allowed_hosts=["testserver"], frozen={"demo": "2026-02-01T00:00:00+00:00"},
+                        closed={"demo": "2026-02-01T00:00:00+00:00"})
+    app = create_app(st, settings)
+
+    async def visit():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as c:
+            board = await c.get("/leaderboard/demo/kgqa")
+            csrf = re.search(r'name="csrf" value="([^"]+)"', (await c.get("/new")).text).group(1)
+            new = await c.post("/new", data={"csrf": csrf, "dataset": "demo", "profile": "kgqa"},
+                               files={"run_file": ("strong.json", (DEMO / "runs" / "strong.json").read_bytes(),
+                                                   "application/json")})
+            rerun = await c.post(f"/e/{ids['weak']}/rerun", data={"csrf": csrf})
+            return board, new, rerun
+
+    board, new, rerun = asyncio.run(visit())
+    assert board.status_code == 200 and "Frozen at 2026-02-01T00:00:00+00:00" in board.text
+    assert f"/e/{ids['strong']}" in board.text and f"/e/{ids['weak']}" not in board.text
+    assert new.status_code == 400 and "submissions on demo closed at 2026-02-01T00:00:00+00:00" in html.unescape(new.text)
+    assert rerun.status_code == 403 and "submissions on demo closed" in html.unescape(rerun.text)
+    assert st.count() == 2

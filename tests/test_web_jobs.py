@@ -108,7 +108,7 @@ def _create(path: str, q) -> None:
 @pytest.mark.slow
 def test_eight_processes_create_one_store_at_once(tmp_path):
     ctx = multiprocessing.get_context("spawn")
-    for round_ in range(3):
+    for round_ in range(1):  # (the old code failed 23 of 40 opens in 5 rounds: bench/faults_jobs.py)
         path = str(tmp_path / f"s{round_}.sqlite")
         q = ctx.Queue()
         procs = [ctx.Process(target=_create, args=(path, q)) for _ in range(8)]

@@ -417,20 +417,25 @@ class Store:
         order = list({c.name: (c, d) for c, d in keys}.values())  # created once when sorting by it
         return self._page(lambda q: self._filtered(q, dataset, profile, status), order, limit, offset, after, before)
 
-    def count(self, *, dataset: str | None = None, profile: str | None = None, status: str | None = None) -> int:
-        """How many experiments :meth:`list` would give without a limit."""
-        q = self._filtered(select(func.count()).select_from(T_EXP), dataset, profile, status)
+    def count(self, *, dataset: str | None = None, profile: str | None = None, status: str | None = None,
+              until: str | None = None) -> int:
+        """How many experiments :meth:`list` would give without a limit (``until``: created
+        at or before this ISO time only)."""
+        q = self._filtered(select(func.count()).select_from(T_EXP), dataset, profile, status, until)
         with self.engine.connect() as c:
             return int(c.execute(q).scalar() or 0)
 
     @staticmethod
-    def _filtered(q: Any, dataset: str | None, profile: str | None, status: str | None) -> Any:
+    def _filtered(q: Any, dataset: str | None, profile: str | None, status: str | None,
+                  until: str | None = None) -> Any:
         if dataset is not None:
             q = q.where(T_EXP.c.dataset == dataset)
         if profile is not None:
             q = q.where(T_EXP.c.profile == profile)
         if status is not None:
             q = q.where(T_EXP.c.status == status)
+        if until is not None:
+            q = q.where(T_EXP.c.created <= until)
         return q
 
     def boards(self) -> list[tuple[str, str, int]]:
@@ -442,18 +447,21 @@ class Store:
             return [(d, p, int(n)) for d, p, n in c.execute(q)]
 
     def leaderboard(self, dataset: str, profile: str, *, limit: int | None = None, offset: int = 0,
-                    after: str | None = None, before: str | None = None) -> list[Experiment]:
+                    after: str | None = None, before: str | None = None, until: str | None = None) -> list[Experiment]:
         """Finished experiments of ``dataset`` x ``profile``, best headline value first
         (undefined last; ties: older first); ``limit`` of them from ``offset`` (or next to an
         experiment: :meth:`leaderboard_page`), ranked in SQL."""
-        return self.leaderboard_page(dataset, profile, limit=limit, offset=offset, after=after, before=before).experiments
+        return self.leaderboard_page(dataset, profile, limit=limit, offset=offset, after=after, before=before,
+                                     until=until).experiments
 
     def leaderboard_page(self, dataset: str, profile: str, *, limit: int | None = None, offset: int = 0,
-                         after: str | None = None, before: str | None = None) -> "Page":
+                         after: str | None = None, before: str | None = None, until: str | None = None) -> "Page":
         """A page of :meth:`leaderboard` (keyset paging as in :meth:`list_page`; ``offset`` of
-        the page is the rank of its first row less one)."""
+        the page is the rank of its first row less one; ``until``: a frozen board, the
+        experiments created at or before this ISO time only)."""
         order = [(T_EXP.c.headline_value, True), (T_EXP.c.created, False), (T_EXP.c.id, False)]
-        return self._page(lambda q: self._filtered(q, dataset, profile, "finished"), order, limit, offset, after, before)
+        return self._page(lambda q: self._filtered(q, dataset, profile, "finished", until), order, limit, offset, after,
+                          before)
 
     def _page(self, filtered: Any, order: list[tuple[Any, bool]], limit: int | None, offset: int, after: str | None,
               before: str | None) -> "Page":

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,10 @@ class Settings:
     waiting; ``worker_memory_mb``: the address-space limit of each experiment and upload
     worker process (0: none); ``hidden_gold``: dataset name -> the ids of the questions whose
     outcomes are published: experiments on such a dataset show aggregate scores only, and
-    per-question outcomes for the published questions (a challenge's test set)."""
+    per-question outcomes for the published questions (a challenge's test set); ``frozen``:
+    dataset -> an ISO time (UTC) its leaderboards rank experiments created up to;
+    ``closed``: dataset -> an ISO time (UTC) from which the server takes no new experiment on it
+    (a submission deadline)."""
 
     kgs: dict[str, str] = field(default_factory=dict)
     max_upload_mb: float = 50.0
@@ -64,6 +68,8 @@ class Settings:
     upload_queue: int = 32
     worker_memory_mb: float = 0.0
     hidden_gold: dict[str, frozenset[str]] = field(default_factory=dict)
+    frozen: dict[str, str] = field(default_factory=dict)
+    closed: dict[str, str] = field(default_factory=dict)
 
 
 def templates() -> Jinja2Templates:
@@ -116,6 +122,13 @@ class Web:
         """The questions of ``e`` whose outcomes may be shown when its dataset's gold is hidden
         (None: not hidden, every question may be shown)."""
         return self.settings.hidden_gold.get(e.dataset)
+
+    def closed_message(self, dataset: str) -> str | None:
+        """Why no new experiment on ``dataset`` is taken now (None: submissions are open)."""
+        when = self.settings.closed.get(dataset)
+        if when is None or datetime.now(timezone.utc).isoformat(timespec="seconds") < when:
+            return None
+        return f"submissions on {dataset} closed at {when} (UTC)"
 
     async def page(self, request: Request, _template: str, _status: int = 200, **ctx: Any) -> HTMLResponse:
         """The page rendered in a worker thread: the event loop keeps answering meanwhile."""

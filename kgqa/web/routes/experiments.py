@@ -133,7 +133,7 @@ async def rerun(request: Request) -> Response:
         return await web.error(request, 400, f"cannot read the form: {err}")
     if not csrf_ok(request, form):
         return await web.error(request, 403, "the form's CSRF token is missing or stale: reload the page and try again")
-    why = web.refuse_stored(e) or e.withheld_message()
+    why = web.refuse_stored(e) or e.withheld_message() or web.closed_message(e.dataset)
     if why:
         return await web.error(request, 403, f"cannot re-run experiment {e.id}: {why}")
     eid = await run_in_threadpool(

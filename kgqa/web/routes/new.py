@@ -172,6 +172,9 @@ async def create_experiment(web: Web, form: Any, values: dict[str, str]) -> tupl
     ds_name = values.get("dataset", "")
     if ds_upload is None and ds_name not in runner.registry_names():
         raise InputError("dataset", "choose a registered dataset or upload a dataset file")
+    closed = web.closed_message(ds_name) if ds_upload is None else None
+    if closed:
+        raise InputError("dataset", closed)
     run_upload = await read_upload(form, "run_file", "run")
     system_url, protocol = await system_source(web, values, run_upload)
     kg_upload = await read_upload(form, "kg_file", "RDF file")

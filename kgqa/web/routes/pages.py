@@ -38,13 +38,15 @@ async def leaderboard(request: Request) -> Response:
     web = web_of(request)
     ds, prof = request.path_params["dataset"], request.path_params["profile"]
     p = paging(request)
+    until = web.settings.frozen.get(ds)
     board = await run_in_threadpool(lambda: web.views.leaderboard(ds, prof, page=p["page"], after=p["after"],
-                                                                  before=p["before"]))
+                                                                  before=p["before"], until=until))
     if not board["rows"]:
-        return await web.error(request, 404, f"no finished experiment on {ds} with profile {prof}")
+        return await web.error(request, 404, f"no finished experiment on {ds} with profile {prof}"
+                                             + (f" submitted by {until} (UTC), when its leaderboard froze" if until else ""))
     pg = pager(request, p, board["total"], BOARD_ROWS, board["offset"], [r["e"].id for r in board["rows"]])
     return await web.page(request, "leaderboard.html", title=f"kgqa · leaderboard {ds} · {prof}", board=board,
-                          pager=pg)
+                          pager=pg, frozen=until)
 
 
 async def compare(request: Request) -> Response:
