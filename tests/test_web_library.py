@@ -153,3 +153,19 @@ def test_a_question_scored_zero_is_never_correct():
     assert classify(one).label == "correct"
     hit = Counts(tp=2, fp=0, fn=0, sys_size=2, gold_size=2, sys_hits=2, gold_hits=2)
     assert classify(QuestionScore("q3", "ok", {"set_F": 1.0}, counts=hit)).label == "correct"
+
+
+def test_a_public_binding_without_a_token_is_refused_with_the_fix(tmp_path, capsys):
+    from kgqa.cli import main
+    from kgqa.web.serve import check_binding
+
+    for host in ("127.0.0.1", "::1", "localhost"):
+        check_binding(host, None)
+    check_binding("0.0.0.0", "s3cret")
+    for host in ("0.0.0.0", "::", "192.168.1.5"):
+        with pytest.raises(InputError, match="--token SECRET"):
+            check_binding(host, None)
+    with pytest.raises(SystemExit) as ex:
+        main(["web", "--store", str(tmp_path / "s.sqlite"), "--host", "0.0.0.0", "--port", "1"])
+    assert ex.value.code == 2
+    assert "--token" in capsys.readouterr().err

@@ -45,6 +45,37 @@ def _kgs(pairs: Optional[list[str]]) -> dict[str, str]:
     return kgs
 
 
+def _hidden(specs: Optional[list[str]]) -> dict[str, frozenset[str]]:
+    """``--hidden-gold DATASET[=ID,ID]`` -> {dataset: published question ids}."""
+    from kgqa.api import dataset_names
+
+    out: dict[str, frozenset[str]] = {}
+    for spec in specs or []:
+        name, _, ids = spec.partition("=")
+        name = name.strip()
+        if name not in dataset_names():
+            raise InputError("--hidden-gold", f"expected a registry dataset name (kgqa datasets), got {name!r}")
+        out[name] = frozenset(i.strip() for i in ids.split(",") if i.strip())
+    return out
+
+
+def _times(specs: Optional[list[str]], flag: str) -> dict[str, str]:
+    """``DATASET=TIME`` pairs -> {dataset: the time as the store writes it (ISO, UTC, seconds)}."""
+    from datetime import datetime, timezone
+
+    out: dict[str, str] = {}
+    for spec in specs or []:
+        name, _, when = spec.partition("=")
+        try:
+            t = datetime.fromisoformat(when.strip())
+        except ValueError:
+            raise InputError(flag, f"expected DATASET=TIME with an ISO 8601 time (2026-11-30T12:00:00Z), got {spec!r}") \
+                from None
+        t = t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
+        out[name.strip()] = t.isoformat(timespec="seconds")
+    return out
+
+
 def web_cmd(
     store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (anything but loopback is reachable from other machines: a warning is printed)."),
@@ -59,6 +90,10 @@ def web_cmd(
     allow_system_urls: bool = typer.Option(False, "--allow-system-urls", help="Let the form name a live QA system URL (the server will POST every question to it; public hosts only unless --allowed-url-host)."),
     allowed_url_host: Optional[list[str]] = typer.Option(None, "--allowed-url-host", help="A host the form's system/endpoint URLs may name even when loopback or private (repeatable)."),
     max_unpacked_mb: float = typer.Option(512.0, "--max-unpacked-mb", help="Largest size a compressed RDF upload may inflate to, in MB."),
+    hidden_gold: Optional[list[str]] = typer.Option(None, "--hidden-gold", help="Hide the test answers of a registry dataset: DATASET or DATASET=ID,ID (the questions whose outcomes are published); its experiments show aggregate scores only (repeatable)."),
+    freeze_leaderboard: Optional[list[str]] = typer.Option(None, "--freeze-leaderboard", help="DATASET=TIME (ISO 8601; UTC unless it says): the dataset's leaderboards rank experiments submitted up to TIME (repeatable)."),
+    close_submissions: Optional[list[str]] = typer.Option(None, "--close-submissions", help="DATASET=TIME (ISO 8601; UTC unless it says): no new experiment on the dataset from TIME on (repeatable)."),
+    worker_memory_mb: float = typer.Option(0.0, "--worker-memory-mb", help="Address-space limit of each experiment and upload worker process in MB (0: none); an evaluation past it fails with 'out of memory'."),
 ) -> None:
     """Serve the web platform: upload runs, experiment permalinks, leaderboards, comparisons."""
     from kgqa.web.app import Settings
@@ -68,7 +103,9 @@ def web_cmd(
     settings = Settings(kgs=_kgs(kg), max_upload_mb=max_upload_mb, allow_endpoint_urls=allow_endpoint_urls,
                         token=token, workers=workers, timeout=timeout, allowed_hosts=list(allowed_host or []),
                         allow_system_urls=allow_system_urls, allowed_url_hosts=list(allowed_url_host or []),
-                        max_unpacked_mb=max_unpacked_mb)
+                        max_unpacked_mb=max_unpacked_mb, worker_memory_mb=worker_memory_mb,
+                        hidden_gold=_hidden(hidden_gold), frozen=_times(freeze_leaderboard, "--freeze-leaderboard"),
+                        closed=_times(close_submissions, "--close-submissions"))
     serve(st, settings, host=host, port=port, say=lambda s: err.print(s, highlight=False, soft_wrap=True))
 
 

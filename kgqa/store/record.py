@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kgqa.store.store import Store
+from kgqa.store.store import Store, owner_id
 
 
 def record_evaluations(store: Store, dataset: str, run_specs: Sequence[str], evals: Sequence[Any], *,
@@ -26,6 +26,7 @@ def record_evaluations(store: Store, dataset: str, run_specs: Sequence[str], eva
         ds_name = safe_filename(Path(dataset).name)
     checksum = dataset_checksum(dataset)
     ids = []
+    owner = owner_id()  # held from creation to the result: no server's queue picks the row up between
     for spec, ev in zip(run_specs, evals):
         p = Path(spec)
         sha = store.put_file(p.read_bytes())
@@ -33,11 +34,12 @@ def record_evaluations(store: Store, dataset: str, run_specs: Sequence[str], eva
             dataset=f"{ds_name}@{ds_file[:12]}" if ds_file else dataset, dataset_file=ds_file, dataset_filename=ds_name,
             dataset_checksum=checksum, run_name=ev.run, run_file=sha, run_filename=safe_filename(p.name),
             profile=profile, measures=measures, lang=lang, kg=kg, gold_answers=gold_answers,
-            options={"recorded_by": "kgqa evaluate"},
+            options={"recorded_by": "kgqa evaluate"}, owner=owner,
         )
         fp = kg_fingerprint
         if fp is None and ev.signature and "engine:" in ev.signature:
             fp = ev.signature.split("engine:", 1)[1].split("|", 1)[0]
-        store.finish(eid, ev, headline=headline(ev), kg_fingerprint=fp, dataset_checksum=checksum)
+        store.finish(eid, ev, headline=headline(ev), kg_fingerprint=fp, dataset_checksum=checksum,
+                     owner=owner)
         ids.append(eid)
     return ids

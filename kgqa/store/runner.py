@@ -24,10 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.exc import DBAPIError, OperationalError
+
 from kgqa import api
 from kgqa.api import PROTOCOLS, profile_names  # noqa: F401  (the names the web app asks for)
 from kgqa.api import dataset_names as registry_names  # noqa: F401
 from kgqa.model import Dataset, InputError, Run
+from kgqa.store.store import LostClaim
 
 Progress = Callable[[int, int, str], None]
 
@@ -186,15 +189,59 @@ def check_upload(dataset: str, run_path: str, run_name: str, *, lang: str = "all
     return len(run.predictions), [str(p) for p in run.problems]
 
 
+def stored_inputs(store: Any, e: Any, d: Path, *, kgs: dict[str, str], timeout: float, system_url: str | None,
+                  kg_url: str | None) -> ExperimentInputs:
+    """What stored experiment ``e`` evaluates, its uploaded files written to folder ``d``."""
+    url = _given(e.system_url, system_url, e.credentials_withheld, "system URL")
+    endpoint = _given(e.kg, kg_url, e.kg_credentials_withheld, "kg")
+
+    def materialise(sha: str | None, name: str | None, sub: str) -> str | None:
+        if sha is None:
+            return None
+        p = d / sub / safe_filename(name)
+        p.parent.mkdir()
+        p.write_bytes(store.get_file(sha))
+        return str(p)
+
+    dataset = materialise(e.dataset_file, e.dataset_filename, "dataset") or e.dataset
+    run = materialise(e.run_file, e.run_filename, "run")
+    kg = materialise(e.kg_file, e.kg_filename, "kg")
+    if kg is None and endpoint:
+        if endpoint.startswith(("http://", "https://")):
+            kg = endpoint
+        elif e.kg in kgs:
+            kg = kgs[e.kg]
+        else:
+            raise InputError("kg", f"this server offers no knowledge graph named {e.kg!r} "
+                                   f"(offered: {', '.join(kgs) or 'none'})")
+    opts = e.options
+    return ExperimentInputs(dataset=dataset, run=run, run_name=e.run_name, profile=e.profile, measures=e.measures,
+                            lang=e.lang, kg=kg, graph=opts.get("graph"), gold_answers=e.gold_answers,
+                            timeout=float(opts.get("timeout", timeout)), dataset_format=opts.get("dataset_format"),
+                            run_format=opts.get("run_format"), system_url=url,
+                            system_protocol=e.system_protocol, reexecute=bool(opts.get("reexecute", False)),
+                            # the one trust rule (docs/reference/trust.md): an uploaded dataset's gold queries
+                            # come from an unknown source and go through the sandbox; a registry dataset's
+                            # are trusted
+                            sandbox_gold=bool(opts.get("sandbox_gold", e.dataset_file is not None)))
+
+
 def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, timeout: float = 30.0,
-                   system_url: str | None = None, kg_url: str | None = None) -> bool:
+                   system_url: str | None = None, kg_url: str | None = None, owner: str | None = None) -> bool:
     """Evaluate the stored experiment ``eid`` and record the result (or the failure, with a
     message naming file and record). ``kgs`` maps the KG names the server offers to ``--kg``
     values; ``system_url``: the live system's URL as given, credentials included (the store
     keeps it with them as ``***``; without it such an experiment fails, saying so); ``kg_url``
     the same for a SPARQL endpoint named as the KG. Input files
     are materialised from the store into a private temporary folder. Returns True when the
-    experiment finished. No message, progress note or log line carries the credentials."""
+    experiment finished. No message, progress note or log line carries the credentials.
+
+    ``owner``: the worker holding the experiment's lease (:meth:`Store.claim`): it records
+    only while it holds it (:class:`~kgqa.store.store.LostClaim` ends the run, recording
+    nothing). A store that cannot be reached is never the experiment's failure: progress
+    notes are skipped while it is away, the result is recorded once it is back
+    (:func:`wait_for_store`), and an error of the store itself propagates, the experiment left
+    open for the next worker."""
     e = store.get(eid)
     if e is None or e.done:
         return False
@@ -202,52 +249,75 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
     tmp = tempfile.mkdtemp(prefix="kgqa-exp-")
     secrets = _url_secrets(system_url) + _url_secrets(kg_url)
     try:
-        url = _given(e.system_url, system_url, e.credentials_withheld, "system URL")
-        endpoint = _given(e.kg, kg_url, e.kg_credentials_withheld, "kg")
-        d = Path(tmp)
+        inp = stored_inputs(store, e, Path(tmp), kgs=kgs, timeout=timeout, system_url=system_url, kg_url=kg_url)
+        held = {"owner": owner} if owner else {}  # (a store without leases: the CLI's, a test's double)
+        wait_for_store(lambda: store.start(eid, 0, "starting", **held))
 
-        def materialise(sha: str | None, name: str | None, sub: str) -> str | None:
-            if sha is None:
-                return None
-            p = d / sub / safe_filename(name)
-            p.parent.mkdir()
-            p.write_bytes(store.get_file(sha))
-            return str(p)
+        def progress(done: int, total: int, note: str) -> None:
+            try:
+                store.progress(eid, done, total, note, **held)
+            except DBAPIError:
+                pass  # the store is away: the note is skipped, the evaluation goes on
 
-        dataset = materialise(e.dataset_file, e.dataset_filename, "dataset") or e.dataset
-        run = materialise(e.run_file, e.run_filename, "run")
-        kg = materialise(e.kg_file, e.kg_filename, "kg")
-        if kg is None and endpoint:
-            if endpoint.startswith(("http://", "https://")):
-                kg = endpoint
-            elif e.kg in kgs:
-                kg = kgs[e.kg]
-            else:
-                raise InputError("kg", f"this server offers no knowledge graph named {e.kg!r} "
-                                       f"(offered: {', '.join(kgs) or 'none'})")
-        opts = e.options
-        inp = ExperimentInputs(dataset=dataset, run=run, run_name=e.run_name, profile=e.profile, measures=e.measures,
-                     lang=e.lang, kg=kg, graph=opts.get("graph"), gold_answers=e.gold_answers,
-                     timeout=float(opts.get("timeout", timeout)), dataset_format=opts.get("dataset_format"),
-                     run_format=opts.get("run_format"), system_url=url,
-                     system_protocol=e.system_protocol, reexecute=bool(opts.get("reexecute", False)),
-                     # the one trust rule (docs/reference/trust.md): an uploaded dataset's gold queries
-                     # come from an unknown source and go through the sandbox; a registry dataset's
-                     # are trusted
-                     sandbox_gold=bool(opts.get("sandbox_gold", e.dataset_file is not None)))
-        store.start(eid, 0, "starting")
-        res = evaluate_inputs(inp, lambda done, total, note: store.progress(eid, done, total, note))
-        store.finish(eid, res.evaluation, headline=res.headline, kg_fingerprint=res.kg_fingerprint,
-                     dataset_checksum=res.dataset_checksum)
+        res = evaluate_inputs(inp, progress)
+        wait_for_store(lambda: store.finish(eid, res.evaluation, headline=res.headline, **held,
+                                            kg_fingerprint=res.kg_fingerprint, dataset_checksum=res.dataset_checksum))
         return True
+    except (LostClaim, DBAPIError):
+        raise  # not the experiment's failure: another worker has it, or the store is gone for good
     except InputError as err:
-        store.fail(eid, _redact(strip_tmp(str(err), tmp), secrets))
+        _record_failure(store, eid, _redact(strip_tmp(str(err), tmp), secrets), owner)
+    except MemoryError:
+        _record_failure(store, eid, OUT_OF_MEMORY, owner)
     except Exception as err:  # an experiment never takes the server down; the page says what broke
+        if _out_of_memory(err):
+            _record_failure(store, eid, OUT_OF_MEMORY, owner)
+            return False
         print(_redact(traceback.format_exc(), secrets), file=sys.stderr, end="")
-        store.fail(eid, _redact(strip_tmp(f"internal error: {type(err).__name__}: {err}", tmp), secrets))
+        message = _redact(strip_tmp(f"internal error: {type(err).__name__}: {err}", tmp), secrets)
+        _record_failure(store, eid, message, owner)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return False
+
+
+#: how long a worker waits for a store that went away before giving the experiment back
+STORE_WAIT_S = 600.0
+
+
+def wait_for_store(write: Callable[[], Any], wait_s: float | None = None) -> Any:
+    """``write()``, retried while the store cannot be reached (a database restarting, a disk
+    full), with backoff up to ``wait_s`` seconds (:data:`STORE_WAIT_S`); then the store's
+    error propagates."""
+    deadline = time.monotonic() + (STORE_WAIT_S if wait_s is None else wait_s)
+    pause = 0.2
+    while True:
+        try:
+            return write()
+        except OperationalError:
+            if time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)  # noqa: a backoff, not a synchronisation
+            pause = min(pause * 2, 10.0)
+
+
+OUT_OF_MEMORY = ("out of memory: the evaluation needed more memory than this server gives a worker "
+                 "(kgqa web --worker-memory-mb)")
+
+
+def _out_of_memory(err: BaseException) -> bool:
+    """``err`` (or its cause) is the address-space cap reached outside Python's allocator: a
+    shared library that cannot be mapped, ENOMEM."""
+    while err is not None:
+        if isinstance(err, MemoryError) or "failed to map segment" in str(err) or "Cannot allocate memory" in str(err):
+            return True
+        err = err.__cause__
+    return False
+
+
+def _record_failure(store: Any, eid: str, message: str, owner: str | None) -> None:
+    held = {"owner": owner} if owner else {}
+    wait_for_store(lambda: store.fail(eid, message, **held))
 
 
 def _given(stored: str | None, given: str | None, withheld: bool, what: str) -> str | None:

@@ -75,6 +75,11 @@ experiments = Table(
     Column("progress_done", Integer, nullable=False, default=0),
     Column("progress_total", Integer, nullable=False, default=0),
     Column("progress_note", Text),
+    # the lease of the worker evaluating it (schema 4; kgqa.store.claims): "host:pid:nonce", the
+    # time of its last heartbeat (seconds since the epoch), and how often a worker was lost on it
+    Column("claimed_by", String(160)),
+    Column("heartbeat", Float),
+    Column("attempts", Integer, nullable=False, default=0, server_default="0"),
 )
 
 #: The per-question results of a finished experiment (JSON: Evaluation.to_json()), apart from its
@@ -107,7 +112,7 @@ for _name, _cols in _LISTING.items():
 
 #: The version :data:`metadata` describes. A new store is created from :data:`metadata` and
 #: stamped with it (Alembic's "create_all, then stamp head").
-VERSION = 3
+VERSION = 4
 
 #: Upgrades of existing stores: ``MIGRATIONS[v]`` takes version ``v`` to ``v + 1`` (ALTER TABLE
 #: ...). Append-only; when you change :data:`metadata`, add the migration doing the same to
@@ -136,7 +141,17 @@ def _v2_to_v3(conn: Connection) -> None:
             ix.create(conn, checkfirst=True)
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
+def _v3_to_v4(conn: Connection) -> None:
+    """Jobs that survive a crash: the lease columns (who evaluates an experiment, its last
+    heartbeat, how often its worker was lost). Idempotent: a column already there is kept."""
+    have = {c["name"] for c in inspect(conn).get_columns("experiments")}
+    for name, ddl in (("claimed_by", "VARCHAR(160)"), ("heartbeat", "FLOAT"),
+                      ("attempts", "INTEGER NOT NULL DEFAULT 0")):
+        if name not in have:
+            conn.execute(text(f"ALTER TABLE experiments ADD COLUMN {name} {ddl}"))
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 
 class SchemaError(RuntimeError):
@@ -151,21 +166,36 @@ def current_version(conn: Connection) -> int:
 
 
 def migrate(engine) -> int:
-    """Bring the store's schema to :data:`VERSION`; returns the version found before (0: new)."""
-    with engine.begin() as conn:
-        if engine.dialect.name == "postgresql":  # one migrator at a time on a shared server
+    """Bring the store's schema to :data:`VERSION`; returns the version found before (0: new).
+    One migrator at a time: PostgreSQL takes an advisory lock, SQLite a write lock (``BEGIN
+    IMMEDIATE``) before looking at the schema, so processes that open a new store together
+    wait for the first one's tables instead of creating them twice."""
+    with engine.connect() as conn:  # the common case, an up-to-date store: read only, no lock
+        if inspect(conn).has_table("kgqa_schema") and current_version(conn) == VERSION:
+            return VERSION
+    with engine.connect() as conn:
+        if engine.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(7242)"))
-        if not inspect(conn).has_table("kgqa_schema"):
-            metadata.create_all(conn)
-            conn.execute(schema_version.insert().values(id=1, version=VERSION))
-            return 0
-        found = current_version(conn)
-        if found > VERSION:
-            raise SchemaError(f"the store has schema version {found}, this kgqa knows up to {VERSION}: "
-                              "upgrade kgqa to open it")
-        for v in range(found, VERSION):
-            if v not in MIGRATIONS:
-                raise SchemaError(f"no migration from schema version {v} (store damaged?)")
-            MIGRATIONS[v](conn)
-            conn.execute(schema_version.update().where(schema_version.c.id == 1).values(version=v + 1))
+        elif engine.dialect.name == "sqlite":
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        found = _migrate(conn)
+        conn.commit()
+    return found
+
+
+def _migrate(conn: Connection) -> int:
+    """Create or upgrade the schema on ``conn`` (inside the migrators' lock)."""
+    if not inspect(conn).has_table("kgqa_schema"):
+        metadata.create_all(conn)
+        conn.execute(schema_version.insert().values(id=1, version=VERSION))
+        return 0
+    found = current_version(conn)
+    if found > VERSION:
+        raise SchemaError(f"the store has schema version {found}, this kgqa knows up to {VERSION}: "
+                          "upgrade kgqa to open it")
+    for v in range(found, VERSION):
+        if v not in MIGRATIONS:
+            raise SchemaError(f"no migration from schema version {v} (store damaged?)")
+        MIGRATIONS[v](conn)
+        conn.execute(schema_version.update().where(schema_version.c.id == 1).values(version=v + 1))
     return found

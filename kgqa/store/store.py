@@ -15,6 +15,8 @@ import json
 import math
 import os
 import secrets
+import socket
+import time
 from dataclasses import dataclass, field
 from functools import cached_property
 from datetime import datetime, timezone
@@ -33,6 +35,45 @@ from kgqa.store.schema import results as T_RES
 
 STATUSES = ("pending", "running", "finished", "failed")
 _OPEN = ("pending", "running")
+
+#: A worker's lease on an experiment lapses when its heartbeat is older than this many seconds
+#: (``KGQA_LEASE_SECONDS``); workers renew theirs every third of it.
+LEASE_S = float(os.environ.get("KGQA_LEASE_SECONDS") or 30)
+
+
+def owner_id() -> str:
+    """This process as a lease owner: ``host:pid:nonce``."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def owner_gone(owner: str) -> bool:
+    """``owner`` (:func:`owner_id`) is a process of this machine that no longer runs (a zombie
+    counts as gone). Owners on other machines are never judged here: their heartbeat is."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@dataclass
+class Claim:
+    """A worker's lease on an experiment: ``attempts`` how often a worker was lost on it
+    (this claim included when it took over ``lost_from``, a lost worker's lease)."""
+
+    eid: str
+    owner: str
+    attempts: int
+    lost_from: str | None = None
 
 
 def default_store_path() -> Path:
@@ -109,6 +150,9 @@ class Experiment:
     progress_done: int
     progress_total: int
     progress_note: str | None
+    claimed_by: str | None = None
+    heartbeat: float | None = None
+    attempts: int = 0
     _evaluation: str | None = field(default=None, repr=False)
     _load: Any = field(default=None, repr=False, compare=False)  # fetches the results of a summary row
     # the JSON columns as stored, parsed when first read (a listing page shows few of them)
@@ -220,6 +264,7 @@ def _row(r: Any, load: Any = None) -> Experiment:
         error=m["error"],
         progress_done=m["progress_done"] or 0, progress_total=m["progress_total"] or 0,
         progress_note=m["progress_note"],
+        claimed_by=m.get("claimed_by"), heartbeat=m.get("heartbeat"), attempts=m.get("attempts") or 0,
         _url_redacted=url != m["system_url"] and "***" in (url or ""),
         _evaluation=m["results"] if "results" in m else None, _load=load,
         _options=m["options"], _aggregate=m["aggregate"], _outcomes=m["outcomes"],
@@ -237,6 +282,11 @@ SORTS = {"created": T_EXP.c.created, "run": T_EXP.c.run_name, "dataset": T_EXP.c
 
 class ImmutableError(RuntimeError):
     """An attempt to change a finished (or failed) experiment."""
+
+
+class LostClaim(RuntimeError):
+    """A worker's lease on an experiment was taken over (its heartbeat had stopped): it must
+    stop evaluating it and record nothing."""
 
 
 class Store:
@@ -292,11 +342,12 @@ class Store:
                run_filename: str | None = None, system_url: str | None = None, system_protocol: str | None = None,
                measures: str | None = None, lang: str = "all", kg: str | None = None, kg_file: str | None = None,
                kg_filename: str | None = None, gold_answers: str = "stored",
-               options: dict[str, Any] | None = None) -> str:
+               options: dict[str, Any] | None = None, owner: str | None = None) -> str:
         """A new pending experiment; returns its id (the permalink ``/e/<id>``). A live
         system's URL is stored as :func:`shown_url` gives it: credentials in it are never
         stored; the run started with the URL as given uses them
-        (:func:`kgqa.store.runner.run_experiment`'s ``system_url``)."""
+        (:func:`kgqa.store.runner.run_experiment`'s ``system_url``). ``owner``: created
+        leased to this worker (:meth:`claim`), so that no server's queue takes it up."""
         if run_file is None and system_url is None:
             raise ValueError("an experiment needs a run file or a system URL")
         shown = shown_url(system_url)
@@ -312,7 +363,8 @@ class Store:
             run_filename=run_filename, system_url=shown, system_protocol=system_protocol, profile=profile,
             measures=measures or None, lang=lang, kg=kg, kg_file=kg_file, kg_filename=kg_filename,
             gold_answers=gold_answers, options=_json(options or {}), kgqa_version=kgqa.__version__,
-            progress_done=0, progress_total=0,
+            progress_done=0, progress_total=0, claimed_by=owner, heartbeat=time.time() if owner else None,
+            attempts=0,
         )
         for _ in range(5):
             eid = secrets.token_hex(5)
@@ -365,20 +417,25 @@ class Store:
         order = list({c.name: (c, d) for c, d in keys}.values())  # created once when sorting by it
         return self._page(lambda q: self._filtered(q, dataset, profile, status), order, limit, offset, after, before)
 
-    def count(self, *, dataset: str | None = None, profile: str | None = None, status: str | None = None) -> int:
-        """How many experiments :meth:`list` would give without a limit."""
-        q = self._filtered(select(func.count()).select_from(T_EXP), dataset, profile, status)
+    def count(self, *, dataset: str | None = None, profile: str | None = None, status: str | None = None,
+              until: str | None = None) -> int:
+        """How many experiments :meth:`list` would give without a limit (``until``: created
+        at or before this ISO time only)."""
+        q = self._filtered(select(func.count()).select_from(T_EXP), dataset, profile, status, until)
         with self.engine.connect() as c:
             return int(c.execute(q).scalar() or 0)
 
     @staticmethod
-    def _filtered(q: Any, dataset: str | None, profile: str | None, status: str | None) -> Any:
+    def _filtered(q: Any, dataset: str | None, profile: str | None, status: str | None,
+                  until: str | None = None) -> Any:
         if dataset is not None:
             q = q.where(T_EXP.c.dataset == dataset)
         if profile is not None:
             q = q.where(T_EXP.c.profile == profile)
         if status is not None:
             q = q.where(T_EXP.c.status == status)
+        if until is not None:
+            q = q.where(T_EXP.c.created <= until)
         return q
 
     def boards(self) -> list[tuple[str, str, int]]:
@@ -390,18 +447,21 @@ class Store:
             return [(d, p, int(n)) for d, p, n in c.execute(q)]
 
     def leaderboard(self, dataset: str, profile: str, *, limit: int | None = None, offset: int = 0,
-                    after: str | None = None, before: str | None = None) -> list[Experiment]:
+                    after: str | None = None, before: str | None = None, until: str | None = None) -> list[Experiment]:
         """Finished experiments of ``dataset`` x ``profile``, best headline value first
         (undefined last; ties: older first); ``limit`` of them from ``offset`` (or next to an
         experiment: :meth:`leaderboard_page`), ranked in SQL."""
-        return self.leaderboard_page(dataset, profile, limit=limit, offset=offset, after=after, before=before).experiments
+        return self.leaderboard_page(dataset, profile, limit=limit, offset=offset, after=after, before=before,
+                                     until=until).experiments
 
     def leaderboard_page(self, dataset: str, profile: str, *, limit: int | None = None, offset: int = 0,
-                         after: str | None = None, before: str | None = None) -> "Page":
+                         after: str | None = None, before: str | None = None, until: str | None = None) -> "Page":
         """A page of :meth:`leaderboard` (keyset paging as in :meth:`list_page`; ``offset`` of
-        the page is the rank of its first row less one)."""
+        the page is the rank of its first row less one; ``until``: a frozen board, the
+        experiments created at or before this ISO time only)."""
         order = [(T_EXP.c.headline_value, True), (T_EXP.c.created, False), (T_EXP.c.id, False)]
-        return self._page(lambda q: self._filtered(q, dataset, profile, "finished"), order, limit, offset, after, before)
+        return self._page(lambda q: self._filtered(q, dataset, profile, "finished", until), order, limit, offset, after,
+                          before)
 
     def _page(self, filtered: Any, order: list[tuple[Any, bool]], limit: int | None, offset: int, after: str | None,
               before: str | None) -> "Page":
@@ -441,27 +501,36 @@ class Store:
             return [_row(r, self._results)
                     for r in c.execute(select(*_SUMMARY).where(T_EXP.c.status.in_(_OPEN)).order_by(T_EXP.c.created))]
 
-    def _update_open(self, eid: str, _results: str | None = None, **values: Any) -> None:
+    def _update_open(self, eid: str, _results: str | None = None, _owner: str | None = None, **values: Any) -> None:
+        """Change an open experiment; with ``_owner``, only while that worker holds its lease
+        (:class:`LostClaim` otherwise)."""
+        where = [T_EXP.c.id == eid, T_EXP.c.status.in_(_OPEN)]
+        if _owner is not None:
+            where.append(T_EXP.c.claimed_by == _owner)
+            values.setdefault("heartbeat", time.time())
         with self.engine.begin() as c:
-            n = c.execute(update(T_EXP).where(T_EXP.c.id == eid, T_EXP.c.status.in_(_OPEN)).values(**values)).rowcount
+            n = c.execute(update(T_EXP).where(*where).values(**values)).rowcount
             if n == 1 and _results is not None:  # the results and the finished row in one transaction
                 c.execute(insert(T_RES).values(id=eid, evaluation=_results))
         if n != 1:
-            e = self.get(eid)
+            e = self.get(eid, results=False)
             if e is None:
                 raise KeyError(f"no experiment {eid}")
+            if _owner is not None and not e.done:
+                raise LostClaim(f"experiment {eid} is evaluated by another worker now ({e.claimed_by})")
             raise ImmutableError(f"experiment {eid} is {e.status} and can no longer change")
 
-    def start(self, eid: str, total: int = 0, note: str = "started") -> None:
-        self._update_open(eid, status="running", progress_done=0, progress_total=total, progress_note=note)
+    def start(self, eid: str, total: int = 0, note: str = "started", *, owner: str | None = None) -> None:
+        self._update_open(eid, _owner=owner, status="running", progress_done=0, progress_total=total,
+                          progress_note=note)
 
-    def progress(self, eid: str, done: int, total: int, note: str = "") -> None:
-        self._update_open(eid, progress_done=done, progress_total=total, progress_note=note)
+    def progress(self, eid: str, done: int, total: int, note: str = "", *, owner: str | None = None) -> None:
+        self._update_open(eid, _owner=owner, progress_done=done, progress_total=total, progress_note=note)
 
     def finish(self, eid: str, evaluation: Any, *, headline: str | None, kg_fingerprint: str | None = None,
-               dataset_checksum: str | None = None) -> None:
+               dataset_checksum: str | None = None, owner: str | None = None) -> None:
         """Record the results (an :class:`~kgqa.score.evaluate.ScoredRun`); the experiment is
-        immutable afterwards."""
+        immutable afterwards. ``owner``: only while this worker holds the lease."""
         doc = evaluation.to_json()
         hv = evaluation.aggregate.get(headline) if headline else None
         if hv is not None and not math.isfinite(hv):
@@ -473,10 +542,61 @@ class Store:
         )
         if dataset_checksum is not None:
             values["dataset_checksum"] = dataset_checksum
-        self._update_open(eid, _results=_json(doc), **values)
+        self._update_open(eid, _results=_json(doc), _owner=owner, claimed_by=None, **values)
 
-    def fail(self, eid: str, message: str) -> None:
-        self._update_open(eid, status="failed", finished=_now(), error=message, progress_note="failed")
+    def fail(self, eid: str, message: str, *, owner: str | None = None) -> None:
+        self._update_open(eid, _owner=owner, status="failed", finished=_now(), error=message, progress_note="failed",
+                          claimed_by=None)
+
+    # ------------------------------------------------------------------ leases (kgqa.store.claims)
+
+    def claim(self, eid: str, owner: str, *, stale_s: float | None = None) -> "Claim | None":
+        """Take the lease on open experiment ``eid`` for worker ``owner`` (:func:`owner_id`),
+        atomically (compare-and-set on the lease column): when nobody holds it, or its holder's
+        heartbeat is older than ``stale_s`` seconds, or its holder is a process of this machine
+        that is gone. None: another live worker holds it, or it is done."""
+        stale_s = LEASE_S if stale_s is None else stale_s
+        with self.engine.connect() as c:
+            row = c.execute(select(T_EXP.c.status, T_EXP.c.claimed_by, T_EXP.c.heartbeat, T_EXP.c.attempts)
+                            .where(T_EXP.c.id == eid)).first()
+        if row is None or row.status not in _OPEN:
+            return None
+        held = row.claimed_by
+        lost = held is not None and ((row.heartbeat or 0) < time.time() - stale_s or owner_gone(held))
+        if held is not None and not lost:
+            return None
+        attempts = (row.attempts or 0) + (1 if lost else 0)
+        cond = T_EXP.c.claimed_by.is_(None) if held is None else T_EXP.c.claimed_by == held
+        with self.engine.begin() as c:
+            n = c.execute(update(T_EXP).where(T_EXP.c.id == eid, T_EXP.c.status.in_(_OPEN), cond)
+                          .values(claimed_by=owner, heartbeat=time.time(), attempts=attempts)).rowcount
+        return Claim(eid, owner, attempts, held if lost else None) if n == 1 else None
+
+    def heartbeat(self, eid: str, owner: str) -> bool:
+        """Renew ``owner``'s lease on ``eid``; False when it no longer holds it."""
+        with self.engine.begin() as c:
+            return c.execute(update(T_EXP).where(T_EXP.c.id == eid, T_EXP.c.claimed_by == owner)
+                             .values(heartbeat=time.time())).rowcount == 1
+
+    def release(self, owners: list[str] | None = None, *, eid: str | None = None, prefixes: list[str] = ()) -> int:
+        """Give leases back without counting a lost worker (a server that stops its workers):
+        those held by ``owners``, or by any owner starting with one of ``prefixes``
+        (``host:pid:``), optionally of experiment ``eid`` only. Returns how many."""
+        conds = [T_EXP.c.claimed_by.in_(owners)] if owners else []
+        conds += [T_EXP.c.claimed_by.startswith(p, autoescape=True) for p in prefixes]
+        if not conds:
+            return 0
+        q = update(T_EXP).where(or_(*conds), T_EXP.c.status.in_(_OPEN))
+        if eid is not None:
+            q = q.where(T_EXP.c.id == eid)
+        with self.engine.begin() as c:
+            return c.execute(q.values(claimed_by=None, heartbeat=None)).rowcount
+
+    def claimable(self, *, stale_s: float | None = None) -> list[Experiment]:
+        """Open experiments no live worker holds (to queue; oldest first)."""
+        stale_s = LEASE_S if stale_s is None else stale_s
+        return [e for e in self.unfinished()
+                if e.claimed_by is None or (e.heartbeat or 0) < time.time() - stale_s or owner_gone(e.claimed_by)]
 
     def delete(self, eid: str) -> bool:
         """Remove an experiment (its files stay while another experiment uses them)."""

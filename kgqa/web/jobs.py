@@ -4,44 +4,182 @@ Each experiment runs :func:`kgqa.store.runner.run_experiment` in a process of it
 (started by :func:`worker_context`, so the server's threads are never forked): scoring and
 executing never hold the server's GIL, so pages stay responsive while experiments run. The
 worker opens the store by URL and records progress, the result or the failure there, as the
-CLI does. A worker that dies (killed for memory) fails its experiment with a message instead
-of leaving it "running".
+CLI does.
+
+Jobs survive a crash (issue 39). The store is the queue: a worker first takes the
+experiment's lease (:meth:`kgqa.store.Store.claim`, a compare-and-set on its row naming the
+worker's host and pid) and renews it while it evaluates (a heartbeat thread); it records
+only while it holds the lease. So no experiment is evaluated twice, whichever servers and
+workers run at once, and none is lost:
+
+- a server that stops (Ctrl-C, SIGTERM) ends its workers and gives their leases back: the
+  next start resumes every queued and running experiment, none failed for the stop;
+- a worker that dies (``kill -9``, the system's out-of-memory killer) breaks its pool: the
+  server builds a fresh pool and queues the same experiments again; the dead worker's
+  experiment is retried, and fails (naming how its worker ended) only after its worker was
+  lost :data:`MAX_LOSSES` times on it;
+- a server that dies (``kill -9``): its workers notice their parent is gone
+  (``PR_SET_PDEATHSIG`` on Linux, and a watch of the server's pid) and exit; the restarted
+  server takes over their leases at once (their processes are gone);
+- a store that cannot be reached: workers wait for it (:func:`kgqa.store.runner.wait_for_store`),
+  and the server's watch thread queues whatever no live worker holds once it is back.
+
+Each worker's address space can be capped (``--worker-memory-mb``): running out of it is a
+``MemoryError`` the experiment fails with, saying so.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import sys
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from sqlalchemy.exc import DBAPIError
+
 from kgqa.store import Store
+from kgqa.store.store import LEASE_S, LostClaim, owner_id
+
+#: a worker lost this many times on one experiment (its process killed while the server ran)
+#: fails it, naming how the worker ended
+MAX_LOSSES = 3
 
 _STORES: dict[str, Store] = {}
 
 
 def run_in_worker(url: str, eid: str, kgs: dict[str, str], timeout: float, system_url: str | None = None,
-                  kg_url: str | None = None) -> bool:
+                  kg_url: str | None = None, lost: str | None = None) -> str:
     """The body of one job, in a worker process: the store opened once per process;
     ``system_url`` / ``kg_url`` the live system's / SPARQL endpoint's URL with its credentials
-    (never stored)."""
+    (never stored); ``lost``: how the worker last evaluating it ended (a job queued again
+    after its pool broke). Returns what became of it: ``finished``, ``failed``, ``held`` (a
+    live worker has it, or it is done) or ``lost`` (another worker took it over)."""
     from kgqa.store import runner
 
     store = _STORES.get(url)
     if store is None:
         store = _STORES[url] = Store(url)
-    return runner.run_experiment(store, eid, kgs=kgs, timeout=timeout, system_url=system_url, kg_url=kg_url)
+    owner = owner_id()
+    claim = store.claim(eid, owner)
+    if claim is None:
+        return "held"
+    if lost and claim.lost_from and claim.attempts >= MAX_LOSSES:
+        store.fail(eid, lost_message(claim.attempts, lost), owner=owner)
+        return "failed"
+    beat = Heartbeat(store, eid, owner)
+    beat.start()
+    try:
+        ok = runner.run_experiment(store, eid, kgs=kgs, timeout=timeout, system_url=system_url, kg_url=kg_url,
+                                   owner=owner)
+    except LostClaim:
+        return "lost"
+    finally:
+        beat.stop()
+    return "finished" if ok else "failed"
 
 
-def _init() -> None:
-    import signal
+def lost_message(times: int, how: str) -> str:
+    """Why an experiment failed whose worker process was lost ``times`` times."""
+    why = ""
+    if "SIGKILL" in how:
+        why = (" (SIGKILL: sent by an operator, or by the system's out-of-memory killer when the machine ran out "
+               "of memory; kgqa web --worker-memory-mb caps each worker so that such a run fails with "
+               "'out of memory' instead)")
+    return f"the evaluation process ended abruptly {times} times while evaluating this experiment: {how}{why}"
 
+
+class Heartbeat:
+    """Renews a worker's lease every third of :data:`~kgqa.store.store.LEASE_S` while it
+    evaluates (a daemon thread; a store that is away is skipped and tried again)."""
+
+    def __init__(self, store: Store, eid: str, owner: str):
+        self.store, self.eid, self.owner = store, eid, owner
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"kgqa-heartbeat-{eid}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(LEASE_S / 3):
+            try:
+                if not self.store.heartbeat(self.eid, self.owner):
+                    return  # taken over: the next write of the run raises LostClaim
+            except DBAPIError:
+                continue
+
+
+def _init(memory_mb: float = 0.0, server_pid: int | None = None) -> None:
+    worker_setup(memory_mb, server_pid)
+
+
+def worker_setup(memory_mb: float = 0.0, server_pid: int | None = None) -> None:
+    """What every worker process of the server does first: ignore Ctrl-C (the server stops its
+    workers itself), run below the server's priority (pages stay responsive while workers parse
+    and score), cap its address space at ``memory_mb`` MB (0: no cap), and end when the
+    server does (:func:`die_with`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:  # below the server process: pages stay responsive while workers parse and score
+    try:
         os.nice(5)
     except OSError:
-        pass  # the server ends its workers itself
+        pass
+    if memory_mb and memory_mb > 0:
+        import resource
+
+        # one BLAS thread: OpenBLAS reserves buffers per thread and aborts the process when it
+        # cannot (instead of a MemoryError the experiment fails with)
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+        cap = int(memory_mb * 1024 * 1024)
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    if server_pid:
+        die_with(server_pid)
+
+
+def die_with(server_pid: int) -> None:
+    """End this process when the server ``server_pid`` ends, however it ends (``kill -9``
+    included): on Linux the kernel kills it when its parent (the fork server, which exits with
+    the server) dies (``PR_SET_PDEATHSIG``); everywhere a daemon thread watches the server's
+    pid once a second."""
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() != parent:  # the parent died before the call
+            os._exit(1)
+
+    def watch() -> None:
+        while True:
+            threading.Event().wait(1.0)
+            try:
+                os.kill(server_pid, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:
+                pass
+
+    threading.Thread(target=watch, name="kgqa-server-watch", daemon=True).start()
+
+
+class _Stopping(Exception):
+    """The server is stopping: nothing more is queued."""
 
 
 class Jobs:
@@ -50,18 +188,44 @@ class Jobs:
     resumed experiment may name a system URL this server was not started to ask)."""
 
     def __init__(self, store: Store, kgs: dict[str, str], *, workers: int = 1, timeout: float = 30.0,
-                 refuse: Callable[[Any], str | None] = lambda e: None):
+                 refuse: Callable[[Any], str | None] = lambda e: None, memory_mb: float = 0.0):
         self.store = store
         self.kgs = dict(kgs)
         self.workers = max(1, workers)
         self.timeout = timeout
         self.refuse = refuse
+        self.memory_mb = memory_mb
         self._pool: ProcessPoolExecutor | None = None
+        self._procs: dict[int, Any] = {}  # pid -> Process of the current pool (their exit codes)
+        self._queued: dict[str, tuple[str | None, str | None]] = {}  # eid -> its URLs as given
+        self._lock = threading.RLock()
+        self._renew_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._watch: threading.Thread | None = None
 
     def _get_pool(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=worker_context(), initializer=_init)
-        return self._pool
+        with self._lock:
+            if self._stopping.is_set():  # no fresh pool once the server stops (it would outlive it)
+                raise _Stopping
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(self.workers, mp_context=worker_context(), initializer=_init,
+                                                 initargs=(self.memory_mb, os.getpid()))
+                self._procs = {}
+            return self._pool
+
+    def start(self) -> None:
+        """Watch the store (every third of the lease) for experiments no live worker holds:
+        left by a worker or server that died, or added while the store was away."""
+        if self._watch is None:
+            self._watch = threading.Thread(target=self._watch_store, name="kgqa-jobs-watch", daemon=True)
+            self._watch.start()
+
+    def _watch_store(self) -> None:
+        while not self._stopping.wait(LEASE_S / 3):
+            try:
+                self.resume()
+            except DBAPIError:
+                continue  # the store is away: asked again next time
 
     def submit(self, eid: str, system_url: str | None = None, kg_url: str | None = None) -> None:
         """Evaluate ``eid`` in a worker; ``system_url`` / ``kg_url``: its live system's / SPARQL
@@ -72,24 +236,98 @@ class Jobs:
         if why:
             self._fail(eid, why)
             return
-        job = (run_in_worker, self.store.url, eid, self.kgs, self.timeout, system_url, kg_url)
-        try:
-            fut = self._get_pool().submit(*job)
-        except RuntimeError:  # a broken pool (a worker was killed): a fresh one
-            self._pool = None
-            fut = self._get_pool().submit(*job)
-        fut.add_done_callback(lambda f: self._done(eid, f))
+        with self._lock:
+            if eid in self._queued or self._stopping.is_set():
+                return
+            self._queued[eid] = (system_url, kg_url)
+        self._send(eid)
 
-    def _done(self, eid: str, fut: Future) -> None:
-        if fut.cancelled():
+    def _send(self, eid: str, lost: str | None = None) -> None:
+        try:
+            self._submit(eid, lost)
+        except _Stopping:
+            pass  # the experiment stays open: the next start resumes it
+
+    def _submit(self, eid: str, lost: str | None) -> None:
+        system_url, kg_url = self._queued[eid]
+        job = (run_in_worker, self.store.url, eid, self.kgs, self.timeout, system_url, kg_url, lost)
+        for attempt in range(2):
+            with self._lock:
+                pool = self._get_pool()
+                try:
+                    fut = pool.submit(*job)
+                    self._procs.update(getattr(pool, "_processes", None) or {})
+                    break
+                except (RuntimeError, BrokenProcessPool):  # broken meanwhile: a fresh one
+                    if attempt:
+                        raise
+            self._renew(pool)  # outside the lock: ending the pool joins its manager thread
+        fut.add_done_callback(lambda f: self._done(eid, f, pool))
+
+    def _done(self, eid: str, fut: Future, pool: ProcessPoolExecutor) -> None:
+        if self._stopping.is_set() or fut.cancelled():
             return
         err = fut.exception()
-        if err is not None:
-            print(f"kgqa web: experiment {eid}: worker failed: {type(err).__name__}: {err}", file=sys.stderr)
-            self._fail(eid, f"internal error: the evaluation process ended unexpectedly ({type(err).__name__}; "
-                            "out of memory?)")
-            if "Broken" in type(err).__name__:
-                self._pool = None
+        if isinstance(err, BrokenProcessPool):  # a worker died: a fresh pool, the job queued again
+            # (from a thread of its own: this callback runs in the broken pool's manager thread,
+            # which ending the pool joins)
+            threading.Thread(target=self._requeue, args=(eid, pool), name="kgqa-jobs-requeue", daemon=True).start()
+            return
+        with self._lock:
+            self._queued.pop(eid, None)
+        if err is None:
+            return
+        if isinstance(err, (DBAPIError, LostClaim)):  # the store is away, or another worker has it
+            print(f"kgqa web: experiment {eid}: left for later: {type(err).__name__}: {err}", file=sys.stderr)
+            return
+        print(f"kgqa web: experiment {eid}: worker failed: {type(err).__name__}: {err}", file=sys.stderr)
+        self._fail(eid, f"internal error: the evaluation process failed ({type(err).__name__}: {err})")
+
+    def _requeue(self, eid: str, pool: ProcessPoolExecutor) -> None:
+        try:
+            lost = self._renew(pool)
+            if not self._stopping.is_set():
+                self._send(eid, lost.get(eid))
+        except DBAPIError as err:  # the store is away: the watch thread queues it once it is back
+            with self._lock:
+                self._queued.pop(eid, None)
+            print(f"kgqa web: experiment {eid}: left for later: {type(err).__name__}: {err}", file=sys.stderr)
+
+    def _renew(self, pool: ProcessPoolExecutor) -> dict[str, str]:
+        """Replace the broken ``pool`` (once, whichever job notices first). Returns, for each
+        experiment whose worker died (rather than being ended by the broken pool), how it
+        ended; the leases of the workers the pool ended are given back."""
+        with self._renew_lock:
+            with self._lock:
+                if self._pool is not pool:
+                    return getattr(pool, "_kgqa_lost", {})
+                procs, self._pool = dict(self._procs), None
+            stop_pool(pool)
+            pool._kgqa_lost = self._lost(procs)  # type: ignore[attr-defined]  (the pool's other jobs read it)
+            return pool._kgqa_lost  # type: ignore[attr-defined]
+
+    def _lost(self, procs: dict[int, Any]) -> dict[str, str]:
+        """{experiment: how its worker ended} for the ended worker processes ``procs`` that held
+        a lease; the workers ended by the broken pool itself give theirs back."""
+        host = socket.gethostname()
+        lost: dict[str, str] = {}
+        for pid, p in procs.items():
+            code = p.exitcode
+            if code == -signal.SIGTERM:  # ended by the broken pool, not lost
+                self._release([pid])
+                continue
+            how = f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit status {code}"
+            for e in self.store.unfinished():
+                if e.claimed_by and e.claimed_by.startswith(f"{host}:{pid}:"):
+                    lost[e.id] = how
+        return lost
+
+    def _release(self, pids: list[int]) -> None:
+        host = socket.gethostname()
+        try:
+            self.store.release(prefixes=[f"{host}:{pid}:" for pid in pids])
+        except DBAPIError:
+            pass  # the next server takes the leases over (their processes are gone)
 
     def _fail(self, eid: str, message: str) -> None:
         from kgqa.store.store import ImmutableError
@@ -100,18 +338,24 @@ class Jobs:
             pass
 
     def resume(self) -> int:
-        """Re-queue experiments a previous server left pending or running (kill -9, restart)."""
+        """Queue the experiments no live worker holds: left pending or running by a previous
+        server (stopped, killed) or by a worker that died."""
         n = 0
-        for e in self.store.unfinished():
-            self.submit(e.id)
-            n += 1
+        for e in self.store.claimable():
+            if e.id not in self._queued:
+                self.submit(e.id)
+                n += 1
         return n
 
     def shutdown(self) -> None:
-        """Stop at once: queued experiments stay pending, running ones are ended (both resume
-        on the next start)."""
-        pool, self._pool = self._pool, None
+        """Stop at once: queued experiments stay pending, running ones are ended and their
+        leases given back (both resume on the next start)."""
+        self._stopping.set()
+        with self._lock:
+            pool, self._pool = self._pool, None
+            pids = list(self._procs)
         stop_pool(pool)
+        self._release(pids)
 
 
 #: what the server's worker processes import before their first job (see worker_context)

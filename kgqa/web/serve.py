@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from kgqa.model import InputError
 from kgqa.store import Store
 from kgqa.web.app import Settings, create_app
 
@@ -31,13 +32,27 @@ def host_warning(host: str, token: str | None) -> str | None:
                "(pass --token to require a shared secret)"))
 
 
+def check_binding(host: str, token: str | None) -> None:
+    """Refuse an insecure combination: a server reachable from other machines (any ``host``
+    but loopback) that anyone reaching it may use (no ``token``). Raises :class:`InputError`
+    with the fix."""
+    if is_loopback(host) or token:
+        return
+    raise InputError("--host", f"serving on {host} makes the server reachable from other machines, and without "
+                               "--token anyone who can reach it can read, add and delete experiments: pass --token "
+                               "SECRET (each visitor opens the printed ?token= link once), or keep --host 127.0.0.1 "
+                               "behind a reverse proxy with its own access control (--allowed-host NAME)")
+
+
 def serve(store: Store, settings: Settings, *, host: str = "127.0.0.1", port: int = 8800,
           say: Callable[[str], Any] = lambda s: print(s, file=sys.stderr), log_level: str = "warning") -> None:
-    """Run the app until interrupted. A non-loopback ``host`` is allowed but said out loud."""
+    """Run the app until interrupted. A non-loopback ``host`` needs a token
+    (:func:`check_binding`) and is said out loud."""
     from dataclasses import replace
 
     import uvicorn
 
+    check_binding(host, settings.token)
     settings = replace(settings, host=host, port=port)  # the Host allow-list and cookie names follow the binding
     warning = host_warning(host, settings.token)
     if warning:

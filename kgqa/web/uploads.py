@@ -12,8 +12,8 @@ advice in the form's words.
 from __future__ import annotations
 
 import asyncio
-import os
 import bz2
+import os
 import gzip
 import ipaddress
 import lzma
@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kgqa.model import InputError
+from kgqa.web.jobs import stop_pool, worker_context, worker_setup
 
 #: CLI advice in loader and pipeline messages -> what a web user does instead.
 _WORDING = (
@@ -170,7 +171,8 @@ class Busy(Exception):
 class Checker:
     """:func:`check_uploads` in ``workers`` processes, at most ``queue`` jobs waiting."""
 
-    def __init__(self, workers: int = 2, queue: int = 16):
+    def __init__(self, workers: int = 2, queue: int = 16, memory_mb: float = 0.0):
+        self.memory_mb = memory_mb
         self.workers = max(1, workers)
         self.limit = self.workers + max(0, queue)
         self.in_flight = 0
@@ -178,45 +180,51 @@ class Checker:
 
     def _get_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            from kgqa.web.jobs import worker_context
-
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=worker_context(), initializer=_worker_init)
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=worker_context(), initializer=_worker_init,
+                                             initargs=(self.memory_mb, os.getpid()))
         return self._pool
 
     async def check(self, job: UploadJob) -> None:
-        """Raises :class:`InputError` (the first problem) or :class:`Busy`."""
+        """Raises :class:`InputError` (the first problem) or :class:`Busy`. A checking process
+        that dies (killed) takes a fresh pool and the check is tried once more: only a check
+        that takes its process down twice is blamed on the upload."""
         if self.in_flight >= self.limit:
             raise Busy(f"the server is reading {self.in_flight} uploads already: try again in a moment")
         self.in_flight += 1
         try:
-            loop = asyncio.get_running_loop()
-            try:
-                found = await loop.run_in_executor(self._get_pool(), check_uploads, job)
-            except BrokenProcessPool:  # a worker died (killed for memory): a fresh pool for the next upload
-                self._pool = None
-                raise InputError("upload", "reading the upload took the checking process down (too large?)") \
-                    from None
+            found = await self._run(job)
         finally:
             self.in_flight -= 1
         if found is not None:
             raise InputError(found[0], found[1], found[2])
 
-    def shutdown(self) -> None:
-        from kgqa.web.jobs import stop_pool
+    async def _run(self, job: UploadJob) -> tuple[str, str, str | None] | None:
+        loop = asyncio.get_running_loop()
+        for attempt in range(2):
+            pool = self._get_pool()
+            try:
+                return await loop.run_in_executor(pool, check_uploads, job)
+            except BrokenProcessPool:  # a checking process died (killed): a fresh pool
+                codes = [p.exitcode for p in (getattr(pool, "_processes", None) or {}).values()]
+                if self._pool is pool:
+                    self._pool = None
+                    await asyncio.to_thread(stop_pool, pool)
+                if attempt:
+                    how = ", ".join(str(c) for c in codes if c) or "unknown"
+                    raise InputError("upload", "reading the upload ended the checking process twice (exit "
+                                               f"{how}): it may be too large for this server "
+                                               "(kgqa web --worker-memory-mb)") from None
+        return None
 
+    def shutdown(self) -> None:
         pool, self._pool = self._pool, None
         stop_pool(pool)
 
 
-def _worker_init() -> None:
-    """Checking processes ignore Ctrl-C (the server stops them) and pre-import the loaders."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:  # below the server process: pages stay responsive while workers parse and score
-        os.nice(5)
-    except OSError:
-        pass
+def _worker_init(memory_mb: float = 0.0, server_pid: int | None = None) -> None:
+    """Checking processes set up as the experiment workers (:func:`kgqa.web.jobs.worker_setup`)
+    and pre-import the loaders."""
+    worker_setup(memory_mb, server_pid)
     import kgqa.load  # noqa: F401
     import kgqa.store.runner  # noqa: F401
 

@@ -142,21 +142,23 @@ class Views:
     # ------------------------------------------------------------------ leaderboards, comparisons
 
     def leaderboard(self, dataset: str, profile: str, *, page: int = 1, per: int = BOARD_ROWS, after: str | None = None,
-                    before: str | None = None) -> dict[str, Any]:
+                    before: str | None = None, until: str | None = None) -> dict[str, Any]:
         """The finished experiments of ``dataset`` x ``profile`` on page ``page`` (``per`` a
         page; or the ``per`` right after / before experiment ``after`` / ``before``: keyset
         paging), best first, with significance letters (ranx style, all pairs of the top
         :data:`TESTED` on the headline measure) and the Holm-adjusted p of the comparison with
         the best. Only the page's rows and the top ones' results are read; the tests are
-        computed once per set of top experiments (finished experiments never change)."""
-        total = self.store.count(dataset=dataset, profile=profile, status="finished")
+        computed once per set of top experiments (finished experiments never change). ``until``:
+        a frozen board ranks the experiments created at or before this ISO time only."""
+        total = self.store.count(dataset=dataset, profile=profile, status="finished", until=until)
         offset = (min(max(1, page), max(1, -(-total // per))) - 1) * per  # past the end: the last page
         try:
-            pg = self.store.leaderboard_page(dataset, profile, limit=per, offset=offset, after=after, before=before)
+            pg = self.store.leaderboard_page(dataset, profile, limit=per, offset=offset, after=after, before=before,
+                                             until=until)
         except KeyError:  # the cursor's experiment was deleted: the numbered page instead
-            pg = self.store.leaderboard_page(dataset, profile, limit=per, offset=offset)
+            pg = self.store.leaderboard_page(dataset, profile, limit=per, offset=offset, until=until)
         exps, offset = pg.experiments, pg.offset
-        top = exps[:TESTED] if offset == 0 else self.store.leaderboard(dataset, profile, limit=TESTED)
+        top = exps[:TESTED] if offset == 0 else self.store.leaderboard(dataset, profile, limit=TESTED, until=until)
         headline = top[0].headline if top else None
         key = (dataset, profile, headline, tuple(e.id for e in top))
         tests = self._boards.get(key)

@@ -1,0 +1,168 @@
+"""What every route of the web app shares: :class:`Web` (the store, the settings, the job
+queue, the upload checker, the templates) and the small helpers the routes call (render a page
+or an error, check a form's CSRF token, read the experiment a path names). One :class:`Web`
+per app, at ``app.state.web``; a route finds it with :func:`web_of`."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.templating import Jinja2Templates
+
+import kgqa
+from kgqa.load import formats as load_formats
+from kgqa.model import InputError
+from kgqa.report import numbers
+from kgqa.store import Store
+from kgqa.store.export import FORMATS
+from kgqa.web.jobs import Jobs
+from kgqa.web.uploads import Checker, check_url, web_wording
+from kgqa.web.views import Views
+
+HERE = Path(__file__).parent
+DOWNLOADS = {k: ext for k, (ext, _media) in FORMATS.items()}
+ID = re.compile(r"^[0-9a-f]{6,32}$")
+
+
+@dataclass
+class Settings:
+    """``kgs``: KG name -> ``--kg`` value (RDF file(s), store dir or endpoint URL) the form
+    offers; ``max_upload_mb`` caps a request body; ``max_unpacked_mb`` caps what a compressed
+    RDF upload may inflate to; ``allow_endpoint_urls`` lets the form name a SPARQL endpoint and
+    ``allow_system_urls`` a live QA system (off: the server fetches no URL a form names; on:
+    public hosts only, plus the hosts in ``allowed_url_hosts``); ``token``: a shared secret
+    every request must carry (``?token=``, cookie or ``Authorization: Bearer``); ``host`` and
+    ``port``: where the server is bound (the Host allow-list), ``allowed_hosts`` more host
+    names it answers to; ``upload_workers`` processes read uploads, at most ``upload_queue``
+    waiting; ``worker_memory_mb``: the address-space limit of each experiment and upload
+    worker process (0: none); ``hidden_gold``: dataset name -> the ids of the questions whose
+    outcomes are published: experiments on such a dataset show aggregate scores only, and
+    per-question outcomes for the published questions (a challenge's test set); ``frozen``:
+    dataset -> an ISO time (UTC) its leaderboards rank experiments created up to;
+    ``closed``: dataset -> an ISO time (UTC) from which the server takes no new experiment on it
+    (a submission deadline)."""
+
+    kgs: dict[str, str] = field(default_factory=dict)
+    max_upload_mb: float = 50.0
+    max_unpacked_mb: float = 512.0
+    allow_endpoint_urls: bool = False
+    allow_system_urls: bool = False
+    allowed_url_hosts: list[str] = field(default_factory=list)
+    token: str | None = None
+    workers: int = 1
+    timeout: float = 30.0
+    resume: bool = True
+    host: str = "127.0.0.1"
+    port: int | None = None
+    allowed_hosts: list[str] = field(default_factory=list)
+    upload_workers: int = 2
+    upload_queue: int = 32
+    worker_memory_mb: float = 0.0
+    hidden_gold: dict[str, frozenset[str]] = field(default_factory=dict)
+    frozen: dict[str, str] = field(default_factory=dict)
+    closed: dict[str, str] = field(default_factory=dict)
+
+
+def templates() -> Jinja2Templates:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
+                             undefined=jinja2.StrictUndefined)
+    # numbers print as in every report (kgqa.report.numbers: KGQA_DIGITS decimals)
+    env.filters["num"] = numbers.score
+    env.filters["ci"] = numbers.ci
+    env.filters["pvalue"] = numbers.pvalue
+    env.filters["tojson_compact"] = lambda v: json.dumps(v, ensure_ascii=False)
+    env.filters["web_wording"] = web_wording
+    env.globals["version"] = kgqa.__version__
+    return Jinja2Templates(env=env)
+
+
+class Web:
+    """The app's shared parts: ``store``, ``settings``, ``views`` (what pages show),
+    ``jobs`` (experiments evaluated in worker processes), ``checker`` (uploads read in
+    others), ``reports`` (a few HTML reports, cached with their CSP)."""
+
+    def __init__(self, store: Store, settings: Settings):
+        self.store = store
+        self.settings = settings
+        self.templates = templates()
+        self.views = Views(store)
+        self.url_hosts = frozenset(h.strip().strip("[]").lower() for h in settings.allowed_url_hosts if h.strip())
+        self.jobs = Jobs(store, settings.kgs, workers=settings.workers, timeout=settings.timeout,
+                         refuse=self.refuse_stored, memory_mb=settings.worker_memory_mb)
+        self.checker = Checker(settings.upload_workers, settings.upload_queue, memory_mb=settings.worker_memory_mb)
+        self.reports: dict[str, tuple[bytes, str]] = {}  # experiment id -> (HTML report, its CSP)
+
+    def refuse_stored(self, e: Any) -> str | None:
+        """Why this server will not (re-)run a stored experiment (None: it will)."""
+        s = self.settings
+        try:
+            if e.system_url:
+                if not s.allow_system_urls:
+                    return ("this server does not ask live systems (start it with --allow-system-urls); "
+                            f"not asked: {e.system_url}")
+                check_url(e.system_url, "system URL", self.url_hosts)
+            if e.kg and e.kg.startswith(("http://", "https://")) and not e.kg_file:
+                if not s.allow_endpoint_urls:
+                    return "this server does not query endpoint URLs from the form (start it with --allow-endpoint-urls)"
+                check_url(e.kg, "kg endpoint", self.url_hosts)
+        except InputError as err:
+            return str(err)
+        return None
+
+    def published(self, e: Any) -> frozenset[str] | None:
+        """The questions of ``e`` whose outcomes may be shown when its dataset's gold is hidden
+        (None: not hidden, every question may be shown)."""
+        return self.settings.hidden_gold.get(e.dataset)
+
+    def closed_message(self, dataset: str) -> str | None:
+        """Why no new experiment on ``dataset`` is taken now (None: submissions are open)."""
+        when = self.settings.closed.get(dataset)
+        if when is None or datetime.now(timezone.utc).isoformat(timespec="seconds") < when:
+            return None
+        return f"submissions on {dataset} closed at {when} (UTC)"
+
+    async def page(self, request: Request, _template: str, _status: int = 200, **ctx: Any) -> HTMLResponse:
+        """The page rendered in a worker thread: the event loop keeps answering meanwhile."""
+        ctx.setdefault("title", "kgqa")
+        ctx["csrf"] = getattr(request.state, "csrf", "")
+        ctx["request"] = request
+        return await run_in_threadpool(self.templates.TemplateResponse, request, _template, ctx, status_code=_status)
+
+    async def error(self, request: Request, status: int, message: str) -> HTMLResponse:
+        return await self.page(request, "error.html", status, title=f"kgqa · {status}", status=status, message=message)
+
+    async def get_exp(self, request: Request, results: bool = True) -> Any:
+        """The experiment the path's ``eid`` names (None: a malformed id or no such one)."""
+        eid = request.path_params["eid"]
+        if not ID.match(eid):
+            return None
+        return await run_in_threadpool(self.store.get, eid, results=results)
+
+
+HIDDEN = ("the test answers of this dataset are hidden on this server: aggregate scores only, and per-question "
+          "outcomes for the questions the organiser published")
+
+
+def web_of(request: Request) -> Web:
+    return request.app.state.web
+
+
+def csrf_ok(request: Request, form: Any) -> bool:
+    """The form carries the CSRF token of this client's session."""
+    sec = getattr(request.state, "security", None)
+    sent = form.get("csrf", "")
+    return sec is not None and isinstance(sent, str) and sec.csrf_ok(getattr(request.state, "session", None), sent)
+
+
+def format_names() -> dict[str, list[str]]:
+    """Dataset and run format names (the form's format fields)."""
+    return {k: [f.name for f in load_formats.formats(k)] for k in ("dataset", "run")}

@@ -1,0 +1,108 @@
+"""Helpers of the job-survival tests and fault rows (issue 39): a slow live system, the
+experiments it is asked for through a real ``kgqa web``, the worker evaluating one (from its
+lease in the store), and the processes below a server."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from kgqa import api
+from kgqa.store import Store
+from webserver import WebServer, descendants
+
+N_QUESTIONS = 30  # the demo dataset
+
+
+@contextmanager
+def slow_system(tmp: Path, latency: float = 0.15):
+    """A live system on loopback answering the demo dataset's gold queries, ``latency`` s a
+    question (an experiment takes some 5 s: long enough to be interrupted)."""
+    from systemprocs import faulty
+
+    answers = tmp / "answers.json"
+    answers.write_text(json.dumps([{"question": it.question("en"), "query": it.sparql}
+                                   for it in api.load_dataset("demo").items]), encoding="utf-8")
+    with faulty(answers, latency=latency) as proc:
+        yield proc
+
+
+def server(tmp: Path, *args: str) -> WebServer:
+    return WebServer(tmp / "exp.sqlite", tmp, "--allow-system-urls", "--allowed-url-host", "127.0.0.1", *args)
+
+
+@contextmanager
+def client(srv: WebServer):
+    with httpx.Client(base_url=srv.base, timeout=60) as c:
+        c.csrf = re.search(r'name="csrf" value="([^"]+)"', c.get("/new").text).group(1)
+        yield c
+
+
+def submit(c: httpx.Client, system, n: int) -> list[str]:
+    """``n`` live-system experiments on the demo dataset and KG: their ids."""
+    ids = []
+    for i in range(n):
+        r = c.post("/new", data={"csrf": c.csrf, "dataset": "demo", "profile": "kgqa", "kg": "demo",
+                                 "system_url": f"http://127.0.0.1:{system.port}/", "system_protocol": "gerbil",
+                                 "run_name": f"live-{i}"})
+        assert r.status_code == 303, r.text[:800]
+        ids.append(r.headers["location"].rsplit("/", 1)[1])
+    return ids
+
+
+def poll(what, timeout: float = 180.0, every: float = 0.1):
+    """``what()`` once it is truthy (a store row, a process list: no event to wait on)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = what()
+        if got:
+            return got
+        time.sleep(every)
+    raise AssertionError(f"not within {timeout} s: {what}")
+
+
+def running_worker(store_path: Path, ids: list[str], min_done: int = 3) -> tuple[str, int]:
+    """(experiment, pid of the worker evaluating it) once one has answered ``min_done`` questions."""
+    def find():
+        with Store(store_path) as st:
+            for eid in ids:
+                e = st.get(eid, results=False)
+                if e.status == "running" and e.claimed_by and e.progress_done >= min_done:
+                    return eid, int(e.claimed_by.split(":")[1])
+        return None
+
+    return poll(find)
+
+
+def finished(store_path: Path, ids: list[str], timeout: float = 300.0) -> list:
+    """The experiments once every one is done."""
+    def done():
+        with Store(store_path) as st:
+            exps = [st.get(i, results=False) for i in ids]
+        return exps if all(e.done for e in exps) else None
+
+    return poll(done, timeout=timeout)
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (a server's fork server and resource tracker)."""
+    kids = []
+    for p in descendants(pid):
+        try:
+            if int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                kids.append(p)
+        except OSError:
+            continue
+    return kids
+
+
+def asked(system) -> int:
+    """Question requests the live system received."""
+    from systemprocs import count
+
+    return count(system)["total"]
