@@ -1,0 +1,165 @@
+"""Issue 34, scope 4 ("the holes closed"): GROUP_CONCAT orders counted, never enumerated past
+the bound; an empty separator and numeric overflow handled as values."""
+
+from __future__ import annotations
+
+import itertools
+from decimal import Decimal
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from kgqa.execute import engine_findings
+from kgqa.execute.embedded import EmbeddedEngine
+from kgqa.execute.engine_findings import DEFAULT_BOUND, assess_many, distinct_orders
+from kgqa.execute.executor import Executor
+from kgqa.model import Dataset, Item, Prediction, Run, TableAnswer
+from kgqa.model.terms import DEFAULT_MATCHING, XSD_DECIMAL, XSD_DOUBLE, Literal, from_sparql_json
+from kgqa.api import evaluate
+
+TINY_KG = '<http://x/a> <http://x/p> "a" .\n'
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory):
+    kg = tmp_path_factory.mktemp("kg") / "tiny.nt"
+    kg.write_text(TINY_KG, encoding="utf-8")
+    engine = EmbeddedEngine.from_files([kg], workers=1)
+    yield Executor(engine)
+    engine.close()
+
+
+def _assess(runner, q: str):
+    outs = runner.run({"q": q})
+    return assess_many({"q": q}, outs, runner).get("q"), outs["q"]
+
+
+def concat(n: int, sep: str | None = None) -> str:
+    vals = " ".join(f'"{chr(97 + i)}"' for i in range(n))
+    s = "" if sep is None else f'; SEPARATOR="{sep}"'
+    return f"SELECT (GROUP_CONCAT(?o{s}) AS ?g) WHERE {{ VALUES ?o {{ {vals} }} }}"
+
+
+# --------------------------------------------------------------------------- n! in the engine check
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from("abcd"), max_size=7), st.integers(1, 6000))
+def test_distinct_orders_is_the_number_of_distinct_permutations_capped(elements, cap):
+    true = len(set(itertools.permutations(elements)))
+    assert distinct_orders(elements, cap) == (true if true <= cap else cap + 1)
+    listed = list(engine_findings._distinct_permutations(elements))
+    assert len(listed) == len(set(listed)) == true
+
+
+def test_distinct_orders_of_a_huge_group_is_immediate():
+    # 100,000 elements: counted with a few integer operations (never a factorial of 100,000)
+    assert distinct_orders(["a"] * 100_000, DEFAULT_BOUND) == 1
+    assert distinct_orders(["a"] * 99_999 + ["b"], DEFAULT_BOUND) == DEFAULT_BOUND + 1
+    assert distinct_orders([str(i) for i in range(100_000)], DEFAULT_BOUND) == DEFAULT_BOUND + 1
+
+
+def test_twelve_values_give_up_with_the_flag_without_listing_an_order(runner, monkeypatch):
+    listed = []
+    real = engine_findings._distinct_permutations
+    monkeypatch.setattr(engine_findings, "_distinct_permutations", lambda xs: listed.append(xs) or real(xs))
+    a, out = _assess(runner, concat(12))  # 12! = 479,001,600 orders: was listed before the bound check
+    assert out.answer.rows[0][0].value == "a b c d e f g h i j k l"
+    assert a.confirmed is True and a.open == ["group-concat"] and a.alternatives == []
+    assert listed == []
+    a, out = _assess(runner, concat(6))  # 720 orders <= the bound: every one listed
+    assert a.open == [] and len(a.alternatives) == 720
+    assert listed and all(len(x) == 6 for x in listed)  # (once per pass: planning, then assessing)
+
+
+def test_repeated_values_are_listed_once(runner):
+    q = 'SELECT (GROUP_CONCAT(?o) AS ?g) WHERE { VALUES ?o { "a" "a" "a" "a" "a" "a" "a" "a" "a" "a" "a" "b" } }'
+    a, out = _assess(runner, q)  # 12 values, 12 distinct orders (not 12!)
+    assert a.open == [] and len(a.alternatives) == 12
+
+
+# --------------------------------------------------------------------------- empty separator
+
+
+def test_empty_separator_is_a_value_not_a_crash(runner):
+    a, out = _assess(runner, concat(3, ""))
+    assert out.answer.rows[0][0].value == "abc"
+    # the elements cannot be recovered from "abc": engine-dependent, left open (a bound)
+    assert a.dependent and a.confirmed is None and a.open == ["group-concat"] and a.alternatives == []
+    a, out = _assess(runner, concat(1, ""))  # one one-character value: nothing to order
+    assert a.confirmed is False and not a.dependent
+
+
+def test_empty_separator_scores_through_evaluate(runner):
+    ds = Dataset("d", [Item(id="1", questions={"en": "q"},
+                            answer=TableAnswer.single_column([Literal("abc")], "g"))])
+    run = Run("r", [Prediction(id="1", sparql=concat(3, ""))])
+    e = evaluate(ds, run, kg=runner.engine, cache=False)
+    assert e.aggregate["F1"] == 1.0
+
+
+# --------------------------------------------------------------------------- numeric overflow
+
+
+NUMERIC = [None, XSD_DECIMAL, XSD_DOUBLE]
+
+
+@pytest.mark.parametrize("dt", NUMERIC)
+@pytest.mark.parametrize("text", ["1E100000000", "1E999999999999", "-1e999999999999", "1E-999999999999",
+                                  "1E99999999999999999999", "9" * 40 + "e999999999999999999"])
+def test_huge_exponents_are_keys_not_overflow(text, dt):
+    k = DEFAULT_MATCHING.key(Literal(text, datatype=dt))
+    assert k == DEFAULT_MATCHING.key(Literal(text, datatype=dt))
+    assert k != DEFAULT_MATCHING.key(Literal("0", datatype=dt))  # no underflow to 0, no overflow to equal
+    assert k != DEFAULT_MATCHING.key(Literal("1", datatype=dt))
+
+
+def test_huge_exponents_compare_by_value_where_decimal_holds_them():
+    key = DEFAULT_MATCHING.key
+    assert key(Literal("1E100000000")) == key(Literal("10E99999999")) == key(Literal("0.1e100000001"))
+    assert key(Literal("1E100000000")) != key(Literal("1E100000001"))
+    assert key(Literal("0E99999999999999999999")) == key(Literal("0"))
+    # beyond |exponent| 10**18 the lexical form is compared
+    assert key(Literal("1E99999999999999999999")) == ("text", "1E99999999999999999999")
+
+
+_digits = st.text("0123456789", min_size=1, max_size=30)
+_lexical = st.builds(
+    lambda sign, whole, frac, e, exp: f"{sign}{whole}{frac}{e}{exp}",
+    st.sampled_from(["", "+", "-"]), _digits,
+    st.one_of(st.just(""), st.builds(lambda d: "." + d, st.text("0123456789", max_size=30))),
+    st.sampled_from(["e", "E"]),
+    st.one_of(st.integers(-10**25, 10**25), st.integers(-2000, 2000)).map(str),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_lexical, st.sampled_from(NUMERIC))
+def test_every_numeric_lexical_form_has_a_key(text, dt):
+    k = DEFAULT_MATCHING.key(Literal(text, datatype=dt))
+    assert k[0] in ("num", "text")
+    if k[0] == "num":
+        # the same value written with its exponent moved matches
+        mant, _, exp = text.lower().partition("e")
+        moved = f"{mant}0e{int(exp) - 1}" if "." not in mant else f"{mant}0e{exp}"
+        assert DEFAULT_MATCHING.key(Literal(moved, datatype=dt)) == k
+        assert isinstance(k[1], Decimal)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_lexical, min_size=1, max_size=4))
+def test_answers_with_any_numeric_forms_score(texts):
+    gold = TableAnswer.single_column([Literal(t) for t in texts], "x")
+    ds = Dataset("d", [Item(id="1", questions={"en": "q"}, answer=gold)])
+    run = Run("r", [Prediction(id="1", answer=TableAnswer.single_column([Literal(t) for t in reversed(texts)], "x"))])
+    assert evaluate(ds, run).aggregate["F1"] == 1.0
+
+
+def test_run_answer_overflow_scores(runner):
+    gold = TableAnswer.single_column([from_sparql_json({"type": "literal", "value": "1E999999999999"})], "x")
+    ds = Dataset("d", [Item(id="1", questions={"en": "q"}, answer=gold),
+                       Item(id="2", questions={"en": "q"}, answer=TableAnswer.single_column([Literal("5")], "x"))])
+    run = Run("r", [Prediction(id="1", answer=gold),
+                    Prediction(id="2", sparql='SELECT ?x WHERE { BIND("1E100000000"^^<%s> AS ?x) }' % XSD_DECIMAL)])
+    e = evaluate(ds, run, kg=runner.engine, cache=False)
+    assert e.outcomes == {"ok": 2} and e.aggregate["F1"] == 0.5
