@@ -87,6 +87,7 @@ from kgqa.sparql.lexer import tokenize
 from kgqa.model.answer import Answer, BooleanAnswer, TableAnswer
 from kgqa.model.outcome import Outcome, Status
 from kgqa.model.terms import BNode, IRI, Literal, Term, XSD_STRING
+from kgqa.model.urlguard import Guard, GuardedAsyncTransport, UrlRefused
 
 KIND = "sparql-endpoint"
 BODY_SNIPPET = 300
@@ -295,7 +296,12 @@ class SparqlEndpoint:
         self._limiter = RateLimiter(self.rps) if self.rps else None
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
         # with rps, sends are spaced when their bytes go out (no burst behind a slow first connect)
-        transport = PacedTransport(httpx.AsyncHTTPTransport(limits=limits), self._limiter) if self._limiter else None
+        # every request (redirect hops included) checked with the URL rule and sent to the
+        # address that was checked (kgqa.model.urlguard)
+        transport: httpx.AsyncBaseTransport = GuardedAsyncTransport(httpx.AsyncHTTPTransport(limits=limits),
+                                                                    Guard(self.urls))
+        if self._limiter:
+            transport = PacedTransport(transport, self._limiter)
         return httpx.AsyncClient(headers=self.headers, limits=limits, follow_redirects=False, timeout=None,
                                  transport=transport)
 
@@ -492,6 +498,8 @@ class SparqlEndpoint:
                     await response.aclose()
                 return self._interpret(response, body, form, max_rows)
             raise _Failure(Status.EXEC_ERROR, f"too many redirects from {url}")
+        except UrlRefused as e:  # the first URL or a redirect hop the URL rule does not allow
+            raise _Failure(Status.EXEC_ERROR, f"request to {url} refused: {e}") from None
         except httpx.TimeoutException as e:  # only when httpx times out before our deadline
             raise _Retryable(f"{type(e).__name__} from {url}: {e}") from None
         except httpx.TransportError as e:

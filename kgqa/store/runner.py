@@ -28,6 +28,7 @@ from kgqa import api
 from kgqa.api import PROTOCOLS, profile_names  # noqa: F401  (the names the web app asks for)
 from kgqa.api import dataset_names as registry_names  # noqa: F401
 from kgqa.model import Dataset, InputError, Run
+from kgqa.model.urlguard import UrlRule, current_rule, using
 
 Progress = Callable[[int, int, str], None]
 
@@ -187,13 +188,16 @@ def check_upload(dataset: str, run_path: str, run_name: str, *, lang: str = "all
 
 
 def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, timeout: float = 30.0,
-                   system_url: str | None = None, kg_url: str | None = None) -> bool:
+                   system_url: str | None = None, kg_url: str | None = None,
+                   url_rule: UrlRule | None = None) -> bool:
     """Evaluate the stored experiment ``eid`` and record the result (or the failure, with a
     message naming file and record). ``kgs`` maps the KG names the server offers to ``--kg``
     values; ``system_url``: the live system's URL as given, credentials included (the store
     keeps it with them as ``***``; without it such an experiment fails, saying so); ``kg_url``
     the same for a SPARQL endpoint named as the KG. Input files
-    are materialised from the store into a private temporary folder. Returns True when the
+    are materialised from the store into a private temporary folder. ``url_rule``: what every
+    request of the evaluation may reach, each redirect hop included (the web server's: public
+    hosts and the listed ones; kgqa.model.urlguard). Returns True when the
     experiment finished. No message, progress note or log line carries the credentials."""
     e = store.get(eid)
     if e is None or e.done:
@@ -236,7 +240,8 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
                      # are trusted
                      sandbox_gold=bool(opts.get("sandbox_gold", e.dataset_file is not None)))
         store.start(eid, 0, "starting")
-        res = evaluate_inputs(inp, lambda done, total, note: store.progress(eid, done, total, note))
+        with using(url_rule or current_rule()):
+            res = evaluate_inputs(inp, lambda done, total, note: store.progress(eid, done, total, note))
         store.finish(eid, res.evaluation, headline=res.headline, kg_fingerprint=res.kg_fingerprint,
                      dataset_checksum=res.dataset_checksum)
         return True

@@ -28,6 +28,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import jinja2
 from starlette.applications import Starlette
@@ -42,6 +43,7 @@ from starlette.templating import Jinja2Templates
 
 import kgqa
 from kgqa.model import InputError
+from kgqa.model.urlguard import UrlRule
 from kgqa.report import numbers
 from kgqa.store import Store
 from kgqa.store import runner
@@ -130,7 +132,12 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
             return str(err)
         return None
 
-    jobs = Jobs(store, settings.kgs, workers=settings.workers, timeout=settings.timeout, refuse=refuse_stored)
+    # what the jobs' requests may reach, redirect hops included: public hosts, the listed hosts,
+    # and the hosts of the endpoints the server was started with (the operator's own)
+    own = {urlsplit(v).hostname or "" for v in settings.kgs.values() if str(v).startswith(("http://", "https://"))}
+    url_rule = UrlRule(public_only=True, allowed_hosts=url_hosts | {h.lower() for h in own if h})
+    jobs = Jobs(store, settings.kgs, workers=settings.workers, timeout=settings.timeout, refuse=refuse_stored,
+                url_rule=url_rule)
     checker = Checker(settings.upload_workers, settings.upload_queue)
     reports: dict[str, tuple[bytes, str]] = {}  # experiment id -> (HTML report, its CSP)
 

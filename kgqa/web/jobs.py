@@ -17,21 +17,23 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
 from kgqa.store import Store
+from kgqa.model.urlguard import UrlRule
 
 _STORES: dict[str, Store] = {}
 
 
 def run_in_worker(url: str, eid: str, kgs: dict[str, str], timeout: float, system_url: str | None = None,
-                  kg_url: str | None = None) -> bool:
+                  kg_url: str | None = None, url_rule: UrlRule | None = None) -> bool:
     """The body of one job, in a worker process: the store opened once per process;
     ``system_url`` / ``kg_url`` the live system's / SPARQL endpoint's URL with its credentials
-    (never stored)."""
+    (never stored); ``url_rule``: what every request of the job may reach (each redirect hop)."""
     from kgqa.store import runner
 
     store = _STORES.get(url)
     if store is None:
         store = _STORES[url] = Store(url)
-    return runner.run_experiment(store, eid, kgs=kgs, timeout=timeout, system_url=system_url, kg_url=kg_url)
+    return runner.run_experiment(store, eid, kgs=kgs, timeout=timeout, system_url=system_url, kg_url=kg_url,
+                                 url_rule=url_rule)
 
 
 def _init() -> None:
@@ -50,8 +52,9 @@ class Jobs:
     resumed experiment may name a system URL this server was not started to ask)."""
 
     def __init__(self, store: Store, kgs: dict[str, str], *, workers: int = 1, timeout: float = 30.0,
-                 refuse: Callable[[Any], str | None] = lambda e: None):
+                 refuse: Callable[[Any], str | None] = lambda e: None, url_rule: UrlRule | None = None):
         self.store = store
+        self.url_rule = url_rule
         self.kgs = dict(kgs)
         self.workers = max(1, workers)
         self.timeout = timeout
@@ -72,7 +75,7 @@ class Jobs:
         if why:
             self._fail(eid, why)
             return
-        job = (run_in_worker, self.store.url, eid, self.kgs, self.timeout, system_url, kg_url)
+        job = (run_in_worker, self.store.url, eid, self.kgs, self.timeout, system_url, kg_url, self.url_rule)
         try:
             fut = self._get_pool().submit(*job)
         except RuntimeError:  # a broken pool (a worker was killed): a fresh one

@@ -107,6 +107,7 @@ from kgqa.execute.systems.protocols import (
 from kgqa.model import Dataset, InputError, Prediction, Problem, Run, Status
 from kgqa.model.answer import from_results_json, to_results_json
 from kgqa.model.progress import progress_bar
+from kgqa.model.urlguard import Guard, GuardedAsyncTransport, UrlRefused
 
 #: outcome of asking -> the status of the prediction it becomes
 OUTCOME_STATUS = {
@@ -587,6 +588,8 @@ class _Asker:
                 return done("timeout", f"no complete response within {self.s.timeout:g} s", transient=True)
             except _Refused as e:
                 return done("refused", str(e))
+            except UrlRefused as e:  # the URL rule (kgqa.model.urlguard): e.g. a non-public address
+                return done("refused", f"{display_url(str(self.url))}: {e}")
             except _HttpError as e:
                 state["status"] = e.status
                 return done("http_error", e.message)
@@ -653,6 +656,8 @@ async def _ask_all(asker: _Asker, todo: list[Question], commit: Callable[[list[d
     verify: Any = _ssl_context() if asker.url.scheme == "https" else False
     transport: httpx.AsyncBaseTransport = httpx.AsyncHTTPTransport(
         limits=limits, trust_env=False, verify=verify, socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+    # the URL rule checked at every request, the connection pinned to the checked address
+    transport = GuardedAsyncTransport(transport, Guard(str(asker.url)))
     if asker.limiter is not None:  # sends 1/rps apart, measured when the bytes go out
         transport = PacedTransport(transport, asker.limiter)
     loop = asyncio.get_running_loop()
