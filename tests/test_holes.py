@@ -13,7 +13,7 @@ from kgqa.execute import engine_findings
 from kgqa.execute.embedded import EmbeddedEngine
 from kgqa.execute.engine_findings import DEFAULT_BOUND, assess_many, distinct_orders
 from kgqa.execute.executor import Executor
-from kgqa.model import Dataset, Item, Prediction, Run, TableAnswer
+from kgqa.model import Dataset, Item, Prediction, Run, Status, TableAnswer
 from kgqa.model.terms import DEFAULT_MATCHING, XSD_DECIMAL, XSD_DOUBLE, Literal, from_sparql_json
 from kgqa.api import evaluate
 
@@ -163,3 +163,69 @@ def test_run_answer_overflow_scores(runner):
                     Prediction(id="2", sparql='SELECT ?x WHERE { BIND("1E100000000"^^<%s> AS ?x) }' % XSD_DECIMAL)])
     e = evaluate(ds, run, kg=runner.engine, cache=False)
     assert e.outcomes == {"ok": 2} and e.aggregate["F1"] == 0.5
+
+
+# --------------------------------------------------------------------------- a worker killed from outside
+
+
+def _killer(monkeypatch, tmp_path, blocks: int):
+    """Workers (forked after this) block on the query "# BLOCK" for its first ``blocks``
+    attempts, telling the test their pid through a pipe; a thread of the test kills each such
+    worker with SIGKILL (as the OOM killer or ``kill -9`` would). Returns (thread, pids)."""
+    import os
+    import signal
+    import threading
+
+    from kgqa.execute import embedded
+
+    r, w = os.pipe()
+    tries = tmp_path / "tries"
+    real = embedded.evaluate
+
+    def evaluate(store, query, *a, **k):
+        if "# BLOCK" in query:
+            with open(tries, "ab") as fh:  # O_APPEND: one byte per attempt, across worker processes
+                fh.write(b".")
+            if tries.stat().st_size <= blocks:
+                os.write(w, f"{os.getpid()}\n".encode())
+                while True:  # blocked until killed
+                    signal.pause()
+        return real(store, query, *a, **k)
+
+    monkeypatch.setattr(embedded, "evaluate", evaluate)
+    pids: list[int] = []
+
+    def kill() -> None:
+        with os.fdopen(r, "rb", buffering=0) as fh:
+            for _ in range(blocks):
+                pid = int(fh.readline())
+                pids.append(pid)
+                os.kill(pid, signal.SIGKILL)
+
+    t = threading.Thread(target=kill, daemon=True)
+    t.start()
+    return t, pids, w
+
+
+@pytest.mark.parametrize("blocks", [1, 2])
+def test_a_worker_killed_from_outside_is_retried_and_final_only_when_it_repeats(monkeypatch, tmp_path, blocks):
+    import os
+
+    thread, pids, w = _killer(monkeypatch, tmp_path, blocks)
+    kg = tmp_path / "kg.nt"
+    kg.write_text('<http://x/a> <http://x/p> "a" .\n', encoding="utf-8")
+    try:
+        with EmbeddedEngine.from_files([kg], workers=1) as engine:
+            outs = engine.execute_many(["SELECT ?o WHERE { ?s ?p ?o } # BLOCK", "ASK { ?s ?p ?o }"], timeout=300)
+    finally:
+        os.close(w)
+    thread.join()
+    assert len(pids) == blocks and len(set(pids)) == blocks  # each attempt on its own (fresh) worker
+    first, after = outs
+    assert after.status is Status.OK and after.answer.value is True
+    if blocks == 1:  # killed once: asked again, the answer is the query's own
+        assert first.status is Status.OK and first.answer.rows[0][0].value == "a"
+    else:  # killed twice: final, and the message says the failure repeated
+        assert first.status is Status.EXEC_ERROR and "exit code -9" in first.message
+        assert "the failure repeats" in first.message
+        assert (tmp_path / "tries").stat().st_size == 2  # asked twice, not more
