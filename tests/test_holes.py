@@ -229,3 +229,82 @@ def test_a_worker_killed_from_outside_is_retried_and_final_only_when_it_repeats(
         assert first.status is Status.EXEC_ERROR and "exit code -9" in first.message
         assert "the failure repeats" in first.message
         assert (tmp_path / "tries").stat().st_size == 2  # asked twice, not more
+
+
+# --------------------------------------------------------------------------- disk full, database errors
+
+
+def _limited(store, pages: int | None = None, query_only: bool = False):
+    """Every new connection of ``store`` limited as a full disk (SQLite's max_page_count at
+    the pages the file has) or read-only (query_only): real SQLite errors, no mount needed."""
+    from sqlalchemy import event
+
+    def limit(dbapi_conn, _record):
+        cur = dbapi_conn.cursor()
+        if pages is not None:
+            cur.execute(f"PRAGMA max_page_count = {pages}")
+        if query_only:
+            cur.execute("PRAGMA query_only = ON")
+        cur.close()
+
+    store.engine.dispose()
+    event.listen(store.engine, "connect", limit)
+
+
+def test_store_on_a_full_disk_is_one_clear_line(tmp_path):
+    from kgqa.store import Store, StoreError
+
+    store = Store(tmp_path / "x.sqlite")
+    pages = store.engine.connect().exec_driver_sql("PRAGMA page_count").scalar()
+    _limited(store, pages=pages)
+    with pytest.raises(StoreError) as e:
+        store.put_file(b"x" * 2_000_000)
+    msg = str(e.value)
+    assert msg.startswith(f"{tmp_path / 'x.sqlite'}: cannot write: No space left on device (database or disk is full)")
+    assert "--store" in msg and "\n" not in msg and "INSERT" not in msg and "xxxx" not in msg
+
+
+def test_database_errors_never_carry_the_statement_or_its_parameters(tmp_path):
+    from kgqa.store import Store, StoreError
+
+    store = Store(tmp_path / "x.sqlite")
+    _limited(store, query_only=True)
+    with pytest.raises(StoreError) as e:
+        store.put_file(b"y" * 2_000_000)  # SQLAlchemy's own text quotes this 2 MB parameter
+    msg = str(e.value)
+    assert "database error: OperationalError: attempt to write a readonly database" in msg
+    assert len(msg) < 500 and "yyyy" not in msg and "[SQL:" not in msg and "parameters" not in msg
+
+
+def _tmpfs(path, size: str) -> bool:
+    import subprocess
+
+    path.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True)
+    return r.returncode == 0
+
+
+def test_evaluate_store_on_a_full_disk_cli(tmp_path, capsys):
+    import os
+    import subprocess
+
+    from conftest import run_cli
+
+    full = tmp_path / "full"
+    if os.geteuid() != 0 or not _tmpfs(full, "128k"):
+        pytest.skip("a tmpfs needs root (the full disk is also simulated by test_store_on_a_full_disk_is_one_clear_line)")
+    try:
+        with open(full / "fill", "wb") as fh:  # fill the file system to the last byte
+            try:
+                fh.write(b"\0" * (256 << 10))
+            except OSError:
+                pass
+        ds = tmp_path / "ds.jsonl"
+        ds.write_text('{"id": "1", "question": "q", "answers": ["1"]}\n', encoding="utf-8")
+        code, out, err = run_cli(capsys, "evaluate", str(ds), str(ds), "--store", str(full / "x.sqlite"))
+        lines = [x for x in err.splitlines() if x.strip()]
+        assert code == 2 and "Traceback" not in err
+        assert lines[-1].startswith(f"error: {full / 'x.sqlite'}: cannot write: No space left on device")
+        assert "AnswerEM" in out  # the scores were printed before the store was written
+    finally:
+        subprocess.run(["umount", "-l", str(full)], capture_output=True)  # lazy: the store may still hold it

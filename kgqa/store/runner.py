@@ -75,6 +75,10 @@ class Result:
 # --------------------------------------------------------------------------- helpers
 
 
+#: Most characters of an unexpected error's text kept as an experiment's failure message
+MAX_FAILURE_TEXT = 500
+
+
 def safe_filename(name: str | None, default: str = "upload.json") -> str:
     """An uploaded file's name reduced to a plain base name (``[A-Za-z0-9._-]``, no leading
     dot, at most 100 characters): only its extension matters (format detection)."""
@@ -249,7 +253,11 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
         store.fail(eid, _redact(strip_tmp(str(err), tmp), secrets))
     except Exception as err:  # an experiment never takes the server down; the page says what broke
         print(_redact(traceback.format_exc(), secrets), file=sys.stderr, end="")
-        store.fail(eid, _redact(strip_tmp(f"internal error: {type(err).__name__}: {err}", tmp), secrets))
+        # redacted before it is cut (a secret is never left half there)
+        text = " ".join(_redact(strip_tmp(str(err), tmp), secrets).split())
+        if len(text) > MAX_FAILURE_TEXT:  # e.g. a library's error that quotes megabytes of its input
+            text = text[:MAX_FAILURE_TEXT] + f"... ({len(text):,} characters)"
+        store.fail(eid, f"internal error: {type(err).__name__}: {text}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return False

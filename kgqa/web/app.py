@@ -45,7 +45,7 @@ import kgqa
 from kgqa.model import InputError
 from kgqa.model.urlguard import UrlRule
 from kgqa.report import numbers
-from kgqa.store import Store
+from kgqa.store import Store, StoreError
 from kgqa.store import runner
 from kgqa.store.export import FORMATS
 from kgqa.store.store import SORTS, shown_url
@@ -533,6 +533,8 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
         return await error(request, getattr(exc, "status_code", 404), getattr(exc, "detail", "not found"))
 
     async def server_error(request: Request, exc: Exception) -> Response:
+        if isinstance(exc, StoreError):  # disk full, database unreachable: the cause, in one line
+            return await error(request, 503, f"the experiment store failed: {exc.problem.message}")
         return await error(request, 500, f"internal error: {type(exc).__name__}")
 
     @asynccontextmanager

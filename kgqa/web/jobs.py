@@ -95,12 +95,14 @@ class Jobs:
                 self._pool = None
 
     def _fail(self, eid: str, message: str) -> None:
-        from kgqa.store.store import ImmutableError
+        from kgqa.store.store import ImmutableError, StoreError
 
         try:
             self.store.fail(eid, message)
         except (ImmutableError, KeyError):
             pass
+        except StoreError as e:  # disk full, database gone: one line in the server's log
+            print(f"kgqa web: experiment {eid}: {e}", file=sys.stderr)
 
     def resume(self) -> int:
         """Re-queue experiments a previous server left pending or running (kill -9, restart)."""
