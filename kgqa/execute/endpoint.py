@@ -62,6 +62,7 @@ import re
 import threading
 import time
 import zlib
+from dataclasses import replace
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -90,6 +91,25 @@ from kgqa.model.terms import BNode, IRI, Literal, Term, XSD_STRING
 from kgqa.model.urlguard import Guard, GuardedAsyncTransport, UrlRefused
 
 KIND = "sparql-endpoint"
+
+
+def scrub_answer(answer: Answer | None, secrets: Sequence[str]) -> Answer | None:
+    """``answer`` with every credential in ``secrets`` written ``***`` in its IRIs and literals
+    (an endpoint or system that echoes its API key never has it written: journal, cache, store)."""
+    if not secrets or not isinstance(answer, TableAnswer):
+        return answer
+
+    def clean(t: Any) -> Any:
+        if isinstance(t, (IRI, Literal)) and any(x in t.value for x in secrets):
+            v = t.value
+            for x in secrets:
+                v = v.replace(x, "***")
+            return replace(t, value=v)
+        return t
+
+    if not any(isinstance(t, (IRI, Literal)) and any(x in t.value for x in secrets) for row in answer.rows for t in row):
+        return answer
+    return TableAnswer(answer.variables, tuple(tuple(clean(t) for t in row) for row in answer.rows))
 BODY_SNIPPET = 300
 
 ACCEPT_RESULTS = ("application/sparql-results+json, application/sparql-results+xml;q=0.9, "
@@ -455,9 +475,9 @@ class SparqlEndpoint:
                        max_rows: int, deadline: float) -> tuple[Status, Answer | None, str]:
         if not self._secrets:
             return await self._attempt_once(url, params, accept, form, max_rows, deadline)
-        try:  # the messages name the URL and echo the server: without the credentials
+        try:  # the messages name the URL and echo the server, answers may echo it: without the credentials
             status, answer, message = await self._attempt_once(url, params, accept, form, max_rows, deadline)
-            return status, answer, self._scrub(message)
+            return status, scrub_answer(answer, self._secrets), self._scrub(message)
         except (_Retryable, _Failure) as e:
             e.message = self._scrub(e.message)
             e.args = (e.message,)

@@ -296,6 +296,9 @@ def secrets_of(url: str, headers: dict[str, str]) -> list[str]:
     header values (ones under 3 characters cannot be told from ordinary text)."""
     u = httpx.URL(url)
     found = [u.password, *headers.values(), u.username if len(u.username) >= 8 else ""]
+    # the credential of "Bearer TOKEN" / "Basic B64" / "Token X" alone, as a system may echo it
+    found += [v.split(None, 1)[1].strip() for v in headers.values() if len(v.split(None, 1)) == 2
+              and len(v.split(None, 1)[1].strip()) >= 8]
     found += [v for k, v in u.params.multi_items() if _SECRET_PARAM.search(k)]
     out = {x for x in found if x and len(x) >= 3}
     # also the percent-encoded and the basic-auth forms they may appear in
@@ -307,8 +310,9 @@ def secrets_of(url: str, headers: dict[str, str]) -> list[str]:
     return sorted(out, key=len, reverse=True)
 
 
-#: the parts of a journal record that carry free text from the system or the network
-FREE_TEXT = ("message", "raw", "warnings")
+#: the parts of a journal record that come from the dataset, not from the system: every other
+#: part (the answers and the query too) is written with the credentials as ``***``
+DATASET_FIELDS = frozenset({"id", "item", "lang", "question"})
 
 
 def scrub(value: Any, secrets: list[str]) -> Any:
@@ -575,8 +579,8 @@ class _Asker:
             if outcome != "ok":
                 rec["transient"] = transient
             rec["client"] = self.client_settings
-            for key in FREE_TEXT:  # never the question, the query or the answers: those are data
-                if key in rec:
+            for key in rec:  # everything the system sent (answers and query included), not the dataset's
+                if key not in DATASET_FIELDS:
                     rec[key] = scrub(rec[key], self.secrets)
             return rec
 
