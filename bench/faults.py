@@ -466,6 +466,7 @@ EXTRA_ROWS = {
     "systems": ("faults_systems", "system_rows"),
     "hardening": ("faults_hardening", "hardening_rows"),
     "cli": ("faults_cli", "cli_rows"),
+    "holes": ("faults_holes", "holes_rows"),
 }
 EXTRA_ROWS = {g: m for g, m in EXTRA_ROWS.items() if (REPO / "bench" / f"{m[0]}.py").is_file()}
 
