@@ -127,3 +127,56 @@ def test_download_redirect_to_a_non_public_address_is_refused(servers, tmp_path)
     with using(WEB), pytest.raises(InputError, match="download refused: 127.0.0.1 is a loopback address"):
         _download(f, tmp_path / "x.json", verify=False)
     assert internal.requests == [] and not (tmp_path / "x.json").exists()
+
+
+def test_https_pinned_to_the_address_verifies_the_certificate_for_the_name(tmp_path):
+    # a TLS server on 127.0.0.1 with a certificate for qa.example only: the pinned connection
+    # sends qa.example as the TLS server name and verifies the certificate for it; a name the
+    # certificate does not cover fails verification although it reaches the same address
+    import http.server
+    import shutil
+    import ssl
+    import subprocess
+    import threading
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a test certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=qa.example",
+                    "-addext", "subjectAltName=DNS:qa.example", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    seen: list[tuple[str | None, str | None]] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            seen.append((self.headers.get("Host"), getattr(self.connection, "server_hostname", None)))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *a):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    names: list[str | None] = []
+    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    sctx.load_cert_chain(cert, key)
+    sctx.sni_callback = lambda sock, name, ctx: names.append(name)
+    server.socket = sctx.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        rule = UrlRule(public_only=True, allowed_hosts=frozenset({"qa.example", "other.example"}))
+        table = {"qa.example": ["127.0.0.1"], "other.example": ["127.0.0.1"]}
+        verify = ssl.create_default_context(cafile=str(cert))
+        g = Guard("https://qa.example/", rule, resolve=resolver(table))
+        with httpx.Client(transport=GuardedTransport(httpx.HTTPTransport(verify=verify), g)) as client:
+            r = client.get(f"https://qa.example:{port}/")
+            assert r.status_code == 200 and r.text == "ok"
+            assert names == ["qa.example"] and seen[-1][0] == f"qa.example:{port}"
+            with pytest.raises(httpx.ConnectError, match="certificate|hostname"):
+                client.get(f"https://other.example:{port}/")
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -157,6 +157,19 @@ class Guard:
         u = httpx.URL(url)
         self._addresses(u)
 
+    def known(self, url: httpx.URL) -> bool:
+        """Whether :meth:`pin` needs no DNS look-up for ``url`` (an IP literal, or a host
+        looked up less than :data:`RESOLVE_TTL` seconds ago)."""
+        host = url.host
+        try:
+            ipaddress.ip_address(host.strip("[]"))
+            return True
+        except ValueError:
+            pass
+        with self._lock:
+            seen = self._seen.get((host, url.port or (443 if url.scheme == "https" else 80)))
+        return seen is not None and time.monotonic() - seen[0] < RESOLVE_TTL
+
     def _addresses(self, url: httpx.URL) -> list[Address]:
         host = url.host
         if url.scheme not in ("http", "https") or not host:
@@ -210,7 +223,10 @@ class GuardedAsyncTransport(httpx.AsyncBaseTransport):
         self.guard = guard
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        tries = await asyncio.get_running_loop().run_in_executor(None, self.guard.pin, request)
+        if self.guard.known(request.url):  # an IP literal or a recent look-up: no DNS, no thread
+            tries = self.guard.pin(request)
+        else:
+            tries = await asyncio.get_running_loop().run_in_executor(None, self.guard.pin, request)
         for i, pinned in enumerate(tries):  # the next checked address when one cannot be reached
             try:
                 return await self.inner.handle_async_request(pinned)
