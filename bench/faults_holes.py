@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -56,14 +55,23 @@ def holes_rows(row: Row, tmp: Path, data: Path) -> None:
     echo_rows(row, tmp)
 
 
+#: ``kgqa`` in a child that writes its own peak RSS (KB; the main process, not its query
+#: workers) to the file named by $KGQA_BENCH_RSS when it exits
+_MEASURED = ("import atexit, os, resource\n"
+             "atexit.register(lambda: open(os.environ['KGQA_BENCH_RSS'], 'w').write(\n"
+             "    str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))\n"
+             "from kgqa.cli import main\nmain()\n")
+
+
 def cli(args: list[str], env: dict, timeout: float = 600) -> tuple[subprocess.CompletedProcess, float, float]:
-    """``kgqa ARGS``: (result, seconds, peak RSS of the child in MB)."""
+    """``kgqa ARGS``: (result, seconds, peak RSS of the kgqa process in MB)."""
+    rss = Path(env.get("KGQA_CACHE_DIR", "/tmp")).parent / "rss.txt"
     t0 = time.monotonic()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    r = subprocess.run([sys.executable, "-c", "from kgqa.cli import main; main()", *args], env=env,
+    r = subprocess.run([sys.executable, "-c", _MEASURED, *args], env={**env, "KGQA_BENCH_RSS": str(rss)},
                        capture_output=True, text=True, timeout=timeout)
-    peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
-    return r, time.monotonic() - t0, peak
+    took = time.monotonic() - t0
+    peak = int(rss.read_text() or 0) / 1024 if rss.is_file() else float("nan")
+    return r, took, peak
 
 
 def jsonl(path: Path, records: list[dict]) -> Path:
