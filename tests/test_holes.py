@@ -43,7 +43,7 @@ def concat(n: int, sep: str | None = None) -> str:
 # --------------------------------------------------------------------------- n! in the engine check
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from("abcd"), max_size=7), st.integers(1, 6000))
 def test_distinct_orders_is_the_number_of_distinct_permutations_capped(elements, cap):
     true = len(set(itertools.permutations(elements)))
@@ -133,7 +133,7 @@ _lexical = st.builds(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(_lexical, st.sampled_from(NUMERIC))
 def test_every_numeric_lexical_form_has_a_key(text, dt):
     k = DEFAULT_MATCHING.key(Literal(text, datatype=dt))
@@ -146,7 +146,7 @@ def test_every_numeric_lexical_form_has_a_key(text, dt):
         assert isinstance(k[1], Decimal)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.lists(_lexical, min_size=1, max_size=4))
 def test_answers_with_any_numeric_forms_score(texts):
     gold = TableAnswer.single_column([Literal(t) for t in texts], "x")

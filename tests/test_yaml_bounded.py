@@ -76,13 +76,15 @@ def amplified(scalar: int, aliases: int) -> str:
     return f'a: &a "{"x" * scalar}"\nb: [' + ", ".join(["*a"] * aliases) + "]\n"
 
 
-def test_amplification_by_size_is_refused_before_expansion(tmp_path):
-    # (keys "a" and "b" are 2 characters) the issue's case scaled down: one scalar, few aliases (far under the node cap), but the
-    # aliases add more text than MAX_YAML_ALIAS_BYTES (the issue's 8 MB x 4,000 is 33 GB)
-    from kgqa.load.jsonio import MAX_YAML_ALIAS_BYTES
+def test_amplification_by_size_is_refused_before_expansion(tmp_path, monkeypatch):
+    # the issue's case scaled down (its 8 MB x 4,000 aliases is 33 GB; bench/faults.py runs it
+    # whole): one scalar, few aliases (far under the node cap), but the aliases add more text
+    # than the cap (here 1 MiB instead of 16). Keys "a" and "b" are 2 characters.
+    import kgqa.load.jsonio as jsonio
 
-    scalar = 1 << 20
-    aliases = MAX_YAML_ALIAS_BYTES // scalar + 1
+    monkeypatch.setattr(jsonio, "MAX_YAML_ALIAS_BYTES", 1 << 20)
+    scalar = 64 << 10
+    aliases = jsonio.MAX_YAML_ALIAS_BYTES // scalar + 1
     p = tmp_path / "questions.yml"
     p.write_text(amplified(scalar, aliases), encoding="utf-8")
     with pytest.raises(InputError, match=f"to {scalar * (aliases + 1) + 2:,} .*alias bomb"):
