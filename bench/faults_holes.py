@@ -57,9 +57,13 @@ def holes_rows(row: Row, tmp: Path, data: Path) -> None:
 
 #: ``kgqa`` in a child that writes its own peak RSS (KB; the main process, not its query
 #: workers) to the file named by $KGQA_BENCH_RSS when it exits
-_MEASURED = ("import atexit, os, resource\n"
-             "atexit.register(lambda: open(os.environ['KGQA_BENCH_RSS'], 'w').write(\n"
-             "    str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))\n"
+#: (VmHWM of /proc/self/status: ru_maxrss would keep the forking parent's peak across exec)
+_MEASURED = ("import atexit, os\n"
+             "def _peak():\n"
+             "    with open('/proc/self/status') as fh:\n"
+             "        kb = next((line.split()[1] for line in fh if line.startswith('VmHWM:')), '0')\n"
+             "    open(os.environ['KGQA_BENCH_RSS'], 'w').write(kb)\n"
+             "atexit.register(_peak)\n"
              "from kgqa.cli import main\nmain()\n")
 
 
