@@ -467,6 +467,7 @@ EXTRA_ROWS = {
     "hardening": ("faults_hardening", "hardening_rows"),
     "cli": ("faults_cli", "cli_rows"),
     "jobs": ("faults_jobs", "jobs_rows"),
+    "holes": ("faults_holes", "holes_rows"),
 }
 EXTRA_ROWS = {g: m for g, m in EXTRA_ROWS.items() if (REPO / "bench" / f"{m[0]}.py").is_file()}
 

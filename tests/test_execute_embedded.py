@@ -190,7 +190,10 @@ def test_workers_have_no_network(ck25):
     srv.close()
 
 
-def test_worker_death_is_an_error_and_replaced(engine):
+def test_worker_death_is_replaced_and_the_query_asked_again(engine):
+    # a worker killed from outside (SIGKILL) is replaced and its query run again (issue 34; the
+    # deterministic kill-once / kill-twice checks are in tests/test_holes.py): here the explosive
+    # query then runs to its timeout instead of becoming a final "worker died" error
     def killer():
         time.sleep(0.4)
         for w in engine._pool:
@@ -199,9 +202,9 @@ def test_worker_death_is_an_error_and_replaced(engine):
 
     th = threading.Thread(target=killer)
     th.start()
-    o = engine.execute(EXPLOSIVE, timeout=10)
+    o = engine.execute(EXPLOSIVE, timeout=3)
     th.join()
-    assert o.status is Status.EXEC_ERROR and "worker died" in o.message
+    assert o.status is Status.TIMEOUT
     assert _count(engine) == 26903
 
 

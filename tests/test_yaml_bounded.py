@@ -70,3 +70,45 @@ def test_refused_exactly_when_aliases_add_more_than_the_cap(levels, width):
     else:
         doc = load_yaml_text(text, "b.yml")
         assert len(doc) == levels
+
+
+def amplified(scalar: int, aliases: int) -> str:
+    return f'a: &a "{"x" * scalar}"\nb: [' + ", ".join(["*a"] * aliases) + "]\n"
+
+
+def test_amplification_by_size_is_refused_before_expansion(tmp_path, monkeypatch):
+    # the issue's case scaled down (its 8 MB x 4,000 aliases is 33 GB; bench/faults.py runs it
+    # whole): one scalar, few aliases (far under the node cap), but the aliases add more text
+    # than the cap (here 1 MiB instead of 16). Keys "a" and "b" are 2 characters.
+    import kgqa.load.jsonio as jsonio
+
+    monkeypatch.setattr(jsonio, "MAX_YAML_ALIAS_BYTES", 1 << 20)
+    scalar = 64 << 10
+    aliases = jsonio.MAX_YAML_ALIAS_BYTES // scalar + 1
+    p = tmp_path / "questions.yml"
+    p.write_text(amplified(scalar, aliases), encoding="utf-8")
+    with pytest.raises(InputError, match=f"to {scalar * (aliases + 1) + 2:,} .*alias bomb"):
+        read_yaml(p)
+    with pytest.raises(InputError, match="alias bomb"):
+        load_dataset(p, format="text2sparql")
+    doc = load_yaml_text(amplified(scalar, aliases - 1), "ok.yml")  # exactly at the cap: loads
+    assert len(doc["b"]) == aliases - 1 and doc["b"][0] is doc["a"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(scalar=st.integers(0, 5000), aliases=st.integers(0, 50), cap=st.integers(0, 100_000))
+def test_refused_exactly_when_aliases_add_more_text_than_the_cap(scalar, aliases, cap):
+    import kgqa.load.jsonio as jsonio
+
+    old = jsonio.MAX_YAML_ALIAS_BYTES
+    jsonio.MAX_YAML_ALIAS_BYTES = cap
+    try:
+        text = amplified(scalar, aliases)
+        added = scalar * aliases
+        if added > cap:
+            with pytest.raises(InputError, match="characters of text"):
+                load_yaml_text(text, "b.yml")
+        else:
+            assert load_yaml_text(text, "b.yml")["b"] == ["x" * scalar] * aliases
+    finally:
+        jsonio.MAX_YAML_ALIAS_BYTES = old

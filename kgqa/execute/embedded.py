@@ -46,6 +46,7 @@ import multiprocessing as mp
 import warnings
 import multiprocessing.connection as mpc
 import os
+import signal
 import sys
 import threading
 import time
@@ -335,6 +336,19 @@ def _answer_batch(conn, store, queries, max_rows, union, max_bytes, progress) ->
 
 
 # --------------------------------------------------------------------------- parent side
+
+
+#: Signals a worker raises itself (an abort on allocation failure under its memory limit, a
+#: crash): the query's own doing, final at once. Any other death (SIGKILL from the kernel's OOM
+#: killer or a person, SIGTERM, ...) came from outside: the query is run once more on a fresh
+#: worker and is final only when that fails too.
+SELF_INFLICTED = frozenset({signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE})
+
+
+def killed_from_outside(code: int | None) -> bool:
+    """Whether a worker's exit code says it was killed by a signal from outside (None: the
+    pipe broke and the exit code is not known yet, counted as such)."""
+    return code is None or (code < 0 and -code not in SELF_INFLICTED)
 
 
 class _Worker:
@@ -652,6 +666,7 @@ class EmbeddedEngine:
         terms = _Terms()  # the batch's distinct result cells, decoded once
         holders: dict[int, int] = {}  # index -> how many worker queues hold it (2 after a takeover)
         stolen: set[int] = set()  # taken over from a worker's queue (that worker may still answer them)
+        died: dict[int, int | None] = {}  # index -> exit code of the worker killed from outside while running it
         while True:
             now = time.monotonic()
             ready_workers = [w for w in self._pool if w.ready]
@@ -729,15 +744,22 @@ class EmbeddedEngine:
                             w.proc.join(0.5)
                         code = w.proc.exitcode if not w.proc.is_alive() else None
                         pos = w.last_started()
+                        retry = None
                         if pos is not None:  # the query it was running (or sending the answer of)
                             r = w.running()
                             start = r[1] if r is not None else w.started
                             i = take(w, pos)
-                            finish(i, Outcome(Status.EXEC_ERROR, None, self._death_message(code),
-                                              time.monotonic() - start))
+                            if killed_from_outside(code) and not died.get(i):
+                                died[i] = code  # a signal or the OOM killer: asked again on a fresh worker
+                                retry = i
+                            else:
+                                finish(i, Outcome(Status.EXEC_ERROR, None, self._death_message(code, died.get(i)),
+                                                  time.monotonic() - start))
                         elif not w.jobs and not w.ready:
                             raise RuntimeError(f"oxigraph worker failed to start (exit code {code})")
                         release(w)
+                        if retry is not None:
+                            pending.appendleft(retry)
                         self._replace(w)
                         break
                     if msg is not None:
@@ -774,11 +796,15 @@ class EmbeddedEngine:
                                       f"timeout: query ran longer than {timeout:g} s and was stopped",
                                       now - r[1]))
 
-    def _death_message(self, code: int | None) -> str:
+    def _death_message(self, code: int | None, first: int | None | bool = False) -> str:
+        """Why a query has no answer: its worker died (``first``: the exit code of an earlier
+        death from outside while running the same query, when it was retried)."""
+        again = "" if first is False else \
+            f"; the failure repeats: its worker was killed before (exit code {first}) and the query was run again"
         if self.memory_limit is not None and self.memory_limited and code in (-6, 134, -11, -9, 1):  # abort on allocation failure, or killed
             return transient(f"memory limit: the query needed more than {format_bytes(self.memory_limit)} "
-                             f"(query worker died, exit code {code}); raise it with --worker-memory")
-        return transient(f"query worker died (exit code {code}); the query may have exhausted memory")
+                             f"(query worker died, exit code {code}{again}); raise it with --worker-memory")
+        return transient(f"query worker died (exit code {code}{again}); the query may have exhausted memory")
 
     def close(self) -> None:
         if self._closed:

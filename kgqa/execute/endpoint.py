@@ -62,6 +62,7 @@ import re
 import threading
 import time
 import zlib
+from dataclasses import replace
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -87,8 +88,28 @@ from kgqa.sparql.lexer import tokenize
 from kgqa.model.answer import Answer, BooleanAnswer, TableAnswer
 from kgqa.model.outcome import Outcome, Status
 from kgqa.model.terms import BNode, IRI, Literal, Term, XSD_STRING
+from kgqa.model.urlguard import Guard, GuardedAsyncTransport, UrlRefused
 
 KIND = "sparql-endpoint"
+
+
+def scrub_answer(answer: Answer | None, secrets: Sequence[str]) -> Answer | None:
+    """``answer`` with every credential in ``secrets`` written ``***`` in its IRIs and literals
+    (an endpoint or system that echoes its API key never has it written: journal, cache, store)."""
+    if not secrets or not isinstance(answer, TableAnswer):
+        return answer
+
+    def clean(t: Any) -> Any:
+        if isinstance(t, (IRI, Literal)) and any(x in t.value for x in secrets):
+            v = t.value
+            for x in secrets:
+                v = v.replace(x, "***")
+            return replace(t, value=v)
+        return t
+
+    if not any(isinstance(t, (IRI, Literal)) and any(x in t.value for x in secrets) for row in answer.rows for t in row):
+        return answer
+    return TableAnswer(answer.variables, tuple(tuple(clean(t) for t in row) for row in answer.rows))
 BODY_SNIPPET = 300
 
 ACCEPT_RESULTS = ("application/sparql-results+json, application/sparql-results+xml;q=0.9, "
@@ -295,7 +316,12 @@ class SparqlEndpoint:
         self._limiter = RateLimiter(self.rps) if self.rps else None
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
         # with rps, sends are spaced when their bytes go out (no burst behind a slow first connect)
-        transport = PacedTransport(httpx.AsyncHTTPTransport(limits=limits), self._limiter) if self._limiter else None
+        # every request (redirect hops included) checked with the URL rule and sent to the
+        # address that was checked (kgqa.model.urlguard)
+        transport: httpx.AsyncBaseTransport = GuardedAsyncTransport(httpx.AsyncHTTPTransport(limits=limits),
+                                                                    Guard(self.urls))
+        if self._limiter:
+            transport = PacedTransport(transport, self._limiter)
         return httpx.AsyncClient(headers=self.headers, limits=limits, follow_redirects=False, timeout=None,
                                  transport=transport)
 
@@ -449,9 +475,9 @@ class SparqlEndpoint:
                        max_rows: int, deadline: float) -> tuple[Status, Answer | None, str]:
         if not self._secrets:
             return await self._attempt_once(url, params, accept, form, max_rows, deadline)
-        try:  # the messages name the URL and echo the server: without the credentials
+        try:  # the messages name the URL and echo the server, answers may echo it: without the credentials
             status, answer, message = await self._attempt_once(url, params, accept, form, max_rows, deadline)
-            return status, answer, self._scrub(message)
+            return status, scrub_answer(answer, self._secrets), self._scrub(message)
         except (_Retryable, _Failure) as e:
             e.message = self._scrub(e.message)
             e.args = (e.message,)
@@ -492,6 +518,8 @@ class SparqlEndpoint:
                     await response.aclose()
                 return self._interpret(response, body, form, max_rows)
             raise _Failure(Status.EXEC_ERROR, f"too many redirects from {url}")
+        except UrlRefused as e:  # the first URL or a redirect hop the URL rule does not allow
+            raise _Failure(Status.EXEC_ERROR, f"request to {url} refused: {e}") from None
         except httpx.TimeoutException as e:  # only when httpx times out before our deadline
             raise _Retryable(f"{type(e).__name__} from {url}: {e}") from None
         except httpx.TransportError as e:

@@ -42,7 +42,7 @@ import functools
 import hashlib
 import json
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import combinations, product
@@ -390,9 +390,52 @@ def _group_concat_confirmed(info, answer: Answer | None) -> bool | None:
     cols = _concat_columns(info, answer)
     if not cols:
         return None
-    seps = [a.separator if a.separator is not None else " " for a in info.aggregates if a.function.upper() == "GROUP_CONCAT"]
-    sep = seps[0] if seps else " "
+    sep = _concat_separator(info)
+    if sep == "":  # SEPARATOR="": the elements cannot be told apart in the value
+        longer = any(row[i] is not None and len(row[i].value) > 1 for row in answer.rows for i in cols)
+        return None if longer else False
     return any(row[i] is not None and sep in row[i].value for row in answer.rows for i in cols)
+
+
+def _concat_separator(info) -> str:
+    """The separator of the query's (first) GROUP_CONCAT; a space by default."""
+    seps = [a.separator if a.separator is not None else " " for a in info.aggregates if a.function.upper() == "GROUP_CONCAT"]
+    return seps[0] if seps else " "
+
+
+def distinct_orders(elements: Sequence[str], cap: int) -> int:
+    """How many distinct sequences the multiset ``elements`` can be ordered into (the multinomial
+    n! / (k1! k2! ...), computed as a product of binomials, never enumerated), or ``cap + 1``
+    as soon as it exceeds ``cap``: the cost stays small for any n."""
+    counts = sorted(Counter(elements).values())
+    if len(counts) > 1 and len(elements) > cap:  # two kinds of element: at least n orders
+        return cap + 1
+    out, seen = 1, 0
+    for k in counts:
+        seen += k
+        out *= comb(seen, k)
+        if out > cap:
+            return cap + 1
+    return out
+
+
+def _distinct_permutations(elements: Sequence[str]):
+    """Each distinct order of the multiset ``elements`` once (lexicographic next-permutation:
+    no order is produced twice, so the work is proportional to the number of distinct orders)."""
+    a = sorted(elements)
+    n = len(a)
+    while True:
+        yield tuple(a)
+        i = n - 2
+        while i >= 0 and a[i] >= a[i + 1]:
+            i -= 1
+        if i < 0:
+            return
+        j = n - 1
+        while a[j] <= a[i]:
+            j -= 1
+        a[i], a[j] = a[j], a[i]
+        a[i + 1:] = reversed(a[i + 1:])
 
 
 def _one_value_note(info, answer: TableAnswer) -> str:
@@ -503,12 +546,12 @@ def _set_alternatives(a: QueryAssessment, answers: list[Answer], kind: str) -> N
 def _group_concat_orders(info, answer: TableAnswer, bound: int) -> list[Answer] | None:
     """Every answer the GROUP_CONCAT columns of ``answer`` can take in another order of their
     elements (the answer itself first; a value is split at the separator), or None when there
-    are more than ``bound``."""
-    from itertools import permutations
-
+    are more than ``bound`` (counted before any is listed: time and memory stay bounded) or the
+    separator is empty (the elements cannot be recovered)."""
     cols = _concat_columns(info, answer)
-    seps = [x.separator if x.separator is not None else " " for x in info.aggregates if x.function.upper() == "GROUP_CONCAT"]
-    sep = seps[0] if seps else " "
+    sep = _concat_separator(info)
+    if sep == "":
+        return None
     cells: list[tuple[int, int, list]] = []
     total = 1
     for r, row in enumerate(answer.rows):
@@ -516,10 +559,11 @@ def _group_concat_orders(info, answer: TableAnswer, bound: int) -> list[Answer] 
             c = row[i]
             if c is None or sep not in c.value:
                 continue
-            orders = list(dict.fromkeys(sep.join(p) for p in permutations(c.value.split(sep))))
-            total *= len(orders)
+            parts = c.value.split(sep)
+            total *= distinct_orders(parts, bound)
             if total > bound:
                 return None
+            orders = list(dict.fromkeys(sep.join(p) for p in _distinct_permutations(parts)))
             cells.append((r, i, [replace(c, value=v) for v in orders]))
     out: list[Answer] = []
     for pick in product(*(terms for _r, _i, terms in cells)):

@@ -226,14 +226,21 @@ def read_json(path: Path) -> Any:
 #: "billion laughs" document of nested aliases expands to billions; benchmark files use none.
 MAX_YAML_ALIAS_NODES = 100_000
 
+#: Most characters of scalar text YAML aliases may add to a document when expanded: one 8 MB
+#: scalar named by 4,000 aliases (under the node cap) is 33 GB once a reader copies each
+#: (a JSON dump, a cache, a tokenizer); benchmark files use no aliases.
+MAX_YAML_ALIAS_BYTES = 16 << 20
+
 _YAML_LOADER = yaml.SafeLoader  # as yaml.safe_load: same values and messages
 
 
-def _yaml_expansion(node: yaml.Node) -> tuple[int, int, int]:
-    """``(distinct nodes, nodes when every alias is expanded, depth)`` of a composed YAML node
-    graph, in time linear in its distinct nodes (sizes are memoised per node, never expanded).
-    Raises ValueError for a recursive alias (a node that contains itself)."""
+def _yaml_expansion(node: yaml.Node) -> tuple[int, int, int, int, int]:
+    """``(distinct nodes, nodes when every alias is expanded, depth, characters of the distinct
+    scalars, characters of the scalars when every alias is expanded)`` of a composed YAML node graph, in time linear
+    in its distinct nodes (sizes are memoised per node, never expanded). Raises ValueError for
+    a recursive alias (a node that contains itself)."""
     size: dict[int, int] = {}
+    nbytes: dict[int, int] = {}
     depth: dict[int, int] = {}
     on_path: set[int] = set()
     stack: list[tuple[yaml.Node, bool]] = [(node, False)]
@@ -251,6 +258,8 @@ def _yaml_expansion(node: yaml.Node) -> tuple[int, int, int]:
         if done:
             kids = children(n)
             size[key] = 1 + sum(size[id(c)] for c in kids)
+            nbytes[key] = sum(nbytes[id(c)] for c in kids) if kids else len(n.value) if isinstance(
+                n, yaml.ScalarNode) else 0
             depth[key] = (1 + max((depth[id(c)] for c in kids), default=0)) if isinstance(
                 n, (yaml.MappingNode, yaml.SequenceNode)) else 0
             on_path.discard(key)
@@ -266,13 +275,15 @@ def _yaml_expansion(node: yaml.Node) -> tuple[int, int, int]:
                 raise ValueError("recursive alias (a node that contains itself)")
             if id(c) not in size:
                 stack.append((c, False))
-    return len(size), size[id(node)], depth[id(node)]
+    distinct_bytes = sum(nbytes[k] for k in nbytes if size[k] == 1)  # scalars (and empty collections)
+    return len(size), size[id(node)], depth[id(node)], distinct_bytes, nbytes[id(node)]
 
 
 def load_yaml_text(text: str, path: Path | str, what: str = "YAML document") -> Any:
     """The parsed YAML document in ``text`` (safe: no object construction), with bounded
     expansion: the node graph is composed first and measured without expanding aliases; more
-    than :data:`MAX_YAML_ALIAS_NODES` nodes added by aliases, a recursive alias, or nesting
+    than :data:`MAX_YAML_ALIAS_NODES` nodes or :data:`MAX_YAML_ALIAS_BYTES` characters of text added
+    by aliases, a recursive alias, or nesting
     deeper than :data:`MAX_DEPTH` is an :class:`InputError` before anything is constructed.
     Malformed YAML: an InputError with its line and column."""
     loader = None
@@ -282,12 +293,16 @@ def load_yaml_text(text: str, path: Path | str, what: str = "YAML document") -> 
         if node is None:
             return None
         try:
-            distinct, expanded, deepest = _yaml_expansion(node)
+            distinct, expanded, deepest, text_bytes, expanded_bytes = _yaml_expansion(node)
         except ValueError as e:
             raise InputError(path, f"{what} refused: {e}") from None
         if expanded - distinct > MAX_YAML_ALIAS_NODES:
             raise InputError(path, f"{what} refused: its aliases expand {distinct:,} nodes to {expanded:,} (more than "
                                    f"{MAX_YAML_ALIAS_NODES:,} added by aliases; a YAML alias bomb?)")
+        if expanded_bytes - text_bytes > MAX_YAML_ALIAS_BYTES:
+            raise InputError(path, f"{what} refused: its aliases expand {text_bytes:,} characters of text to "
+                                   f"{expanded_bytes:,} (more than {MAX_YAML_ALIAS_BYTES:,} added by aliases; "
+                                   "a YAML alias bomb?)")
         if deepest > MAX_DEPTH:
             raise InputError(path, f"{what} nested deeper than {MAX_DEPTH} levels; not a benchmark file")
         return loader.construct_document(node)

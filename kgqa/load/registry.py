@@ -362,6 +362,8 @@ def where(entry: Entry) -> Where:
 def _download(f: DataFile, dest: Path, verify: bool) -> Path:
     import httpx
 
+    from kgqa.model.urlguard import UrlRefused, guarded_client
+
     if not f.url:
         raise InputError(dest, "file is not available locally and has no download URL")
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -369,7 +371,9 @@ def _download(f: DataFile, dest: Path, verify: bool) -> Path:
     tmp = Path(tmp_name)
     h = hashlib.sha256()
     try:
-        with os.fdopen(fd, "wb") as out, httpx.stream("GET", f.url, follow_redirects=True, timeout=60.0) as resp:
+        # every redirect hop checked with the URL rule, each connection pinned to the checked address
+        with os.fdopen(fd, "wb") as out, guarded_client(f.url, follow_redirects=True, timeout=60.0) as client, \
+                client.stream("GET", f.url) as resp:
             if resp.status_code != 200:
                 raise InputError(f.url, f"download failed: HTTP {resp.status_code}")
             total = int(resp.headers.get("content-length") or 0) or None
@@ -390,6 +394,8 @@ def _download(f: DataFile, dest: Path, verify: bool) -> Path:
         return dest
     except httpx.HTTPError as e:
         raise InputError(f.url, f"download failed: {e}") from None
+    except UrlRefused as e:
+        raise InputError(f.url, f"download refused: {e}") from None
     finally:
         if tmp.exists():
             tmp.unlink()

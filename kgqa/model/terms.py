@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation, Overflow
 from collections.abc import Hashable, Iterable
 from typing import Any, Literal as _Lit, Union
 from urllib.parse import unquote
@@ -201,14 +201,25 @@ _DATE = re.compile(r"^(-?\d{4,})-(\d{2})-(\d{2})(Z|[+-]\d{2}:\d{2})?$")
 _DATETIME = re.compile(r"^(-?\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2}(?:\.\d+)?)(Z|[+-]\d{2}:\d{2})?$")
 
 
+#: the arithmetic context of numeric keys: the default precision, the widest exponents (the
+#: default context's +-999999 made "1E100000000" raise decimal.Overflow and "1E-1000000" equal 0)
+_WIDE = Context(prec=28, Emax=MAX_EMAX, Emin=MIN_EMIN)
+
+
 def _number(text: str) -> Decimal | None:
-    if not _NUMBER.match(text):
+    """The value of a numeric lexical form, rounded to 28 significant digits (as before), or
+    None (the caller then compares the lexical form) when it is no number or its exponent is
+    beyond what a Decimal holds (|exponent| > 10**18). A huge or tiny exponent within that
+    range is kept as it is: no overflow to an error, no underflow to 0."""
+    m = _NUMBER.match(text)
+    if not m:
         return None
+    if not m.group(1).strip("0."):  # zero, whatever its exponent
+        return Decimal(0)
     try:
-        d = Decimal(text.strip())
-    except InvalidOperation:  # pragma: no cover - regex guards this
+        return _WIDE.normalize(Decimal(text.strip()))
+    except (InvalidOperation, Overflow):  # exponent beyond 10**18: Decimal cannot hold it
         return None
-    return d.normalize() if d != 0 else Decimal(0)
 
 
 def _date_key(text: str) -> tuple | None:

@@ -3,6 +3,6 @@ database (SQLite by default, PostgreSQL through the same code), with versioned s
 migrations (:mod:`kgqa.store.schema`). :mod:`kgqa.store.runner` evaluates a stored experiment
 through the pipeline; the web platform (:mod:`kgqa.web`) and ``kgqa experiments`` read it."""
 
-from kgqa.store.store import Experiment, ImmutableError, Store, default_store_path, store_url
+from kgqa.store.store import Experiment, ImmutableError, Store, StoreError, default_store_path, store_url
 
-__all__ = ["Experiment", "ImmutableError", "Store", "default_store_path", "store_url"]
+__all__ = ["Experiment", "ImmutableError", "Store", "StoreError", "default_store_path", "store_url"]

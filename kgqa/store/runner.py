@@ -30,7 +30,8 @@ from kgqa import api
 from kgqa.api import PROTOCOLS, profile_names  # noqa: F401  (the names the web app asks for)
 from kgqa.api import dataset_names as registry_names  # noqa: F401
 from kgqa.model import Dataset, InputError, Run
-from kgqa.store.store import LostClaim
+from kgqa.store.store import LostClaim, StoreError
+from kgqa.model.urlguard import UrlRule, current_rule, using
 
 Progress = Callable[[int, int, str], None]
 
@@ -75,6 +76,10 @@ class Result:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+#: Most characters of an unexpected error's text kept as an experiment's failure message
+MAX_FAILURE_TEXT = 500
 
 
 def safe_filename(name: str | None, default: str = "upload.json") -> str:
@@ -227,13 +232,16 @@ def stored_inputs(store: Any, e: Any, d: Path, *, kgs: dict[str, str], timeout: 
 
 
 def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, timeout: float = 30.0,
-                   system_url: str | None = None, kg_url: str | None = None, owner: str | None = None) -> bool:
+                   system_url: str | None = None, kg_url: str | None = None, owner: str | None = None,
+                   url_rule: UrlRule | None = None) -> bool:
     """Evaluate the stored experiment ``eid`` and record the result (or the failure, with a
     message naming file and record). ``kgs`` maps the KG names the server offers to ``--kg``
     values; ``system_url``: the live system's URL as given, credentials included (the store
     keeps it with them as ``***``; without it such an experiment fails, saying so); ``kg_url``
     the same for a SPARQL endpoint named as the KG. Input files
-    are materialised from the store into a private temporary folder. Returns True when the
+    are materialised from the store into a private temporary folder. ``url_rule``: what every
+    request of the evaluation may reach, each redirect hop included (the web server's: public
+    hosts and the listed ones; kgqa.model.urlguard). Returns True when the
     experiment finished. No message, progress note or log line carries the credentials.
 
     ``owner``: the worker holding the experiment's lease (:meth:`Store.claim`): it records
@@ -256,14 +264,15 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
         def progress(done: int, total: int, note: str) -> None:
             try:
                 store.progress(eid, done, total, note, **held)
-            except DBAPIError:
+            except (DBAPIError, StoreError):
                 pass  # the store is away: the note is skipped, the evaluation goes on
 
-        res = evaluate_inputs(inp, progress)
+        with using(url_rule or current_rule()):
+            res = evaluate_inputs(inp, progress)
         wait_for_store(lambda: store.finish(eid, res.evaluation, headline=res.headline, **held,
                                             kg_fingerprint=res.kg_fingerprint, dataset_checksum=res.dataset_checksum))
         return True
-    except (LostClaim, DBAPIError):
+    except (LostClaim, DBAPIError, StoreError):
         raise  # not the experiment's failure: another worker has it, or the store is gone for good
     except InputError as err:
         _record_failure(store, eid, _redact(strip_tmp(str(err), tmp), secrets), owner)
@@ -274,8 +283,11 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
             _record_failure(store, eid, OUT_OF_MEMORY, owner)
             return False
         print(_redact(traceback.format_exc(), secrets), file=sys.stderr, end="")
-        message = _redact(strip_tmp(f"internal error: {type(err).__name__}: {err}", tmp), secrets)
-        _record_failure(store, eid, message, owner)
+        # redacted before it is cut (a secret is never left half there)
+        text = " ".join(_redact(strip_tmp(str(err), tmp), secrets).split())
+        if len(text) > MAX_FAILURE_TEXT:  # e.g. a library's error that quotes megabytes of its input
+            text = text[:MAX_FAILURE_TEXT] + f"... ({len(text):,} characters)"
+        _record_failure(store, eid, f"internal error: {type(err).__name__}: {text}", owner)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return False
@@ -294,8 +306,8 @@ def wait_for_store(write: Callable[[], Any], wait_s: float | None = None) -> Any
     while True:
         try:
             return write()
-        except OperationalError:
-            if time.monotonic() + pause > deadline:
+        except (OperationalError, StoreError) as err:
+            if not getattr(err, "operational", True) or time.monotonic() + pause > deadline:
                 raise
             time.sleep(pause)  # noqa: a backoff, not a synchronisation
             pause = min(pause * 2, 10.0)

@@ -10,6 +10,7 @@ experiment. Deleting is allowed (``kgqa experiments delete``).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import math
@@ -25,9 +26,10 @@ from typing import Any
 
 from sqlalchemy import and_, create_engine, delete, event, func, insert, or_, select, update
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import OperationalError, IntegrityError
 
 import kgqa
+from kgqa.model import InputError
 from kgqa.store import schema
 from kgqa.store.schema import experiments as T_EXP
 from kgqa.store.schema import files as T_FILES
@@ -97,6 +99,46 @@ def store_url(spec: str | Path | None) -> str:
     p = Path(s).expanduser().resolve()
     p.parent.mkdir(parents=True, exist_ok=True)
     return f"sqlite+pysqlite:///{p}"
+
+
+class StoreError(InputError):
+    """The store cannot be read or written (disk full, read-only, locked, unreachable): one
+    line naming the store and the cause, never SQLAlchemy's text with the statement and its
+    parameters (which can be megabytes of an evaluation). ``operational``: the database could
+    not be reached or written for now (a restart, a lock, a full disk): a writer may wait it out
+    (:func:`kgqa.store.runner.wait_for_store`)."""
+
+    operational: bool = False
+
+
+#: Most characters of a database's own message kept in a :class:`StoreError`
+MAX_DB_MESSAGE = 300
+
+_FULL = ("database or disk is full", "no space left on device", "disk full", "could not extend file")
+
+
+def store_error_message(e: BaseException) -> str:
+    """One line for a database or file error of the store: the cause, truncated, without the
+    statement or its parameters; a full disk says what to do."""
+    text = " ".join(str(e).split("\n")[0].split())
+    if isinstance(e, OSError) and e.strerror:
+        text = e.strerror
+    if len(text) > MAX_DB_MESSAGE:
+        text = text[:MAX_DB_MESSAGE] + "..."
+    if getattr(e, "errno", None) == errno.ENOSPC or any(w in text.lower() for w in _FULL):
+        return (f"cannot write: No space left on device ({text}); the experiment was not recorded "
+                "(the scores printed stand): free space or record it in another store (--store)")
+    return f"database error: {type(e).__name__}: {text or 'no detail'}"
+
+
+def _clear_error(ctx: Any, shown: str) -> None:
+    """SQLAlchemy's ``handle_error`` hook: every database error but an integrity conflict
+    (handled where it can happen) becomes a :class:`StoreError`."""
+    if isinstance(ctx.sqlalchemy_exception, IntegrityError):
+        return
+    err = StoreError(shown, store_error_message(ctx.original_exception))
+    err.operational = isinstance(ctx.sqlalchemy_exception, OperationalError)
+    raise err from None
 
 
 def _now() -> str:
@@ -294,13 +336,19 @@ class Store:
     :func:`default_store_path`). Opening migrates the schema (:mod:`kgqa.store.schema`)."""
 
     def __init__(self, spec: str | Path | None = None):
-        self.url = store_url(spec)
+        try:
+            self.url = store_url(spec)
+        except OSError as e:
+            raise StoreError(str(spec), store_error_message(e)) from None
         kw: dict[str, Any] = {}
         if self.url.startswith("sqlite"):
             kw["connect_args"] = {"check_same_thread": False, "timeout": 30}
         self.engine: Engine = create_engine(self.url, **kw)
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
+        shown = self.url.split("///", 1)[1] if self.url.startswith("sqlite") and "///" in self.url else \
+            self.engine.url.render_as_string(hide_password=True)
+        event.listen(self.engine, "handle_error", lambda ctx: _clear_error(ctx, shown))
         self.schema_found = schema.migrate(self.engine)
 
     def __repr__(self) -> str:

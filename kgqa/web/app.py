@@ -34,7 +34,7 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 from kgqa.load import registry
-from kgqa.store import Store
+from kgqa.store import Store, StoreError
 from kgqa.web.context import HERE, Settings, Web, web_of
 from kgqa.web.limits import BodyLimit
 from kgqa.web.routes import experiments, new, pages
@@ -93,6 +93,8 @@ async def _not_found(request: Request, exc: Exception) -> Response:
 
 
 async def _server_error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, StoreError):  # disk full, database unreachable: the cause, in one line
+        return await web_of(request).error(request, 503, f"the experiment store failed: {exc.problem.message}")
     return await web_of(request).error(request, 500, f"internal error: {type(exc).__name__}")
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import jinja2
 from starlette.concurrency import run_in_threadpool
@@ -21,6 +22,7 @@ from starlette.templating import Jinja2Templates
 import kgqa
 from kgqa.load import formats as load_formats
 from kgqa.model import InputError
+from kgqa.model.urlguard import UrlRule
 from kgqa.report import numbers
 from kgqa.store import Store
 from kgqa.store.export import FORMATS
@@ -96,8 +98,12 @@ class Web:
         self.templates = templates()
         self.views = Views(store)
         self.url_hosts = frozenset(h.strip().strip("[]").lower() for h in settings.allowed_url_hosts if h.strip())
+        # what the jobs' requests may reach, redirect hops included: public hosts, the listed hosts,
+        # and the hosts of the endpoints the server was started with (the operator's own)
+        own = {urlsplit(v).hostname or "" for v in settings.kgs.values() if str(v).startswith(("http://", "https://"))}
+        url_rule = UrlRule(public_only=True, allowed_hosts=self.url_hosts | {h.lower() for h in own if h})
         self.jobs = Jobs(store, settings.kgs, workers=settings.workers, timeout=settings.timeout,
-                         refuse=self.refuse_stored, memory_mb=settings.worker_memory_mb)
+                         refuse=self.refuse_stored, memory_mb=settings.worker_memory_mb, url_rule=url_rule)
         self.checker = Checker(settings.upload_workers, settings.upload_queue, memory_mb=settings.worker_memory_mb)
         self.reports: dict[str, tuple[bytes, str]] = {}  # experiment id -> (HTML report, its CSP)
 

@@ -42,7 +42,8 @@ from typing import Any
 
 from sqlalchemy.exc import DBAPIError
 
-from kgqa.store import Store
+from kgqa.model.urlguard import UrlRule
+from kgqa.store import Store, StoreError
 from kgqa.store.store import LEASE_S, LostClaim, owner_id
 
 #: a worker lost this many times on one experiment (its process killed while the server ran)
@@ -53,11 +54,12 @@ _STORES: dict[str, Store] = {}
 
 
 def run_in_worker(url: str, eid: str, kgs: dict[str, str], timeout: float, system_url: str | None = None,
-                  kg_url: str | None = None, lost: str | None = None) -> str:
+                  kg_url: str | None = None, lost: str | None = None, url_rule: UrlRule | None = None) -> str:
     """The body of one job, in a worker process: the store opened once per process;
     ``system_url`` / ``kg_url`` the live system's / SPARQL endpoint's URL with its credentials
     (never stored); ``lost``: how the worker last evaluating it ended (a job queued again
-    after its pool broke). Returns what became of it: ``finished``, ``failed``, ``held`` (a
+    after its pool broke); ``url_rule``: what every request of the job may reach (each redirect
+    hop). Returns what became of it: ``finished``, ``failed``, ``held`` (a
     live worker has it, or it is done) or ``lost`` (another worker took it over)."""
     from kgqa.store import runner
 
@@ -75,7 +77,7 @@ def run_in_worker(url: str, eid: str, kgs: dict[str, str], timeout: float, syste
     beat.start()
     try:
         ok = runner.run_experiment(store, eid, kgs=kgs, timeout=timeout, system_url=system_url, kg_url=kg_url,
-                                   owner=owner)
+                                   owner=owner, url_rule=url_rule)
     except LostClaim:
         return "lost"
     finally:
@@ -114,7 +116,7 @@ class Heartbeat:
             try:
                 if not self.store.heartbeat(self.eid, self.owner):
                     return  # taken over: the next write of the run raises LostClaim
-            except DBAPIError:
+            except (DBAPIError, StoreError):
                 continue
 
 
@@ -188,8 +190,10 @@ class Jobs:
     resumed experiment may name a system URL this server was not started to ask)."""
 
     def __init__(self, store: Store, kgs: dict[str, str], *, workers: int = 1, timeout: float = 30.0,
-                 refuse: Callable[[Any], str | None] = lambda e: None, memory_mb: float = 0.0):
+                 refuse: Callable[[Any], str | None] = lambda e: None, memory_mb: float = 0.0,
+                 url_rule: UrlRule | None = None):
         self.store = store
+        self.url_rule = url_rule
         self.kgs = dict(kgs)
         self.workers = max(1, workers)
         self.timeout = timeout
@@ -224,7 +228,7 @@ class Jobs:
         while not self._stopping.wait(LEASE_S / 3):
             try:
                 self.resume()
-            except DBAPIError:
+            except (DBAPIError, StoreError):
                 continue  # the store is away: asked again next time
 
     def submit(self, eid: str, system_url: str | None = None, kg_url: str | None = None) -> None:
@@ -250,7 +254,7 @@ class Jobs:
 
     def _submit(self, eid: str, lost: str | None) -> None:
         system_url, kg_url = self._queued[eid]
-        job = (run_in_worker, self.store.url, eid, self.kgs, self.timeout, system_url, kg_url, lost)
+        job = (run_in_worker, self.store.url, eid, self.kgs, self.timeout, system_url, kg_url, lost, self.url_rule)
         for attempt in range(2):
             with self._lock:
                 pool = self._get_pool()
@@ -277,7 +281,7 @@ class Jobs:
             self._queued.pop(eid, None)
         if err is None:
             return
-        if isinstance(err, (DBAPIError, LostClaim)):  # the store is away, or another worker has it
+        if isinstance(err, (DBAPIError, StoreError, LostClaim)):  # the store is away, or another worker has it
             print(f"kgqa web: experiment {eid}: left for later: {type(err).__name__}: {err}", file=sys.stderr)
             return
         print(f"kgqa web: experiment {eid}: worker failed: {type(err).__name__}: {err}", file=sys.stderr)
@@ -288,7 +292,7 @@ class Jobs:
             lost = self._renew(pool)
             if not self._stopping.is_set():
                 self._send(eid, lost.get(eid))
-        except DBAPIError as err:  # the store is away: the watch thread queues it once it is back
+        except (DBAPIError, StoreError) as err:  # the store is away: the watch thread queues it once it is back
             with self._lock:
                 self._queued.pop(eid, None)
             print(f"kgqa web: experiment {eid}: left for later: {type(err).__name__}: {err}", file=sys.stderr)
@@ -326,7 +330,7 @@ class Jobs:
         host = socket.gethostname()
         try:
             self.store.release(prefixes=[f"{host}:{pid}:" for pid in pids])
-        except DBAPIError:
+        except (DBAPIError, StoreError):
             pass  # the next server takes the leases over (their processes are gone)
 
     def _fail(self, eid: str, message: str) -> None:

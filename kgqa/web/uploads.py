@@ -15,7 +15,6 @@ import asyncio
 import bz2
 import os
 import gzip
-import ipaddress
 import lzma
 import re
 import socket
@@ -29,6 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kgqa.model import InputError
+from kgqa.model.urlguard import UrlRule, resolve_addresses
 from kgqa.web.jobs import stop_pool, worker_context, worker_setup
 
 #: CLI advice in loader and pipeline messages -> what a web user does instead.
@@ -232,18 +232,6 @@ def _worker_init(memory_mb: float = 0.0, server_pid: int | None = None) -> None:
 # --------------------------------------------------------------------------- URLs the server asks
 
 
-def _blocked(addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    if getattr(addr, "ipv4_mapped", None):
-        addr = addr.ipv4_mapped  # type: ignore[union-attr]
-    for attr, word in (("is_loopback", "loopback"), ("is_unspecified", "unspecified"), ("is_link_local", "link-local"),
-                       ("is_multicast", "multicast"), ("is_private", "private"), ("is_reserved", "reserved")):
-        if getattr(addr, attr):
-            return word
-    if not addr.is_global:
-        return "non-global"
-    return None
-
-
 def check_url(url: str, field_name: str, allowed_hosts: frozenset[str] | set[str],
               resolve: Any = socket.getaddrinfo) -> str:
     """``url`` when the server may ask it: http(s), a host name, and every address it resolves
@@ -264,16 +252,10 @@ def check_url(url: str, field_name: str, allowed_hosts: frozenset[str] | set[str
         return u
     hint = f"start the server with --allowed-url-host {host} to allow it"
     try:
-        addrs = {ipaddress.ip_address(host)}
-    except ValueError:
-        try:
-            infos = resolve(host, port or (443 if parts.scheme == "https" else 80), type=socket.SOCK_STREAM)
-        except (OSError, UnicodeError) as err:
-            raise InputError(field_name, f"cannot resolve {host!r}: {err}") from None
-        addrs = {ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos}
-    for a in sorted(addrs, key=str):
-        why = _blocked(a)
-        if why:
-            shown = host if host == str(a) else f"{host} ({a})"
-            raise InputError(field_name, f"{shown} is a {why} address: this server only asks public hosts ({hint})")
+        addrs = resolve_addresses(host, port or (443 if parts.scheme == "https" else 80), resolve)
+    except (OSError, UnicodeError) as err:
+        raise InputError(field_name, f"cannot resolve {host!r}: {err}") from None
+    why = UrlRule(public_only=True).refusal(host, addrs, strict=True)
+    if why:
+        raise InputError(field_name, f"{why}: this server only asks public hosts ({hint})")
     return u

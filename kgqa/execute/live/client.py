@@ -107,6 +107,7 @@ from kgqa.execute.live.protocols import (
 from kgqa.model import Dataset, InputError, Prediction, Problem, Run, Status
 from kgqa.model.answer import from_results_json, to_results_json
 from kgqa.model.progress import progress_bar
+from kgqa.model.urlguard import Guard, GuardedAsyncTransport, UrlRefused
 
 #: outcome of asking -> the status of the prediction it becomes
 OUTCOME_STATUS = {
@@ -295,6 +296,9 @@ def secrets_of(url: str, headers: dict[str, str]) -> list[str]:
     header values (ones under 3 characters cannot be told from ordinary text)."""
     u = httpx.URL(url)
     found = [u.password, *headers.values(), u.username if len(u.username) >= 8 else ""]
+    # the credential of "Bearer TOKEN" / "Basic B64" / "Token X" alone, as a system may echo it
+    found += [v.split(None, 1)[1].strip() for v in headers.values() if len(v.split(None, 1)) == 2
+              and len(v.split(None, 1)[1].strip()) >= 8]
     found += [v for k, v in u.params.multi_items() if _SECRET_PARAM.search(k)]
     out = {x for x in found if x and len(x) >= 3}
     # also the percent-encoded and the basic-auth forms they may appear in
@@ -306,8 +310,9 @@ def secrets_of(url: str, headers: dict[str, str]) -> list[str]:
     return sorted(out, key=len, reverse=True)
 
 
-#: the parts of a journal record that carry free text from the system or the network
-FREE_TEXT = ("message", "raw", "warnings")
+#: the parts of a journal record that come from the dataset, not from the system: every other
+#: part (the answers and the query too) is written with the credentials as ``***``
+DATASET_FIELDS = frozenset({"id", "item", "lang", "question"})
 
 
 def scrub(value: Any, secrets: list[str]) -> Any:
@@ -574,8 +579,8 @@ class _Asker:
             if outcome != "ok":
                 rec["transient"] = transient
             rec["client"] = self.client_settings
-            for key in FREE_TEXT:  # never the question, the query or the answers: those are data
-                if key in rec:
+            for key in rec:  # everything the system sent (answers and query included), not the dataset's
+                if key not in DATASET_FIELDS:
                     rec[key] = scrub(rec[key], self.secrets)
             return rec
 
@@ -587,6 +592,8 @@ class _Asker:
                 return done("timeout", f"no complete response within {self.s.timeout:g} s", transient=True)
             except _Refused as e:
                 return done("refused", str(e))
+            except UrlRefused as e:  # the URL rule (kgqa.model.urlguard): e.g. a non-public address
+                return done("refused", f"{display_url(str(self.url))}: {e}")
             except _HttpError as e:
                 state["status"] = e.status
                 return done("http_error", e.message)
@@ -653,6 +660,8 @@ async def _ask_all(asker: _Asker, todo: list[Question], commit: Callable[[list[d
     verify: Any = _ssl_context() if asker.url.scheme == "https" else False
     transport: httpx.AsyncBaseTransport = httpx.AsyncHTTPTransport(
         limits=limits, trust_env=False, verify=verify, socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+    # the URL rule checked at every request, the connection pinned to the checked address
+    transport = GuardedAsyncTransport(transport, Guard(str(asker.url)))
     if asker.limiter is not None:  # sends 1/rps apart, measured when the bytes go out
         transport = PacedTransport(transport, asker.limiter)
     loop = asyncio.get_running_loop()
