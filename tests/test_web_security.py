@@ -182,7 +182,7 @@ def test_every_response_carries_the_security_headers(server, tmp_path):
                   "Content-Type: multipart/form-data; boundary=b\r\n\r\n".encode())
         head = s.recv(65536).decode("latin-1").lower()
     assert head.startswith("http/1.1 413") and all(f"\r\n{h}:" in head for h in HEADERS)
-    # a 500: the store loses its table under a running server
+    # a 503: the store loses its table under a running server
     with WebServer(tmp_path / "broken.sqlite", tmp_path) as srv, httpx.Client(base_url=srv.base, timeout=30) as c:
         assert c.get("/").status_code == 200
         con = sqlite3.connect(tmp_path / "broken.sqlite")
@@ -190,8 +190,11 @@ def test_every_response_carries_the_security_headers(server, tmp_path):
         con.commit()
         con.close()
         r = c.get("/")
-        assert r.status_code == 500 and secured(r)
-        assert "internal error: OperationalError" in error_text(r.text) and "Traceback" not in r.text
+        # a database error is the store's, said in one line (never SQLAlchemy's statement)
+        assert r.status_code == 503 and secured(r)
+        text = error_text(r.text)
+        assert "the experiment store failed: database error: OperationalError: no such table" in text
+        assert "SELECT" not in text and "Traceback" not in r.text
 
 
 # --------------------------------------------------------------------------- URLs the server asks

@@ -32,6 +32,8 @@ from html import escape
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from kgqa.store import StoreError
+
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 WILDCARD = ("0.0.0.0", "::", "")
@@ -199,7 +201,11 @@ class Security:
             await self.app(scope, receive, send_wrapper)
         except Exception as err:  # the 500 page carries the headers too (Starlette's own handler sits outside)
             traceback.print_exc(file=sys.stderr)
-            if not started:
+            if started:
+                return
+            if isinstance(err, StoreError):  # disk full, database unreachable: the cause, in one line
+                await refuse(503, f"the experiment store failed: {err.problem.message}")
+            else:
                 await refuse(500, f"internal error: {type(err).__name__}")
 
 
