@@ -9,7 +9,7 @@ import typer
 
 from kgqa.cli._output import out, print_or_write, save_evaluations, write_text
 from kgqa.cli.options import CompareFormat, DatasetFormatOption, ExecutionOptions, InputOptions, OutputFileOption
-from kgqa.cli.options import ReportFormat, RunFormatOption, TimeoutOption
+from kgqa.cli.options import MeasuresOption, ReportFormat, RunFormatOption, TimeoutOption, measure_list
 from kgqa.model import InputError
 
 
@@ -35,7 +35,7 @@ def compare_cmd(
     runs: list[str] = typer.Argument(..., help="Two or more run files."),
     baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="Compare every run with this one (a run file or run name); default: all pairs."),
     profile: str = typer.Option("kgqa", "--profile", "-p", help="Scoring convention or a profile .yaml file."),
-    measures: Optional[str] = typer.Option(None, "--measures", "-m", help="Comma-separated measures (replaces the profile's list)."),
+    measures: MeasuresOption = None,
     lang: str = typer.Option("all", "--lang", help="Languages for per-language datasets, comma-separated, or 'all'."),
     fmt: CompareFormat = typer.Option(CompareFormat.table, "--format", "-f", help="Output format."),
     seed: int = typer.Option(0, "--seed", help="Seed of every bootstrap and randomization test (same seed, same output)."),
@@ -59,6 +59,7 @@ def compare_cmd(
     """Compare runs: means with bootstrap CIs, paired tests, Holm/BH-corrected p-values, W/T/L."""
     from kgqa import api
 
+    measures = measure_list(measures)
     if len(runs) < 2:
         raise InputError("compare", f"needs at least two runs, got {len(runs)}")
     if family not in ("measure", "all"):
@@ -107,13 +108,14 @@ def show_cmd(
     qid: str = typer.Option(..., "--id", help="Question id."),
     run_name: Optional[str] = typer.Option(None, "--run", help="Which run of a file with several."),
     profile: str = typer.Option("kgqa", "--profile", "-p", help="Scoring convention (DATASET RUN form)."),
-    measures: Optional[str] = typer.Option(None, "--measures", "-m", help="Measures (DATASET RUN form)."),
+    measures: MeasuresOption = None,
     lang: str = typer.Option("all", "--lang", help="Languages (DATASET RUN form)."),
     kg: Optional[str] = typer.Option(None, "--kg", help="Execute queries on this KG (DATASET RUN form)."),
 ) -> None:
     """One question in full: text, queries, answers, outcome, every measure, characteristics, taxonomy."""
     from kgqa import api
 
+    measures = measure_list(measures)
     if len(args) == 1:
         evals = api.load_evaluations(args)
     else:

@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from kgqa.cli._output import Console, emit_breakdowns, record, resumable, save_evaluations, say, serve_demo
 from kgqa.cli.options import DatasetFormatOption, ExecutionOptions, InputOptions, OutputFormat, OutputOptions
-from kgqa.cli.options import RunFormatOption, SystemOptions, TimeoutOption
+from kgqa.cli.options import MeasuresOption, RunFormatOption, SystemOptions, TimeoutOption, measure_list
 from kgqa.score.profiles import names as profile_names  # the --profile help (nothing is parsed); see test_architecture
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def evaluate_cmd(
     dataset: str = typer.Argument(..., help="Registry name (kgqa datasets list) or dataset file."),
     runs: Optional[list[str]] = typer.Argument(None, help="One or more run files (or none with --system)."),
     profile: str = typer.Option("kgqa", "--profile", "-p", help=f"Scoring convention: {', '.join(profile_names())}, or a profile .yaml file."),
-    measures: Optional[str] = typer.Option(None, "--measures", "-m", help="Comma-separated measures, e.g. 'F1(rule=gerbil),AnswerEM' (replaces the profile's list)."),
+    measures: MeasuresOption = None,
     lang: str = typer.Option("all", "--lang", help="Languages to score for per-language datasets (Text2SPARQL), comma-separated, or 'all'."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="Output format."),
     per_question: bool = typer.Option(False, "--per-question", "-q", help="Also print the per-question table."),
@@ -122,6 +122,7 @@ def evaluate_cmd(
     strict: bool = typer.Option(False, "--strict", help="Exit with status 3 when the set-up check warns (under half of the questions in the run, n = 0, a copy of the gold answers, a live system failing questions, failing endpoint, a score file given as a run)."),
 ) -> None:
     """Score one or more runs on a dataset."""
+    measures = measure_list(measures)
     ex = ExecutionOptions(kg=kg, graph=graph, gold_answers=gold_answers, timeout=timeout, normalise=not no_normalise,
                           sandbox_gold=sandbox_gold, reexecute=reexecute, cache=not no_cache,
                           engine_caps={"--worker-memory": worker_memory, "--max-result-bytes": max_result_bytes,

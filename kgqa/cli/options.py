@@ -29,6 +29,20 @@ from kgqa.cli._output import system_headers
 from kgqa.model import InputError
 
 
+#: ``-m``/``--measures``, repeatable: every occurrence counts (``-m BLEU -m F1`` is ``-m BLEU,F1``);
+#: :func:`measure_list` joins them for the library.
+MeasuresOption = Annotated[Optional[list[str]], typer.Option(
+    "--measures", "-m", help="Measures, comma-separated and/or repeated (-m BLEU -m 'QueryEM(norm=whitespace)'); "
+                             "replaces the profile's list.")]
+
+
+def measure_list(measures: Optional[list[str]]) -> Optional[str]:
+    """The ``-m`` options given (each possibly comma-separated) as one comma-separated list, in
+    order; None when none was given (the profile's list)."""
+    given = [m.strip() for m in measures or () if m and m.strip()]
+    return ",".join(given) if given else None
+
+
 class OutputFormat(str, Enum):
     """``kgqa evaluate`` / ``kgqa demo``: an evaluation's scores."""
 
