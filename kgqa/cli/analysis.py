@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from kgqa.cli._output import out, print_or_write, save_evaluations, write_text
+from kgqa.cli.options import AllowForeignKgOption, AllowGoldCopyOption, AllowScoreFileOption, MaxKgFailuresOption
 from kgqa.cli.options import CompareFormat, DatasetFormatOption, ExecutionOptions, InputOptions, OutputFileOption
 from kgqa.cli.options import MeasuresOption, ReportFormat, RunFormatOption, TimeoutOption, measure_list
 from kgqa.model import InputError
@@ -54,6 +55,10 @@ def compare_cmd(
     no_cache: bool = typer.Option(False, "--no-cache", help="With --kg: neither read nor write the result cache."),
     dataset_option: Optional[list[str]] = typer.Option(None, "--dataset-option", help="Loader option KEY=VALUE; repeatable."),
     run_option: Optional[list[str]] = typer.Option(None, "--run-option", help="Run loader option KEY=VALUE; repeatable."),
+    allow_foreign_kg: AllowForeignKgOption = False,
+    max_kg_failures: MaxKgFailuresOption = 0.5,
+    allow_gold_copy: AllowGoldCopyOption = False,
+    allow_score_file: AllowScoreFileOption = False,
     view: Optional[str] = typer.Option(None, "--view", help="Compare answers as values, tuples or list; default: the profile's."),
 ) -> None:
     """Compare runs: means with bootstrap CIs, paired tests, Holm/BH-corrected p-values, W/T/L."""
@@ -65,9 +70,10 @@ def compare_cmd(
     if family not in ("measure", "all"):
         raise InputError("--family", f"expected measure or all, got {family!r}")
     ex = ExecutionOptions(kg=kg, graph=graph, gold_answers=gold_answers, timeout=timeout, normalise=not no_normalise,
-                          reexecute=reexecute, cache=not no_cache)
+                          reexecute=reexecute, cache=not no_cache, allow_foreign_kg=allow_foreign_kg,
+                          max_kg_failures=max_kg_failures)
     inputs = InputOptions(dataset_format=dataset_format, run_format=run_format, dataset_option=dataset_option,
-                          run_option=run_option)
+                          run_option=run_option, allow_gold_copy=allow_gold_copy, allow_score_file=allow_score_file)
     evals = api.evaluate(dataset, list(runs), profile=profile, measures=measures, lang=lang, progress=True,
                          **ex.api_kwargs(), **inputs.api_kwargs(), view=view)
     if save is not None:
