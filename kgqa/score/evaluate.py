@@ -546,6 +546,11 @@ def _missing_input(inputs: Inputs, item: Item, pred: Prediction | None, outcome:
     return ""
 
 
+#: The outcome count of a run entry with a query and no answer, scored without executing it
+#: (query measures only, no ``--kg``): the entry is in the run, its answer was never asked for.
+NOT_EXECUTED = "not_executed"
+
+
 @during
 def evaluate(
     dataset: Dataset,
@@ -712,6 +717,8 @@ def evaluate(
         else:
             sys_items = _collect(sys_answer, m, view, sys_side)
             label = (outcome or pred.outcome()).label
+            if label == "missing" and pred is not None and not executed and pred.sparql:
+                label = NOT_EXECUTED  # a query-only entry, not executed: not missing from the run
         outcome_counter[label] += 1
         if gold_items.__class__ is frozenset and sys_items.__class__ is frozenset:  # _counts' common case
             c = Counts.from_sets(gold_items, sys_items)

@@ -63,6 +63,8 @@ COPY_MIN = 10
 MAX_KG_FAILURES = 0.5
 #: IRIs of each side looked up on the KG by the ``foreign-kg`` check.
 FOREIGN_SAMPLE = 200
+#: Fewer distinct IRIs than this on both sides together are too few to call a KG foreign.
+FOREIGN_MIN = 10
 #: Vocabularies any KG may use: never evidence that a KG belongs to a dataset.
 COMMON_VOCABULARIES = ("http://www.w3.org/", "http://xmlns.com/foaf/", "http://purl.org/dc/", "http://schema.org/",
                        "https://schema.org/", "http://www.wikidata.org/prop/direct/P31")
@@ -318,12 +320,12 @@ def side_iris(answers: Iterable[Any], queries: Iterable[str | None]) -> list[str
 def foreign_kg(executor: Any, kg_name: str, dataset: Dataset, run: Run, timeout: float = 30.0,
                allow: Iterable[str] = ()) -> SetupWarning | None:
     """``foreign-kg``: the KG holds none of the (sampled) IRIs of the gold answers and queries,
-    nor of the run's answers and queries, in any position. One lookup query per side; a lookup
-    that fails says nothing (the ``kg-failures`` check sees a broken KG)."""
+    nor of the run's answers and queries, in any position (at least :data:`FOREIGN_MIN` distinct
+    IRIs: fewer say little). One lookup query per side; a lookup that fails says nothing (the ``kg-failures`` check sees a broken KG)."""
     items = getattr(dataset, "items", None) or []
     gold = side_iris((it.answer for it in items), (it.sparql for it in items))
     pred = side_iris((p.answer for p in run.predictions), (p.sparql for p in run.predictions))
-    if not gold and not pred:
+    if len({*gold, *pred}) < FOREIGN_MIN:
         return None
     for sample in (gold, pred):
         if not sample:
