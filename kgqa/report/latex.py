@@ -123,6 +123,9 @@ def comparison_latex(cmp: MultiComparison | ComparisonReport, *, caption: str | 
                      d.ci(missing=MISSING)] + [escape(p.number(missing=MISSING)) for p in ps] + [escape(wtl.text())])
     out += "\n" + table(head, prow, align="ll" + "r" * (len(head) - 2),
                         caption="Paired tests (Holm, BH: adjusted p of the primary test).")
+    if cr.facts:  # tests left out and why, outcome counts, signatures: printed with the tables
+        out += ("\n\\begin{flushleft}\\footnotesize\n" + "\\\\\n".join(escape(f) for f in cr.facts)
+                + "\n\\end{flushleft}\n")
     return out
 
 
