@@ -182,7 +182,7 @@ def annotate(evaluation: ScoredRun, dataset: Dataset, run: Run, profile: Profile
     predicted_outcomes = predicted_outcomes or {}
     gold_outcomes = gold_outcomes or {}
     kinds: Counter[str] = Counter()
-    n_flagged = n_confirmed = n_range = n_bound = 0
+    n_flagged = n_confirmed = n_range = n_bound = same_query = 0
     flagged_ids: set[str] = set()
     ranges: dict[str, dict[str, tuple[float, float]]] = {}
     questions = evaluation.questions
@@ -193,6 +193,9 @@ def annotate(evaluation: ScoredRun, dataset: Dataset, run: Run, profile: Profile
         pa = pa if pa is not None and pa.dependent else None
         ga = ga if ga is not None and ga.dependent else None
         if pa is None and ga is None:
+            continue
+        if pa is not None and ga is not None and _same_query(qid, dataset, run, pa, ga):
+            same_query += 1  # one query, one engine: both sides get the same answer wherever it runs
             continue
         q = questions[i]  # (only flagged questions are made into objects)
         n_flagged += 1
@@ -230,7 +233,27 @@ def annotate(evaluation: ScoredRun, dataset: Dataset, run: Run, profile: Profile
         "ids": [qid for qid in ids if qid in flagged_ids],  # (q.details is built on access)
         "aggregate_range": _aggregate_range(evaluation, ranges),
     }
+    if same_query:  # not flagged: the predicted query is the gold query, executed on the same engine
+        evaluation.engine_dependence["same_query"] = same_query
     return evaluation
+
+
+#: Findings whose choice one engine makes the same way each time the same query runs on the same
+#: data (a cut through ties, a LIMIT without ORDER BY, IRI comparisons, GROUP_CONCAT order);
+#: not SAMPLE or RAND()/NOW()/UUID(), which may differ between two runs of one query.
+_REPEATABLE = frozenset({"order-limit", "limit-without-order", "comparison", "group-concat"})
+
+
+def _same_query(qid: str, dataset: Dataset, run: Run, pa: QueryAssessment, ga: QueryAssessment) -> bool:
+    """The predicted query is the gold query (up to white space), both executed here, with only
+    repeatable findings: whatever an engine chooses, it chooses it for both sides, so the score
+    cannot differ between engines."""
+    p = run.get(qid)
+    if p is None or not p.sparql or qid not in dataset or not dataset[qid].sparql:
+        return False
+    if " ".join(p.sparql.split()) != " ".join(dataset[qid].sparql.split()):
+        return False
+    return all(f.kind in _REPEATABLE for a in (pa, ga) for f in a.findings)
 
 
 def _aggregate_range(evaluation: ScoredRun, ranges: Mapping[str, Mapping[str, tuple[float, float]]]) -> dict[str, list[float]]:
