@@ -256,7 +256,11 @@ def test_compare_measures_errors_and_degenerate_series():
     assert cis["a"].reason and cis["a"].low == cis["a"].high == 1.0
     same6 = {s: {f"q{i}": 1.0 for i in range(6)} for s in ("a", "b")}
     (comps, _), = compare_measures([("m", same6, None)], resamples=50, trials=50)
-    assert "bootstrap" not in comps[0].p and comps[0].p["randomization"] == 1.0 and "same difference" in comps[0].untested
+    assert comps[0].p["bootstrap"] == 1.0 and not comps[0].untested  # identical: p = 1 is honest
+    ahead = {"a": {f"q{i}": 1.0 for i in range(6)}, "b": {f"q{i}": 0.0 for i in range(6)}}
+    (comps, _), = compare_measures([("m", ahead, None)], resamples=50, trials=50)
+    assert "bootstrap" not in comps[0].p and comps[0].p["randomization"] < 0.05
+    assert "same non-zero difference" in comps[0].untested
 
 
 def test_banded_path_with_long_series_draws_fewer_rows_per_call(monkeypatch):

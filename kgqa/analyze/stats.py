@@ -740,14 +740,14 @@ MIN_TEST_N = 6
 def untested_reason(d: np.ndarray) -> tuple[str, tuple[str, ...]]:
     """Why tests of the paired differences ``d`` cannot be computed honestly, and which: every
     test for fewer than :data:`MIN_TEST_N` questions; the bootstrap when every difference is the
-    same (one side constant against the other: every resample equals the observed mean, so its
-    "p-value" says nothing). ``("", ())`` when every test can run."""
+    same non-zero value (one side constant against the other: every resample equals the observed
+    mean, so its "p-value" is 1 / (resamples + 1) whatever n is). Identical series keep p = 1. ``("", ())`` when every test can run."""
     if d.size < MIN_TEST_N:
         return (f"n = {d.size} < {MIN_TEST_N}: too few questions for a significance test (no exact paired test "
                 "can reach p < 0.05)", TESTS)
-    if np.all(d == d[0]):
-        return ("every question has the same difference: the bootstrap p-value is undefined (no variance)",
-                ("bootstrap",))
+    if d[0] != 0 and np.all(d == d[0]):
+        return ("every question has the same non-zero difference: the bootstrap has no variance, so its p-value "
+                "would only be the resampling floor (the randomization and Wilcoxon tests are given)", ("bootstrap",))
     return "", ()
 
 

@@ -94,7 +94,11 @@ def report_latex(report: Report, *, caption: str | None = None, label: str | Non
             cells[0] += f" ({report.legend[r[0].text()]})"
         rows.append(cells)
     head = [_HEADINGS.get(h) or escape(h) for h in report.keys] + [escape(h) for h in report.columns]
-    return table(head, rows, caption=caption, label=label, caption_tex=caption_tex)
+    out = table(head, rows, caption=caption, label=label, caption_tex=caption_tex)
+    if report.notes and not report.legend:  # an evaluation's notes (engine-dependent ranges) go with its table
+        out += "\n\\begin{flushleft}\\footnotesize\n" + "\\\\\n".join(escape(n) for n in report.notes) \
+            + "\n\\end{flushleft}\n"
+    return out
 
 
 def evaluations_latex(evals: Sequence[ScoredRun], *, caption: str | None = None, label: str | None = None) -> str:

@@ -220,6 +220,29 @@ def _outcomes(e: Any) -> str:
     return ", ".join(f"{k} {v}" for k, v in e.outcomes.items())
 
 
+def engine_range_notes(evals: Sequence[Any]) -> list[str]:
+    """One line per run whose score depends on the SPARQL engine: how many questions may be
+    answered differently by another engine, and each mean measure's range with every such
+    question at its lowest and at its highest legal score (``exact``, or a sound ``bound`` where
+    the exact range could not be computed). Nothing for a run without a range that differs."""
+    notes = []
+    for e in evals:
+        ed = getattr(e, "engine_dependence", None) or {}
+        if ed.get("excluded"):
+            notes.append(f"{e.run}: {ed['excluded']} engine-dependent question(s) excluded from the scores.")
+            continue
+        ranges = {k: v for k, v in (ed.get("aggregate_range") or {}).items() if v and v[0] != v[1]}
+        if not ed.get("questions") or not ranges:
+            continue
+        shown = ", ".join(f"{k} [{numbers.score(lo)}, {numbers.score(hi)}]" for k, (lo, hi) in ranges.items())
+        bound = ed.get("with_bound", 0)
+        kind = ("exact" if not bound else f"a sound bound: {bound} of {ed.get('with_range', 0)} question ranges "
+                "could not be computed exactly")
+        notes.append(f"{e.run}: engine-dependent: {ed['questions']} question(s) may get another answer on another "
+                     f"SPARQL engine; score range {shown} ({kind}).")
+    return notes
+
+
 def evaluation_report(evals: Sequence[Any], *, title: str | None = None) -> Report:
     """The aggregate table of ``evals`` (scored runs): one row per run (run, n, every measure),
     the best of each measure column marked, their signatures."""
@@ -231,8 +254,8 @@ def evaluation_report(evals: Sequence[Any], *, title: str | None = None) -> Repo
             for i, e in enumerate(evals)]
     head = evals[0] if evals else None
     return Report(title or (f"kgqa evaluate · profile {head.profile} · dataset {head.dataset}" if head else "kgqa evaluate"),
-                  ["run", "n"], labels, rows, signatures=sorted({str(e.signature) for e in evals}),
-                  row_notes=[_outcomes(e) for e in evals])
+                  ["run", "n"], labels, rows, notes=engine_range_notes(evals),
+                  signatures=sorted({str(e.signature) for e in evals}), row_notes=[_outcomes(e) for e in evals])
 
 
 # --------------------------------------------------------------------------- comparison
