@@ -306,14 +306,25 @@ def question_panel(e: ScoredRun, q: QuestionScore, label: ErrorLabel) -> Group:
     reason = label.reason.replace(q.message, "see outcome") if q.message else label.reason
     head.add_row("taxonomy", Text(label.label + (f" [{', '.join(label.flags)}]" if label.flags else "")
                                   + f": {reason}"))
+    if d.get("engine_dependent"):
+        head.add_row("engine", Text(f"engine-dependent: {d['engine_dependent']}"))
     if q.counts is not None:
         c = q.counts
         head.add_row("counts", f"tp {c.tp} · fp {c.fp} · fn {c.fn} · system {c.sys_size} · gold {c.gold_size}")
     scores = Table(title="measures", show_header=True)
     scores.add_column("measure")
     scores.add_column("value", justify="right")
+    rng = d.get("score_range") or {}
+    if rng:
+        scores.add_column(f"on another engine ({d.get('score_range_kind', 'range')})", justify="right")
     for s in e.measures:
-        scores.add_row(Text(s.label), numbers.score(q.scores.get(s.label)) if s.label in q.scores else "(corpus-level / undefined)")
+        value = numbers.score(q.scores.get(s.label)) if s.label in q.scores else "(corpus-level / undefined)"
+        if rng:
+            lo_hi = rng.get(s.label)
+            scores.add_row(Text(s.label), value,
+                           f"[{numbers.score(lo_hi[0])}, {numbers.score(lo_hi[1])}]" if lo_hi else "")
+        else:
+            scores.add_row(Text(s.label), value)
     chars = Table(title="characteristics", show_header=True)
     chars.add_column("name")
     chars.add_column("value")
