@@ -53,7 +53,7 @@ def test_repeated_measure_options_accumulate(capsys):
     assert "measures:BLEU(tokenize=sparql,smooth=exp)+QueryEM(norm=whitespace)+F1_Sem+F1_Tri" in doc["signature"]
     # a comma list and a repeat mix; compare takes them the same way
     code, out, err = run_cli(capsys, "compare", "demo", str(RUNS / "weak.json"), str(RUNS / "strong.json"),
-                             "-m", "F1,AnswerEM", "-m", "Coverage", "-f", "json")
+                             "-m", "F1,AnswerEM", "-m", "Coverage", "-f", "json", "--resamples", "100")
     assert code == 0, err
     assert [m["measure"] for m in json.loads(out)["measures"]] == ["F1", "AnswerEM", "Coverage"]
 
@@ -98,7 +98,7 @@ def test_the_issue_reproduction_foreign_kg_on_the_cli_and_no_engine_without_exec
 @pytest.mark.parametrize("reply", [
     Reply(body=b"{not json"),
     Reply(body=b"<sparql><results>", content_type="application/sparql-results+xml"),
-    Reply(status=307, headers={"Location": "/sparql"}),
+    pytest.param(Reply(status=307, headers={"Location": "/sparql"}), marks=pytest.mark.slow),
     Reply.error(500, "boom"),
 ], ids=["bad-json", "bad-xml", "redirect-loop", "http-500"])
 def test_an_endpoint_failing_most_queries_is_an_error_whatever_the_failure(reply, tmp_path, monkeypatch):
@@ -208,6 +208,7 @@ def test_the_gold_query_scored_against_itself_gets_no_range(tmp_path):
     assert e.engine_dependence["aggregate_range"]["F1"] == [1.0, 1.0]
 
 
+@pytest.mark.slow  # every report format and the web page; the quick suite checks Markdown, CSV and the terminal below
 def test_the_range_is_shown_wherever_the_score_is(tmp_path, capsys):
     from rich.console import Console
 
@@ -238,6 +239,18 @@ def test_the_range_is_shown_wherever_the_score_is(tmp_path, capsys):
     with TestClient(create_app(store, Settings()), base_url="http://127.0.0.1") as client:
         page = client.get(f"/e/{eid}").text
     assert 'data-engine-range="F1">[0.5000, 1.0000]' in page and 'id="engine-range"' in page
+
+
+def test_the_range_is_under_the_score_table(tmp_path):
+    from rich.console import Console
+
+    e = _count_eval(tmp_path, SECOND, SECOND.replace("?p", "?q"))
+    note = "score range F1 [0.5000, 1.0000] (exact)"
+    assert note in api.render_evaluations([e], "md")
+    assert "F1=[0.5,1.0] (exact)" in api.render_evaluations([e], "csv")
+    con = Console(record=True, width=200)
+    api.print_evaluations(con, [e])
+    assert note in con.export_text()
 
 
 # ----------------------------------------------------------------- outcomes of a query-only run
