@@ -1,4 +1,4 @@
-"""The identity axiom for every loader (issue 25, part 3; gold copies allowed: issue 34): a dataset given as its own run (its
+"""The identity axiom for every loader (issue 25, part 3): a dataset given as its own run (its
 upstream text verbatim, in every run format that can hold it) scores the maximum on every
 measure that applies; QALD XML and JSON releases give the same items and the same n."""
 
