@@ -95,8 +95,8 @@ def print_comparison(console, cmp: MultiComparison) -> None:
     summary, pairs, notes = comparison_grids(cmp)
     print_grid(console, summary, transpose=False)
     print_grid(console, pairs, transpose=False)
-    for n in notes:
-        console.print(n, style="dim", highlight=False)
+    for n in notes:  # a signature is one line, never wrapped by kgqa (the terminal folds it; a copy gives it whole)
+        console.print(n, style="dim", highlight=False, soft_wrap=n.startswith("Signature: "))
 
 
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] | None = None) -> list[str]:
