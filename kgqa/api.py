@@ -318,6 +318,11 @@ class Evaluator:
       built-in DBpedia http/https/host variants, which are always included), or by the KG
       predicate ``redirects`` (e.g. ``dbo:wikiPageRedirects``, looked up for the answers' IRIs),
       compare equal (signature ``match:...,links:...``).
+    - ``allow_foreign_kg`` / ``allow_gold_copy`` / ``allow_score_file``: score anyway what the
+      set-up check refuses (a KG holding none of the dataset's or run's IRIs; a run that copies
+      the gold answers; an evaluation file given as a run); they are then warnings;
+      ``max_kg_failures``: the share of executed queries that may fail (EXEC_ERROR, TIMEOUT)
+      before the KG/endpoint is refused (default 0.5; 1: never);
     - ``match_labels``: text answers match entities by label (signature ``match:...,labels:...``):
       a plain literal naming exactly one entity among the answers (its rdfs:label, skos
       labels, schema/foaf name on ``kg``, or the dataset's entity labels, names and aliases)
@@ -338,12 +343,23 @@ class Evaluator:
                  engine_options: Mapping[str, Any] | None = None, engine_check: bool = True,
                  exclude_engine_dependent: bool = False, view: str | None = None, stream: bool | None = None,
                  links: Sequence[PathLike] | None = None, redirects: str | None = None,
-                 match_labels: bool = False):
+                 match_labels: bool = False, allow_foreign_kg: bool = False,
+                 max_kg_failures: float | None = None, allow_gold_copy: bool = False,
+                 allow_score_file: bool = False):
         if gold_answers not in ("stored", "executed"):
             raise InputError("gold_answers", f"expected stored or executed, got {gold_answers!r}")
         if gold_answers == "executed" and kg is None:
             raise InputError("gold_answers", "executed gold answers need a KG to execute the gold queries on (kg=)")
         self.profile = get_profile(profile, measures, view)
+        from kgqa.score.setup_check import MAX_KG_FAILURES
+
+        self.max_kg_failures = MAX_KG_FAILURES if max_kg_failures is None else float(max_kg_failures)
+        if not 0 <= self.max_kg_failures <= 1:
+            raise InputError("max_kg_failures", f"expected a share between 0 and 1, got {max_kg_failures!r}")
+        #: set-up checks that stay warnings (see kgqa.score.setup_check.ALLOW_FLAGS)
+        self.allow = {code for code, on in (("foreign-kg", allow_foreign_kg), ("gold-copy", allow_gold_copy),
+                                            ("not-a-run", allow_score_file)) if on}
+        self._kg_name = _kg_name(kg)
         if isinstance(kg, (str, Path)):  # a registry KG name (ck25) as the web form offers it
             from kgqa.load.registry import resolve_kg
 
@@ -492,12 +508,14 @@ class Evaluator:
             unknown = set(e.unknown_ids)
             ids = [*e.questions.ids, *(s["id"] for s in e.skipped if s["id"] not in unknown)]
             e.setup_warnings = tuple(raise_errors(check_setup(self.dataset, [r], kg=kg_for_check, lang=self._lang,
-                                                              ids=ids, query_measures=query_measures)))
+                                                              ids=ids, query_measures=query_measures,
+                                                              allow=self.allow)))
             e.notes = (f"streamed: {self.streamed_why}",) if self.streamed_why else ()
             return e
         # errors (no id matches, queries without a KG) are raised before anything is executed
         warnings = raise_errors(check_setup(self.dataset, [r], kg=kg_for_check, lang=self._lang,
-                                            full_dataset=self.full_dataset, query_measures=query_measures))
+                                            full_dataset=self.full_dataset, query_measures=query_measures,
+                                            allow=self.allow))
         if not self.executes:
             profile = self._with_labels(None, r, None, self.profile) if self._match_labels else self.profile
             e = Evaluation.of(_score(self.dataset, r, profile, signature_extra=sig))
@@ -510,14 +528,22 @@ class Evaluator:
     def _execute_and_score(self, r: Run, sig: dict[str, Any], warnings: list) -> _ScoreEvaluation:
         """Execute ``r`` (and the gold queries scoring needs), score it and check which answers
         depend on the engine (``warnings`` gets the transport warnings)."""
-        from kgqa.score.setup_check import transport_warnings
+        from kgqa.score.setup_check import foreign_kg, kg_failures, raise_errors, transport_warnings
 
         ex = self.executor
         assert ex is not None
+        foreign = foreign_kg(ex, self._kg_name, self.dataset, r, self.policy.timeout, self.allow)
+        warnings += raise_errors([foreign] if foreign else [])
         # gold queries only when some measure reads gold answers (or their KG types)
         gold = self.gold_answers if (self.needs.answers or self.needs.kg_types) else "none"
         execution = ex.execute_run(self.dataset, r, gold=gold, reexecute=self.reexecute)
+        failing = kg_failures(r.name, self._kg_name, [*execution.gold.values(), *execution.predicted.values()],
+                              self.max_kg_failures)
+        raise_errors([failing] if failing else [])
         warnings += transport_warnings(r.name, execution.predicted.values())
+        if not execution.gold and not execution.predicted:  # nothing executed: the engine is no part of the score
+            for key in (*ex.signature_parts(), "answers"):
+                sig.pop(key, None)
         extras = self._kg_types(ex, r, execution) if self.needs.kg_types else None
         profile = self._with_redirects(ex, r, execution) if self._redirects else self.profile
         if self._match_labels:
@@ -608,6 +634,15 @@ class Evaluator:
         """Answer item classes looked up on the KG for measures that declare ``kg_types``."""
         gold, system = self._answers(run, execution)
         return {qid: {"answer_types": t} for qid, t in ex.answer_types(gold, system).items()}
+
+
+def _kg_name(kg: Any) -> str:
+    """What ``kg`` is called in messages: the name, path(s) or URL given, else the engine's kind."""
+    if isinstance(kg, (str, Path)):
+        return str(kg)
+    if isinstance(kg, (list, tuple)) and kg and all(isinstance(k, (str, Path)) for k in kg):
+        return ", ".join(str(k) for k in kg)
+    return type(kg).__name__ if kg is not None else "no KG"
 
 
 #: a JSONL dataset file of this many bytes or more is streamed when nothing needs it in memory

@@ -251,8 +251,16 @@ def test_compare_measures_errors_and_degenerate_series():
         compare_measures([("m", {"a": {"q": 1.0}, "b": {"q": 0.0}}, None)], trials=0)
     same = {"a": {"q1": 1.0, "q2": 1.0}, "b": {"q1": 1.0, "q2": 1.0}}
     (comps, cis), = compare_measures([("m", same, None)], resamples=50, trials=50)
-    assert comps[0].p["bootstrap"] == 1.0 and comps[0].p["randomization"] == 1.0
+    # n = 2: no test is computed (issue 34: "<0.0001" beside 0.5037), and the reason is given
+    assert comps[0].p == {} and "n = 2 < 6" in comps[0].untested and not comps[0].significant
     assert cis["a"].reason and cis["a"].low == cis["a"].high == 1.0
+    same6 = {s: {f"q{i}": 1.0 for i in range(6)} for s in ("a", "b")}
+    (comps, _), = compare_measures([("m", same6, None)], resamples=50, trials=50)
+    assert comps[0].p["bootstrap"] == 1.0 and not comps[0].untested  # identical: p = 1 is honest
+    ahead = {"a": {f"q{i}": 1.0 for i in range(6)}, "b": {f"q{i}": 0.0 for i in range(6)}}
+    (comps, _), = compare_measures([("m", ahead, None)], resamples=50, trials=50)
+    assert "bootstrap" not in comps[0].p and comps[0].p["randomization"] < 0.05
+    assert "same non-zero difference" in comps[0].untested
 
 
 def test_banded_path_with_long_series_draws_fewer_rows_per_call(monkeypatch):

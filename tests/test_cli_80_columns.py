@@ -22,7 +22,7 @@ LONG = "a-system-with-a-rather-long-name"  # a run name wider than a narrow colu
 
 def _check(text: str, names: list[str] = ()) -> None:
     # the score signature is one line on purpose (a copy gives it whole; the terminal folds it)
-    wide = [ln for ln in text.splitlines() if len(ln) > WIDTH and not ln.startswith("signature: ")]
+    wide = [ln for ln in text.splitlines() if len(ln) > WIDTH and not ln.lower().startswith("signature: ")]
     assert wide == [], "\n".join(wide)
     assert "…" not in text
     words = set(re.split(r"[\s│┃|,()]+", text))

@@ -134,16 +134,20 @@ def test_kg_takes_a_registry_name(capsys, monkeypatch, shared_data):
     assert code == 2 and "ck52" in err and "Traceback" not in err
 
 
-def test_a_copy_of_the_gold_answers_is_named(capsys, monkeypatch, shared_data):
+def test_a_copy_of_the_gold_answers_is_refused_with_the_flag_to_go_on(capsys, monkeypatch, shared_data):
     copy = shared_data / "ck25-runs" / "INFAI" / "ck25_system_result_set.json"
     code, out, err = run_cli(capsys, monkeypatch, "evaluate", "ck25", str(copy), "-p", "text2sparql")
+    assert code == 2 and "--allow-gold-copy to score it anyway" in err and "set_F" not in out
+    code, out, err = run_cli(capsys, monkeypatch, "evaluate", "ck25", str(copy), "-p", "text2sparql",
+                             "--allow-gold-copy")
     assert code == 0
     assert f"{copy}: the answers equal the dataset's gold answers on 50 of 50 questions: a copy of the gold " \
            "answers?" in err
     genuine = shared_data / "ck25-runs" / "WSE" / "ck25_system_result_set.json"
     code, out, err = run_cli(capsys, monkeypatch, "evaluate", "ck25", str(genuine), "-p", "text2sparql")
     assert code == 0 and "copy of the gold" not in err
-    code, out, err = run_cli(capsys, monkeypatch, "evaluate", "ck25", str(copy), "-p", "text2sparql", "--strict")
+    code, out, err = run_cli(capsys, monkeypatch, "evaluate", "ck25", str(copy), "-p", "text2sparql", "--strict",
+                             "--allow-gold-copy")
     assert code == 3
 
 

@@ -236,7 +236,10 @@ def test_evaluate_marks_ranges_and_excludes(tmp_path, capsys, monkeypatch):
     assert ed["aggregate_range"]["AnswerEM"] == [0.5, 1.0]
     csv_text = _cli_text(capsys, "evaluate", str(ds), str(run), "--kg", str(kg), "-f", "csv", "-m", "F1,AnswerEM")
     header, first = csv_text.splitlines()[:2]
-    assert header.endswith(",engine_dependent") and first.startswith("run,top,") and "tied" in first
+    assert header.endswith(",engine_dependent,score_range") and first.startswith("run,top,") and "tied" in first
+    assert first.endswith('"F1=[0.0,1.0] AnswerEM=[0.0,1.0] (exact)"')  # the range beside the score (issue 34)
+    md = _cli_text(capsys, "evaluate", str(ds), str(run), "--kg", str(kg), "-f", "md", "-m", "F1,AnswerEM")
+    assert "score range F1 [0.5000, 1.0000], AnswerEM [0.5000, 1.0000] (exact)" in md
     ex = _cli(capsys, "evaluate", str(ds), str(run), "--kg", str(kg), "-f", "json", "-m", "F1,AnswerEM",
               "--exclude-engine-dependent")
     assert [q["id"] for q in ex["questions"]] == ["three"] and ex["aggregate"]["AnswerEM"] == 1.0

@@ -65,6 +65,9 @@ class MultiComparison:
     measures: list[MeasureComparison]
     corpus_only: list[str] = field(default_factory=list)
     aggregates: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: the evaluations' signatures (distinct, sorted) and outcome counts per system
+    signatures: list[str] = field(default_factory=list)
+    outcomes: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """Every number of the comparison, JSON-ready (NaN as null)."""
@@ -83,6 +86,8 @@ class MultiComparison:
             "family": self.family,
             "corpus_only": self.corpus_only,
             "aggregates": {s: {k: f(v) for k, v in a.items()} for s, a in self.aggregates.items()},
+            "signatures": self.signatures,
+            "outcomes": self.outcomes,
             "measures": [
                 {
                     "measure": m.measure,
@@ -98,6 +103,7 @@ class MultiComparison:
                             "wins": c.wtl.wins, "ties": c.wtl.ties, "losses": c.wtl.losses,
                             "p": c.p, "p_holm": c.p_holm, "p_bh": c.p_bh,
                             "primary": c.primary, "significant": c.significant, "better": c.better,
+                            "untested": c.untested or None,
                         }
                         for c in m.comparisons
                     ],
@@ -191,6 +197,8 @@ def compare_evaluations(
         systems=systems, baseline=baseline, seed=seed, alpha=alpha, confidence=confidence, family=family,
         measures=results, corpus_only=corpus_only,
         aggregates={s: dict(e.aggregate) for s, e in zip(systems, evals)},
+        signatures=sorted({str(e.signature) for e in evals}),
+        outcomes={s: dict(e.outcomes) for s, e in zip(systems, evals)},
     )
 
 
@@ -211,7 +219,7 @@ def _adjust_all(results: list[MeasureComparison], alpha: float) -> list[MeasureC
         comps = []
         for j, c in enumerate(m.comparisons):
             ph = holm[(i, j)]
-            significant = ph[c.primary] < alpha and c.mean_a != c.mean_b
+            significant = ph.get(c.primary, 1.0) < alpha and c.mean_a != c.mean_b
             better = (c.system_a if c.mean_a > c.mean_b else c.system_b) if significant else None
             comps.append(replace(c, p_holm=ph, p_bh=bh[(i, j)], significant=significant, better=better))
         out.append(replace(m, comparisons=comps))

@@ -69,6 +69,10 @@ def _question_range(qid: str, scores: Mapping[str, float | None], item, pa: Quer
         [Prediction(qid, answer=x) for x in sys_side] if isinstance(sys_side, list) else None)
     gold_list = [{qid: g_out} if g_out is not None else None] if gold_side is None else (
         [{qid: Outcome.ok(x)} for x in gold_side] if isinstance(gold_side, list) else None)
+    # the system's choice of tied rows, also when it is short enough to list (both sides listed
+    # would be too many pairs: each gold answer is then solved against the choice)
+    sys_choice = sys_side if isinstance(sys_side, Choice) else (
+        pa.choice if pa is not None and pa.choice is not None and not pa.alternatives and not pa.open else None)
     per_label: dict[str, list[float]] = {}
     kind = "exact"
     if sys_list is not None and gold_list is not None and len(sys_list) * len(gold_list) <= bound:
@@ -77,10 +81,11 @@ def _question_range(qid: str, scores: Mapping[str, float | None], item, pa: Quer
                 for label, v in _scores_for(ds1, pred, profile, gmap).items():
                     if v is not None:
                         per_label.setdefault(label, []).append(v)
-    elif isinstance(sys_side, Choice) and gold_list is not None and len(gold_list) <= bound \
+    elif sys_choice is not None and gold_list is not None and len(gold_list) <= bound \
+            and (sys_choice is sys_side or len(gold_list) * _pool_rows(sys_choice) <= PAIR_BUDGET) \
             and profile.view in ("values", "tuples"):
-        for gmap in gold_list:
-            exact = _choice_range(ds1, item, sys_side, gmap, own_pred, profile, per_label)
+        for gmap in gold_list:  # each legal gold answer against the system's choice, solved exactly
+            exact = _choice_range(ds1, item, sys_choice, gmap, own_pred, profile, per_label)
             kind = kind if exact else "bound"
     else:
         kind = "bound"
@@ -111,27 +116,56 @@ def _answer_dependent(spec) -> bool:
     return i.answers or i.execution or spec.measure.defn.convention != "query"
 
 
+#: Most (gold answer x pool row) pairs solved exactly when both sides choose among tied rows;
+#: beyond it the range is a sound bound (the solving time grows with both).
+PAIR_BUDGET = 100_000
+
+
+def _pool_rows(choice: Choice) -> int:
+    return sum(len(pool) for pool, _k in choice.groups)
+
+
+#: the compared items of the last choices seen (a choice is solved against each legal gold answer)
+_ITEMS: dict[tuple[int, int], tuple[Choice, Profile, tuple]] = {}
+
+
+def _choice_items(choice: Choice, profile: Profile) -> tuple[frozenset, list]:
+    """The compared items of ``choice``'s fixed rows and of each pool row (made once per choice
+    and profile, however many gold answers it is solved against)."""
+    from kgqa.score.evaluate import compared_items
+
+    key = (id(choice), id(profile))
+    hit = _ITEMS.get(key)
+    if hit is not None and hit[0] is choice and hit[1] is profile:
+        return hit[2]
+
+    def items(rows) -> frozenset:
+        return compared_items(TableAnswer(choice.variables, tuple(rows)), profile)
+
+    made = (items(choice.fixed), [([items([r]) for r in pool], k) for pool, k in choice.groups])
+    if len(_ITEMS) > 8:
+        _ITEMS.clear()
+    _ITEMS[key] = (choice, profile, made)
+    return made
+
+
 def _choice_range(ds1: Dataset, item, choice: Choice, gmap: Mapping[str, Outcome] | None, own_pred: Prediction,
                   profile: Profile, per_label: dict[str, list[float]]) -> bool:
     """Add to ``per_label`` the [min, max] of every count measure over ``choice`` (too many
     answers to list) against the gold answer of ``gmap``, and the values of the measures the
     choice cannot change; True when that is exact (see :mod:`kgqa.analyze.score_range`)."""
     from kgqa.analyze.score_range import count_range, reachable
-    from kgqa.score.evaluate import compared_items, gold_items
+    from kgqa.score.evaluate import gold_items
 
     gold = gold_items(item, gmap or {}, profile)
     if gold is None or not isinstance(gold, frozenset):
         return False
-
-    def items(rows) -> frozenset:
-        return compared_items(TableAnswer(choice.variables, tuple(rows)), profile)
-
-    fixed = items(choice.fixed)
-    groups = [([items([r]) for r in pool], k) for pool, k in choice.groups]
+    fixed, groups = _choice_items(choice, profile)
     reach, exact = reachable(groups, fixed, gold)
     tp0 = len(fixed & gold)
     fp0 = len(fixed) - tp0
-    own = _scores_for(ds1, own_pred, profile, gmap)
+    own = _scores_for(ds1, own_pred, profile, gmap) if any(
+        spec.measure.name not in COUNT_MEASURES and not _answer_dependent(spec) for spec in profile.measures) else {}
     for spec in profile.measures:
         if spec.measure.name in COUNT_MEASURES:
             r = count_range(reach, tp0, fp0, len(gold), _count_value(spec.measure))
@@ -182,7 +216,7 @@ def annotate(evaluation: ScoredRun, dataset: Dataset, run: Run, profile: Profile
     predicted_outcomes = predicted_outcomes or {}
     gold_outcomes = gold_outcomes or {}
     kinds: Counter[str] = Counter()
-    n_flagged = n_confirmed = n_range = n_bound = 0
+    n_flagged = n_confirmed = n_range = n_bound = same_query = 0
     flagged_ids: set[str] = set()
     ranges: dict[str, dict[str, tuple[float, float]]] = {}
     questions = evaluation.questions
@@ -193,6 +227,9 @@ def annotate(evaluation: ScoredRun, dataset: Dataset, run: Run, profile: Profile
         pa = pa if pa is not None and pa.dependent else None
         ga = ga if ga is not None and ga.dependent else None
         if pa is None and ga is None:
+            continue
+        if pa is not None and ga is not None and _same_query(qid, dataset, run, pa, ga):
+            same_query += 1  # one query, one engine: both sides get the same answer wherever it runs
             continue
         q = questions[i]  # (only flagged questions are made into objects)
         n_flagged += 1
@@ -230,7 +267,27 @@ def annotate(evaluation: ScoredRun, dataset: Dataset, run: Run, profile: Profile
         "ids": [qid for qid in ids if qid in flagged_ids],  # (q.details is built on access)
         "aggregate_range": _aggregate_range(evaluation, ranges),
     }
+    if same_query:  # not flagged: the predicted query is the gold query, executed on the same engine
+        evaluation.engine_dependence["same_query"] = same_query
     return evaluation
+
+
+#: Findings whose choice one engine makes the same way each time the same query runs on the same
+#: data (a cut through ties, a LIMIT without ORDER BY, IRI comparisons, GROUP_CONCAT order);
+#: not SAMPLE or RAND()/NOW()/UUID(), which may differ between two runs of one query.
+_REPEATABLE = frozenset({"order-limit", "limit-without-order", "comparison", "group-concat"})
+
+
+def _same_query(qid: str, dataset: Dataset, run: Run, pa: QueryAssessment, ga: QueryAssessment) -> bool:
+    """The predicted query is the gold query (up to white space), both executed here, with only
+    repeatable findings: whatever an engine chooses, it chooses it for both sides, so the score
+    cannot differ between engines."""
+    p = run.get(qid)
+    if p is None or not p.sparql or qid not in dataset or not dataset[qid].sparql:
+        return False
+    if " ".join(p.sparql.split()) != " ".join(dataset[qid].sparql.split()):
+        return False
+    return all(f.kind in _REPEATABLE for a in (pa, ga) for f in a.findings)
 
 
 def _aggregate_range(evaluation: ScoredRun, ranges: Mapping[str, Mapping[str, tuple[float, float]]]) -> dict[str, list[float]]:

@@ -40,7 +40,7 @@ import contextlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import combinations
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -727,6 +727,28 @@ class PairedComparison:
     alpha: float = 0.05
     significant: bool = False
     better: str | None = None
+    #: why some tests are not in ``p`` (:func:`untested_reason`); "" when every test ran
+    untested: str = ""
+
+
+#: Fewest paired questions for a significance test: below 6, no exact two-sided paired test (sign
+#: flips: smallest p = 2 / 2**n) can reach p < 0.05, and a bootstrap p-value is an artefact of
+#: resampling a handful of values (n = 2 gave bootstrap "<0.0001" beside randomization 0.5037).
+MIN_TEST_N = 6
+
+
+def untested_reason(d: np.ndarray) -> tuple[str, tuple[str, ...]]:
+    """Why tests of the paired differences ``d`` cannot be computed honestly, and which: every
+    test for fewer than :data:`MIN_TEST_N` questions; the bootstrap when every difference is the
+    same non-zero value (one side constant against the other: every resample equals the observed
+    mean, so its "p-value" is 1 / (resamples + 1) whatever n is). Identical series keep p = 1. ``("", ())`` when every test can run."""
+    if d.size < MIN_TEST_N:
+        return (f"n = {d.size} < {MIN_TEST_N}: too few questions for a significance test (no exact paired test "
+                "can reach p < 0.05)", TESTS)
+    if d[0] != 0 and np.all(d == d[0]):
+        return ("every question has the same non-zero difference: the bootstrap has no variance, so its p-value "
+                "would only be the resampling floor (the randomization and Wilcoxon tests are given)", ("bootstrap",))
+    return "", ()
 
 
 def common_ids(scores: Mapping[str, Mapping[str, float]]) -> tuple[list[str], dict[str, int]]:
@@ -898,7 +920,7 @@ def compare_measures(
 
     out: list[tuple[list[PairedComparison], dict[str, CI]]] = []
     for i, pl in enumerate(plans):
-        raw: list[tuple[str, str, PairedBootstrap, WinTieLoss, dict[str, float]]] = []
+        raw: list[tuple[str, str, PairedBootstrap, WinTieLoss, dict[str, float], str]] = []
         for j, (sa, sb) in enumerate(pl.pairs):
             a, b, d = pl.arrays[sa], pl.arrays[sb], next(diff_iter)
             boot = _paired_degenerate(d, confidence, resamples)
@@ -907,7 +929,9 @@ def compare_measures(
             p = {"bootstrap": boot.p, "randomization": next(randomization), "wilcoxon": wilcoxon(a, b)}
             if pl.binary:
                 p["mcnemar"] = mcnemar_exact(a, b)
-            raw.append((sa, sb, boot, win_tie_loss(a, b), p))
+            why, withheld = untested_reason(d)
+            p = {t: v for t, v in p.items() if t not in withheld}  # never printed where not honest
+            raw.append((sa, sb, boot, win_tie_loss(a, b), p, why))
         ci: dict[str, CI] = {}
         if cis:
             for s in pl.systems:
@@ -922,18 +946,27 @@ def compare_measures(
     return out
 
 
-def _adjusted(pl: _Plan, raw: list[tuple[str, str, PairedBootstrap, WinTieLoss, dict[str, float]]],
+def _adjust_present(raw_p: list[dict[str, float]], adjust: Callable[[list[float]], list[float]]) -> list[dict[str, float]]:
+    """Each test's p-values adjusted over the comparisons that have it (a test left out of a
+    comparison, :func:`untested_reason`, stays out of its family)."""
+    out: list[dict[str, float]] = [{} for _ in raw_p]
+    for t in dict.fromkeys(t for p in raw_p for t in p):
+        members = [i for i, p in enumerate(raw_p) if t in p]
+        for i, v in zip(members, adjust([raw_p[i][t] for i in members])):
+            out[i][t] = v
+    return out
+
+
+def _adjusted(pl: _Plan, raw: list[tuple[str, str, PairedBootstrap, WinTieLoss, dict[str, float], str]],
               alpha: float) -> list[PairedComparison]:
     """The comparisons of one measure, Holm- and BH-adjusted per test over its pairs."""
-    tests = list(raw[0][4])
-    adj_holm = {t: holm([r[4][t] for r in raw]) for t in tests}
-    adj_bh = {t: benjamini_hochberg([r[4][t] for r in raw]) for t in tests}
+    adj_holm = _adjust_present([r[4] for r in raw], holm)
+    adj_bh = _adjust_present([r[4] for r in raw], benjamini_hochberg)
     out: list[PairedComparison] = []
-    for i, (sa, sb, boot, wtl, p) in enumerate(raw):
-        ph = {t: adj_holm[t][i] for t in tests}
-        pb = {t: adj_bh[t][i] for t in tests}
+    for i, (sa, sb, boot, wtl, p, why) in enumerate(raw):
+        ph, pb = adj_holm[i], adj_bh[i]
         mean_a, mean_b = float(pl.arrays[sa].mean()), float(pl.arrays[sb].mean())
-        significant = ph[pl.primary] < alpha and mean_a != mean_b
+        significant = ph.get(pl.primary, 1.0) < alpha and mean_a != mean_b
         better = (sa if mean_a > mean_b else sb) if significant else None
         out.append(
             PairedComparison(
@@ -954,6 +987,7 @@ def _adjusted(pl: _Plan, raw: list[tuple[str, str, PairedBootstrap, WinTieLoss, 
                 alpha=alpha,
                 significant=significant,
                 better=better,
+                untested=why,
             )
         )
     return out

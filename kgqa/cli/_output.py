@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -123,11 +124,21 @@ def serve_demo(port: int, host: str, store_path: Optional[str] = None) -> None:
     from kgqa.web.demo import demo_store
     from kgqa.web.serve import serve
 
-    path = store_path or str(Path(tempfile.mkdtemp(prefix="kgqa-demo-")) / "experiments.sqlite")
-    kgs = default_kgs()
-    store, ids = demo_store(path, kgs)
-    err.print(f"demo: {len(ids)} experiments in {path}", highlight=False)
-    serve(store, Settings(kgs=kgs), host=host, port=port, say=lambda s: err.print(s, highlight=False, soft_wrap=True))
+    made = None if store_path else tempfile.mkdtemp(prefix="kgqa-demo-")  # removed when the server stops
+    path = store_path or str(Path(made) / "experiments.sqlite")
+    try:
+        kgs = default_kgs()
+        store, ids = demo_store(path, kgs)
+        err.print(f"demo: {len(ids)} experiments in {path}" + (" (a temporary folder, removed on exit)" if made else ""),
+                  highlight=False)
+        try:
+            serve(store, Settings(kgs=kgs), host=host, port=port,
+                  say=lambda s: err.print(s, highlight=False, soft_wrap=True))
+        finally:
+            store.close()
+    finally:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
 
 
 def open_store(store: Optional[str]):

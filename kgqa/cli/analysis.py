@@ -8,8 +8,9 @@ from typing import Optional
 import typer
 
 from kgqa.cli._output import out, print_or_write, save_evaluations, write_text
+from kgqa.cli.options import AllowForeignKgOption, AllowGoldCopyOption, AllowScoreFileOption, MaxKgFailuresOption
 from kgqa.cli.options import CompareFormat, DatasetFormatOption, ExecutionOptions, InputOptions, OutputFileOption
-from kgqa.cli.options import ReportFormat, RunFormatOption, TimeoutOption
+from kgqa.cli.options import MeasuresOption, ReportFormat, RunFormatOption, TimeoutOption, measure_list
 from kgqa.model import InputError
 
 
@@ -35,7 +36,7 @@ def compare_cmd(
     runs: list[str] = typer.Argument(..., help="Two or more run files."),
     baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="Compare every run with this one (a run file or run name); default: all pairs."),
     profile: str = typer.Option("kgqa", "--profile", "-p", help="Scoring convention or a profile .yaml file."),
-    measures: Optional[str] = typer.Option(None, "--measures", "-m", help="Comma-separated measures (replaces the profile's list)."),
+    measures: MeasuresOption = None,
     lang: str = typer.Option("all", "--lang", help="Languages for per-language datasets, comma-separated, or 'all'."),
     fmt: CompareFormat = typer.Option(CompareFormat.table, "--format", "-f", help="Output format."),
     seed: int = typer.Option(0, "--seed", help="Seed of every bootstrap and randomization test (same seed, same output)."),
@@ -54,19 +55,25 @@ def compare_cmd(
     no_cache: bool = typer.Option(False, "--no-cache", help="With --kg: neither read nor write the result cache."),
     dataset_option: Optional[list[str]] = typer.Option(None, "--dataset-option", help="Loader option KEY=VALUE; repeatable."),
     run_option: Optional[list[str]] = typer.Option(None, "--run-option", help="Run loader option KEY=VALUE; repeatable."),
+    allow_foreign_kg: AllowForeignKgOption = False,
+    max_kg_failures: MaxKgFailuresOption = 0.5,
+    allow_gold_copy: AllowGoldCopyOption = False,
+    allow_score_file: AllowScoreFileOption = False,
     view: Optional[str] = typer.Option(None, "--view", help="Compare answers as values, tuples or list; default: the profile's."),
 ) -> None:
     """Compare runs: means with bootstrap CIs, paired tests, Holm/BH-corrected p-values, W/T/L."""
     from kgqa import api
 
+    measures = measure_list(measures)
     if len(runs) < 2:
         raise InputError("compare", f"needs at least two runs, got {len(runs)}")
     if family not in ("measure", "all"):
         raise InputError("--family", f"expected measure or all, got {family!r}")
     ex = ExecutionOptions(kg=kg, graph=graph, gold_answers=gold_answers, timeout=timeout, normalise=not no_normalise,
-                          reexecute=reexecute, cache=not no_cache)
+                          reexecute=reexecute, cache=not no_cache, allow_foreign_kg=allow_foreign_kg,
+                          max_kg_failures=max_kg_failures)
     inputs = InputOptions(dataset_format=dataset_format, run_format=run_format, dataset_option=dataset_option,
-                          run_option=run_option)
+                          run_option=run_option, allow_gold_copy=allow_gold_copy, allow_score_file=allow_score_file)
     evals = api.evaluate(dataset, list(runs), profile=profile, measures=measures, lang=lang, progress=True,
                          **ex.api_kwargs(), **inputs.api_kwargs(), view=view)
     if save is not None:
@@ -107,13 +114,14 @@ def show_cmd(
     qid: str = typer.Option(..., "--id", help="Question id."),
     run_name: Optional[str] = typer.Option(None, "--run", help="Which run of a file with several."),
     profile: str = typer.Option("kgqa", "--profile", "-p", help="Scoring convention (DATASET RUN form)."),
-    measures: Optional[str] = typer.Option(None, "--measures", "-m", help="Measures (DATASET RUN form)."),
+    measures: MeasuresOption = None,
     lang: str = typer.Option("all", "--lang", help="Languages (DATASET RUN form)."),
     kg: Optional[str] = typer.Option(None, "--kg", help="Execute queries on this KG (DATASET RUN form)."),
 ) -> None:
     """One question in full: text, queries, answers, outcome, every measure, characteristics, taxonomy."""
     from kgqa import api
 
+    measures = measure_list(measures)
     if len(args) == 1:
         evals = api.load_evaluations(args)
     else:

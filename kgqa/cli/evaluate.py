@@ -9,8 +9,9 @@ import typer
 from rich.markup import escape
 
 from kgqa.cli._output import Console, emit_breakdowns, record, resumable, save_evaluations, say, serve_demo
+from kgqa.cli.options import AllowForeignKgOption, AllowGoldCopyOption, AllowScoreFileOption, MaxKgFailuresOption
 from kgqa.cli.options import DatasetFormatOption, ExecutionOptions, InputOptions, OutputFormat, OutputOptions
-from kgqa.cli.options import RunFormatOption, SystemOptions, TimeoutOption
+from kgqa.cli.options import MeasuresOption, RunFormatOption, SystemOptions, TimeoutOption, measure_list
 from kgqa.score.profiles import names as profile_names  # the --profile help (nothing is parsed); see test_architecture
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def evaluate_cmd(
     dataset: str = typer.Argument(..., help="Registry name (kgqa datasets list) or dataset file."),
     runs: Optional[list[str]] = typer.Argument(None, help="One or more run files (or none with --system)."),
     profile: str = typer.Option("kgqa", "--profile", "-p", help=f"Scoring convention: {', '.join(profile_names())}, or a profile .yaml file."),
-    measures: Optional[str] = typer.Option(None, "--measures", "-m", help="Comma-separated measures, e.g. 'F1(rule=gerbil),AnswerEM' (replaces the profile's list)."),
+    measures: MeasuresOption = None,
     lang: str = typer.Option("all", "--lang", help="Languages to score for per-language datasets (Text2SPARQL), comma-separated, or 'all'."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="Output format."),
     per_question: bool = typer.Option(False, "--per-question", "-q", help="Also print the per-question table."),
@@ -119,21 +120,27 @@ def evaluate_cmd(
     redirects: Optional[str] = typer.Option(None, "--redirects", help="With --kg: IRIs linked by this KG predicate (e.g. dbo:wikiPageRedirects) compare equal (meaning matching)."),
     match_labels: bool = typer.Option(False, "--match-labels", help="Text answers match entities by label (the dataset's entity labels and aliases; with --kg also rdfs:label, skos labels, schema/foaf name): for systems that answer in text."),
     stream: Optional[bool] = typer.Option(None, "--stream/--no-stream", help="Read a JSONL dataset one question at a time, keeping none of its items (same scores; not with --kg). Default: streamed when the JSONL file is 64 MB or more and nothing needs it in memory (KGQA_STREAM_BYTES sets the size)."),
+    allow_foreign_kg: AllowForeignKgOption = False,
+    max_kg_failures: MaxKgFailuresOption = 0.5,
+    allow_gold_copy: AllowGoldCopyOption = False,
+    allow_score_file: AllowScoreFileOption = False,
     strict: bool = typer.Option(False, "--strict", help="Exit with status 3 when the set-up check warns (under half of the questions in the run, n = 0, a copy of the gold answers, a live system failing questions, failing endpoint, a score file given as a run)."),
 ) -> None:
     """Score one or more runs on a dataset."""
+    measures = measure_list(measures)
     ex = ExecutionOptions(kg=kg, graph=graph, gold_answers=gold_answers, timeout=timeout, normalise=not no_normalise,
                           sandbox_gold=sandbox_gold, reexecute=reexecute, cache=not no_cache,
                           engine_caps={"--worker-memory": worker_memory, "--max-result-bytes": max_result_bytes,
                                        "--max-response-bytes": max_response_bytes},
-                          engine_check=not no_engine_check, exclude_engine_dependent=exclude_engine_dependent)
+                          engine_check=not no_engine_check, exclude_engine_dependent=exclude_engine_dependent,
+                          allow_foreign_kg=allow_foreign_kg, max_kg_failures=max_kg_failures)
     to = OutputOptions(fmt=fmt, per_question=per_question, output=output, save=save, by=by, bins=bins)
     stream = to.stream(stream)
     live = SystemOptions(system=system, protocol=protocol, concurrency=concurrency, timeout=system_timeout,
                          retries=retries, rps=rps, journal=journal, fresh=fresh, allow_failures=allow_failures,
                          header=header, echo_check=not no_echo_check)
     inputs = InputOptions(dataset_format=dataset_format, run_format=run_format, dataset_option=dataset_option,
-                          run_option=run_option)
+                          run_option=run_option, allow_gold_copy=allow_gold_copy, allow_score_file=allow_score_file)
     evals = _evaluate(dataset, runs or [], **live.api_kwargs(runs, lang), profile=profile, measures=measures,
                       lang=lang, **inputs.api_kwargs(), **ex.api_kwargs(), view=view, stream=stream, links=links,
                       redirects=redirects, match_labels=match_labels)

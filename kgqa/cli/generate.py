@@ -86,10 +86,21 @@ def generate_cmd(
                        cache=False if no_cache else (cache if cache is not None else True),
                        label_predicate=label_predicate, progress=bar,
                        engine_options={"base": base} if base else None)
-    _print_result(res, n, fmt)
+    _print_result(res, n, fmt, cached=not no_cache)
 
 
-def _print_result(res, n: int, fmt: str) -> None:
+def queries_line(queries: int, executed: int, cached: bool) -> str:
+    """How many SPARQL queries generation asked and where their results came from (``cached``:
+    a result cache was in use; without one, nothing came from it)."""
+    rest = queries - executed
+    if not rest:
+        return f"SPARQL queries: {queries} (all executed)"
+    if cached:
+        return f"SPARQL queries: {queries} ({executed} executed, {rest} from the result cache or repeats)"
+    return f"SPARQL queries: {queries} ({executed} executed, {rest} repeats or refused; no result cache: --no-cache)"
+
+
+def _print_result(res, n: int, fmt: str, cached: bool = True) -> None:
     """The summary (a table, or JSON on stdout), the files written, and exit status 1 when no
     graph query could be generated (a warning when fewer than ``n``)."""
     if fmt == "json":
@@ -97,8 +108,7 @@ def _print_result(res, n: int, fmt: str) -> None:
                                      "queries_executed": res.queries_executed}, indent=2) + "\n")
     else:
         render_summary(res.summary, out)
-        err.print(f"SPARQL queries: {res.queries} ({res.queries_executed} executed, the rest from the cache)",
-                  highlight=False)
+        err.print(queries_line(res.queries, res.queries_executed, cached), highlight=False)
         for w in res.written:
             err.print(f"wrote {w}", highlight=False)
     if res.summary["graph_queries"] == 0:

@@ -10,7 +10,7 @@ import typer
 
 from kgqa.cli._output import Console, write_text
 from kgqa.cli.options import CacheFileOption, NoCacheOption, OutputFileOption, TableFormat, TableFormatOption
-from kgqa.cli.options import TimeoutOption
+from kgqa.cli.options import MeasuresOption, TimeoutOption, measure_list
 from kgqa.model import InputError
 
 out = Console()
@@ -95,7 +95,7 @@ def sensitivity_cmd(
     kg: str = typer.Option(..., "--kg", help="KG to execute gold and degraded queries on."),
     transforms: str = typer.Option("T1,T2,T3", "--transforms", "-t", help="Comma-separated transformations."),
     rates: str = typer.Option("0.1,0.2", "--rates", help="Comma-separated rates."),
-    measures: Optional[str] = typer.Option(None, "--measures", "-m", help="Measures (default: Table 3's columns)."),
+    measures: MeasuresOption = None,
     seeds: int = typer.Option(3, "--seeds", help="Number of seeds (seed, seed+1, ...)."),
     seed: int = typer.Option(0, "--seed", help="First seed."),
     among: str = typer.Option("applicable", "--among", help="applicable (default) or all (the paper's protocol)."),
@@ -109,6 +109,7 @@ def sensitivity_cmd(
     """Sensitivity of measures to synthetic degradations (ICTIR 2022 Table 3)."""
     from kgqa import api
 
+    measures = measure_list(measures)
     names = _transforms([x.strip() for x in transforms.split(",") if x.strip()], "--transforms")
     if measures:
         api.parse_measures(measures, "--measures")  # said before any work

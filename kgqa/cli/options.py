@@ -29,6 +29,20 @@ from kgqa.cli._output import system_headers
 from kgqa.model import InputError
 
 
+#: ``-m``/``--measures``, repeatable: every occurrence counts (``-m BLEU -m F1`` is ``-m BLEU,F1``);
+#: :func:`measure_list` joins them for the library.
+MeasuresOption = Annotated[Optional[list[str]], typer.Option(
+    "--measures", "-m", help="Measures, comma-separated and/or repeated (-m BLEU -m 'QueryEM(norm=whitespace)'); "
+                             "replaces the profile's list.")]
+
+
+def measure_list(measures: Optional[list[str]]) -> Optional[str]:
+    """The ``-m`` options given (each possibly comma-separated) as one comma-separated list, in
+    order; None when none was given (the profile's list)."""
+    given = [m.strip() for m in measures or () if m and m.strip()]
+    return ",".join(given) if given else None
+
+
 class OutputFormat(str, Enum):
     """``kgqa evaluate`` / ``kgqa demo``: an evaluation's scores."""
 
@@ -92,6 +106,16 @@ NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not use the 
 DatasetFormatOption = Annotated[Optional[str], typer.Option("--dataset-format", help="Force the dataset format.")]
 RunFormatOption = Annotated[Optional[str], typer.Option("--run-format", help="Force the run format.")]
 TableFormatOption = Annotated[TableFormat, typer.Option("--format", "-f", help="Output format.")]
+AllowForeignKgOption = Annotated[bool, typer.Option(
+    "--allow-foreign-kg", help="With --kg: score even when the KG holds none of the dataset's or the run's IRIs "
+                               "(an error otherwise: a KG of another dataset).")]
+MaxKgFailuresOption = Annotated[float, typer.Option(
+    "--max-kg-failures", help="With --kg: share of executed queries that may fail (error, timeout) before the KG or "
+                              "endpoint is refused with exit status 2 (default 0.5, as for live systems; 1: never).")]
+AllowGoldCopyOption = Annotated[bool, typer.Option(
+    "--allow-gold-copy", help="Score a run whose answers copy the dataset's gold answers (an error otherwise).")]
+AllowScoreFileOption = Annotated[bool, typer.Option(
+    "--allow-score-file", help="Score a run file that looks like an evaluation/score file (an error otherwise).")]
 OutputFileOption = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file.")]
 
 
@@ -114,11 +138,14 @@ class InputOptions:
     run_format: Optional[str] = None
     dataset_option: Optional[list[str]] = None
     run_option: Optional[list[str]] = None
+    allow_gold_copy: bool = False
+    allow_score_file: bool = False
 
     def api_kwargs(self) -> dict[str, Any]:
         return {"dataset_format": self.dataset_format, "run_format": self.run_format,
                 "dataset_options": parse_options(self.dataset_option, "--dataset-option"),
-                "run_options": parse_options(self.run_option, "--run-option")}
+                "run_options": parse_options(self.run_option, "--run-option"),
+                "allow_gold_copy": self.allow_gold_copy, "allow_score_file": self.allow_score_file}
 
 
 #: ``--worker-memory`` and the other engine caps: flag -> engine option
@@ -157,10 +184,14 @@ class ExecutionOptions:
     engine_caps: Optional[dict[str, Optional[str]]] = None  # by flag; None: the engine's defaults
     engine_check: bool = True
     exclude_engine_dependent: bool = False
+    allow_foreign_kg: bool = False
+    max_kg_failures: float = 0.5
 
     def __post_init__(self) -> None:
         if self.gold_answers not in ("stored", "executed"):
             raise InputError("--gold-answers", f"expected stored or executed, got {self.gold_answers!r}")
+        if not 0 <= self.max_kg_failures <= 1:
+            raise InputError("--max-kg-failures", f"expected a share between 0 and 1, got {self.max_kg_failures:g}")
 
     def policy(self) -> Any:
         """``--sandbox-gold``: the execution policy that does not trust gold queries (None: the default)."""
@@ -173,7 +204,8 @@ class ExecutionOptions:
     def api_kwargs(self) -> dict[str, Any]:
         kw: dict[str, Any] = {"kg": self.kg, "graph": self.graph, "gold_answers": self.gold_answers,
                               "timeout": self.timeout, "normalise": self.normalise, "reexecute": self.reexecute,
-                              "cache": self.cache}
+                              "cache": self.cache, "allow_foreign_kg": self.allow_foreign_kg,
+                              "max_kg_failures": self.max_kg_failures}
         if self.engine_caps is not None:  # kgqa evaluate: the engine's caps and checks
             kw.update(policy=self.policy(), engine_options=engine_limits(self.engine_caps),
                       engine_check=self.engine_check, exclude_engine_dependent=self.exclude_engine_dependent)

@@ -314,8 +314,21 @@ def with_projected(query: str, names: Sequence[str]) -> str | None:
     return _with_projected(query, tuple(names))
 
 
+def with_sort_keys(query: str, node: QueryNode) -> tuple[str, list[str]] | None:
+    """The query with each ``ORDER BY`` condition of ``node`` (an expression such as
+    ``DESC(COUNT(?y))`` or a variable) projected as a fresh variable ``?__kgqa_keyN``, and those
+    names; None when that could change the rows (``SELECT DISTINCT`` without aggregation: a key
+    column could split rows) or there is no SELECT clause to extend."""
+    if node.modifier and not (node.aggregated or node.group_by):
+        return None
+    names = [f"__kgqa_key{i}" for i in range(len(node.order))]
+    terms = tuple(f"(({expr.text}) AS ?{name})" for (_d, expr, _e), name in zip(node.order, names))
+    widened = _with_projected(query, terms, raw=True)
+    return (widened, names) if widened is not None else None
+
+
 @functools.lru_cache(maxsize=8192)
-def _with_projected(query: str, names: tuple[str, ...]) -> str | None:
+def _with_projected(query: str, names: tuple[str, ...], raw: bool = False) -> str | None:
     toks = tokenize(query)
     depth = 0
     seen_select = False
@@ -328,17 +341,18 @@ def _with_projected(query: str, names: tuple[str, ...]) -> str | None:
             seen_select = True
         elif seen_select and depth == 0 and ((t.kind == "KEYWORD" and t.value.upper() in ("WHERE", "FROM"))
                                              or (t.kind == "PUNCT" and t.value == "{")):
-            return query[:t.start] + " " + " ".join("?" + n for n in names) + " " + query[t.start:]
+            return query[:t.start] + " " + " ".join(n if raw else "?" + n for n in names) + " " + query[t.start:]
         elif seen_select and t.kind == "PUNCT" and t.value == "*" and depth == 0:
             return None
     return None
 
 
 def _confirm_window(node: QueryNode, full: TableAnswer, kept: TableAnswer, ordered: bool,
-                    extra: Sequence[str] = ()) -> tuple[bool | None, Choice | None, str]:
+                    extra: Sequence[str] = (), keys: Sequence[str] | None = None) -> tuple[bool | None, Choice | None, str]:
     """Whether the window of ``node`` (LIMIT/OFFSET) over the full solutions ``full`` is the
     engine's choice. ``extra``: sort variables that were added to the projection to read their
-    values (dropped again from the legal answers)."""
+    values (dropped again from the legal answers); ``keys``: the variables holding the sort keys
+    when they are not the ORDER BY variables themselves (:func:`with_sort_keys`)."""
     rows = list(full.rows)
     o = node.offset or 0
     k = node.limit if node.limit is not None else max(0, len(rows) - o)
@@ -349,7 +363,7 @@ def _confirm_window(node: QueryNode, full: TableAnswer, kept: TableAnswer, order
         choose = min(k, max(0, len(rows) - o))
         return True, Choice(full.variables, (), ((tuple(rows), choose),)), \
             f"LIMIT {k}{f' OFFSET {o}' if o else ''} without ORDER BY keeps {choose} of {len(rows)} solutions"
-    names = _sort_vars(node)
+    names = list(keys) if keys is not None else _sort_vars(node)
     if names is None or any(n not in full.variables for n in names):
         return None, None, "a sort key is an expression, not a variable: ties not checked"
     idx = [full.variables.index(n) for n in names]
@@ -472,16 +486,22 @@ def assess(query: str, outcome: Outcome | None, execute, *, bound: int = DEFAULT
         ordered = outer_window[0].kind == "order-limit"
         stripped = without_outer_limit(query)
         extra: list[str] = []
+        keys: list[str] | None = None
         if stripped and ordered:
-            names = _sort_vars(info.tree) or []
-            missing = [n for n in names if n not in answer.variables]
-            if missing and not info.tree.aggregated:
+            names = _sort_vars(info.tree)
+            missing = [n for n in names or [] if n not in answer.variables]
+            if names is None:  # a sort key is an expression (DESC(COUNT(?y))): read its values as columns
+                keyed = with_sort_keys(stripped, info.tree)
+                if keyed is not None:
+                    stripped, keys = keyed
+                    extra = list(keys)
+            elif missing and not info.tree.aggregated:
                 widened = with_projected(stripped, missing)
                 if widened is not None:
                     stripped, extra = widened, missing
         full = execute([stripped])[0] if stripped else None
         if full is not None and full.status is Status.OK and isinstance(full.answer, TableAnswer):
-            ok, choice, why = _confirm_window(info.tree, full.answer, answer, ordered, extra)
+            ok, choice, why = _confirm_window(info.tree, full.answer, answer, ordered, extra, keys)
             verdicts.append(ok)
             if ok is True:
                 reasons.append(why)

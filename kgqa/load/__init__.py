@@ -43,13 +43,23 @@ def load_dataset(spec: str | Path | list, format: str | None = None, **options: 
     return ds
 
 
+def _swapped_hint(p: Path) -> str:
+    """A run path that is a registry dataset name: the dataset and the run were given in swapped order."""
+    from kgqa.load import registry
+
+    if registry.find(str(p)) is None:
+        return ""
+    return (f"; {str(p)!r} is a dataset name: the dataset comes first, then the run(s) "
+            f"(kgqa evaluate {p} RUN ...)")
+
+
 @during
 def load_run(spec: str | Path | list, format: str | None = None, dataset: Dataset | None = None, **options: Any) -> Run:
     """A run from file path(s). ``dataset`` lets formats that need it (e.g. id mapping) see it."""
     paths = _paths(spec)
     for p in paths:
         if not p.exists():
-            raise InputError(p, "no such file")
+            raise InputError(p, "no such file" + _swapped_hint(p))
     fmt = formats.get("run", format) if format else formats.detect(paths, "run")
     run = fmt.load(paths, dataset=dataset, **options)
     run.format = run.format or fmt.name

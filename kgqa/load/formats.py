@@ -104,6 +104,33 @@ def sample(path: Path) -> Sample:
     return Sample(path, raw.decode("utf-8", errors="replace"), size)
 
 
+def _raise_if_malformed_json(s: Sample, kind: Kind) -> None:
+    """A file that no format recognises because it is broken JSON (truncated, a stray comma) is
+    said as such, with the place: ``malformed JSON at line L, column C``, not as an unknown format.
+    JSON Lines whose every line parses are not malformed."""
+    import json
+
+    text = s.head.lstrip()
+    if not text.startswith(("{", "[")) or s.size > MAX_SNIFF_BYTES:
+        return
+    try:
+        json.loads(s.head)
+        return
+    except json.JSONDecodeError as e:
+        error = e
+    except (ValueError, RecursionError):
+        return
+    try:
+        for line in s.head.splitlines():
+            if line.strip():
+                json.loads(line)
+        return  # JSON Lines, each line whole
+    except (ValueError, RecursionError):
+        pass
+    raise InputError(s.path, f"malformed JSON at line {error.lineno}, column {error.colno}: {error.msg} (the {kind} "
+                             "file is cut short or broken; check how it was written)")
+
+
 def detect(paths: Sequence[Path], kind: Kind) -> Format:
     """The most confident format of ``kind`` for the first path."""
     s = sample(paths[0])
@@ -119,6 +146,7 @@ def detect(paths: Sequence[Path], kind: Kind) -> Format:
         if c > best[0]:
             best = (c, f)
     if best[1] is None:
+        _raise_if_malformed_json(s, kind)
         names = ", ".join(f.name for f in formats(kind))
         option = "--run-format" if kind == "run" else "--dataset-format (--format in kgqa datasets / split / levels)"
         raise InputError(paths[0], f"cannot tell which {kind} format this is; pass {option} (one of: {names})")

@@ -359,6 +359,21 @@ def where(entry: Entry) -> Where:
     return max((locate(f)[0] for f in entry.files), key=order.index)
 
 
+def _searched(f: DataFile) -> str:
+    """Where a named dataset's file was looked for before downloading, and the fix: a data folder
+    near the working directory that holds the file is named with the ``KGQA_DATA_DIR`` to set."""
+    dd = data_dir()
+    looked = (f"{dd / f.path} ($KGQA_DATA_DIR)" if dd is not None else "$KGQA_DATA_DIR (not set)")
+    text = f"{f.path} was looked for in {looked} and in the download cache {cache_dir() / f.path}"
+    here = Path.cwd()
+    near = [here / "data", here / "shared" / "data", here.parent / "shared" / "data", here.parent / "data",
+            Path(__file__).resolve().parents[3] / "shared" / "data"]
+    found = next((d for d in near if (d / f.path).is_file() and d != dd), None)
+    if found is not None:
+        return f"{text}; it is in {found}: set KGQA_DATA_DIR={found}"
+    return f"{text}; set KGQA_DATA_DIR to the folder that holds {f.path} (offline), or connect to the network"
+
+
 def _download(f: DataFile, dest: Path, verify: bool) -> Path:
     import httpx
 
@@ -375,7 +390,7 @@ def _download(f: DataFile, dest: Path, verify: bool) -> Path:
         with os.fdopen(fd, "wb") as out, guarded_client(f.url, follow_redirects=True, timeout=60.0) as client, \
                 client.stream("GET", f.url) as resp:
             if resp.status_code != 200:
-                raise InputError(f.url, f"download failed: HTTP {resp.status_code}")
+                raise InputError(f.url, f"download failed: HTTP {resp.status_code}; {_searched(f)}")
             total = int(resp.headers.get("content-length") or 0) or None
             from kgqa.model.progress import progress_bar
 
@@ -393,7 +408,7 @@ def _download(f: DataFile, dest: Path, verify: bool) -> Path:
         os.replace(tmp, dest)
         return dest
     except httpx.HTTPError as e:
-        raise InputError(f.url, f"download failed: {e}") from None
+        raise InputError(f.url, f"download failed: {e}; {_searched(f)}") from None
     except UrlRefused as e:
         raise InputError(f.url, f"download refused: {e}") from None
     finally:

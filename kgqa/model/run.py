@@ -14,6 +14,11 @@ from kgqa.model.problems import Problem
 from kgqa.model.terms import Term
 
 
+#: The message of a run entry with a query and no answer, scored without executing the query:
+#: its outcome is MISSING per question, counted ``not_executed`` (it is in the run).
+QUERY_NOT_EXECUTED = "run has a query but no answer; execute it with --kg"
+
+
 @dataclass(slots=True)
 class Prediction:
     """A system's output for one question: predicted SPARQL and/or a predicted answer, an
@@ -41,7 +46,7 @@ class Prediction:
             return Outcome(self.status, None, self.message, self.elapsed)
         if self.answer is None and self.ranked is None:
             if self.sparql is not None:
-                return Outcome(Status.MISSING, None, "run has a query but no answer; execute it with --kg")
+                return Outcome(Status.MISSING, None, QUERY_NOT_EXECUTED)
             return Outcome(Status.MISSING, None, "run entry has neither an answer nor a query")
         answer = self.answer
         if answer is None and self.ranked is not None:

@@ -28,6 +28,7 @@ from kgqa.report import numbers
 from kgqa.report.fit import Grid, print_grid
 from kgqa.report.model import ComparisonReport, as_comparison_report
 from kgqa.report.term import IriWrapped
+from kgqa.sparql.analyzer import analyze
 
 __all__ = [
     "test_names",
@@ -94,8 +95,8 @@ def print_comparison(console, cmp: MultiComparison) -> None:
     summary, pairs, notes = comparison_grids(cmp)
     print_grid(console, summary, transpose=False)
     print_grid(console, pairs, transpose=False)
-    for n in notes:
-        console.print(n, style="dim", highlight=False)
+    for n in notes:  # a signature is one line, never wrapped by kgqa (the terminal folds it; a copy gives it whole)
+        console.print(n, style="dim", highlight=False, soft_wrap=n.startswith("Signature: "))
 
 
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] | None = None) -> list[str]:
@@ -258,6 +259,34 @@ def short_message(message: str, keep: int = 8) -> str:
     return message[:m.start(1)] + ", ".join(t.strip() for t in tokens[:keep]) + f", ... ({len(tokens) - keep} more)"
 
 
+_AT_LINE_COL = re.compile(r"(?:error at |at line |line )(\d+)[:,] ?(?:column )?(\d+)")
+
+
+def outcome_text(outcome: str, message: str, query: str | None) -> str:
+    """The outcome with its message on one line. A parse error names the position (line, column)
+    and the token found there: kgqa's own parser's reading of the query as written when it finds
+    the error (the engine may have seen a normalised text), else the engine's position, then
+    what the engine expected (its list cut by :func:`short_message`)."""
+    if not message:
+        return outcome
+    one_line = " ".join(short_message(message).split())
+    if outcome != "parse_error" or not query:
+        return f"{outcome} ({one_line})"
+    own = analyze(query).error
+    if own:
+        return f"{outcome}: {' '.join(own.split())}"
+    m = _AT_LINE_COL.search(message)
+    if m is None:
+        return f"{outcome} ({one_line})"
+    line, col = int(m.group(1)), int(m.group(2))
+    lines = query.split("\n")
+    at = lines[line - 1][col - 1:] if 0 < line <= len(lines) and col >= 1 else ""
+    token = at.split()[0][:24] if at.split() else ""
+    found = f"at {token!r}" if token else "at the end of the query"
+    rest = one_line[m.end():].lstrip(" :,") if message.startswith("error at") else one_line
+    return f"{outcome} at line {line}, column {col}, {found}: {rest}"
+
+
 def _sparql(text: str) -> Syntax:
     return Syntax(text, "sparql", word_wrap=True)
 
@@ -272,19 +301,30 @@ def question_panel(e: ScoredRun, q: QuestionScore, label: ErrorLabel) -> Group:
     head.add_row("run", Text(e.run))
     head.add_row("id", Text(q.id))
     head.add_row("question", Text(str(d.get("question") or "(none)")))
-    head.add_row("outcome", Text(q.outcome + (f" ({short_message(q.message)})" if q.message else "")))
+    head.add_row("outcome", Text(outcome_text(q.outcome, q.message, d.get("predicted_sparql"))))
     # the taxonomy's reason often quotes the outcome's message: said once
     reason = label.reason.replace(q.message, "see outcome") if q.message else label.reason
     head.add_row("taxonomy", Text(label.label + (f" [{', '.join(label.flags)}]" if label.flags else "")
                                   + f": {reason}"))
+    if d.get("engine_dependent"):
+        head.add_row("engine", Text(f"engine-dependent: {d['engine_dependent']}"))
     if q.counts is not None:
         c = q.counts
         head.add_row("counts", f"tp {c.tp} · fp {c.fp} · fn {c.fn} · system {c.sys_size} · gold {c.gold_size}")
     scores = Table(title="measures", show_header=True)
     scores.add_column("measure")
     scores.add_column("value", justify="right")
+    rng = d.get("score_range") or {}
+    if rng:
+        scores.add_column(f"on another engine ({d.get('score_range_kind', 'range')})", justify="right")
     for s in e.measures:
-        scores.add_row(Text(s.label), numbers.score(q.scores.get(s.label)) if s.label in q.scores else "(corpus-level / undefined)")
+        value = numbers.score(q.scores.get(s.label)) if s.label in q.scores else "(corpus-level / undefined)"
+        if rng:
+            lo_hi = rng.get(s.label)
+            scores.add_row(Text(s.label), value,
+                           f"[{numbers.score(lo_hi[0])}, {numbers.score(lo_hi[1])}]" if lo_hi else "")
+        else:
+            scores.add_row(Text(s.label), value)
     chars = Table(title="characteristics", show_header=True)
     chars.add_column("name")
     chars.add_column("value")

@@ -31,7 +31,8 @@ def renderables(evals: Sequence[ScoredRun], *, per_question: bool = False, title
     renderables (markup text lines and tables)."""
     from rich.text import Text
 
-    items: list[Any] = [evaluation_report(evals, title=title).to_grid()]
+    report = evaluation_report(evals, title=title)
+    items: list[Any] = [report.to_grid()]
     for e in evals:
         line = f" outcomes: {_outcome_text(e)}"
         if e.execution is not None:
@@ -55,6 +56,8 @@ def renderables(evals: Sequence[ScoredRun], *, per_question: bool = False, title
                     (f"{e.run}:", "dim"), f" {label} not scored for {len(ids)} question(s) ({_ids(ids)}): {reason}"))
         if e.problems:
             items.append(Text.assemble((f"{len(e.problems)} input problem(s)", "yellow"), f", first: {e.problems[0]}"))
+    for note in report.notes:  # engine-dependent score ranges, under the table they qualify
+        items.append(Text.assemble(("engine:", "yellow"), f" {note}"))
     from kgqa.analyze.hints import hints
 
     for h in hints(evals):
@@ -254,16 +257,24 @@ def to_csv(evals: Sequence[ScoredRun], neutralise: bool | None = None) -> str:
     w = csv.writer(buf, lineterminator="\n")
     engine = any("engine_dependent" in (q.details or {}) for e in evals for q in e.questions)
     w.writerow(csv_row(["run", "id", "outcome", *labels, "tp", "fp", "fn", "message",
-                        *(["engine_dependent"] if engine else [])], neutralise))
+                        *(["engine_dependent", "score_range"] if engine else [])], neutralise))
     for e in evals:
         for q in e.questions:
             c = q.counts
             w.writerow(csv_row([
                 e.run, q.id, q.outcome, *("" if q.scores.get(lab) is None else repr(q.scores[lab]) for lab in labels),
                 c.tp if c else "", c.fp if c else "", c.fn if c else "", q.message,
-                *([(q.details or {}).get("engine_dependent", "")] if engine else []),
+                *([(q.details or {}).get("engine_dependent", ""), _range_text(q.details or {})] if engine else []),
             ], neutralise))
     return buf.getvalue()
+
+
+def _range_text(details: dict) -> str:
+    """A question's engine-dependent score range as one CSV cell: ``F1=[0.0,1.0] ... (exact|bound)``."""
+    rng = details.get("score_range") or {}
+    if not rng:
+        return ""
+    return " ".join(f"{k}=[{lo!r},{hi!r}]" for k, (lo, hi) in rng.items()) + f" ({details.get('score_range_kind', '')})"
 
 
 def to_markdown(evals: Sequence[ScoredRun]) -> str:
@@ -277,7 +288,8 @@ def to_html(evals: Sequence[ScoredRun]) -> str:
     from html import escape
 
     report = evaluation_report(evals)
-    sigs = "".join(f"<div><code>{escape(s)}</code></div>" for s in report.signatures)
+    sigs = "".join(f"<div>{escape(n)}</div>" for n in report.notes)
+    sigs += "".join(f"<div><code>{escape(s)}</code></div>" for s in report.signatures)
     skipped = sum(len(e.skipped) for e in evals)
     note = f"<div>{skipped} question(s) skipped (see <code>.skipped</code>)</div>" if skipped else ""
     return f"{report.to_html()}{note}{sigs}"

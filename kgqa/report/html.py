@@ -287,7 +287,7 @@ def report_table(report: Report, *, row_notes: str | None = None) -> str:
 
 def _scores_section(evals: Sequence[ScoredRun]) -> str:
     report = evaluation_report(evals)
-    body = report.to_html(row_notes="outcomes")
+    body = report.to_html(row_notes="outcomes") + "".join(f'<p class="note">{_e(n)}</p>' for n in report.notes)
     sigs = "".join(f'<p class="note">signature (select to copy):</p><div class="signature">{_e(s)}</div>'
                    for s in report.signatures)
     skipped = ""

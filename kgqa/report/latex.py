@@ -94,7 +94,11 @@ def report_latex(report: Report, *, caption: str | None = None, label: str | Non
             cells[0] += f" ({report.legend[r[0].text()]})"
         rows.append(cells)
     head = [_HEADINGS.get(h) or escape(h) for h in report.keys] + [escape(h) for h in report.columns]
-    return table(head, rows, caption=caption, label=label, caption_tex=caption_tex)
+    out = table(head, rows, caption=caption, label=label, caption_tex=caption_tex)
+    if report.notes and not report.legend:  # an evaluation's notes (engine-dependent ranges) go with its table
+        out += "\n\\begin{flushleft}\\footnotesize\n" + "\\\\\n".join(escape(n) for n in report.notes) \
+            + "\n\\end{flushleft}\n"
+    return out
 
 
 def evaluations_latex(evals: Sequence[ScoredRun], *, caption: str | None = None, label: str | None = None) -> str:
@@ -123,6 +127,9 @@ def comparison_latex(cmp: MultiComparison | ComparisonReport, *, caption: str | 
                      d.ci(missing=MISSING)] + [escape(p.number(missing=MISSING)) for p in ps] + [escape(wtl.text())])
     out += "\n" + table(head, prow, align="ll" + "r" * (len(head) - 2),
                         caption="Paired tests (Holm, BH: adjusted p of the primary test).")
+    if cr.facts:  # tests left out and why, outcome counts, signatures: printed with the tables
+        out += ("\n\\begin{flushleft}\\footnotesize\n" + "\\\\\n".join(escape(f) for f in cr.facts)
+                + "\n\\end{flushleft}\n")
     return out
 
 

@@ -220,6 +220,29 @@ def _outcomes(e: Any) -> str:
     return ", ".join(f"{k} {v}" for k, v in e.outcomes.items())
 
 
+def engine_range_notes(evals: Sequence[Any]) -> list[str]:
+    """One line per run whose score depends on the SPARQL engine: how many questions may be
+    answered differently by another engine, and each mean measure's range with every such
+    question at its lowest and at its highest legal score (``exact``, or a sound ``bound`` where
+    the exact range could not be computed). Nothing for a run without a range that differs."""
+    notes = []
+    for e in evals:
+        ed = getattr(e, "engine_dependence", None) or {}
+        if ed.get("excluded"):
+            notes.append(f"{e.run}: {ed['excluded']} engine-dependent question(s) excluded from the scores.")
+            continue
+        ranges = {k: v for k, v in (ed.get("aggregate_range") or {}).items() if v and v[0] != v[1]}
+        if not ed.get("questions") or not ranges:
+            continue
+        shown = ", ".join(f"{k} [{numbers.score(lo)}, {numbers.score(hi)}]" for k, (lo, hi) in ranges.items())
+        bound = ed.get("with_bound", 0)
+        kind = ("exact" if not bound else f"a sound bound: {bound} of {ed.get('with_range', 0)} question ranges "
+                "could not be computed exactly")
+        notes.append(f"{e.run}: engine-dependent: {ed['questions']} question(s) may get another answer on another "
+                     f"SPARQL engine; score range {shown} ({kind}).")
+    return notes
+
+
 def evaluation_report(evals: Sequence[Any], *, title: str | None = None) -> Report:
     """The aggregate table of ``evals`` (scored runs): one row per run (run, n, every measure),
     the best of each measure column marked, their signatures."""
@@ -231,8 +254,8 @@ def evaluation_report(evals: Sequence[Any], *, title: str | None = None) -> Repo
             for i, e in enumerate(evals)]
     head = evals[0] if evals else None
     return Report(title or (f"kgqa evaluate · profile {head.profile} · dataset {head.dataset}" if head else "kgqa evaluate"),
-                  ["run", "n"], labels, rows, signatures=sorted({str(e.signature) for e in evals}),
-                  row_notes=[_outcomes(e) for e in evals])
+                  ["run", "n"], labels, rows, notes=engine_range_notes(evals),
+                  signatures=sorted({str(e.signature) for e in evals}), row_notes=[_outcomes(e) for e in evals])
 
 
 # --------------------------------------------------------------------------- comparison
@@ -256,17 +279,19 @@ class ComparisonReport:
     text_notes: list[str]
     #: corpus-level measures (not tested): label -> value per system, in the order of the summary
     corpus_only: dict[str, list[float | None]] = field(default_factory=dict)
+    #: tests not computed and why, the outcome counts and the signatures (:func:`comparison_facts`)
+    facts: list[str] = field(default_factory=list)
 
     @property
     def notes(self) -> list[str]:
         """The notes under the tables (numbers formatted now, at the current digits)."""
         if not self.corpus_only:
-            return list(self.text_notes)
+            return list(self.text_notes) + self.facts
         systems = [r[0].text() for r in self.summary.rows]
         return self.text_notes + [
             "Corpus-level measures (no per-question values, not tested): "
             + ", ".join(f"{lab} " + "/".join(numbers.score(v) for v in values) for lab, values in self.corpus_only.items())
-            + f" ({'/'.join(systems)})."]
+            + f" ({'/'.join(systems)})."] + self.facts
 
     @property
     def conf(self) -> int:
@@ -292,6 +317,28 @@ def _comparison_notes(cmp: Any) -> list[str]:
         notes.append("Questions left out because another run lacks a score for them: "
                      + ", ".join(f"{s} {n}" for s, n in dropped.items() if n) + ".")
     return notes
+
+
+def comparison_facts(cmp: Any) -> list[str]:
+    """What a reader needs beside the numbers: the tests left out where they cannot be computed
+    honestly (with the reason), each system's outcome counts, and the signature(s)."""
+    facts = []
+    why: dict[str, list[str]] = {}
+    for m in cmp.measures:
+        for c in m.comparisons:
+            if c.untested:
+                why.setdefault(c.untested, [])
+                if m.measure not in why[c.untested]:
+                    why[c.untested].append(m.measure)
+    for reason, measures in why.items():
+        facts.append(f"No p-value where it cannot be computed honestly ({', '.join(measures)}): {reason}.")
+    outcomes = getattr(cmp, "outcomes", {}) or {}
+    if outcomes:
+        facts.append("Outcomes: " + "; ".join(
+            f"{s} " + (", ".join(f"{k} {v}" for k, v in counts.items()) or "none") for s, counts in outcomes.items())
+            + ".")
+    facts += [f"Signature: {sig}" for sig in getattr(cmp, "signatures", []) or []]
+    return facts
 
 
 def comparison_report(cmp: Any) -> ComparisonReport:
@@ -329,7 +376,7 @@ def comparison_report(cmp: Any) -> ComparisonReport:
                    legend=legend, confidence=cmp.confidence)
     corpus = {lab: [cmp.aggregates[s].get(lab) for s in cmp.systems] for lab in cmp.corpus_only}
     return ComparisonReport(summary, pairs, tests, cmp.baseline, cmp.confidence, cmp.alpha, _comparison_notes(cmp),
-                            corpus)
+                            corpus, comparison_facts(cmp))
 
 
 def as_comparison_report(cmp: Any) -> ComparisonReport:

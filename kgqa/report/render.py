@@ -103,7 +103,9 @@ def comparison_renderable(cmp: MultiComparison):
     from kgqa.report import analysis as A
 
     summary, pairs, notes = A.comparison_grids(cmp)  # grids fit the width they are printed at
-    return Group(summary, pairs, *(Text(n, style="dim") for n in notes))
+    # a signature stays one line, never wrapped by kgqa (as under an evaluation's table)
+    return Group(summary, pairs, *(Text(n, style="dim", no_wrap=True, overflow="ignore") if n.startswith("Signature: ")
+                                   else Text(n, style="dim") for n in notes))
 
 
 def breakdown_text(tables: Sequence[Any], fmt: str) -> Any:

@@ -20,6 +20,7 @@ from kgqa.model import Answer, BooleanAnswer, Dataset, Item, Outcome, Prediction
 from kgqa.model.answer import TextColumn, answer_items, from_results_json, to_results_json
 from kgqa.model.terms import TermMatching
 from kgqa.model.gcpause import during
+from kgqa.model.run import QUERY_NOT_EXECUTED
 from kgqa.model.signature import Signature
 from kgqa.score.measures import Columns, Inputs, ItemContext
 from kgqa.score import qrels
@@ -546,6 +547,11 @@ def _missing_input(inputs: Inputs, item: Item, pred: Prediction | None, outcome:
     return ""
 
 
+#: The outcome count of a run entry with a query and no answer, scored without executing it
+#: (query measures only, no ``--kg``): the entry is in the run, its answer was never asked for.
+NOT_EXECUTED = "not_executed"
+
+
 @during
 def evaluate(
     dataset: Dataset,
@@ -712,7 +718,10 @@ def evaluate(
         else:
             sys_items = _collect(sys_answer, m, view, sys_side)
             label = (outcome or pred.outcome()).label
-        outcome_counter[label] += 1
+        if label == "missing" and outcome is not None and outcome.message == QUERY_NOT_EXECUTED:
+            outcome_counter[NOT_EXECUTED] += 1  # a query-only entry, not executed: it is in the run
+        else:
+            outcome_counter[label] += 1
         if gold_items.__class__ is frozenset and sys_items.__class__ is frozenset:  # _counts' common case
             c = Counts.from_sets(gold_items, sys_items)
         else:

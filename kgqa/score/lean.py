@@ -31,6 +31,7 @@ from typing import Any
 from kgqa.load.generic import flat_answer_blocks, line_start_near
 from kgqa.model import InputError, Outcome, Run, Status, fork
 from kgqa.model.answer import TextColumn
+from kgqa.model.run import QUERY_NOT_EXECUTED
 from kgqa.score.answer_measures import _item_flagged
 from kgqa.score.measures import Columns, Inputs
 from kgqa.score.profiles import Profile
@@ -210,7 +211,7 @@ def score_flat(dataset: Any, run: Run, profile: Profile, signature_extra: Any = 
     (a :class:`~kgqa.load.stream.DatasetStream`) by the lean path, or None where the general
     path must score it (see the module docstring). Sets the stream's ``count``, ``languages``
     and ``problems`` as reading it would."""
-    from kgqa.score.evaluate import _finish
+    from kgqa.score.evaluate import NOT_EXECUTED, _finish
 
     if not applies(profile) or not hasattr(dataset, "source"):
         return None
@@ -259,6 +260,11 @@ def score_flat(dataset: Any, run: Run, profile: Profile, signature_extra: Any = 
         messages[k], failed_flags[k] = message, zero
     equal = [t == s and t == g for t, s, g in zip(part.tps, part.nss, part.ngs)]  # G == S for sets
     outcome_counter = Counter(part.labels)
+    for _message, _zero, outcome in part.rare.values():  # query-only entries: as the general path counts them
+        if outcome is not None and outcome.label == "missing" and outcome.message == QUERY_NOT_EXECUTED:
+            outcome_counter["missing"] -= 1
+            outcome_counter[NOT_EXECUTED] += 1
+    outcome_counter = +outcome_counter  # drop zero counts
     if part.skipped_missing:
         outcome_counter["missing"] += part.skipped_missing
     measures = [s.measure for s in profile.measures]

@@ -21,7 +21,16 @@ problem:
 - ``transport``: more than half of the executions failed for the same transient reason
   (endpoint down, HTTP 5xx/429, connection refused, memory limit): the reason is printed once;
 - ``not-a-run``: the run file is recognisably something else: an evaluation/score file (per
-  question precision/recall/F values, e.g. Text2SPARQL's ``ck25_eval.json``).
+  question precision/recall/F values, e.g. Text2SPARQL's ``ck25_eval.json``). An **error**
+  (``allow={"not-a-run"}``, ``--allow-score-file``, to score it anyway); so is ``gold-copy``
+  (``allow={"gold-copy"}``, ``--allow-gold-copy``);
+- ``foreign-kg`` (:func:`foreign_kg`, with a KG that executes queries): the KG contains none of
+  the IRIs of the dataset's gold answers and queries, nor of the run's: a KG of another dataset.
+  An **error** naming sample IRIs of both sides (``allow={"foreign-kg"}``, ``--allow-foreign-kg``);
+- ``kg-failures`` (:func:`kg_failures`): more than ``max_share`` (default
+  :data:`MAX_KG_FAILURES`, as for live systems) of the executed queries failed (EXEC_ERROR or
+  TIMEOUT, whatever the cause: bad JSON/XML, connection refused, redirect loops, memory): the
+  KG or endpoint is broken. An **error** (``--max-kg-failures 1`` to score anyway).
 
 Errors (``SetupWarning.error``) are raised by :func:`raise_errors` as a :class:`SetupError`
 before anything is scored, by the library and the CLI alike (exit status 2); the CLI prints each
@@ -50,6 +59,17 @@ SHOW_IDS = 3
 #: with a gold answer (and at least COPY_MIN of them) have exactly the gold answer in the run.
 COPY_SHARE = 0.9
 COPY_MIN = 10
+#: Default share of executed queries that may fail before the KG/endpoint is refused (``kg-failures``).
+MAX_KG_FAILURES = 0.5
+#: IRIs of each side looked up on the KG by the ``foreign-kg`` check.
+FOREIGN_SAMPLE = 200
+#: Fewer distinct IRIs than this on both sides together are too few to call a KG foreign.
+FOREIGN_MIN = 10
+#: Vocabularies any KG may use: never evidence that a KG belongs to a dataset.
+COMMON_VOCABULARIES = ("http://www.w3.org/", "http://xmlns.com/foaf/", "http://purl.org/dc/", "http://schema.org/",
+                       "https://schema.org/", "http://www.wikidata.org/prop/direct/P31")
+#: The flag that lets each refusable code through on the command line.
+ALLOW_FLAGS = {"not-a-run": "--allow-score-file", "gold-copy": "--allow-gold-copy", "foreign-kg": "--allow-foreign-kg"}
 
 
 @dataclass(frozen=True)
@@ -124,7 +144,8 @@ def _looks_like_scores(run: Run) -> bool:
 def check_setup(dataset: Dataset, runs: Sequence[Run], *, kg: Any = None, lang: str | None = None,
                 full_dataset: Dataset | None = None,
                 executions: Mapping[str, Mapping[str, Outcome]] | None = None,
-                ids: Sequence[str] | None = None, query_measures: bool = False) -> list[SetupWarning]:
+                ids: Sequence[str] | None = None, query_measures: bool = False,
+                allow: Iterable[str] = ()) -> list[SetupWarning]:
     """Set-up problems of an evaluation (see the module docstring).
 
     ``dataset``: the scoring units (after ``--lang``); ``full_dataset``: before language
@@ -132,8 +153,10 @@ def check_setup(dataset: Dataset, runs: Sequence[Run], *, kg: Any = None, lang: 
     execution); ``executions``: run name -> {question id: executed outcome of the run's query};
     ``ids``: the dataset's question ids when ``dataset`` is streamed (not held in memory);
     ``query_measures``: some selected measure scores queries without answers (then queries
-    without a KG are a warning, not an error).
+    without a KG are a warning, not an error); ``allow``: codes that stay warnings (``not-a-run``,
+    ``gold-copy``), errors otherwise.
     """
+    allow = set(allow)
     out: list[SetupWarning] = []
     ids = [it.id for it in dataset.items] if ids is None else list(ids)
     n = len(ids)
@@ -152,8 +175,8 @@ def check_setup(dataset: Dataset, runs: Sequence[Run], *, kg: Any = None, lang: 
             out.append(SetupWarning(
                 "not-a-run", f"{src} looks like an evaluation/score file (per-question precision/recall/F values), "
                              "not a system's answers",
-                "pass the system's answers or result set (e.g. ck25_answers.json or ck25_system_result_set.json)",
-                run.name))
+                "pass the system's answers or result set (e.g. ck25_answers.json or ck25_system_result_set.json)"
+                + _allow_hint("not-a-run", allow), run.name, error="not-a-run" not in allow))
         run_ids = [p.id for p in run.predictions]
         if n:
             have = set(run_ids)  # what `i in run` looks up, without a method call per id
@@ -191,13 +214,17 @@ def check_setup(dataset: Dataset, runs: Sequence[Run], *, kg: Any = None, lang: 
                     "pass --kg (RDF file(s), a store directory, a SPARQL endpoint URL or a registry KG name "
                     "such as ck25) to execute the queries, or select query measures only (-m QueryEM,BLEU)",
                     run.name, error=not query_measures))
-        if copy := _gold_copy(dataset, run):
+        if copy := _gold_copy(dataset, run, allow):
             out.append(copy)
         out += transport_warnings(run.name, (executions or {}).get(run.name, {}).values())
     return out
 
 
-def _gold_copy(dataset: Dataset, run: Run) -> SetupWarning | None:
+def _allow_hint(code: str, allow: set[str]) -> str:
+    return "" if code in allow else f" ({ALLOW_FLAGS[code]} to score it anyway)"
+
+
+def _gold_copy(dataset: Dataset, run: Run, allow: set[str] = frozenset()) -> SetupWarning | None:
     """``gold-copy``: the run's answers equal the gold answers on (nearly) every question that
     has one (compared as sets of lexical values, the loosest reading of both)."""
     items = getattr(dataset, "items", None)
@@ -227,7 +254,8 @@ def _gold_copy(dataset: Dataset, run: Run) -> SetupWarning | None:
     return SetupWarning(
         "gold-copy", f"{src}: the answers equal the dataset's gold answers on {equal} of {with_gold} questions: "
                      "a copy of the gold answers?",
-        "score the system's own answers or queries (a copy of gold says nothing about a system)", run.name)
+        "score the system's own answers or queries (a copy of gold says nothing about a system)"
+        + _allow_hint("gold-copy", allow), run.name, error="gold-copy" not in allow)
 
 
 def transport_warnings(run: str, outcomes: Iterable[Outcome]) -> list[SetupWarning]:
@@ -258,3 +286,78 @@ def _reason(o: Outcome) -> str:
     text = re.sub(r"\s*\(gave up after .*$", "", text)
     text = re.sub(r"\d+(\.\d+)? s\b", "N s", text)
     return text.strip()
+
+
+def _query_iris(query: str | None) -> set[str]:
+    """The entity, predicate and class IRIs a query names (none when it does not parse)."""
+    if not query or not query.strip():
+        return set()
+    from kgqa.sparql.analyzer import analyze
+
+    try:
+        info = analyze(query)
+    except Exception:  # noqa: BLE001 - a query kgqa cannot read names no IRI for this check
+        return set()
+    return {i.value for i in (*info.entities, *info.predicates, *info.classes)}
+
+
+def side_iris(answers: Iterable[Any], queries: Iterable[str | None]) -> list[str]:
+    """A sample (:data:`FOREIGN_SAMPLE`, spread over the sorted list) of the IRIs of one side's
+    answers and queries, without the common vocabularies (:data:`COMMON_VOCABULARIES`)."""
+    from kgqa.execute.types import iris_of
+
+    found = iris_of(answers)
+    for q in queries:
+        found |= _query_iris(q)
+    usable = sorted(i for i in found if not i.startswith(COMMON_VOCABULARIES) and ">" not in i and " " not in i
+                    and "\\" not in i and "\n" not in i)
+    if len(usable) <= FOREIGN_SAMPLE:
+        return usable
+    step = len(usable) / FOREIGN_SAMPLE
+    return [usable[int(k * step)] for k in range(FOREIGN_SAMPLE)]
+
+
+def foreign_kg(executor: Any, kg_name: str, dataset: Dataset, run: Run, timeout: float = 30.0,
+               allow: Iterable[str] = ()) -> SetupWarning | None:
+    """``foreign-kg``: the KG holds none of the (sampled) IRIs of the gold answers and queries,
+    nor of the run's answers and queries, in any position (at least :data:`FOREIGN_MIN` distinct
+    IRIs: fewer say little). One lookup query per side; a lookup that fails says nothing (the ``kg-failures`` check sees a broken KG)."""
+    items = getattr(dataset, "items", None) or []
+    gold = side_iris((it.answer for it in items), (it.sparql for it in items))
+    pred = side_iris((p.answer for p in run.predictions), (p.sparql for p in run.predictions))
+    if len({*gold, *pred}) < FOREIGN_MIN:
+        return None
+    for sample in (gold, pred):
+        if not sample:
+            continue
+        values = " ".join(f"<{x}>" for x in sample)
+        query = (f"SELECT ?x WHERE {{ VALUES ?x {{ {values} }} {{ ?x ?p ?o }} UNION {{ ?s ?x ?o }} UNION "
+                 f"{{ ?s ?p ?x }} }} LIMIT 1")
+        out = executor.execute(query, timeout=timeout)
+        if out.status.failed or getattr(out.answer, "rows", None):
+            return None  # found one (or cannot tell)
+    allow = set(allow)
+    return SetupWarning(
+        "foreign-kg", f"the KG {kg_name} contains none of the dataset's gold IRIs ({_ids(gold) or 'none'}) nor "
+                      f"of the run's ({_ids(pred) or 'none'}): a KG of another dataset?",
+        "pass the dataset's KG with --kg" + _allow_hint("foreign-kg", allow), run.name,
+        error="foreign-kg" not in allow)
+
+
+def kg_failures(run: str, kg_name: str, outcomes: Iterable[Outcome],
+                max_share: float = MAX_KG_FAILURES) -> SetupWarning | None:
+    """``kg-failures``: more than ``max_share`` of the executed queries (``outcomes``: gold and
+    predicted, refusals by the sandbox left out) failed with EXEC_ERROR or TIMEOUT, whatever the
+    cause; names the most common reason. An error: the scores would measure the KG, not the run."""
+    from kgqa.model.outcome import Status
+
+    done = [o for o in outcomes if o.status is not Status.REFUSED]
+    failed = [o for o in done if o.status in (Status.EXEC_ERROR, Status.TIMEOUT)]
+    if not done or len(failed) <= max_share * len(done):
+        return None
+    reason, count = Counter(_reason(o) or o.status.value for o in failed).most_common(1)[0]
+    return SetupWarning(
+        "kg-failures", f"{len(failed)} of {len(done)} queries executed on {kg_name} failed (more than "
+                       f"{max_share:.0%}); most often ({count}): {reason[:300]}",
+        "check the KG / endpoint (--kg) and rerun (failures of the endpoint are not cached), or pass "
+        "--max-kg-failures 1 to score anyway", run, error=True)

@@ -97,6 +97,7 @@ def store_url(spec: str | Path | None) -> str:
     if "://" in s:
         return s
     p = Path(s).expanduser().resolve()
+    _check_sqlite_path(p, s)
     p.parent.mkdir(parents=True, exist_ok=True)
     return f"sqlite+pysqlite:///{p}"
 
@@ -139,6 +140,21 @@ def _clear_error(ctx: Any, shown: str) -> None:
     err = StoreError(shown, store_error_message(ctx.original_exception))
     err.operational = isinstance(ctx.sqlalchemy_exception, OperationalError)
     raise err from None
+
+
+def _check_sqlite_path(p: Path, given: str) -> None:
+    """A ``--store`` path must be a SQLite file kgqa can open or create: a directory, or a file
+    that is something else (a run, a JSON file), is refused with the reason, before SQLite says
+    "unable to open database file" or "file is not a database"."""
+    if p.is_dir():
+        raise InputError(given, f"is a directory; --store takes a SQLite file (e.g. {Path(given) / 'experiments.sqlite'}) "
+                                "or a SQLAlchemy URL")
+    if p.is_file() and p.stat().st_size:
+        with open(p, "rb") as fh:
+            head = fh.read(16)
+        if head != b"SQLite format 3\x00":
+            raise InputError(given, "is not a SQLite database (an existing file of another kind); --store takes a "
+                                    "SQLite file kgqa created, a new file name, or a SQLAlchemy URL")
 
 
 def _now() -> str:
