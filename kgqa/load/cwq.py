@@ -104,7 +104,7 @@ def parse_record(rec: Any, file: str, record: str, problems: list[Problem]) -> I
     return Item(str(rid).strip(), questions, sparql, answer, None, {}, groups, metadata)
 
 
-def load_dataset(paths: list[Path], **options: Any) -> Dataset:
+def load_cwq_dataset(paths: list[Path], **options: Any) -> Dataset:
     return load_record_array(paths, lambda rec, i, file, record, problems: parse_record(rec, file, record, problems),
                              format_name="cwq", what="ComplexWebQuestions JSON", id_key="ID")
 
@@ -123,7 +123,7 @@ DATASET = formats.register(formats.Format(
     kind="dataset",
     description="ComplexWebQuestions JSON (ID, question, sparql, answers, compositionality_type, webqsp_ID)",
     sniff=sniff,
-    load=load_dataset,
+    load=load_cwq_dataset,
     extensions=(".json",),
     aliases=("complexwebquestions",),
 ))
@@ -141,7 +141,7 @@ def _prediction(rec: dict) -> Prediction:
                       metadata={"cwq_answer": value})
 
 
-def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
+def load_cwq_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     """The predictions file the official evaluation script reads: a JSON list of ``{"ID",
     "answer": text}``; the text is kept as released in ``metadata["cwq_answer"]``."""
     return load_prediction_array(paths, _prediction, format_name="cwq-predictions",
@@ -159,6 +159,6 @@ RUN = formats.register(formats.Format(
     kind="run",
     description="ComplexWebQuestions predictions as the official script reads them: [{ID, answer}]",
     sniff=sniff_run,
-    load=load_run,
+    load=load_cwq_run,
     extensions=(".json",),
 ))

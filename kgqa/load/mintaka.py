@@ -149,7 +149,7 @@ def parse_record(rec: Any, file: str, record: str, problems: list[Problem]) -> I
     return Item(str(rid).strip(), questions, None, answer, kind, {}, groups, metadata)
 
 
-def load_dataset(paths: list[Path], **options: Any) -> Dataset:
+def load_mintaka_dataset(paths: list[Path], **options: Any) -> Dataset:
     return load_record_array(paths, lambda rec, i, file, record, problems: parse_record(rec, file, record, problems),
                              format_name="mintaka", what="Mintaka JSON", id_key="id", id_label="id")
 
@@ -181,7 +181,7 @@ def prediction_answer(value: Any, gold: Answer | None = None) -> Answer:
     return TableAnswer.single_column([_value_term(value)], "answer")
 
 
-def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
+def load_mintaka_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     problems: list[Problem] = []
     preds: list[Prediction] = []
     seen: set[str] = set()
@@ -229,7 +229,7 @@ DATASET = formats.register(formats.Format(
     kind="dataset",
     description="Mintaka JSON (id, question, translations, answer {answerType, answer}, complexityType, category)",
     sniff=sniff_dataset,
-    load=load_dataset,
+    load=load_mintaka_dataset,
     extensions=(".json",),
 ))
 
@@ -238,7 +238,7 @@ RUN = formats.register(formats.Format(
     kind="run",
     description="Mintaka predictions {id: answer} (text or KG mode: strings, Q-codes, numbers, booleans, lists, null)",
     sniff=sniff_run,
-    load=load_run,
+    load=load_mintaka_run,
     extensions=(".json",),
     aliases=("mintaka",),
 ))

@@ -331,7 +331,7 @@ def unique_items(items: Iterable[tuple[str, Item]], file: str, problems: list[Pr
     return out
 
 
-def load_dataset(paths: list[Path], **options: Any) -> Dataset:
+def load_qald_json_dataset(paths: list[Path], **options: Any) -> Dataset:
     """QALD JSON dataset(s); several files are concatenated (ids must stay unique)."""
     items: list[Item] = []
     problems: list[Problem] = []
@@ -371,7 +371,7 @@ def system_failure(block: Any) -> tuple[Status, str]:
     return Status.OK, ""
 
 
-def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
+def load_qald_json_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     """A GERBIL/QALD JSON run: one Prediction per question (id, sparql, answer)."""
     preds: list[Prediction] = []
     problems: list[Problem] = []
@@ -547,7 +547,7 @@ DATASET = formats.register(formats.Format(
     kind="dataset",
     description="QALD JSON (QALD-3..10, QALD-9-plus) and GERBIL extended QALD JSON",
     sniff=sniff,
-    load=load_dataset,
+    load=load_qald_json_dataset,
     write=write,
     extensions=(".json",),
     aliases=("qald", "eqald"),
@@ -558,7 +558,7 @@ RUN = formats.register(formats.Format(
     kind="run",
     description="QALD JSON run (GERBIL upload format): questions with query.sparql and/or answers",
     sniff=sniff,
-    load=load_run,
+    load=load_qald_json_run,
     write=write,
     extensions=(".json",),
     aliases=("qald", "gerbil"),

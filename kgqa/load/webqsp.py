@@ -143,7 +143,7 @@ def parse_question(q: Any, file: str, record: str, problems: list[Problem]) -> I
     return Item(str(qid).strip(), questions, sparql, answer, None, {}, {}, metadata)
 
 
-def load_dataset(paths: list[Path], **options: Any) -> Dataset:
+def load_webqsp_dataset(paths: list[Path], **options: Any) -> Dataset:
     problems: list[Problem] = []
     parsed = []
     meta: dict[str, Any] = {}
@@ -176,7 +176,7 @@ DATASET = formats.register(formats.Format(
     kind="dataset",
     description="WebQuestionsSP JSON (Questions[].Parses[] with Sparql, Answers, InferentialChain, Constraints)",
     sniff=sniff,
-    load=load_dataset,
+    load=load_webqsp_dataset,
     extensions=(".json",),
     aliases=("webquestionssp",),
 ))
@@ -195,7 +195,7 @@ def _prediction(rec: dict) -> Prediction:
                       answer=TableAnswer.single_column([freebase_term(a) for a in answers], "answer"))
 
 
-def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
+def load_webqsp_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     """The predictions file the official ``eval.py`` reads: a JSON list of ``{"QuestionId",
     "Answers": [answer strings]}`` (a mid ``m.x`` becomes ``ns:m.x``, as in the dataset)."""
     return load_prediction_array(paths, _prediction, format_name="webqsp-predictions",
@@ -212,6 +212,6 @@ RUN = formats.register(formats.Format(
     kind="run",
     description="WebQSP predictions as eval.py reads them: [{QuestionId, Answers: [mids or values]}]",
     sniff=sniff_run,
-    load=load_run,
+    load=load_webqsp_run,
     extensions=(".json",),
 ))
