@@ -67,7 +67,7 @@ def compare_cmd(
                           reexecute=reexecute, cache=not no_cache)
     inputs = InputOptions(dataset_format=dataset_format, run_format=run_format, dataset_option=dataset_option,
                           run_option=run_option)
-    evals = api.evaluate(dataset, list(runs), profile=profile, measures=measures, lang=lang, progress=True,
+    evals = api.evaluate_many(dataset, list(runs), profile=profile, measures=measures, lang=lang, progress=True,
                          **ex.api_kwargs(), **inputs.api_kwargs(), view=view)
     if save is not None:
         save_evaluations(evals, save)
@@ -117,7 +117,7 @@ def show_cmd(
     if len(args) == 1:
         evals = api.load_evaluations(args)
     else:
-        evals = api.evaluate(args[0], list(args[1:]), profile=profile, measures=measures, lang=lang, kg=kg,
+        evals = api.evaluate_many(args[0], list(args[1:]), profile=profile, measures=measures, lang=lang, kg=kg,
                              progress=True)
     for e, q in api.find_question(evals, qid, run_name):
         api.print_question(out, e, q)

@@ -21,12 +21,12 @@ err = Console(stderr=True)
 
 
 def _evaluate(dataset: str, runs: list[str], **options: object) -> list[Evaluation]:
-    """:func:`kgqa.api.evaluate` for the command line (a list of runs, progress on stderr; Ctrl-C
+    """:func:`kgqa.api.evaluate_many` for the command line (a list of runs, progress on stderr; Ctrl-C
     while asking a live system prints the command that resumes)."""
     from kgqa import api
 
     with resumable():
-        return api.evaluate(dataset, list(runs), progress=True, **options)  # type: ignore[arg-type]
+        return api.evaluate_many(dataset, list(runs), progress=True, **options)  # type: ignore[arg-type]
 
 
 def print_warnings(evals: list[Evaluation]) -> list[str]:

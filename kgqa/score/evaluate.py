@@ -2,7 +2,7 @@
 
 Inputs come from the earlier stages: the dataset (load), the run (load) and, when queries
 were executed, the outcomes of predicted and gold queries (execute). Output is an
-:class:`ScoredRun`: aggregate scores by the profile's labels, per-question scores and
+:class:`Evaluation`: aggregate scores by the profile's labels, per-question scores and
 outcomes, what was skipped and why, and a signature naming everything that changed the
 numbers.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from kgqa.model import Answer, BooleanAnswer, Dataset, Item, Outcome, Prediction, Run, Status, TableAnswer
 from kgqa.model.answer import TextColumn, answer_items, from_results_json, to_results_json
@@ -27,7 +27,7 @@ from kgqa.score.profiles import MeasureSpec, Profile
 from kgqa.score.rules import Counts
 
 
-#: why a question is skipped (``ScoredRun.skipped``): no gold answer; not in the run under the
+#: why a question is skipped (``Evaluation.skipped``): no gold answer; not in the run under the
 #: profile rule missing=skip (the lean path, :mod:`kgqa.score.lean`, says the same)
 NO_GOLD = "no gold answer (execute the gold queries with --kg)"
 SKIPPED_MISSING = "not in the run (profile rule missing=skip)"
@@ -292,7 +292,7 @@ def _column(n: int, idx: list[int], values: list[float | None]) -> tuple[Any, by
 
 
 @dataclass
-class ScoredRun:
+class Evaluation:
     """One run scored on one dataset under one profile.
 
     ``aggregate``: measure label -> corpus value; ``questions``: per-question scores;
@@ -319,10 +319,36 @@ class ScoredRun:
     #: scored from a streamed dataset: per-question records hold the run's side only, so what
     #: reads the items (breakdowns, the error taxonomy) refuses it (see :func:`require_items`)
     streamed: bool = False
+    #: what :func:`kgqa.score.setup_check.check_setup` found wrong with the set-up (ids that do
+    #: not match, n = 0, queries without a KG, a failing endpoint, a score file given as a run)
+    setup_warnings: tuple = field(default=(), compare=False)
+    #: what kgqa decided by itself that the user should know (not a warning: e.g. that a large
+    #: dataset was streamed)
+    notes: tuple = field(default=(), compare=False)
+
+    #: The notebook views (``dataframe``, ``markdown``, ``html``: functions of an evaluation),
+    #: registered by :mod:`kgqa.api`: they render with the report stage, which scoring never imports.
+    views: ClassVar[dict[str, Callable[..., Any]]] = {}
 
     def __post_init__(self) -> None:
         if not isinstance(self.signature, Signature):
             self.signature = Signature.parse(self.signature)
+
+    def _view(self, name: str) -> Callable[..., Any]:
+        if name not in self.views:
+            raise RuntimeError(f"Evaluation.to_{name} renders with kgqa's report stage: import kgqa (or kgqa.api) first")
+        return self.views[name]
+
+    def to_dataframe(self, *, characteristics: bool = True):
+        """One row per question (see :func:`kgqa.report.dataframe.to_dataframe`)."""
+        return self._view("dataframe")(self, characteristics=characteristics)
+
+    def to_markdown(self) -> str:
+        """The scores as a Markdown table (see :func:`kgqa.report.evaluation.to_markdown`)."""
+        return self._view("markdown")(self)
+
+    def _repr_html_(self) -> str:
+        return self._view("html")(self)
 
     def to_json(self) -> dict[str, Any]:
         out = self.to_json_head()
@@ -361,7 +387,7 @@ class ScoredRun:
         return out
 
     @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> "ScoredRun":
+    def from_json(cls, doc: dict[str, Any]) -> "Evaluation":
         """Rebuild a saved evaluation (``--save``) for re-reporting without re-running."""
         from kgqa.score.measures import parse
 
@@ -380,7 +406,7 @@ class ScoredRun:
         )
 
 
-def require_items(evals: Sequence[ScoredRun], what: str) -> None:
+def require_items(evals: Sequence[Evaluation], what: str) -> None:
     """ValueError when one of ``evals`` was scored from a streamed dataset: ``what`` reads the
     questions' items (answer type, groups, metadata, gold query and answer), which it did not keep."""
     streamed = [e.run for e in evals if getattr(e, "streamed", False)]
@@ -557,7 +583,7 @@ def evaluate(
     signature_extra: Mapping[str, Any] | None = None,
     execution: dict[str, int] | None = None,
     extras: Mapping[str, dict[str, Any]] | None = None,
-) -> ScoredRun:
+) -> Evaluation:
     """Score ``run`` on ``dataset`` (already expanded to scoring units, see
     :meth:`Dataset.by_language`; :func:`kgqa.evaluate` does that for you).
 
@@ -777,9 +803,9 @@ def _finish(dataset: Any, run: Run, profile: Profile, signature_extra: Any, exec
             scored: Columns, ids: list[str], messages: Sequence[str], sources: list,
             positions: list[list[int]] | None, values: list[list[Any]], folds: list[list[Any]], known: Any,
             skipped: list[dict[str, str]], missing_ids: list[str], outcome_counter: Counter,
-            measure_skips: dict[str, dict[str, list[str]]]) -> ScoredRun:
+            measure_skips: dict[str, dict[str, list[str]]]) -> Evaluation:
     """The measures with a vector form, the aggregates, the per-question columns and the
-    :class:`ScoredRun` of the questions scored (``scored``: their columns; ``positions`` None:
+    :class:`Evaluation` of the questions scored (``scored``: their columns; ``positions`` None:
     every measure scored every one of them)."""
     specs = list(profile.measures)
     counts, outcome_labels = scored.counts, scored.labels
@@ -820,7 +846,7 @@ def _finish(dataset: Any, run: Run, profile: Profile, signature_extra: Any, exec
     sig = Signature.build(profile.signature_parts()).with_parts(
         (signature_extra.parts if isinstance(signature_extra, Signature) else signature_extra) or {},
         n=len(ids))
-    return ScoredRun(
+    return Evaluation(
         signature=sig,
         profile=profile.name,
         dataset=dataset.name,

@@ -206,7 +206,7 @@ def _scan_dealt(paths: list[Path], ranges: list[tuple[int, int]], deal: fork.Dea
 
 
 def score_flat(dataset: Any, run: Run, profile: Profile, signature_extra: Any = None) -> Any:
-    """The :class:`~kgqa.score.evaluate.ScoredRun` of ``run`` on the streamed JSONL ``dataset``
+    """The :class:`~kgqa.score.evaluate.Evaluation` of ``run`` on the streamed JSONL ``dataset``
     (a :class:`~kgqa.load.stream.DatasetStream`) by the lean path, or None where the general
     path must score it (see the module docstring). Sets the stream's ``count``, ``languages``
     and ``problems`` as reading it would."""
