@@ -18,6 +18,7 @@ from kgqa.load import jsonio
 from kgqa.model.gcpause import during
 from kgqa.report import numbers
 from kgqa.report.fit import Grid
+from kgqa.report.html import report_table
 from kgqa.report.model import evaluation_report, measure_labels as _labels
 from kgqa.score.evaluate import Evaluation
 
@@ -281,4 +282,4 @@ def to_html(evals: Sequence[Evaluation]) -> str:
     sigs = "".join(f"<div><code>{escape(s)}</code></div>" for s in report.signatures)
     skipped = sum(len(e.skipped) for e in evals)
     note = f"<div>{skipped} question(s) skipped (see <code>.skipped</code>)</div>" if skipped else ""
-    return f"{report.to_html()}{note}{sigs}"
+    return f"{report_table(report)}{note}{sigs}"

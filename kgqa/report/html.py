@@ -287,7 +287,7 @@ def report_table(report: Report, *, row_notes: str | None = None) -> str:
 
 def _scores_section(evals: Sequence[Evaluation]) -> str:
     report = evaluation_report(evals)
-    body = report.to_html(row_notes="outcomes")
+    body = report_table(report, row_notes="outcomes")
     sigs = "".join(f'<p class="note">signature (select to copy):</p><div class="signature">{_e(s)}</div>'
                    for s in report.signatures)
     skipped = ""
@@ -300,7 +300,7 @@ def _scores_section(evals: Sequence[Evaluation]) -> str:
 
 def _comparison_section(cmp: MultiComparison, measure: str) -> str:
     cr = comparison_report(cmp)
-    out = ["<h2 id=\"comparison\">Comparison</h2>", cr.summary.to_html(),
+    out = ["<h2 id=\"comparison\">Comparison</h2>", report_table(cr.summary),
            f"<h3>{_e(cr.pairs.title)}</h3>",
            _table(A.pair_header(cr), A.pair_rows(cr), numeric_from=2)]
     out += [f'<p class="note">{_e(n)}</p>' for n in cr.notes]

@@ -35,6 +35,7 @@ from kgqa.score.answer_measures import _item_flagged
 from kgqa.score.measures import Columns, Inputs
 from kgqa.score.profiles import Profile
 from kgqa.score.rules import CountsColumn
+from kgqa.score.scored import NO_GOLD, SKIPPED_MISSING, collect, finish
 
 #: gates (MeasureDef.gate) that read only an item's metadata, which a flat record does not have:
 #: they let no flat question through
@@ -99,8 +100,7 @@ class _Part:
 def _scan(paths: list[Path], start: int, end: int | None, run: Run, profile: Profile) -> _Part | None:
     """The lean path over the lines of ``paths`` (or the byte range ``start``-``end`` of the one
     file), or None where it declines."""
-    from kgqa.score.evaluate import NO_GOLD as gold_reason, SKIPPED_MISSING, _collect
-
+    gold_reason = NO_GOLD
     m, view = profile.matching, profile.view
     lexical = m.mode == "lexical" and m.links is None and m.labels is None  # text_keys(texts) is texts
     text_keys = m.text_keys
@@ -144,7 +144,7 @@ def _scan(paths: list[Path], start: int, end: int | None, run: Run, profile: Pro
                     status = outcome.status
                     failed = status is not ok
                     zero = failed and (zero_failures if status is not missing_status else zero_missing)
-                    sys_items = _collect(outcome.answer if not failed else None, m, view, sys_side)
+                    sys_items = collect(outcome.answer if not failed else None, m, view, sys_side)
                     if sys_items.__class__ is not frozenset:
                         return None
                     if view == "tuples":
@@ -210,8 +210,6 @@ def score_flat(dataset: Any, run: Run, profile: Profile, signature_extra: Any = 
     (a :class:`~kgqa.load.stream.DatasetStream`) by the lean path, or None where the general
     path must score it (see the module docstring). Sets the stream's ``count``, ``languages``
     and ``problems`` as reading it would."""
-    from kgqa.score.evaluate import _finish
-
     if not applies(profile) or not hasattr(dataset, "source"):
         return None
     paths = list(dataset.source)
@@ -264,7 +262,7 @@ def score_flat(dataset: Any, run: Run, profile: Profile, signature_extra: Any = 
     measures = [s.measure for s in profile.measures]
     calls = [(mm.defn.item, mm.folder, mm.kwargs) for mm in measures]
     vectors = [mm.vector for mm in measures]
-    return _finish(dataset, run, profile, signature_extra, None, True, calls, vectors, {},
+    return finish(dataset, run, profile, signature_extra, None, True, calls, vectors, {},
                    Columns(counts, failed_flags, part.labels, equal), ids, messages, sources, None,
                    [[] for _ in measures], [[] for _ in measures], seen, part.skipped, part.missing_ids,
                    outcome_counter, {})

@@ -159,17 +159,6 @@ class QueryInfo:
     def is_select(self) -> bool:
         return self.form == "SELECT"
 
-    def structure_template(self) -> str | None:
-        """The query's structure with every IRI and literal in a term position replaced by a
-        placeholder (``<>`` for IRIs except ``rdf:type``, which is kept, ``""`` for literals;
-        function IRIs and LIMIT/OFFSET numbers are kept), variables renamed canonically and
-        triple patterns sorted as in :func:`kgqa.sparql.canonical.canonical_form`; stable under
-        whitespace, keyword case, pattern order and variable renaming. None if the query is not
-        valid."""
-        from kgqa.sparql.canonical import render
-
-        return render(self, abstract=True)
-
 
 # --------------------------------------------------------------------------- entry point
 
