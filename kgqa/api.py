@@ -862,9 +862,9 @@ def resolve_baseline(baseline: str | None, evaluations: Sequence[Evaluation],
     used in the comparison (duplicates get ``#2``, ...)."""
     if baseline is None:
         return None
-    from kgqa.analyze.comparison import _system_names
+    from kgqa.analyze.comparison import system_names
 
-    names = _system_names(evaluations)
+    names = system_names(evaluations)
     if baseline in names:
         return baseline
     for i, s in enumerate(specs):

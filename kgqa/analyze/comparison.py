@@ -115,7 +115,7 @@ def _binary(evals: Sequence[Evaluation], label: str) -> bool:
     return False
 
 
-def _system_names(evals: Sequence[Evaluation]) -> list[str]:
+def system_names(evals: Sequence[Evaluation]) -> list[str]:
     names: list[str] = []
     for i, e in enumerate(evals):
         name = e.run or f"run{i + 1}"
@@ -153,7 +153,7 @@ def compare_evaluations(
     datasets = sorted({e.dataset for e in evals})
     if len(datasets) > 1:
         raise ValueError(f"the runs were evaluated on different datasets: {', '.join(datasets)}")
-    systems = _system_names(evals)
+    systems = system_names(evals)
     if baseline is not None and baseline not in systems:
         raise ValueError(f"baseline {baseline!r} is not one of the runs: {', '.join(systems)}")
     per_q, corpus_only = comparable_measures(evals)

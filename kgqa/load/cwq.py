@@ -32,7 +32,7 @@ from typing import Any
 
 from kgqa.load import formats
 from kgqa.load.generic import load_prediction_array, load_record_array
-from kgqa.load.webqsp import _MID, freebase_term
+from kgqa.load.webqsp import FREEBASE_MID, freebase_term
 from kgqa.model import Dataset, Item, Prediction, Problem, Run, TableAnswer
 from kgqa.model.terms import Literal, Term
 
@@ -54,7 +54,7 @@ def _answers(raw: Any) -> tuple[list[Term], list[str], list[list[str]]]:
         if not isinstance(a, dict) or (a.get("answer") is None and a.get("answer_id") is None):
             raise ValueError(f"answers[{i}] must be an object with 'answer' and/or 'answer_id'")
         aid = a.get("answer_id")
-        if isinstance(aid, str) and _MID.match(aid.strip()):
+        if isinstance(aid, str) and FREEBASE_MID.match(aid.strip()):
             terms.append(freebase_term(aid, entity=True))
         else:
             terms.append(Literal(str(a.get("answer") if a.get("answer") is not None else aid)))

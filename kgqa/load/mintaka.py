@@ -43,7 +43,7 @@ from kgqa.load.generic import load_record_array
 from kgqa.load.jsonio import read_json
 from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Prediction, Problem, Run, TableAnswer
 from kgqa.model.answer import Answer
-from kgqa.model.terms import IRI, XSD, Literal, Term, _DATE, _DATETIME
+from kgqa.model.terms import IRI, XSD, Literal, Term, DATE_PATTERN, DATETIME_PATTERN
 
 WIKIDATA_ENTITY = "http://www.wikidata.org/entity/"
 _QCODE = re.compile(r"^Q[1-9]\d*$")
@@ -69,9 +69,9 @@ def _number(v: Any) -> Literal:
 
 def _date(v: Any) -> Literal:
     text = str(v).strip()
-    if _DATE.match(text):
+    if DATE_PATTERN.match(text):
         return Literal(text, XSD + "date")
-    if _DATETIME.match(text):
+    if DATETIME_PATTERN.match(text):
         return Literal(text, XSD + "dateTime")
     return Literal(text)
 

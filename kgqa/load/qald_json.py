@@ -105,7 +105,7 @@ def answer_type_problem(answer: Answer | None, answer_type: str | None) -> str |
     return None
 
 
-def _string_answers(raw: list[Any], answer_type: Any) -> Answer:
+def string_answers(raw: list[Any], answer_type: Any) -> Answer:
     """QALD-5 JSON answers ``[{"string": "..."}, ...]``: a boolean answer when the answer type
     is boolean (or the only string is true/false), else one column of terms (absolute http(s)
     IRIs as IRIs, everything else simple literals)."""
@@ -129,7 +129,7 @@ def parse_answers(raw: Any, where: str, notes: list[str] | None = None, answer_t
     if not isinstance(raw, list):
         raise ValueError(f"'answers' must be a list of SPARQL results objects, got {type(raw).__name__}")
     if raw and all(isinstance(o, dict) and "string" in o and not ({"head", "results", "boolean", "bindings"} & set(o)) for o in raw):
-        return _string_answers(raw, answer_type), []
+        return string_answers(raw, answer_type), []
     parsed: list[Answer] = []
     confidence: list[Any] = []
     for i, obj in enumerate(raw):

@@ -46,7 +46,7 @@ from typing import Any
 
 from kgqa.load import formats
 from kgqa.load.jsonio import read_xml
-from kgqa.load.qald_json import _string_answers, check_item, split_keywords, unique_items
+from kgqa.load.qald_json import string_answers, check_item, split_keywords, unique_items
 from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Prediction, Problem, Run, TableAnswer
 from kgqa.model.answer import Answer
 from kgqa.model.terms import IRI, XSD, Literal, Term, looks_like_iri
@@ -92,7 +92,7 @@ def parse_answers(el: ET.Element, answer_type: str | None = None) -> Answer:
     texts = [_text(a) for a in answers if not list(a)]
     if texts and len(texts) == len(answers):
         # QALD-5's text-only answers: read as the same edition's JSON reads its strings
-        return _string_answers([{"string": t} for t in texts if t], answer_type)
+        return string_answers([{"string": t} for t in texts if t], answer_type)
     for i, ans in enumerate(answers):
         children = list(ans)
         if not children:

@@ -56,14 +56,14 @@ from kgqa.model import Dataset, InputError, Item, Prediction, Problem, Run, Tabl
 from kgqa.model.terms import IRI, Literal, Term
 
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
-_MID = re.compile(r"^[mg]\.[0-9a-z_]+$")
+FREEBASE_MID = re.compile(r"^[mg]\.[0-9a-z_]+$")
 
 
 def freebase_term(arg: Any, entity: bool | None = None) -> Term:
     """A Freebase answer argument as a term: a mid (``m.0abc`` / ``g.1xyz``), or any argument
     of an answer typed as an entity, becomes ``ns:<mid>``; anything else a simple literal."""
     text = str(arg).strip()
-    if entity is True or (entity is None and _MID.match(text)):
+    if entity is True or (entity is None and FREEBASE_MID.match(text)):
         return IRI(FREEBASE_NS + text)
     return Literal(text)
 

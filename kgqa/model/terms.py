@@ -209,13 +209,14 @@ def to_sparql_json(term: Term) -> dict[str, str]:
 
 # --------------------------------------------------------------------------- comparison
 
-_NUMBER = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")
-_DATE = re.compile(r"^(-?\d{4,})-(\d{2})-(\d{2})(Z|[+-]\d{2}:\d{2})?$")
-_DATETIME = re.compile(r"^(-?\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2}(?:\.\d+)?)(Z|[+-]\d{2}:\d{2})?$")
+#: Lexical forms of a number, an xsd:date and an xsd:dateTime (with optional timezone).
+NUMBER_PATTERN = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")
+DATE_PATTERN = re.compile(r"^(-?\d{4,})-(\d{2})-(\d{2})(Z|[+-]\d{2}:\d{2})?$")
+DATETIME_PATTERN = re.compile(r"^(-?\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2}(?:\.\d+)?)(Z|[+-]\d{2}:\d{2})?$")
 
 
 def _number(text: str) -> Decimal | None:
-    if not _NUMBER.match(text):
+    if not NUMBER_PATTERN.match(text):
         return None
     try:
         d = Decimal(text.strip())
@@ -229,10 +230,10 @@ def _date_key(text: str) -> tuple | None:
     a dateTime at midnight compares equal to the bare date (DBpedia and Wikidata disagree on
     which of the two they return for a day)."""
     text = text.strip()
-    m = _DATE.match(text)
+    m = DATE_PATTERN.match(text)
     if m:
         return ("date", int(m.group(1)), int(m.group(2)), int(m.group(3)))
-    m = _DATETIME.match(text)
+    m = DATETIME_PATTERN.match(text)
     if not m:
         return None
     y, mo, d, h, mi = (int(m.group(i)) for i in range(1, 6))

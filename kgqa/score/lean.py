@@ -31,7 +31,7 @@ from typing import Any
 from kgqa.load.generic import flat_answer_blocks, line_start_near
 from kgqa.model import InputError, Outcome, Run, Status, fork
 from kgqa.model.answer import TextColumn
-from kgqa.score.answer_measures import _item_flagged
+from kgqa.score.answer_measures import item_flagged
 from kgqa.score.measures import Columns, Inputs
 from kgqa.score.profiles import Profile
 from kgqa.score.rules import CountsColumn
@@ -39,7 +39,7 @@ from kgqa.score.scored import NO_GOLD, SKIPPED_MISSING, collect, finish
 
 #: gates (MeasureDef.gate) that read only an item's metadata, which a flat record does not have:
 #: they let no flat question through
-_METADATA_GATES = frozenset({_item_flagged})
+_METADATA_GATES = frozenset({item_flagged})
 
 #: a single dataset file of this many bytes or more (about 60,000 flat records) is scored in
 #: two processes where two cores are available
