@@ -58,6 +58,9 @@ __all__ = [
     "load_dataset", "load_run", "evaluate", "evaluate_many", "compare", "Evaluator", "Evaluation", "Comparison",
     "ExecutionPolicy", "Signature", "get_profile", "select_language", "run_names", "parse_langs", "load_evaluations",
     "save_evaluations", "audit", "dataset_names", "profile_names", "dataset_checksum", "PROTOCOLS",
+    # documented operations the command line calls one each (docs/reference/python-api.md)
+    "render_evaluations", "render_comparison", "render_report", "find_question", "dataset_summary", "validate_files",
+    "export_dataset", "degrade", "sensitivity", "check_axioms", "render_validation",
 ]
 
 GoldAnswers = Literal["stored", "executed"]
