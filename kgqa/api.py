@@ -933,36 +933,11 @@ def render_evaluations(evaluations: Sequence[Evaluation], fmt: str) -> str:
     return render[fmt](list(evaluations))
 
 
-def print_evaluations(console: Any, evaluations: Sequence[Evaluation], *, per_question: bool = False) -> None:
-    """The evaluations' terminal tables (scores, outcomes, signature; ``per_question``: every
-    question too) on a rich ``console``."""
-    from kgqa.report import evaluation as report
-
-    report.terminal(console, list(evaluations), per_question=per_question)
-
-
-def breakdown_report(evaluations: Sequence[Evaluation], by: Sequence[str], bins: Sequence[str] | None = None,
-                     fmt: str = "md", *, seed: int = 0) -> Any:
-    """Scores broken down by each characteristic of ``by`` (``bins``: ``NAME=e0,e1,...`` or
-    ``NAME=Q`` for a numeric key), with the paraphrase curve: Markdown text, or (``table``) a
-    rich renderable."""
-    from kgqa.report.render import breakdown_text, breakdowns, parse_bins
-
-    return breakdown_text(breakdowns(list(evaluations), by, parse_bins(bins), seed=seed, paraphrase_curve=True), fmt)
-
-
 def render_comparison(comparison: Comparison, fmt: str) -> Any:
     """A comparison alone: ``md``, ``latex``, ``json`` text, or (``table``) a rich renderable."""
     from kgqa.report.render import comparison_text
 
     return comparison_text(comparison.result, fmt)
-
-
-def print_comparison(console: Any, comparison: Comparison) -> None:
-    """A comparison's tables on ``console``, fitted to its width (split, never squeezed)."""
-    from kgqa.report.analysis import print_comparison as _print
-
-    _print(console, comparison.result)
 
 
 def render_report(evaluations: Sequence[Evaluation], fmt: str, *, by: Sequence[str] = (),
@@ -979,16 +954,6 @@ def render_report(evaluations: Sequence[Evaluation], fmt: str, *, by: Sequence[s
     evaluations = list(evaluations)
     return _render(evaluations, fmt, by=by, bins=parse_bins(bins), seed=seed, measure=measure, family=family,
                    baseline=resolve_baseline(baseline, evaluations, runs), resamples=resamples, full_json=full_json)
-
-
-def print_rendered(console: Any, rendered: Any, wide: Callable[[], Any] | None = None) -> None:
-    """Print what the ``render_*`` functions give for ``table`` (a renderable or a list of them)
-    on ``console``; the ones that want a wide console on ``wide()``."""
-    from kgqa.report.evaluation import print_renderable
-    from kgqa.report.render import Wide
-
-    for r in rendered if isinstance(rendered, list) else [rendered]:
-        print_renderable(wide() if wide is not None and isinstance(r, Wide) else console, r)
 
 
 def find_question(evaluations: Sequence[Evaluation], qid: str, run: str | None = None) -> list[tuple[Any, Any]]:
@@ -1011,32 +976,6 @@ def find_question(evaluations: Sequence[Evaluation], qid: str, run: str | None =
     return found
 
 
-def print_question(console: Any, evaluation: Evaluation, question: Any) -> None:
-    """One question in full on ``console``: text, queries, answers, outcome, every measure,
-    characteristics and its error label (taxonomy)."""
-    from kgqa.analyze.taxonomy import classify
-    from kgqa.report.analysis import print_question as _print
-
-    _print(console, evaluation, question, classify(question))
-
-
-def print_measures(console: Any, names: Sequence[str] = ()) -> None:
-    """The registered measures, one line each; with ``names``, their whole definitions."""
-    from kgqa.report.listings import print_measures as _print
-
-    try:
-        _print(console, list(names))
-    except ValueError as e:
-        raise InputError("measures", str(e)) from None
-
-
-def print_profiles(console: Any, names: Sequence[str] = ()) -> None:
-    """The scoring profiles, one row each; with ``names``, what each selects and its signature."""
-    from kgqa.report.listings import print_profiles as _print
-
-    _print(console, list(names))
-
-
 def parse_measures(spec: str | Sequence[str], what: str = "measures") -> list[Measure]:
     """``"F1(rule=gerbil),AnswerEM"`` (or a list of such names) -> measures; an unknown one is an
     :class:`InputError` about ``what``."""
@@ -1047,15 +986,6 @@ def parse_measures(spec: str | Sequence[str], what: str = "measures") -> list[Me
 
 
 # ---- datasets
-
-
-def datasets_table() -> Any:
-    """The registered datasets (``kgqa datasets list``) as a rich renderable: name, items,
-    format, where their files resolve, description."""
-    from kgqa.load import registry
-    from kgqa.report.tables import datasets_table as _table
-
-    return _table(registry.entries(), registry.where)
 
 
 def dataset_summary(dataset: PathLike | Dataset, format: str | None = None) -> Any:
@@ -1260,14 +1190,6 @@ def clear_cache(engine: str | None = None, *, path: PathLike | None = None) -> i
         return c.clear(engine)
 
 
-def audit_renderables(report: Any, show_all: bool = False) -> list[Any]:
-    """The terminal rendering of an :func:`audit` report (rich renderables): header, verdict
-    counts and the table of problem queries (every query with ``show_all``)."""
-    from kgqa.report.audit import audit_renderables as renderables
-
-    return renderables(report, show_all)
-
-
 def ask_system(dataset: PathLike, url: str, output: PathLike, *, protocol: str = "gerbil", fmt: str | None = None,
                dataset_format: str | None = None, **settings: Any):
     """``kgqa system ask``: ask a live QA system at ``url`` every question of ``dataset`` (over
@@ -1281,16 +1203,3 @@ def ask_system(dataset: PathLike, url: str, output: PathLike, *, protocol: str =
     return ask_to_file(str(dataset), url, output, protocol=protocol, settings=AskSettings(**settings), fmt=fmt,
                        dataset_format=dataset_format)
 
-
-def experiments_table(experiments: Sequence[Any]) -> Any:
-    """``kgqa experiments list``: one row per stored experiment (a rich renderable)."""
-    from kgqa.report.tables import experiments_grid
-
-    return experiments_grid(experiments)
-
-
-def experiment_table(summary: Mapping[str, Any]) -> Any:
-    """``kgqa experiments show``: one experiment's summary, one key per row (a rich table)."""
-    from kgqa.report.tables import experiment_table as table
-
-    return table(summary)

@@ -48,7 +48,8 @@ ALLOWED: dict[str, set[str]] = {
     "service": {*SHARED, *FLOW, "make", "baselines", "service"},  # --model serves a trained reference system
     "api": {*SHARED, *FLOW, "metaeval", "api"},  # kgqa degrade / sensitivity / axioms are one api call each
     "web": {*SHARED, *FLOW, "api", "store", "web"},
-    "cli": EVERYTHING - set(FLOW),  # the command line reaches the stages through kgqa.api only
+    # the command line reaches the stages through kgqa.api, and renders with kgqa.report (its console helpers)
+    "cli": EVERYTHING - set(FLOW) | {"report"},
     "demo": EVERYTHING,
     "root": EVERYTHING,
 }
@@ -355,7 +356,7 @@ def test_an_unknown_package_fails_with_where_to_add_it(tmp_path):
 
 def test_the_table_covers_every_package_named_in_the_guide():
     assert set(ALLOWED) == EVERYTHING
-    assert not ALLOWED["cli"] & set(FLOW)  # the command line calls kgqa.api
+    assert ALLOWED["cli"] & set(FLOW) == {"report"}  # the command line calls kgqa.api, and renders
     # a flow stage never imports a later stage or anything beside the flow
     for i, stage in enumerate(FLOW):
         assert not ALLOWED[stage] & {*FLOW[i + 1:], *BESIDE, "api", "web", "cli", "demo"}

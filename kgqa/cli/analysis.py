@@ -113,6 +113,7 @@ def show_cmd(
 ) -> None:
     """One question in full: text, queries, answers, outcome, every measure, characteristics, taxonomy."""
     from kgqa import api
+    from kgqa.report import console
 
     if len(args) == 1:
         evals = api.load_evaluations(args)
@@ -120,7 +121,7 @@ def show_cmd(
         evals = api.evaluate_many(args[0], list(args[1:]), profile=profile, measures=measures, lang=lang, kg=kg,
                              progress=True)
     for e, q in api.find_question(evals, qid, run_name):
-        api.print_question(out, e, q)
+        console.print_question(out, e, q)
 
 
 def register(app: typer.Typer) -> None:

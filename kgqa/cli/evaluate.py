@@ -66,9 +66,10 @@ def next_steps(runs: Path, cwd: Path | None = None) -> list[tuple[str, str]]:
 def emit(evals: list[Evaluation], fmt: OutputFormat, per_question: bool, output: Optional[Path]) -> None:
     from kgqa import api
     from kgqa.cli._output import write_text
+    from kgqa.report import console
 
     if fmt is OutputFormat.table and output is None:
-        api.print_evaluations(out, evals, per_question=per_question)
+        console.print_evaluations(out, evals, per_question=per_question)
         return
     write_text(api.render_evaluations(evals, fmt.value), output)
 
@@ -155,18 +156,18 @@ def measures_cmd(
     names: Optional[list[str]] = typer.Argument(None, help="Measures to print in full (default: all, one line each)."),
 ) -> None:
     """List the registered measures; with names, print their whole definitions."""
-    from kgqa import api
+    from kgqa.report import console
 
-    api.print_measures(out, names or [])
+    console.print_measures(out, names or [])
 
 
 def profiles_cmd(
     names: Optional[list[str]] = typer.Argument(None, help="Profiles to print in full (default: all, one row each)."),
 ) -> None:
     """List the scoring profiles; with names, print what each selects and its signature."""
-    from kgqa import api
+    from kgqa.report import console
 
-    api.print_profiles(out, names or [])
+    console.print_profiles(out, names or [])
 
 
 def demo_cmd(
@@ -190,8 +191,9 @@ def demo_cmd(
     emit(evals, fmt, per_question, None)
     if fmt is OutputFormat.table:
         from kgqa import api
+        from kgqa.report import console
 
-        api.print_comparison(out, api.compare(evals, resamples=2000))
+        console.print_comparison(out, api.compare(evals, resamples=2000))
         out.print("\n[bold]Next:[/]", highlight=False)
         for cmd, what in next_steps(DATA / "runs"):  # one command per line, whole (to copy)
             out.print(f"  [dim]# {what}[/]", highlight=False)
