@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 import kgqa
 from conftest import REPO
+from official_scripts import pandas_preds
 
 FIX = REPO / "tests" / "fixtures" / "mintaka"
 
@@ -66,6 +67,7 @@ def _h1(p, a, mode):
 
 
 def official(test: list[dict], preds: dict, mode: str, lang: str = "en") -> dict:
+    preds = pandas_preds(preds)  # the pred column as the script's DataFrame types it
     rows = [(_fmt_pred(preds[r["id"]], mode), _fmt_answer(r["answer"], mode, lang)) for r in test]
     n = len(rows)
     return {"Exact Match": sum(float(_em(p, a, mode)) for p, a in rows) / n,
@@ -74,8 +76,9 @@ def official(test: list[dict], preds: dict, mode: str, lang: str = "en") -> dict
 
 
 def _readable(records):
-    """The records both the script and kgqa read (a null answer list is a kgqa deviation)."""
-    return [r for r in records if r["answer"].get("answer") is not None
+    """The records the script reads (a null entity answer list included: None in KG mode, the
+    mention in text mode)."""
+    return [r for r in records if (r["answer"].get("answer") is not None or r["answer"]["answerType"] == "entity")
             and r["answer"]["answerType"] in ("entity", "boolean", "numerical", "date", "string")]
 
 

@@ -99,11 +99,26 @@ def test_qald_rules():
     golds = {"1": col(), "2": col(), "3": col("a"), "4": col("a", "b")}
     answers = {"1": col(), "2": col("x"), "3": col(), "4": col("a")}
     e = score(golds, answers, "qald")
-    assert e.aggregate["Macro P (all)"] == pytest.approx((1 + 0 + 1 + 1) / 4)
-    assert e.aggregate["Macro R (all)"] == pytest.approx((1 + 0 + 0 + 0.5) / 4)
-    # processed = questions with a non-empty system answer: 2 and 4
-    assert e.aggregate["Macro P (processed)"] == pytest.approx((0 + 1) / 2)
-    assert e.aggregate["Macro F1 (processed)"] == pytest.approx((0 + 2 / 3) / 2)
+    p, r = (1 + 0 + 1 + 1) / 4, (1 + 0 + 0 + 0.5) / 4
+    assert e.aggregate["Macro Precision (all)"] == pytest.approx(p)
+    assert e.aggregate["Macro Recall (all)"] == pytest.approx(r)
+    # evaluation.rb's macro F1 is the F of the averaged P and R (fscore(macro_p, macro_r))
+    assert e.aggregate["Macro F1 (all)"] == pytest.approx(2 * p * r / (p + r))
+    # processed = present in the system file (empty answers included): all four here
+    assert e.aggregate["Macro Precision (processed)"] == pytest.approx(p)
+    # micro: correct 1, system rows 2 (x, a), gold rows 3
+    assert e.aggregate["Micro Precision (all)"] == pytest.approx(1 / 2)
+    assert e.aggregate["Micro Recall (all)"] == pytest.approx(1 / 3)
+    assert e.aggregate["Micro Recall (processed)"] == pytest.approx(1 / 3)
+
+
+def test_qald_omitted_question_scores_zero_and_is_not_processed():
+    golds = {"1": col("a"), "2": col("b")}
+    e = score(golds, {"1": col("a")}, "qald")
+    assert e.aggregate["Macro Precision (all)"] == pytest.approx(0.5)
+    assert e.aggregate["Macro Precision (processed)"] == pytest.approx(1.0)
+    assert e.aggregate["Micro Recall (all)"] == pytest.approx(0.5)
+    assert e.aggregate["Micro Recall (processed)"] == pytest.approx(1.0)
 
 
 def test_pytrec_rule_both_empty_is_zero():
@@ -259,7 +274,18 @@ def test_both_empty_rules_as_documented(s):
     both_empty = {p: score({"1": col()}, {"1": col()}, p) for p in ALL_PROFILES}
     assert both_empty["kgqa"].aggregate["F1"] == 1.0
     assert both_empty["gerbil"].aggregate["Macro F1 score"] == 1.0
-    assert both_empty["qald"].aggregate["Macro F1 (all)"] == 1.0
+    assert both_empty["qald"].aggregate["Macro F1 (all)"] == 1.0  # evaluation.rb: empty gold, no row
     assert both_empty["text2sparql"].aggregate["set_F"] == 0.0
     assert math.isnan(both_empty["graphquestions"].aggregate["Average F1"])  # undefined, skipped
     assert both_empty["graphquestions"].questions[0].scores == {}
+
+
+def test_qald_profile_reads_executed_gold_and_leaves_out_a_failed_gold_query():
+    from kgqa.model import Dataset, Item, Outcome, Prediction, Run
+    from kgqa.score.evaluate import evaluate as evaluate_scored
+
+    ds = Dataset("d", [Item("1", {"en": "a?"}, "SELECT 1", col("a")), Item("2", {"en": "b?"}, "SELECT 2", col("b"))])
+    run = Run("r", [Prediction("1", answer=col("z")), Prediction("2", answer=col("x"))])
+    gold = {"1": Outcome.ok(col("z")), "2": Outcome(Status.EXEC_ERROR, None, "boom")}
+    e = evaluate_scored(ds, run, profiles.get("qald"), gold=gold)
+    assert e.aggregate["Macro Precision (all)"] == 1.0 and e.aggregate["Micro Recall (all)"] == 1.0

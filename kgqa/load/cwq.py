@@ -64,6 +64,20 @@ def _answers(raw: Any) -> tuple[list[Term], list[str], list[list[str]]]:
     return terms, names, aliases
 
 
+def _answer_field(raw: Any) -> list[dict]:
+    """An ``answer`` field (a text, or a list of texts or answer objects) as ``answers`` objects."""
+    items = raw if isinstance(raw, list) else [raw]
+    out = []
+    for i, a in enumerate(items):
+        if isinstance(a, dict):
+            out.append(a)
+        elif isinstance(a, (str, int, float)) and not isinstance(a, bool):
+            out.append({"answer": str(a), "aliases": []})
+        else:
+            raise ValueError(f"'answer'[{i}] must be a text or an answer object, got {a!r}")
+    return out
+
+
 def parse_record(rec: Any, file: str, record: str, problems: list[Problem]) -> Item:
     if not isinstance(rec, dict):
         raise ValueError(f"expected a question object, got {type(rec).__name__}")
@@ -88,6 +102,11 @@ def parse_record(rec: Any, file: str, record: str, problems: list[Problem]) -> I
     if isinstance(rec.get("answers"), list):
         metadata["cwq_gold"] = [x for a in rec["answers"] if isinstance(a, dict)
                                 for x in [a.get("answer"), *(a.get("aliases") or [])]]
+    elif "answers" not in rec and rec.get("answer") is not None:  # the shape two KBQA codebases distribute
+        rec = {**rec, "answers": _answer_field(rec["answer"])}
+        metadata.pop("answer", None)
+        metadata["cwq_gold"] = [x for a in rec["answers"] for x in [a.get("answer"), *(a.get("aliases") or [])]]
+        metadata["cwq_answer_field"] = True
     if "answers" in rec and rec["answers"] is not None:
         terms, names, aliases = _answers(rec["answers"])
         answer = TableAnswer.single_column(terms, "answer")
@@ -105,8 +124,14 @@ def parse_record(rec: Any, file: str, record: str, problems: list[Problem]) -> I
 
 
 def load_cwq_dataset(paths: list[Path], **options: Any) -> Dataset:
-    return load_record_array(paths, lambda rec, i, file, record, problems: parse_record(rec, file, record, problems),
-                             format_name="cwq", what="ComplexWebQuestions JSON", id_key="ID")
+    ds = load_record_array(paths, lambda rec, i, file, record, problems: parse_record(rec, file, record, problems),
+                           format_name="cwq", what="ComplexWebQuestions JSON", id_key="ID")
+    shaped = [it.id for it in ds.items if it.metadata.get("cwq_answer_field")]
+    if shaped:
+        ds.problems.append(Problem(str(paths[0]), None, (
+            f"{len(shaped)} record(s) give their gold as 'answer', not 'answers' (the first: {shaped[0]}): read as "
+            "the answers (the official eval_script.py needs 'answers': KeyError)"), "warning"))
+    return ds
 
 
 def sniff(sample: formats.Sample) -> float:
@@ -115,6 +140,8 @@ def sniff(sample: formats.Sample) -> float:
         return 0.0
     if '"webqsp_ID"' in h or ('"compositionality_type"' in h and '"ID"' in h):
         return 0.95
+    if '"ID"' in h and '"question"' in h and '"answer"' in h and '"WebQ' in h:
+        return 0.8  # the ID/question/answer shape some KBQA codebases distribute
     return 0.0
 
 
@@ -143,9 +170,33 @@ def _prediction(rec: dict) -> Prediction:
 
 def load_cwq_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     """The predictions file the official evaluation script reads: a JSON list of ``{"ID",
-    "answer": text}``; the text is kept as released in ``metadata["cwq_answer"]``."""
-    return load_prediction_array(paths, _prediction, format_name="cwq-predictions",
-                                 what="ComplexWebQuestions predictions", id_key="ID")
+    "answer": text}``; the text is kept as released in ``metadata["cwq_answer"]``. The script
+    adds 100 for every row that matches, so a repeated ID counts once per row: every row's text
+    is kept, in order, in the first prediction's ``metadata["cwq_answers"]``."""
+    rows: dict[str, list[Any]] = {}
+
+    def parse(rec: dict) -> Prediction:
+        pred = _prediction(rec)
+        rows.setdefault(pred.id, []).append(rec.get("answer"))
+        if "answer" not in rec:
+            missing.append(pred.id)
+        return pred
+
+    missing: list[str] = []
+    run = load_prediction_array(paths, parse, format_name="cwq-predictions",
+                                what="ComplexWebQuestions predictions", id_key="ID", keep="all")
+    for p in run.predictions:
+        p.metadata["cwq_answers"] = rows.get(p.id, [p.metadata.get("cwq_answer")])
+    repeated = [k for k, v in rows.items() if len(v) > 1]
+    if repeated:
+        run.problems.append(Problem(str(paths[0]), None, (
+            f"{len(repeated)} ID(s) have more than one prediction row (the first: {repeated[0]}): the official "
+            "eval_script.py adds every row, and so does the cwq profile"), "warning"))
+    if missing:
+        run.problems.append(Problem(str(paths[0]), None, (
+            f"{len(missing)} row(s) have no 'answer' (the first: {missing[0]}): eval_script.py stops on them "
+            "(KeyError); kgqa scores them 0"), "warning"))
+    return run
 
 
 def sniff_run(sample: formats.Sample) -> float:

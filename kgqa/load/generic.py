@@ -74,17 +74,21 @@ from kgqa.load.jsonio import read_text
 from kgqa.load.jsonio import write_atomic
 from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Prediction, Problem, Run, Status, TableAnswer
 from kgqa.model.answer import Answer, TextColumn, from_results_json, to_results_json
-from kgqa.model.terms import XSD, Literal, Term, from_sparql_json, guess_term, guess_terms, to_sparql_json
+from kgqa.model.terms import IRI, XSD, Literal, Term, from_sparql_json, guess_term, guess_terms, to_sparql_json
 
 # --------------------------------------------------------------------------- shared helpers
 
 
 def parse_term(value: Any) -> Term:
-    """One answer term: a SPARQL-JSON term object (``{"type": "uri", "value": ...}``) or a
-    bare string typed with :func:`~kgqa.model.terms.guess_term`; a JSON integer becomes an
+    """One answer term: a SPARQL-JSON term object (``{"type": "uri", "value": ...}``), a
+    GraftNet / NSM answer object (``{"kb_id": "m.01428y", "text": ...}``: a Freebase mid as its
+    ``ns:`` IRI, another id as a literal) or a bare string typed with
+    :func:`~kgqa.model.terms.guess_term`; a JSON integer becomes an
     ``xsd:integer`` literal, any other JSON number an ``xsd:decimal`` literal (a non-finite
     number is refused). Raises ValueError otherwise."""
     if isinstance(value, dict):
+        if "kb_id" in value and "type" not in value:  # GraftNet / NSM answers: {"kb_id": "m.0x", "text": ...}
+            return _kb_term(value)
         return from_sparql_json(value)
     if isinstance(value, str):
         return guess_term(value)
@@ -97,6 +101,20 @@ def parse_term(value: Any) -> Term:
             raise ValueError(f"answer value {value!r} is not a finite number")
         return Literal(repr(value), XSD + "decimal")
     raise ValueError(f"expected a term object or a string as an answer value, got {type(value).__name__} {value!r}")
+
+
+_FREEBASE_MID = re.compile(r"^[mg]\.[0-9a-z_]+$")
+
+
+def _kb_term(value: dict) -> Term:
+    """An answer of the GraftNet / NSM preprocessed WebQSP and CWQ files (``{"kb_id": "m.01428y",
+    "text": "Jamaican English"}``): a Freebase mid as its ``ns:`` IRI, any other id (a value such
+    as a year) as a simple literal of the id."""
+    kb = value.get("kb_id")
+    if not isinstance(kb, str) or not kb.strip():
+        raise ValueError(f"answer {value!r}: 'kb_id' must be a non-empty string")
+    kb = kb.strip()
+    return IRI("http://rdf.freebase.com/ns/" + kb) if _FREEBASE_MID.match(kb) else Literal(kb)
 
 
 _STRS = frozenset({str})
@@ -236,11 +254,13 @@ def load_record_array(paths: list[Path], parse: Callable[[Any, int, str, str, li
 
 
 def load_prediction_array(paths: list[Path], parse: Callable[[dict], Prediction], *, format_name: str,
-                          what: str, id_key: str) -> Run:
+                          what: str, id_key: str, keep: str = "first") -> Run:
     """A run from JSON files that are each an array of prediction objects (the files WebQSP's and
     ComplexWebQuestions' official scripts read): ``parse(rec)`` makes the prediction of one object
     whose ``id_key`` is a string or an integer (ValueError: the record is skipped and listed); a
-    later duplicate id is listed and skipped. ``what`` names the format in the error for a file
+    later duplicate id is listed and skipped (``keep="last"``: it replaces the earlier one, as a
+    script reading the file into a dict does; ``keep="all"``: it is left to ``parse``, which saw
+    it, and not listed). ``what`` names the format in the error for a file
     that is not such an array."""
     from kgqa.load.jsonio import read_json
 
@@ -265,6 +285,14 @@ def load_prediction_array(paths: list[Path], parse: Callable[[dict], Prediction]
                 problems.append(Problem(file, record, f"{e}; skipped"))
                 continue
             if pred.id in seen:
+                if keep == "all":  # the caller keeps every row (it has seen this one)
+                    continue
+                if keep == "last":
+                    problems.append(Problem(file, record, f"duplicate {id_key} {pred.id!r}; this later record "
+                                                          "replaces the earlier one (as the official script reads it)",
+                                            "warning"))
+                    preds[next(i for i, p in enumerate(preds) if p.id == pred.id)] = pred
+                    continue
                 problems.append(Problem(file, record, f"duplicate {id_key} {pred.id!r}; skipped"))
                 continue
             seen.add(pred.id)

@@ -67,6 +67,18 @@ def _number(v: Any) -> Literal:
     raise ValueError(f"expected a number, got {v!r}")
 
 
+def _number_or_text(v: Any) -> Literal:
+    """A numerical answer: a typed number, or, for a text the release gives as a number
+    (``6'2"``, ``3,255 mi²``, ``1.1 million``), a simple literal of that text (the official
+    evaluate.py compares the text as released)."""
+    try:
+        return _number(v)
+    except ValueError:
+        if isinstance(v, str):
+            return Literal(v)
+        raise
+
+
 def _date(v: Any) -> Literal:
     text = str(v).strip()
     if DATE_PATTERN.match(text):
@@ -116,7 +128,7 @@ def _gold(ans: Any) -> tuple[Answer | None, str | None, dict[str, Any]]:
             raise ValueError(f"a boolean answer must be one true/false, got {values!r}")
         return BooleanAnswer(values[0]), kind, meta
     if kind_l in ("numerical", "number"):
-        return TableAnswer.single_column([_number(v) for v in values], "answer"), kind, meta
+        return TableAnswer.single_column([_number_or_text(v) for v in values], "answer"), kind, meta
     if kind_l == "date":
         return TableAnswer.single_column([_date(v) for v in values], "answer"), kind, meta
     if kind_l == "string":
@@ -150,8 +162,21 @@ def parse_record(rec: Any, file: str, record: str, problems: list[Problem]) -> I
 
 
 def load_mintaka_dataset(paths: list[Path], **options: Any) -> Dataset:
-    return load_record_array(paths, lambda rec, i, file, record, problems: parse_record(rec, file, record, problems),
-                             format_name="mintaka", what="Mintaka JSON", id_key="id", id_label="id")
+    ds = load_record_array(paths, lambda rec, i, file, record, problems: parse_record(rec, file, record, problems),
+                           format_name="mintaka", what="Mintaka JSON", id_key="id", id_label="id")
+    v10 = [it.id for it in ds.items if _string_labels(it.metadata.get("mintaka_answer"))]
+    if v10:
+        ds.problems.append(Problem(str(paths[0]), None, (
+            f"{len(v10)} entity answer(s) have v1.0 labels (one English string, not an object by language; the "
+            f"first: {v10[0]}): the official evaluate.py --mode text stops on them (TypeError); kgqa reads the "
+            "string as the label in every language"), "warning"))
+    return ds
+
+
+def _string_labels(raw: Any) -> bool:
+    if not isinstance(raw, dict) or raw.get("answerType") != "entity" or not isinstance(raw.get("answer"), list):
+        return False
+    return any(isinstance(e, dict) and isinstance(e.get("label"), str) for e in raw["answer"])
 
 
 # --------------------------------------------------------------------------- run
@@ -168,13 +193,15 @@ def prediction_answer(value: Any, gold: Answer | None = None) -> Answer:
     if isinstance(value, str) and isinstance(gold, BooleanAnswer) and value.strip().lower() in _BOOL_TEXT:
         return BooleanAnswer(_BOOL_TEXT[value.strip().lower()])
     if isinstance(value, list):
+        if len(value) == 1 and isinstance(value[0], bool):  # [true]: the release's own boolean shape
+            return BooleanAnswer(value[0])
         terms = []
         for i, v in enumerate(value):
             if v is None:
                 continue
-            if isinstance(v, (list, dict)) or isinstance(v, bool):
-                raise ValueError(f"list element {i} must be a string or a number, got {v!r}")
-            terms.append(_value_term(v))
+            if isinstance(v, (list, dict)):
+                raise ValueError(f"list element {i} must be a string, a number or a boolean, got {v!r}")
+            terms.append(Literal("true" if v else "false", XSD + "boolean") if isinstance(v, bool) else _value_term(v))
         return TableAnswer.single_column(terms, "answer")
     if isinstance(value, dict):
         raise ValueError("expected a string, number, boolean, list or null, got an object")
@@ -203,7 +230,50 @@ def load_mintaka_run(paths: list[Path], dataset: Dataset | None = None, **option
             seen.add(qid)
             meta = {"raw": value} if isinstance(value, (str, int, float)) else {}
             preds.append(Prediction(qid, answer=answer, metadata={**meta, "mintaka_pred": value}))
+    as_pandas(preds)
+    if dataset is not None:
+        problems += script_refusals(dataset, {p.id for p in preds}, str(paths[0]))
     return Run(Path(paths[0]).stem, preds, "mintaka-run", list(paths), problems)
+
+
+def _numeric(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def as_pandas(preds: list[Prediction]) -> None:
+    """``metadata["mintaka_pred"]`` as evaluate.py's ``pd.DataFrame(json.load(f).items())`` holds
+    it (pandas 1.x/2.x inference of the ``pred`` column): when every value is a number or null
+    and some is a float or a null, the column is float64: integers become floats (text mode then
+    reads ``4`` as ``"4.0"``) and null becomes NaN (scored as a prediction, ``"nan"``)."""
+    vals = [p.metadata["mintaka_pred"] for p in preds]
+    if not vals or not all(v is None or _numeric(v) for v in vals) or all(v is None for v in vals):
+        return
+    if all(isinstance(v, int) for v in vals):
+        return  # int64: the integers as they are
+    for p in preds:
+        v = p.metadata["mintaka_pred"]
+        p.metadata["mintaka_pred"] = float("nan") if v is None else float(v)
+
+
+def script_refusals(dataset: Dataset, predicted: set[str], file: str) -> list[Problem]:
+    """Warnings naming the questions on which the official evaluate.py stops: a question without
+    a prediction whose gold answer is not empty (the left merge gives NaN: ``Counter(NaN)`` in KG
+    mode, ``unicodedata.normalize(NaN)`` in text mode raise). kgqa scores them 0."""
+    missing = [it.id for it in dataset.items if it.id not in predicted
+               and _gold_not_empty(it.metadata.get("mintaka_answer"))]
+    if not missing:
+        return []
+    return [Problem(file, None, f"{len(missing)} question(s) have no prediction (the first: {missing[0]}): the official "
+                                "evaluate.py stops on them (TypeError on NaN); kgqa scores them 0", "warning")]
+
+
+def _gold_not_empty(raw: Any) -> bool:
+    if not isinstance(raw, dict):
+        return False
+    values = raw.get("answer")
+    if raw.get("answerType") == "entity" and values is None:
+        return bool(raw.get("mention"))  # text mode reads the mention (KG mode: None, no crash)
+    return bool(values)
 
 
 _KEY = re.compile(r'^\{\s*"([0-9a-f]{8})"\s*:\s*(["\[\dtfn-])')

@@ -319,14 +319,25 @@ def check_item(item: Item, file: str, record: str, problems: list[Problem]) -> N
         problems.append(Problem(file, record, msg, "warning"))
 
 
+#: metadata key of the answer QALD's evaluation.rb reads for an id a file repeats (the last
+#: record's, as SPARQL-results JSON: the script's hash keeps it); the ``qald`` profile scores it
+LAST_ANSWER = "qald_script_answer"
+
+
 def unique_items(items: Iterable[tuple[str, Item]], file: str, problems: list[Problem], seen: set[str]) -> list[Item]:
-    """Items with ids not seen before; a duplicate id is an error and the later record is skipped."""
+    """Items with ids not seen before; a duplicate id is an error and the later record is skipped
+    (its answer is kept in the first one's ``metadata[LAST_ANSWER]`` for the ``qald`` profile)."""
     out = []
+    kept: dict[str, Item] = {}
     for record, it in items:
         if it.id in seen:
-            problems.append(Problem(file, record, f"duplicate id {it.id!r}; skipped (the first one is kept)"))
+            problems.append(Problem(file, record, f"duplicate id {it.id!r}; skipped (the first one is kept; "
+                                                  "QALD's evaluation.rb reads the last)"))
+            if it.id in kept:
+                kept[it.id].metadata[LAST_ANSWER] = None if it.answer is None else to_results_json(it.answer)
             continue
         seen.add(it.id)
+        kept[it.id] = it
         out.append(it)
     return out
 
@@ -371,9 +382,22 @@ def system_failure(block: Any) -> tuple[Status, str]:
     return Status.OK, ""
 
 
+def _keep_last(kept: Prediction | None, q: dict, rec: str) -> None:
+    """A repeated run entry: its answer (what evaluation.rb reads) kept in the first one's
+    ``metadata[LAST_ANSWER]`` (an unreadable one: no rows)."""
+    if kept is None or kept.metadata is None:
+        return
+    try:
+        answer = parse_answers(q.get("answers"), rec, [], q.get("answertype"))[0] if "answers" in q else None
+    except ValueError:
+        answer = None
+    kept.metadata[LAST_ANSWER] = None if answer is None else to_results_json(answer)
+
+
 def load_qald_json_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     """A GERBIL/QALD JSON run: one Prediction per question (id, sparql, answer)."""
     preds: list[Prediction] = []
+    by_id: dict[str, Prediction] = {}
     problems: list[Problem] = []
     seen: set[str] = set()
     meta: dict[str, Any] = {}
@@ -388,7 +412,9 @@ def load_qald_json_run(paths: list[Path], dataset: Dataset | None = None, **opti
                 continue
             pid = str(q["id"])
             if pid in seen:
-                problems.append(Problem(file, rec, f"duplicate id {pid!r}; skipped (the first one is kept)"))
+                problems.append(Problem(file, rec, f"duplicate id {pid!r}; skipped (the first one is kept; "
+                                                   "QALD's evaluation.rb reads the last)"))
+                _keep_last(by_id.get(pid), q, rec)
                 continue
             notes: list[str] = []
             try:
@@ -420,6 +446,7 @@ def load_qald_json_run(paths: list[Path], dataset: Dataset | None = None, **opti
                 md["questions"] = questions_
             status, message = system_failure(q.get("kgqa"))
             preds.append(Prediction(id=pid, sparql=sparql, answer=answer, status=status, message=message, metadata=md))
+            by_id[pid] = preds[-1]
         ds_obj = doc.get("dataset")
         if isinstance(ds_obj, dict):
             meta.update(ds_obj)
@@ -435,6 +462,7 @@ def _item_json(it: Item) -> dict[str, Any]:
     if it.answer_type is not None:
         out["answertype"] = it.answer_type
     extra = dict(it.metadata)
+    extra.pop(LAST_ANSWER, None)
     paraphrases = extra.pop("paraphrases", {}) or {}
     query_rest = extra.pop("query", None)
     for k, v in extra.items():

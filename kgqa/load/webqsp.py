@@ -76,6 +76,10 @@ def _parse_answers(raw: Any, where: str) -> tuple[list[Term], list[str | None]]:
     terms: list[Term] = []
     names: list[str | None] = []
     for i, a in enumerate(raw):
+        if isinstance(a, (str, int, float)) and not isinstance(a, bool):  # a bare answer string
+            terms.append(freebase_term(a))
+            names.append(None)
+            continue
         if not isinstance(a, dict) or a.get("AnswerArgument") is None:
             raise ValueError(f"{where}: Answers[{i}] must be an object with 'AnswerArgument'")
         kind = str(a.get("AnswerType", "")).lower()
@@ -101,14 +105,21 @@ def parse_question(q: Any, file: str, record: str, problems: list[Problem]) -> I
         parses = []
     if not isinstance(parses, list) or not all(isinstance(p, dict) for p in parses):
         raise ValueError("'Parses' must be a list of parse objects")
-    metadata: dict[str, Any] = {k: v for k, v in q.items() if k not in ("QuestionId", "RawQuestion", "Parses")}
+    metadata: dict[str, Any] = {k: v for k, v in q.items() if k not in ("QuestionId", "RawQuestion", "Parses", "Answers")}
     if isinstance(q.get("RawQuestion"), str):
         metadata["raw_question"] = q["RawQuestion"]
     sparql = None
     answer = None
-    metadata["parse_arguments"] = [[str(a.get("AnswerArgument")) for a in (p.get("Answers") or [])
-                                    if isinstance(a, dict)] for p in parses]
-    metadata["webqsp_counted"] = any(
+    if not parses and isinstance(q.get("Answers"), list):  # a file without Parses: its answers are the one parse
+        parses = [{"Answers": q["Answers"]}]
+        problems.append(Problem(file, record, "no 'Parses' (the official eval.py needs them: KeyError): the "
+                                              "question's 'Answers' are read as its one parse, counted", "warning"))
+        metadata_counted = True
+    else:
+        metadata_counted = None
+    metadata["parse_arguments"] = [[a.get("AnswerArgument") if isinstance(a, dict) else a
+                                    for a in (p.get("Answers") or [])] for p in parses]
+    metadata["webqsp_counted"] = metadata_counted or any(
         isinstance(p.get("AnnotatorComment"), dict) and p["AnnotatorComment"].get("QuestionQuality") == "Good"
         and p["AnnotatorComment"].get("ParseQuality") == "Complete" for p in parses)
     if not parses:
@@ -159,7 +170,21 @@ def load_webqsp_dataset(paths: list[Path], **options: Any) -> Dataset:
                 parsed.append((file, record, parse_question(q, file, record, problems)))
             except ValueError as e:
                 problems.append(Problem(file, record, f"{e}; skipped"))
+    _keep_repeats(parsed)
     return Dataset(Path(paths[0]).stem, unique(parsed, problems), "webqsp", list(paths), problems, meta)
+
+
+def _keep_repeats(parsed: list[tuple[str, str, Item]]) -> None:
+    """eval.py counts every record of ``Questions``, a repeated QuestionId included: each later
+    record's ``(webqsp_counted, parse_arguments)`` is kept in the first one's
+    ``metadata["webqsp_repeats"]`` (kgqa keeps one item per id)."""
+    first: dict[str, Item] = {}
+    for _file, _record, it in parsed:
+        if it.id in first:
+            first[it.id].metadata.setdefault("webqsp_repeats", []).append(
+                (it.metadata["webqsp_counted"], it.metadata["parse_arguments"]))
+        else:
+            first[it.id] = it
 
 
 def sniff(sample: formats.Sample) -> float:
@@ -187,19 +212,30 @@ DATASET = formats.register(formats.Format(
 
 def _prediction(rec: dict) -> Prediction:
     answers = rec.get("Answers")
+    raw = answers
     if answers is None:
         answers = []
-    if not isinstance(answers, list) or any(isinstance(a, (dict, list)) or a is None for a in answers):
+    if not isinstance(answers, list):
         raise ValueError("'Answers' must be a list of strings")
-    return Prediction(str(rec["QuestionId"]).strip(),
-                      answer=TableAnswer.single_column([freebase_term(a) for a in answers], "answer"))
+    terms = [freebase_term(a) for a in answers if not (isinstance(a, (dict, list, bool)) or a is None)]
+    return Prediction(str(rec["QuestionId"]).strip(), answer=TableAnswer.single_column(terms, "answer"),
+                      metadata={"webqsp_answers": raw})
 
 
 def load_webqsp_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     """The predictions file the official ``eval.py`` reads: a JSON list of ``{"QuestionId",
-    "Answers": [answer strings]}`` (a mid ``m.x`` becomes ``ns:m.x``, as in the dataset)."""
-    return load_prediction_array(paths, _prediction, format_name="webqsp-predictions",
-                                 what="WebQSP predictions", id_key="QuestionId")
+    "Answers": [answer strings]}`` (a mid ``m.x`` becomes ``ns:m.x``, as in the dataset). The
+    ``Answers`` list as written is kept in ``metadata["webqsp_answers"]`` (eval.py compares the
+    JSON values as they are: ``2005`` never equals ``"2005"``, ``" m.x"`` never ``"m.x"``); a
+    repeated QuestionId keeps the **last** record, as eval.py's dict does (listed as a problem)."""
+    run = load_prediction_array(paths, _prediction, format_name="webqsp-predictions",
+                                what="WebQSP predictions", id_key="QuestionId", keep="last")
+    odd = [p.id for p in run.predictions if not isinstance(p.metadata.get("webqsp_answers"), list)]
+    if odd:
+        run.problems.append(Problem(str(paths[0]), None, (
+            f"{len(odd)} prediction(s) have no 'Answers' list (the first: {odd[0]}): the official eval.py stops "
+            "on them (KeyError / TypeError); kgqa scores them as empty answers"), "warning"))
+    return run
 
 
 def sniff_run(sample: formats.Sample) -> float:

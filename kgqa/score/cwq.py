@@ -12,7 +12,11 @@ question right (precision@1 = 100) when that text, **as written** (not lower-cas
 
 the gold list is every answer's ``answer`` followed by its ``aliases``; a question whose list
 holds a None scores 0; the score is the sum over the predictions divided by the number of
-**dataset** questions (questions without a prediction count 0). kgqa reports it in [0, 1] (the
+**dataset** questions (questions without a prediction count 0); every prediction row adds
+its 1, so an ID given twice and right twice adds 2 (the run loader keeps every row in
+``metadata["cwq_answers"]``). A dataset in the ``ID``/``question``/``answer`` shape some KBQA
+codebases distribute (no ``answers``; the script stops on it) is read with ``answer`` as the
+answers. kgqa reports it in [0, 1] (the
 script prints a percentage). On datasets of other formats the gold list is the gold answer's
 lexical forms (an empty one: not applicable), and a prediction of another run format is its
 first answer value, lower-cased (as the script expects its predictions).
@@ -24,7 +28,7 @@ import re
 import unicodedata
 
 from kgqa.model import Status, TableAnswer
-from kgqa.score.measures import ItemContext, MeasureDef, register
+from kgqa.score.measures import Inputs, ItemContext, MeasureDef, nothing_scored, register
 
 _YEAR = re.compile(r"([1-2][0-9]{3})")
 
@@ -67,19 +71,32 @@ def _item(ctx: ItemContext) -> float | None:
         gold = [c.value for row in ans.rows for c in row if c is not None]
         if not gold:
             return None  # nothing a text could match: not applicable
-    if ctx.prediction is None or None in gold:
+    if ctx.prediction is None or None in gold:  # `if not None in golden_answer_list`: the row adds 0
         return 0.0
-    raw = ctx.prediction.metadata.get("cwq_answer", ...) if ctx.prediction.metadata else ...
-    if raw is ...:  # another run format: its first answer value
+    pmeta = ctx.prediction.metadata or {}
+    if "cwq_answers" in pmeta:
+        texts = pmeta["cwq_answers"]  # every prediction row of this ID: `P1 += curr_P1` per row
+    elif "cwq_answer" in pmeta:
+        texts = [pmeta["cwq_answer"]]
+    else:  # another run format: its first answer value
         ans = ctx.outcome.answer if ctx.outcome.status is Status.OK else None
         cells = [c.value for row in ans.rows for c in row if c is not None] if isinstance(ans, TableAnswer) else []
         if not cells:
             return 0.0
-        raw = cells[0]
-    if not official and isinstance(raw, str):
-        raw = raw.lower().strip()  # the script's case rule needs its own lower-cased predictions
+        texts = [cells[0]]
+    if not official:
+        texts = [t.lower().strip() if isinstance(t, str) else t for t in texts]  # the script's case rule
     question = meta.get("cwq_question") or ctx.item.questions.get("en", "")
-    return 1.0 if matches(raw, gold, question) else 0.0
+    return float(sum(1 for t in texts if matches(t, gold, question)))
+
+
+def _aggregate(ctxs, values) -> float:
+    """``P1 / len(dataset_df)``: every row's 1 summed over the dataset's questions (a question
+    answered right in two rows adds 2)."""
+    vals = [v for v in values if v is not None]
+    if not vals:
+        raise nothing_scored("ComplexWebQuestions eval_script.py", "no question has gold answers")
+    return sum(vals) / len(vals)
 
 
 register(MeasureDef(
@@ -88,9 +105,13 @@ register(MeasureDef(
         "ComplexWebQuestions' official precision@1 (eval_script.py v1.0): 1 iff the one predicted text, as "
         "written, equals a gold answer or alias lower-cased, or its normalisation (NFKD to ASCII, non-word "
         "characters to spaces, lower case, leading the/a/an removed), or, when the question mentions 'year', "
-        "the first year in a gold answer; a question without a prediction, or whose gold list holds a null, "
-        "scores 0 (the script prints 100 x the mean)."
+        "the first year in a gold answer; summed over the prediction rows of the question (the script adds "
+        "every row: an ID given twice and right twice adds 2); a question without a prediction, or whose gold "
+        "list holds a null, scores 0; averaged over the dataset's questions (the script prints 100 x that)."
     ),
     convention="answer",
     item=_item,
+    aggregate=_aggregate,
+    fold=lambda ctx: None,
+    inputs=Inputs(answers=False),
 ))

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgqa.model import Item, Outcome, Prediction
+from kgqa.model import InputError, Item, Outcome, Prediction
 from kgqa.model.registry import Registry
 from kgqa.score.rules import Counts
 
@@ -278,10 +278,18 @@ MEASURE_MODULES: list[str] = [
     "kgqa.score.webqsp",
     "kgqa.score.cwq",
     "kgqa.score.mintaka",
+    "kgqa.score.qald",
 ]
 
 #: Every registered measure definition by name (loads MEASURE_MODULES on first use).
 REGISTRY: Registry[MeasureDef] = Registry("measure", modules=MEASURE_MODULES, case_insensitive=True)
+
+
+def nothing_scored(script: str, why: str) -> InputError:
+    """The error an official script's measure raises when no question of the dataset can be
+    scored (a table of zeros or NaN would hide a set-up mistake): name the script and why."""
+    return InputError("dataset", f"{script} scores no question of this dataset: {why}; check that the dataset "
+                                 "and the run are the files the script reads (and the profile is the right one)")
 
 
 def register(defn: MeasureDef) -> MeasureDef:

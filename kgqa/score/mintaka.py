@@ -22,10 +22,22 @@ Predictions (``{id: answer}``) as ``format_predictions``: text mode ``str(pred)`
 
 On a dataset of another format the gold answer is held the same way as a prediction of another
 run format (its values, Wikidata IRIs as Q-codes; text mode joined by spaces), so a dataset
-scored against itself scores 1. Scores are means over the dataset's questions. Deviations: a question without a prediction
-scores 0 (the script's merge gives NaN, which stops text mode and scores 0 in KG mode), and
-kgqa skips questions whose released answer list is null (no gold answer), which the script
-scores as None (KG mode) or by the mention (text mode).
+scored against itself scores 1. Scores are means over the dataset's questions, every question
+included (a null entity answer list is None in KG mode and the annotator's ``mention`` in text
+mode, as in the script).
+
+Where the script stops, kgqa scores what it can and the loaders say which questions stop it:
+
+- a question without a prediction: the script's left merge gives NaN and ``calculate_f1``
+  (KG mode: ``Counter(NaN)``) or ``calculate_em`` (text mode: ``normalize(NaN)``) raises unless
+  the gold answer is empty; kgqa scores the question 0 (the run loader warns);
+- v1.0 entity labels (one English string): text mode's ``ent['label'][lang]`` raises; kgqa
+  reads the string as the label (the dataset loader warns);
+- a non-entity answer whose list is null or empty in text mode (``answer['answer'][0]``
+  raises): kgqa holds it as None.
+
+A prediction is read as the script's DataFrame holds it (see
+:func:`kgqa.load.mintaka.as_pandas`: an all-numeric column with a null or a float is float64).
 """
 
 from __future__ import annotations
@@ -36,7 +48,7 @@ from typing import Any
 
 import regex
 
-from kgqa.score.measures import ItemContext, MeasureDef, Param, register
+from kgqa.score.measures import Inputs, ItemContext, MeasureDef, Param, nothing_scored, register
 
 _TOKEN = regex.compile(r"([\p{L}\p{N}\p{M}]+)|([^\p{Z}\p{C}])", flags=regex.IGNORECASE | regex.UNICODE | regex.MULTILINE)
 
@@ -54,11 +66,20 @@ def gold_answer(answer: dict, mode: str, lang: str) -> Any:
             return None if ents is None else [e.get("name") for e in ents]
         if ents is None:
             return answer.get("mention")
-        return " ".join((e.get("label") or {}).get(lang) or (e.get("label") or {}).get("en") for e in ents)
+        return " ".join(_label(e.get("label"), lang) for e in ents)
     values = answer.get("answer")
     if mode == "text":
-        return str(values[0]) if values else None
+        return str(values[0]) if values else None  # the script raises on a null or empty list
     return values
+
+
+def _label(label: Any, lang: str) -> str:
+    """``ent['label'][lang]``, English where empty; a v1.0 label (one string, on which the script
+    stops) is that string in every language."""
+    if isinstance(label, str):
+        return label
+    label = label or {}
+    return label.get(lang) or label.get("en") or ""
 
 
 def prediction(pred: Any, mode: str) -> Any:
@@ -139,6 +160,15 @@ def _item(ctx: ItemContext, mode: str, part: str, lang: str) -> float | None:
     return PARTS[part](*sides, mode)
 
 
+def _aggregate(ctxs: Any, values: Any, mode: str, part: str, lang: str) -> float:
+    """The mean over the dataset's questions (``mintaka_test.exact_match.mean()``); no question
+    with a gold answer is a set-up error, not a NaN."""
+    vals = [v for v in values if v is not None]
+    if not vals:
+        raise nothing_scored("Mintaka evaluate.py", "no question has a gold answer")
+    return sum(vals) / len(vals)
+
+
 register(MeasureDef(
     name="Mintaka",
     definition=(
@@ -146,10 +176,13 @@ register(MeasureDef(
         "against the released answer, in `mode` text (entity labels in `lang` joined by spaces, or str() of the "
         "value; EM: the gold tokens occur contiguously in the predicted tokens, DPR tokenizer; F1: whitespace "
         "token overlap; H1 = EM) or kg (lists of Q-codes or values; EM: equal lists; F1: multiset overlap; "
-        "H1: any element in common). A question without a prediction scores 0."
+        "H1: any element in common). A question without a prediction scores 0 (the script stops there)."
     ),
     convention="answer",
     item=_item,
+    aggregate=_aggregate,
+    fold=lambda ctx, **_: None,
+    inputs=Inputs(answers=False),  # a null entity answer list is scored (None in KG mode, the mention in text mode)
     params=(Param("mode", "text", ("text", "kg"), "text answers (labels) or KG answers (Q-codes, values)"),
             Param("part", "EM", tuple(PARTS), "EM, F1 or H1 (hits@1)"),
             Param("lang", "en", ("en", "ar", "de", "es", "fr", "hi", "it", "ja", "pt"), "language of text answers")),
