@@ -45,7 +45,7 @@ from kgqa.analyze.comparison import (  # noqa: E402
     MultiComparison,
     _adjust_all,
     _binary,
-    _system_names,
+    system_names,
     comparable_measures,
     compare_evaluations,
 )
@@ -177,7 +177,7 @@ def old_compare_systems(scores, *, baseline=None, measure="", binary=None, seed=
 
 def old_compare_evaluations(evals, *, baseline=None, seed=0, alpha=0.05, confidence=0.95, resamples=10_000,
                             trials=10_000, family="measure"):
-    systems = _system_names(evals)
+    systems = system_names(evals)
     per_q, corpus_only = comparable_measures(evals)
     results = []
     for label in per_q:

@@ -5,7 +5,7 @@ The public API (:mod:`kgqa.api`, re-exported here lazily so ``import kgqa`` stay
     import kgqa
     e = kgqa.evaluate("ck25", "ck25_system_result_set.json", profile="text2sparql")
     e.aggregate["set_F"], str(e.signature)
-    kgqa.compare(kgqa.evaluate("ck25", [run_a, run_b])).to_dataframe()
+    kgqa.compare(kgqa.evaluate_many("ck25", [run_a, run_b])).to_dataframe()
 
 Stages (data flows one way): ``kgqa.load`` -> ``kgqa.execute`` -> ``kgqa.score`` ->
 ``kgqa.analyze`` -> ``kgqa.report``; ``kgqa.model`` (and ``kgqa.sparql``) are shared by all.
@@ -18,6 +18,7 @@ _LAZY = {
     "load_dataset": "kgqa.api",
     "load_run": "kgqa.api",
     "evaluate": "kgqa.api",
+    "evaluate_many": "kgqa.api",
     "compare": "kgqa.api",
     "Evaluator": "kgqa.api",
     "Evaluation": "kgqa.api",

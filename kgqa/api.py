@@ -8,7 +8,7 @@ numbers under the same signature. ``import kgqa`` re-exports the names below laz
     >>> e = kgqa.evaluate("ck25", "ck25_system_result_set.json", profile="text2sparql")
     >>> e.aggregate["set_F"]
     0.3203...
-    >>> evals = kgqa.evaluate("qald-9-test", ["a.json", "b.json"], kg="dbpedia.nt")
+    >>> evals = kgqa.evaluate_many("qald-9-test", ["a.json", "b.json"], kg="dbpedia.nt")
     >>> kgqa.compare(evals).to_dataframe()
 
 Datasets, runs and profiles are accepted as names, paths or already-loaded objects.
@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal
 
 from kgqa.load import load_dataset as _load_dataset
 from kgqa.load import load_run as _load_run
@@ -32,7 +32,7 @@ from kgqa.model.signature import Signature
 from kgqa.model.run import run_input
 from kgqa.score import measures as _measures
 from kgqa.score import profiles as _profiles
-from kgqa.score.evaluate import ScoredRun as _ScoreEvaluation
+from kgqa.score.evaluate import Evaluation
 from kgqa.score.evaluate import evaluate as _score
 from kgqa.score.measures import Inputs, Measure
 from kgqa.score.profiles import Profile
@@ -56,9 +56,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'kgqa.api' has no attribute {name!r}")
 
 __all__ = [
-    "load_dataset", "load_run", "evaluate", "compare", "Evaluator", "Evaluation", "Comparison",
+    "load_dataset", "load_run", "evaluate", "evaluate_many", "compare", "Evaluator", "Evaluation", "Comparison",
     "ExecutionPolicy", "Signature", "get_profile", "select_language", "run_names", "parse_langs", "load_evaluations",
     "save_evaluations", "audit", "dataset_names", "profile_names", "dataset_checksum", "PROTOCOLS",
+    # documented operations the command line calls one each (docs/reference/python-api.md)
+    "render_evaluations", "render_comparison", "render_report", "find_question", "dataset_summary", "validate_files",
+    "export_dataset", "degrade", "sensitivity", "check_axioms", "render_validation",
 ]
 
 GoldAnswers = Literal["stored", "executed"]
@@ -237,36 +240,26 @@ def get_profile(profile: str | Path | Profile = "kgqa",
 # --------------------------------------------------------------------------- evaluation
 
 
-class Evaluation(_ScoreEvaluation):
-    """A scored run (see :class:`kgqa.score.evaluate.ScoredRun`) with the notebook conveniences:
-    :meth:`to_dataframe`, :meth:`to_markdown` and an HTML representation. ``setup_warnings``
-    lists what :func:`kgqa.score.setup_check.check_setup` found wrong with the set-up (ids that
-    do not match, n = 0, queries without a KG, a failing endpoint, a score file given as a run)."""
+def _dataframe_view(e: Evaluation, *, characteristics: bool = True):
+    from kgqa.report.dataframe import to_dataframe
 
-    setup_warnings: tuple = ()
-    #: what kgqa decided by itself that the user should know (not a warning: e.g. that a large
-    #: dataset was streamed)
-    notes: tuple = ()
+    return to_dataframe(e, characteristics=characteristics)
 
-    @classmethod
-    def of(cls, e: _ScoreEvaluation) -> "Evaluation":
-        return e if isinstance(e, cls) else cls(**{f.name: getattr(e, f.name) for f in fields(e)})
 
-    def to_dataframe(self, *, characteristics: bool = True):
-        """One row per question (see :func:`kgqa.report.dataframe.to_dataframe`)."""
-        from kgqa.report.dataframe import to_dataframe
+def _markdown_view(e: Evaluation) -> str:
+    from kgqa.report.evaluation import to_markdown
 
-        return to_dataframe(self, characteristics=characteristics)
+    return to_markdown([e])
 
-    def to_markdown(self) -> str:
-        from kgqa.report.evaluation import to_markdown
 
-        return to_markdown([self])
+def _html_view(e: Evaluation) -> str:
+    from kgqa.report.evaluation import to_html
 
-    def _repr_html_(self) -> str:
-        from kgqa.report.evaluation import to_html
+    return to_html([e])
 
-        return to_html([self])
+
+# Evaluation's notebook views render with the report stage (scoring cannot import it)
+Evaluation.views.update(dataframe=_dataframe_view, markdown=_markdown_view, html=_html_view)
 
 
 def load_evaluations(paths: PathLike | Sequence[PathLike]) -> list[Evaluation]:
@@ -274,15 +267,15 @@ def load_evaluations(paths: PathLike | Sequence[PathLike]) -> list[Evaluation]:
     without re-running."""
     from kgqa.analyze.comparison import load_evaluations as _load
 
-    return [Evaluation.of(e) for e in _load([paths] if isinstance(paths, (str, Path)) else list(paths))]
+    return _load([paths] if isinstance(paths, (str, Path)) else list(paths))
 
 
-def save_evaluations(evaluations: _ScoreEvaluation | Sequence[_ScoreEvaluation], path: PathLike) -> None:
+def save_evaluations(evaluations: Evaluation | Sequence[Evaluation], path: PathLike) -> None:
     """Write evaluations as JSON (atomically) for ``kgqa report`` / ``kgqa show`` /
     :func:`load_evaluations`."""
     from kgqa.report.render import save_evaluations as _save
 
-    _save([evaluations] if isinstance(evaluations, _ScoreEvaluation) else list(evaluations), Path(path))
+    _save([evaluations] if isinstance(evaluations, Evaluation) else list(evaluations), Path(path))
 
 
 def _is_many(runs: Any) -> bool:
@@ -503,7 +496,7 @@ class Evaluator:
         query_measures = any(not s.measure.inputs.answers for s in self.profile.measures)
         sig = {**self.signature_parts(), "input": run_input(r) or None, **dict(signature_extra or {})}
         if self.stream:  # the set-up is checked once the dataset has been read
-            e = Evaluation.of(_score(self.dataset, r, self.profile, signature_extra=sig))
+            e = _score(self.dataset, r, self.profile, signature_extra=sig)
             _check_langs(self.dataset.langs, set(self.dataset.unit_languages), self.dataset.name)
             unknown = set(e.unknown_ids)
             ids = [*e.questions.ids, *(s["id"] for s in e.skipped if s["id"] not in unknown)]
@@ -518,14 +511,14 @@ class Evaluator:
                                             allow=self.allow))
         if not self.executes:
             profile = self._with_labels(None, r, None, self.profile) if self._match_labels else self.profile
-            e = Evaluation.of(_score(self.dataset, r, profile, signature_extra=sig))
+            e = _score(self.dataset, r, profile, signature_extra=sig)
             e.setup_warnings = tuple(warnings)
             return e
-        e = Evaluation.of(self._execute_and_score(r, sig, warnings))
+        e = self._execute_and_score(r, sig, warnings)
         e.setup_warnings = tuple(warnings)
         return e
 
-    def _execute_and_score(self, r: Run, sig: dict[str, Any], warnings: list) -> _ScoreEvaluation:
+    def _execute_and_score(self, r: Run, sig: dict[str, Any], warnings: list) -> Evaluation:
         """Execute ``r`` (and the gold queries scoring needs), score it and check which answers
         depend on the engine (``warnings`` gets the transport warnings)."""
         from kgqa.score.setup_check import foreign_kg, kg_failures, raise_errors, transport_warnings
@@ -733,47 +726,64 @@ def _needs(profile: Profile) -> Inputs:
     return Inputs.union(s.measure.inputs for s in profile.measures)
 
 
-@overload
-def evaluate(dataset: PathLike | Sequence[PathLike] | Dataset, runs: PathLike | Run, **kw: Any) -> Evaluation: ...
-@overload
-def evaluate(dataset: PathLike | Sequence[PathLike] | Dataset, runs: list | tuple, **kw: Any) -> list[Evaluation]: ...
-
-
-def evaluate(dataset: PathLike | Sequence[PathLike] | Dataset, runs: PathLike | Run | Sequence[PathLike | Run], *,
+def evaluate(dataset: PathLike | Sequence[PathLike] | Dataset, run: PathLike | Run | None = None, *,
              profile: str | Path | Profile = "kgqa", measures: str | Sequence[str | Measure] | None = None,
              kg: Any = None, lang: str | Sequence[str] | None = None, gold_answers: GoldAnswers = "stored",
-             names: Sequence[str] | None = None, run_format: str | None = None,
+             name: str | None = None, run_format: str | None = None,
              run_options: Mapping[str, Any] | None = None, system: str | None = None, protocol: str = "gerbil",
-             system_settings: Any = None, system_journal: Any = None,
-             **options: Any) -> Evaluation | list[Evaluation]:
-    """Score a run (or several) on a dataset. One rule for the result's type: a list of runs
-    (a ``list`` or ``tuple``, even of one) gives a list of :class:`Evaluation` in the same order;
-    anything else (a path, a :class:`Run`) gives one :class:`Evaluation`. With ``system=`` the
-    live system's evaluation is appended to that list (alone, with ``runs=None``: one).
+             system_settings: Any = None, system_journal: Any = None, **options: Any) -> Evaluation:
+    """Score one run on a dataset: one :class:`Evaluation` (for several runs, one list:
+    :func:`evaluate_many`). With ``system=`` (and no ``run``) the live system at that URL is
+    asked every question and its answers are scored like a run.
 
     ``dataset``: a registry name (``"qald-9-test"``, ``"ck25"``), file path(s) or a
-    :class:`Dataset`; ``runs``: a run file, a :class:`Run`, or a list of them; ``profile``: a
-    scoring convention (``kgqa profiles``); ``measures``: replaces the profile's measures;
-    ``kg``: execute queries on this KG (RDF files, a store directory, an endpoint URL, or an
-    open engine); ``lang``: languages of per-language datasets; ``gold_answers``: ``stored`` or
-    ``executed``. Further keywords go to :class:`Evaluator` (``graph``, ``policy``, ``timeout``,
-    ``normalise``, ``reexecute``, ``cache``, ``dataset_format``, ``dataset_options``,
-    ``progress``, ``engine_options``).
+    :class:`Dataset`; ``run``: a run file or a :class:`Run`; ``profile``: a scoring convention
+    (``kgqa profiles``); ``measures``: replaces the profile's measures; ``kg``: execute queries on
+    this KG (RDF files, a store directory, an endpoint URL, or an open engine); ``lang``:
+    languages of per-language datasets; ``gold_answers``: ``stored`` or ``executed``; ``name``:
+    the run's name (default: from its file name). Further keywords go to :class:`Evaluator`
+    (``graph``, ``policy``, ``timeout``, ``normalise``, ``reexecute``, ``cache``,
+    ``dataset_format``, ``dataset_options``, ``progress``, ``engine_options``).
 
     >>> e = evaluate("ck25", "ck25-runs/WSE/ck25_system_result_set.json", profile="text2sparql")  # doctest: +SKIP
     >>> round(e.aggregate["set_F"], 4), str(e.signature)                                         # doctest: +SKIP
     """
+    if isinstance(run, (list, tuple)):
+        raise TypeError("kgqa.evaluate scores one run and returns one Evaluation; for a list of runs call "
+                        "kgqa.evaluate_many(dataset, runs), which returns a list")
+    if (run is None) == (system is None):
+        raise TypeError("kgqa.evaluate scores one run: pass a run, or system= (a live system's URL), not "
+                        f"{'both' if run is not None else 'neither'}; for several use kgqa.evaluate_many")
     with Evaluator(dataset, profile, measures=measures, kg=kg, lang=lang, gold_answers=gold_answers,
                    **options) as ev:
+        if system is not None:
+            return ev.ask(system, protocol, system_settings, system_journal)
+        return ev.evaluate(run, name=name, run_format=run_format, run_options=run_options)
+
+
+def evaluate_many(dataset: PathLike | Sequence[PathLike] | Dataset, runs: Sequence[PathLike | Run], *,
+                  profile: str | Path | Profile = "kgqa", measures: str | Sequence[str | Measure] | None = None,
+                  kg: Any = None, lang: str | Sequence[str] | None = None, gold_answers: GoldAnswers = "stored",
+                  names: Sequence[str] | None = None, run_format: str | None = None,
+                  run_options: Mapping[str, Any] | None = None, system: str | None = None, protocol: str = "gerbil",
+                  system_settings: Any = None, system_journal: Any = None,
+                  **options: Any) -> list[Evaluation]:
+    """Score several runs on a dataset with one :class:`Evaluator` (one engine, one cache): a
+    list of :class:`Evaluation`, in the order of ``runs`` (file runs are named by
+    :func:`run_names` unless ``names`` are given). With ``system=`` the live system's evaluation
+    is appended last. The other arguments are :func:`evaluate`'s.
+
+    >>> evals = evaluate_many("qald-9-test", ["a.json", "b.json"], kg="dbpedia.nt")  # doctest: +SKIP
+    >>> compare(evals).to_dataframe()                                                # doctest: +SKIP
+    """
+    if isinstance(runs, (str, Path, Run)):
+        raise TypeError("kgqa.evaluate_many takes a list of runs; for one run call kgqa.evaluate(dataset, run)")
+    with Evaluator(dataset, profile, measures=measures, kg=kg, lang=lang, gold_answers=gold_answers,
+                   **options) as ev:
+        out = ev.evaluate_many(list(runs), names=names, run_format=run_format, run_options=run_options)
         if system is not None:  # a live system is asked, then scored like one more run
-            out = ev.evaluate_many(list(runs), names=names, run_format=run_format, run_options=run_options) \
-                if _is_many(runs) else [] if runs is None else [ev.evaluate(runs, run_format=run_format,
-                                                                             run_options=run_options)]
             out.append(ev.ask(system, protocol, system_settings, system_journal))
-            return out if (_is_many(runs) or runs is not None) else out[0]
-        if _is_many(runs):
-            return ev.evaluate_many(list(runs), names=names, run_format=run_format, run_options=run_options)
-        return ev.evaluate(runs, name=names[0] if names else None, run_format=run_format, run_options=run_options)
+        return out
 
 
 def audit(dataset: PathLike | Sequence[PathLike] | Dataset, kg: Any, *, graph: str | None = None,
@@ -797,8 +807,8 @@ class Comparison:
 
     ``result`` is the :class:`kgqa.analyze.comparison.MultiComparison` with every number."""
 
-    def __init__(self, evaluations: Sequence[_ScoreEvaluation], result: Any):
-        self.evaluations = [Evaluation.of(e) for e in evaluations]
+    def __init__(self, evaluations: Sequence[Evaluation], result: Any):
+        self.evaluations = list(evaluations)
         self.result = result
         self._report: Any = None
 
@@ -885,15 +895,15 @@ class _NullFile:
         pass
 
 
-def resolve_baseline(baseline: str | None, evaluations: Sequence[_ScoreEvaluation],
+def resolve_baseline(baseline: str | None, evaluations: Sequence[Evaluation],
                      specs: Sequence[PathLike] = ()) -> str | None:
     """A baseline given as a run name or as one of the run files ``specs`` -> the system name
     used in the comparison (duplicates get ``#2``, ...)."""
     if baseline is None:
         return None
-    from kgqa.analyze.comparison import _system_names
+    from kgqa.analyze.comparison import system_names
 
-    names = _system_names(evaluations)
+    names = system_names(evaluations)
     if baseline in names:
         return baseline
     for i, s in enumerate(specs):
@@ -903,7 +913,7 @@ def resolve_baseline(baseline: str | None, evaluations: Sequence[_ScoreEvaluatio
                                  f"run name ({', '.join(names)})")
 
 
-def compare(evaluations: Sequence[_ScoreEvaluation], *, baseline: str | None = None, seed: int = 0,
+def compare(evaluations: Sequence[Evaluation], *, baseline: str | None = None, seed: int = 0,
             measures: Sequence[str] | None = None, family: str = "measure", resamples: int = 10_000,
             alpha: float = 0.05, confidence: float = 0.95, runs: Sequence[PathLike] = ()) -> Comparison:
     """Compare two or more evaluations of one dataset (see :mod:`kgqa.analyze.comparison`):
@@ -912,7 +922,7 @@ def compare(evaluations: Sequence[_ScoreEvaluation], *, baseline: str | None = N
     pairs); ``measures``: labels to compare (default: all with per-question values);
     ``family``: Holm/BH over the comparisons of one ``measure`` or ``all``.
 
-    >>> kgqa.compare(kgqa.evaluate("ck25", [a, b], profile="text2sparql")).to_dataframe()  # doctest: +SKIP
+    >>> kgqa.compare(kgqa.evaluate_many("ck25", [a, b], profile="text2sparql")).to_dataframe()  # doctest: +SKIP
     """
     from kgqa.analyze.comparison import compare_evaluations
 
@@ -949,7 +959,7 @@ _LAZY.update({
 EVALUATION_FORMATS = ("table", "json", "csv", "md")
 
 
-def render_evaluations(evaluations: Sequence[_ScoreEvaluation], fmt: str) -> str:
+def render_evaluations(evaluations: Sequence[Evaluation], fmt: str) -> str:
     """The evaluations as ``json``, ``csv`` or ``md`` text (``table`` outside a terminal: ``md``)."""
     from kgqa.report import evaluation as report
 
@@ -959,24 +969,6 @@ def render_evaluations(evaluations: Sequence[_ScoreEvaluation], fmt: str) -> str
     return render[fmt](list(evaluations))
 
 
-def print_evaluations(console: Any, evaluations: Sequence[_ScoreEvaluation], *, per_question: bool = False) -> None:
-    """The evaluations' terminal tables (scores, outcomes, signature; ``per_question``: every
-    question too) on a rich ``console``."""
-    from kgqa.report import evaluation as report
-
-    report.terminal(console, list(evaluations), per_question=per_question)
-
-
-def breakdown_report(evaluations: Sequence[_ScoreEvaluation], by: Sequence[str], bins: Sequence[str] | None = None,
-                     fmt: str = "md", *, seed: int = 0) -> Any:
-    """Scores broken down by each characteristic of ``by`` (``bins``: ``NAME=e0,e1,...`` or
-    ``NAME=Q`` for a numeric key), with the paraphrase curve: Markdown text, or (``table``) a
-    rich renderable."""
-    from kgqa.report.render import breakdown_text, breakdowns, parse_bins
-
-    return breakdown_text(breakdowns(list(evaluations), by, parse_bins(bins), seed=seed, paraphrase_curve=True), fmt)
-
-
 def render_comparison(comparison: Comparison, fmt: str) -> Any:
     """A comparison alone: ``md``, ``latex``, ``json`` text, or (``table``) a rich renderable."""
     from kgqa.report.render import comparison_text
@@ -984,14 +976,7 @@ def render_comparison(comparison: Comparison, fmt: str) -> Any:
     return comparison_text(comparison.result, fmt)
 
 
-def print_comparison(console: Any, comparison: Comparison) -> None:
-    """A comparison's tables on ``console``, fitted to its width (split, never squeezed)."""
-    from kgqa.report.analysis import print_comparison as _print
-
-    _print(console, comparison.result)
-
-
-def render_report(evaluations: Sequence[_ScoreEvaluation], fmt: str, *, by: Sequence[str] = (),
+def render_report(evaluations: Sequence[Evaluation], fmt: str, *, by: Sequence[str] = (),
                   bins: Sequence[str] | None = None, baseline: str | None = None, runs: Sequence[PathLike] = (),
                   seed: int = 0, measure: str | None = None, family: str = "measure", resamples: int = 10_000,
                   full_json: str | None = None) -> Any:
@@ -1007,17 +992,7 @@ def render_report(evaluations: Sequence[_ScoreEvaluation], fmt: str, *, by: Sequ
                    baseline=resolve_baseline(baseline, evaluations, runs), resamples=resamples, full_json=full_json)
 
 
-def print_rendered(console: Any, rendered: Any, wide: Callable[[], Any] | None = None) -> None:
-    """Print what the ``render_*`` functions give for ``table`` (a renderable or a list of them)
-    on ``console``; the ones that want a wide console on ``wide()``."""
-    from kgqa.report.evaluation import print_renderable
-    from kgqa.report.render import Wide
-
-    for r in rendered if isinstance(rendered, list) else [rendered]:
-        print_renderable(wide() if wide is not None and isinstance(r, Wide) else console, r)
-
-
-def find_question(evaluations: Sequence[_ScoreEvaluation], qid: str, run: str | None = None) -> list[tuple[Any, Any]]:
+def find_question(evaluations: Sequence[Evaluation], qid: str, run: str | None = None) -> list[tuple[Any, Any]]:
     """``(evaluation, question)`` for question ``qid`` in each evaluation (of run ``run`` only,
     if given) that scored it; an :class:`InputError` says why there is none."""
     evaluations = list(evaluations)
@@ -1037,32 +1012,6 @@ def find_question(evaluations: Sequence[_ScoreEvaluation], qid: str, run: str | 
     return found
 
 
-def print_question(console: Any, evaluation: _ScoreEvaluation, question: Any) -> None:
-    """One question in full on ``console``: text, queries, answers, outcome, every measure,
-    characteristics and its error label (taxonomy)."""
-    from kgqa.analyze.taxonomy import classify
-    from kgqa.report.analysis import print_question as _print
-
-    _print(console, evaluation, question, classify(question))
-
-
-def print_measures(console: Any, names: Sequence[str] = ()) -> None:
-    """The registered measures, one line each; with ``names``, their whole definitions."""
-    from kgqa.report.listings import print_measures as _print
-
-    try:
-        _print(console, list(names))
-    except ValueError as e:
-        raise InputError("measures", str(e)) from None
-
-
-def print_profiles(console: Any, names: Sequence[str] = ()) -> None:
-    """The scoring profiles, one row each; with ``names``, what each selects and its signature."""
-    from kgqa.report.listings import print_profiles as _print
-
-    _print(console, list(names))
-
-
 def parse_measures(spec: str | Sequence[str], what: str = "measures") -> list[Measure]:
     """``"F1(rule=gerbil),AnswerEM"`` (or a list of such names) -> measures; an unknown one is an
     :class:`InputError` about ``what``."""
@@ -1073,15 +1022,6 @@ def parse_measures(spec: str | Sequence[str], what: str = "measures") -> list[Me
 
 
 # ---- datasets
-
-
-def datasets_table() -> Any:
-    """The registered datasets (``kgqa datasets list``) as a rich renderable: name, items,
-    format, where their files resolve, description."""
-    from kgqa.load import registry
-    from kgqa.report.tables import datasets_table as _table
-
-    return _table(registry.entries(), registry.where)
 
 
 def dataset_summary(dataset: PathLike | Dataset, format: str | None = None) -> Any:
@@ -1286,14 +1226,6 @@ def clear_cache(engine: str | None = None, *, path: PathLike | None = None) -> i
         return c.clear(engine)
 
 
-def audit_renderables(report: Any, show_all: bool = False) -> list[Any]:
-    """The terminal rendering of an :func:`audit` report (rich renderables): header, verdict
-    counts and the table of problem queries (every query with ``show_all``)."""
-    from kgqa.report.audit import audit_renderables as renderables
-
-    return renderables(report, show_all)
-
-
 def ask_system(dataset: PathLike, url: str, output: PathLike, *, protocol: str = "gerbil", fmt: str | None = None,
                dataset_format: str | None = None, **settings: Any):
     """``kgqa system ask``: ask a live QA system at ``url`` every question of ``dataset`` (over
@@ -1307,16 +1239,3 @@ def ask_system(dataset: PathLike, url: str, output: PathLike, *, protocol: str =
     return ask_to_file(str(dataset), url, output, protocol=protocol, settings=AskSettings(**settings), fmt=fmt,
                        dataset_format=dataset_format)
 
-
-def experiments_table(experiments: Sequence[Any]) -> Any:
-    """``kgqa experiments list``: one row per stored experiment (a rich renderable)."""
-    from kgqa.report.tables import experiments_grid
-
-    return experiments_grid(experiments)
-
-
-def experiment_table(summary: Mapping[str, Any]) -> Any:
-    """``kgqa experiments show``: one experiment's summary, one key per row (a rich table)."""
-    from kgqa.report.tables import experiment_table as table
-
-    return table(summary)

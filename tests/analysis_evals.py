@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from kgqa.score.evaluate import ScoredRun, QuestionScore
+from kgqa.score.evaluate import Evaluation, QuestionScore
 from kgqa.score.measures import parse
 from kgqa.score.profiles import MeasureSpec
 
 
 def make_eval(run: str, f1: dict[str, float], em: dict[str, float] | None = None, dataset: str = "toy",
-              details: dict[str, dict] | None = None) -> ScoredRun:
+              details: dict[str, dict] | None = None) -> Evaluation:
     em = em if em is not None else {k: float(v == 1.0) for k, v in f1.items()}
     specs = [MeasureSpec("F1", parse("F1")), MeasureSpec("AnswerEM", parse("AnswerEM")),
              MeasureSpec("microF1", parse("F1(agg=micro)"))]
@@ -18,4 +18,4 @@ def make_eval(run: str, f1: dict[str, float], em: dict[str, float] | None = None
     outcomes: dict[str, int] = {}
     for q in qs:
         outcomes[q.outcome] = outcomes.get(q.outcome, 0) + 1
-    return ScoredRun("kgqa:test", "kgqa", dataset, run, specs, agg, qs, [], dict(sorted(outcomes.items())))
+    return Evaluation("kgqa:test", "kgqa", dataset, run, specs, agg, qs, [], dict(sorted(outcomes.items())))

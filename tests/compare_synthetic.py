@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from kgqa.score.evaluate import ScoredRun, QuestionScore
+from kgqa.score.evaluate import Evaluation, QuestionScore
 from kgqa.score.measures import parse
 from kgqa.score.profiles import MeasureSpec
 
@@ -16,7 +16,7 @@ LABELS = ("P", "R", "F1", "AnswerEM", "Coverage")
 
 
 def synthetic_evals(n: int = 10_000, systems: int = 3, seed: int = 0, missing: int = 0,
-                    dataset: str = "synthetic", skill_step: float = 0.08, answer_step: float = 0.05) -> list[ScoredRun]:
+                    dataset: str = "synthetic", skill_step: float = 0.08, answer_step: float = 0.05) -> list[Evaluation]:
     """``systems`` evaluations of the same ``n`` questions (ids ``q0``..). Each question has 1-5
     gold answers; system ``s`` answers with probability 0.75 + answer_step * s, 1-5 answers of
     which each is right with probability 0.45 + skill_step * s (small steps: close systems). ``missing`` > 0 leaves that many questions out of the last
@@ -24,7 +24,7 @@ def synthetic_evals(n: int = 10_000, systems: int = 3, seed: int = 0, missing: i
     rng = random.Random(seed)
     gold = [rng.randint(1, 5) for _ in range(n)]
     specs = [MeasureSpec(label, parse(label)) for label in LABELS] + [MeasureSpec("microF1", parse("F1(agg=micro)"))]
-    out: list[ScoredRun] = []
+    out: list[Evaluation] = []
     for s in range(systems):
         skill = 0.45 + skill_step * s
         qs: list[QuestionScore] = []
@@ -47,6 +47,6 @@ def synthetic_evals(n: int = 10_000, systems: int = 3, seed: int = 0, missing: i
         outcomes: dict[str, int] = {}
         for q in qs:
             outcomes[q.outcome] = outcomes.get(q.outcome, 0) + 1
-        out.append(ScoredRun("kgqa:synthetic", "kgqa", dataset, f"sys{s}", specs, agg, qs, [],
+        out.append(Evaluation("kgqa:synthetic", "kgqa", dataset, f"sys{s}", specs, agg, qs, [],
                               dict(sorted(outcomes.items()))))
     return out

@@ -96,7 +96,7 @@ def test_demo_runs_documented_errors():
     from kgqa.demo import DATA
     from kgqa.analyze.taxonomy import classify_evaluation
 
-    evs = kgqa.evaluate(str(DATA / "questions.json"), [str(DATA / "runs" / f"{r}.json") for r in ("strong", "medium", "weak")])
+    evs = kgqa.evaluate_many(str(DATA / "questions.json"), [str(DATA / "runs" / f"{r}.json") for r in ("strong", "medium", "weak")])
     labels = {e.run.rsplit("-", 1)[-1]: {k: v.label for k, v in classify_evaluation(e).items()} for e in evs}
     # from kgqa/demo/data/README.md, "Deliberate errors"
     assert labels["strong"]["2"] == "wrong_predicate"

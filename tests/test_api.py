@@ -49,7 +49,7 @@ def test_ck25_executed_answers_reproduce_the_official_per_question_scores(shared
 
 
 def test_compare_to_every_format():
-    evals = kgqa.evaluate(DATA / "questions.json", DEMO_RUNS)
+    evals = kgqa.evaluate_many(DATA / "questions.json", DEMO_RUNS)
     assert [e.run for e in evals] == ["strong", "medium", "weak"]
     cmp = kgqa.compare(evals, resamples=200)
     df = cmp.to_dataframe()
@@ -81,6 +81,29 @@ def test_evaluation_conveniences(tmp_path):
     assert "<table>" in html and "F1" in html and str(e.signature) in html
     assert e.to_json()["signature"] == str(e.signature)
     assert "| strong | 30 |" in e.to_markdown()
+
+
+def test_one_shape_per_call(tmp_path):
+    """kgqa.evaluate returns one Evaluation, kgqa.evaluate_many a list; the public Evaluation is
+    the scorer's class; a saved file is always {"runs": [...]}, and a bare object (older files) reads."""
+    from kgqa.score.evaluate import Evaluation as Scored
+
+    assert kgqa.Evaluation is Scored
+    one = kgqa.evaluate(DATA / "questions.json", DEMO_RUNS[0])
+    (many,) = kgqa.evaluate_many(DATA / "questions.json", DEMO_RUNS[:1])
+    assert type(one) is Scored and type(many) is Scored and one.aggregate == many.aggregate
+    with pytest.raises(TypeError, match="evaluate_many"):
+        kgqa.evaluate(DATA / "questions.json", DEMO_RUNS[:2])
+    with pytest.raises(TypeError, match="kgqa.evaluate\\(dataset, run\\)"):
+        kgqa.evaluate_many(DATA / "questions.json", DEMO_RUNS[0])
+    with pytest.raises(TypeError, match="not neither"):
+        kgqa.evaluate(DATA / "questions.json")
+    kgqa.save_evaluations(one, tmp_path / "one.json")
+    doc = json.loads((tmp_path / "one.json").read_text())
+    assert list(doc) == ["runs"] and doc["runs"][0]["run"] == "strong"
+    (tmp_path / "old.json").write_text(json.dumps(doc["runs"][0]))  # what kgqa wrote for one run before
+    (old,) = kgqa.load_evaluations(tmp_path / "old.json")
+    assert old.aggregate == one.aggregate and old.signature == one.signature
 
 
 def test_names_paths_and_loaded_objects_give_the_same_numbers():
@@ -160,7 +183,7 @@ def test_cli_and_library_signatures_are_identical(capsys, tmp_path, monkeypatch)
         main(["evaluate", *args, "--kg", str(DATA / "kg.ttl"), "-p", "gerbil", "-m", "F1,Exec", "-f", "json"])
     except SystemExit as e:
         assert not e.code
-    cli = json.loads(capsys.readouterr().out)
+    (cli,) = json.loads(capsys.readouterr().out)["runs"]
     lib = kgqa.evaluate(*args, kg=DATA / "kg.ttl", profile="gerbil", measures="F1,Exec")
     assert cli["signature"] == str(lib.signature)
     assert "measures:F1(rule=kgqa,agg=macro)+Exec" in cli["signature"] and "engine:oxigraph-" in cli["signature"]
@@ -215,3 +238,18 @@ def test_lcquad_gold_as_its_own_run_without_a_kg_scores_one_on_query_measures(tm
     assert e.signature["n"] == str(len(ds.items)) and e.skipped == []
     assert e.aggregate == {"QueryEM": 1.0, "BLEU": 1.0, "F1_Sem": 1.0, "F1_Tri": 1.0}
     assert all(s.get("QueryEM") == 1.0 for s in (q.scores for q in e.questions))
+
+
+def test_every_documented_name_is_in_the_public_api():
+    """docs/reference/python-api.md documents kgqa.api's public names: each is in __all__ and exists."""
+    import re
+
+    from conftest import REPO
+    from kgqa import api
+
+    page = (REPO / "docs" / "reference" / "python-api.md").read_text(encoding="utf-8")
+    block = page[page.index("::: kgqa.api"):]
+    documented = re.findall(r"^        - (\w+)$", block, flags=re.M)
+    assert len(documented) > 20 and "evaluate_many" in documented
+    assert [n for n in documented if n not in api.__all__] == []
+    assert all(getattr(api, n, None) is not None for n in api.__all__)

@@ -65,7 +65,9 @@ def test_cache_stats_and_clear_count_what_an_audit_cached(tmp_path, monkeypatch)
     assert sum(sum(d.values()) for d in stats.by_engine.values()) == n
     assert api.clear_cache("no-such-engine") == 0 and api.cache_stats().entries == n
     assert api.clear_cache() == n and api.cache_stats().entries == 0
-    text = [str(getattr(r, "plain", r)) for r in api.audit_renderables(report)[:1]]
+    from kgqa.report import console
+
+    text = [str(getattr(r, "plain", r)) for r in console.audit_renderables(report)[:1]]
     assert text[0].startswith("audit ") and f"({n} items)" in text[0]
 
 

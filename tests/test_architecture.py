@@ -48,7 +48,8 @@ ALLOWED: dict[str, set[str]] = {
     "service": {*SHARED, *FLOW, "make", "baselines", "service"},  # --model serves a trained reference system
     "api": {*SHARED, *FLOW, "metaeval", "api"},  # kgqa degrade / sensitivity / axioms are one api call each
     "web": {*SHARED, *FLOW, "api", "store", "web"},
-    "cli": EVERYTHING - set(FLOW),  # the command line reaches the stages through kgqa.api only
+    # the command line reaches the stages through kgqa.api, and renders with kgqa.report (its console helpers)
+    "cli": EVERYTHING - set(FLOW) | {"report"},
     "demo": EVERYTHING,
     "root": EVERYTHING,
 }
@@ -355,7 +356,7 @@ def test_an_unknown_package_fails_with_where_to_add_it(tmp_path):
 
 def test_the_table_covers_every_package_named_in_the_guide():
     assert set(ALLOWED) == EVERYTHING
-    assert not ALLOWED["cli"] & set(FLOW)  # the command line calls kgqa.api
+    assert ALLOWED["cli"] & set(FLOW) == {"report"}  # the command line calls kgqa.api, and renders
     # a flow stage never imports a later stage or anything beside the flow
     for i, stage in enumerate(FLOW):
         assert not ALLOWED[stage] & {*FLOW[i + 1:], *BESIDE, "api", "web", "cli", "demo"}
@@ -377,3 +378,167 @@ def test_no_package_is_named_like_generated_output(tmp_path):
     (root / "make" / "build").mkdir()
     (root / "make" / "build" / "__init__.py").write_text("", encoding="utf-8")
     assert output_like_packages(root) == ["make/build/__init__.py"]
+
+
+# --------------------------------------------------------------------------- import loops, private names
+
+#: Import loops and ``_private`` imports across modules left in packages this check does not yet
+#: hold to it, each with the reason (every other module of kgqa is held to both rules).
+LOOPS_ALLOWED: dict[frozenset[str], str] = {
+    frozenset({"make/generate/output.py", "make/generate/paraphrase.py"}):
+        "kgqa.make.generate is being rewritten in another branch (issue 38 leaves it to that change)",
+}
+#: Module prefixes whose ``_private`` imports are not yet held to the rule (none left).
+PRIVATE_ALLOWED: dict[str, str] = {}
+
+
+def _module_of(root: Path, dotted: str) -> str | None:
+    """The file (relative to ``root``, posix) of the kgqa module ``dotted``, None when it is none."""
+    rel = Path(*dotted.split(".")[1:])
+    if (root / rel).with_suffix(".py").is_file():
+        return rel.with_suffix(".py").as_posix()
+    if (root / rel / "__init__.py").is_file():
+        return (rel / "__init__.py").as_posix()
+    return None
+
+
+def _imported(node: ast.AST, parts: list[str], is_package: bool) -> list[tuple[str, str | None]]:
+    """``(module, name)`` pairs one import statement reaches: ``import a.b`` -> ``("a.b", None)``,
+    ``from a import b, c`` -> ``("a", "b"), ("a", "c")`` (relative imports resolved)."""
+    if isinstance(node, ast.Import):
+        return [(a.name, None) for a in node.names]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    if node.level:
+        base = parts if is_package else parts[:-1]
+        base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+        mod = ".".join(base + ([node.module] if node.module else []))
+    else:
+        mod = node.module or ""
+    return [(mod, a.name) for a in node.names]
+
+
+def _modules(root: Path):
+    """Every module of ``root``: (file relative to root, dotted parts, is a package, import nodes)."""
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        is_package = path.name == "__init__.py"
+        parts = ["kgqa", *rel.with_suffix("").parts]
+        if is_package:
+            parts = parts[:-1]
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        yield rel.as_posix(), parts, is_package, nodes
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> the kgqa modules it imports, at module level or inside functions alike (``from
+    kgqa.x import y``: the module ``kgqa.x.y`` when it is one, else ``kgqa.x``; a name the package
+    root re-exports lazily: the module behind it). Importing a submodule also runs its package's
+    ``__init__``, which is not counted: that is how packages work, not a loop."""
+    lazy = _lazy_names(root)
+    graph: dict[str, set[str]] = {}
+    for rel, parts, is_package, nodes in _modules(root):
+        out = graph.setdefault(rel, set())
+        for node in nodes:
+            for mod, name in _imported(node, parts, is_package):
+                if not mod.startswith("kgqa"):
+                    continue
+                if mod == "kgqa" and name in lazy:
+                    mod, name = lazy[name], None
+                target = (_module_of(root, f"{mod}.{name}") if name else None) or _module_of(root, mod)
+                if target and target != rel:
+                    out.add(target)
+    return graph
+
+
+def import_loops(root: Path) -> list[list[str]]:
+    """The import loops of ``root``: each strongly connected set of two or more modules of
+    :func:`import_graph` (Tarjan), sorted."""
+    graph = import_graph(root)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    loops: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            scc = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                scc.append(w)
+                if w == v:
+                    break
+            if len(scc) > 1:
+                loops.append(sorted(scc))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(loops)
+
+
+def private_imports(root: Path) -> list[str]:
+    """Every ``from x import _name`` of a kgqa module's private name into another module
+    (``__dunder__`` names are not private)."""
+    bad = []
+    for rel, parts, is_package, nodes in _modules(root):
+        for node in nodes:
+            for mod, name in _imported(node, parts, is_package):
+                if not mod.startswith("kgqa") or not name or not name.startswith("_") or name.startswith("__"):
+                    continue
+                if _module_of(root, f"{mod}.{name}"):  # a module (kgqa/x/_y.py) is not a private name
+                    continue
+                bad.append(f"kgqa/{rel}:{node.lineno}: imports the private name {name} of {mod}")
+    return bad
+
+
+def test_no_import_loops():
+    found = import_loops(REPO / "kgqa")
+    loops = [loop for loop in found if frozenset(loop) not in LOOPS_ALLOWED]
+    assert not loops, "import loops (break each: move what both need into a third module):\n" + "\n".join(
+        " <-> ".join(loop) for loop in loops)
+    stale = [sorted(k) for k in LOOPS_ALLOWED if k not in {frozenset(loop) for loop in found}]
+    assert not stale, f"allowed loops that are gone: remove them from LOOPS_ALLOWED: {stale}"
+
+
+def test_no_private_names_imported_across_modules():
+    bad = [b for b in private_imports(REPO / "kgqa")
+           if not any(b.startswith(f"kgqa/{prefix}") for prefix in PRIVATE_ALLOWED)]
+    assert not bad, "private names imported across modules (make them public or move them):\n" + "\n".join(bad)
+
+
+def test_a_planted_import_loop_is_reported_through_a_function_level_import(tmp_path):
+    root = _plant(tmp_path)
+    before = import_loops(root)
+    _append(root / "score" / "rules.py", "def f():\n    from kgqa.score.measures import parse_list\n    return parse_list")
+    _append(root / "score" / "measures.py", "from kgqa.score import rules as _rules_again")
+    _append(root / "report" / "fit.py", "def g():\n    from ..report import numbers\n    return numbers")
+    _append(root / "report" / "numbers.py", "from . import fit")
+    new = [loop for loop in import_loops(root) if loop not in before]
+    assert ["report/fit.py", "report/numbers.py"] in new, new
+    assert any({"score/measures.py", "score/rules.py"} <= set(loop) for loop in new), new
+
+
+def test_a_planted_private_import_is_reported(tmp_path):
+    root = _plant(tmp_path)
+    before = set(private_imports(root))
+    _append(root / "load" / "jsonio.py", "from kgqa.model.terms import _planted_private")
+    _append(root / "score" / "rules.py", "def f():\n    from .measures import _also_private, __version__\n")
+    _append(root / "report" / "fit.py", "from kgqa.report import numbers as _numbers  # a public name: fine")
+    new = sorted(set(private_imports(root)) - before)
+    assert len(new) == 2, new
+    assert new[0].startswith("kgqa/load/jsonio.py:") and new[0].endswith("private name _planted_private of kgqa.model.terms")
+    assert new[1].startswith("kgqa/score/rules.py:") and new[1].endswith(
+        "private name _also_private of kgqa.score.measures")

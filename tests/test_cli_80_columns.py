@@ -38,7 +38,7 @@ def files(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("cli80")
     specs = [f"{LONG}={RUNS / 'strong.json'}", str(RUNS / "weak.json"), str(RUNS / "medium.json")]
-    evals = kgqa.evaluate("demo", specs)
+    evals = kgqa.evaluate_many("demo", specs)
     kgqa.save_evaluations(evals, d / "results.json")
     ids = record_evaluations(Store(str(d / "exp.sqlite")), "demo", [str(RUNS / p) for p in
                                                                     ("strong.json", "weak.json", "medium.json")],

@@ -26,7 +26,7 @@ RUNS = [str(DATA / "runs" / "strong.json"), str(DATA / "runs" / "weak.json")]
 
 @pytest.fixture(scope="module")
 def evals():
-    return api.evaluate(QUESTIONS, RUNS, kg=str(DATA / "kg.ttl"), reexecute=True)
+    return api.evaluate_many(QUESTIONS, RUNS, kg=str(DATA / "kg.ttl"), reexecute=True)
 
 
 def test_find_question_and_why_there_is_none(evals):
@@ -52,7 +52,7 @@ def test_evaluation_formats_are_the_cli_output(evals, tmp_path):
         assert r.exit_code == 0, r.output
         # the same call right after the command, so both see the same result cache (the counts
         # of executed queries and cache hits in the output depend on what ran before)
-        again = api.evaluate(QUESTIONS, RUNS, kg=str(DATA / "kg.ttl"), reexecute=True)
+        again = api.evaluate_many(QUESTIONS, RUNS, kg=str(DATA / "kg.ttl"), reexecute=True)
         assert r.stdout.strip() == api.render_evaluations(again, fmt).strip()
     with pytest.raises(InputError, match="expected one of table, json, csv, md"):
         api.render_evaluations(evals, "latex")

@@ -87,7 +87,7 @@ def test_plain_ctrl_c_exits_130_with_the_resume_command(capsys, monkeypatch):
     def interrupted(*a, **kw):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(api, "evaluate", interrupted)
+    monkeypatch.setattr(api, "evaluate_many", interrupted)
     code, out, err = run_cli(capsys, monkeypatch, "evaluate", "demo", str(RUNS / "weak.json"))
     assert code == 130
     assert f"resume with: kgqa evaluate demo {RUNS / 'weak.json'}" in err.replace("\n", "")
@@ -119,7 +119,7 @@ def test_queries_without_a_kg_are_an_error_naming_kg_unless_only_query_measures(
     code, out, err = run_cli(capsys, monkeypatch, "evaluate", "ck25", run, "-p", "text2sparql")
     assert code == 2 and "--kg" in err and "have a query but no answer" in err
     code, out, err = run_cli(capsys, monkeypatch, "evaluate", "ck25", run, "-m", "BLEU", "-f", "json")
-    assert code == 0 and json.loads(out)["aggregate"]["BLEU"] > 0
+    assert code == 0 and json.loads(out)["runs"][0]["aggregate"]["BLEU"] > 0
 
 
 def test_kg_takes_a_registry_name(capsys, monkeypatch, shared_data):
@@ -127,7 +127,7 @@ def test_kg_takes_a_registry_name(capsys, monkeypatch, shared_data):
     code, out, err = run_cli(capsys, monkeypatch, "evaluate", "ck25", run, "--kg", "ck25", "-p", "text2sparql",
                              "-f", "json")
     assert code == 0, err
-    doc = json.loads(out)
+    (doc,) = json.loads(out)["runs"]
     assert doc["execution"]["executed"] + doc["execution"]["cache_hits"] == 50
     assert round(doc["aggregate"]["set_F"], 4) == 0.3105
     code, out, err = run_cli(capsys, monkeypatch, "evaluate", "ck25", run, "--kg", "ck52")
@@ -212,7 +212,7 @@ def test_demo_next_step_command_runs_from_another_directory(tmp_path, capsys, mo
     cmd = shlex.split(next_steps(RUNS)[1][0])
     code, out, err = run_cli(capsys, monkeypatch, *cmd[1:], "-f", "json")
     assert code == 0, err
-    assert json.loads(out)["run"] == "A"
+    assert json.loads(out)["runs"][0]["run"] == "A"
 
 
 def test_control_characters_are_escaped_in_printed_output(tmp_path, capsys, monkeypatch):

@@ -75,7 +75,7 @@ def _evaluations(data: tuple, shared: Path | None):
     options: dict = {"allow_gold_copy": True, **({"profile": profile} if profile else {})}
     if name == "ck25_answers.json":  # the teams' SPARQL, executed on the CK25 KG (no cache)
         options.update(kg=str(shared / "ck25" / "graphs" / "prod-inst.ttl"), cache=False)
-    return kgqa.evaluate("ck25", runs, **options)
+    return kgqa.evaluate_many("ck25", runs, **options)
 
 
 def render(case: str, shared: Path | None) -> dict[str, object]:

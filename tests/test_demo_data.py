@@ -248,12 +248,12 @@ def test_make_demo_reproduces_files_byte_for_byte():
 def test_project_loader_reads_demo_files():
     from kgqa.load import qald_json
 
-    ds = qald_json.load_dataset([DATA / "questions.json"])
+    ds = qald_json.load_qald_json_dataset([DATA / "questions.json"])
     assert len(ds) == 30 and not [p for p in ds.problems if p.severity == "error"]
     assert ds["14"].answer is not None and ds["22"].answer is not None and len(ds["22"].answer) == 0
     sizes = {}
     for name in RUN_NAMES:
-        r = qald_json.load_run([DATA / "runs" / f"{name}.json"], dataset=ds)
+        r = qald_json.load_qald_json_run([DATA / "runs" / f"{name}.json"], dataset=ds)
         assert not [p for p in r.problems if p.severity == "error"], (name, r.problems)
         sizes[name] = (len(r.predictions), sum(p.answer is None for p in r.predictions))
     assert sizes == {"strong": (30, 0), "medium": (29, 1), "weak": (30, 1)}

@@ -224,7 +224,7 @@ def test_evaluate_marks_ranges_and_excludes(tmp_path, capsys, monkeypatch):
         {"id": "top", "query": P + "SELECT ?d WHERE { ?d ex:size ?n } ORDER BY DESC(?n) LIMIT 1"},
         {"id": "three", "query": P + "SELECT ?d WHERE { ?d ex:size 3 }"},
     ]) + "\n")
-    doc = _cli(capsys, "evaluate", str(ds), str(run), "--kg", str(kg), "-f", "json", "-m", "F1,AnswerEM")
+    (doc,) = _cli(capsys, "evaluate", str(ds), str(run), "--kg", str(kg), "-f", "json", "-m", "F1,AnswerEM")["runs"]
     by = {q["id"]: q for q in doc["questions"]}
     assert "engine_dependent" not in by["three"]["details"]
     top = by["top"]["details"]
@@ -240,8 +240,8 @@ def test_evaluate_marks_ranges_and_excludes(tmp_path, capsys, monkeypatch):
     assert first.endswith('"F1=[0.0,1.0] AnswerEM=[0.0,1.0] (exact)"')  # the range beside the score (issue 34)
     md = _cli_text(capsys, "evaluate", str(ds), str(run), "--kg", str(kg), "-f", "md", "-m", "F1,AnswerEM")
     assert "score range F1 [0.5000, 1.0000], AnswerEM [0.5000, 1.0000] (exact)" in md
-    ex = _cli(capsys, "evaluate", str(ds), str(run), "--kg", str(kg), "-f", "json", "-m", "F1,AnswerEM",
-              "--exclude-engine-dependent")
+    (ex,) = _cli(capsys, "evaluate", str(ds), str(run), "--kg", str(kg), "-f", "json", "-m", "F1,AnswerEM",
+                 "--exclude-engine-dependent")["runs"]
     assert [q["id"] for q in ex["questions"]] == ["three"] and ex["aggregate"]["AnswerEM"] == 1.0
     assert "exclude:engine-dependent" in ex["signature"] and ex["signature"].endswith("n:1")
     assert any(s["id"] == "top" and s["reason"].startswith("engine-dependent:") for s in ex["skipped"])

@@ -268,7 +268,7 @@ def test_kill_9_half_way_then_rerun_executes_only_what_was_not_finished(tmp_path
         assert safe > n // 4
         rerun = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
-    doc = json.loads(rerun.stdout)
+    (doc,) = json.loads(rerun.stdout)["runs"]
     executed = doc["execution"]["executed"]
     assert executed <= n - safe + concurrency, (executed, n, safe)
     assert doc["execution"]["cache_hits"] >= safe - concurrency

@@ -80,8 +80,7 @@ def test_demo_dataset_meets_the_done_when(demo_set, engine):
 
 def test_self_scoring_is_one_and_degraded_copy_breaks_down_by_stored_characteristics(demo_set, tmp_path, capsys):
     from kgqa.analyze.characteristics import breakdown_table
-    from kgqa.api import evaluate as _api_evaluate
-    run_evaluations = lambda ds, runs, **kw: _api_evaluate(ds, list(runs), **kw)  # noqa: E731
+    from kgqa.api import evaluate_many as run_evaluations
 
     path, _ = demo_set
     [ev] = run_evaluations(str(path), [str(path)])
@@ -146,8 +145,7 @@ def test_split_by_template_keeps_paraphrases_and_groundings_together(tmp_path, k
     assert res.summary["questions"] == len(ds)
     # the GraphQuestions paraphrase curve works on the groups as they are
     from kgqa.analyze.characteristics import paraphrase_table
-    from kgqa.api import evaluate as _api_evaluate
-    run_evaluations = lambda ds, runs, **kw: _api_evaluate(ds, list(runs), **kw)  # noqa: E731
+    from kgqa.api import evaluate_many as run_evaluations
 
     run = tmp_path / "run.jsonl"
     code, _, err = run_cli(capsys, "degrade", str(path), "-t", "swap", "--rate", "0.5", "--seed", "2", "-o", str(run))

@@ -33,8 +33,7 @@ def _done_when(path, engine, n: int) -> dict:
 @pytest.mark.xdist_group("generate-ck25")
 def test_ck25_200_questions_seed_1(ck25_kg, tmp_path, capsys):
     from kgqa.analyze.characteristics import breakdown_table
-    from kgqa.api import evaluate as _api_evaluate
-    run_evaluations = lambda ds, runs, **kw: _api_evaluate(ds, list(runs), **kw)  # noqa: E731
+    from kgqa.api import evaluate_many as run_evaluations
 
     out = tmp_path / "ck25-gen.json"
     code, stdout, err = run_cli(capsys, "generate", "--kg", str(ck25_kg), "-n", "200", "--seed", "1", "-o", str(out),

@@ -265,7 +265,7 @@ def test_failed_writer_child_is_replaced(folder):
         shared = "".join(to_json_chunks([e], scratch=folder))
         mp.setattr(report, "_batch_text", write)
         replaced = "".join(to_json_chunks([e], scratch=folder))
-    assert whole == shared == replaced == to_json([e]) and len(json.loads(whole)["questions"]) == 9
+    assert whole == shared == replaced == to_json([e]) and len(json.loads(whole)["runs"][0]["questions"]) == 9
     assert here == list(range(len(here))) and len(here) < 5  # the first batches here (if any), the rest there
 
 

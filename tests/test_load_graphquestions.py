@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kgqa.load import formats, load_dataset, load_run
-from kgqa.load.graphquestions import load_dataset as load_gq, load_run as load_res, parse_res_line
+from kgqa.load.graphquestions import load_graphquestions_dataset as load_gq, load_graphquestions_run as load_res, parse_res_line
 from kgqa.model import InputError, IRI, Literal, TableAnswer
 
 FIX = Path(__file__).parent / "fixtures" / "graphquestions"

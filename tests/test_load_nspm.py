@@ -8,7 +8,7 @@ import pyoxigraph as ox
 import pytest
 
 from kgqa.load import formats, load_dataset
-from kgqa.load.nspm import decode, expand_prefixes, load
+from kgqa.load.nspm import decode, expand_prefixes, load_nspm_dataset as load
 from kgqa.model import InputError
 
 FIX = Path(__file__).parent / "fixtures" / "nspm"

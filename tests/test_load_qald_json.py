@@ -230,7 +230,7 @@ def test_writer_round_trip_property(tmp_path, ds):
     out = tmp_path / "rt.json"
     qald_json.write(ds, out)
     json.loads(out.read_text(encoding="utf-8"))  # valid JSON
-    again = qald_json.load_dataset([out])
+    again = qald_json.load_qald_json_dataset([out])
     assert [p for p in again.problems if p.severity == "error"] == []
     assert again.items == ds.items
 

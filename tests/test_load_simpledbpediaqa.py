@@ -9,7 +9,7 @@ import pyoxigraph as ox
 import pytest
 
 from kgqa.load import formats, load_dataset
-from kgqa.load.simpledbpediaqa import build_sparql, iri_ref, load
+from kgqa.load.simpledbpediaqa import build_sparql, iri_ref, load_simpledbpediaqa_dataset as load
 from kgqa.model import InputError, IRI, Literal
 
 FIX = Path(__file__).parent / "fixtures" / "simpledbpediaqa"

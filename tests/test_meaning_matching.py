@@ -45,7 +45,7 @@ def test_typed_profile_too_and_the_cli_says_which(capsys, monkeypatch, tmp_path)
               "--links", str(FIX / "sameas.tsv"), "--kg", str(FIX / "kg.nt"), "--redirects", "dbo:wikiPageRedirects"])
     out = capsys.readouterr().out
     assert exit_.value.code in (0, None), out
-    doc = json.loads(out[out.index("{"):])
+    (doc,) = json.loads(out[out.index("{"):])["runs"]
     assert "links:dbpedia+sameAs=1+redirects=1#" in doc["signature"]
     assert doc["aggregate"]["Macro F1 score"] == 1.0
 

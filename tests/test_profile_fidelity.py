@@ -215,6 +215,6 @@ def test_db25_per_language_figures_are_plain_means_and_the_all_language_one_coun
             main(["evaluate", "db25", str(run), "-p", "text2sparql", "--lang", ",".join(langs), "-f", "json"])
         except SystemExit as e:
             assert not e.code
-        got = json.loads(capsys.readouterr().out)["aggregate"]
+        got = json.loads(capsys.readouterr().out)["runs"][0]["aggregate"]
         for m in ("set_P", "set_recall", "set_F", "ndcg", "set_F_ndcg"):
             assert got[m] == pytest.approx(official[m], abs=1e-12), (langs, m)

@@ -24,7 +24,7 @@ def cli():
 @pytest.mark.parametrize("profile", ALL)
 def test_qald9_test_against_itself_scores_one_everywhere(shared_data, profile):
     path = str(shared_data / "qald-9" / "qald-9-test-multilingual.json")
-    (e,) = kgqa.evaluate(path, [path], profile=profile, run_format="qald-json", allow_gold_copy=True)
+    (e,) = kgqa.evaluate_many(path, [path], profile=profile, run_format="qald-json", allow_gold_copy=True)
     assert len(e.questions) == 150
     assert e.outcomes == {"ok": 150}
     # ndcg is defined only on questions flagged RESULT_ORDER_MATTERS, which QALD has none of
@@ -39,7 +39,7 @@ def test_text2sparql_profile_reproduces_official_ck25_scores(shared_data, team, 
     run = shared_data / "ck25-runs" / team / "ck25_system_result_set.json"
     res = cli.invoke(app, ["evaluate", "ck25", str(run), "--profile", "text2sparql", "--format", "json"])
     assert res.exit_code == 0, res.output
-    doc = json.loads(res.output)
+    (doc,) = json.loads(res.output)["runs"]
     official = json.loads((shared_data / "ck25-runs" / team / "ck25_eval.json").read_text())
     assert [q["id"] for q in doc["questions"]] == [f"ck25:{i}-en" for i in range(1, 51)]
     for q in doc["questions"]:

@@ -36,7 +36,7 @@ def test_entries_and_find():
         assert e.description and e.licence
         for f in e.files:
             if e.name in UNVERIFIED:
-                assert f.url.startswith(registry._QALD) and f.sha256 is None and f.git_blob is None
+                assert f.url.startswith(registry.SOURCES["qald"]) and f.sha256 is None and f.git_blob is None
                 assert f.checksum == "unverified" and "not verified" in e.description
             elif e.name in UPSTREAM_ONLY and f.sha256 is None:
                 assert f.url.startswith("https://raw.githubusercontent.com/") and len(f.git_blob) == 40
@@ -174,3 +174,33 @@ def test_download_checksum_mismatch_saves_nothing(http_root, tmp_path, monkeypat
     with pytest.raises(InputError, match="HTTP 404"):
         registry.resolve(missing)
     assert list((cache / "x").iterdir()) == []
+
+
+def test_registry_data_file_is_checked_on_load(tmp_path):
+    """The registry is data (kgqa/load/datasets.yaml); a broken entry is refused naming entry and field."""
+    entries, kgs, sources = registry.read_registry()
+    assert entries == registry.ENTRIES and kgs == registry.KGS and sources["qald"] == registry.SOURCES["qald"]
+    assert registry.DATA_FILE.name == "datasets.yaml" and registry.DATA_FILE.parent == Path(registry.__file__).parent
+    good = ("sources: {up: 'https://example.org/r/'}\n"
+            "datasets:\n  - {name: a, description: d, format: qald-json, licence: MIT, items: 2,\n"
+            "     files: [{path: a/q.json, url: '{up}q.json', sha256: '" + "a" * 64 + "'}]}\n")
+    (tmp_path / "ok.yaml").write_text(good)
+    (e,), kgs, _ = registry.read_registry(tmp_path / "ok.yaml")
+    assert e == Entry("a", "d", "qald-json", (DataFile("a/q.json", "https://example.org/r/q.json", "a" * 64),),
+                      items=2, licence="MIT") and kgs == {}
+    bad = {
+        "items: 2,": ("items: two,", "dataset 'a': field 'items' must be int, got str 'two'"),
+        "licence: MIT, ": ("", "dataset 'a': missing field 'licence'"),
+        "format: qald-json,": ("format: qald-json, formt: x,", "dataset 'a': unknown field 'formt'"),
+        "'{up}q.json'": ("'{down}q.json'", "dataset 'a', files[0] (a/q.json): field 'url' names unknown source {down}"),
+        "'" + "a" * 64 + "'": ("'abc'", "dataset 'a', files[0] (a/q.json): field 'sha256' must be 64 lowercase hex"),
+        "url: '{up}q.json', ": ("", "files[0] (a/q.json): a file outside the package needs a 'url'"),
+    }
+    for old, (new, message) in bad.items():
+        (tmp_path / "bad.yaml").write_text(good.replace(old, new))
+        with pytest.raises(InputError) as info:
+            registry.read_registry(tmp_path / "bad.yaml")
+        assert str(info.value).startswith(f"{tmp_path / 'bad.yaml'}, ") and message in str(info.value), str(info.value)
+    (tmp_path / "twice.yaml").write_text(good + good.split("datasets:\n")[1].replace("name: a", "name: A"))
+    with pytest.raises(InputError, match="dataset 'A': name repeats an earlier entry"):
+        registry.read_registry(tmp_path / "twice.yaml")

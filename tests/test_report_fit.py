@@ -17,8 +17,7 @@ from kgqa.report.numbers import score as fmt_number
 
 
 def _evaluations(profile: str):
-    from kgqa.api import evaluate as _api_evaluate
-    run_evaluations = lambda ds, runs, **kw: _api_evaluate(ds, list(runs), **kw)  # noqa: E731
+    from kgqa.api import evaluate_many as run_evaluations
 
     runs = sorted(str(p) for p in (DATA / "runs").glob("*.json"))
     return run_evaluations(str(DATA / "questions.json"), runs, profile=profile)
@@ -95,8 +94,7 @@ def test_fit_never_breaks_a_number(n_rows, n_cols, width, values):
 
 
 def test_runs_can_be_named_and_typos_get_suggestions():
-    from kgqa.api import evaluate as _api_evaluate
-    run_evaluations = lambda ds, runs, **kw: _api_evaluate(ds, list(runs), **kw)  # noqa: E731
+    from kgqa.api import evaluate_many as run_evaluations
     from kgqa.model import InputError
 
     strong = str(DATA / "runs" / "strong.json")
@@ -112,8 +110,7 @@ def test_runs_can_be_named_and_typos_get_suggestions():
 
 
 def test_profile_labels_are_accepted_as_measure_names():
-    from kgqa.api import evaluate as _api_evaluate
-    run_evaluations = lambda ds, runs, **kw: _api_evaluate(ds, list(runs), **kw)  # noqa: E731
+    from kgqa.api import evaluate_many as run_evaluations
 
     strong = str(DATA / "runs" / "strong.json")
     full = run_evaluations(str(DATA / "questions.json"), [strong], profile="text2sparql")[0]

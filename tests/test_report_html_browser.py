@@ -35,8 +35,7 @@ def ck25_report(shared_data, tmp_path_factory):
     import os
 
     os.environ.setdefault("KGQA_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-    from kgqa.api import evaluate as _api_evaluate
-    run_evaluations = lambda ds, runs, **kw: _api_evaluate(ds, list(runs), **kw)  # noqa: E731
+    from kgqa.api import evaluate_many as run_evaluations
 
     runs = shared_data / "ck25-runs"
     kg = str(shared_data / "ck25" / "graphs" / "prod-inst.ttl")

@@ -90,9 +90,7 @@ def test_cell_text():
 
 @pytest.fixture(scope="module")
 def evals():
-    from kgqa.api import Evaluation
-
-    return [Evaluation.of(e) for e in synthetic_evals(n=80, systems=3, seed=2, missing=3)]
+    return synthetic_evals(n=80, systems=3, seed=2, missing=3)
 
 
 @pytest.fixture(scope="module")

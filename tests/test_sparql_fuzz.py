@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kgqa.analyze.characteristics import sparql_characteristics
-from kgqa.sparql import analyze, canonical_form, tokenize
+from kgqa.sparql import analyze, canonical_form, tokenize, structure_template
 from sparql_gold import gold_queries
 
 FRAGMENTS = (
@@ -27,7 +27,7 @@ def _check(text: str) -> None:
         assert info.error and not info.error.startswith("internal error"), info.error
         assert 0 <= info.error_offset <= len(text)
     sparql_characteristics(info)
-    info.structure_template()
+    structure_template(info)
     form = canonical_form(info)
     assert (form is None) == (not info.valid)
 

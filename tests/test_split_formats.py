@@ -63,6 +63,6 @@ def test_degrade_ck25_writes_ids_evaluate_matches(shared_data, tmp_path):
     assert ids[0] == "ck25:1-en" and len(ids) == 50
     r = CliRunner().invoke(cli.app, ["evaluate", "ck25", str(out), "-m", "QueryEM", "-f", "json"])
     assert r.exit_code == 0, r.output
-    doc = json.loads(r.output)
+    (doc,) = json.loads(r.output)["runs"]
     assert doc["missing_ids"] == [] and doc["unknown_ids"] == []
     assert doc["aggregate"]["QueryEM"] == 0.5  # 25 of 50 queries left intact

@@ -202,7 +202,7 @@ def test_same_numbers_as_the_cli(store, capsys):
     eid = _demo_experiment(store, "medium")
     runner.run_experiment(store, eid, kgs=KGS)
     cli("evaluate", "demo", str(DEMO / "runs" / "medium.json"), "--kg", KGS["demo"], "--reexecute", "-f", "json")
-    doc = json.loads(capsys.readouterr().out)
+    (doc,) = json.loads(capsys.readouterr().out)["runs"]
     assert store.get(eid).aggregate == pytest.approx(doc["aggregate"])
 
 

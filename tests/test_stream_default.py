@@ -130,6 +130,6 @@ def test_a_streamed_evaluation_has_no_extra_column_hint_to_look_for(files):
     from kgqa.analyze.taxonomy import classify
 
     ds, run = files
-    (e,) = kgqa.evaluate(ds, [run])
+    (e,) = kgqa.evaluate_many(ds, [run])
     assert e.streamed and e.signature.get("view") == "tuples"
     assert extra_column_ids(e) == [] == [q.id for q in e.questions if classify(q).label == "extra_columns"]

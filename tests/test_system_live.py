@@ -59,7 +59,8 @@ def direct(shared_data, module_cache):
             main(["evaluate", "ck25", str(shared_data / "ck25-runs" / "WSE" / "ck25_answers.json"), "--kg",
                   str(shared_data / "ck25" / "graphs" / "prod-inst.ttl"), "-p", "text2sparql", "-f", "json"])
     assert not e.value.code
-    return json.loads(out.getvalue())
+    (doc,) = json.loads(out.getvalue())["runs"]
+    return doc
 
 
 def _cli_json(capsys, *args: str) -> dict:
@@ -67,7 +68,8 @@ def _cli_json(capsys, *args: str) -> dict:
         main(list(args))
     except SystemExit as e:
         assert not e.code, capsys.readouterr().err
-    return json.loads(capsys.readouterr().out)
+    (doc,) = json.loads(capsys.readouterr().out)["runs"]  # one evaluation
+    return doc
 
 
 def _scores(doc: dict) -> dict[str, dict[str, float]]:

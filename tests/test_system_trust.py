@@ -85,7 +85,7 @@ def test_dead_system_is_an_error_naming_the_failure_not_a_table_of_zeros(tmp_pat
     code, stdout, err = run_cli(capsys, "evaluate", "ck25", "--system", url, "--protocol", "text2sparql", "--retries",
                                 "0", "--concurrency", "8", "--allow-failures", "-f", "json")
     assert code == 0, err
-    assert json.loads(stdout)["outcomes"] == {"http_error": 50}
+    assert json.loads(stdout)["runs"][0]["outcomes"] == {"http_error": 50}
     code, _, err = run_cli(capsys, "evaluate", "ck25", "--system", url, "--protocol", "text2sparql", "--retries", "0",
                            "--concurrency", "8", "--allow-failures", "--strict", "-f", "json")
     assert code == 3 and "the live system failed: connection refused" in flat(err)
@@ -237,7 +237,7 @@ def test_credentials_are_sent_but_never_written(answers, tmp_path, shared_data):
     for secret in (password, key, header):
         for name, text in {**written, "stdout": r.stdout + r2.stdout, "stderr": r.stderr + r2.stderr}.items():
             assert secret not in text, (secret, name)
-    sig = json.loads(r2.stdout)["signature"]
+    sig = json.loads(r2.stdout)["runs"][0]["signature"]
     assert f"system:http://127.0.0.1:{srv.port}|" in sig and "alice" not in sig
     assert json.loads(written["out.json"])[0]["endpoint"] == f"http://***@127.0.0.1:{srv.port}/?apikey=***"
 

@@ -34,8 +34,7 @@ def infai(shared_data, tmp_path_factory):
     import os
 
     os.environ.setdefault("KGQA_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-    from kgqa.api import evaluate as _api_evaluate
-    run_evaluations = lambda ds, runs, **kw: _api_evaluate(ds, list(runs), **kw)  # noqa: E731
+    from kgqa.api import evaluate_many as run_evaluations
 
     kg = str(shared_data / "ck25" / "graphs" / "prod-inst.ttl")
     run = str(shared_data / "ck25-runs" / "INFAI" / "ck25_answers.json")
@@ -84,8 +83,7 @@ def test_the_hints_prefilter_finds_what_classifying_every_question_finds(infai, 
 
 def test_view_values_scores_the_extra_column_answers(shared_data, infai):
     from kgqa.analyze.hints import hints
-    from kgqa.api import evaluate as _api_evaluate
-    run_evaluations = lambda ds, runs, **kw: _api_evaluate(ds, list(runs), **kw)  # noqa: E731
+    from kgqa.api import evaluate_many as run_evaluations
 
     kg = str(shared_data / "ck25" / "graphs" / "prod-inst.ttl")
     run = str(shared_data / "ck25-runs" / "INFAI" / "ck25_answers.json")

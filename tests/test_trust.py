@@ -85,10 +85,10 @@ def test_evaluate_sandbox_gold_passes_the_policy_and_signs(demo_with_vendor_call
             "--gold-answers", "executed", "--no-cache", "-f", "json"]
     code, out = _cli(capsys, *args, "--sandbox-gold")
     assert code == 0, out
-    assert "gold_queries:sandboxed" in json.loads(out)["signature"]
+    assert "gold_queries:sandboxed" in json.loads(out)["runs"][0]["signature"]
     code, out = _cli(capsys, *args)
     assert code == 0, out
-    assert "gold_queries" not in json.loads(out)["signature"]
+    assert "gold_queries" not in json.loads(out)["runs"][0]["signature"]
 
 
 def test_store_sandboxes_an_uploaded_datasets_gold_queries(demo_with_vendor_call, tmp_path):

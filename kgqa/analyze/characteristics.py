@@ -47,7 +47,7 @@ from kgqa.analyze.breakdown import NONE, Cell, breakdown
 from kgqa.analyze.paraphrase import RankPoint, rank_curve
 from kgqa.model.answer import BooleanAnswer, TableAnswer, from_results_json
 from kgqa.model.terms import BNode, IRI, TermMatching
-from kgqa.score.evaluate import ScoredRun, QuestionScore, require_items
+from kgqa.score.evaluate import Evaluation, QuestionScore, require_items
 from kgqa.sparql.analyzer import QueryInfo
 
 __all__ = [
@@ -249,7 +249,7 @@ def question_characteristics(q: QuestionScore) -> dict[str, Any]:
     return out
 
 
-def characteristic_names(evals: Sequence[ScoredRun]) -> list[str]:
+def characteristic_names(evals: Sequence[Evaluation]) -> list[str]:
     """Every name :func:`values_of` accepts for these evaluations."""
     names = list(QUERY_CHARACTERISTICS + ANSWER_CHARACTERISTICS + DATASET_CHARACTERISTICS)
     extra: list[str] = []
@@ -263,7 +263,7 @@ def characteristic_names(evals: Sequence[ScoredRun]) -> list[str]:
     return names + sorted(extra)
 
 
-def _resolve(name: str, evals: Sequence[ScoredRun]) -> str:
+def _resolve(name: str, evals: Sequence[Evaluation]) -> str:
     if name in QUERY_CHARACTERISTICS or name in ANSWER_CHARACTERISTICS or name in DATASET_CHARACTERISTICS:
         return name
     if name.startswith(("groups.", "metadata.")):
@@ -275,11 +275,11 @@ def _resolve(name: str, evals: Sequence[ScoredRun]) -> str:
     raise ValueError(f"unknown characteristic {name!r}; known: {known}")
 
 
-def values_of(name: str, evals: ScoredRun | Sequence[ScoredRun]) -> dict[str, Any]:
+def values_of(name: str, evals: Evaluation | Sequence[Evaluation]) -> dict[str, Any]:
     """Question id -> value of characteristic ``name`` (module docstring) over the questions of
     ``evals`` (the first value seen for an id wins; the same dataset gives the same values).
     Raises ValueError naming the known characteristics when ``name`` is found nowhere."""
-    evals = [evals] if isinstance(evals, ScoredRun) else list(evals)
+    evals = [evals] if isinstance(evals, Evaluation) else list(evals)
     key = _resolve(name, evals)
     out: dict[str, Any] = {}
     for e in evals:
@@ -314,7 +314,7 @@ def parse_bins(specs: Sequence[str]) -> dict[str, int | list[float]]:
     return out
 
 
-def per_question_scores(e: ScoredRun, measure: str) -> dict[str, float]:
+def per_question_scores(e: Evaluation, measure: str) -> dict[str, float]:
     """Question id -> defined (non-None, finite) per-question value of ``measure``."""
     out: dict[str, float] = {}
     for q in e.questions:
@@ -324,7 +324,7 @@ def per_question_scores(e: ScoredRun, measure: str) -> dict[str, float]:
     return out
 
 
-def comparable_measures(evals: Sequence[ScoredRun]) -> tuple[list[str], list[str]]:
+def comparable_measures(evals: Sequence[Evaluation]) -> tuple[list[str], list[str]]:
     """(labels with per-question values in every evaluation, the other labels), in first-seen
     order."""
     labels: list[str] = []
@@ -336,7 +336,7 @@ def comparable_measures(evals: Sequence[ScoredRun]) -> tuple[list[str], list[str
     return per_q, [lab for lab in labels if lab not in per_q]
 
 
-def headline_measure(evals: Sequence[ScoredRun]) -> str:
+def headline_measure(evals: Sequence[Evaluation]) -> str:
     """The measure breakdowns show by default: the label ``F1`` when every evaluation has
     per-question values for it, else the first label bound to the F1 measure (e.g.
     ``Average F1``), else the first label with per-question values in every evaluation."""
@@ -368,7 +368,7 @@ class BreakdownTable:
 
 
 def breakdown_table(
-    evals: Sequence[ScoredRun],
+    evals: Sequence[Evaluation],
     key: str,
     *,
     measure: str | None = None,
@@ -414,7 +414,7 @@ class ParaphraseTable:
     ungrouped: dict[str, int] = field(default_factory=dict)
 
 
-def paraphrase_key(evals: Sequence[ScoredRun]) -> str | None:
+def paraphrase_key(evals: Sequence[Evaluation]) -> str | None:
     """The first of :data:`PARAPHRASE_KEYS` that some question has in ``details["groups"]``."""
     for k in PARAPHRASE_KEYS:
         if any(k in ((q.details or {}).get("groups") or {}) for e in evals for q in e.questions):
@@ -423,7 +423,7 @@ def paraphrase_key(evals: Sequence[ScoredRun]) -> str | None:
 
 
 def paraphrase_table(
-    evals: Sequence[ScoredRun],
+    evals: Sequence[Evaluation],
     *,
     measure: str | None = None,
     group_key: str | None = None,

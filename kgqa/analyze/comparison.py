@@ -31,7 +31,7 @@ from typing import Any
 
 from kgqa.analyze import stats
 from kgqa.analyze.characteristics import comparable_measures, per_question_scores
-from kgqa.score.evaluate import ScoredRun
+from kgqa.score.evaluate import Evaluation
 
 __all__ = ["MeasureComparison", "MultiComparison", "compare_evaluations", "comparable_measures", "load_evaluations"]
 
@@ -113,7 +113,7 @@ class MultiComparison:
         }
 
 
-def _binary(evals: Sequence[ScoredRun], label: str) -> bool:
+def _binary(evals: Sequence[Evaluation], label: str) -> bool:
     for e in evals:
         for s in e.measures:
             if s.label == label:
@@ -121,7 +121,7 @@ def _binary(evals: Sequence[ScoredRun], label: str) -> bool:
     return False
 
 
-def _system_names(evals: Sequence[ScoredRun]) -> list[str]:
+def system_names(evals: Sequence[Evaluation]) -> list[str]:
     names: list[str] = []
     for i, e in enumerate(evals):
         name = e.run or f"run{i + 1}"
@@ -135,7 +135,7 @@ def _system_names(evals: Sequence[ScoredRun]) -> list[str]:
 
 
 def compare_evaluations(
-    evals: Sequence[ScoredRun],
+    evals: Sequence[Evaluation],
     *,
     baseline: str | None = None,
     measures: Sequence[str] | None = None,
@@ -159,7 +159,7 @@ def compare_evaluations(
     datasets = sorted({e.dataset for e in evals})
     if len(datasets) > 1:
         raise ValueError(f"the runs were evaluated on different datasets: {', '.join(datasets)}")
-    systems = _system_names(evals)
+    systems = system_names(evals)
     if baseline is not None and baseline not in systems:
         raise ValueError(f"baseline {baseline!r} is not one of the runs: {', '.join(systems)}")
     per_q, corpus_only = comparable_measures(evals)
@@ -226,16 +226,16 @@ def _adjust_all(results: list[MeasureComparison], alpha: float) -> list[MeasureC
     return out
 
 
-def load_evaluations(paths: Sequence[Any]) -> list[ScoredRun]:
-    """Saved evaluations (``kgqa evaluate --save``, or ``--format json``): each file holds one
-    evaluation object or ``{"runs": [...]}``. Raises :class:`~kgqa.model.InputError` naming the
+def load_evaluations(paths: Sequence[Any]) -> list[Evaluation]:
+    """Saved evaluations (``kgqa evaluate --save``, or ``--format json``): each file holds
+    ``{"runs": [...]}`` (or, written before issue 38 for one run, one bare evaluation object). Raises :class:`~kgqa.model.InputError` naming the
     file (and the run index) when a file is unreadable or not a saved evaluation."""
     import json
     from pathlib import Path
 
     from kgqa.model import InputError
 
-    out: list[ScoredRun] = []
+    out: list[Evaluation] = []
     for p in paths:
         path = Path(p)
         try:
@@ -253,7 +253,7 @@ def load_evaluations(paths: Sequence[Any]) -> list[ScoredRun]:
                 raise InputError(path, "not a saved kgqa evaluation: expected an object with signature, profile, "
                                  "aggregate and questions (write one with kgqa evaluate --save)", where)
             try:
-                out.append(ScoredRun.from_json(d))
+                out.append(Evaluation.from_json(d))
             except (KeyError, TypeError, ValueError) as e:
                 raise InputError(path, f"malformed saved evaluation: {e}", where) from None
     return out

@@ -34,7 +34,7 @@ from typing import Any
 from kgqa.execute.engine_findings import DEFAULT_BOUND, Choice, QueryAssessment
 from kgqa.model import Dataset, Outcome, Prediction, Run
 from kgqa.model.answer import Answer, TableAnswer, answer_items
-from kgqa.score.evaluate import ScoredRun, QuestionList, evaluate
+from kgqa.score.evaluate import Evaluation, QuestionList, evaluate
 from kgqa.score.profiles import Profile
 
 
@@ -202,12 +202,12 @@ def _as_prediction(qid: str, outcome: Outcome | None, run: Run) -> Prediction:
     return p if p is not None else Prediction(qid, status=Outcome.missing().status, message="no entry in the run")
 
 
-def annotate(evaluation: ScoredRun, dataset: Dataset, run: Run, profile: Profile, *,
+def annotate(evaluation: Evaluation, dataset: Dataset, run: Run, profile: Profile, *,
              predicted: Mapping[str, QueryAssessment] | None = None,
              gold: Mapping[str, QueryAssessment] | None = None,
              predicted_outcomes: Mapping[str, Outcome] | None = None,
              gold_outcomes: Mapping[str, Outcome] | None = None,
-             bound: int = DEFAULT_BOUND) -> ScoredRun:
+             bound: int = DEFAULT_BOUND) -> Evaluation:
     """Mark engine-dependent questions of ``evaluation`` in place (see the module docstring)
     and return it. ``predicted_outcomes`` / ``gold_outcomes``: the executed outcomes the
     evaluation used (a gold answer that was not executed is stored and depends on no engine)."""
@@ -290,7 +290,7 @@ def _same_query(qid: str, dataset: Dataset, run: Run, pa: QueryAssessment, ga: Q
     return all(f.kind in _REPEATABLE for a in (pa, ga) for f in a.findings)
 
 
-def _aggregate_range(evaluation: ScoredRun, ranges: Mapping[str, Mapping[str, tuple[float, float]]]) -> dict[str, list[float]]:
+def _aggregate_range(evaluation: Evaluation, ranges: Mapping[str, Mapping[str, tuple[float, float]]]) -> dict[str, list[float]]:
     """For each measure whose aggregate is the mean of its per-question values: the aggregate
     with every question that has a range at its minimum, and at its maximum."""
     out: dict[str, list[float]] = {}
@@ -364,8 +364,8 @@ def exclude(dataset: Dataset, ids: list[str] | set[str]) -> Dataset:
                    dataset.source, dataset.problems, {**dataset.metadata, "excluded": sorted(drop)})
 
 
-def check(evaluation: ScoredRun, dataset: Dataset, run: Run, profile: Profile, execution, runner, *,
-          bound: int = DEFAULT_BOUND) -> ScoredRun:
+def check(evaluation: Evaluation, dataset: Dataset, run: Run, profile: Profile, execution, runner, *,
+          bound: int = DEFAULT_BOUND) -> Evaluation:
     """Assess every executed query of ``execution`` (an :class:`kgqa.execute.executor.Execution`)
     with ``runner`` (the :class:`~kgqa.execute.executor.Executor` that executed them: variants run
     through the same policy, sandbox and cache) and :func:`annotate` ``evaluation``. Queries
@@ -385,9 +385,9 @@ def check(evaluation: ScoredRun, dataset: Dataset, run: Run, profile: Profile, e
                     predicted_outcomes=execution.predicted, gold_outcomes=execution.gold, bound=bound)
 
 
-def rescore_without(evaluation: ScoredRun, dataset: Dataset, run: Run, profile: Profile, execution=None, *,
+def rescore_without(evaluation: Evaluation, dataset: Dataset, run: Run, profile: Profile, execution=None, *,
                     signature_extra: Mapping[str, Any] | None = None,
-                    extras: Mapping[str, Mapping[str, Any]] | None = None) -> ScoredRun:
+                    extras: Mapping[str, Mapping[str, Any]] | None = None) -> Evaluation:
     """``--exclude-engine-dependent``: the evaluation again without the questions
     ``evaluation`` marks engine-dependent (listed in ``skipped`` with their reason), with the
     same per-question ``extras`` (KG answer types) the evaluation had; the signature says

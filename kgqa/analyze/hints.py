@@ -11,10 +11,10 @@ from collections.abc import Sequence
 
 from kgqa.analyze.taxonomy import classify
 from kgqa.model import TableAnswer
-from kgqa.score.evaluate import QuestionList, ScoredRun
+from kgqa.score.evaluate import QuestionList, Evaluation
 
 
-def extra_column_ids(e: ScoredRun) -> list[str]:
+def extra_column_ids(e: Evaluation) -> list[str]:
     """Ids of questions labelled ``extra_columns`` by the error taxonomy. Only a predicted table
     of two or more columns can be: the others are passed over without classifying them (or
     making their objects: a million questions took 24 s and 0.3 GB for none), and so is every
@@ -34,7 +34,7 @@ def _wide(answer: object) -> bool:
     return isinstance(answer, TableAnswer) and len(answer.variables) >= 2
 
 
-def hints(evals: Sequence[ScoredRun]) -> list[str]:
+def hints(evals: Sequence[Evaluation]) -> list[str]:
     """One line per thing worth knowing about these evaluations, each with its fix."""
     out = []
     for e in evals:

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgqa.model import BooleanAnswer
-from kgqa.score.evaluate import ScoredRun, QuestionScore, require_items
+from kgqa.score.evaluate import Evaluation, QuestionScore, require_items
 
 __all__ = ["LABELS", "ErrorLabel", "classify", "classify_evaluation", "taxonomy_counts"]
 
@@ -312,13 +312,13 @@ def _short(x: str) -> str:
     return x if len(x) <= 60 else x[:57] + "..."
 
 
-def classify_evaluation(e: ScoredRun) -> dict[str, ErrorLabel]:
+def classify_evaluation(e: Evaluation) -> dict[str, ErrorLabel]:
     """Question id -> :class:`ErrorLabel` for every scored question of ``e``."""
     require_items([e], "the error taxonomy")
     return {q.id: classify(q) for q in e.questions}
 
 
-def taxonomy_counts(evals: Sequence[ScoredRun]) -> dict[str, dict[str, int]]:
+def taxonomy_counts(evals: Sequence[Evaluation]) -> dict[str, dict[str, int]]:
     """Run -> label -> number of questions, labels in :data:`LABELS` order, zeros left out. A
     streamed evaluation (whose records lack the gold side) is left out rather than misclassified."""
     out: dict[str, dict[str, int]] = {}
@@ -330,7 +330,7 @@ def taxonomy_counts(evals: Sequence[ScoredRun]) -> dict[str, dict[str, int]]:
     return out
 
 
-def taxonomy_left_out(evals: Sequence[ScoredRun]) -> list[str]:
+def taxonomy_left_out(evals: Sequence[Evaluation]) -> list[str]:
     """The runs :func:`taxonomy_counts` leaves out: streamed evaluations, whose records lack the
     gold side the labels read. Renderers name them, so a missing column is never silent."""
     return [e.run for e in evals if getattr(e, "streamed", False)]

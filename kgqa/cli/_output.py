@@ -79,7 +79,7 @@ def save_evaluations(evals: Sequence[Evaluation], path: Path) -> None:
 def emit_breakdowns(evals: Sequence[Evaluation], by: Sequence[str], bin_specs: Sequence[str] | None, fmt: str,
                     output: Optional[Path], seed: int = 0) -> None:
     """``kgqa evaluate --by``: rich tables (``table``, stdout) or Markdown appended to ``output``."""
-    from kgqa.api import breakdown_report
+    from kgqa.report.console import breakdown_report
 
     rendered = breakdown_report(evals, by, bin_specs, "table" if fmt == "table" and output is None else fmt, seed=seed)
     if not isinstance(rendered, str):
@@ -98,7 +98,7 @@ def print_or_write(rendered: object, output: Optional[Path], console: Console | 
     if isinstance(rendered, str):
         write_text(rendered, output)
         return
-    from kgqa.api import print_rendered
+    from kgqa.report.console import print_rendered
 
     print_rendered(console or out, rendered, wide)
 

@@ -74,7 +74,7 @@ def compare_cmd(
                           max_kg_failures=max_kg_failures)
     inputs = InputOptions(dataset_format=dataset_format, run_format=run_format, dataset_option=dataset_option,
                           run_option=run_option, allow_gold_copy=allow_gold_copy, allow_score_file=allow_score_file)
-    evals = api.evaluate(dataset, list(runs), profile=profile, measures=measures, lang=lang, progress=True,
+    evals = api.evaluate_many(dataset, list(runs), profile=profile, measures=measures, lang=lang, progress=True,
                          **ex.api_kwargs(), **inputs.api_kwargs(), view=view)
     if save is not None:
         save_evaluations(evals, save)
@@ -120,15 +120,16 @@ def show_cmd(
 ) -> None:
     """One question in full: text, queries, answers, outcome, every measure, characteristics, taxonomy."""
     from kgqa import api
+    from kgqa.report import console
 
     measures = measure_list(measures)
     if len(args) == 1:
         evals = api.load_evaluations(args)
     else:
-        evals = api.evaluate(args[0], list(args[1:]), profile=profile, measures=measures, lang=lang, kg=kg,
+        evals = api.evaluate_many(args[0], list(args[1:]), profile=profile, measures=measures, lang=lang, kg=kg,
                              progress=True)
     for e, q in api.find_question(evals, qid, run_name):
-        api.print_question(out, e, q)
+        console.print_question(out, e, q)
 
 
 def register(app: typer.Typer) -> None:

@@ -26,9 +26,9 @@ def _fail(e: InputError, code: int = 2) -> None:
 def list_cmd() -> None:
     """Registered datasets: name, items, format, where their files resolve (package, data dir,
     download cache or not downloaded) and a description."""
-    from kgqa import api
+    from kgqa.report import console
 
-    out.print(api.datasets_table())
+    out.print(console.datasets_table())
 
 
 @datasets_app.command("info")

@@ -22,12 +22,12 @@ err = Console(stderr=True)
 
 
 def _evaluate(dataset: str, runs: list[str], **options: object) -> list[Evaluation]:
-    """:func:`kgqa.api.evaluate` for the command line (a list of runs, progress on stderr; Ctrl-C
+    """:func:`kgqa.api.evaluate_many` for the command line (a list of runs, progress on stderr; Ctrl-C
     while asking a live system prints the command that resumes)."""
     from kgqa import api
 
     with resumable():
-        return api.evaluate(dataset, list(runs), progress=True, **options)  # type: ignore[arg-type]
+        return api.evaluate_many(dataset, list(runs), progress=True, **options)  # type: ignore[arg-type]
 
 
 def print_warnings(evals: list[Evaluation]) -> list[str]:
@@ -67,9 +67,10 @@ def next_steps(runs: Path, cwd: Path | None = None) -> list[tuple[str, str]]:
 def emit(evals: list[Evaluation], fmt: OutputFormat, per_question: bool, output: Optional[Path]) -> None:
     from kgqa import api
     from kgqa.cli._output import write_text
+    from kgqa.report import console
 
     if fmt is OutputFormat.table and output is None:
-        api.print_evaluations(out, evals, per_question=per_question)
+        console.print_evaluations(out, evals, per_question=per_question)
         return
     write_text(api.render_evaluations(evals, fmt.value), output)
 
@@ -162,18 +163,18 @@ def measures_cmd(
     names: Optional[list[str]] = typer.Argument(None, help="Measures to print in full (default: all, one line each)."),
 ) -> None:
     """List the registered measures; with names, print their whole definitions."""
-    from kgqa import api
+    from kgqa.report import console
 
-    api.print_measures(out, names or [])
+    console.print_measures(out, names or [])
 
 
 def profiles_cmd(
     names: Optional[list[str]] = typer.Argument(None, help="Profiles to print in full (default: all, one row each)."),
 ) -> None:
     """List the scoring profiles; with names, print what each selects and its signature."""
-    from kgqa import api
+    from kgqa.report import console
 
-    api.print_profiles(out, names or [])
+    console.print_profiles(out, names or [])
 
 
 def demo_cmd(
@@ -197,8 +198,9 @@ def demo_cmd(
     emit(evals, fmt, per_question, None)
     if fmt is OutputFormat.table:
         from kgqa import api
+        from kgqa.report import console
 
-        api.print_comparison(out, api.compare(evals, resamples=2000))
+        console.print_comparison(out, api.compare(evals, resamples=2000))
         out.print("\n[bold]Next:[/]", highlight=False)
         for cmd, what in next_steps(DATA / "runs"):  # one command per line, whole (to copy)
             out.print(f"  [dim]# {what}[/]", highlight=False)

@@ -123,6 +123,7 @@ def audit_cmd(
     """Check each gold query: does it parse, execute, and reproduce the stored gold answer
     (value sets compared as lexical strings)? Lists mismatches with their diffs."""
     from kgqa import api
+    from kgqa.report import console
 
     policy = api.ExecutionPolicy(timeout=timeout, max_rows=max_rows, normalise=not no_normalise,
                                  trust_gold=not sandbox_gold)
@@ -131,7 +132,7 @@ def audit_cmd(
     if fmt is AuditFormat.json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
         return
-    for r in api.audit_renderables(report, show_all):
+    for r in console.audit_renderables(report, show_all):
         out.print(r, highlight=False)
 
 

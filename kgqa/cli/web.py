@@ -118,7 +118,7 @@ def list_cmd(
 ) -> None:
     """Experiments in the store, newest first."""
     rows = _open(store).list(dataset=dataset, profile=profile, status=status)
-    _emit(fmt, lambda: [e.summary() for e in rows], lambda api: api.experiments_table(rows))
+    _emit(fmt, lambda: [e.summary() for e in rows], lambda console: console.experiments_table(rows))
 
 
 def show_cmd(
@@ -128,7 +128,7 @@ def show_cmd(
 ) -> None:
     """One experiment: inputs, settings, signature, aggregate scores, outcomes."""
     doc = _experiment(store, eid).summary()
-    _emit(fmt, lambda: doc, lambda api: api.experiment_table(doc))
+    _emit(fmt, lambda: doc, lambda console: console.experiment_table(doc))
 
 
 def export_cmd(
@@ -168,14 +168,14 @@ def delete_cmd(
 
 
 def _emit(fmt: ListFormat, doc, table) -> None:
-    """JSON (``doc()``) on stdout for ``--format json``, else the table that ``table(kgqa.api)``
-    renders on the console."""
+    """JSON (``doc()``) on stdout for ``--format json``, else the table that
+    ``table(kgqa.report.console)`` renders on the console."""
     if fmt is ListFormat.json:
         sys.stdout.write(json.dumps(doc(), indent=2, ensure_ascii=False) + "\n")
         return
-    from kgqa import api
+    from kgqa.report import console
 
-    out.print(table(api))
+    out.print(table(console))
 
 
 def _experiment(store: Optional[str], eid: str):

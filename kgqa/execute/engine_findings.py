@@ -735,12 +735,12 @@ class _Remembered:
 
     @classmethod
     def of(cls, runner, untrusted: bool) -> "_Remembered | None":
-        """For an :class:`~kgqa.execute.executor.Executor` with a result cache (else None)."""
+        """For a runner with a result cache (an :class:`~kgqa.execute.executor.Executor`'s
+        ``cached.cache``), else None."""
         from kgqa.execute.cache import ResultCache
-        from kgqa.execute.executor import Executor
 
-        if not isinstance(runner, Executor) or not isinstance(runner.cached.cache, ResultCache) \
-                or _code_version() is None:
+        cached = getattr(runner, "cached", None)
+        if not isinstance(getattr(cached, "cache", None), ResultCache) or _code_version() is None:
             return None
         return cls(runner, untrusted)
 

@@ -28,45 +28,14 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kgqa.load.decompress import COMPRESSIONS, DecompressingReader
+from kgqa.load.decompress import DecompressingReader
+from kgqa.load.rdf import rdf_format
 from kgqa.model.problems import InputError
 from kgqa.model.progress import progress_bar
 
 MANIFEST = "kgqa-store.json"
 
-#: File name extension (after removing a compression suffix) -> RDF format.
-RDF_EXTENSIONS: dict[str, ox.RdfFormat] = {
-    ".ttl": ox.RdfFormat.TURTLE,
-    ".turtle": ox.RdfFormat.TURTLE,
-    ".nt": ox.RdfFormat.N_TRIPLES,
-    ".ntriples": ox.RdfFormat.N_TRIPLES,
-    ".nq": ox.RdfFormat.N_QUADS,
-    ".nquads": ox.RdfFormat.N_QUADS,
-    ".trig": ox.RdfFormat.TRIG,
-    ".rdf": ox.RdfFormat.RDF_XML,
-    ".owl": ox.RdfFormat.RDF_XML,
-    ".xml": ox.RdfFormat.RDF_XML,
-    ".rdfxml": ox.RdfFormat.RDF_XML,
-    ".n3": ox.RdfFormat.N3,
-    ".jsonld": ox.RdfFormat.JSON_LD,
-}
-
 Progress = Callable[[int], None]  # called with the number of (compressed) bytes just read
-
-def rdf_format(path: str | Path) -> tuple[ox.RdfFormat, str | None]:
-    """The RDF format of ``path`` from its extension, and its compression suffix (``.gz``,
-    ``.bz2``, ``.xz`` or None). Raises :class:`InputError` for an unknown extension."""
-    p = Path(path)
-    suffixes = [s.lower() for s in p.suffixes]
-    comp = suffixes[-1] if suffixes and suffixes[-1] in COMPRESSIONS else None
-    ext = (suffixes[-2] if comp and len(suffixes) >= 2 else (suffixes[-1] if suffixes and not comp else ""))
-    fmt = RDF_EXTENSIONS.get(ext)
-    if fmt is None:
-        known = ", ".join(sorted(RDF_EXTENSIONS))
-        raise InputError(path, f"unknown RDF file extension {ext or '(none)'!r}; expected one of {known}"
-                               " (optionally followed by .gz, .bz2 or .xz)")
-    return fmt, comp
-
 
 class _HashingReader(DecompressingReader):
     """Reads the decompressed stream, hashing what it reads and reporting raw progress."""

@@ -32,7 +32,7 @@ from typing import Any
 
 from kgqa.load import formats
 from kgqa.load.generic import load_prediction_array, load_record_array
-from kgqa.load.webqsp import _MID, freebase_term
+from kgqa.load.webqsp import FREEBASE_MID, freebase_term
 from kgqa.model import Dataset, Item, Prediction, Problem, Run, TableAnswer
 from kgqa.model.terms import Literal, Term
 
@@ -54,7 +54,7 @@ def _answers(raw: Any) -> tuple[list[Term], list[str], list[list[str]]]:
         if not isinstance(a, dict) or (a.get("answer") is None and a.get("answer_id") is None):
             raise ValueError(f"answers[{i}] must be an object with 'answer' and/or 'answer_id'")
         aid = a.get("answer_id")
-        if isinstance(aid, str) and _MID.match(aid.strip()):
+        if isinstance(aid, str) and FREEBASE_MID.match(aid.strip()):
             terms.append(freebase_term(aid, entity=True))
         else:
             terms.append(Literal(str(a.get("answer") if a.get("answer") is not None else aid)))
@@ -123,7 +123,7 @@ def parse_record(rec: Any, file: str, record: str, problems: list[Problem]) -> I
     return Item(str(rid).strip(), questions, sparql, answer, None, {}, groups, metadata)
 
 
-def load_dataset(paths: list[Path], **options: Any) -> Dataset:
+def load_cwq_dataset(paths: list[Path], **options: Any) -> Dataset:
     ds = load_record_array(paths, lambda rec, i, file, record, problems: parse_record(rec, file, record, problems),
                            format_name="cwq", what="ComplexWebQuestions JSON", id_key="ID")
     shaped = [it.id for it in ds.items if it.metadata.get("cwq_answer_field")]
@@ -150,7 +150,7 @@ DATASET = formats.register(formats.Format(
     kind="dataset",
     description="ComplexWebQuestions JSON (ID, question, sparql, answers, compositionality_type, webqsp_ID)",
     sniff=sniff,
-    load=load_dataset,
+    load=load_cwq_dataset,
     extensions=(".json",),
     aliases=("complexwebquestions",),
 ))
@@ -168,7 +168,7 @@ def _prediction(rec: dict) -> Prediction:
                       metadata={"cwq_answer": value})
 
 
-def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
+def load_cwq_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     """The predictions file the official evaluation script reads: a JSON list of ``{"ID",
     "answer": text}``; the text is kept as released in ``metadata["cwq_answer"]``. The script
     adds 100 for every row that matches, so a repeated ID counts once per row: every row's text
@@ -210,6 +210,6 @@ RUN = formats.register(formats.Format(
     kind="run",
     description="ComplexWebQuestions predictions as the official script reads them: [{ID, answer}]",
     sniff=sniff_run,
-    load=load_run,
+    load=load_cwq_run,
     extensions=(".json",),
 ))

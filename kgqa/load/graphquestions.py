@@ -150,7 +150,7 @@ def parse_question(rec: Any, file: str, record: str, problems: list[Problem]) ->
                 TableAnswer.single_column(terms, "answer"), None, {}, groups, metadata)
 
 
-def load_dataset(paths: list[Path], **options: Any) -> Dataset:
+def load_graphquestions_dataset(paths: list[Path], **options: Any) -> Dataset:
     ds = load_record_array(paths, lambda rec, i, file, record, problems: parse_question(rec, file, record, problems),
                            format_name="graphquestions", what="GraphQuestions JSON", id_key="qid", id_label="qid")
     ds.problems[:] = note_textless(ds.problems)
@@ -192,7 +192,7 @@ def parse_res_line(line: str) -> dict[str, Any]:
     return out
 
 
-def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
+def load_graphquestions_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     problems: list[Problem] = []
     parsed = []
     for path in paths:
@@ -241,7 +241,7 @@ DATASET = formats.register(formats.Format(
     kind="dataset",
     description="GraphQuestions JSON (ysu1989/GraphQuestions freebase13/graphquestions.*.json)",
     sniff=sniff_dataset,
-    load=load_dataset,
+    load=load_graphquestions_dataset,
     extensions=(".json",),
 ))
 
@@ -250,7 +250,7 @@ RUN = formats.register(formats.Format(
     kind="run",
     description="GraphQuestions .res result file (TSV read by the official evaluate.py)",
     sniff=sniff_run,
-    load=load_run,
+    load=load_graphquestions_run,
     extensions=(".res",),
     aliases=("res",),
 ))

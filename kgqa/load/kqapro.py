@@ -67,7 +67,7 @@ def parse_record(rec: Any, index: int, file: str, record: str, problems: list[Pr
                 None, {}, groups, metadata)
 
 
-def load_dataset(paths: list[Path], **options: Any) -> Dataset:
+def load_kqapro_dataset(paths: list[Path], **options: Any) -> Dataset:
     return load_record_array(paths, parse_record, format_name="kqapro", what="KQA Pro JSON")
 
 
@@ -85,7 +85,7 @@ DATASET = formats.register(formats.Format(
     kind="dataset",
     description="KQA Pro JSON (question, sparql, program, choices, answer; ids are record positions)",
     sniff=sniff,
-    load=load_dataset,
+    load=load_kqapro_dataset,
     extensions=(".json",),
     aliases=("kqa-pro",),
 ))

@@ -23,15 +23,11 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from kgqa.load.decompress import base_suffix, compression, open_binary
+from kgqa.load.rdf import RDF_EXTENSIONS
 from kgqa.model import InputError
 from kgqa.model.terms import IriLinks, looks_like_iri
 
 OWL_SAMEAS = "http://www.w3.org/2002/07/owl#sameAs"
-RDF_FORMATS = {
-    ".nt": ox.RdfFormat.N_TRIPLES, ".ttl": ox.RdfFormat.TURTLE, ".nq": ox.RdfFormat.N_QUADS,
-    ".trig": ox.RdfFormat.TRIG, ".rdf": ox.RdfFormat.RDF_XML, ".owl": ox.RdfFormat.RDF_XML,
-    ".xml": ox.RdfFormat.RDF_XML, ".n3": ox.RdfFormat.N3,
-}
 TABLES = {".tsv": "\t", ".txt": "\t", ".csv": ","}
 #: the ``--links`` word for the built-in DBpedia variants alone (no file)
 BUILTIN = "dbpedia"
@@ -104,10 +100,10 @@ def read_pairs(path: str | Path, predicates: Sequence[str] = (OWL_SAMEAS,)) -> I
     suffix = base_suffix(p)
     if suffix in TABLES:
         return _table_pairs(p, TABLES[suffix])
-    if suffix in RDF_FORMATS:
-        return _rdf_pairs(p, RDF_FORMATS[suffix], set(predicates))
+    if suffix in RDF_EXTENSIONS:
+        return _rdf_pairs(p, RDF_EXTENSIONS[suffix], set(predicates))
     raise InputError(p, f"links file: unknown extension {suffix!r} (expected an RDF file "
-                        f"{', '.join(sorted(RDF_FORMATS))}, or .tsv/.csv, optionally .gz/.bz2/.xz)")
+                        f"{', '.join(sorted(RDF_EXTENSIONS))}, or .tsv/.csv, optionally .gz/.bz2/.xz)")
 
 
 def load_links(specs: Sequence[str | Path], *, extra: Iterable[tuple[str, str]] = (), extra_name: str = "",

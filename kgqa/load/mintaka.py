@@ -43,7 +43,7 @@ from kgqa.load.generic import load_record_array
 from kgqa.load.jsonio import read_json
 from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Prediction, Problem, Run, TableAnswer
 from kgqa.model.answer import Answer
-from kgqa.model.terms import IRI, XSD, Literal, Term, _DATE, _DATETIME
+from kgqa.model.terms import IRI, XSD, Literal, Term, DATE_PATTERN, DATETIME_PATTERN
 
 WIKIDATA_ENTITY = "http://www.wikidata.org/entity/"
 _QCODE = re.compile(r"^Q[1-9]\d*$")
@@ -81,9 +81,9 @@ def _number_or_text(v: Any) -> Literal:
 
 def _date(v: Any) -> Literal:
     text = str(v).strip()
-    if _DATE.match(text):
+    if DATE_PATTERN.match(text):
         return Literal(text, XSD + "date")
-    if _DATETIME.match(text):
+    if DATETIME_PATTERN.match(text):
         return Literal(text, XSD + "dateTime")
     return Literal(text)
 
@@ -161,7 +161,7 @@ def parse_record(rec: Any, file: str, record: str, problems: list[Problem]) -> I
     return Item(str(rid).strip(), questions, None, answer, kind, {}, groups, metadata)
 
 
-def load_dataset(paths: list[Path], **options: Any) -> Dataset:
+def load_mintaka_dataset(paths: list[Path], **options: Any) -> Dataset:
     ds = load_record_array(paths, lambda rec, i, file, record, problems: parse_record(rec, file, record, problems),
                            format_name="mintaka", what="Mintaka JSON", id_key="id", id_label="id")
     v10 = [it.id for it in ds.items if _string_labels(it.metadata.get("mintaka_answer"))]
@@ -208,7 +208,7 @@ def prediction_answer(value: Any, gold: Answer | None = None) -> Answer:
     return TableAnswer.single_column([_value_term(value)], "answer")
 
 
-def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
+def load_mintaka_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     problems: list[Problem] = []
     preds: list[Prediction] = []
     seen: set[str] = set()
@@ -299,7 +299,7 @@ DATASET = formats.register(formats.Format(
     kind="dataset",
     description="Mintaka JSON (id, question, translations, answer {answerType, answer}, complexityType, category)",
     sniff=sniff_dataset,
-    load=load_dataset,
+    load=load_mintaka_dataset,
     extensions=(".json",),
 ))
 
@@ -308,7 +308,7 @@ RUN = formats.register(formats.Format(
     kind="run",
     description="Mintaka predictions {id: answer} (text or KG mode: strings, Q-codes, numbers, booleans, lists, null)",
     sniff=sniff_run,
-    load=load_run,
+    load=load_mintaka_run,
     extensions=(".json",),
     aliases=("mintaka",),
 ))

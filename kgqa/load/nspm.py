@@ -159,7 +159,7 @@ def _pair(paths: list[Path]) -> tuple[Path, Path]:
     return en, sp
 
 
-def load(paths: list[Path], **options: Any) -> Dataset:
+def load_nspm_dataset(paths: list[Path], **options: Any) -> Dataset:
     """Options: ``expand`` (default True): expand prefixed names to full IRIs; ``lang``
     (default ``en``): the language of the question file."""
     en, sp = _pair(paths)
@@ -216,7 +216,7 @@ FORMAT = formats.register(formats.Format(
     kind="dataset",
     description="NSpM / DBNQA parallel files data.en + data.sparql (encoded SPARQL, decoded on load)",
     sniff=sniff,
-    load=load,
+    load=load_nspm_dataset,
     extensions=(".en", ".sparql"),
     aliases=("dbnqa",),
 ))

@@ -105,7 +105,7 @@ def answer_type_problem(answer: Answer | None, answer_type: str | None) -> str |
     return None
 
 
-def _string_answers(raw: list[Any], answer_type: Any) -> Answer:
+def string_answers(raw: list[Any], answer_type: Any) -> Answer:
     """QALD-5 JSON answers ``[{"string": "..."}, ...]``: a boolean answer when the answer type
     is boolean (or the only string is true/false), else one column of terms (absolute http(s)
     IRIs as IRIs, everything else simple literals)."""
@@ -129,7 +129,7 @@ def parse_answers(raw: Any, where: str, notes: list[str] | None = None, answer_t
     if not isinstance(raw, list):
         raise ValueError(f"'answers' must be a list of SPARQL results objects, got {type(raw).__name__}")
     if raw and all(isinstance(o, dict) and "string" in o and not ({"head", "results", "boolean", "bindings"} & set(o)) for o in raw):
-        return _string_answers(raw, answer_type), []
+        return string_answers(raw, answer_type), []
     parsed: list[Answer] = []
     confidence: list[Any] = []
     for i, obj in enumerate(raw):
@@ -342,7 +342,7 @@ def unique_items(items: Iterable[tuple[str, Item]], file: str, problems: list[Pr
     return out
 
 
-def load_dataset(paths: list[Path], **options: Any) -> Dataset:
+def load_qald_json_dataset(paths: list[Path], **options: Any) -> Dataset:
     """QALD JSON dataset(s); several files are concatenated (ids must stay unique)."""
     items: list[Item] = []
     problems: list[Problem] = []
@@ -394,7 +394,7 @@ def _keep_last(kept: Prediction | None, q: dict, rec: str) -> None:
     kept.metadata[LAST_ANSWER] = None if answer is None else to_results_json(answer)
 
 
-def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
+def load_qald_json_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     """A GERBIL/QALD JSON run: one Prediction per question (id, sparql, answer)."""
     preds: list[Prediction] = []
     by_id: dict[str, Prediction] = {}
@@ -575,7 +575,7 @@ DATASET = formats.register(formats.Format(
     kind="dataset",
     description="QALD JSON (QALD-3..10, QALD-9-plus) and GERBIL extended QALD JSON",
     sniff=sniff,
-    load=load_dataset,
+    load=load_qald_json_dataset,
     write=write,
     extensions=(".json",),
     aliases=("qald", "eqald"),
@@ -586,7 +586,7 @@ RUN = formats.register(formats.Format(
     kind="run",
     description="QALD JSON run (GERBIL upload format): questions with query.sparql and/or answers",
     sniff=sniff,
-    load=load_run,
+    load=load_qald_json_run,
     write=write,
     extensions=(".json",),
     aliases=("qald", "gerbil"),

@@ -46,7 +46,7 @@ from typing import Any
 
 from kgqa.load import formats
 from kgqa.load.jsonio import read_xml
-from kgqa.load.qald_json import _string_answers, check_item, split_keywords, unique_items
+from kgqa.load.qald_json import string_answers, check_item, split_keywords, unique_items
 from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Prediction, Problem, Run, TableAnswer
 from kgqa.model.answer import Answer
 from kgqa.model.terms import IRI, XSD, Literal, Term, looks_like_iri
@@ -92,7 +92,7 @@ def parse_answers(el: ET.Element, answer_type: str | None = None) -> Answer:
     texts = [_text(a) for a in answers if not list(a)]
     if texts and len(texts) == len(answers):
         # QALD-5's text-only answers: read as the same edition's JSON reads its strings
-        return _string_answers([{"string": t} for t in texts if t], answer_type)
+        return string_answers([{"string": t} for t in texts if t], answer_type)
     for i, ans in enumerate(answers):
         children = list(ans)
         if not children:
@@ -174,7 +174,7 @@ def parse_question(q: ET.Element, file: str, record: str, problems: list[Problem
     return item
 
 
-def load_dataset(paths: list[Path], **options: Any) -> Dataset:
+def load_qald_xml_dataset(paths: list[Path], **options: Any) -> Dataset:
     items: list[Item] = []
     problems: list[Problem] = []
     seen: set[str] = set()
@@ -195,12 +195,12 @@ def load_dataset(paths: list[Path], **options: Any) -> Dataset:
     return Dataset(name or Path(paths[0]).stem, items, "qald-xml", list(paths), problems, {"id": name})
 
 
-def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
+def load_qald_xml_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     """System answers in QALD XML (GERBIL accepts them; QALD-3..5 systems published theirs so):
     each question a :class:`~kgqa.model.Prediction` with its query and answer, read exactly as
     the dataset loader reads a question (``<answers/>``: an empty answer; no ``<answers>``: no
     answer)."""
-    ds = load_dataset(paths, **options)
+    ds = load_qald_xml_dataset(paths, **options)
     preds = [Prediction(it.id, sparql=it.sparql, answer=it.answer,
                         metadata={"questions": it.questions} if it.questions else {}) for it in ds.items]
     problems = [p for p in ds.problems if p.severity == "error"]  # a run needs no question text
@@ -223,7 +223,7 @@ DATASET = formats.register(formats.Format(
     kind="dataset",
     description="legacy QALD XML (QALD-1..5, QALD-7 XML): <dataset><question>...<answers>",
     sniff=sniff,
-    load=load_dataset,
+    load=load_qald_xml_dataset,
     extensions=(".xml",),
 ))
 
@@ -232,6 +232,6 @@ RUN = formats.register(formats.Format(
     kind="run",
     description="system answers in legacy QALD XML (as GERBIL accepts them): <dataset><question>...<answers>",
     sniff=sniff,
-    load=load_run,
+    load=load_qald_xml_run,
     extensions=(".xml",),
 ))

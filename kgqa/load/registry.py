@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import Any, Literal
 
 from kgqa.model.registry import Registry
 from kgqa.model import Dataset, InputError
+from kgqa.load.jsonio import read_yaml
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
@@ -71,172 +73,103 @@ class Entry:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-_QALD = "https://raw.githubusercontent.com/ag-sc/QALD/7a43e2b99a523f74377c317630f5ec55a6d8c1cf/"
-_QALD10 = "https://raw.githubusercontent.com/KGQA/QALD-10/89caa86371c7a65c6c87a64e0eeaa0e247ff5fe5/"
-_T2S = "https://raw.githubusercontent.com/AKSW/text2sparql.aksw.org/d317a8476a3be27a2eef5bfc5f670a58f5c128ee/"
-_CK25 = "https://raw.githubusercontent.com/eccenca/ck25-dataset/c838fcc95b1f7ad98492ccfb9ceacc7c84c5e02c/"
-_RUBQ = "https://raw.githubusercontent.com/vladislavneon/RuBQ/fade3eae6a4807c35b19cfce20dfa805fc8c0cdf/"
-# Pinned by the abbreviated commit ids the issue names where the full id could not be looked up
-# (GitHub resolves abbreviated commit ids in raw URLs; the checksum decides either way).
-_LCQ1 = "https://raw.githubusercontent.com/AskNowQA/LC-QuAD/9b8c16a/"
-_LCQ2 = "https://raw.githubusercontent.com/AskNowQA/LC-QuAD2.0/0a5f8f85b6f863c3b80f0fa02839e25d438af3ae/"
-_SDQA = "https://raw.githubusercontent.com/castorini/SimpleDBpediaQA/782696e/"
-_GQ = "https://raw.githubusercontent.com/ysu1989/GraphQuestions/add2fea/"
-_LCQ1_CITE = ("Trivedi, Maheshwari, Dubey, Lehmann: LC-QuAD: A Corpus for Complex Question Answering over "
-              "Knowledge Graphs. ISWC 2017.")
-_LCQ2_CITE = ("Dubey, Banerjee, Abdelkawi, Lehmann: LC-QuAD 2.0: A Large Dataset for Complex Question Answering "
-              "over Wikidata and DBpedia. ISWC 2019.")
-_SDQA_CITE = ("Azmy, Shi, Lin, Ilyas: Farewell Freebase: Migrating the SimpleQuestions Dataset to DBpedia. "
-              "COLING 2018.")
-_GQ_CITE = ("Su, Sun, Sadler, Srivatsa, Gur, Yan, Yan: On Generating Characteristic-rich Question Sets for QA "
-            "Evaluation. EMNLP 2016.")
-_QALD_CITE = "Question Answering over Linked Data (QALD) challenge series, ag-sc/QALD"
-_QALD_NOTE = " (no checksum known: not verified)"
+#: The data file the registry is read from (beside this module; shipped as package data).
+DATA_FILE = Path(__file__).with_name("datasets.yaml")
+
+_ENTRY_FIELDS: dict[str, type] = {"name": str, "description": str, "format": str, "licence": str, "files": list,
+                                  "items": int, "citation": str, "homepage": str, "options": dict}
+_ENTRY_REQUIRED = ("name", "description", "format", "licence", "files")
+_FILE_FIELDS: dict[str, type] = {"path": str, "url": str, "sha256": str, "git_blob": str, "package": bool}
+_HEX_DIGITS = {"sha256": 64, "git_blob": 40}
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
-def _qald(name: str, desc: str, fmt: str, *files: str) -> "Entry":
-    """A QALD edition of ag-sc/QALD@7a43e2b whose checksums are not known to kgqa."""
-    return Entry(name, desc + _QALD_NOTE, fmt,
-                 tuple(DataFile(f"qald-{name.split('-')[1]}/{f.rsplit('/', 1)[1]}", _QALD + f) for f in files),
-                 licence="MIT", citation=_QALD_CITE, homepage="https://github.com/ag-sc/QALD")
+class _Invalid(ValueError):
+    """A problem in one record of the registry file (``read_registry`` names the file)."""
 
-_QALD9_CITE = ("Usbeck, Gusmita, Ngonga Ngomo, Saleem: 9th Challenge on Question Answering over Linked Data "
-               "(QALD-9). Semdeep/NLIWoD@ISWC 2018, CEUR-WS vol. 2241.")
-_T2S_CITE = ("Text2SPARQL'25 challenge, Text2KG workshop at ESWC 2025 (AKSW, eccenca); "
-             "https://text2sparql.aksw.org/")
+    def __init__(self, record: str, message: str):
+        super().__init__(message)
+        self.record = record
 
-ENTRIES: tuple[Entry, ...] = (
-    Entry(
-        "demo", "built-in demo: a few questions over the small demo KG shipped with kgqa", "qald-json",
-        (DataFile("demo/data/questions.json", package=True),),
-        licence="same as kgqa", citation="",
-    ),
-    Entry(
-        "qald-9-train", "QALD-9 multilingual train set (DBpedia 2016-10), 408 questions, 12 languages", "qald-json",
-        (DataFile("qald-9/qald-9-train-multilingual.json", _QALD + "9/data/qald-9-train-multilingual.json",
-                  "1f85913e6d62a0a55d52b6b70ccb3e828aeaa5e79cd888d270d2a251417bdb9c"),),
-        items=408, licence="MIT", citation=_QALD9_CITE, homepage="https://github.com/ag-sc/QALD",
-    ),
-    Entry(
-        "qald-9-test", "QALD-9 multilingual test set (DBpedia 2016-10), 150 questions, 12 languages", "qald-json",
-        (DataFile("qald-9/qald-9-test-multilingual.json", _QALD + "9/data/qald-9-test-multilingual.json",
-                  "ee61ebacfe14f2a9e70df2d6b1bdd5338d8616b715b628353b3934b26b7d9d78"),),
-        items=150, licence="MIT", citation=_QALD9_CITE, homepage="https://github.com/ag-sc/QALD",
-    ),
-    Entry(
-        "qald-10", "QALD-10 test set (Wikidata), 394 questions", "qald-json",
-        (DataFile("qald-10/qald_10.json", _QALD10 + "data/qald_10/qald_10.json",
-                  "55720cbc9effb250f4b814a9c27ce5f5d61d863d5943bc8aa93773f6f761c6cc"),),
-        items=394, licence="MIT",
-        citation=("Usbeck, Yan, Perevalov, Jiang, Schulz, Kraft, Möller, Huang, Reineke, Ngonga Ngomo, Saleem, "
-                  "Both: QALD-10 - The 10th Challenge on Question Answering over Linked Data. Semantic Web "
-                  "journal, 2023."),
-        homepage="https://github.com/KGQA/QALD-10",
-    ),
-    Entry(
-        "ck25", "Text2SPARQL'25 corporate benchmark CK25: 50 English questions over the CK25 KG", "text2sparql",
-        (DataFile("ck25/questions.yml", _CK25 + "questions.yml",
-                  "305263d864bca6c7452d5d10bfd57fc9598a815d7c4fd930d0e36e699ba0e6a6"),
-         DataFile("ck25/official-gold/ck25_true_result_set.json", _T2S + "docs/benchmark/ck25_true_result_set.json",
-                  "8563a66faa72bc803833d22773bb5c41d33656645d0906c84cce135a84f68771")),
-        items=50, licence="CC BY 4.0 (questions), CC BY-SA 4.0 (gold result set)",
-        citation=("Tramp, Pietzsch et al.: The CK25 Corporate Knowledge Reference Dataset for Benchmarking "
-                  "Text 2 SPARQL Question Answering Approaches (2025), doi:10.5281/zenodo.16912605"),
-        homepage="https://github.com/eccenca/ck25-dataset",
-    ),
-    Entry(
-        "db25", "Text2SPARQL'25 DBpedia benchmark DB25: 100 questions in English and Spanish", "text2sparql",
-        (DataFile("db25/questions_db25.yaml", _T2S + "docs/benchmark/questions_db25.yaml",
-                  "41c447c361f5315b066c157f1dd9801e60ce6029cb02f56af9937fae9cfcebb6"),
-         DataFile("db25/db25_true_result_set.json", _T2S + "docs/benchmark/db25_true_result_set.json",
-                  "e5001e581283b43dbe16c0710bb718fb98e08845c67e2ddef2e8610533175302")),
-        items=100, licence="CC BY-SA 4.0", citation=_T2S_CITE, homepage="https://text2sparql.aksw.org/",
-    ),
-    Entry(
-        "rubq-1.0-dev", "RuBQ 1.0 dev set: 300 Russian questions (with English translations) over Wikidata", "rubq",
-        (DataFile("rubq-1.0/RuBQ_1.0_dev.json", _RUBQ + "RuBQ_1.0/RuBQ_1.0_dev.json",
-                  "c9cc36e6312836fe1c5373fd2c06fb3cb41712385985f2d529c6eb892a59df85"),),
-        items=300, licence="CC BY-SA 4.0",
-        citation="Korablinov, Braslavski: RuBQ: A Russian Dataset for Question Answering over Wikidata. ISWC 2020, 97-110.",
-        homepage="https://github.com/vladislavneon/RuBQ",
-    ),
-    Entry(
-        "rubq-1.0-test", "RuBQ 1.0 test set: 1,200 Russian questions (with English translations) over Wikidata", "rubq",
-        (DataFile("rubq-1.0/RuBQ_1.0_test.json", _RUBQ + "RuBQ_1.0/RuBQ_1.0_test.json",
-                  "fddf13605226756f4cec7185066ba48c0089592d9d48d3f2e023625afeeeb5d3"),),
-        items=1200, licence="CC BY-SA 4.0",
-        citation="Korablinov, Braslavski: RuBQ: A Russian Dataset for Question Answering over Wikidata. ISWC 2020, 97-110.",
-        homepage="https://github.com/vladislavneon/RuBQ",
-    ),
-    Entry(
-        "lcquad-1.0-train", "LC-QuAD 1.0 train set (DBpedia 2016-04), 4,000 questions, no stored answers", "lcquad",
-        (DataFile("lcquad-1.0/train-data.json", _LCQ1 + "train-data.json",
-                  "91f47ced1e4a7a5771f8523dfeac587db0788429574225af17a5018a6fef4b0f"),),
-        items=4000, licence="GPL-3.0", citation=_LCQ1_CITE, homepage="https://github.com/AskNowQA/LC-QuAD",
-    ),
-    Entry(
-        "lcquad-1.0-test", "LC-QuAD 1.0 test set (DBpedia 2016-04), 1,000 questions, no stored answers", "lcquad",
-        (DataFile("lcquad-1.0/test-data.json", _LCQ1 + "test-data.json",
-                  "09aaa6c6ab835aeb389efc3d9944270dcedd322dadd31bd9aab7c7763f08722e"),),
-        items=1000, licence="GPL-3.0", citation=_LCQ1_CITE, homepage="https://github.com/AskNowQA/LC-QuAD",
-    ),
-    Entry(
-        "simpledbpediaqa-valid", "SimpleDBpediaQA V1 validation set (SimpleQuestions migrated to DBpedia)",
-        "simpledbpediaqa",
-        (DataFile("simpledbpediaqa/V1/valid.json", _SDQA + "V1/valid.json",
-                  "3f10fa436d8d4e388a20887a23b5da97798bf8a3cbc89b038c6bac9f56a60568"),),
-        licence="see upstream repository", citation=_SDQA_CITE, homepage="https://github.com/castorini/SimpleDBpediaQA",
-    ),
-    Entry(
-        "simpledbpediaqa-test", "SimpleDBpediaQA V1 test set (SimpleQuestions migrated to DBpedia)", "simpledbpediaqa",
-        (DataFile("simpledbpediaqa/V1/test.json", _SDQA + "V1/test.json",
-                  "d690064e85cc7f4fd8fe1b005496adc5b412b35e2a9e6b2aff438b09136be563"),),
-        licence="see upstream repository", citation=_SDQA_CITE, homepage="https://github.com/castorini/SimpleDBpediaQA",
-    ),
-    Entry(
-        "graphquestions-train", "GraphQuestions training set (Freebase 2013-07)", "graphquestions",
-        (DataFile("graphquestions/freebase13/graphquestions.training.json",
-                  _GQ + "freebase13/graphquestions.training.json",
-                  git_blob="b4469ff7aef4426a8cf0657b90f3f30543cc6921"),),
-        licence="CC BY 4.0", citation=_GQ_CITE, homepage="https://github.com/ysu1989/GraphQuestions",
-    ),
-    Entry(
-        "graphquestions-test", "GraphQuestions testing set (Freebase 2013-07)", "graphquestions",
-        (DataFile("graphquestions/freebase13/graphquestions.testing.json",
-                  _GQ + "freebase13/graphquestions.testing.json",
-                  git_blob="304d5032bf61a74070be1c71a0dafd605c4e6fd9"),),
-        licence="CC BY 4.0", citation=_GQ_CITE, homepage="https://github.com/ysu1989/GraphQuestions",
-    ),
-    Entry(
-        "lcquad-2.0-train", "LC-QuAD 2.0 train set (Wikidata queries; DBpedia 2018 queries kept in metadata)", "lcquad2",
-        (DataFile("lcquad-2.0/dataset/train.json", _LCQ2 + "dataset/train.json",
-                  git_blob="1a972fb91a6ce480e34cbbb3c88532a40e3d9d7c"),),
-        licence="CC BY 3.0", citation=_LCQ2_CITE, homepage="https://github.com/AskNowQA/LC-QuAD2.0",
-    ),
-    Entry(
-        "lcquad-2.0-test", "LC-QuAD 2.0 test set (Wikidata queries; DBpedia 2018 queries kept in metadata)", "lcquad2",
-        (DataFile("lcquad-2.0/dataset/test.json", _LCQ2 + "dataset/test.json",
-                  git_blob="9efb5c1e883b9c1ba9df6a2e81591ba908a0011f"),),
-        licence="CC BY 3.0", citation=_LCQ2_CITE, homepage="https://github.com/AskNowQA/LC-QuAD2.0",
-    ),
-    _qald("qald-3-train", "QALD-3 DBpedia train set (XML)", "qald-xml", "3/data/dbpedia-train-answers.xml"),
-    _qald("qald-3-test", "QALD-3 DBpedia test set (XML)", "qald-xml", "3/data/dbpedia-test-answers.xml"),
-    _qald("qald-4-train", "QALD-4 multilingual train set (XML)", "qald-xml", "4/data/qald-4_multilingual_train_withanswers.xml"),
-    _qald("qald-4-test", "QALD-4 multilingual test set (XML)", "qald-xml", "4/data/qald-4_multilingual_test_withanswers.xml"),
-    _qald("qald-5-train", "QALD-5 train set (QALD-5 JSON)", "qald-json", "5/data/qald-5_train.json"),
-    _qald("qald-6-train", "QALD-6 multilingual train set", "qald-json", "6/data/qald-6-train-multilingual.json"),
-    _qald("qald-6-test", "QALD-6 multilingual test set", "qald-json", "6/data/qald-6-test-multilingual.json"),
-    _qald("qald-6-train-hybrid", "QALD-6 hybrid train set", "qald-json", "6/data/qald-6-train-hybrid.json"),
-    _qald("qald-6-test-hybrid", "QALD-6 hybrid test set", "qald-json", "6/data/qald-6-test-hybrid.json"),
-    _qald("qald-7-train", "QALD-7 multilingual train set", "qald-json", "7/data/qald-7-train-multilingual.json"),
-    _qald("qald-7-test", "QALD-7 multilingual test set", "qald-json", "7/data/qald-7-test-multilingual.json"),
-    _qald("qald-7-train-extended", "QALD-7 multilingual train set, extended JSON", "qald-json",
-          "7/data/qald-7-train-multilingual-extended-json.json"),
-    _qald("qald-7-train-wikidata", "QALD-7 English Wikidata train set", "qald-json", "7/data/qald-7-train-en-wikidata.json"),
-    _qald("qald-7-test-wikidata", "QALD-7 English Wikidata test set", "qald-json", "7/data/qald-7-test-en-wikidata.json"),
-    _qald("qald-8-train", "QALD-8 multilingual train set", "qald-json", "8/data/qald-8-train-multilingual.json"),
-    _qald("qald-8-test", "QALD-8 multilingual test set", "qald-json", "8/data/qald-8-test-multilingual.json"),
-)
+
+def _check_fields(doc: Any, fields: dict[str, type], required: tuple[str, ...], record: str) -> dict[str, Any]:
+    """``doc`` as a mapping whose keys are among ``fields``, each of its type, ``required`` present."""
+    if not isinstance(doc, dict):
+        raise _Invalid(record, f"expected a mapping of {', '.join(fields)}, got {type(doc).__name__}")
+    unknown = sorted(set(doc) - set(fields))
+    if unknown:
+        raise _Invalid(record, f"unknown field {unknown[0]!r}; expected one of {', '.join(fields)}")
+    missing = [k for k in required if doc.get(k) in (None, "")]
+    if missing:
+        raise _Invalid(record, f"missing field {missing[0]!r}")
+    for key, value in doc.items():
+        kind = fields[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise _Invalid(record, f"field {key!r} must be {kind.__name__}, got {type(value).__name__} {value!r}")
+    return doc
+
+
+def _data_file(doc: Any, sources: dict[str, str], record: str) -> DataFile:
+    f = _check_fields(doc, _FILE_FIELDS, ("path",), record)
+    record = f"{record} ({f['path']})"
+    for key, digits in _HEX_DIGITS.items():
+        if key in f and not re.fullmatch(f"[0-9a-f]{{{digits}}}", f[key]):
+            raise _Invalid(record, f"field {key!r} must be {digits} lowercase hex digits, got {f[key]!r}")
+    url = f.get("url")
+    if url is not None:
+        names = _PLACEHOLDER.findall(url)
+        unknown = [n for n in names if n not in sources]
+        if unknown:
+            raise _Invalid(record, f"field 'url' names unknown source {{{unknown[0]}}}; sources: {', '.join(sources)}")
+        url = _PLACEHOLDER.sub(lambda m: sources[m.group(1)], url)
+    if not f.get("package") and not url:
+        raise _Invalid(record, "a file outside the package needs a 'url' (or 'package: true')")
+    return DataFile(f["path"], url, f.get("sha256"), bool(f.get("package")), f.get("git_blob"))
+
+
+def _entry(doc: Any, sources: dict[str, str], index: int) -> Entry:
+    name = doc.get("name") if isinstance(doc, dict) else None
+    record = f"dataset {name!r}" if isinstance(name, str) else f"datasets[{index}]"
+    e = _check_fields(doc, _ENTRY_FIELDS, _ENTRY_REQUIRED, record)
+    if not e["files"]:
+        raise _Invalid(record, "field 'files' is empty; list at least one file")
+    files = tuple(_data_file(f, sources, f"{record}, files[{i}]") for i, f in enumerate(e["files"]))
+    return Entry(e["name"], e["description"], e["format"], files, e.get("items"), e["licence"],
+                 e.get("citation", ""), e.get("homepage", ""), dict(e.get("options") or {}))
+
+
+def read_registry(path: Path | None = None) -> tuple[tuple[Entry, ...], dict[str, DataFile], dict[str, str]]:
+    """``(entries, kgs, sources)`` of the registry data file (default :data:`DATA_FILE`), checked:
+    an unknown or missing field, a value of the wrong type, a malformed checksum, a URL naming an
+    unknown source or a repeated name is an :class:`~kgqa.model.InputError` naming the entry and field."""
+    path = Path(path) if path is not None else DATA_FILE
+    raw = read_yaml(path)
+    try:
+        doc = _check_fields(raw, {"sources": dict, "citations": dict, "datasets": list, "kgs": dict},
+                            ("datasets",), "top level")
+        sources = {str(k): v for k, v in (doc.get("sources") or {}).items()}
+        bad = [k for k, v in sources.items() if not isinstance(v, str) or not v.startswith(("https://", "http://"))]
+        if bad:
+            raise _Invalid(f"sources.{bad[0]}", f"expected an http(s) URL, got {sources[bad[0]]!r}")
+        entries = tuple(_entry(d, sources, i) for i, d in enumerate(doc["datasets"]))
+        seen: set[str] = set()
+        for e in entries:
+            if e.name.lower() in seen:
+                raise _Invalid(f"dataset {e.name!r}", "name repeats an earlier entry (names are case-insensitive)")
+            seen.add(e.name.lower())
+        kgs = {str(k).lower(): _data_file(v, sources, f"kgs.{k}") for k, v in (doc.get("kgs") or {}).items()}
+        return entries, kgs, sources
+    except _Invalid as e:
+        raise InputError(path, str(e), e.record) from None
+
+
+ENTRIES, KGS, SOURCES = read_registry()
+ENTRIES: tuple[Entry, ...]
+#: Knowledge graphs by the name of the dataset they belong to: what ``--kg NAME`` (CLI, web form,
+#: ``kg=`` in the library) executes queries on when NAME is not a file or URL.
+KGS: dict[str, DataFile]
+#: Upstream repositories pinned to a commit, by the name a file's URL uses (``{qald}``).
+SOURCES: dict[str, str]
 
 
 #: The named datasets as a :class:`~kgqa.model.registry.Registry` (others may register more).
@@ -251,15 +184,6 @@ def entries() -> list[Entry]:
 
 def find(name: str) -> Entry | None:
     return DATASETS.find(name.strip())
-
-
-#: Knowledge graphs by the name of the dataset they belong to: what ``--kg NAME`` (CLI, web form,
-#: ``kg=`` in the library) executes queries on when NAME is not a file or URL.
-KGS: dict[str, DataFile] = {
-    "demo": DataFile("demo/data/kg.ttl", package=True),
-    "ck25": DataFile("ck25/graphs/prod-inst.ttl", _CK25 + "graphs/prod-inst.ttl",
-                     "9e701537f6baac2a295aa365645eea1fda75b711e007a69ba2d4babe9e41a19a"),
-}
 
 
 def resolve_kg(spec: str, verify: bool = True, download: bool = True) -> str:

@@ -103,7 +103,7 @@ def parse_record(rec: Any, file: str, where: str, problems: list[Problem]) -> It
     return item
 
 
-def load_dataset(paths: list[Path], **options: Any) -> Dataset:
+def load_rubq_dataset(paths: list[Path], **options: Any) -> Dataset:
     items: list[Item] = []
     problems: list[Problem] = []
     seen: set[str] = set()
@@ -138,6 +138,6 @@ DATASET = formats.register(formats.Format(
     kind="dataset",
     description="RuBQ 1.0 / 2.0 JSON (Russian questions over Wikidata, with English translations)",
     sniff=sniff,
-    load=load_dataset,
+    load=load_rubq_dataset,
     extensions=(".json",),
 ))

@@ -156,7 +156,7 @@ def parse_question(rec: Any) -> Item:
                 {"predicate": entries[0][0]}, metadata)
 
 
-def load(paths: list[Path], **options: Any) -> Dataset:
+def load_simpledbpediaqa_dataset(paths: list[Path], **options: Any) -> Dataset:
     problems: list[Problem] = []
     parsed = []
     meta: dict[str, Any] = {}
@@ -196,7 +196,7 @@ FORMAT = formats.register(formats.Format(
     kind="dataset",
     description="SimpleDBpediaQA JSON (castorini/SimpleDBpediaQA V1/*.json); gold SPARQL built from subject and predicate list",
     sniff=sniff,
-    load=load,
+    load=load_simpledbpediaqa_dataset,
     extensions=(".json",),
     aliases=("simple-dbpedia-qa",),
 ))

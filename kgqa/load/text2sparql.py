@@ -89,7 +89,7 @@ def _meta_list(v: Any) -> Any:
     return list(v) if isinstance(v, (list, tuple)) else v
 
 
-def load_dataset(paths: list[Path], gold: str | Path | None = None, **options: Any) -> Dataset:
+def load_text2sparql_dataset(paths: list[Path], gold: str | Path | None = None, **options: Any) -> Dataset:
     yamls = [p for p in paths if Path(p).suffix.lower() in (".yml", ".yaml")]
     jsons = [p for p in paths if Path(p).suffix.lower() == ".json"]
     if len(yamls) != 1:
@@ -280,7 +280,7 @@ DATASET = formats.register(formats.Format(
     kind="dataset",
     description="Text2SPARQL'25 questions YAML (CK25, DB25) joined with its gold result-set bags",
     sniff=sniff_dataset,
-    load=load_dataset,
+    load=load_text2sparql_dataset,
     extensions=(".yml", ".yaml"),
     aliases=("ck25", "db25"),
 ))

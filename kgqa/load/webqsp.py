@@ -56,14 +56,14 @@ from kgqa.model import Dataset, InputError, Item, Prediction, Problem, Run, Tabl
 from kgqa.model.terms import IRI, Literal, Term
 
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
-_MID = re.compile(r"^[mg]\.[0-9a-z_]+$")
+FREEBASE_MID = re.compile(r"^[mg]\.[0-9a-z_]+$")
 
 
 def freebase_term(arg: Any, entity: bool | None = None) -> Term:
     """A Freebase answer argument as a term: a mid (``m.0abc`` / ``g.1xyz``), or any argument
     of an answer typed as an entity, becomes ``ns:<mid>``; anything else a simple literal."""
     text = str(arg).strip()
-    if entity is True or (entity is None and _MID.match(text)):
+    if entity is True or (entity is None and FREEBASE_MID.match(text)):
         return IRI(FREEBASE_NS + text)
     return Literal(text)
 
@@ -154,7 +154,7 @@ def parse_question(q: Any, file: str, record: str, problems: list[Problem]) -> I
     return Item(str(qid).strip(), questions, sparql, answer, None, {}, {}, metadata)
 
 
-def load_dataset(paths: list[Path], **options: Any) -> Dataset:
+def load_webqsp_dataset(paths: list[Path], **options: Any) -> Dataset:
     problems: list[Problem] = []
     parsed = []
     meta: dict[str, Any] = {}
@@ -201,7 +201,7 @@ DATASET = formats.register(formats.Format(
     kind="dataset",
     description="WebQuestionsSP JSON (Questions[].Parses[] with Sparql, Answers, InferentialChain, Constraints)",
     sniff=sniff,
-    load=load_dataset,
+    load=load_webqsp_dataset,
     extensions=(".json",),
     aliases=("webquestionssp",),
 ))
@@ -222,7 +222,7 @@ def _prediction(rec: dict) -> Prediction:
                       metadata={"webqsp_answers": raw})
 
 
-def load_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
+def load_webqsp_run(paths: list[Path], dataset: Dataset | None = None, **options: Any) -> Run:
     """The predictions file the official ``eval.py`` reads: a JSON list of ``{"QuestionId",
     "Answers": [answer strings]}`` (a mid ``m.x`` becomes ``ns:m.x``, as in the dataset). The
     ``Answers`` list as written is kept in ``metadata["webqsp_answers"]`` (eval.py compares the
@@ -248,6 +248,6 @@ RUN = formats.register(formats.Format(
     kind="run",
     description="WebQSP predictions as eval.py reads them: [{QuestionId, Answers: [mids or values]}]",
     sniff=sniff_run,
-    load=load_run,
+    load=load_webqsp_run,
     extensions=(".json",),
 ))

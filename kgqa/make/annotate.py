@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgqa.model import Dataset, IRI, Item, Literal
+from kgqa.model.terms import LABEL_PREDICATES
 from kgqa.sparql.prefixes import STANDARD_PREFIXES
 
 __all__ = [
@@ -66,17 +67,6 @@ __all__ = [
 
 MODES = ("raw", "tagged", "tag-end")
 SEP = "<sep>"
-
-LABEL_PREDICATES: tuple[str, ...] = (
-    "http://www.w3.org/2000/01/rdf-schema#label",
-    "http://www.w3.org/2004/02/skos/core#prefLabel",
-    "http://www.w3.org/2004/02/skos/core#altLabel",
-    "http://xmlns.com/foaf/0.1/name",
-    "http://schema.org/name",
-    "https://schema.org/name",
-    "http://purl.org/dc/terms/title",
-    "http://purl.org/dc/elements/1.1/title",
-)
 
 _PLUMBING = (
     "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
@@ -460,16 +450,16 @@ def ontology_labels(paths: Sequence[Any], lang: str | None = "en") -> dict[IRI, 
 
     import pyoxigraph as ox
 
+    from kgqa.load.rdf import RDF_EXTENSIONS
     from kgqa.model import InputError
 
     preds = set(LABEL_PREDICATES)
     out: dict[IRI, set[str]] = {}
     for path in paths:
         path = Path(path)
-        fmt = {".owl": ox.RdfFormat.RDF_XML, ".rdf": ox.RdfFormat.RDF_XML, ".xml": ox.RdfFormat.RDF_XML,
-               ".ttl": ox.RdfFormat.TURTLE, ".nt": ox.RdfFormat.N_TRIPLES}.get(path.suffix.lower())
+        fmt = RDF_EXTENSIONS.get(path.suffix.lower())
         if fmt is None:
-            raise InputError(path, "expected an ontology file ending in .owl, .rdf, .xml, .ttl or .nt")
+            raise InputError(path, f"expected an ontology file ending in one of {', '.join(sorted(RDF_EXTENSIONS))}")
         try:
             with path.open("rb") as fh:
                 for q in ox.parse(fh, format=fmt):

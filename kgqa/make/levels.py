@@ -11,7 +11,7 @@ Definitions (exact):
   are about the KB schema, and with entities almost every test item would be zero-shot.
   ``include_entities=True`` adds the entity IRIs (then the levels describe "all URIs").
 - **logical form** L(d): the pair (S(d), structure) where the structure is the analyzer's
-  :meth:`~kgqa.sparql.analyzer.QueryInfo.structure_template` (canonical query skeleton with
+  :func:`~kgqa.sparql.canonical.structure_template` (canonical query skeleton with
   IRIs and literals abstracted, which keeps operators, aggregates such as COUNT, FILTER
   comparisons, ORDER BY/LIMIT). With ``structure=False`` L(d) is S(d) alone.
 - level of a test item d against train T:
@@ -67,8 +67,9 @@ def logical_form(item: Item, include_entities: bool = False, structure: bool = T
     if not structure:
         return (s,)
     from kgqa.sparql.analyzer import analyze
+    from kgqa.sparql.canonical import structure_template
 
-    t = analyze(item.sparql).structure_template()
+    t = structure_template(analyze(item.sparql))
     return None if t is None else (s, t)
 
 

@@ -12,7 +12,7 @@ Definitions (exact):
     without a query has none.
   - ``template``: ``{t}`` where t is the dataset's global template id ``item.groups["template"]``
     or, when the dataset has none (or ``template_source="structure"``), the query's
-    :meth:`~kgqa.sparql.analyzer.QueryInfo.structure_template` (IRIs and literals replaced by
+    :func:`~kgqa.sparql.canonical.structure_template` (IRIs and literals replaced by
     placeholders, variables renamed canonically). An item without a template (no query, or a
     query the analyzer finds invalid) has none.
   - ``iid``: ``{item id}`` (a plain random split; the property is trivially true).
@@ -98,8 +98,9 @@ def template_key(item: Item, source: str = "auto") -> str | None:
     if not item.sparql:
         return None
     from kgqa.sparql.analyzer import analyze
+    from kgqa.sparql.canonical import structure_template
 
-    return analyze(item.sparql).structure_template()
+    return structure_template(analyze(item.sparql))
 
 
 @dataclass

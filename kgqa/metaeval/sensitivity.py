@@ -31,7 +31,7 @@ from kgqa.metaeval.degrade import Context, Degradation, build_context, degrade, 
 from kgqa.execute.executor import Executor
 from kgqa.model import Dataset, Prediction, Run
 from kgqa.score import profiles
-from kgqa.score.evaluate import ScoredRun, evaluate
+from kgqa.score.evaluate import Evaluation, evaluate
 from kgqa.score.measures import Measure, mean_of_defined, parse_list
 
 __all__ = [
@@ -150,7 +150,7 @@ def sensitivity(
                       untrusted=runner.policy.untrusted("gold"))
     ctx = context or build_context(dataset, ts, runner, gold=gold)
 
-    def score(run: Run) -> ScoredRun:
+    def score(run: Run) -> Evaluation:
         predicted = runner.run({p.id: p.sparql for p in run.predictions if p.sparql is not None})
         return evaluate(dataset, run, prof, predicted=predicted, gold=gold)
 
@@ -173,7 +173,7 @@ def sensitivity(
         values.update({q.id: q.scores for q in sub.questions})
         return {k: mean_of_defined([], [v.get(k) for v in values.values()]) for k in labels}
 
-    def score_subset(sub_ds: Dataset, sub_run: Run) -> ScoredRun:
+    def score_subset(sub_ds: Dataset, sub_run: Run) -> Evaluation:
         predicted = runner.run({p.id: p.sparql for p in sub_run.predictions if p.sparql is not None})
         return evaluate(sub_ds, sub_run, prof, predicted=predicted, gold=gold)
     rows = [SensitivityRow("T0", 0.0, t0, {k: "" for k in labels}, {k: (0.0, t0[k], t0[k]) for k in labels}, [0], None)]

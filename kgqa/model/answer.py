@@ -172,7 +172,7 @@ def tolerant_cells(cell: Any) -> tuple[list[Term], str]:
       newlines), each an IRI when it is an absolute http(s) IRI, else a simple literal: the
       caller turns them into one row each.
     Raises ValueError for anything else."""
-    from kgqa.model.terms import XSD, Literal as Lit, guess_term, _DATE, _DATETIME, _NUMBER
+    from kgqa.model.terms import XSD, Literal as Lit, guess_term, DATE_PATTERN, DATETIME_PATTERN, NUMBER_PATTERN
 
     kind = cell.get("type")
     value = cell.get("value")
@@ -189,7 +189,7 @@ def tolerant_cells(cell: Any) -> tuple[list[Term], str]:
         return terms, f"binding type 'list' read as {len(terms)} value(s), one row each"
     text = str(value).strip() if not isinstance(value, bool) else ("true" if value else "false")
     if kind == "number":
-        if isinstance(value, bool) or not _NUMBER.match(text):
+        if isinstance(value, bool) or not NUMBER_PATTERN.match(text):
             return [Lit(text)], f"binding type 'number' with non-numeric value {text!r} read as a simple literal"
         if _re_int(text):
             dt = "integer"
@@ -201,7 +201,7 @@ def tolerant_cells(cell: Any) -> tuple[list[Term], str]:
     if kind in ("text", "string"):
         return [Lit(str(value))], f"binding type {kind!r} read as a simple literal"
     if kind == "date":
-        dt = "date" if _DATE.match(text) else "dateTime" if _DATETIME.match(text) else None
+        dt = "date" if DATE_PATTERN.match(text) else "dateTime" if DATETIME_PATTERN.match(text) else None
         if dt is None:
             return [Lit(text)], f"binding type 'date' with value {text!r} read as a simple literal"
         return [Lit(text, XSD + dt)], f"binding type 'date' read as xsd:{dt}"

@@ -27,6 +27,19 @@ XSD_DATE = XSD + "date"
 XSD_DATETIME = XSD + "dateTime"
 RDF_LANGSTRING = RDF + "langString"
 
+#: Predicates whose literal values name an entity: what annotation, label baselines and
+#: ``--match-labels`` read as an entity's labels.
+LABEL_PREDICATES: tuple[str, ...] = (
+    "http://www.w3.org/2000/01/rdf-schema#label",
+    "http://www.w3.org/2004/02/skos/core#prefLabel",
+    "http://www.w3.org/2004/02/skos/core#altLabel",
+    "http://xmlns.com/foaf/0.1/name",
+    "http://schema.org/name",
+    "https://schema.org/name",
+    "http://purl.org/dc/terms/title",
+    "http://purl.org/dc/elements/1.1/title",
+)
+
 NUMERIC_TYPES = frozenset(
     XSD + t
     for t in (
@@ -196,9 +209,10 @@ def to_sparql_json(term: Term) -> dict[str, str]:
 
 # --------------------------------------------------------------------------- comparison
 
-_NUMBER = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")
-_DATE = re.compile(r"^(-?\d{4,})-(\d{2})-(\d{2})(Z|[+-]\d{2}:\d{2})?$")
-_DATETIME = re.compile(r"^(-?\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2}(?:\.\d+)?)(Z|[+-]\d{2}:\d{2})?$")
+#: Lexical forms of a number, an xsd:date and an xsd:dateTime (with optional timezone).
+NUMBER_PATTERN = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")
+DATE_PATTERN = re.compile(r"^(-?\d{4,})-(\d{2})-(\d{2})(Z|[+-]\d{2}:\d{2})?$")
+DATETIME_PATTERN = re.compile(r"^(-?\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2}(?:\.\d+)?)(Z|[+-]\d{2}:\d{2})?$")
 
 
 #: the arithmetic context of numeric keys: the default precision, the widest exponents (the
@@ -211,7 +225,7 @@ def _number(text: str) -> Decimal | None:
     None (the caller then compares the lexical form) when it is no number or its exponent is
     beyond what a Decimal holds (|exponent| > 10**18). A huge or tiny exponent within that
     range is kept as it is: no overflow to an error, no underflow to 0."""
-    m = _NUMBER.match(text)
+    m = NUMBER_PATTERN.match(text)
     if not m:
         return None
     if not m.group(1).strip("0."):  # zero, whatever its exponent
@@ -227,10 +241,10 @@ def _date_key(text: str) -> tuple | None:
     a dateTime at midnight compares equal to the bare date (DBpedia and Wikidata disagree on
     which of the two they return for a day)."""
     text = text.strip()
-    m = _DATE.match(text)
+    m = DATE_PATTERN.match(text)
     if m:
         return ("date", int(m.group(1)), int(m.group(2)), int(m.group(3)))
-    m = _DATETIME.match(text)
+    m = DATETIME_PATTERN.match(text)
     if not m:
         return None
     y, mo, d, h, mi = (int(m.group(i)) for i in range(1, 6))

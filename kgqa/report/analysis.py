@@ -23,7 +23,7 @@ from rich.text import Text
 from kgqa.analyze.characteristics import BreakdownTable, ParaphraseTable, question_characteristics
 from kgqa.analyze.comparison import MultiComparison
 from kgqa.analyze.taxonomy import ErrorLabel
-from kgqa.score.evaluate import ScoredRun, QuestionScore
+from kgqa.score.evaluate import Evaluation, QuestionScore
 from kgqa.report import numbers
 from kgqa.report.fit import Grid, print_grid
 from kgqa.report.model import ComparisonReport, as_comparison_report
@@ -291,7 +291,7 @@ def _sparql(text: str) -> Syntax:
     return Syntax(text, "sparql", word_wrap=True)
 
 
-def question_panel(e: ScoredRun, q: QuestionScore, label: ErrorLabel) -> Group:
+def question_panel(e: Evaluation, q: QuestionScore, label: ErrorLabel) -> Group:
     """Everything about one question: text, queries, answers, outcome, every measure,
     characteristics and the taxonomy label."""
     d = q.details or {}
@@ -341,5 +341,5 @@ def question_panel(e: ScoredRun, q: QuestionScore, label: ErrorLabel) -> Group:
     return Group(*parts)
 
 
-def print_question(console: Console, e: ScoredRun, q: QuestionScore, label: ErrorLabel) -> None:
+def print_question(console: Console, e: Evaluation, q: QuestionScore, label: ErrorLabel) -> None:
     console.print(question_panel(e, q, label))

@@ -20,22 +20,22 @@ from typing import Any
 from kgqa.analyze.characteristics import question_characteristics
 from kgqa.analyze.comparison import load_evaluations
 from kgqa.analyze.taxonomy import classify
-from kgqa.score.evaluate import ScoredRun
+from kgqa.score.evaluate import Evaluation
 
 __all__ = ["records", "to_dataframe"]
 
 
-def _as_list(obj: Any) -> list[ScoredRun]:
-    if isinstance(obj, ScoredRun):
+def _as_list(obj: Any) -> list[Evaluation]:
+    if isinstance(obj, Evaluation):
         return [obj]
     if isinstance(obj, (str, Path)):
         return load_evaluations([obj])
     if isinstance(obj, dict):
-        return [ScoredRun.from_json(d) for d in obj["runs"]] if "runs" in obj else [ScoredRun.from_json(obj)]
+        return [Evaluation.from_json(d) for d in obj["runs"]] if "runs" in obj else [Evaluation.from_json(obj)]
     out = list(obj)
-    bad = [type(x).__name__ for x in out if not isinstance(x, ScoredRun)]
+    bad = [type(x).__name__ for x in out if not isinstance(x, Evaluation)]
     if bad:
-        raise TypeError(f"expected ScoredRun objects, got {', '.join(sorted(set(bad)))}")
+        raise TypeError(f"expected Evaluation objects, got {', '.join(sorted(set(bad)))}")
     return out
 
 
@@ -43,7 +43,7 @@ def _compact(v: Any) -> str | None:
     return None if v is None else json.dumps(v, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
-def records(evals: ScoredRun | Sequence[ScoredRun] | str | Path | dict, *, characteristics: bool = True,
+def records(evals: Evaluation | Sequence[Evaluation] | str | Path | dict, *, characteristics: bool = True,
             taxonomy: bool = True) -> list[dict[str, Any]]:
     """The per-question records (module docstring) of one or more evaluations, a saved
     evaluation file (``--save``) or its parsed JSON."""
@@ -78,7 +78,7 @@ def records(evals: ScoredRun | Sequence[ScoredRun] | str | Path | dict, *, chara
     return out
 
 
-def to_dataframe(evals: ScoredRun | Sequence[ScoredRun] | str | Path | dict, *, characteristics: bool = True,
+def to_dataframe(evals: Evaluation | Sequence[Evaluation] | str | Path | dict, *, characteristics: bool = True,
                  taxonomy: bool = True):
     """A ``pandas.DataFrame`` of :func:`records` (one row per run and question). Raises
     ImportError with the install command when pandas is missing."""

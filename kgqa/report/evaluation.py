@@ -18,15 +18,16 @@ from kgqa.load import jsonio
 from kgqa.model.gcpause import during
 from kgqa.report import numbers
 from kgqa.report.fit import Grid
+from kgqa.report.html import report_table
 from kgqa.report.model import evaluation_report, measure_labels as _labels
-from kgqa.score.evaluate import ScoredRun
+from kgqa.score.evaluate import Evaluation
 
 
-def _outcome_text(e: ScoredRun) -> str:
+def _outcome_text(e: Evaluation) -> str:
     return ", ".join(f"{k} {v}" for k, v in e.outcomes.items()) or "none"
 
 
-def renderables(evals: Sequence[ScoredRun], *, per_question: bool = False, title: str | None = None) -> list[Any]:
+def renderables(evals: Sequence[Evaluation], *, per_question: bool = False, title: str | None = None) -> list[Any]:
     """Aggregate table (one row per run), outcome counts, skipped items and signatures, as rich
     renderables (markup text lines and tables)."""
     from rich.text import Text
@@ -92,7 +93,7 @@ def print_renderable(console: Console, r: Any) -> None:
         console.print(r)
 
 
-def terminal(console: Console, evals: Sequence[ScoredRun], *, per_question: bool = False, title: str | None = None) -> None:
+def terminal(console: Console, evals: Sequence[Evaluation], *, per_question: bool = False, title: str | None = None) -> None:
     """Print :func:`renderables` to ``console``."""
     for r in renderables(evals, per_question=per_question, title=title):
         print_renderable(console, r)
@@ -102,7 +103,7 @@ def _ids(ids: list[str], n: int = 5) -> str:
     return ", ".join(ids[:n]) + (", ..." if len(ids) > n else "")
 
 
-def question_table(e: ScoredRun) -> Grid:
+def question_table(e: Evaluation) -> Grid:
     """One row per question (id, outcome, every measure), split into blocks that repeat id and
     outcome when it is wider than the terminal."""
     labels = [s.label for s in e.measures if any(s.label in q.scores for q in e.questions)]
@@ -126,9 +127,10 @@ def question_table(e: ScoredRun) -> Grid:
 
 
 @during
-def to_json(evals: Sequence[ScoredRun]) -> str:
-    if len(evals) == 1:
-        return jsonio.dumps(evals[0].to_json())
+def to_json(evals: Sequence[Evaluation]) -> str:
+    """The evaluations as one JSON document, always ``{"runs": [...]}`` (one run too), what
+    ``--save`` writes and :func:`kgqa.analyze.comparison.load_evaluations` reads (which also reads
+    a bare evaluation object, what kgqa before issue 38 wrote for one run)."""
     return jsonio.dumps({"runs": [e.to_json() for e in evals]})
 
 
@@ -136,7 +138,7 @@ _HOLE = "\x00kgqa-questions-{}\x00"
 _BATCH = 5000
 
 
-def to_json_chunks(evals: Sequence[ScoredRun], scratch: Path | None = None) -> Iterator[str]:
+def to_json_chunks(evals: Sequence[Evaluation], scratch: Path | None = None) -> Iterator[str]:
     """:func:`to_json`'s text in pieces, the per-question records written a batch at a time, so
     writing a million questions never holds their whole document (``--save``, ``-f json -o``).
     The pieces join to exactly :func:`to_json`'s text (tested), except where a lone surrogate
@@ -150,7 +152,7 @@ def to_json_chunks(evals: Sequence[ScoredRun], scratch: Path | None = None) -> I
         d = e.to_json_head()
         d["questions"] = _HOLE.format(i)
         docs.append(d)
-    text = jsonio.dumps(docs[0] if len(evals) == 1 else {"runs": docs})
+    text = jsonio.dumps({"runs": docs})
     for i, e in enumerate(evals):
         hole = '"' + jsonio.dumps(_HOLE.format(i))[1:-1] + '"'
         at = text.index(hole)
@@ -166,7 +168,7 @@ def to_json_chunks(evals: Sequence[ScoredRun], scratch: Path | None = None) -> I
 PARALLEL_RECORDS = 100_000
 
 
-def _question_array(e: ScoredRun, indent: int, scratch: Path | None = None) -> Iterator[str]:
+def _question_array(e: Evaluation, indent: int, scratch: Path | None = None) -> Iterator[str]:
     questions = e.questions
     n = len(questions)
     if not n:
@@ -246,7 +248,7 @@ def _write_batches(questions: Any, deal: Any, pad: str, fd: int) -> dict[int, tu
 
 
 @during
-def to_csv(evals: Sequence[ScoredRun], neutralise: bool | None = None) -> str:
+def to_csv(evals: Sequence[Evaluation], neutralise: bool | None = None) -> str:
     """Per-question records, one row per (run, question): readable by pandas.read_csv. Text
     cells that a spreadsheet would run as a formula are neutralised
     (:func:`kgqa.report.safe.csv_cell`) unless ``neutralise=False`` / ``KGQA_CSV_FORMULAS=keep``."""
@@ -277,13 +279,13 @@ def _range_text(details: dict) -> str:
     return " ".join(f"{k}=[{lo!r},{hi!r}]" for k, (lo, hi) in rng.items()) + f" ({details.get('score_range_kind', '')})"
 
 
-def to_markdown(evals: Sequence[ScoredRun]) -> str:
+def to_markdown(evals: Sequence[Evaluation]) -> str:
     """The aggregate table (:func:`~kgqa.report.model.evaluation_report`) in Markdown; run names
     and labels are escaped (:func:`kgqa.report.safe.md_cell`)."""
     return evaluation_report(evals).to_markdown()
 
 
-def to_html(evals: Sequence[ScoredRun]) -> str:
+def to_html(evals: Sequence[Evaluation]) -> str:
     """A small HTML table of the aggregates (what a notebook shows for an evaluation)."""
     from html import escape
 
@@ -292,4 +294,4 @@ def to_html(evals: Sequence[ScoredRun]) -> str:
     sigs += "".join(f"<div><code>{escape(s)}</code></div>" for s in report.signatures)
     skipped = sum(len(e.skipped) for e in evals)
     note = f"<div>{skipped} question(s) skipped (see <code>.skipped</code>)</div>" if skipped else ""
-    return f"{report.to_html()}{note}{sigs}"
+    return f"{report_table(report)}{note}{sigs}"

@@ -41,7 +41,7 @@ from kgqa.analyze.taxonomy import LABELS, classify_evaluation, taxonomy_counts
 from kgqa.report import analysis as A
 from kgqa.report import numbers
 from kgqa.report.model import Report, ReportCell, comparison_report, evaluation_report
-from kgqa.score.evaluate import ScoredRun, require_items
+from kgqa.score.evaluate import Evaluation, require_items
 
 __all__ = ["html_report", "report_table"]
 
@@ -196,7 +196,7 @@ def fig_rank_curve(pt: ParaphraseTable) -> str:
     return _png(fig, "paraphrase rank curve")
 
 
-def fig_distribution(evals: Sequence[ScoredRun], measure: str) -> str:
+def fig_distribution(evals: Sequence[Evaluation], measure: str) -> str:
     import numpy as np
 
     values = {e.run: list(per_question_scores(e, measure).values()) for e in evals}
@@ -285,9 +285,9 @@ def report_table(report: Report, *, row_notes: str | None = None) -> str:
     return _table(report.header + ([row_notes] if row_notes else []), rows)
 
 
-def _scores_section(evals: Sequence[ScoredRun]) -> str:
+def _scores_section(evals: Sequence[Evaluation]) -> str:
     report = evaluation_report(evals)
-    body = report.to_html(row_notes="outcomes") + "".join(f'<p class="note">{_e(n)}</p>' for n in report.notes)
+    body = report_table(report, row_notes="outcomes") + "".join(f'<p class="note">{_e(n)}</p>' for n in report.notes)
     sigs = "".join(f'<p class="note">signature (select to copy):</p><div class="signature">{_e(s)}</div>'
                    for s in report.signatures)
     skipped = ""
@@ -300,7 +300,7 @@ def _scores_section(evals: Sequence[ScoredRun]) -> str:
 
 def _comparison_section(cmp: MultiComparison, measure: str) -> str:
     cr = comparison_report(cmp)
-    out = ["<h2 id=\"comparison\">Comparison</h2>", cr.summary.to_html(),
+    out = ["<h2 id=\"comparison\">Comparison</h2>", report_table(cr.summary),
            f"<h3>{_e(cr.pairs.title)}</h3>",
            _table(A.pair_header(cr), A.pair_rows(cr), numeric_from=2)]
     out += [f'<p class="note">{_e(n)}</p>' for n in cr.notes]
@@ -309,7 +309,7 @@ def _comparison_section(cmp: MultiComparison, measure: str) -> str:
     return "\n".join(out)
 
 
-def _outcome_section(evals: Sequence[ScoredRun]) -> str:
+def _outcome_section(evals: Sequence[Evaluation]) -> str:
     labels = sorted({k for e in evals for k in e.outcomes}, key=lambda k: (k != "ok", k))
     rows = [[e.run] + [e.outcomes.get(k, 0) for k in labels] for e in evals]
     fig = _stacked([e.run for e in evals], labels, {e.run: e.outcomes for e in evals}, "Outcomes per run", "outcomes")
@@ -336,7 +336,7 @@ def _paraphrase_section(pt: ParaphraseTable) -> str:
             + '<div class="figs">' + _table(A._paraphrase_header(pt), A._paraphrase_rows(pt)) + fig_rank_curve(pt) + "</div>" + note)
 
 
-def _taxonomy_section(evals: Sequence[ScoredRun], counts: dict[str, dict[str, int]]) -> str:
+def _taxonomy_section(evals: Sequence[Evaluation], counts: dict[str, dict[str, int]]) -> str:
     runs, rows = A._taxonomy_grid(counts)
     labels = [lab for lab in LABELS if any(lab in c for c in counts.values())]
     fig = _stacked(runs, labels, counts, "Error taxonomy", "error taxonomy")
@@ -382,7 +382,7 @@ def _answer_block(results: Any, full_json: str | None) -> str:
     return f"<pre>{_e(text)}</pre>{tail}"
 
 
-def _questions_section(evals: Sequence[ScoredRun], full_json: str | None = None) -> str:
+def _questions_section(evals: Sequence[Evaluation], full_json: str | None = None) -> str:
     out = ["<h2 id=\"questions\">Per question</h2>"]
     for e in evals:
         labels = [s.label for s in e.measures if any(s.label in q.scores for q in e.questions)]
@@ -416,7 +416,7 @@ def _questions_section(evals: Sequence[ScoredRun], full_json: str | None = None)
 
 
 def html_report(
-    evals: Sequence[ScoredRun],
+    evals: Sequence[Evaluation],
     *,
     by: Sequence[str] | None = None,
     bins: Mapping[str, int | list[float]] | None = None,

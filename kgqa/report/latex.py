@@ -18,7 +18,7 @@ from kgqa.analyze.characteristics import BreakdownTable, ParaphraseTable
 from kgqa.analyze.comparison import MultiComparison
 from kgqa.report import numbers
 from kgqa.report.model import ComparisonReport, Report, ReportCell, as_comparison_report, evaluation_report
-from kgqa.score.evaluate import ScoredRun
+from kgqa.score.evaluate import Evaluation
 
 __all__ = ["escape", "evaluations_latex", "comparison_latex", "breakdown_latex", "paraphrase_latex", "table",
            "report_latex"]
@@ -101,7 +101,7 @@ def report_latex(report: Report, *, caption: str | None = None, label: str | Non
     return out
 
 
-def evaluations_latex(evals: Sequence[ScoredRun], *, caption: str | None = None, label: str | None = None) -> str:
+def evaluations_latex(evals: Sequence[Evaluation], *, caption: str | None = None, label: str | None = None) -> str:
     """Aggregate scores: one row per run, one column per measure label, best bold."""
     cap = caption or f"Scores on {evals[0].dataset} (profile {evals[0].profile})."
     return report_latex(evaluation_report(evals), caption=cap, label=label)

@@ -6,7 +6,8 @@ As ranx's ``Report``: :func:`evaluation_report` (one row per run) and :func:`com
 signatures) from the evaluations or the comparison; the renderers only *format* it:
 
 - terminal: :meth:`Report.to_grid` (a :class:`~kgqa.report.fit.Grid` that fits any width);
-- Markdown, HTML, LaTeX: :meth:`Report.to_markdown`, :meth:`Report.to_html`, :meth:`Report.to_latex`;
+- Markdown: :meth:`Report.to_markdown`; HTML and LaTeX: :func:`kgqa.report.html.report_table`,
+  :func:`kgqa.report.latex.report_latex` (they import this module, so it never imports them);
 - data: :meth:`Report.to_dict` (JSON-ready, numbers unrounded) and :meth:`Report.to_csv`.
 
 Every number goes through :mod:`kgqa.report.numbers`, so a score has the same digits in every
@@ -154,19 +155,6 @@ class Report:
         if signatures:
             lines += [f"Signature: `{s}`" for s in self.signatures]
         return "\n".join(lines) + "\n"
-
-    def to_html(self, *, row_notes: str | None = None) -> str:
-        """An HTML table (best in ``<span class="best">``, letters in ``<span class="sig">``);
-        ``row_notes`` names a last column holding :attr:`row_notes`."""
-        from kgqa.report.html import report_table
-
-        return report_table(self, row_notes=row_notes)
-
-    def to_latex(self, *, caption: str | None = None, label: str | None = None) -> str:
-        """A booktabs table: best ``\\textbf``, letters ``\\textsuperscript``, CIs in small type."""
-        from kgqa.report.latex import report_latex
-
-        return report_latex(self, caption=caption, label=label)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: every number unrounded."""

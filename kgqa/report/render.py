@@ -15,7 +15,7 @@ from kgqa.load import jsonio
 from kgqa.model.gcpause import during
 from kgqa.load.jsonio import write_atomic
 from kgqa.model import InputError
-from kgqa.score.evaluate import ScoredRun
+from kgqa.score.evaluate import Evaluation
 
 if TYPE_CHECKING:  # the comparison imports scipy: only what compares evaluations pays for it
     from kgqa.analyze.comparison import MultiComparison
@@ -45,7 +45,7 @@ def parse_bins(specs: Sequence[str] | None) -> dict:
         raise InputError("bins", str(e)) from None
 
 
-def breakdowns(evals: Sequence[ScoredRun], by: Sequence[str], bins: dict | None = None, *, seed: int = 0,
+def breakdowns(evals: Sequence[Evaluation], by: Sequence[str], bins: dict | None = None, *, seed: int = 0,
                measure: str | None = None, resamples: int = 10_000, paraphrase_curve: bool = False) -> list:
     """One breakdown table per key of ``by`` (see :func:`kgqa.analyze.characteristics.breakdown_table`);
     with ``paraphrase_curve``, ``paraphrase`` (the paraphrase group key) gives the paraphrase rank
@@ -67,7 +67,7 @@ def breakdowns(evals: Sequence[ScoredRun], by: Sequence[str], bins: dict | None 
     return tables
 
 
-def comparison(evals: Sequence[ScoredRun], *, baseline: str | None = None, seed: int = 0,
+def comparison(evals: Sequence[Evaluation], *, baseline: str | None = None, seed: int = 0,
                measures: Sequence[str] | None = None, family: str = "measure",
                resamples: int = 10_000) -> MultiComparison:
     """:func:`kgqa.analyze.comparison.compare_evaluations` with bad arguments as InputError."""
@@ -125,9 +125,9 @@ def breakdown_text(tables: Sequence[Any], fmt: str) -> Any:
 
 
 @during
-def save_evaluations(evals: Sequence[ScoredRun], path: Path) -> None:
-    """Write evaluations as JSON for ``kgqa report`` / ``kgqa show`` (one object, or
-    ``{"runs": [...]}`` for several), atomically."""
+def save_evaluations(evals: Sequence[Evaluation], path: Path) -> None:
+    """Write evaluations as JSON for ``kgqa report`` / ``kgqa show`` (``{"runs": [...]}``, one
+    run too), atomically."""
     from kgqa.report.evaluation import to_json_chunks
 
     write_atomic(Path(path), _then_newline(to_json_chunks(list(evals), scratch=Path(path).parent)))
@@ -138,7 +138,7 @@ def _then_newline(chunks):
     yield "\n"
 
 
-def _json(evals: list[ScoredRun], cmp: MultiComparison | None, bts: list, pt: Any) -> str:
+def _json(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: Any) -> str:
     from kgqa.analyze.characteristics import to_jsonable
     from kgqa.analyze.taxonomy import taxonomy_counts, taxonomy_left_out
 
@@ -164,7 +164,7 @@ def _json(evals: list[ScoredRun], cmp: MultiComparison | None, bts: list, pt: An
     return jsonio.dumps(doc) + "\n"
 
 
-def _csv(evals: list[ScoredRun]) -> str:
+def _csv(evals: list[Evaluation]) -> str:
     from kgqa.report.dataframe import records
     from kgqa.report.safe import csv_cell
 
@@ -182,7 +182,7 @@ def _csv(evals: list[ScoredRun]) -> str:
     return buf.getvalue()
 
 
-def _latex(evals: list[ScoredRun], cmp: MultiComparison | None, bts: list, pt: Any) -> str:
+def _latex(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: Any) -> str:
     from kgqa.report import latex as L
 
     parts = [L.evaluations_latex(evals)]
@@ -194,7 +194,7 @@ def _latex(evals: list[ScoredRun], cmp: MultiComparison | None, bts: list, pt: A
     return "\n".join(parts)
 
 
-def _markdown(evals: list[ScoredRun], cmp: MultiComparison | None, bts: list, pt: Any) -> str:
+def _markdown(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: Any) -> str:
     from kgqa.analyze.taxonomy import taxonomy_counts, taxonomy_left_out
     from kgqa.report import analysis as A
     from kgqa.report.evaluation import to_markdown
@@ -209,7 +209,7 @@ def _markdown(evals: list[ScoredRun], cmp: MultiComparison | None, bts: list, pt
     return "\n".join(parts)
 
 
-def _table(evals: list[ScoredRun], cmp: MultiComparison | None, bts: list, pt: Any) -> list[Any]:
+def _table(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: Any) -> list[Any]:
     from kgqa.analyze.taxonomy import taxonomy_counts, taxonomy_left_out
     from kgqa.report import analysis as A
     from kgqa.report.evaluation import renderables
@@ -225,7 +225,7 @@ def _table(evals: list[ScoredRun], cmp: MultiComparison | None, bts: list, pt: A
 
 
 @during
-def render_report(evals: Sequence[ScoredRun], fmt: str, *, by: Sequence[str] = (), bins: dict | None = None,
+def render_report(evals: Sequence[Evaluation], fmt: str, *, by: Sequence[str] = (), bins: dict | None = None,
                   baseline: str | None = None, seed: int = 0, measure: str | None = None,
                   compare_measures: Sequence[str] | None = None, family: str = "measure",
                   resamples: int = 10_000, full_json: str | None = None) -> Any:

@@ -240,10 +240,10 @@ from kgqa.score import qrels as _qrels  # noqa: E402
 
 
 def _flagged(ctx: ItemContext) -> bool:
-    return _item_flagged(ctx.item)
+    return item_flagged(ctx.item)
 
 
-def _item_flagged(item: Item) -> bool:
+def item_flagged(item: Item) -> bool:
     features = item.metadata.get("features")
     return features is not None and _qrels.order_matters(features)
 
@@ -296,7 +296,7 @@ register(MeasureDef(
     params=(ORDER, RANK),
     # undefined on every question not flagged (order=flagged): only those are scored one by one
     vector=lambda q, order, rank: ([None] * len(q), [None] * len(q)),
-    gate=_item_flagged,
+    gate=item_flagged,
     vectorized=lambda order, rank: order == "flagged",
 ))
 
@@ -351,5 +351,5 @@ register(MeasureDef(
     # a question not flagged keeps (False, F1 by the rule); the flagged ones are scored one by one
     # (their folds carry the language: flags are per question, so every scored language has them)
     vector=lambda q, rule, rank: ([None] * len(q), [(False, f) for f in prf_columns(q, rule)[2]]),
-    gate=_item_flagged,
+    gate=item_flagged,
 ))

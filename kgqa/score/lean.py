@@ -32,14 +32,15 @@ from kgqa.load.generic import flat_answer_blocks, line_start_near
 from kgqa.model import InputError, Outcome, Run, Status, fork
 from kgqa.model.answer import TextColumn
 from kgqa.model.run import QUERY_NOT_EXECUTED
-from kgqa.score.answer_measures import _item_flagged
+from kgqa.score.answer_measures import item_flagged
 from kgqa.score.measures import Columns, Inputs
 from kgqa.score.profiles import Profile
 from kgqa.score.rules import CountsColumn
+from kgqa.score.scored import NO_GOLD, NOT_EXECUTED, SKIPPED_MISSING, collect, finish
 
 #: gates (MeasureDef.gate) that read only an item's metadata, which a flat record does not have:
 #: they let no flat question through
-_METADATA_GATES = frozenset({_item_flagged})
+_METADATA_GATES = frozenset({item_flagged})
 
 #: a single dataset file of this many bytes or more (about 60,000 flat records) is scored in
 #: two processes where two cores are available
@@ -100,8 +101,7 @@ class _Part:
 def _scan(paths: list[Path], start: int, end: int | None, run: Run, profile: Profile) -> _Part | None:
     """The lean path over the lines of ``paths`` (or the byte range ``start``-``end`` of the one
     file), or None where it declines."""
-    from kgqa.score.evaluate import NO_GOLD as gold_reason, SKIPPED_MISSING, _collect
-
+    gold_reason = NO_GOLD
     m, view = profile.matching, profile.view
     lexical = m.mode == "lexical" and m.links is None and m.labels is None  # text_keys(texts) is texts
     text_keys = m.text_keys
@@ -145,7 +145,7 @@ def _scan(paths: list[Path], start: int, end: int | None, run: Run, profile: Pro
                     status = outcome.status
                     failed = status is not ok
                     zero = failed and (zero_failures if status is not missing_status else zero_missing)
-                    sys_items = _collect(outcome.answer if not failed else None, m, view, sys_side)
+                    sys_items = collect(outcome.answer if not failed else None, m, view, sys_side)
                     if sys_items.__class__ is not frozenset:
                         return None
                     if view == "tuples":
@@ -207,12 +207,10 @@ def _scan_dealt(paths: list[Path], ranges: list[tuple[int, int]], deal: fork.Dea
 
 
 def score_flat(dataset: Any, run: Run, profile: Profile, signature_extra: Any = None) -> Any:
-    """The :class:`~kgqa.score.evaluate.ScoredRun` of ``run`` on the streamed JSONL ``dataset``
+    """The :class:`~kgqa.score.evaluate.Evaluation` of ``run`` on the streamed JSONL ``dataset``
     (a :class:`~kgqa.load.stream.DatasetStream`) by the lean path, or None where the general
     path must score it (see the module docstring). Sets the stream's ``count``, ``languages``
     and ``problems`` as reading it would."""
-    from kgqa.score.evaluate import NOT_EXECUTED, _finish
-
     if not applies(profile) or not hasattr(dataset, "source"):
         return None
     paths = list(dataset.source)
@@ -270,7 +268,7 @@ def score_flat(dataset: Any, run: Run, profile: Profile, signature_extra: Any = 
     measures = [s.measure for s in profile.measures]
     calls = [(mm.defn.item, mm.folder, mm.kwargs) for mm in measures]
     vectors = [mm.vector for mm in measures]
-    return _finish(dataset, run, profile, signature_extra, None, True, calls, vectors, {},
+    return finish(dataset, run, profile, signature_extra, None, True, calls, vectors, {},
                    Columns(counts, failed_flags, part.labels, equal), ids, messages, sources, None,
                    [[] for _ in measures], [[] for _ in measures], seen, part.skipped, part.missing_ids,
                    outcome_counter, {})

@@ -19,12 +19,12 @@ from kgqa.sparql.analyzer import (
     Aggregate, Filter, OrderCondition, Path, Projection, QueryInfo, TriplePattern, ValuesBlock,
     Var, analyze,
 )
-from kgqa.sparql.canonical import canonical_equal, canonical_form
+from kgqa.sparql.canonical import canonical_equal, canonical_form, structure_template
 from kgqa.sparql.lexer import Token, tokenize
 from kgqa.sparql.prefixes import STANDARD_PREFIXES
 
 __all__ = [
     "analyze", "QueryInfo", "Var", "Path", "TriplePattern", "Projection", "Aggregate",
-    "OrderCondition", "Filter", "ValuesBlock", "canonical_form", "canonical_equal", "tokenize",
+    "OrderCondition", "Filter", "ValuesBlock", "canonical_form", "canonical_equal", "structure_template", "tokenize",
     "Token", "STANDARD_PREFIXES",
 ]

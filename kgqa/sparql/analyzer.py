@@ -58,7 +58,7 @@ from types import MappingProxyType
 from collections.abc import Mapping
 
 from kgqa.model.terms import IRI, Literal
-from kgqa.sparql.parser import _Parser, _TooDeep
+from kgqa.sparql.parser import Parser, TooDeep
 from kgqa.sparql.tree import (
     RDF_FIRST,
     RDF_NIL,
@@ -159,17 +159,6 @@ class QueryInfo:
     def is_select(self) -> bool:
         return self.form == "SELECT"
 
-    def structure_template(self) -> str | None:
-        """The query's structure with every IRI and literal in a term position replaced by a
-        placeholder (``<>`` for IRIs except ``rdf:type``, which is kept, ``""`` for literals;
-        function IRIs and LIMIT/OFFSET numbers are kept), variables renamed canonically and
-        triple patterns sorted as in :func:`kgqa.sparql.canonical.canonical_form`; stable under
-        whitespace, keyword case, pattern order and variable renaming. None if the query is not
-        valid."""
-        from kgqa.sparql.canonical import render
-
-        return render(self, abstract=True)
-
 
 # --------------------------------------------------------------------------- entry point
 
@@ -207,11 +196,11 @@ def _analyze(query: str, prefixes: dict | None) -> QueryInfo:
     either is never disguised as an ordinary parse error: the result's error says
     ``internal error in the analyzer`` (it replaces any parse error found before), and with
     ``KGQA_ANALYZER_STRICT=1`` it raises."""
-    p = _Parser(query, prefixes)  # tokenize is total
+    p = Parser(query, prefixes)  # tokenize is total
     node = None
     try:
         node = p.parse()
-    except _TooDeep:
+    except TooDeep:
         pass
     except RecursionError:
         p.fail("nesting too deep")
@@ -237,7 +226,7 @@ def _empty(query: str, error: str) -> QueryInfo:
     )
 
 
-def _build(query: str, p: _Parser, node: QueryNode) -> QueryInfo:
+def _build(query: str, p: Parser, node: QueryNode) -> QueryInfo:
     # Terms de-duplicated in first-occurrence order, keyed by what their equality compares
     # (an IRI's value; a literal's value, datatype and language), which hashes in C, unlike
     # the dataclasses' own __hash__ and __eq__: the first object of each is kept.
@@ -394,7 +383,7 @@ _DEFAULTS = {
 assert list(_DEFAULTS) == [f.name for f in dataclasses.fields(QueryInfo)]
 
 
-def _prefixes(p: _Parser) -> Mapping[str, str]:
+def _prefixes(p: Parser) -> Mapping[str, str]:
     """QueryInfo.prefixes: a read-only copy of what the query declares, shared with the
     queries that declare the same in the same PREFIX prologue."""
     head = p.head

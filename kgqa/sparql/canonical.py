@@ -95,9 +95,18 @@ def canonical_equal(a: str | QueryInfo, b: str | QueryInfo, prefixes: dict[str, 
     return fa == canonical_form(b, prefixes)
 
 
+def structure_template(info: QueryInfo) -> str | None:
+    """The query's structure with every IRI and literal in a term position replaced by a
+    placeholder (``<>`` for IRIs except ``rdf:type``, which is kept, ``""`` for literals;
+    function IRIs and LIMIT/OFFSET numbers are kept), variables renamed canonically and triple
+    patterns sorted as in :func:`canonical_form`; stable under whitespace, keyword case, pattern
+    order and variable renaming. None if the query is not valid."""
+    return render(info, abstract=True)
+
+
 def render(info: QueryInfo, abstract: bool = False) -> str | None:
     """Canonical text of an analyzed query; with ``abstract`` the structure template of
-    :meth:`QueryInfo.structure_template` (IRIs other than rdf:type and literals in term
+    :func:`structure_template` (IRIs other than rdf:type and literals in term
     positions replaced by ``<>`` and ``""``). None if the query is not valid."""
     if not info.valid or info.tree is None:
         return None

@@ -173,7 +173,7 @@ _FAST = [
     ("VAR", rf"[?$]{{K}}[{_PN_CHARS_U}0-9][{_PN_CHARS_U}0-9\u00B7\u0300-\u036F\u203F-\u2040]*+"),
     ("PNAME", rf"[{_PN_CHARS_BASE}]{{K}}{_PN_PREFIX_REST}:(?:{_PN_LOCAL_FAST})?"),
     ("PNAME_EMPTY", rf":{{K}}(?:{_PN_LOCAL_FAST})?"),
-    ("PUNCT_LBRACE", r"\{{K}"),  # braces have groups of their own: _tokenize matches them
+    ("PUNCT_LBRACE", r"\{{K}"),  # braces have groups of their own: tokenize_from matches them
     ("PUNCT_RBRACE", r"\}{K}"),
     ("NUMBER_DOT", rf"\.{{K}}(?:[0-9]+{_EXP}|[0-9]+)"),
     ("NIL", r"\({K}[\x20\t\r\n]*\)"),
@@ -246,11 +246,11 @@ def tokenize(text: str, trivia: bool = False) -> list[Token]:
     Total: never raises on a ``str``; any other input is first converted with ``str()``."""
     if not isinstance(text, str):
         text = str(text)
-    return _tokenize(text, trivia, 0)
+    return tokenize_from(text, trivia, 0)
 
 
-def _tokenize(text: str, trivia: bool, pos: int, braces: dict[int, int] | None = None,
-              base: int = 0, plain: bool = False) -> list[Token]:
+def tokenize_from(text: str, trivia: bool, pos: int, braces: dict[int, int] | None = None,
+                  base: int = 0, plain: bool = False) -> list[Token]:
     """The tokens of ``text`` from offset ``pos`` on, which must be where a token (or, without
     ``trivia``, blanks before one) begins: then they are the tail of ``tokenize(text)``.
 

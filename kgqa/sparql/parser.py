@@ -29,7 +29,7 @@ from kgqa.sparql.checks import (
     number_literal as _number,
     unescape_local as _unescape_local,
 )
-from kgqa.sparql.lexer import AGGREGATES, BUILTINS, Token, _tokenize, tokenize, unescape_string
+from kgqa.sparql.lexer import AGGREGATES, BUILTINS, Token, tokenize_from, tokenize, unescape_string
 from kgqa.sparql.prefixes import STANDARD_PREFIXES
 from kgqa.sparql.tree import (
     BgpElement,
@@ -51,7 +51,7 @@ from kgqa.sparql.tree import (
     Path,
     TriplePattern,
     StatementSpan,
-    _Stmt,
+    Stmt,
     Aggregate,
     Filter,
     ValuesBlock,
@@ -70,8 +70,8 @@ MAX_DEPTH = 64  # nesting levels of groups, brackets, paths, collections (pyoxig
 # --------------------------------------------------------------------------- the parser
 
 
-class _TooDeep(Exception):
-    pass
+class TooDeep(Exception):
+    """Nesting deeper than the parser follows (the analyzer reports the query as too deep)."""
 
 
 _TERM_START = frozenset({"VAR", "IRIREF", "PNAME", "STRING", "NUMBER", "BOOLEAN", "BNODE", "ANON", "NIL"})
@@ -96,7 +96,7 @@ _DECLARATION_AT = re.compile(_DECLARATION).match
 
 class _Head:
     """A PREFIX prologue's tokens and, once a parse has read it without error, the prefixes
-    it declares (what :meth:`_Parser.prologue` does with those tokens, nothing else)."""
+    it declares (what :meth:`Parser.prologue` does with those tokens, nothing else)."""
 
     __slots__ = ("tokens", "declared", "prefixes")
 
@@ -135,7 +135,7 @@ def _tokens(text: str) -> tuple[list[Token], _Head | None, dict[int, int]]:
     if head is None:
         m = _PROLOGUE.match(text)
         if m is None:
-            return _tokenize(text, False, 0, braces, 0, True), None, braces
+            return tokenize_from(text, False, 0, braces, 0, True), None, braces
         key = m.group()
         head = _HEADS.get(key)
         if head is None:
@@ -149,7 +149,7 @@ def _tokens(text: str) -> tuple[list[Token], _Head | None, dict[int, int]]:
                 if key not in same and len(same) < 16:
                     same.append(key)
     head_tokens = head.tokens  # a prologue has no braces
-    return head_tokens + _tokenize(text, False, len(key), braces, len(head_tokens), True), head, braces
+    return head_tokens + tokenize_from(text, False, len(key), braces, len(head_tokens), True), head, braces
 
 
 # IRIs met so far, shared between parses (they are immutable and benchmarks repeat them);
@@ -179,7 +179,9 @@ def _describe(tok: Token) -> str:
     return f"{tok[0]} {tok[1]!r}"
 
 
-class _Parser:
+class Parser:
+    """The recursive-descent SPARQL parser over a token list (used by :mod:`kgqa.sparql.analyzer`)."""
+
     # slots: attribute access is faster, and an instance has more attributes than the
     # shared-key dict of an ordinary instance holds
     __slots__ = (
@@ -289,7 +291,7 @@ class _Parser:
         self.depth += 1
         if self.depth > MAX_DEPTH:
             self.fail(f"nesting deeper than {MAX_DEPTH} levels")
-            raise _TooDeep
+            raise TooDeep
 
     def source(self, start: int, end: int) -> str:
         """Source text of tokens[start:end]."""
@@ -1189,7 +1191,7 @@ class _Parser:
         EXISTS."""
         ctx = self.ctx
         if record and not (ctx and ("EXISTS" in ctx or "NOT EXISTS" in ctx)):
-            st: _Stmt | None = _Stmt()
+            st: Stmt | None = Stmt()
             nerrors = self.nerrors
         else:
             st = None
@@ -1231,7 +1233,7 @@ class _Parser:
             return True
         return paths and t[0] == "PUNCT" and t[1] in ("^", "!", "(")
 
-    def property_list(self, subject: Any, paths: bool, st: _Stmt | None = None) -> None:
+    def property_list(self, subject: Any, paths: bool, st: Stmt | None = None) -> None:
         """``verb objects (';' (verb objects)?)*`` at the cursor, which starts a verb; the
         spans of each verb and its objects go to ``st``."""
         toks = self.toks

@@ -97,7 +97,9 @@ class StatementSpan:
         return (self.subject[0], self.groups[-1][1][-1][1])
 
 
-class _Stmt:
+class Stmt:
+    """One triples statement being parsed: its subject and the groups of its property list."""
+
     __slots__ = ("subject", "groups", "simple")
 
     def __init__(self) -> None:

@@ -263,13 +263,13 @@ class Experiment:
         return json.loads(self._evaluation) if self._evaluation else None
 
     def evaluation(self):
-        """The stored :class:`~kgqa.score.evaluate.ScoredRun` (finished experiments)."""
-        from kgqa.score.evaluate import ScoredRun
+        """The stored :class:`~kgqa.score.evaluate.Evaluation` (finished experiments)."""
+        from kgqa.score.evaluate import Evaluation
 
         doc = self.evaluation_json()
         if doc is None:
             raise ValueError(f"experiment {self.id} has no results ({self.status})")
-        return ScoredRun.from_json(doc)
+        return Evaluation.from_json(doc)
 
     def summary(self) -> dict[str, Any]:
         """What ``kgqa experiments list/show`` prints and the JSON export's header holds."""
@@ -593,7 +593,7 @@ class Store:
 
     def finish(self, eid: str, evaluation: Any, *, headline: str | None, kg_fingerprint: str | None = None,
                dataset_checksum: str | None = None, owner: str | None = None) -> None:
-        """Record the results (an :class:`~kgqa.score.evaluate.ScoredRun`); the experiment is
+        """Record the results (an :class:`~kgqa.score.evaluate.Evaluation`); the experiment is
         immutable afterwards. ``owner``: only while this worker holds the lease."""
         doc = evaluation.to_json()
         hv = evaluation.aggregate.get(headline) if headline else None
