@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 
 from kgqa.execute.engine import Engine
 from kgqa.model import Answer, IRI, Status, TableAnswer
+from kgqa.model.labels import LABEL_PREDICATES  # noqa: F401  (re-exported: --match-labels)
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 BATCH = 200
@@ -99,10 +100,6 @@ def link_pairs(engine: Engine, iris: Iterable[str], predicate: str = WIKI_REDIRE
     return list(dict.fromkeys(tuple(sorted(p)) for p in pairs)), failures  # each link once
 
 
-#: predicates whose literal values name an entity (``--match-labels``)
-LABEL_PREDICATES = ("http://www.w3.org/2000/01/rdf-schema#label", "http://www.w3.org/2004/02/skos/core#prefLabel",
-                    "http://www.w3.org/2004/02/skos/core#altLabel", "http://schema.org/name",
-                    "https://schema.org/name", "http://xmlns.com/foaf/0.1/name")
 
 
 def label_pairs(engine: Engine, iris: Iterable[str], timeout: float = 30.0) -> tuple[list[tuple[str, str]], list[str]]:

@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgqa.model import Dataset, IRI, Item, Literal
+from kgqa.model.labels import LABEL_PREDICATES
 from kgqa.sparql.prefixes import STANDARD_PREFIXES
 
 __all__ = [
@@ -67,16 +68,6 @@ __all__ = [
 MODES = ("raw", "tagged", "tag-end")
 SEP = "<sep>"
 
-LABEL_PREDICATES: tuple[str, ...] = (
-    "http://www.w3.org/2000/01/rdf-schema#label",
-    "http://www.w3.org/2004/02/skos/core#prefLabel",
-    "http://www.w3.org/2004/02/skos/core#altLabel",
-    "http://xmlns.com/foaf/0.1/name",
-    "http://schema.org/name",
-    "https://schema.org/name",
-    "http://purl.org/dc/terms/title",
-    "http://purl.org/dc/elements/1.1/title",
-)
 
 _PLUMBING = (
     "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
