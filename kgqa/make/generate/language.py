@@ -79,6 +79,8 @@ class Lexicon:
         self._labels: dict[str, str] = {}
         self._alts: dict[str, list[str]] = {}
         self._has_label: dict[str, bool] = {}
+        #: the KG names its entities: a topic entity without a label is not used
+        self.require_labels = False
         #: IRIs without a label in the KG (their text is the local name)
         self.unlabelled: set[str] = set()
 
@@ -411,7 +413,7 @@ def unreadable_topics(q: GraphQuery, lex: Lexicon) -> list[str]:
     for n in q.topic_entities:
         if isinstance(n.value, IRI):
             text = lex.label(n.value.value)
-            if n.value.value in lex.unlabelled and not re.search(r"[^\W\d_]", text):
+            if n.value.value in lex.unlabelled and (lex.require_labels or not re.search(r"[^\W\d_]", text)):
                 out.append(f"{n.value.value} has no label")
     return out
 

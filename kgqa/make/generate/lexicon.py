@@ -350,7 +350,10 @@ class RelationLexicon:
             return parse_phrase(com, "comment")
         if is_opaque_name(iri):
             return RelText("opaque", "", source="name")
-        return parse_phrase(" ".join(split_name(iri)), "name")
+        words = " ".join(split_name(iri))
+        if words.lower() in ("broader", "narrower", "related"):  # SKOS-like terms in another namespace
+            return BUILTIN[SKOS + words.lower()]
+        return parse_phrase(words, "name")
 
     def get(self, iri: str) -> RelText:
         if iri not in self._cache:
@@ -367,5 +370,7 @@ class RelationLexicon:
 def class_text(iri: str, label: str | None) -> str:
     """A class's name in a question: its label (a CIDOC number dropped) lower-cased, acronyms
     kept; else its local name's words."""
+    if not label and is_opaque_name(iri):
+        return "thing"
     text = _CIDOC.sub("", label) if label else local_words(iri)
     return " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in text.split())

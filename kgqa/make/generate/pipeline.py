@@ -28,14 +28,20 @@ from dataclasses import dataclass, field
 
 from kgqa.make.generate.commonness import Commonness
 from kgqa.make.generate.functions import choose_function, parse_function_shares
-from kgqa.make.generate.graphquery import FUNCTIONS, GraphQuery
+from kgqa.make.generate.graphquery import FUNCTION_CLASSES, FUNCTIONS, GraphQuery
 from kgqa.make.generate.grounding import apply, candidates, comparative_constants, count_varies, validate_many
 from kgqa.make.generate.kg import KGAccess, QueryFailed
 from kgqa.make.generate.minimization import minimize, redundant_components
+from kgqa.make.generate.readings import readings_problem
 from kgqa.make.generate.schema import Schema
 from kgqa.make.generate.templates import grow_template, template_key
 from kgqa.model.problems import InputError
 from kgqa.sparql.canonical import canonical_form
+
+
+#: a function class none of whose first this many templates was accepted is given up (the KG
+#: offers no such question: no comparable numbers, every count a lookup)
+GIVE_UP = 150
 
 
 @dataclass
@@ -153,6 +159,14 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             if problems:
                 out.rejected["unfaithful"] += 1
                 return False
+            try:
+                why = readings_problem(kg, answered, lex, text)
+            except QueryFailed:
+                out.rejected["engine-error"] += 1
+                return False
+            if why:
+                out.rejected[why] += 1
+                return False
             if texts.get(text, sig) != sig:
                 out.rejected["duplicate-text"] += 1
                 return False
@@ -171,9 +185,17 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             progress(1)
         return True
 
+    allowed = tuple(opts.functions)
+    tried: dict[str, int] = {}  # templates tried per function class since its last acceptance
     while len(out.queries) < opts.n and out.attempts < budget:
         out.attempts += 1
-        fn = choose_function(rng, opts.functions, accepted, opts.shares)
+        fn = choose_function(rng, allowed, accepted, opts.shares)
+        cls_ = FUNCTION_CLASSES[fn]
+        tried[cls_] = tried.get(cls_, 0) + 1
+        if tried[cls_] > GIVE_UP and not accepted.get(cls_) and len({FUNCTION_CLASSES[f] for f in allowed}) > 1:
+            allowed = tuple(f for f in allowed if FUNCTION_CLASSES[f] != cls_)  # the KG offers none
+            out.rejected[f"gave-up-{cls_}"] += 1
+            continue
         k = rng.randint(*opts.edges)
         t = grow_template(schema, rng, k, fn)
         if t is None:
@@ -201,6 +223,11 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             continue
         if not cands:
             out.rejected["no-grounding"] += 1
+            continue
+        try:
+            cands = common.rank_candidates(cands, lex)
+        except QueryFailed:
+            out.rejected["engine-error"] += 1
             continue
         kept = kept_per_template.get(key, 0)
         pos = 0
