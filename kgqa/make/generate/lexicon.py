@@ -274,7 +274,8 @@ def _entry(iri: str, value, path: str) -> RelText:
         if kind != rt.kind:
             w = value["phrase"].strip()
             if kind == "verb":
-                lemma = _third_person(w.split()[0].lower())
+                head = w.split()[0].lower()
+                lemma = _third_person(head) or (_lemmas(head).get("VERB") or (None,))[0]
                 w = " ".join([lemma or w.split()[0], *w.split()[1:]])
             rt = RelText(kind, w, rt.aux, "lexicon")
     inv = value.get("inverse")

@@ -39,6 +39,8 @@ from kgqa.model.problems import InputError
 from kgqa.sparql.canonical import canonical_form
 
 
+#: templates tried in a row without a new graph query before generation stops (``stalled``)
+STALL = 400
 #: a function class none of whose first this many templates was accepted is given up (the KG
 #: offers no such question: no comparable numbers, every count a lookup)
 GIVE_UP = 150
@@ -95,6 +97,20 @@ class GenerationRun:
     attempts: int = 0
 
 
+def _caps(opts: GenerateOptions, allowed: tuple[str, ...]) -> dict[str, int]:
+    """The most graph queries of each function class: its share (renormalised over the
+    classes still allowed) of ``n``, rounded up, so that the several groundings of one template
+    never push a class past its share."""
+    import math
+
+    from kgqa.make.generate.functions import default_shares
+
+    classes = {FUNCTION_CLASSES[f] for f in allowed}
+    shares = {c: v for c, v in (opts.shares or default_shares(tuple(opts.functions))).items() if c in classes}
+    total = sum(shares.values()) or 1.0
+    return {c: math.ceil(v / total * opts.n) for c, v in shares.items()}
+
+
 def parse_edges(spec: str) -> tuple[int, int]:
     """``"1-3"`` or ``"2"`` -> (low, high)."""
     try:
@@ -124,6 +140,7 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
     budget = opts.max_attempts if opts.max_attempts is not None else 50 * max(1, opts.n)
 
     def accept(answered, edges_before: int) -> bool:
+        nonlocal last_accept
         removed: list[str] = []
         redundant: list[str] = []
         if opts.keep_redundant:
@@ -183,11 +200,16 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         kept_per_template[key] = kept_per_template.get(key, 0) + 1
         if progress is not None:
             progress(1)
+        last_accept = out.attempts
         return True
 
     allowed = tuple(opts.functions)
     tried: dict[str, int] = {}  # templates tried per function class since its last acceptance
+    last_accept = 0
     while len(out.queries) < opts.n and out.attempts < budget:
+        if out.attempts - last_accept > STALL:  # the KG offers no new question
+            out.rejected["stalled"] += 1
+            break
         out.attempts += 1
         fn = choose_function(rng, allowed, accepted, opts.shares)
         cls_ = FUNCTION_CLASSES[fn]
@@ -231,7 +253,9 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             continue
         kept = kept_per_template.get(key, 0)
         pos = 0
-        while pos < len(cands) and kept < opts.groundings and len(out.queries) < opts.n:
+        cap = _caps(opts, allowed).get(t.function.cls, opts.n)
+        while pos < len(cands) and kept < opts.groundings and len(out.queries) < opts.n and \
+                accepted.get(t.function.cls, 0) < cap:
             chunk = cands[pos:pos + opts.groundings - kept]  # validated as one batch
             pos += len(chunk)
             qs = []
@@ -246,7 +270,7 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
                 out.rejected["no-constant"] += sum(1 for q in with_c if q is None)
                 qs = [q for q in with_c if q is not None]
             for q, (answered, why) in zip(qs, validate_many(kg, qs)):
-                if kept >= opts.groundings or len(out.queries) >= opts.n:
+                if kept >= opts.groundings or len(out.queries) >= opts.n or accepted.get(t.function.cls, 0) >= cap:
                     break
                 if answered is None:
                     out.rejected[why] += 1
