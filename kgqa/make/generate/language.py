@@ -398,6 +398,8 @@ def faithfulness(q: GraphQuery, lex: Lexicon, text: str | None = None) -> list[s
     cls = _class_text(x, lex)
     if q.typed and not x.literal and x.cls and cls not in text.lower() and plural(cls) not in text.lower():
         out.append(f"class {cls!r} not in the text")
+    if q.typed and not x.literal and x.cls and cls == "thing":
+        out.append(f"class {x.cls} has no words: the text cannot say it")
     fn = q.function
     if fn.name != "none" and not any(w in text for w in FUNCTION_WORDS[fn.name]):
         out.append(f"function {fn.name} not said")
