@@ -20,10 +20,12 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from kgqa.make.generate.graphquery import Edge, Function, GraphQuery
+from kgqa.make.generate.graphquery import Edge, GraphQuery
 from kgqa.make.generate.grounding import Answered, answer_key
 from kgqa.make.generate.kg import KGAccess, QueryFailed
 from kgqa.model.terms import IRI, Literal
+
+_INT = "http://www.w3.org/2001/XMLSchema#integer"
 
 
 def answer_in_text(answered: Answered, lex, text: str) -> bool:
@@ -105,7 +107,3 @@ def readings_problem(kg: KGAccess, answered: Answered, lex, text: str) -> str:
         if rows and rows != want:
             return "ambiguous-reading"
     return ""
-
-
-_INT = "http://www.w3.org/2001/XMLSchema#integer"
-__all__ = ["readings_problem", "answer_in_text", "pinned_nodes", "reversible_edges", "Function"]
