@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kgqa.make.generate.kg import KGAccess
+from kgqa.make.generate.kg import KGAccess, QueryFailed
 from kgqa.model.labels import ALT_LABEL_PREDICATES, LABEL_PREDICATES, PRIMARY_LABEL_PREDICATES
 from kgqa.model.problems import InputError
 from kgqa.model.terms import DATE_TYPES, IRI, Literal, NUMERIC_TYPES, RDF, XSD_STRING
@@ -121,7 +121,10 @@ def label_properties(kg: KGAccess, given: str | None = None) -> tuple[str, ...]:
          f"FILTER(?p IN ({known.replace(' ', ', ')}) || REGEX(STR(?p), \"[#/:](label|prefLabel|name|title)$|(Name|_name)$\")) "
          "FILTER EXISTS { { ?s ?r ?o . FILTER(isIRI(?o) && ?r != <" + RDF_TYPE + ">) } UNION "
          "{ ?o2 ?r2 ?s . FILTER(isIRI(?o2)) } } } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT 10")
-    rows = [(r[0].value, _int(r[1])) for r in kg.select(q).rows if isinstance(r[0], IRI)]
+    try:
+        rows = [(r[0].value, _int(r[1])) for r in kg.select(q).rows if isinstance(r[0], IRI)]
+    except QueryFailed:  # too large to count in time: the usual predicates, in their order
+        return LABEL_PROPERTIES
     alt = set(ALT_LABEL_PREDICATES)
     ranked = [p for p, n in rows if n > 0 and p not in alt]
     return tuple(dict.fromkeys([*ranked, *LABEL_PROPERTIES]))
