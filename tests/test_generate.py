@@ -550,7 +550,7 @@ def test_set_up_mistakes_are_said_out_loud(tmp_path, capsys):
     assert code == 2 and "not found" in err
     # a KG without rdf:type still works: the question node is an untyped resource
     untyped = tmp_path / "untyped.nt"
-    untyped.write_text("".join(f"<http://e/s{i}> <http://e/p> <http://e/o{i % 3}> .\n" for i in range(9)))
+    untyped.write_text("".join(f"<http://e/s{i}> <http://e/likes> <http://e/o{i % 3}> .\n" for i in range(9)))
     code, out, err = run_cli(capsys, "generate", "--kg", str(untyped), "-n", "3", "-o", str(tmp_path / "u.json"),
                              "-f", "json", "--functions", "none,count")
     assert code == 0, err
@@ -613,9 +613,13 @@ def test_killed_run_resumes_from_the_cache_to_the_same_bytes(tmp_path):
     assert json.loads(again.stdout)["queries_executed"] == 0
 
 
+#: relation names of the random KGs (English words, so the lexicon can say them)
+RELS = ("knows", "contains", "visits")
+
+
 @st.composite
 def random_kg(draw):
-    """A small random KG: typed (sometimes multi-typed, sometimes untyped) entities, object
+    """A small random KG (relations named in English words: opaque ones are never used): typed (sometimes multi-typed, sometimes untyped) entities, object
     relations with self-loops and repeats, numeric, date, string and language-tagged literals,
     blank nodes, labels."""
     n_classes = draw(st.integers(1, 3))
@@ -631,16 +635,16 @@ def random_kg(draw):
     for r in range(draw(st.integers(1, 3))):
         for _ in range(draw(st.integers(1, 12))):
             s, o = draw(st.sampled_from(ents)), draw(st.sampled_from(ents))
-            lines.append(f"{s} <http://o.org/rel{r}> {o} .")
-    kinds = {"int": lambda v: f'"{v}"^^<{XSD}integer>', "dec": lambda v: f'"{v}.5"^^<{XSD}decimal>',
-             "date": lambda v: f'"19{10 + v % 89:02d}-0{1 + v % 9}-1{v % 9}"^^<{XSD}date>',
-             "str": lambda v: f'"text {v}"', "lang": lambda v: f'"wort {v}"@de'}
+            lines.append(f"{s} <http://o.org/{RELS[r]}> {o} .")
+    kinds = {"height": lambda v: f'"{v}"^^<{XSD}integer>', "weight": lambda v: f'"{v}.5"^^<{XSD}decimal>',
+             "birthDate": lambda v: f'"19{10 + v % 89:02d}-0{1 + v % 9}-1{v % 9}"^^<{XSD}date>',
+             "motto": lambda v: f'"text {v}"', "nickname": lambda v: f'"wort {v}"@de'}
     for name in draw(st.lists(st.sampled_from(sorted(kinds)), min_size=1, max_size=3, unique=True)):
         for e in draw(st.lists(st.sampled_from(ents), min_size=1, max_size=n_ents)):
             lines.append(f"{e} <http://o.org/{name}> {kinds[name](draw(st.integers(0, 60)))} .")
     if draw(st.booleans()):
-        lines.append(f"{ents[0]} <http://o.org/rel0> _:b1 .")
-        lines.append("_:b1 <http://o.org/int> 5 .")
+        lines.append(f"{ents[0]} <http://o.org/{RELS[0]}> _:b1 .")
+        lines.append("_:b1 <http://o.org/height> 5 .")
     return "\n".join(lines) + "\n"
 
 

@@ -1,7 +1,7 @@
 """A KG's label index: which entities a question names, found by n-gram label matching.
 Entities are written in N-Triples form (``<http://...>``, ``"Japan"``).
 
-Labels are the literal values of :data:`kgqa.make.annotate.LABEL_PREDICATES` (no language tag
+Labels are the literal values of :data:`kgqa.model.labels.LABEL_PREDICATES` (no language tag
 or the question's language); the key of a label is its words lower-cased with punctuation
 removed. :meth:`LabelIndex.find` looks up every run of 1 to ``max_words`` words of the question
 (same key) and keeps the longest non-overlapping matches, left to right; the entities of one
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kgqa.make.annotate import LABEL_PREDICATES
+from kgqa.model.labels import LABEL_PREDICATES
 from kgqa.model import InputError, TableAnswer
 
 _WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")

@@ -49,13 +49,13 @@ def generate_cmd(
     min_commonness: Optional[float] = typer.Option(None, "--min-commonness", help="Drop graph queries with log10 p(q) below this (the paper: -40)."),
     ontology: Optional[Path] = typer.Option(None, "--ontology", help="RDFS/OWL file with domains and ranges (default: schema induced from the KG)."),
     graph: Optional[str] = typer.Option(None, "--graph", help="Named graph: for RDF files, load into it; for an endpoint, its default-graph-uri."),
-    base: Optional[str] = typer.Option(None, "--base", help="Base IRI for relative IRIs in the RDF files (default: each file's own file: URI, which depends on where it lies)."),
+    base: Optional[str] = typer.Option(None, "--base", help="Base IRI for relative IRIs in the RDF files (required when they have any)."),
     groundings: int = typer.Option(3, "--groundings", min=1, help="Graph queries kept per template at most (over the whole run)."),
     label_predicate: Optional[str] = typer.Option(None, "--label-predicate", help="IRI of the KG's label property (default rdfs:label; when absent, skos:prefLabel, foaf:name, schema:name or a ...name predicate is found)."),
     candidates: int = typer.Option(20, "--candidates", min=1, help="Grounding candidates drawn per template."),
     keep_redundant: bool = typer.Option(False, "--keep-redundant", help="Do not minimize; mark redundant components instead."),
     frequencies: Optional[Path] = typer.Option(None, "--frequencies", help="TSV IRI<TAB>count for commonness (e.g. entity mention counts)."),
-    lexicon: Optional[Path] = typer.Option(None, "--lexicon", help="TSV IRI<TAB>label: alternative labels for entity-level paraphrases."),
+    lexicon: Optional[Path] = typer.Option(None, "--lexicon", help="Relation words: YAML/JSON IRI -> phrase or {phrase, pos: noun|verb|adj, inverse}; or a TSV IRI<TAB>label of alternative labels for entity-level paraphrases."),
     lang: str = typer.Option("en", "--lang", help="Language of labels and questions."),
     exclude: list[str] = typer.Option([], "--exclude-relation", help="Relation IRI never used (repeatable)."),
     annotation: Optional[Path] = typer.Option(None, "--annotation", help="Also write the annotation export (.csv or .jsonl) for sentence-level paraphrasing."),
@@ -111,6 +111,11 @@ def _print_result(res, n: int, fmt: str, cached: bool = True) -> None:
         err.print(queries_line(res.queries, res.queries_executed, cached), highlight=False)
         for w in res.written:
             err.print(f"wrote {w}", highlight=False)
+    opaque = res.summary.get("opaque_relations") or []
+    if opaque and fmt == "table":
+        err.print(f"[yellow]warning:[/] {len(opaque)} relation(s) have no words (no label, an opaque name) and were "
+                  f"not used: {', '.join(opaque[:5])}{' ...' if len(opaque) > 5 else ''}; give them with "
+                  "--lexicon FILE.yaml (IRI: phrase)", highlight=False)
     if res.summary["graph_queries"] == 0:
         err.print("[bold red]error:[/] no graph query could be generated (see 'rejected': no-template means "
                   "the schema offers no template of the requested edges/functions; empty/no-grounding that "

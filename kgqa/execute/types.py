@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 
 from kgqa.execute.engine import Engine
 from kgqa.model import Answer, IRI, Status, TableAnswer
-from kgqa.model.terms import LABEL_PREDICATES
+from kgqa.model.labels import LABEL_PREDICATES  # noqa: F401  (re-exported: --match-labels)
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 BATCH = 200

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgqa.model import Dataset, IRI, Item, Literal
-from kgqa.model.terms import LABEL_PREDICATES
+from kgqa.model.labels import LABEL_PREDICATES
 from kgqa.sparql.prefixes import STANDARD_PREFIXES
 
 __all__ = [

@@ -27,19 +27,6 @@ XSD_DATE = XSD + "date"
 XSD_DATETIME = XSD + "dateTime"
 RDF_LANGSTRING = RDF + "langString"
 
-#: Predicates whose literal values name an entity: what annotation, label baselines and
-#: ``--match-labels`` read as an entity's labels.
-LABEL_PREDICATES: tuple[str, ...] = (
-    "http://www.w3.org/2000/01/rdf-schema#label",
-    "http://www.w3.org/2004/02/skos/core#prefLabel",
-    "http://www.w3.org/2004/02/skos/core#altLabel",
-    "http://xmlns.com/foaf/0.1/name",
-    "http://schema.org/name",
-    "https://schema.org/name",
-    "http://purl.org/dc/terms/title",
-    "http://purl.org/dc/elements/1.1/title",
-)
-
 NUMERIC_TYPES = frozenset(
     XSD + t
     for t in (

@@ -42,6 +42,23 @@ class GenerateResult:
     queries_executed: int = 0
 
 
+def check_base(access: KGAccess, base: str | None, where: str) -> None:
+    """Refuse a KG whose relative IRIs were resolved against its file's location (``file:``
+    IRIs) when no ``--base`` was given: gold answers would depend on where the file lies."""
+    if base:
+        return
+    q = ("SELECT ?s WHERE { ?s ?p ?o . FILTER(STRSTARTS(STR(?s), \"file:\") || "
+         "(isIRI(?o) && STRSTARTS(STR(?o), \"file:\"))) } LIMIT 1")
+    try:
+        rows = access.select(q).rows
+    except QueryFailed:  # a KG too large to scan in time (an endpoint) is not refused for it
+        return
+    if rows:
+        raise InputError(where, f"the KG has relative IRIs (resolved against the file's location, e.g. "
+                                f"{rows[0][0].value}): give the IRI they are relative to with --base, "
+                                "e.g. --base https://example.org/")
+
+
 def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: GenerateOptions | None = None, *,
              output: str | Path | None = None, ontology: str | Path | None = None,
              graph: str | None = None, frequencies: str | Path | None = None,
@@ -68,6 +85,7 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
     from kgqa.make.generate.commonness import Commonness, read_frequencies
     from kgqa.make.generate.functions import default_shares
     from kgqa.make.generate.language import Lexicon, read_lexicon
+    from kgqa.make.generate.lexicon import RelationLexicon, read_relation_lexicon
     from kgqa.make.generate.output import build_dataset, write_dataset
     from kgqa.make.generate.paraphrase import load_paraphraser, write_annotation
     from kgqa.make.generate.pipeline import run
@@ -78,7 +96,11 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
     opts = options or GenerateOptions()
     para = load_paraphraser(paraphraser) if isinstance(paraphraser, str) else paraphraser
     table = read_frequencies(frequencies) if frequencies else None
-    user_lex = read_lexicon(lexicon) if lexicon else None
+    user_lex, rel_lex = None, None
+    if lexicon and Path(lexicon).suffix.lower() in (".yaml", ".yml", ".json"):
+        rel_lex = read_relation_lexicon(lexicon)
+    elif lexicon:
+        user_lex = read_lexicon(lexicon)
     own = not isinstance(kg, KGAccess)
     access = KGAccess.open(kg, graph, cache=cache, **(engine_options or {})) if own else kg
     if timeout is not None:
@@ -87,8 +109,9 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
         access.max_rows = max_rows
     try:
         try:
+            check_base(access, (engine_options or {}).get("base"), str(kg) if own else access.signature)
             labels = label_properties(access, label_predicate.strip("<>") if label_predicate else None)
-            exclude = (*exclude_relations, labels[0])
+            exclude = (*exclude_relations, *labels)
             schema = schema_from_ontology(ontology, access, exclude) if ontology else \
                 induce_schema(access, exclude)
         except QueryFailed as e:
@@ -99,8 +122,23 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
                              "no relation to build questions from (the KG has no triples between IRIs "
                              "or to literals, apart from labels and schema vocabulary"
                              + (", or the ontology declares none the KG uses)" if ontology else ")"))
+        onto = KGAccess.open(ontology) if ontology else None
+        try:
+            relations = RelationLexicon([access] + ([onto] if onto else []), rel_lex, lang)
+            opaque = relations.opaque(schema.relations)
+        finally:
+            if onto is not None:
+                onto.close()
+        for r in opaque:  # never said in a question (module lexicon)
+            del schema.relations[r]
+        if not schema.relations:
+            raise InputError(str(kg) if own else access.signature,
+                             f"none of the KG's {len(opaque)} relations can be said in English (opaque names "
+                             f"such as {', '.join(opaque[:3])} and no label): give their words with "
+                             "--lexicon FILE.yaml (IRI: phrase)")
         common = Commonness(access, schema, table)
-        lex = Lexicon(access, lang, user_lex, label_properties=labels)
+        lex = Lexicon(access, lang, user_lex, label_properties=labels, relations=relations)
+        lex.require_labels = bool(access.select(f"SELECT ?s WHERE {{ ?s <{labels[0]}> ?l }} LIMIT 1").rows)
         res = run(access, schema, common, opts, progress, lex)
         meta = {"id": "kgqa-generate", "generator": f"kgqa {__version__} generate (Su et al. 2016)",
                 "kg": access.signature, "schema": schema.source, "seed": opts.seed, "n": opts.n,
@@ -111,6 +149,7 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
         summary = summarize(ds, res.rejected, {"schema_classes": len(schema.classes),
                                                "schema_relations": len(schema.relations),
                                                "templates_tried": res.attempts,
+                                               "opaque_relations": opaque,
                                                "faithfulness_failures": sum(1 for g in res.queries
                                                                             if faithfulness(g.query, lex, g.question))})
         written = []

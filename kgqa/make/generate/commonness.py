@@ -30,7 +30,7 @@ from kgqa.make.generate.graphquery import GraphQuery
 from kgqa.make.generate.kg import KGAccess
 from kgqa.make.generate.schema import UNTYPED, Schema
 from kgqa.model.problems import InputError
-from kgqa.model.terms import IRI, Literal, Term
+from kgqa.model.terms import IRI, NUMERIC_TYPES, Literal, Term
 
 
 def read_frequencies(path: str | Path) -> dict[str, float]:
@@ -141,6 +141,29 @@ class Commonness:
             return p
         r = self.schema.relations.get(rel)
         return ((r.count if r else 0) + 1) / (self.rel_total + self.n_rel)
+
+    def rank_candidates(self, cands: list[dict[str, Term]], lex=None) -> list[dict[str, Term]]:
+        """Grounding candidates, the ones people would ask about first: entities by degree
+        (p(e), as Eq. 1), an entity without a label (``lex``) or a number as topic (a lookup
+        by statistic: "Which country has a population of 44.4?") last; the seeded order
+        breaks ties."""
+        self.prefetch(t for c in cands for t in c.values())
+        if lex is not None:
+            lex.fetch([t.value for c in cands for t in c.values() if isinstance(t, IRI)])
+
+        def score(c: dict[str, Term]) -> float:
+            total = 0.0
+            for t in c.values():
+                if isinstance(t, IRI):
+                    total += math.log10(self.individual(t))
+                    if lex is not None and t.value in lex.unlabelled:
+                        total -= 3.0
+                elif isinstance(t, Literal) and t.datatype in NUMERIC_TYPES:
+                    total -= 3.0
+            return total
+
+        order = sorted(range(len(cands)), key=lambda i: (-score(cands[i]), i))
+        return [cands[i] for i in order]
 
     def log10(self, q: GraphQuery) -> float:
         """log10 p(q) by Eq. 1."""

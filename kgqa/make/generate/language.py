@@ -28,6 +28,7 @@ from urllib.parse import unquote
 
 from kgqa.make.generate.graphquery import GraphQuery, Node
 from kgqa.make.generate.kg import KGAccess
+from kgqa.make.generate.lexicon import RelationLexicon, RelText, class_text, plural_noun
 from kgqa.make.generate.schema import ALT_LABEL_PROPERTIES, LABEL_PROPERTIES, value_kind
 from kgqa.model.problems import InputError
 from kgqa.model.terms import IRI, Literal, Term
@@ -68,13 +69,18 @@ class Lexicon:
     """Labels and alternative labels of IRIs, looked up on the KG in batches and cached."""
 
     def __init__(self, kg: KGAccess, lang: str = "en", lexicon: dict[str, list[str]] | None = None,
-                 label_properties: tuple[str, ...] = LABEL_PROPERTIES):
+                 label_properties: tuple[str, ...] = LABEL_PROPERTIES, relations: RelationLexicon | None = None):
         self.kg = kg
+        #: how relations read in English (:mod:`kgqa.make.generate.lexicon`)
+        self.relations = relations if relations is not None else RelationLexicon([kg], lang=lang)
         self.lang = lang
         self.user = lexicon or {}
         self.props = label_properties
         self._labels: dict[str, str] = {}
         self._alts: dict[str, list[str]] = {}
+        self._has_label: dict[str, bool] = {}
+        #: the KG names its entities: a topic entity without a label is not used
+        self.require_labels = False
         #: IRIs without a label in the KG (their text is the local name)
         self.unlabelled: set[str] = set()
 
@@ -99,6 +105,7 @@ class Lexicon:
                         label = sorted(by[p], key=lambda x: _rank(x, self.lang))[0].value
                         break
                 self._labels[iri] = label or local_name(iri)
+                self._has_label[iri] = label is not None
                 if label is None and iri not in self.user:
                     self.unlabelled.add(iri)
                 alts: list[str] = []
@@ -115,6 +122,14 @@ class Lexicon:
         if iri not in self._labels:
             self.fetch([iri])
         return self._labels[iri]
+
+    def rel(self, iri: str) -> RelText:
+        return self.relations.get(iri)
+
+    def class_name(self, iri: str) -> str:
+        """A class's name in a question ("man-made object" for ``E22_Man-Made_Object``)."""
+        lab = self.label(iri)
+        return class_text(iri, lab if self._has_label.get(iri) else None)
 
     def alternatives(self, iri: str) -> list[str]:
         if iri not in self._alts:
@@ -136,10 +151,12 @@ def term_text(t: Term | None, lex: Lexicon) -> str:
 def _class_text(n: Node, lex: Lexicon) -> str:
     if n.literal:
         return {"number": "value", "date": "date"}.get(value_kind(n.cls), "value")
-    return lex.label(n.cls).lower() if n.cls else "thing"
+    return lex.class_name(n.cls) if n.cls else "thing"
 
 
 def plural(word: str) -> str:
+    if not (word.endswith(")") and " (" in word):
+        return plural_noun(word)
     if word.endswith(")") and " (" in word:  # "bill of material (bom)" -> "bills of material (bom)"
         head, _, rest = word.partition(" (")
         return plural(head) + " (" + rest
@@ -158,19 +175,9 @@ def plural(word: str) -> str:
 NAME_WORDS = ("name", "title", "label")
 
 
-def _rel(rel: str, lex: Lexicon) -> tuple[str, str]:
-    """(shape, phrase): shape ``noun`` ("has supplier" -> "supplier") or ``prep`` ("member of",
-    "is eligible for" -> "eligible for")."""
-    label = lex.label(rel).strip()
-    label = " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in label.split())
-    low = label.lower()
-    if low.startswith(("has ", "has_")):
-        return "noun", label[4:]
-    if low.startswith("is ") and low.split()[-1] in PREPOSITIONS:
-        return "prep", label[3:]
-    if low.split() and low.split()[-1] in PREPOSITIONS:
-        return "prep", label
-    return "noun", label
+def _rel(rel: str, lex: Lexicon) -> RelText:
+    """How relation ``rel`` reads (:mod:`kgqa.make.generate.lexicon`)."""
+    return lex.rel(rel)
 
 
 def _a(word: str) -> str:
@@ -180,14 +187,19 @@ def _a(word: str) -> str:
     return ("an " if vowel or low.startswith(("hour", "honest")) else "a ") + word
 
 
+#: an object clause: (relative clause "S contains", (fronted preposition, inverted "does S contain"))
+ObjClause = tuple[str, tuple[str, str]]
+
+
 class _Describer:
     """Verbalises a graph query edge by edge. Every edge is said exactly once (``covered``: the
     indices of the edges said); a node reached again is "that <class>". A node's edges become
-    verb phrases with a finite verb: with the node as subject ("has supplier Acme", "is member
-    of Sales", "has a weight (g) of 11") or as object ("Acme is responsible for"). A literal
-    node shared by two edges (a value join) is said as "has the same weight (g) as X" (or "has
-    the largest weight (g), equal to that of X," with a function on it), so no join is ever
-    dropped."""
+    verb phrases with a finite verb, in the form the relation's words have
+    (:class:`~kgqa.make.generate.lexicon.RelText`): with the node as subject ("has supplier
+    Acme", "contains Oslo", "is located in Norway", "has a weight (g) of 11") or as object
+    ("the supplier of X", "that X contains", "that X is located in"). A literal node shared by
+    two edges (a value join) is said as "has the same weight (g) as X" (or "has the largest
+    weight (g), equal to that of X," with a function on it), so no join is ever dropped."""
 
     def __init__(self, q: GraphQuery, lex: Lexicon):
         self.q = q
@@ -215,15 +227,15 @@ class _Describer:
             return "it" if nid == self.q.question else "that " + (phrase or _class_text(n, self.lex))
         self.seen.add(nid)
         subj, obj, sup = self.clauses(nid)
-        rel = " and ".join(f"that {c}" for c in obj + subj + ([sup] if sup else []))
+        rel = " and ".join(f"that {c}" for c in [o[0] for o in obj] + subj + ([sup] if sup else []))
         return _a(phrase or _class_text(n, self.lex)) + (" " + rel if rel else "")
 
-    def clauses(self, nid: str, plural_: bool = False) -> tuple[list[str], list[str], str | None]:
-        """(verb phrases with ``nid`` as subject, clauses with it as object ("S is p"), the
-        superlative verb phrase or None) for every edge of ``nid`` not said yet."""
+    def clauses(self, nid: str, plural_: bool = False) -> tuple[list[str], list[ObjClause], str | None]:
+        """(verb phrases with ``nid`` as subject, clauses with it as object, the superlative
+        verb phrase or None) for every edge of ``nid`` not said yet."""
         self.seen.add(nid)
         subj: list[str] = []
-        obj: list[str] = []
+        obj: list[ObjClause] = []
         sup = None
         for i in self._open_edges(nid):
             if i in self.covered:  # said while describing an earlier edge's far end
@@ -238,43 +250,54 @@ class _Describer:
                 subj.append(text)
         return subj, obj, sup
 
-    def clause(self, i: int, nid: str, plural_: bool) -> tuple[str, str]:
+    def clause(self, i: int, nid: str, plural_: bool) -> tuple[str, object]:
         e = self.q.edges[i]
-        shape, phrase = _rel(e.rel, self.lex)
-        fn = self.q.function
+        rt = _rel(e.rel, self.lex)
         have, be = ("have", "are") if plural_ else ("has", "is")
-        if e.src != nid:
-            if shape == "prep":
-                return "obj", f"{self.np(e.src)} is {phrase}"
-            return "subj", f"{be} the {phrase} of {self.np(e.src)}"
+        if e.src != nid:  # ``nid`` is the edge's object
+            if rt.inverse is not None:
+                return "subj", rt.inverse.active(self.np(e.src), plural_)
+            if rt.kind == "noun":
+                return "subj", f"{be} the {rt.words} of {self.np(e.src)}"
+            s = self.np(e.src)
+            return "obj", (rt.relative(s), rt.asked(s))
         other = self.q.node(e.dst)
-        date = value_kind(other.cls) == "date"
+        phrase = rt.noun
         if other.literal and other.value is None:
-            self.seen.add(other.id)
-            join = self.value_join(other.id, phrase)
-            if fn.cls == "comparative" and fn.node == other.id and fn.value is not None:
-                op = ({">": "after", ">=": "on or after", "<": "before", "<=": "on or before"} if date else
-                      {">": "greater than", ">=": "of at least", "<": "less than", "<=": "of at most"})[fn.name]
-                return "subj", f"{have} {_a(phrase)}{join} {op} {fn.value.value}"
-            if fn.cls == "superlative" and fn.node == other.id:
-                word = ("latest" if fn.name == "argmax" else "earliest") if date else \
-                    ("largest" if fn.name == "argmax" else "smallest")
-                return "sup", f"{have} the {word} {phrase}{join}"
-            if join.startswith(", equal to that of ") and " and to " not in join:
-                return "subj", f"{have} the same {phrase} as {join[len(', equal to that of '):-1]}"
-            return "subj", f"{have} {_a(phrase)}{join}"
+            return self.open_value(other, phrase, have)
         if other.literal:
             v = self.value(other)
             if phrase in NAME_WORDS:
                 return "subj", f"{be} called {v}"
+            if rt.kind != "noun":
+                return "subj", rt.active(v, plural_)
             if value_kind(other.cls) in ("number", "date"):
                 return "subj", f"{have} {_a(phrase)} of {v}"
             return "subj", f"{have} {phrase} {v}"
-        if shape == "prep":
-            return "subj", f"{be} {phrase} {self.np(other.id)}"
+        if rt.kind != "noun":
+            return "subj", rt.active(self.np(other.id), plural_)
         if other.value is not None:
             return "subj", f"{have} {phrase} {self.np(other.id)}"
         return "subj", f"{have} {self.np(other.id, phrase)}"
+
+    def open_value(self, other: Node, phrase: str, have: str) -> tuple[str, str]:
+        """The clause for an edge to an ungrounded literal node: a comparative, a superlative,
+        a value join or "has a P"."""
+        fn = self.q.function
+        date = value_kind(other.cls) == "date"
+        self.seen.add(other.id)
+        join = self.value_join(other.id, phrase)
+        if fn.cls == "comparative" and fn.node == other.id and fn.value is not None:
+            op = ({">": "after", ">=": "on or after", "<": "before", "<=": "on or before"} if date else
+                  {">": "greater than", ">=": "of at least", "<": "less than", "<=": "of at most"})[fn.name]
+            return "subj", f"{have} {_a(phrase)}{join} {op} {fn.value.value}"
+        if fn.cls == "superlative" and fn.node == other.id:
+            word = ("latest" if fn.name == "argmax" else "earliest") if date else \
+                ("largest" if fn.name == "argmax" else "smallest")
+            return "sup", f"{have} the {word} {phrase}{join}"
+        if join.startswith(", equal to that of ") and " and to " not in join:
+            return "subj", f"{have} the same {phrase} as {join[len(', equal to that of '):-1]}"
+        return "subj", f"{have} {_a(phrase)}{join}"
 
     def value_join(self, lit: str, phrase: str) -> str:
         """", equal to that of X," / ", equal to the Y of X," for every other edge into the
@@ -283,20 +306,23 @@ class _Describer:
         for i in self._open_edges(lit):
             self.covered.add(i)
             e = self.q.edges[i]
-            ph = _rel(e.rel, self.lex)[1]
+            ph = _rel(e.rel, self.lex).noun
             owner = self.np(e.src)
             out.append(f"that of {owner}" if ph == phrase else f"the {ph} of {owner}")
         return (", equal to " + " and to ".join(out) + ",") if out else ""
 
 
-def _sentence(head: str, subj: list[str], obj: list[str], sup: str | None, be: str = "is") -> str:
+def _sentence(head: str, subj: list[str], obj: list[ObjClause], sup: str | None) -> str:
     """``head`` + clauses: "Which C that O1 S1 and S2"; a superlative is the main verb phrase
-    ("Which C that S1 has the largest P"); only object clauses: the first inverted ("Which C is
-    Acme responsible for and that B is member of")."""
+    ("Which C that S1 has the largest P"); only object clauses: the first inverted ("Which C
+    does Acme supply and that B contains", "In which country is Oslo located")."""
     if not subj and not sup:
-        s, _, p = obj[0].rpartition(" is ")
-        return " ".join([head, be, s, p] + [f"and that {o}" for o in obj[1:]])
-    rel = " and ".join(f"that {c}" for c in obj + (subj if sup else []))
+        prep, asked = obj[0][1]
+        rest = [f"and that {o[0]}" for o in obj[1:]]
+        if prep and head.startswith("Which "):
+            return " ".join([prep.capitalize(), "which " + head[len("Which "):], asked] + rest)
+        return " ".join([head, asked] + ([prep] if prep else []) + rest)
+    rel = " and ".join(f"that {c}" for c in [o[0] for o in obj] + (subj if sup else []))
     main = " and ".join([sup] if sup else subj)
     return " ".join(filter(None, [head, rel, main]))
 
@@ -309,7 +335,7 @@ def describe(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str], set[int]
     fn = q.function
     if x.literal:  # the question node is a value: said through its (first) incoming edge
         i, e = next((i, e) for i, e in enumerate(q.edges) if x.id in (e.src, e.dst))
-        phrase = _rel(e.rel, lex)[1]
+        phrase = _rel(e.rel, lex).noun
         d.seen.add(x.id)
         d.covered.add(i)
         owner = q.node(e.src)
@@ -325,12 +351,12 @@ def describe(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str], set[int]
     if fn.name == "count":
         mine = [i for i, e in enumerate(q.edges) if x.id in (e.src, e.dst)]
         e = q.edges[mine[0]]
-        shape, phrase = _rel(e.rel, lex)
-        if len(mine) == 1 and e.dst == x.id and e.src != x.id and shape == "noun" and \
-                (not q.typed or cls in phrase.lower()):  # "How many suppliers does X have?"
+        rt = _rel(e.rel, lex)
+        if len(mine) == 1 and e.dst == x.id and e.src != x.id and rt.kind == "noun" and rt.inverse is None and \
+                (not q.typed or cls in rt.words.lower()):  # "How many suppliers does X have?"
             d.seen.add(x.id)
             d.covered.add(mine[0])
-            return _finish(f"How many {plural(phrase)} does {d.np(e.src)} have"), d.slots, d.covered
+            return _finish(f"How many {plural(rt.words)} does {d.np(e.src)} have"), d.slots, d.covered
         subj, obj, sup = d.clauses(x.id, plural_=True)
         if not (subj or obj or sup):
             return _finish(f"How many {plural(cls)} are there"), d.slots, d.covered
@@ -372,6 +398,8 @@ def faithfulness(q: GraphQuery, lex: Lexicon, text: str | None = None) -> list[s
     cls = _class_text(x, lex)
     if q.typed and not x.literal and x.cls and cls not in text.lower() and plural(cls) not in text.lower():
         out.append(f"class {cls!r} not in the text")
+    if q.typed and not x.literal and x.cls and cls == "thing":
+        out.append(f"class {x.cls} has no words: the text cannot say it")
     fn = q.function
     if fn.name != "none" and not any(w in text for w in FUNCTION_WORDS[fn.name]):
         out.append(f"function {fn.name} not said")
@@ -387,7 +415,7 @@ def unreadable_topics(q: GraphQuery, lex: Lexicon) -> list[str]:
     for n in q.topic_entities:
         if isinstance(n.value, IRI):
             text = lex.label(n.value.value)
-            if n.value.value in lex.unlabelled and not re.search(r"[^\W\d_]", text):
+            if n.value.value in lex.unlabelled and (lex.require_labels or not re.search(r"[^\W\d_]", text)):
                 out.append(f"{n.value.value} has no label")
     return out
 

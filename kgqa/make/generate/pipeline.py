@@ -28,14 +28,22 @@ from dataclasses import dataclass, field
 
 from kgqa.make.generate.commonness import Commonness
 from kgqa.make.generate.functions import choose_function, parse_function_shares
-from kgqa.make.generate.graphquery import FUNCTIONS, GraphQuery
+from kgqa.make.generate.graphquery import FUNCTION_CLASSES, FUNCTIONS, GraphQuery
 from kgqa.make.generate.grounding import apply, candidates, comparative_constants, count_varies, validate_many
 from kgqa.make.generate.kg import KGAccess, QueryFailed
 from kgqa.make.generate.minimization import minimize, redundant_components
+from kgqa.make.generate.readings import readings_problem
 from kgqa.make.generate.schema import Schema
 from kgqa.make.generate.templates import grow_template, template_key
 from kgqa.model.problems import InputError
 from kgqa.sparql.canonical import canonical_form
+
+
+#: templates tried in a row without a new graph query before generation stops (``stalled``)
+STALL = 400
+#: a function class none of whose first this many templates was accepted is given up (the KG
+#: offers no such question: no comparable numbers, every count a lookup)
+GIVE_UP = 150
 
 
 @dataclass
@@ -89,6 +97,20 @@ class GenerationRun:
     attempts: int = 0
 
 
+def _caps(opts: GenerateOptions, allowed: tuple[str, ...]) -> dict[str, int]:
+    """The most graph queries of each function class: its share (renormalised over the
+    classes still allowed) of ``n``, rounded up, so that the several groundings of one template
+    never push a class past its share."""
+    import math
+
+    from kgqa.make.generate.functions import default_shares
+
+    classes = {FUNCTION_CLASSES[f] for f in allowed}
+    shares = {c: v for c, v in (opts.shares or default_shares(tuple(opts.functions))).items() if c in classes}
+    total = sum(shares.values()) or 1.0
+    return {c: math.ceil(v / total * opts.n) for c, v in shares.items()}
+
+
 def parse_edges(spec: str) -> tuple[int, int]:
     """``"1-3"`` or ``"2"`` -> (low, high)."""
     try:
@@ -118,6 +140,7 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
     budget = opts.max_attempts if opts.max_attempts is not None else 50 * max(1, opts.n)
 
     def accept(answered, edges_before: int) -> bool:
+        nonlocal last_accept
         removed: list[str] = []
         redundant: list[str] = []
         if opts.keep_redundant:
@@ -153,6 +176,14 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             if problems:
                 out.rejected["unfaithful"] += 1
                 return False
+            try:
+                why = readings_problem(kg, answered, lex, text)
+            except QueryFailed:
+                out.rejected["engine-error"] += 1
+                return False
+            if why:
+                out.rejected[why] += 1
+                return False
             if texts.get(text, sig) != sig:
                 out.rejected["duplicate-text"] += 1
                 return False
@@ -169,11 +200,24 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         kept_per_template[key] = kept_per_template.get(key, 0) + 1
         if progress is not None:
             progress(1)
+        last_accept = out.attempts
         return True
 
+    allowed = tuple(opts.functions)
+    tried: dict[str, int] = {}  # templates tried per function class since its last acceptance
+    last_accept = 0
     while len(out.queries) < opts.n and out.attempts < budget:
+        if out.attempts - last_accept > STALL:  # the KG offers no new question
+            out.rejected["stalled"] += 1
+            break
         out.attempts += 1
-        fn = choose_function(rng, opts.functions, accepted, opts.shares)
+        fn = choose_function(rng, allowed, accepted, opts.shares)
+        cls_ = FUNCTION_CLASSES[fn]
+        tried[cls_] = tried.get(cls_, 0) + 1
+        if tried[cls_] > GIVE_UP and not accepted.get(cls_) and len({FUNCTION_CLASSES[f] for f in allowed}) > 1:
+            allowed = tuple(f for f in allowed if FUNCTION_CLASSES[f] != cls_)  # the KG offers none
+            out.rejected[f"gave-up-{cls_}"] += 1
+            continue
         k = rng.randint(*opts.edges)
         t = grow_template(schema, rng, k, fn)
         if t is None:
@@ -202,9 +246,16 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         if not cands:
             out.rejected["no-grounding"] += 1
             continue
+        try:
+            cands = common.rank_candidates(cands, lex)
+        except QueryFailed:
+            out.rejected["engine-error"] += 1
+            continue
         kept = kept_per_template.get(key, 0)
         pos = 0
-        while pos < len(cands) and kept < opts.groundings and len(out.queries) < opts.n:
+        cap = _caps(opts, allowed).get(t.function.cls, opts.n)
+        while pos < len(cands) and kept < opts.groundings and len(out.queries) < opts.n and \
+                accepted.get(t.function.cls, 0) < cap:
             chunk = cands[pos:pos + opts.groundings - kept]  # validated as one batch
             pos += len(chunk)
             qs = []
@@ -219,7 +270,7 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
                 out.rejected["no-constant"] += sum(1 for q in with_c if q is None)
                 qs = [q for q in with_c if q is not None]
             for q, (answered, why) in zip(qs, validate_many(kg, qs)):
-                if kept >= opts.groundings or len(out.queries) >= opts.n:
+                if kept >= opts.groundings or len(out.queries) >= opts.n or accepted.get(t.function.cls, 0) >= cap:
                     break
                 if answered is None:
                     out.rejected[why] += 1

@@ -29,7 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kgqa.make.generate.kg import KGAccess
+from kgqa.make.generate.kg import KGAccess, QueryFailed
+from kgqa.model.labels import ALT_LABEL_PREDICATES, LABEL_PREDICATES, PRIMARY_LABEL_PREDICATES
 from kgqa.model.problems import InputError
 from kgqa.model.terms import DATE_TYPES, IRI, Literal, NUMERIC_TYPES, RDF, XSD_STRING
 
@@ -60,12 +61,19 @@ ID_WORDS = frozenset(("id", "ids", "identifier", "code", "isbn", "issn", "doi", 
 KEY_MIN_TRIPLES = 20
 #: a value join needs a relation whose values are shared by at most this many subjects on average
 MAX_SHARING = 20
-LABEL_PROPERTIES = (RDFS + "label", SKOS + "prefLabel", "http://xmlns.com/foaf/0.1/name",
-                    "http://schema.org/name")
-ALT_LABEL_PROPERTIES = (SKOS + "altLabel", "http://schema.org/alternateName",
-                        "http://xmlns.com/foaf/0.1/nick", "http://dbpedia.org/ontology/alias")
-EXCLUDED_RELATIONS = frozenset((*LABEL_PROPERTIES, *ALT_LABEL_PROPERTIES, RDFS + "comment",
-                                SKOS + "definition", "http://xmlns.com/foaf/0.1/depiction"))
+LABEL_PROPERTIES = PRIMARY_LABEL_PREDICATES
+ALT_LABEL_PROPERTIES = ALT_LABEL_PREDICATES
+#: identity and mapping relations ("Which country is the same as India?" answers India)
+IDENTITY_RELATIONS = (OWL + "sameAs", "http://schema.org/sameAs", "https://schema.org/sameAs", SKOS + "exactMatch",
+                      SKOS + "closeMatch", SKOS + "relatedMatch", SKOS + "broadMatch", SKOS + "narrowMatch",
+                      SKOS + "mappingRelation", "http://www.w3.org/2002/07/owl#equivalentClass")
+EXCLUDED_RELATIONS = frozenset((*LABEL_PREDICATES, *ALT_LABEL_PROPERTIES, *IDENTITY_RELATIONS, RDFS + "comment",
+                                SKOS + "definition", SKOS + "note", SKOS + "scopeNote", SKOS + "editorialNote",
+                                SKOS + "historyNote", SKOS + "changeNote", SKOS + "example", SKOS + "notation",
+                                "http://xmlns.com/foaf/0.1/depiction"))
+#: words of a relation's local name that say its values are free text (never a topic nor a quantity)
+TEXT_WORDS = frozenset(("comment", "description", "note", "notes", "definition", "abstract", "summary", "remark",
+                        "remarks", "caption", "hint", "layout"))
 
 
 def is_meta(iri: str) -> bool:
@@ -83,34 +91,43 @@ def name_words(iri: str) -> list[str]:
 
 
 def is_identifier_name(iri: str) -> bool:
-    return any(w in ID_WORDS for w in name_words(iri))
+    """Whether a relation's name says its values are identifiers or codes (``laureateId``,
+    ``hisco_code``, ``number``, but not ``numberOfEmployees``) or free text (``comment``)."""
+    words = name_words(iri)
+    if any(w in ID_WORDS or w in TEXT_WORDS for w in words):
+        return True
+    return any(w in NUMBER_WORDS and (k + 1 == len(words) or words[k + 1] != "of") for k, w in enumerate(words))
 
 
-#: label predicates tried, in order, when a KG has no rdfs:label (then any ``...name``)
-LABEL_CANDIDATES = (SKOS + "prefLabel", "http://xmlns.com/foaf/0.1/name", "http://schema.org/name",
-                    "https://schema.org/name")
+#: "number", "no", "nr": a key unless followed by "of" ("number of employees" is a quantity)
+NUMBER_WORDS = frozenset(("number", "no", "nr", "num", "notation", "key", "ref", "reference", "index", "serial"))
+
+
+#: a predicate whose local name is one of these, with literal values, is a label candidate
+LABEL_NAMES = ("label", "prefLabel", "name", "title")
 
 
 def label_properties(kg: KGAccess, given: str | None = None) -> tuple[str, ...]:
-    """The label predicates, most preferred first: ``given`` (``--label-predicate``); else
-    rdfs:label when the KG uses it; else the first of :data:`LABEL_CANDIDATES` it uses; else
-    the predicate whose local name is ``name`` (or ends in ``Name``/``_name``) with literal
-    values on the most subjects; the usual :data:`LABEL_PROPERTIES` follow as fallbacks."""
+    """The label predicates, most preferred first: ``given`` (``--label-predicate``); else, by
+    coverage, the candidate (:data:`~kgqa.model.labels.LABEL_PREDICATES` and any predicate whose
+    local name is ``label``, ``prefLabel``, ``name`` or ``title`` or ends in ``Name``/``_name``)
+    with literal values on the most subjects among the entities that need names (subjects of a
+    relation to another IRI, or objects of one); the others follow by coverage, then the usual
+    ones, so every entity falls back through them (then its IRI) one by one."""
     if given:
         return (given, *(p for p in LABEL_PROPERTIES if p != given))
-    used = {r[0].value for r in kg.select(
-        "SELECT DISTINCT ?p WHERE { VALUES ?p { " + " ".join(f"<{p}>" for p in (RDFS + "label", *LABEL_CANDIDATES))
-        + " } ?s ?p ?l . FILTER(isIRI(?s) && isLiteral(?l)) }").rows if isinstance(r[0], IRI)}
-    if RDFS + "label" in used:
+    known = " ".join(f"<{p}>" for p in PRIMARY_LABEL_PREDICATES)
+    q = ("SELECT ?p (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?l . FILTER(isIRI(?s) && isLiteral(?l)) "
+         f"FILTER(?p IN ({known.replace(' ', ', ')}) || REGEX(STR(?p), \"[#/:](label|prefLabel|name|title)$|(Name|_name)$\")) "
+         "FILTER EXISTS { { ?s ?r ?o . FILTER(isIRI(?o) && ?r != <" + RDF_TYPE + ">) } UNION "
+         "{ ?o2 ?r2 ?s . FILTER(isIRI(?o2)) } } } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT 10")
+    try:
+        rows = [(r[0].value, _int(r[1])) for r in kg.select(q).rows if isinstance(r[0], IRI)]
+    except QueryFailed:  # too large to count in time: the usual predicates, in their order
         return LABEL_PROPERTIES
-    for p in LABEL_CANDIDATES:
-        if p in used:
-            return (p, *(x for x in LABEL_PROPERTIES if x != p))
-    rows = kg.select("SELECT ?p (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?l . FILTER(isIRI(?s) && isLiteral(?l)) "
-                     "FILTER(REGEX(STR(?p), \"([#/:_]name|Name)$\")) } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT 1").rows
-    if rows and isinstance(rows[0][0], IRI):
-        return (rows[0][0].value, *LABEL_PROPERTIES)
-    return LABEL_PROPERTIES
+    alt = set(ALT_LABEL_PREDICATES)
+    ranked = [p for p, n in rows if n > 0 and p not in alt]
+    return tuple(dict.fromkeys([*ranked, *LABEL_PROPERTIES]))
 
 
 def value_kind(datatype: str) -> str:
@@ -216,7 +233,53 @@ def _literal_stats(kg: KGAccess) -> tuple[set[str], dict[str, int]]:
             dts = kg.select(f"SELECT DISTINCT (DATATYPE(?o) AS ?dt) WHERE {{ ?s <{p.value}> ?o }} LIMIT 5").rows
             if all(not _iri(r[0]) or value_kind(r[0].value) == "text" for r in dts):
                 keys.add(p.value)
+            elif all(_iri(r[0]) and r[0].value.endswith(INTEGER_TYPES) for r in dts) and _dense(kg, p.value, _int(n)):
+                keys.add(p.value)  # integers, one per subject, packed in a range: serial numbers
     return keys, values
+
+
+INTEGER_TYPES = ("#integer", "#int", "#long", "#nonNegativeInteger", "#positiveInteger", "#short",
+                 "#unsignedInt", "#unsignedLong")
+
+
+def _dense(kg: KGAccess, p: str, n: int) -> bool:
+    """Whether the ``n`` distinct integer values of ``p`` lie in a range at most 4n wide (ids
+    and ranks do; populations and years of many subjects spread wider)."""
+    rows = kg.select(f"SELECT (MIN(?o) AS ?lo) (MAX(?o) AS ?hi) WHERE {{ ?s <{p}> ?o }}").rows
+    try:
+        lo, hi = int(rows[0][0].value), int(rows[0][1].value)
+    except (IndexError, AttributeError, TypeError, ValueError):
+        return False
+    return hi - lo < 4 * n
+
+
+def _iri_ends(kg: KGAccess) -> list[tuple[str, dict[str, dict[str, int]]]]:
+    """For each relation between IRIs: triples per subject class and per object class
+    (:data:`UNTYPED` for the rest). Inner joins on ``rdf:type`` (an OPTIONAL per triple is
+    slow on large KGs); triples whose subject is schema or dataset metadata are left out."""
+    totals = {r[0].value: _int(r[1]) for r in kg.select(
+        "SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o . FILTER(isIRI(?s) && isIRI(?o)) } GROUP BY ?p").rows if _iri(r[0])}
+    out: dict[str, dict[str, dict[str, int]]] = {p: {"s": {}, "o": {}} for p in totals}
+    meta = set(META_SUBJECT_TYPES)
+    for side, q in (("s", "SELECT ?p ?c (COUNT(*) AS ?n) WHERE { ?s ?p ?o . FILTER(isIRI(?o) && isIRI(?s)) ?s a ?c } GROUP BY ?p ?c"),
+                    ("o", "SELECT ?p ?c (COUNT(*) AS ?n) WHERE { ?o a ?c . ?s ?p ?o . FILTER(isIRI(?s) && isIRI(?o)) } GROUP BY ?p ?c")):
+        for p, c, n in kg.select(q).rows:
+            if _iri(p) and _iri(c) and p.value in out:
+                out[p.value][side][c.value] = _int(n)
+    result = []
+    for p, sides in sorted(out.items()):
+        metan = sum(n for c, n in sides["s"].items() if c in meta)
+        if metan and metan >= totals[p]:
+            continue  # only about schema or dataset metadata
+        for side in ("s", "o"):
+            typed = {c: n for c, n in sides[side].items() if _class_ok(c) and c not in meta}
+            rest = totals[p] - sum(sides[side].values())
+            if rest > 0 or not typed:
+                typed[UNTYPED] = max(rest, 1) if not typed else rest
+            sides[side] = {c: n for c, n in typed.items() if n > 0}
+        if sides["s"] and sides["o"]:
+            result.append((p, sides))
+    return result
 
 
 def induce_schema(kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
@@ -224,18 +287,14 @@ def induce_schema(kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
     ex = frozenset(exclude)
     classes, relcount, stats = _counts(kg, ex)
     rels: dict[str, Relation] = {}
-    q_iri = ("SELECT ?p ?cs ?co (COUNT(*) AS ?n) WHERE { ?s ?p ?o . FILTER(isIRI(?s) && isIRI(?o)) "
-             + _NOT_META + " OPTIONAL { ?s a ?cs } OPTIONAL { ?o a ?co } } GROUP BY ?p ?cs ?co")
-    for p, cs, co, n in kg.select(q_iri).rows:
-        if not _iri(p) or not _relation_ok(p.value, ex):
+    for p, side in _iri_ends(kg):
+        if not _relation_ok(p, ex):
             continue
-        s_cls = cs.value if _iri(cs) else UNTYPED
-        o_cls = co.value if _iri(co) else UNTYPED
-        if not (_class_ok(s_cls) and _class_ok(o_cls)):
-            continue
-        r = rels.setdefault(p.value, Relation(p.value, relcount.get(p.value, 0)))
-        r.domain[s_cls] = r.domain.get(s_cls, 0) + _int(n)
-        r.range[o_cls] = r.range.get(o_cls, 0) + _int(n)
+        r = rels.setdefault(p, Relation(p, relcount.get(p, 0)))
+        for c, n in side["s"].items():
+            r.domain[c] = r.domain.get(c, 0) + n
+        for c, n in side["o"].items():
+            r.range[c] = r.range.get(c, 0) + n
     q_lit = ("SELECT ?p ?cs ?dt (COUNT(*) AS ?n) WHERE { ?s ?p ?o . FILTER(isIRI(?s) && isLiteral(?o)) "
              + _NOT_META + " BIND(DATATYPE(?o) AS ?dt) OPTIONAL { ?s a ?cs } } GROUP BY ?p ?cs ?dt")
     keys, values = _literal_stats(kg)
@@ -264,30 +323,25 @@ def schema_from_ontology(path: str | Path, kg: KGAccess, exclude: Iterable[str] 
     ``xsd:integer`` by most loaders). Declared classes without instances in the KG, and
     relations the KG never uses, drop out; subclasses are not inferred (a KG must state the
     classes its individuals have, as DBpedia's does)."""
-    import pyoxigraph as ox
-
     p = Path(path)
     if not p.is_file():
         raise InputError(str(p), "ontology file not found")
-    fmt = ox.RdfFormat.from_extension(p.suffix.lstrip(".") or "ttl") or ox.RdfFormat.TURTLE
-    if p.suffix in (".owl", ".rdf", ".xml"):
-        fmt = ox.RdfFormat.RDF_XML
-    store = ox.Store()
-    try:
-        store.bulk_load(path=str(p), format=fmt)
-    except (SyntaxError, ValueError, OSError) as e:
-        raise InputError(str(p), f"cannot read the ontology: {e}") from e
+    with KGAccess.open(p) as onto:  # read through kgqa's engine, as every KG is
+        return _from_declarations(onto, p.name, kg, exclude)
+
+
+def _from_declarations(store: KGAccess, name: str, kg: KGAccess, exclude: Iterable[str]) -> Schema:
     observed = induce_schema(kg, exclude)
     classes = observed.classes
     declared: set[str] = set()
     types = " ".join(f"<{t}>" for t in (RDF + "Property", OWL + "ObjectProperty", OWL + "DatatypeProperty"))
-    for sol in store.query(f"SELECT DISTINCT ?p WHERE {{ VALUES ?t {{ {types} }} ?p a ?t . FILTER(isIRI(?p)) }}"):
+    for sol in store.select(f"SELECT DISTINCT ?p WHERE {{ VALUES ?t {{ {types} }} ?p a ?t . FILTER(isIRI(?p)) }}").rows:
         declared.add(sol[0].value)
     domains: dict[str, list[str]] = {}
     ranges: dict[str, list[str]] = {}
-    for sol in store.query(f"SELECT ?p ?d WHERE {{ ?p <{RDFS}domain> ?d . FILTER(isIRI(?p) && isIRI(?d)) }}"):
+    for sol in store.select(f"SELECT ?p ?d WHERE {{ ?p <{RDFS}domain> ?d . FILTER(isIRI(?p) && isIRI(?d)) }}").rows:
         domains.setdefault(sol[0].value, []).append(sol[1].value)
-    for sol in store.query(f"SELECT ?p ?r WHERE {{ ?p <{RDFS}range> ?r . FILTER(isIRI(?p) && isIRI(?r)) }}"):
+    for sol in store.select(f"SELECT ?p ?r WHERE {{ ?p <{RDFS}range> ?r . FILTER(isIRI(?p) && isIRI(?r)) }}").rows:
         ranges.setdefault(sol[0].value, []).append(sol[1].value)
     declared |= set(domains) | set(ranges)
     literal_ranges = ("http://www.w3.org/2001/XMLSchema#", RDFS + "Literal", RDF + "langString")
@@ -310,4 +364,4 @@ def schema_from_ontology(path: str | Path, kg: KGAccess, exclude: Iterable[str] 
             r.range = {c: classes[c] for c in sorted(rg) if _class_ok(c) and classes.get(c)}
         if r.domain and (r.range or r.datatypes):
             rels[prop] = r
-    return Schema(classes, rels, observed.stats, f"ontology:{p.name}")
+    return Schema(classes, rels, observed.stats, f"ontology:{name}")

@@ -23,6 +23,8 @@ from kgqa.make.generate.graphquery import Edge, Function, GraphQuery, Node
 from kgqa.make.generate.schema import UNTYPED, Schema, value_kind
 
 REUSE_PROBABILITY = 0.2
+#: a number literal is grounded (a topic) this much less often than other leaves
+NUMBER_TOPIC_FACTOR = 0.15
 
 
 def _weighted(rng: random.Random, counts: dict[str, int]) -> str:
@@ -121,6 +123,8 @@ def _finish(nodes: list[Node], edges: list[Edge], fn: str, rng: random.Random) -
         if n.id in keep_free:
             continue
         p = (0.7 if degree[n.id] == 1 else 0.15) * (0.5 if function.cls == "comparative" else 1.0)
+        if n.literal and value_kind(n.cls) == "number":
+            p *= NUMBER_TOPIC_FACTOR  # looking an entity up by a statistic is rare (commonness)
         if rng.random() < p:
             chosen.append(n.id)
     for e in edges:  # an edge between two individuals is a fixed fact, not a constraint

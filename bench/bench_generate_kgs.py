@@ -1,0 +1,56 @@
+"""Benchmark: ``kgqa generate`` of ``--n`` graph queries (default 200, seed 1) on each of the
+seven real KGs in ``$KGQA_DATA_DIR/kgs`` (see its README) and on CK25's KG, embedded engine,
+no result cache, one run each. Printed per KG: wall seconds (from opening the file to the
+dataset built: loading, schema induction, lexicon, generation), graph queries generated, the
+function mix (none/count/superlative/comparative, %), and what generation gave up on, or the
+reason it generated nothing.
+
+Usage: ``python bench/bench_generate_kgs.py [--n 200] [--seed 1] [--only organs-it,ck25]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from generate_kgs import KG_FILES, kg_options  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=os.environ.get("KGQA_DATA_DIR") or str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--n", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--only", default="")
+    args = ap.parse_args(argv)
+    from kgqa.make.generate import GenerateOptions, generate
+    from kgqa.model.problems import InputError
+
+    names = [n for n in KG_FILES if not args.only or n in args.only.split(",")]
+    print(f"kgqa generate -n {args.n} --seed {args.seed}, embedded engine, no cache")
+    print(f"{'KG':18} {'seconds':>8} {'queries':>8}  none/count/sup/comp %  notes")
+    for name in names:
+        path = Path(args.data) / KG_FILES[name]
+        t0 = time.perf_counter()
+        try:
+            res = generate(path, GenerateOptions(n=args.n, seed=args.seed), **kg_options(name))
+        except InputError as e:
+            print(f"{name:18} {time.perf_counter() - t0:8.1f} {0:8d}  -  {e}")
+            continue
+        secs = time.perf_counter() - t0
+        s = res.summary
+        k = max(1, s["graph_queries"])
+        mix = "/".join(f"{100 * s['function_class'].get(c, 0) / k:.0f}" for c in ("none", "count", "superlative", "comparative"))
+        notes = ", ".join(r for r in s["rejected"] if r.startswith("gave-up"))
+        print(f"{name:18} {secs:8.1f} {s['graph_queries']:8d}  {mix:22} {notes}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,377 @@
+"""Relations in English: each relation IRI becomes a :class:`RelText` (its words, their part of
+speech and the direction they read in), from, in order:
+
+1. a user lexicon (``--lexicon FILE.yaml|.json``: ``IRI: phrase`` or ``IRI: {phrase, pos,
+   inverse}``; ``pos`` is ``noun``, ``verb`` or ``adj`` (a participle or noun with its
+   preposition: "located in", "part of"); ``inverse`` is the phrase read from the object, e.g.
+   ``skos:broader: {phrase: "has broader concept", inverse: "has narrower concept"}``);
+2. :data:`BUILTIN`, a few well-known vocabulary terms whose names read the wrong way round
+   (``skos:broader``: "A broader B" says B is broader);
+3. the property's ``rdfs:label`` / ``skos:prefLabel`` (English or untagged), else a short
+   ``rdfs:comment`` (at most :data:`MAX_COMMENT_WORDS` words), in the KG or the ``--ontology``;
+4. its local name, split into words (camelCase, snake_case, kebab-case); a CIDOC-CRM number
+   (``P108i_was_produced_by`` -> "was produced by", ``E22_Man-Made_Object`` -> "man-made
+   object") is dropped: CIDOC's ``i`` marks the inverse property, whose words already read from
+   its subject, so they are taken as they are.
+
+The words decide the form (:func:`parse_phrase`): ``has X`` / a noun phrase -> ``noun`` ("S has
+birth place O", "the birth place of S"); ``is X of`` / ``is ...ed by`` / a participle or noun
+with a final preposition -> ``adj`` ("S is located in O", "Which country is S located in?");
+a finite verb (a third-person ``-s`` form) -> ``verb`` ("Which city contains O?", "Which
+river does S contain?"). Inflection (third person, lemma, plural) comes from ``lemminflect``,
+which ships its data; without it a few suffix rules stand in.
+
+A relation with no words (a numbered id such as ``RO_0002333`` or ``P31`` without a label, or a
+local name none of whose words is an English word: ``GDE_GARTE``) is ``opaque``: never put in a
+question; :func:`kgqa.make.generate.generate` reports such relations with a hint to give a
+lexicon.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from urllib.parse import unquote
+
+from kgqa.model.labels import RDFS_LABEL, SKOS_PREF_LABEL
+from kgqa.model.problems import InputError
+from kgqa.model.terms import IRI, Literal
+
+try:  # MIT-licensed, ships its inflection tables (no model download)
+    from lemminflect import getAllLemmas, getInflection
+except ImportError:  # pragma: no cover - fallback rules below
+    getAllLemmas = getInflection = None
+
+PREPOSITIONS = frozenset(("of", "for", "to", "in", "by", "with", "from", "on", "at", "as", "into", "onto",
+                          "about", "under", "over", "within", "after", "before", "during", "than", "via"))
+BE = frozenset(("is", "was", "are", "were", "be", "been"))
+HAVE = frozenset(("has", "have", "had"))
+RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
+SKOS = "http://www.w3.org/2004/02/skos/core#"
+MAX_COMMENT_WORDS = 5
+#: prepositions moved to the front of a question ("In which country is S located?")
+FRONTED = frozenset(("in", "at", "from"))
+
+_OPAQUE = re.compile(r"^[A-Za-z]{0,8}[_:-]?\d+[a-z]?$")
+_CIDOC = re.compile(r"^[A-Z]\d+[a-z]?[_ ]+(?=\w)")
+
+
+@dataclass(frozen=True)
+class RelText:
+    """How a relation reads: ``kind`` ``noun`` (``words`` a noun phrase), ``verb`` (``words``
+    the verb's lemma and what follows it: "contain", "refer to"), ``adj`` (a participle,
+    adjective or noun with its preposition, after ``aux``: "located in", "part of") or
+    ``opaque`` (no words). ``inverse``: how it reads from its object, when known."""
+
+    kind: str
+    words: str
+    aux: str = "is"
+    source: str = "name"
+    inverse: RelText | None = None
+
+    @property
+    def opaque(self) -> bool:
+        return self.kind == "opaque"
+
+    @property
+    def noun(self) -> str:
+        """A noun phrase for the relation's value ("the population of", "has a weight of 5")."""
+        if self.kind == "adj" and self.words.split()[-1] in PREPOSITIONS:
+            return " ".join(self.words.split()[:-1]) or self.words
+        return self.words
+
+    def active(self, obj: str, plural: bool = False) -> str:
+        """The verb phrase with the relation's subject as the sentence subject: "contains O",
+        "is located in O", "has birth place O"."""
+        if self.kind == "verb":
+            return f"{verb_form(self.words, plural)} {obj}".strip()
+        if self.kind == "adj":
+            return f"{be_form(self.aux, plural)} {self.words} {obj}"
+        return f"{'have' if plural else 'has'} {self.words} {obj}"
+
+    def relative(self, subj: str) -> str:
+        """A clause about the relation's object, said from its subject: "S contains", "S is
+        located in" (noun relations have none: they say "the W of S")."""
+        if self.kind == "verb":
+            return f"{subj} {verb_form(self.words, False)}"
+        return f"{subj} {self.aux} {self.words}"
+
+    def asked(self, subj: str) -> tuple[str, str]:
+        """(fronted preposition or "", inverted clause) for a question about the object: ("",
+        "does S contain"), ("in", "is S located")."""
+        if self.kind == "verb":
+            return "", f"{'did' if self.aux == 'was' else 'does'} {subj} {self.words}"
+        w = self.words.split()
+        if len(w) > 1 and w[-1] in FRONTED:
+            return w[-1], f"{self.aux} {subj} {' '.join(w[:-1])}"
+        return "", f"{self.aux} {subj} {self.words}"
+
+
+def be_form(aux: str, plural: bool) -> str:
+    if not plural:
+        return aux
+    return "were" if aux == "was" else "are"
+
+
+def verb_form(words: str, plural: bool) -> str:
+    """``words`` (lemma first) with the lemma in the third person singular (or the plural)."""
+    head, _, rest = words.partition(" ")
+    if plural:
+        return words
+    form = None
+    if getInflection is not None:
+        got = getInflection(head, tag="VBZ")
+        form = got[0] if got else None
+    if form is None:
+        form = head + ("es" if re.search(r"(s|x|z|ch|sh|o)$", head) else "s")
+    return f"{form} {rest}".strip()
+
+
+def plural_noun(word: str) -> str:
+    """The plural of a noun phrase (its head: the last word, or the word before ``of``)."""
+    if " of " in word:
+        head, _, rest = word.partition(" of ")
+        return plural_noun(head) + " of " + rest
+    words = word.split(" ")
+    last = words[-1]
+    if last.endswith(("ware", "information", "equipment", "data", "staff", "series", "species")) or not last:
+        return word
+    form = None
+    if getInflection is not None and last.isalpha():
+        got = getInflection(last, tag="NNS")
+        form = got[0] if got else None
+    if form is None:
+        if re.search(r"(s|x|z|ch|sh)$", last):
+            form = last + "es"
+        elif re.search(r"[^aeiou]y$", last):
+            form = last[:-1] + "ies"
+        else:
+            form = last + "s"
+    return " ".join(words[:-1] + [form])
+
+
+def _lemmas(word: str) -> dict[str, tuple[str, ...]]:
+    return getAllLemmas(word) if getAllLemmas is not None else {}
+
+
+def is_english_word(word: str) -> bool:
+    """Whether ``word`` is in lemminflect's English lexicon (True without lemminflect)."""
+    if getAllLemmas is None:
+        return True
+    return bool(_lemmas(word.lower())) or word.lower() in PREPOSITIONS or word.lower() in ("a", "an", "the")
+
+
+def _third_person(word: str) -> str | None:
+    """The lemma when ``word`` is a verb's third-person ``-s`` form ("contains" -> contain)."""
+    if not word.endswith("s") or word.endswith("ss"):
+        return None
+    lem = _lemmas(word)
+    if "VERB" in lem and lem["VERB"][0] != word:
+        if "NOUN" in lem and lem["NOUN"][0] != word:  # "parts", "members": a plural noun first
+            return None
+        return lem["VERB"][0]
+    if getAllLemmas is None and word[:-1] in ("contain", "include", "depict", "represent", "belong"):
+        return word[:-1]
+    return None
+
+
+def _participle(word: str) -> bool:
+    if getAllLemmas is None:
+        return word.endswith(("ed", "en"))
+    lem = _lemmas(word)
+    return "VERB" in lem and lem["VERB"][0] != word and not word.endswith("s") and \
+        (word.endswith(("ed", "en", "wn", "ne", "lt", "nt")) or "NOUN" not in lem)
+
+
+def split_name(iri: str) -> list[str]:
+    """The words of an IRI's local name: camelCase, snake_case, kebab-case, percent-escapes;
+    a CIDOC-CRM number (``P108i_``, ``E22_``) dropped."""
+    name = re.split(r"[#/:]", iri.rstrip("/#"))[-1] or iri
+    name = _CIDOC.sub("", unquote(name))
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    name = re.sub(r"(?<=[A-Z])(?=[A-Z][a-z])", " ", name)
+    return [w for w in re.split(r"[\s_]+", name) if w]
+
+
+def local_words(iri: str) -> str:
+    """The local name as text ("birthPlace" -> "birth place"), acronyms kept."""
+    return " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in split_name(iri))
+
+
+def is_opaque_name(iri: str) -> bool:
+    """A numbered id (``RO_0002333``, ``P31``, ``BFO_0000066``) or a local name with no English
+    word in it (``GDE_GARTE``)."""
+    raw = re.split(r"[#/:]", iri.rstrip("/#"))[-1]
+    if not raw or _OPAQUE.match(raw):
+        return True
+    words = [w for w in split_name(iri) if any(c.isalpha() for c in w)]
+    return not words or not any(is_english_word(w) for w in words if len(w) > 1)
+
+
+def parse_phrase(text: str, source: str = "name") -> RelText:
+    """The form of a relation's words (module docstring)."""
+    words = [w for w in re.split(r"\s+", text.strip()) if w]
+    low = [w.lower() for w in words]
+    if not words:
+        return RelText("opaque", "", source=source)
+    keep = lambda ws: " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in ws)  # noqa: E731
+    if low[0] in HAVE and len(low) > 1:
+        return RelText("noun", keep(words[1:]), source=source)
+    if low[0] in BE and len(low) > 1:
+        aux = "was" if low[0] in ("was", "were") else "is"
+        if low[-1] in PREPOSITIONS or _participle(low[1]):
+            return RelText("adj", keep(words[1:]), aux, source)
+        return RelText("adj", keep(words[1:]) + " of", aux, source)  # "isCapital" -> "is capital of"
+    if len(low) > 1 and low[-1] in PREPOSITIONS:
+        lemma = _third_person(low[0])
+        if lemma is not None:  # "belongs to", "consists of"
+            return RelText("verb", " ".join([lemma, *low[1:]]), source=source)
+        if low[-1] != "of" or _participle(low[0]):  # "located in", "produced by", "member of"
+            return RelText("adj", keep(words), source=source)
+        return RelText("adj", keep(words), source=source)  # "part of", "member of"
+    lemma = _third_person(low[0])
+    if lemma is not None:
+        return RelText("verb", " ".join([lemma, *low[1:]]), source=source)
+    if len(low) > 1 and _participle(low[0]) and low[1] in PREPOSITIONS:
+        return RelText("adj", keep(words), source=source)
+    return RelText("noun", keep(words), source=source)
+
+
+POS_KINDS = {"noun": "noun", "np": "noun", "verb": "verb", "vp": "verb", "adj": "adj", "participle": "adj",
+             "prep": "adj", "adjective": "adj"}
+
+#: vocabulary terms whose local names read from the object ("A skos:broader B": B is broader)
+BUILTIN: dict[str, RelText] = {
+    SKOS + "broader": RelText("noun", "broader concept", source="builtin",
+                              inverse=RelText("noun", "narrower concept", source="builtin")),
+    SKOS + "narrower": RelText("noun", "narrower concept", source="builtin",
+                               inverse=RelText("noun", "broader concept", source="builtin")),
+    SKOS + "related": RelText("noun", "related concept", source="builtin"),
+    SKOS + "inScheme": RelText("adj", "in scheme", source="builtin"),
+    SKOS + "topConceptOf": RelText("adj", "top concept of", source="builtin"),
+    SKOS + "hasTopConcept": RelText("noun", "top concept", source="builtin"),
+    "http://purl.org/dc/terms/isPartOf": RelText("adj", "part of", source="builtin",
+                                                 inverse=RelText("noun", "part", source="builtin")),
+    "http://purl.org/dc/terms/hasPart": RelText("noun", "part", source="builtin",
+                                                inverse=RelText("adj", "part of", source="builtin")),
+}
+
+
+def _entry(iri: str, value, path: str) -> RelText:
+    if isinstance(value, str):
+        return parse_phrase(value, "lexicon")
+    if not isinstance(value, dict) or not isinstance(value.get("phrase"), str) or not value["phrase"].strip():
+        raise InputError(path, f"{iri}: expected a phrase or {{phrase, pos, inverse}}, got {value!r}")
+    rt = parse_phrase(value["phrase"], "lexicon")
+    pos = value.get("pos")
+    if pos is not None:
+        if pos not in POS_KINDS:
+            raise InputError(path, f"{iri}: pos {pos!r}: expected one of {', '.join(POS_KINDS)}")
+        kind = POS_KINDS[pos]
+        if kind != rt.kind:
+            w = value["phrase"].strip()
+            if kind == "verb":
+                head = w.split()[0].lower()
+                lemma = _third_person(head) or (_lemmas(head).get("VERB") or (None,))[0]
+                w = " ".join([lemma or w.split()[0], *w.split()[1:]])
+            rt = RelText(kind, w, rt.aux, "lexicon")
+    inv = value.get("inverse")
+    if inv is not None:
+        if not isinstance(inv, str) or not inv.strip():
+            raise InputError(path, f"{iri}: inverse: expected a phrase, got {inv!r}")
+        rt = replace(rt, inverse=parse_phrase(inv, "lexicon"))
+    return rt
+
+
+def read_relation_lexicon(path: str | Path) -> dict[str, RelText]:
+    """A YAML or JSON mapping ``IRI -> phrase | {phrase, pos, inverse}`` (angle brackets around
+    the IRI allowed). A bad entry is an error naming the file and the IRI."""
+    import yaml
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(str(p), f"cannot read the lexicon: {e}") from e
+    try:
+        doc = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as e:
+        raise InputError(str(p), f"not valid {'JSON' if p.suffix.lower() == '.json' else 'YAML'}: {e}") from None
+    if not isinstance(doc, dict):
+        raise InputError(str(p), "expected a mapping from relation IRI to phrase")
+    return {str(k).strip().strip("<>"): _entry(str(k), v, str(p)) for k, v in doc.items()}
+
+
+class RelationLexicon:
+    """:class:`RelText` per relation IRI, from the sources in the module docstring's order.
+    ``sources``: objects with ``select(query)`` (:class:`~kgqa.make.generate.kg.KGAccess`: the KG,
+    the ontology) asked for labels and comments."""
+
+    def __init__(self, sources: Sequence = (), user: dict[str, RelText] | None = None, lang: str = "en"):
+        self.sources = list(sources)
+        self.user = dict(user or {})
+        self.lang = lang
+        self._cache: dict[str, RelText] = {}
+
+    def fetch(self, iris: Iterable[str]) -> None:
+        todo = sorted({i for i in iris if i not in self._cache})
+        found: dict[str, dict[str, list[Literal]]] = {}
+        props = (RDFS_LABEL, SKOS_PREF_LABEL, RDFS_COMMENT)
+        for src in self.sources:
+            for k in range(0, len(todo), 100):
+                vals = " ".join(f"<{i}>" for i in todo[k:k + 100])
+                q = (f"SELECT ?s ?p ?l WHERE {{ VALUES ?s {{ {vals} }} VALUES ?p {{ {' '.join(f'<{p}>' for p in props)} }} "
+                     "?s ?p ?l . FILTER(isLiteral(?l)) }")
+                for s, p, lab in src.select(q).rows:
+                    if isinstance(s, IRI) and isinstance(lab, Literal) and isinstance(p, IRI):
+                        found.setdefault(s.value, {}).setdefault(p.value, []).append(lab)
+        for iri in todo:
+            self._cache[iri] = self._decide(iri, found.get(iri, {}))
+
+    def _english(self, lits: list[Literal]) -> str | None:
+        ok = [lit for lit in lits if (lit.language or "").lower() in ("", self.lang) or
+              (lit.language or "").lower().startswith(self.lang + "-")]
+        ok.sort(key=lambda x: (0 if (x.language or "").lower().startswith(self.lang) else 1, x.value))
+        return ok[0].value.strip() if ok else None
+
+    def _decide(self, iri: str, by: dict[str, list[Literal]]) -> RelText:
+        if iri in self.user:
+            return self.user[iri]
+        if iri in BUILTIN:
+            return BUILTIN[iri]
+        for p in (RDFS_LABEL, SKOS_PREF_LABEL):
+            lab = self._english(by.get(p, []))
+            if lab and not _OPAQUE.match(lab):
+                return parse_phrase(_CIDOC.sub("", lab), "label")
+        com = self._english(by.get(RDFS_COMMENT, []))
+        if com and len(com.split()) <= MAX_COMMENT_WORDS and not com.endswith("."):
+            return parse_phrase(com, "comment")
+        if is_opaque_name(iri):
+            return RelText("opaque", "", source="name")
+        words = " ".join(split_name(iri))
+        if words.lower() in ("broader", "narrower", "related"):  # SKOS-like terms in another namespace
+            return BUILTIN[SKOS + words.lower()]
+        return parse_phrase(words, "name")
+
+    def get(self, iri: str) -> RelText:
+        if iri not in self._cache:
+            self.fetch([iri])
+        return self._cache[iri]
+
+    def opaque(self, iris: Iterable[str]) -> list[str]:
+        """The relations among ``iris`` that cannot be said in English."""
+        iris = list(iris)
+        self.fetch(iris)
+        return sorted(i for i in iris if self._cache[i].opaque)
+
+
+def class_text(iri: str, label: str | None) -> str:
+    """A class's name in a question: its label (a CIDOC number dropped) lower-cased, acronyms
+    kept; else its local name's words."""
+    if not label and is_opaque_name(iri):
+        return "thing"
+    text = _CIDOC.sub("", label) if label else local_words(iri)
+    return " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in text.split())

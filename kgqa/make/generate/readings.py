@@ -1,0 +1,109 @@
+"""Faithfulness as a checked property: the readings a person could give a question, run as
+queries. A graph query is rejected when
+
+- ``answer-in-text``: an answer (its label, or a literal's value) is written in the question
+  ("Which country is the same as India?" answering India);
+- ``ambiguous-node``: a node that is neither the question node nor grounded, but is pinned by
+  a grounded literal ("a country that has a life expectancy of 71"), matches more than one
+  entity: the text says "a country", one, so a count, superlative or list over several would
+  be over more than the text names;
+- ``ambiguous-reading``: a relation between two entities read the other way round (the
+  reader's other interpretation of "Which region has subregion X?": is X the region's
+  subregion, or the region X's?) gives a different, non-empty answer. Relations whose
+  direction the user lexicon or a built-in entry fixes are not re-read.
+
+Each check is one batch of SPARQL queries through :class:`~kgqa.make.generate.kg.KGAccess`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from kgqa.make.generate.graphquery import Edge, GraphQuery
+from kgqa.make.generate.grounding import Answered, answer_key
+from kgqa.make.generate.kg import KGAccess, QueryFailed
+from kgqa.model.terms import IRI, Literal
+
+_INT = "http://www.w3.org/2001/XMLSchema#integer"
+
+
+def answer_in_text(answered: Answered, lex, text: str) -> bool:
+    """Whether an answer of ``answered`` is written in ``text`` (whole words, any case)."""
+    if answered.query.function.name in ("count", "max", "min"):
+        return False
+    low = text.lower()
+    for row in answered.answer.rows:
+        for t in row:
+            if isinstance(t, IRI):
+                said = lex.label(t.value)
+            elif isinstance(t, Literal):
+                said = t.value
+            else:
+                continue
+            said = said.strip().lower()
+            if len(said) >= 2 and re.search(r"(?<!\w)" + re.escape(said) + r"(?!\w)", low):
+                return True
+    return False
+
+
+def pinned_nodes(q: GraphQuery) -> list[str]:
+    """Ungrounded entity nodes, other than the question node, with an edge to a grounded literal."""
+    lits = {n.id for n in q.nodes if n.literal and n.grounded}
+    out = []
+    for n in q.nodes:
+        if n.id == q.question or n.literal or n.grounded:
+            continue
+        if any((e.src == n.id and e.dst in lits) or (e.dst == n.id and e.src in lits) for e in q.edges):
+            out.append(n.id)
+    return out
+
+
+def reversible_edges(q: GraphQuery, lex) -> list[int]:
+    """Edges between two entity nodes whose direction only the relation's words tell."""
+    out = []
+    for i, e in enumerate(q.edges):
+        if e.src == e.dst or q.node(e.src).literal or q.node(e.dst).literal:
+            continue
+        rt = lex.rel(e.rel) if lex is not None else None
+        if rt is not None and rt.source in ("lexicon", "builtin"):
+            continue
+        out.append(i)
+    return out
+
+
+def _reversed(q: GraphQuery, i: int) -> GraphQuery:
+    e = q.edges[i]
+    edges = tuple(Edge(e.dst, e.rel, e.src) if j == i else x for j, x in enumerate(q.edges))
+    return replace(q, edges=edges)
+
+
+def readings_problem(kg: KGAccess, answered: Answered, lex, text: str) -> str:
+    """The reason to reject ``answered`` (module docstring), or "". Raises :class:`QueryFailed`."""
+    q = answered.query
+    if lex is not None and answer_in_text(answered, lex, text):
+        return "answer-in-text"
+    plain = q.sparql(function=False)
+    head = f"SELECT DISTINCT ?{q.question}"
+    texts = [plain.replace(head, f"SELECT (COUNT(DISTINCT ?{nid}) AS ?n)", 1) for nid in pinned_nodes(q)]
+    n_pinned = len(texts)
+    rev = reversible_edges(q, lex)
+    texts += [_reversed(q, i).sparql() for i in rev]
+    if not texts:
+        return ""
+    res = kg.select_many(texts)
+    for r in res:
+        if isinstance(r, QueryFailed):
+            raise r
+    for r in res[:n_pinned]:
+        n = r.rows[0][0] if r.rows else None
+        if isinstance(n, Literal) and int(n.value) > 1:
+            return "ambiguous-node"
+    want = answer_key(answered.answer)
+    for r in res[n_pinned:]:
+        rows = frozenset(row for row in r.rows if any(c is not None for c in row))
+        if q.function.name == "count" and rows and all(c == Literal("0", _INT) for row in rows for c in row):
+            continue
+        if rows and rows != want:
+            return "ambiguous-reading"
+    return ""
