@@ -1,7 +1,7 @@
 """How close to its limit each timeout fires: the wall-clock checks that left the tests.
 
-The tests (``tests/test_endpoint.py``, ``tests/test_execute_embedded.py``,
-``tests/test_execute_batching.py``, ``tests/test_virtuoso.py``) check that a timeout *happens* (the status, the message, that
+The tests (``tests/execute/test_endpoint.py``, ``tests/execute/test_execute_embedded.py``,
+``tests/execute/test_execute_batching.py``, ``tests/execute/test_virtuoso.py``) check that a timeout *happens* (the status, the message, that
 nothing was waited for beyond the deadline in requests made); how *soon* after the limit it
 happens depends on the machine, so it is measured here, on a quiet machine, instead:
 

@@ -1,6 +1,6 @@
 """Transcriptions of the official evaluation scripts' arithmetic, one function per script, each
 quirk on its own commented line quoting the script statement it restates. They are the oracle
-the differential tests (tests/test_official_differential.py) hold kgqa's profiles to; they read
+the differential tests (tests/score/test_official_differential.py) hold kgqa's profiles to; they read
 the files' JSON as the scripts do (no kgqa code).
 
 - :func:`webqsp_eval`: WebQuestionsSP ``eval/eval.py`` (Python 2.7; Microsoft Research release);

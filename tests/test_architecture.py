@@ -542,3 +542,32 @@ def test_a_planted_private_import_is_reported(tmp_path):
     assert new[0].startswith("kgqa/load/jsonio.py:") and new[0].endswith("private name _planted_private of kgqa.model.terms")
     assert new[1].startswith("kgqa/score/rules.py:") and new[1].endswith(
         "private name _also_private of kgqa.score.measures")
+
+
+#: Test modules about the whole house (layering, imports, docs, README, machine independence,
+#: issue-wide fault lists) sit in tests/ itself; every other one sits in the folder that mirrors
+#: the package it tests (tests/<package>/..., as kgqa/<package>/...).
+HOUSE_TESTS = {"test_architecture", "test_lazy_imports", "test_machine_independence", "test_docs", "test_readme",
+               "test_holes", "test_no_wrong_number"}
+
+
+def misplaced_tests(tests: Path, package: Path) -> list[str]:
+    """Test modules under ``tests`` whose folder mirrors no part of ``package``."""
+    bad = []
+    for p in sorted(tests.rglob("test_*.py")):
+        rel = p.relative_to(tests).parent
+        if rel == Path("."):
+            ok = p.stem in HOUSE_TESTS
+        else:
+            ok = (package / rel).is_dir() or (package / rel).with_suffix(".py").is_file()
+        if not ok:
+            bad.append(p.relative_to(tests).as_posix())
+    return bad
+
+
+def test_tests_mirror_the_package(tmp_path):
+    assert misplaced_tests(REPO / "tests", REPO / "kgqa") == []
+    (tmp_path / "tests" / "nowhere").mkdir(parents=True)
+    (tmp_path / "tests" / "nowhere" / "test_x.py").write_text("", encoding="utf-8")
+    (tmp_path / "tests" / "test_loose.py").write_text("", encoding="utf-8")
+    assert misplaced_tests(tmp_path / "tests", REPO / "kgqa") == ["nowhere/test_x.py", "test_loose.py"]

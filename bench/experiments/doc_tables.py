@@ -11,7 +11,7 @@ table)::
 ``--write`` copies each report's command, commit line and table into its block; ``--check``
 (the default) exits 1 naming every block whose table differs from its report's (the command and
 commit lines may differ: a rerun on a later commit with the same table is still in step).
-``tests/test_doc_tables.py`` (slow) reruns the quick-preset scripts into a temporary folder and
+``tests/baselines/test_doc_tables.py`` (slow) reruns the quick-preset scripts into a temporary folder and
 checks the docs against what the code now produces.
 
     python bench/experiments/doc_tables.py [--write] [--results DIR]

@@ -186,7 +186,7 @@ def bootstrap_ci(
     interval as ``scipy.stats.bootstrap(..., method="percentile")`` up to Monte Carlo error.
 
     Hand-written rather than ``scipy.stats.bootstrap``: scipy draws its resamples in another
-    order, so the same seed gives a different interval (tests/test_analyze_stats.py shows it),
+    order, so the same seed gives a different interval (tests/analyze/test_analyze_stats.py shows it),
     and the paired bootstrap p-value below needs the resample means scipy does not return; this
     implementation also shares one vectorised resampler with :func:`paired_bootstrap`.
 
@@ -273,7 +273,7 @@ def randomization_test(
 
     Hand-written rather than ``scipy.stats.permutation_test(permutation_type="samples")``: scipy
     counts differently (two-sided as twice the smaller one-sided p, and may enumerate every sign
-    pattern for small n), so its p-value is not this one (tests/test_analyze_stats.py shows
+    pattern for small n), so its p-value is not this one (tests/analyze/test_analyze_stats.py shows
     it); this is the convention of the IR/NLP significance-testing literature kgqa follows."""
     _check_count(trials, "trials")
     x, y = _as_pair(a, b)
@@ -286,7 +286,7 @@ def randomization_test(
 # every randomization test with the same (n, seed, trials) the same signs: a comparison of S
 # systems on M measures used to redraw them S + S(S-1)/2 times per measure. The functions below
 # draw each block once for all the series that share it and return what the one-series
-# functions above return, bit for bit (tests/test_compare_reference.py, tests/test_analyze_stats_shared.py).
+# functions above return, bit for bit (tests/analyze/test_compare_reference.py, tests/analyze/test_analyze_stats_shared.py).
 #
 # With many series, the means of every resample are first computed for all of them at once as
 # ``counts @ X / n`` (counts: how often each question is drawn in each resample; one BLAS

@@ -194,7 +194,7 @@ class Executor:
         from kgqa.execute.engine_findings import screen
 
         # screen finds nothing in a query of the sandbox's simple form (no keyword it looks for,
-        # no comparison), which is then not tokenised (tests/test_sandbox_simple.py)
+        # no comparison), which is then not tokenised (tests/execute/test_sandbox_simple.py)
         return self.policy.prepared(query, untrusted=untrusted, scan=screen, scan_simple=False)
 
     def _remember(self, query: str, untrusted: bool, p: Prepared) -> tuple[str, list[str], Outcome | None]:

@@ -24,7 +24,7 @@ Hand-written rather than ``pyoxigraph.parse_query_results(..., QueryResultsForma
 pyoxigraph refuses a document whose ``<binding>`` names a variable the ``<head>`` does not
 declare (and reports a DTD as an early end of file), where kgqa keeps the variable as its JSON
 parser does, so an endpoint's sloppy but readable answer is scored rather than turned into an
-error; ``tests/test_endpoint.py::test_pyoxigraph_xml_parser_differs`` shows the difference and
+error; ``tests/execute/test_endpoint.py::test_pyoxigraph_xml_parser_differs`` shows the difference and
 that both agree on well-formed documents.
 """
 

@@ -354,7 +354,7 @@ SIMPLE_KEYWORDS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE", "WHERE", "DISTINCT"
 #: codepoint escape or parenthesis: the sandbox accepts the query with no ``FROM`` graph and
 #: one reading, the normaliser has nothing to rewrite, and no token is a finding of
 #: :mod:`kgqa.execute.engine_findings`. ``LC-QuAD``-style queries over full IRIs are of this
-#: form; tests/test_sandbox_simple.py compares it with the full path.
+#: form; tests/execute/test_sandbox_simple.py compares it with the full path.
 _SIMPLE = re.compile(  # the most frequent pieces first
     r"(?:\s++"
     r"|<(?!(?i:bif|sql):|http://www\.openlinksw\.com/schemas/)[^<>\"{}|^`\\\x00-\x20]*+>"

@@ -9,7 +9,7 @@ time, see :data:`kgqa.score.rules.RULE_COLUMNS`). :func:`score_flat` returns Non
 it meets anything it does not decide exactly as :func:`kgqa.score.evaluate.evaluate` does (a
 line holding another record, a duplicate id, a measure scored question by question, a graded
 gold bag, a system answer that is not a set of strings, ...): the caller then scores by the
-general path, so every number is the same either way (``tests/test_lean.py`` holds the two
+general path, so every number is the same either way (``tests/score/test_lean.py`` holds the two
 equal).
 
 A dataset file of :data:`PARALLEL_BYTES` or more is cut into byte ranges of whole lines

@@ -269,7 +269,7 @@ class QueryNode:
 # --------------------------------------------------------------------------- fast construction
 # The parser makes many of these frozen, slotted dataclasses; their generated __init__ sets each
 # field with object.__setattr__ (frozen), a call per field. These make the same objects (same
-# type, same fields, equal, tests/test_sparql_analyzer.py compares them) by setting the slots
+# type, same fields, equal, tests/sparql/test_sparql_analyzer.py compares them) by setting the slots
 # through their descriptors.
 
 _new = object.__new__
