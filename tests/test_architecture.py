@@ -571,3 +571,36 @@ def test_tests_mirror_the_package(tmp_path):
     (tmp_path / "tests" / "nowhere" / "test_x.py").write_text("", encoding="utf-8")
     (tmp_path / "tests" / "test_loose.py").write_text("", encoding="utf-8")
     assert misplaced_tests(tmp_path / "tests", REPO / "kgqa") == ["nowhere/test_x.py", "test_loose.py"]
+
+
+#: A function longer than this many lines says why, in a ``# long function: ...`` comment
+#: right above it (issue 38: no monoliths without a reason).
+MAX_FUNCTION_LINES = 80
+
+
+def long_functions(root: Path) -> list[str]:
+    """Every function of ``root`` over :data:`MAX_FUNCTION_LINES` lines without its reason."""
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        lines = path.read_text(encoding="utf-8").split("\n")
+        for node in ast.walk(ast.parse("\n".join(lines))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
+                first = min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1
+                if first == 0 or "# long function: " not in lines[first - 1]:
+                    bad.append(f"{path.relative_to(root).as_posix()}:{node.lineno} {node.name} "
+                               f"({node.end_lineno - node.lineno + 1} lines)")
+    return bad
+
+
+def test_no_function_is_long_without_its_reason(tmp_path):
+    assert long_functions(REPO / "kgqa") == []
+    root = _plant(tmp_path)
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    _append(root / "model" / "item.py", f"def monolith():\n{body}\n")
+    (bad,) = long_functions(root)
+    assert bad.startswith("model/item.py:") and bad.endswith(f" monolith ({MAX_FUNCTION_LINES + 1} lines)")
+    _append(root / "model" / "item.py", "")  # a reason above it makes it pass
+    text = (root / "model" / "item.py").read_text(encoding="utf-8").replace("def monolith", "# long function: a test\ndef monolith")
+    (root / "model" / "item.py").write_text(text, encoding="utf-8")
+    assert long_functions(root) == []

@@ -216,6 +216,7 @@ def _text(s: Any) -> str | None:
     return s if isinstance(s, str) and s.strip() else None
 
 
+# long function: the taxonomy's decision list, in the paper's order (one branch per label)
 def classify(q: QuestionScore) -> ErrorLabel:
     """The taxonomy label of one question (see the module docstring)."""
     r = q.record

@@ -75,6 +75,7 @@ def emit(evals: list[Evaluation], fmt: OutputFormat, per_question: bool, output:
     write_text(api.render_evaluations(evals, fmt.value), output)
 
 
+# long function: typer declares the command's options as parameters: the body is one library call
 def evaluate_cmd(
     dataset: str = typer.Argument(..., help="Registry name (kgqa datasets list) or dataset file."),
     runs: Optional[list[str]] = typer.Argument(None, help="One or more run files (or none with --system)."),

@@ -625,6 +625,7 @@ class EmbeddedEngine:
             self._run(queries, pending, results, timeout, max_rows, progress, on_outcome)
         return results  # type: ignore[return-value]
 
+    # long function: the worker-pool event loop: sends, replies, timeouts, deaths and retries act on the same pending/busy state
     def _run(self, queries, pending, results, timeout, max_rows, progress, on_outcome=None) -> None:
         """Feed ``pending`` (indices into ``queries``) to the workers until every one has an outcome.
 

@@ -464,6 +464,7 @@ def _one_value_note(info, answer: TableAnswer) -> str:
     return "every GROUP_CONCAT group has one value"
 
 
+# long function: one pass over the query's syntax tree collecting every engine-dependent construct; each finding is a few lines of the same walk
 def assess(query: str, outcome: Outcome | None, execute, *, bound: int = DEFAULT_BOUND) -> QueryAssessment:
     """Static findings for ``query`` and their confirmation by execution.
 

@@ -184,6 +184,7 @@ def _starts_with_update(word: str) -> str | None:
     return None
 
 
+# long function: one pass over the query's tokens; every refusal rule reads the same scanner state (docs/reference/trust.md lists the rules in this order)
 def _check_tokens(text: str, toks: list[Token], label: str, allow_service: bool, allow_update: bool,
                   from_schemes: tuple[str, ...] | None, graphs: list[str], named: list[str]) -> str | None:
     where = "" if label == "as written" else f", {label}"

@@ -89,6 +89,7 @@ def _meta_list(v: Any) -> Any:
     return list(v) if isinstance(v, (list, tuple)) else v
 
 
+# long function: one pass over the YAML's questions with the format's every documented variant in order (a reader checks it against the format description top to bottom)
 def load_text2sparql_dataset(paths: list[Path], gold: str | Path | None = None, **options: Any) -> Dataset:
     yamls = [p for p in paths if Path(p).suffix.lower() in (".yml", ".yaml")]
     jsons = [p for p in paths if Path(p).suffix.lower() == ".json"]

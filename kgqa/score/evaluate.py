@@ -138,6 +138,7 @@ def _missing_input(inputs: Inputs, item: Item, pred: Prediction | None, outcome:
     return ""
 
 
+# long function: the per-question scoring loop at 10^6 items: its steps are inlined (docs/speed.md)
 @during
 def evaluate(
     dataset: Dataset,

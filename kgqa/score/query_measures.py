@@ -722,6 +722,7 @@ def _is_var(x: Any) -> bool:
 MAX_ALIGN_STEPS = 200_000
 
 
+# long function: branch and bound with its bounds inlined (the hot path of the query measures)
 def aligned_matches(pred: frozenset, gold: frozenset) -> int:
     """max over one-to-one maps f from predicted to gold variables (a variable may stay
     unmapped) of |{t in pred : f(t) in gold}|. Exhaustive branch and bound; after

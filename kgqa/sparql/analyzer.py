@@ -226,6 +226,7 @@ def _empty(query: str, error: str) -> QueryInfo:
     )
 
 
+# long function: one walk over the parse tree filling the analysis record, one branch per node kind
 def _build(query: str, p: Parser, node: QueryNode) -> QueryInfo:
     # Terms de-duplicated in first-occurrence order, keyed by what their equality compares
     # (an IRI's value; a literal's value, datatype and language), which hashes in C, unlike

@@ -220,6 +220,7 @@ class _Prune(Exception):
         self.depth = depth
 
 
+# long function: individualisation-refinement search; its pruning shares the loop's state
 def _search(r: "_Renderer", node: QueryNode, colour: dict[Any, str], atoms: list) -> str | None:
     """Individualisation-refinement over tied colour classes: the smallest text over all
     leaves (discrete colourings) of the search tree, or None when the search exceeds MAX_LEAVES

@@ -702,6 +702,7 @@ class Parser:
         if not node.projection and not node.select_all:
             self.fail("expected a variable, '(' or '*' in SELECT")
 
+    # long function: a grammar rule of the SPARQL 1.1 grammar with its alternatives in the spec's order
     def solution_modifiers(self, node: QueryNode) -> None:
         if self.toks[self.i][0] != "KEYWORD":  # none follows
             return
@@ -1008,6 +1009,7 @@ class Parser:
                 return True
         return False
 
+    # long function: a grammar rule of the SPARQL 1.1 grammar with its alternatives in the spec's order
     def group_sub(self, group: Group) -> None:
         els = group.elements
         need_dot = False  # a triples block without a final '.' was just read
@@ -1652,6 +1654,7 @@ class Parser:
             return
         self.primary()
 
+    # long function: a grammar rule of the SPARQL 1.1 grammar with its alternatives in the spec's order
     def primary(self) -> None:
         t = self.toks[self.i]
         k = t[0]

@@ -59,6 +59,7 @@ def check_base(access: KGAccess, base: str | None, where: str) -> None:
                                 "e.g. --base https://example.org/")
 
 
+# long function: the generation command's steps in order (open KG, schema, lexicon, loop, paraphrases, summary), each a call; split further it would pass the same dozen values between pieces
 def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: GenerateOptions | None = None, *,
              output: str | Path | None = None, ontology: str | Path | None = None,
              graph: str | None = None, frequencies: str | Path | None = None,

@@ -125,6 +125,7 @@ def parse_edges(spec: str) -> tuple[int, int]:
     return lo, hi
 
 
+# long function: the generation loop (module docstring): its caps, stall stop and per-class quotas share the loop's counters
 def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         progress: Callable[[int], None] | None = None, lex=None) -> GenerationRun:
     """The loop (module docstring); ``lex``: a :class:`~kgqa.make.generate.language.Lexicon` for

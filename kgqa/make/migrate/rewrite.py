@@ -68,6 +68,7 @@ def _resolver(query: str):
     return resolve
 
 
+# long function: one lexical pass over the query's tokens; its cases (prefixed names, IRIs, 'a', paths) share the scanner state
 def slots(query: str) -> tuple[list[Token], list[Slot]]:
     """Tokens of ``query`` and a :class:`Slot` for every IRI token (and ``a``)."""
     toks = tokenize(query)
