@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import kgqa
 from kgqa import api
+from kgqa.report import console
 from kgqa.model import Dataset, InputError, Item, Prediction, Run, TableAnswer
 from kgqa.model.terms import IRI
 from kgqa.score.setup_check import FOREIGN_MIN, SetupError
@@ -48,7 +49,7 @@ def test_repeated_measure_options_accumulate(capsys):
     code, out, err = run_cli(capsys, "evaluate", "demo", str(RUNS / "strong.json"), "-m", "BLEU", "-m",
                              "QueryEM(norm=whitespace)", "-m", "F1_Sem", "-m", "F1_Tri", "-f", "json")
     assert code == 0, err
-    doc = json.loads(out)
+    (doc,) = json.loads(out)["runs"]
     assert list(doc["aggregate"]) == ["BLEU", "QueryEM(norm=whitespace)", "F1_Sem", "F1_Tri"]
     assert "measures:BLEU(tokenize=sparql,smooth=exp)+QueryEM(norm=whitespace)+F1_Sem+F1_Tri" in doc["signature"]
     # a comma list and a repeat mix; compare takes them the same way
@@ -88,7 +89,7 @@ def test_the_issue_reproduction_foreign_kg_on_the_cli_and_no_engine_without_exec
     code, out, err = run_cli(capsys, "evaluate", "demo", str(RUNS / "strong.json"), "--kg", kg,
                              "--allow-foreign-kg", "-f", "json")
     assert code == 0 and "set-up warning" in err and "a KG of another dataset?" in err
-    doc = json.loads(out)
+    (doc,) = json.loads(out)["runs"]
     assert "engine:" not in doc["signature"] and "answers:" not in doc["signature"]  # nothing was executed
 
 
@@ -155,7 +156,7 @@ def _tiny(tmp_path: Path, ids: tuple[str, ...]) -> tuple[str, str, str]:
 
 def test_compare_gives_no_p_value_for_two_questions_and_prints_signature_and_outcomes(tmp_path, capsys):
     ds, weak, strong = _tiny(tmp_path, ("1", "2"))
-    evals = kgqa.evaluate(ds, [weak, strong])
+    evals = kgqa.evaluate_many(ds, [weak, strong])
     c = kgqa.compare(evals)
     for m in c.result.measures:
         for comp in m.comparisons:
@@ -221,7 +222,7 @@ def test_the_range_is_shown_wherever_the_score_is(tmp_path, capsys):
     assert note in api.render_evaluations([e], "md")
     assert "F1=[0.5,1.0] (exact)" in api.render_evaluations([e], "csv")
     con = Console(record=True, width=200)
-    api.print_evaluations(con, [e])
+    console.print_evaluations(con, [e])
     assert note in con.export_text()
     for fmt in ("md", "html", "latex"):
         assert note.replace("[", "").replace("]", "") in api.render_report([e], fmt).replace("[", "").replace("]", "")
@@ -249,7 +250,7 @@ def test_the_range_is_under_the_score_table(tmp_path):
     assert note in api.render_evaluations([e], "md")
     assert "F1=[0.5,1.0] (exact)" in api.render_evaluations([e], "csv")
     con = Console(record=True, width=200)
-    api.print_evaluations(con, [e])
+    console.print_evaluations(con, [e])
     assert note in con.export_text()
 
 

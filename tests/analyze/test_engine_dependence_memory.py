@@ -240,7 +240,7 @@ def test_an_evaluation_from_remembered_assessments_is_the_same(kg, tmp_path):
     def evaluate(cache):
         e = kgqa.evaluate(str(ds), str(run), kg=str(kg), profile="kgqa", cache=cache, dataset_format="jsonl",
                           run_format="jsonl")
-        doc = json.loads(to_json([e]))
+        (doc,) = json.loads(to_json([e]))["runs"]
         doc.pop("execution")
         for q in doc["questions"]:
             q["details"].pop("elapsed", None)  # how long a query ran: not kept when it is not cached

@@ -107,7 +107,7 @@ def test_upload_runs_and_the_experiment_page_shows_the_cli_numbers(client, demo_
               "-f", "json"])
     except SystemExit as e:
         assert not e.code
-    doc = json.loads(capsys.readouterr().out)
+    (doc,) = json.loads(capsys.readouterr().out)["runs"]
     eid = demo_exps["strong"]
     r = client.get(f"/e/{eid}")
     assert r.status_code == 200

@@ -83,7 +83,7 @@ def test_self_scoring_is_one_and_degraded_copy_breaks_down_by_stored_characteris
     from kgqa.api import evaluate_many as run_evaluations
 
     path, _ = demo_set
-    [ev] = run_evaluations(str(path), [str(path)])
+    [ev] = run_evaluations(str(path), [str(path)], allow_gold_copy=True)  # the gold answers themselves, on purpose
     assert ev.aggregate["F1"] == 1.0 and ev.aggregate["AnswerEM"] == 1.0
     run = tmp_path / "run.jsonl"
     code, _, err = run_cli(capsys, "degrade", str(path), "-t", "swap", "--rate", "0.5", "--seed", "1", "-o", str(run))
