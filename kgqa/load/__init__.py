@@ -37,7 +37,7 @@ def load_dataset(spec: str | Path | list, format: str | None = None, **options: 
     for p in paths:
         if not p.exists():
             raise InputError(p, "no such file")
-    fmt = formats.get("dataset", format) if format else formats.detect(paths, "dataset")
+    fmt = formats.get("dataset", format) if format else _detect(paths, "dataset")
     ds = fmt.load(paths, **options)
     ds.format = ds.format or fmt.name
     return ds
@@ -53,6 +53,24 @@ def _swapped_hint(p: Path) -> str:
             f"(kgqa evaluate {p} RUN ...)")
 
 
+def _detect(paths: list[Path], kind: str) -> formats.Format:
+    """:func:`formats.detect`; a file that is no ``kind`` but reads as the other kind gets the
+    hint that the dataset and the run were given in swapped order."""
+    try:
+        return formats.detect(paths, kind)  # type: ignore[arg-type]
+    except InputError as err:
+        other = "run" if kind == "dataset" else "dataset"
+        if "cannot tell which" not in err.problem.message:
+            raise
+        try:
+            fmt = formats.detect(paths, other)  # type: ignore[arg-type]
+        except InputError:
+            raise err from None
+        order = "kgqa evaluate DATASET RUN [RUN ...]"
+        raise InputError(paths[0], f"{err.problem.message}; it reads as a {other} file ({fmt.name}): were the "
+                                   f"dataset and the run given in swapped order? ({order})") from None
+
+
 @during
 def load_run(spec: str | Path | list, format: str | None = None, dataset: Dataset | None = None, **options: Any) -> Run:
     """A run from file path(s). ``dataset`` lets formats that need it (e.g. id mapping) see it."""
@@ -60,7 +78,7 @@ def load_run(spec: str | Path | list, format: str | None = None, dataset: Datase
     for p in paths:
         if not p.exists():
             raise InputError(p, "no such file" + _swapped_hint(p))
-    fmt = formats.get("run", format) if format else formats.detect(paths, "run")
+    fmt = formats.get("run", format) if format else _detect(paths, "run")
     run = fmt.load(paths, dataset=dataset, **options)
     run.format = run.format or fmt.name
     return run

@@ -380,3 +380,20 @@ def test_line_reader_reads_and_refuses_as_the_whole_file_reader(tmp_path, data):
         assert str(got.value) == str(e)
     else:
         assert list(iter_text_lines(p)) == whole
+
+
+def test_a_run_given_as_the_dataset_or_a_dataset_as_the_run_is_said_to_be_swapped(tmp_path):
+    run = tmp_path / "run.jsonl"
+    run.write_text('{"id": "q1", "query": "SELECT ?x WHERE { ?x ?p ?o }"}\n', encoding="utf-8")
+    ds = tmp_path / "questions.yml"
+    ds.write_text("dataset:\n  id: t\nquestions:\n  - id: q1\n    question: {en: Which one}\n    query:\n"
+                  "      sparql: 'SELECT ?x WHERE { ?x ?p ?o }'\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"reads as a dataset file \(text2sparql\): were the dataset and the run "
+                                         r"given in swapped order\?"):
+        load_run(ds)
+    assert load_dataset(ds).items[0].id == "q1"  # the same file is a dataset
+    notjson = tmp_path / "notes.txt"
+    notjson.write_text("just words\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:  # neither kind: no swap hint
+        load_run(notjson)
+    assert "cannot tell which run format" in str(err.value) and "swapped" not in str(err.value)
