@@ -97,27 +97,49 @@ def lost_message(times: int, how: str) -> str:
 
 class Heartbeat:
     """Renews a worker's lease every third of :data:`~kgqa.store.store.LEASE_S` while it
-    evaluates (a daemon thread; a store that is away is skipped and tried again)."""
+    evaluates (a store that is away is skipped and tried again). One daemon thread per process
+    beats for every job that process holds; :func:`worker_setup` starts it before the
+    process's memory cap applies, since a thread may not be able to start under the cap (its
+    stack and thread state need memory the cap may no longer grant)."""
+
+    _jobs: dict[int, "Heartbeat"] = {}
+    _lock = threading.Lock()
+    _thread: threading.Thread | None = None
+    _pid = 0
 
     def __init__(self, store: Store, eid: str, owner: str):
         self.store, self.eid, self.owner = store, eid, owner
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"kgqa-heartbeat-{eid}", daemon=True)
+
+    @classmethod
+    def ensure_thread(cls) -> None:
+        """The process's beating thread (started once per process; a forked child starts its own)."""
+        with cls._lock:
+            if cls._pid != os.getpid() or cls._thread is None or not cls._thread.is_alive():
+                cls._jobs = {}
+                cls._pid = os.getpid()
+                cls._thread = threading.Thread(target=cls._run, name="kgqa-heartbeat", daemon=True)
+                cls._thread.start()
 
     def start(self) -> None:
-        self._thread.start()
+        self.ensure_thread()
+        with self._lock:
+            self._jobs[id(self)] = self
 
     def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
+        with self._lock:
+            self._jobs.pop(id(self), None)
 
-    def _run(self) -> None:
-        while not self._stop.wait(LEASE_S / 3):
-            try:
-                if not self.store.heartbeat(self.eid, self.owner):
-                    return  # taken over: the next write of the run raises LostClaim
-            except (DBAPIError, StoreError):
-                continue
+    @classmethod
+    def _run(cls) -> None:
+        while not threading.Event().wait(LEASE_S / 3):
+            with cls._lock:
+                beats = list(cls._jobs.values())
+            for b in beats:
+                try:
+                    if not b.store.heartbeat(b.eid, b.owner):
+                        b.stop()  # taken over: the next write of the run raises LostClaim
+                except (DBAPIError, StoreError, MemoryError):
+                    continue
 
 
 def _init(memory_mb: float = 0.0, server_pid: int | None = None) -> None:
@@ -130,6 +152,11 @@ def worker_setup(memory_mb: float = 0.0, server_pid: int | None = None) -> None:
     and score), cap its address space at ``memory_mb`` MB (0: no cap), and end when the
     server does (:func:`die_with`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # threads before the memory cap: a thread may not start under it (its stack and state need
+    # memory the cap no longer grants), and a start that fails that way can hang
+    Heartbeat.ensure_thread()
+    if server_pid:
+        die_with(server_pid)
     try:
         os.nice(5)
     except OSError:
@@ -146,8 +173,6 @@ def worker_setup(memory_mb: float = 0.0, server_pid: int | None = None) -> None:
         if hard != resource.RLIM_INFINITY:
             cap = min(cap, hard)
         resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-    if server_pid:
-        die_with(server_pid)
 
 
 def die_with(server_pid: int) -> None:
