@@ -77,6 +77,7 @@ def main() -> None:
     if args.train and args.splits == "iid,uri,template":
         args.splits = "original,uri,template"
     rows_path = Path(args.rows or Path(args.out).with_suffix(".rows.jsonl"))
+    rows_path.parent.mkdir(parents=True, exist_ok=True)
     settings = {"seed": args.seed, "epochs": args.epochs, "preset": args.preset, "limit": args.limit,
                 "set": sorted(args.set), **({"given": [args.train, args.test]} if args.train else {})}
     done = {}
