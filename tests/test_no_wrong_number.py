@@ -227,7 +227,7 @@ def test_the_range_is_shown_wherever_the_score_is(tmp_path, capsys):
     for fmt in ("md", "html", "latex"):
         assert note.replace("[", "").replace("]", "") in api.render_report([e], fmt).replace("[", "").replace("]", "")
     con = Console(record=True, width=200)
-    api.print_question(con, e, e.questions[0])
+    console.print_question(con, e, e.questions[0])
     shown = con.export_text()
     assert "on another engine (exact)" in shown and "[0.5000, 1.0000]" in shown
     # the web experiment page
