@@ -48,6 +48,7 @@ from kgqa.model import Dataset, IRI, InputError, Item, TableAnswer
 from kgqa.baselines.base import System
 from kgqa.baselines.labels import LabelIndex, label_key
 from kgqa.baselines.retrieval import slot_kinds
+from kgqa.baselines.simple import tfidf_rows
 from kgqa.baselines.tokens import detokenize, query_tokens, question_text, split_declarations
 from kgqa.sparql.prefixes import STANDARD_PREFIXES
 
@@ -236,19 +237,7 @@ class E2ESystem(System):
             self.by_slots.setdefault(len(e["slots"]), []).append(k)
 
     def _matrix(self, docs: list[Counter]):
-        from scipy.sparse import csr_matrix, diags
-
-        rows, cols, vals = [], [], []
-        for r, d in enumerate(docs):
-            for f, n in d.items():
-                if f in self.vocab:
-                    rows.append(r)
-                    cols.append(self.vocab[f])
-                    vals.append((1 + math.log(n)) * self.idf[self.vocab[f]])
-        X = csr_matrix((vals, (rows, cols)), shape=(len(docs), len(self.vocab)))
-        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-        norms[norms == 0] = 1
-        return diags(1 / norms) @ X
+        return tfidf_rows(docs, self.vocab, self.idf, sublinear=True)
 
     # ------------------------------------------------------------------ prediction
 

@@ -140,21 +140,7 @@ class SimpleSystem(System):
         self.W, self.b = W, b
 
     def _matrix(self, docs: list[Counter]):
-        from scipy.sparse import csr_matrix
-
-        rows, cols, vals = [], [], []
-        for r, d in enumerate(docs):
-            for f, n in d.items():
-                if f in self.vocab:
-                    rows.append(r)
-                    cols.append(self.vocab[f])
-                    vals.append(n * self.idf[self.vocab[f]])
-        X = csr_matrix((vals, (rows, cols)), shape=(len(docs), len(self.vocab)))
-        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-        norms[norms == 0] = 1
-        from scipy.sparse import diags
-
-        return diags(1 / norms) @ X
+        return tfidf_rows(docs, self.vocab, self.idf)
 
     def _allowed(self, executor: Any, entity: str) -> set[str]:
         """The ``direction predicate`` pairs the KG has for a topic."""
@@ -208,3 +194,23 @@ class SimpleSystem(System):
         self.vocab = {f: i for i, f in enumerate(state["vocab"])}
         with np.load(folder / "weights.npz") as z:
             self.W, self.b, self.idf = z["W"], z["b"], z["idf"]
+
+
+def tfidf_rows(docs: list[Counter], vocab: dict[str, int], idf: Any, *, sublinear: bool = False) -> Any:
+    """``docs`` (feature counts) as L2-normalised TF-IDF rows over ``vocab`` (features outside
+    it dropped); ``sublinear``: a count n weighs 1 + log n instead of n."""
+    import math
+
+    from scipy.sparse import csr_matrix, diags
+
+    rows, cols, vals = [], [], []
+    for r, d in enumerate(docs):
+        for f, n in d.items():
+            if f in vocab:
+                rows.append(r)
+                cols.append(vocab[f])
+                vals.append(((1 + math.log(n)) if sublinear else n) * idf[vocab[f]])
+    X = csr_matrix((vals, (rows, cols)), shape=(len(docs), len(vocab)))
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    norms[norms == 0] = 1
+    return diags(1 / norms) @ X
