@@ -58,10 +58,8 @@ def _detect(paths: list[Path], kind: str) -> formats.Format:
     hint that the dataset and the run were given in swapped order."""
     try:
         return formats.detect(paths, kind)  # type: ignore[arg-type]
-    except InputError as err:
+    except formats.UnknownFormat as err:
         other = "run" if kind == "dataset" else "dataset"
-        if "cannot tell which" not in err.problem.message:
-            raise
         try:
             fmt = formats.detect(paths, other)  # type: ignore[arg-type]
         except InputError:

@@ -131,6 +131,10 @@ def _raise_if_malformed_json(s: Sample, kind: Kind) -> None:
                              "file is cut short or broken; check how it was written)")
 
 
+class UnknownFormat(InputError):
+    """A file whose format no sniffer of the kind asked for recognises (it may be another kind's)."""
+
+
 def detect(paths: Sequence[Path], kind: Kind) -> Format:
     """The most confident format of ``kind`` for the first path."""
     s = sample(paths[0])
@@ -149,5 +153,5 @@ def detect(paths: Sequence[Path], kind: Kind) -> Format:
         _raise_if_malformed_json(s, kind)
         names = ", ".join(f.name for f in formats(kind))
         option = "--run-format" if kind == "run" else "--dataset-format (--format in kgqa datasets / split / levels)"
-        raise InputError(paths[0], f"cannot tell which {kind} format this is; pass {option} (one of: {names})")
+        raise UnknownFormat(paths[0], f"cannot tell which {kind} format this is; pass {option} (one of: {names})")
     return best[1]
