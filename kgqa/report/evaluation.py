@@ -76,19 +76,20 @@ class SignatureLine:
     """A signature line that is never wrapped or cut by kgqa (the terminal folds it; a copy
     gives it whole): print it with :func:`print_renderable`."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, label: str = "signature: "):
         self.text = text
+        self.label = label
 
     def __rich__(self):
         from rich.text import Text
 
-        return Text(f"signature: {self.text}", style="dim", no_wrap=True, overflow="ignore")
+        return Text(f"{self.label}{self.text}", style="dim", no_wrap=True, overflow="ignore")
 
 
 def print_renderable(console: Console, r: Any) -> None:
     """``console.print(r)``, except that a :class:`SignatureLine` is printed as one unwrapped line."""
     if isinstance(r, SignatureLine):
-        console.print(f"signature: {r.text}", style="dim", highlight=False, soft_wrap=True)
+        console.print(f"{r.label}{r.text}", style="dim", highlight=False, soft_wrap=True)
     else:
         console.print(r)
 

@@ -95,17 +95,20 @@ def comparison_text(cmp: MultiComparison, fmt: str) -> Any:
     return comparison_renderable(cmp)
 
 
-def comparison_renderable(cmp: MultiComparison):
-    """The comparison's summary and pair tables and notes, as one rich renderable."""
+def comparison_renderable(cmp: MultiComparison) -> list[Any]:
+    """The comparison's summary and pair tables and notes, as rich renderables: the signatures
+    last, each a :class:`~kgqa.report.evaluation.SignatureLine` (one line, never wrapped or cut
+    by kgqa, as under an evaluation's table; print them with ``print_renderable``)."""
     from rich.console import Group
     from rich.text import Text
 
     from kgqa.report import analysis as A
+    from kgqa.report.evaluation import SignatureLine
 
     summary, pairs, notes = A.comparison_grids(cmp)  # grids fit the width they are printed at
-    # a signature stays one line, never wrapped by kgqa (as under an evaluation's table)
-    return Group(summary, pairs, *(Text(n, style="dim", no_wrap=True, overflow="ignore") if n.startswith("Signature: ")
-                                   else Text(n, style="dim") for n in notes))
+    label = "Signature: "
+    body = Group(summary, pairs, *(Text(n, style="dim") for n in notes if not n.startswith(label)))
+    return [body, *(SignatureLine(n[len(label):], label) for n in notes if n.startswith(label))]
 
 
 def breakdown_text(tables: Sequence[Any], fmt: str) -> Any:
@@ -216,7 +219,7 @@ def _table(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: 
 
     parts: list[Any] = list(renderables(evals))
     if cmp is not None:
-        parts.append(comparison_renderable(cmp))
+        parts += comparison_renderable(cmp)
     parts += [A.breakdown_rich(b) for b in bts]
     if pt is not None:
         parts.append(A.paraphrase_rich(pt))

@@ -176,3 +176,17 @@ def test_comparison_shows_every_number_intact(width):
             for p in pair.p.values():
                 assert fp(p) in tokens
             assert f"{pair.wtl.wins}/{pair.wtl.ties}/{pair.wtl.losses}" in tokens
+
+
+def test_the_command_line_comparison_prints_its_signature_whole_at_any_width():
+    from kgqa.analyze.comparison import compare_evaluations
+    from kgqa.report.console import print_rendered
+    from kgqa.report.render import comparison_renderable
+
+    cmp = compare_evaluations(_evaluations("kgqa"), seed=0, resamples=50, trials=50)
+    assert cmp.signatures
+    for width in (40, 80):
+        buf = io.StringIO()
+        print_rendered(Console(file=buf, width=width, color_system=None), comparison_renderable(cmp))
+        for sig in cmp.signatures:  # one line, never cut (the terminal folds it; a copy gives it whole)
+            assert f"Signature: {sig}\n" in buf.getvalue(), width
