@@ -59,6 +59,8 @@ EXAMPLES: dict[str, list[str]] = {
                          "kgqa baseline predict models/simple test.jsonl --kg ck25.ttl -o run.jsonl"],
     "web": ["kgqa web --store experiments.sqlite", "kgqa web --kg ck25=prod-inst.ttl --port 8800",
             "kgqa demo --web"],
+    "worker": ["kgqa worker --store postgresql+psycopg://kgqa@db/kgqa --processes 4",
+               "kgqa worker --store postgresql+psycopg://kgqa@db/kgqa --kg ck25=prod-inst.ttl"],
     "experiments": ["kgqa experiments list", "kgqa experiments show ID", "kgqa experiments export ID -o e.json"],
     "experiments list": ["kgqa experiments list --dataset ck25"],
     "experiments show": ["kgqa experiments show ID"],

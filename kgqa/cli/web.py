@@ -84,7 +84,7 @@ def web_cmd(
     kg: Optional[list[str]] = typer.Option(None, "--kg", help="Offer a knowledge graph: NAME=RDF file(s), store dir or endpoint URL (repeatable; demo and ck25 are built in)."),
     max_upload_mb: float = typer.Option(50.0, "--max-upload-mb", help="Largest request body (all uploads of a form) in MB."),
     allow_endpoint_urls: bool = typer.Option(False, "--allow-endpoint-urls", help="Let the form name a SPARQL endpoint URL (the server will query it; public hosts only unless --allowed-url-host)."),
-    workers: int = typer.Option(1, "--workers", help="Experiments evaluated at the same time."),
+    workers: int = typer.Option(1, "--workers", help="Experiments evaluated at the same time (0: none in this server; kgqa worker processes on the store evaluate them)."),
     timeout: float = typer.Option(30.0, "--timeout", help="Default per-query timeout in seconds."),
     allowed_host: Optional[list[str]] = typer.Option(None, "--allowed-host", help="Also answer to this Host name (repeatable; e.g. behind a proxy). Others get 421 (DNS rebinding guard)."),
     allow_system_urls: bool = typer.Option(False, "--allow-system-urls", help="Let the form name a live QA system URL (the server will POST every question to it; public hosts only unless --allowed-url-host)."),
@@ -107,6 +107,23 @@ def web_cmd(
                         hidden_gold=_hidden(hidden_gold), frozen=_times(freeze_leaderboard, "--freeze-leaderboard"),
                         closed=_times(close_submissions, "--close-submissions"))
     serve(st, settings, host=host, port=port, say=lambda s: err.print(s, highlight=False, soft_wrap=True))
+
+
+def worker_cmd(
+    store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
+    kg: Optional[list[str]] = typer.Option(None, "--kg", help="Offer a knowledge graph: NAME=RDF file(s), store dir or endpoint URL (repeatable; demo and ck25 are built in; as kgqa web --kg)."),
+    processes: int = typer.Option(1, "--processes", min=1, help="Experiments evaluated at the same time by this worker."),
+    timeout: float = typer.Option(30.0, "--timeout", help="Default per-query timeout in seconds."),
+    allowed_url_host: Optional[list[str]] = typer.Option(None, "--allowed-url-host", help="A host a stored system/endpoint URL may name even when loopback or private (repeatable; as kgqa web --allowed-url-host)."),
+) -> None:
+    """Evaluate the store's queued experiments (kgqa web --workers 0 takes them; run on any number of machines)."""
+    from kgqa.store.worker import WorkerSettings, serve_workers
+
+    settings = WorkerSettings(kgs=_kgs(kg), timeout=timeout, allowed_url_hosts=list(allowed_url_host or []))
+    with _open(store) as st:
+        url = st.url
+    serve_workers(url, settings, processes=processes,
+                  say=lambda s: err.print(s, highlight=False, soft_wrap=True))
 
 
 def list_cmd(
@@ -188,6 +205,7 @@ def _experiment(store: Optional[str], eid: str):
 
 def register(app: typer.Typer) -> None:
     app.command("web")(web_cmd)
+    app.command("worker")(worker_cmd)
     exp = typer.Typer(help="The experiment store: list, show, export, delete.", no_args_is_help=True)
     app.add_typer(exp, name="experiments")
     exp.command("list")(list_cmd)

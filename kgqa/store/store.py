@@ -636,6 +636,49 @@ class Store:
                           .values(claimed_by=owner, heartbeat=time.time(), attempts=attempts)).rowcount
         return Claim(eid, owner, attempts, held if lost else None) if n == 1 else None
 
+    def claim_next(self, owner: str, *, stale_s: float | None = None, batch: int = 16) -> "Claim | None":
+        """Take the lease on the oldest open experiment nobody holds (or whose holder is lost,
+        as :meth:`claim` judges it) for worker ``owner``: the queue's "next job" (``kgqa
+        worker``). Each candidate is taken by the same compare-and-set as :meth:`claim`; on
+        PostgreSQL the candidates are read ``FOR UPDATE SKIP LOCKED`` in the claiming
+        transaction, so concurrent workers skip each other's candidates instead of racing for
+        the same row. None: nothing to take now."""
+        stale_s = LEASE_S if stale_s is None else stale_s
+        cutoff = time.time() - stale_s
+        here = f"{socket.gethostname()}:"
+        free = or_(T_EXP.c.claimed_by.is_(None), T_EXP.c.heartbeat.is_(None), T_EXP.c.heartbeat < cutoff,
+                   T_EXP.c.claimed_by.startswith(here, autoescape=True))  # (this machine's: owner_gone decides)
+        q = (select(T_EXP.c.id, T_EXP.c.claimed_by, T_EXP.c.heartbeat, T_EXP.c.attempts)
+             .where(T_EXP.c.status.in_(_OPEN), free).order_by(T_EXP.c.created, T_EXP.c.id).limit(batch))
+        if self.engine.dialect.name == "postgresql":
+            with self.engine.begin() as c:
+                for r in c.execute(q.with_for_update(skip_locked=True)).all():
+                    got = self._take(c, r, owner, cutoff)
+                    if got is not None:
+                        return got
+            return None
+        with self.engine.connect() as c:  # SQLite: one writer at a time; each take its own transaction
+            rows = c.execute(q).all()
+        for r in rows:
+            with self.engine.begin() as c:
+                got = self._take(c, r, owner, cutoff)
+            if got is not None:
+                return got
+        return None
+
+    @staticmethod
+    def _take(c: Any, r: Any, owner: str, cutoff: float) -> "Claim | None":
+        """The compare-and-set of one candidate row ``r`` of :meth:`claim_next`."""
+        held = r.claimed_by
+        lost = held is not None and ((r.heartbeat or 0) < cutoff or owner_gone(held))
+        if held is not None and not lost:
+            return None
+        cond = T_EXP.c.claimed_by.is_(None) if held is None else T_EXP.c.claimed_by == held
+        attempts = (r.attempts or 0) + (1 if lost else 0)
+        n = c.execute(update(T_EXP).where(T_EXP.c.id == r.id, T_EXP.c.status.in_(_OPEN), cond)
+                      .values(claimed_by=owner, heartbeat=time.time(), attempts=attempts)).rowcount
+        return Claim(r.id, owner, attempts, held if lost else None) if n == 1 else None
+
     def heartbeat(self, eid: str, owner: str) -> bool:
         """Renew ``owner``'s lease on ``eid``; False when it no longer holds it."""
         with self.engine.begin() as c:

@@ -47,10 +47,9 @@ from sqlalchemy.exc import DBAPIError
 from kgqa.model.urlguard import UrlRule
 from kgqa.store import Store, StoreError
 from kgqa.store.store import LEASE_S, LostClaim, owner_id
-
-#: a worker lost this many times on one experiment (its process killed while the server ran)
-#: fails it, naming how the worker ended
-MAX_LOSSES = 3
+from kgqa.store.worker import (  # noqa: F401  (MAX_LOSSES, lost_message: the names the tests use)
+    MAX_LOSSES, WORKER_MODULES, Heartbeat, die_with, lost_message,
+)
 
 _STORES: dict[str, Store] = {}
 
@@ -87,63 +86,6 @@ def run_in_worker(url: str, eid: str, kgs: dict[str, str], timeout: float, syste
     return "finished" if ok else "failed"
 
 
-def lost_message(times: int, how: str) -> str:
-    """Why an experiment failed whose worker process was lost ``times`` times."""
-    why = ""
-    if "SIGKILL" in how:
-        why = (" (SIGKILL: sent by an operator, or by the system's out-of-memory killer when the machine ran out "
-               "of memory; kgqa web --worker-memory-mb caps each worker so that such a run fails with "
-               "'out of memory' instead)")
-    return f"the evaluation process ended abruptly {times} times while evaluating this experiment: {how}{why}"
-
-
-class Heartbeat:
-    """Renews a worker's lease every third of :data:`~kgqa.store.store.LEASE_S` while it
-    evaluates (a store that is away is skipped and tried again). One daemon thread per process
-    beats for every job that process holds; :func:`worker_setup` starts it before the
-    process's memory cap applies, since a thread may not be able to start under the cap (its
-    stack and thread state need memory the cap may no longer grant)."""
-
-    _jobs: dict[int, "Heartbeat"] = {}
-    _lock = threading.Lock()
-    _thread: threading.Thread | None = None
-    _pid = 0
-
-    def __init__(self, store: Store, eid: str, owner: str):
-        self.store, self.eid, self.owner = store, eid, owner
-
-    @classmethod
-    def ensure_thread(cls) -> None:
-        """The process's beating thread (started once per process; a forked child starts its own)."""
-        with cls._lock:
-            if cls._pid != os.getpid() or cls._thread is None or not cls._thread.is_alive():
-                cls._jobs = {}
-                cls._pid = os.getpid()
-                cls._thread = threading.Thread(target=cls._run, name="kgqa-heartbeat", daemon=True)
-                cls._thread.start()
-
-    def start(self) -> None:
-        self.ensure_thread()
-        with self._lock:
-            self._jobs[id(self)] = self
-
-    def stop(self) -> None:
-        with self._lock:
-            self._jobs.pop(id(self), None)
-
-    @classmethod
-    def _run(cls) -> None:
-        while not threading.Event().wait(LEASE_S / 3):
-            with cls._lock:
-                beats = list(cls._jobs.values())
-            for b in beats:
-                try:
-                    if not b.store.heartbeat(b.eid, b.owner):
-                        b.stop()  # taken over: the next write of the run raises LostClaim
-                except (DBAPIError, StoreError, MemoryError):
-                    continue
-
-
 def _init(memory_mb: float = 0.0, server_pid: int | None = None) -> None:
     worker_setup(memory_mb, server_pid)
 
@@ -177,34 +119,11 @@ def worker_setup(memory_mb: float = 0.0, server_pid: int | None = None) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
 
 
-def die_with(server_pid: int) -> None:
-    """End this process when the server ``server_pid`` ends, however it ends (``kill -9``
-    included): on Linux the kernel kills it when its parent (the fork server, which exits with
-    the server) dies (``PR_SET_PDEATHSIG``); everywhere a daemon thread watches the server's
-    pid once a second."""
-    parent = os.getppid()
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-        if os.getppid() != parent:  # the parent died before the call
-            os._exit(1)
-
-    def watch() -> None:
-        while True:
-            threading.Event().wait(1.0)
-            try:
-                os.kill(server_pid, 0)
-            except ProcessLookupError:
-                os._exit(1)
-            except PermissionError:
-                pass
-
-    threading.Thread(target=watch, name="kgqa-server-watch", daemon=True).start()
+#: why a server without workers (``--workers 0``) fails an experiment whose URL had credentials
+EXTERNAL_CREDENTIALS = (
+    "this server's experiments are evaluated by kgqa worker processes, which read everything they ask from "
+    "the store, and the store never keeps the credentials of a URL: name a system or endpoint URL without "
+    "credentials, or start kgqa web with --workers 1 or more to evaluate it in the server")
 
 
 class _Stopping(Exception):
@@ -212,9 +131,10 @@ class _Stopping(Exception):
 
 
 class Jobs:
-    """Experiments of ``store`` evaluated in ``workers`` processes. ``refuse(e)``: why this
-    server must not run a stored experiment any more (None: run it), asked before each run (a
-    resumed experiment may name a system URL this server was not started to ask)."""
+    """Experiments of ``store`` evaluated in ``workers`` processes (0: none here; ``kgqa
+    worker`` processes on the store take them, :mod:`kgqa.store.worker`). ``refuse(e)``: why
+    this server must not run a stored experiment any more (None: run it), asked before each
+    run (a resumed experiment may name a system URL this server was not started to ask)."""
 
     def __init__(self, store: Store, kgs: dict[str, str], *, workers: int = 1, timeout: float = 30.0,
                  refuse: Callable[[Any], str | None] = lambda e: None, memory_mb: float = 0.0,
@@ -222,7 +142,7 @@ class Jobs:
         self.store = store
         self.url_rule = url_rule
         self.kgs = dict(kgs)
-        self.workers = max(1, workers)
+        self.workers = max(0, workers)
         self.timeout = timeout
         self.refuse = refuse
         self.memory_mb = memory_mb
@@ -247,7 +167,7 @@ class Jobs:
     def start(self) -> None:
         """Watch the store (every third of the lease) for experiments no live worker holds:
         left by a worker or server that died, or added while the store was away."""
-        if self._watch is None:
+        if self._watch is None and self.workers:
             self._watch = threading.Thread(target=self._watch_store, name="kgqa-jobs-watch", daemon=True)
             self._watch.start()
 
@@ -264,9 +184,13 @@ class Jobs:
         worker, held nowhere else)."""
         e = self.store.get(eid, results=False)
         why = self.refuse(e) if e is not None else None
+        if not why and not self.workers and e is not None and e.withheld_message():
+            why = EXTERNAL_CREDENTIALS
         if why:
             self._fail(eid, why)
             return
+        if not self.workers:
+            return  # left in the store for the kgqa worker processes
         with self._lock:
             if eid in self._queued or self._stopping.is_set():
                 return
@@ -372,6 +296,8 @@ class Jobs:
         """Queue the experiments no live worker holds: left pending or running by a previous
         server (stopped, killed) or by a worker that died."""
         n = 0
+        if not self.workers:  # the kgqa worker processes take them
+            return 0
         for e in self.store.claimable():
             if e.id not in self._queued:
                 self.submit(e.id)
@@ -387,10 +313,6 @@ class Jobs:
             pids = list(self._procs)
         stop_pool(pool)
         self._release(pids)
-
-
-#: what the server's worker processes import before their first job (see worker_context)
-WORKER_MODULES = ["kgqa.load", "kgqa.store.runner", "kgqa.api", "kgqa.score.evaluate"]
 
 
 def worker_context() -> Any:
