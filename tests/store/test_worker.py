@@ -1,0 +1,166 @@
+"""Evaluation workers taking experiments from the store (``kgqa worker``, issue 39): the queue's
+"next job" claim (oldest first, each experiment to one worker, a lost worker's taken over and
+counted), concurrent claims on PostgreSQL, and real ``kgqa worker`` processes on a real
+PostgreSQL: three workers, 30 experiments (10 of them a live system served by ``kgqa system
+serve``), one worker killed with SIGKILL mid-run: every experiment finishes once with the
+numbers of one CLI evaluation, no process left behind."""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+from kgqa.store import Store
+from kgqa.store.runner import journal_path
+from kgqa.store.store import owner_id
+from pgserver import PgServer, why_not
+from webserver import descendants
+from workerprocs import N_QUESTIONS, Worker, asked, cli_scores, create, finishes, slow_system, wait_all
+
+
+def new(st: Store) -> str:
+    return st.create(dataset="demo", run_name="r", profile="kgqa", system_url="http://x.example/")
+
+
+def dead_owner() -> str:
+    p = multiprocessing.get_context("spawn").Process(target=int)
+    p.start()
+    p.join()
+    return owner_id().split(":")[0] + f":{p.pid}:dead"
+
+
+def test_the_queue_gives_the_oldest_free_experiment_once_and_takes_over_a_lost_one(tmp_path):
+    with Store(tmp_path / "s.sqlite") as st:
+        a, b, c = new(st), new(st), new(st)
+        assert st.claim(a, owner_id())  # held by a live worker: skipped
+        got = st.claim_next("w1")
+        assert got is not None and got.eid == b and got.attempts == 0 and got.lost_from is None
+        assert st.claim_next("w2").eid == c
+        assert st.claim_next("w3") is None  # nothing free
+        gone = dead_owner()
+        assert st.claim(c, gone) is None  # (held by w2)
+        st.release(["w2"])
+        assert st.claim(c, gone)  # now held by a process of this machine that is gone
+        again = st.claim_next("w4")
+        assert (again.eid, again.attempts, again.lost_from) == (c, 1, gone)  # a lost worker, counted
+        st.fail(b, "x", owner="w1")  # done: never offered again
+        st.release(["w4"])
+        assert st.claim_next("w5").eid == c and st.claim_next("w6") is None
+
+
+@pytest.fixture(scope="module")
+def pg():
+    why = why_not()
+    if why:
+        pytest.skip(why)
+    with PgServer() as server:
+        yield server
+
+
+def _drain(url: str, taken: list, errors: list) -> None:
+    try:
+        with Store(url) as st:
+            while (got := st.claim_next(owner_id())) is not None:
+                taken.append(got.eid)
+    except Exception as err:  # noqa: BLE001 - reported by the test
+        errors.append(err)
+
+
+@pytest.mark.slow  # a PostgreSQL cluster starts
+def test_concurrent_claims_on_postgresql_give_each_experiment_to_one_worker(pg):
+    with Store(pg.url) as st:
+        ids = {new(st) for _ in range(60)}
+    taken: list[str] = []
+    errors: list[Exception] = []
+    threads = [threading.Thread(target=_drain, args=(pg.url, taken, errors)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert Counter(taken) == Counter({i: 1 for i in ids})
+
+
+@pytest.mark.slow
+def test_three_workers_on_postgresql_finish_30_experiments_once_after_one_is_killed(pg, tmp_path):
+    pg.sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")  # a fresh store
+    with slow_system(tmp_path, latency=0.2) as system, Store(pg.url) as st:
+        keys = create(st, system.url, n_runs=20, n_live=10)
+        ids = list(keys)
+        workers = [Worker(pg.url, tmp_path) for _ in range(3)]
+        try:
+            # a live experiment half asked: its worker is killed (the whole kgqa worker, with SIGKILL)
+            eid, victim = _half_asked(st, ids, keys, workers)
+            orphans = victim.signal(signal.SIGKILL)
+            exps = wait_all(pg.url, ids)
+        finally:
+            left = [w.stop() for w in workers if w is not victim]
+        cli = cli_scores(set(keys.values()), system.url)
+        n_asked = asked(system)
+    assert [(e.id, e.status, e.error) for e in exps if e.status != "finished"] == []
+    assert {e.id: e.aggregate for e in exps} == {i: cli[keys[i]] for i in ids}  # the CLI's numbers, each
+    done = finishes(workers)
+    assert done == Counter({i: 1 for i in ids}), done  # none evaluated twice, none lost
+    assert orphans == [] and left == [[], []]
+    killed = next(e for e in exps if e.id == eid)
+    assert killed.attempts == 1 and killed.claimed_by is None  # taken over from the killed worker, counted
+    # every question once per live experiment; those in flight when the worker was killed (at most
+    # the client's concurrency, 4) again: the killed run's journal gave its answers to the next worker
+    assert 10 * N_QUESTIONS <= n_asked <= 10 * N_QUESTIONS + 4, n_asked
+    assert not journal_path(pg.url, eid).exists()  # deleted once recorded
+    assert all("given back" in w.output() for w in workers if w is not victim)
+
+
+def _half_asked(st: Store, ids: list[str], keys: dict, workers: list[Worker]) -> tuple[str, Worker]:
+    """(a live experiment with at least 10 answers journalled, the worker evaluating it)."""
+    live = [i for i in ids if keys[i] == ("live",)]
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        for eid in live:
+            j = journal_path(st.url, eid)
+            if j.exists() and j.read_text(encoding="utf-8").count("\n") >= 11:
+                e = st.get(eid, results=False)
+                if e.claimed_by and not e.done:
+                    pid = int(e.claimed_by.split(":")[1])
+                    for w in workers:
+                        if pid in descendants(w.pid):
+                            return eid, w
+        time.sleep(0.02)
+    raise AssertionError("no live experiment was half asked")
+
+
+@pytest.mark.slow
+def test_sigterm_of_a_worker_gives_its_experiment_back_and_the_next_worker_finishes_it(tmp_path):
+    url = str(tmp_path / "s.sqlite")
+    with slow_system(tmp_path, latency=0.3) as system, Store(url) as st:
+        keys = create(st, system.url, n_runs=0, n_live=1)
+        eid = next(iter(keys))
+        w1 = Worker(url, tmp_path)
+        journal = journal_path(st.url, eid)
+        _wait(lambda: journal.exists() and journal.read_text(encoding="utf-8").count("\n") >= 6)
+        assert w1.stop() == []  # SIGTERM: ends at once, no process left
+        left = st.get(eid, results=False)
+        assert (left.status, left.claimed_by, left.attempts) == ("running", None, 0)  # given back, not counted
+        assert "1 experiment(s) given back" in w1.output()
+        w2 = Worker(url, tmp_path)
+        try:
+            (e,) = wait_all(url, [eid])
+        finally:
+            w2.stop()
+        assert e.status == "finished" and e.attempts == 0
+        assert e.aggregate == cli_scores({("live",)}, system.url)[("live",)]
+        assert N_QUESTIONS <= asked(system) <= N_QUESTIONS + 4  # resumed from the journal
+        assert finishes([w1, w2]) == Counter({eid: 1})
+
+
+def _wait(what, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not what():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout} s")
+        time.sleep(0.02)
