@@ -149,12 +149,22 @@ def _check_sqlite_path(p: Path, given: str) -> None:
     if p.is_dir():
         raise InputError(given, f"is a directory; --store takes a SQLite file (e.g. {Path(given) / 'experiments.sqlite'}) "
                                 "or a SQLAlchemy URL")
+    if str(p) in _CHECKED:
+        return
     if p.is_file() and p.stat().st_size:
+        # read once per process, before SQLite opens it: closing any descriptor of a file drops
+        # every POSIX lock this process holds on it, SQLite's included (another process closing
+        # its last connection would then delete the WAL this process's connections still use)
         with open(p, "rb") as fh:
             head = fh.read(16)
         if head != b"SQLite format 3\x00":
-            raise InputError(given, "is not a SQLite database (an existing file of another kind); --store takes a "
-                                    "SQLite file kgqa created, a new file name, or a SQLAlchemy URL")
+            raise InputError(given, "is not a SQLite database (an existing file of another kind); --store takes "
+                                    "a SQLite file kgqa created, a new file name, or a SQLAlchemy URL")
+    _CHECKED.add(str(p))  # (a new file: SQLite creates it)
+
+
+#: SQLite files this process has checked (and may hold open): never opened outside SQLite again
+_CHECKED: set[str] = set()
 
 
 def _now() -> str:
@@ -650,12 +660,18 @@ class Store:
                    T_EXP.c.claimed_by.startswith(here, autoescape=True))  # (this machine's: owner_gone decides)
         q = (select(T_EXP.c.id, T_EXP.c.claimed_by, T_EXP.c.heartbeat, T_EXP.c.attempts)
              .where(T_EXP.c.status.in_(_OPEN), free).order_by(T_EXP.c.created, T_EXP.c.id).limit(batch))
-        if self.engine.dialect.name == "postgresql":
+        if self.engine.dialect.name == "postgresql":  # one candidate row locked at a time, others' skipped
             with self.engine.begin() as c:
-                for r in c.execute(q.with_for_update(skip_locked=True)).all():
+                seen: list[str] = []
+                for _ in range(batch):
+                    step = q.where(T_EXP.c.id.not_in(seen)) if seen else q
+                    r = c.execute(step.limit(1).with_for_update(skip_locked=True)).first()
+                    if r is None:
+                        return None
                     got = self._take(c, r, owner, cutoff)
                     if got is not None:
                         return got
+                    seen.append(r.id)
             return None
         with self.engine.connect() as c:  # SQLite: one writer at a time; each take its own transaction
             rows = c.execute(q).all()

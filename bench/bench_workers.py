@@ -1,0 +1,272 @@
+"""``kgqa worker`` on PostgreSQL (issue 39): throughput with 1 and 3 workers, and fault rows.
+
+Real parts only: a private PostgreSQL cluster on a free loopback port (tests/pgserver.py), a
+slow live system served by ``kgqa system serve`` (tests/slowqa.py, 0.2 s a question), real
+``kgqa worker`` processes (one evaluating process each), experiments created in the store as
+``kgqa web --workers 0`` creates them. Each fault row runs 3 workers on a fresh database with 9
+experiments (3 live systems, 6 run files, half re-executed on the demo KG), injects the fault
+mid-run, and counts: experiments not finished (lost or failed), experiments finished more
+than once (each worker logs every experiment it finishes), processes left behind, questions
+the live system was asked beyond once each (a killed run resumes from its journal), and
+compares every score with one CLI evaluation (``kgqa.evaluate``) of the same inputs.
+
+Rows: PostgreSQL restart; PostgreSQL outage (stopped 10 s, started again); disk full and
+freed (the database in a tablespace on an 48 MB tmpfs, filled mid-run, freed 10 s later:
+needs root to mount, else the row says so); SIGINT (Ctrl-C to the worker's process group),
+SIGTERM and kill -9 of a worker; kill -9 of one evaluating process of a worker.
+
+Usage: ``python bench/bench_workers.py [--only throughput|faults] [--experiments N]``
+(some 6 minutes on 2 busy cores). Exit status 0 when every fault row passes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+for p in (str(REPO), str(REPO / "tests")):
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+from kgqa.store import Store  # noqa: E402
+from pgserver import PgServer, why_not  # noqa: E402
+from webserver import _alive, descendants  # noqa: E402
+from workerprocs import N_QUESTIONS, Worker, asked, cli_scores, create, finishes, slow_system, wait_all  # noqa: E402
+
+LATENCY = 0.2
+IN_FLIGHT = 4  # the live client's concurrency: questions in flight when a run is cut
+ROWS: list[tuple[str, str, str, bool]] = []
+
+
+def row(name: str, expected: str, observed: str, ok: bool) -> None:
+    ROWS.append((name, expected, observed, ok))
+    print(f"[{'PASS' if ok else 'FAIL'}] {name} -> {observed}", file=sys.stderr, flush=True)
+
+
+class Bench:
+    def __init__(self, pg: PgServer, system, tmp: Path):
+        self.pg, self.system, self.tmp = pg, system, tmp
+        self.n_db = 0
+        self.cli: dict = {}
+
+    def database(self, tablespace: str | None = None) -> str:
+        self.n_db += 1
+        name = f"r{self.n_db}"
+        self.pg.sql(f"CREATE DATABASE {name}" + (f" TABLESPACE {tablespace}" if tablespace else ""))
+        return self.pg.url.rsplit("/", 1)[0] + f"/{name}"
+
+    def folder(self) -> Path:
+        d = self.tmp / f"run-{self.n_db}"
+        d.mkdir(exist_ok=True)
+        return d
+
+    def scores(self, keys: dict) -> dict:
+        todo = set(keys.values()) - set(self.cli)
+        if todo:
+            self.cli.update(cli_scores(todo, self.system.url))
+        return self.cli
+
+    # ------------------------------------------------------------------ throughput
+
+    def throughput(self, n_workers: int, n: int) -> float:
+        """Seconds for ``n_workers`` workers to finish ``n`` experiments (2/3 live)."""
+        url = self.database()
+        with Store(url) as st:
+            keys = create(st, self.system.url, n_runs=n // 3, n_live=n - n // 3)
+        t0 = time.monotonic()
+        workers = [Worker(url, self.folder()) for _ in range(n_workers)]
+        try:
+            exps = wait_all(url, list(keys), every=0.05)
+        finally:
+            for w in workers:
+                w.stop()
+        took = time.monotonic() - t0
+        bad = [e for e in exps if e.status != "finished"]
+        if bad:
+            raise RuntimeError(f"{len(bad)} not finished: {bad[0].error}")
+        return took
+
+    # ------------------------------------------------------------------ faults
+
+    def fault_row(self, name: str, fault, *, tablespace: str | None = None) -> None:
+        try:
+            observed, ok = self._scenario(fault, tablespace)
+        except Exception as err:  # noqa: BLE001 - a row that broke says so
+            observed, ok = f"{type(err).__name__}: {str(err)[:300]}", False
+        row(name, "9/9 finished, 0 failed, 0 twice, 0 orphans, scores = CLI", observed, ok)
+
+    def _scenario(self, fault, tablespace: str | None) -> tuple[str, bool]:
+        url = self.database(tablespace)
+        before = asked(self.system)
+        with Store(url) as st:
+            keys = create(st, self.system.url, n_runs=6, n_live=3)
+        ids = list(keys)
+        workers = [Worker(url, self.folder()) for _ in range(3)]
+        orphans: list[int] = []
+        try:
+            _running(url, ids)
+            orphans += fault(workers, url) or []
+            exps = wait_all(url, ids)
+        finally:
+            for w in workers:
+                if w.proc.poll() is None:
+                    orphans += w.stop()
+        n_asked = asked(self.system) - before
+        cli = self.scores(keys)
+        bad = [e for e in exps if e.status != "finished"]
+        twice = sum(n - 1 for n in finishes(workers).values() if n > 1)
+        unlogged = [i for i in ids if finishes(workers)[i] == 0]
+        same = all(e.aggregate == cli[keys[e.id]] for e in exps if e.status == "finished")
+        extra = n_asked - 3 * N_QUESTIONS
+        observed = (f"{len(exps) - len(bad)}/{len(exps)} finished, {len(bad)} failed"
+                    + (f" ({bad[0].error[:120]})" if bad else "")
+                    + f", {twice} twice, {len(orphans)} orphans, scores {'=' if same else '!='} CLI, "
+                      f"{extra} questions asked again")
+        ok = not bad and twice == 0 and not unlogged and not orphans and same and 0 <= extra <= 3 * IN_FLIGHT
+        return observed, ok
+
+
+def _running(url: str, ids: list[str], timeout: float = 300.0) -> None:
+    """Until a live experiment has been asked for a while (the fault then lands mid-run)."""
+    deadline = time.monotonic() + timeout
+    with Store(url) as st:
+        while time.monotonic() < deadline:
+            for e in (st.get(i, results=False) for i in ids[:3]):
+                if e.status == "running" and e.claimed_by and (e.progress_note or "").startswith("asking"):
+                    time.sleep(1.0)  # some questions answered
+                    return
+            time.sleep(0.05)
+    raise RuntimeError("no experiment started")
+
+
+def _busy_worker(url: str, workers: list[Worker]) -> tuple[Worker, int]:
+    """(a worker evaluating an experiment, the pid of its evaluating process)."""
+    with Store(url) as st:
+        for _ in range(600):
+            for e in st.unfinished():
+                if e.claimed_by and not e.done:
+                    pid = int(e.claimed_by.split(":")[1])
+                    for w in workers:
+                        if pid in descendants(w.pid):
+                            return w, pid
+            time.sleep(0.05)
+    raise RuntimeError("no busy worker")
+
+
+def restart(bench: Bench):
+    def fault(workers, url):
+        bench.pg.stop()
+        bench.pg.start()
+    return fault
+
+
+def outage(bench: Bench, seconds: float):
+    def fault(workers, url):
+        bench.pg.stop()
+        time.sleep(seconds)  # noqa: the outage itself
+        bench.pg.start()
+    return fault
+
+
+def disk_full(tiny: Path, seconds: float):
+    def fault(workers, url):
+        filler = tiny / "filler"
+        with open(filler, "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * (1 << 20))
+                    f.flush()
+            except OSError:
+                pass
+        time.sleep(seconds)  # noqa: the disk stays full meanwhile
+        filler.unlink()
+    return fault
+
+
+def signal_worker(sig: int, group: bool = False):
+    def fault(workers, url):
+        w, _pid = _busy_worker(url, workers)
+        kids = w.processes()
+        if group:  # as a terminal's Ctrl-C: the whole foreground group
+            os.killpg(w.pid, sig)
+            w.proc.wait(60)
+            w._fh.close()
+            return _left(kids)
+        return w.signal(sig)
+    return fault
+
+
+def kill_process(workers, url):
+    _w, pid = _busy_worker(url, workers)
+    os.kill(pid, signal.SIGKILL)
+
+
+def _left(kids: list[int]) -> list[int]:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and [p for p in kids if _alive(p)]:
+        time.sleep(0.05)
+    left = [p for p in kids if _alive(p)]
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    return left
+
+
+def table(rows: list[tuple[str, str, str, bool]]) -> str:
+    w = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = [f"{'fault':<{w[0]}} | {'expected':<{w[1]}} | observed", "-" * (sum(w) + 20)]
+    lines += [f"{a:<{w[0]}} | {b:<{w[1]}} | {c}  {'PASS' if ok else 'FAIL'}" for a, b, c, ok in rows]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", choices=["throughput", "faults"], default=None)
+    ap.add_argument("--experiments", type=int, default=12, help="experiments of each throughput run")
+    args = ap.parse_args(argv)
+    why = why_not()
+    if why:
+        print(f"bench_workers: {why}", file=sys.stderr)
+        return 2
+    import tempfile
+
+    tmp = Path(tempfile.mkdtemp(prefix="kgqa-bench-workers-"))
+    print(f"load average at start: {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} CPUs", file=sys.stderr)
+    with PgServer() as pg, slow_system(tmp, latency=LATENCY) as system:
+        bench = Bench(pg, system, tmp)
+        if args.only in (None, "throughput"):
+            t1 = bench.throughput(1, args.experiments)
+            t3 = bench.throughput(3, args.experiments)
+            n = args.experiments
+            print(f"\nthroughput ({n} experiments, {n - n // 3} live at {LATENCY} s a question, {n // 3} run files):",
+                  f"1 worker {t1:.1f} s ({60 * n / t1:.1f}/min), 3 workers {t3:.1f} s ({60 * n / t3:.1f}/min), "
+                  f"ratio {t1 / t3:.2f}")
+        if args.only in (None, "faults"):
+            bench.fault_row("PostgreSQL restart mid-run", restart(bench))
+            bench.fault_row("PostgreSQL outage mid-run (stopped 10 s, started again)", outage(bench, 10))
+            tiny = pg.tiny_disk(48)
+            if tiny is None:
+                row("disk full and freed", "finished after the disk is freed",
+                    "not run: cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN)", True)
+            else:
+                bench.fault_row("disk full mid-run (tablespace on a 48 MB tmpfs), freed 10 s later",
+                                disk_full(tiny, 10), tablespace="tiny1")
+            bench.fault_row("SIGINT (Ctrl-C) to a worker's process group mid-run", signal_worker(signal.SIGINT, True))
+            bench.fault_row("SIGTERM of a worker mid-run", signal_worker(signal.SIGTERM))
+            bench.fault_row("kill -9 of a worker mid-run", signal_worker(signal.SIGKILL))
+            bench.fault_row("kill -9 of a worker's evaluating process mid-run", kill_process)
+    print(f"load average at end: {os.getloadavg()[0]:.1f} (1 min)", file=sys.stderr)
+    if ROWS:
+        print()
+        print(table(ROWS))
+    return 0 if all(r[3] for r in ROWS) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
