@@ -7,12 +7,21 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 from webserver import free_port
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
 
 
 def pg_bin() -> Path | None:
@@ -84,14 +93,28 @@ class PgServer:
         """A fast shutdown (SIGINT: open sessions are ended), as a restart or an outage begins."""
         if self.proc is None:
             return
-        if self.proc.poll() is None:
-            self.proc.send_signal(2)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        pid = self.postmaster()  # (runuser, the process started, does not pass signals on)
+        if pid is not None:
+            os.kill(pid, signal.SIGINT)
+            deadline = time.monotonic() + 30
+            while _running(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
         self.proc = None
+
+    def postmaster(self) -> int | None:
+        """The server's pid (its ``postmaster.pid``), None when it is not running."""
+        try:
+            pid = int((self.data / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+        return pid if _running(pid) else None
 
     def sql(self, statement: str) -> None:
         import psycopg

@@ -224,16 +224,20 @@ def worker_loop(url: str, settings: WorkerSettings, say: Callable[[str], None], 
     to :data:`IDLE_MAX_S`)."""
     store: Store | None = None
     rule = settings.url_rule()
-    pause = 0.05
+    pause, away = 0.05, False
     while not stopping():
         try:
             if store is None:
                 store = Store(url)
             t0 = time.monotonic()
             got = work_once(store, settings, rule)
+            if away:
+                say("the store answers again")
+            away = False
         except (DBAPIError, StoreError, LostClaim) as err:
-            say(f"store not answering, asking again: {type(err).__name__}: {str(err)[:200]}")
-            got = None
+            if not away:  # said once per outage
+                say(f"the store does not answer; asking again with backoff: {type(err).__name__}: {str(err)[:200]}")
+            got, away = None, True
             pause = max(pause, 0.5)
         if got is not None:
             say(f"experiment {got[0]} {got[1]} ({time.monotonic() - t0:.1f} s)")
