@@ -60,5 +60,8 @@ def serve(store: Store, settings: Settings, *, host: str = "127.0.0.1", port: in
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else shown}:{port}/"
     say(f"kgqa web: {url}{'?token=' + settings.token if settings.token else ''}  (store: {store.url})")
+    if not settings.workers:
+        say("kgqa web: --workers 0: no experiment is evaluated here; kgqa worker --store ... processes take them "
+            "from the store")
     app = create_app(store, settings)
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)

@@ -155,3 +155,21 @@ def test_a_worker_past_its_memory_cap_fails_the_experiment_saying_out_of_memory(
     capped, roomy = st.get(ids[0]), st.get(ids[1024])
     assert capped.status == "failed" and capped.error.startswith("out of memory") and "--worker-memory-mb" in capped.error
     assert roomy.status == "finished" and roomy.aggregate["F1"] > 0.8
+
+
+def test_a_server_without_workers_leaves_experiments_to_kgqa_worker(tmp_path):
+    from kgqa.web.jobs import EXTERNAL_CREDENTIALS, Jobs
+
+    with Store(tmp_path / "s.sqlite") as st:
+        jobs = Jobs(st, {}, workers=0)
+        jobs.start()
+        plain = st.create(dataset="demo", run_name="r", profile="kgqa", system_url="http://x.example/")
+        secret = st.create(dataset="demo", run_name="r", profile="kgqa", system_url="http://u:pw@x.example/")
+        jobs.submit(plain, system_url="http://x.example/")
+        jobs.submit(secret, system_url="http://u:pw@x.example/")
+        assert jobs.resume() == 0  # nothing queued here
+        left, failed = st.get(plain), st.get(secret)
+        jobs.shutdown()
+    assert (left.status, left.claimed_by) == ("pending", None)  # for a kgqa worker to take
+    # a worker reads everything from the store, which never keeps credentials: said at once
+    assert failed.status == "failed" and failed.error == EXTERNAL_CREDENTIALS
