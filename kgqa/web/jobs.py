@@ -47,7 +47,7 @@ from sqlalchemy.exc import DBAPIError
 from kgqa.model.urlguard import UrlRule
 from kgqa.store import Store, StoreError
 from kgqa.store.store import LEASE_S, LostClaim, owner_id
-from kgqa.store.worker import (  # noqa: F401  (MAX_LOSSES, lost_message: the names the tests use)
+from kgqa.store.worker import (
     MAX_LOSSES, WORKER_MODULES, Heartbeat, die_with, lost_message,
 )
 
