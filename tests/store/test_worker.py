@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -169,12 +171,11 @@ def _wait(what, timeout: float = 120.0) -> None:
         time.sleep(0.02)
 
 
-def _count(path: str, q) -> None:
-    import sqlite3
-
-    with sqlite3.connect(path) as con:  # a process that opens the store and closes its last connection
-        q.put(con.execute("SELECT count(*) FROM experiments").fetchone()[0])
-    con.close()
+def _count(path: str) -> int:
+    """The experiments another process reads (it opens the store and closes its last connection)."""
+    code = ("import sqlite3, sys; con = sqlite3.connect(sys.argv[1]); "
+            "print(con.execute('SELECT count(*) FROM experiments').fetchone()[0]); con.close()")
+    return int(subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, check=True).stdout)
 
 
 def test_a_second_store_on_one_sqlite_file_keeps_the_first_ones_writes_visible(tmp_path):
@@ -183,18 +184,10 @@ def test_a_second_store_on_one_sqlite_file_keeps_the_first_ones_writes_visible(t
     closing its last connection then deleted the WAL the first store still wrote to, and its
     writes were never seen elsewhere (a test waited 600 s for a finished experiment)."""
     path = str(tmp_path / "s.sqlite")
-    ctx = multiprocessing.get_context("spawn")
     with Store(path) as first:
         new(first)
         with Store(path) as second:
             new(second)
-        q = ctx.Queue()
-        p = ctx.Process(target=_count, args=(path, q))
-        p.start()
-        assert q.get(timeout=60) == 2
-        p.join()
+        assert _count(path) == 2
         new(first)  # after the other process closed its connection
-        p = ctx.Process(target=_count, args=(path, q))
-        p.start()
-        assert q.get(timeout=60) == 3
-        p.join()
+        assert _count(path) == 3
