@@ -141,11 +141,14 @@ class Bench:
         unlogged = [i for i in ids if finishes(workers)[i] == 0]
         same = all(e.aggregate == cli[keys[e.id]] for e in exps if e.status == "finished")
         extra = n_asked - 3 * N_QUESTIONS
+        crashes = sum(w.output().count("Traceback (most recent call last)") for w in workers)
         observed = (f"{len(exps) - len(bad)}/{len(exps)} finished, {len(bad)} failed"
                     + (f" ({bad[0].error[:120]})" if bad else "")
                     + f", {twice} twice, {len(orphans)} orphans, scores {'=' if same else '!='} CLI, "
-                      f"{extra} questions asked again, longest experiment {_longest(workers):.0f} s")
-        ok = not bad and twice == 0 and not unlogged and not orphans and same and 0 <= extra <= 3 * IN_FLIGHT
+                      f"{extra} questions asked again, longest experiment {_longest(workers):.0f} s"
+                    + (f", {crashes} tracebacks in the workers' logs" if crashes else ""))
+        ok = (not bad and twice == 0 and not unlogged and not orphans and same and 0 <= extra <= 3 * IN_FLIGHT
+              and not crashes)
         return observed, ok
 
 

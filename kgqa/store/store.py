@@ -592,6 +592,8 @@ class Store:
                 raise KeyError(f"no experiment {eid}")
             if _owner is not None and not e.done:
                 raise LostClaim(f"experiment {eid} is evaluated by another worker now ({e.claimed_by})")
+            if _owner is not None:  # (its lease lapsed, e.g. in a database outage, and another worker recorded it)
+                raise LostClaim(f"experiment {eid} was recorded ({e.status}) by the worker that took it over")
             raise ImmutableError(f"experiment {eid} is {e.status} and can no longer change")
 
     def start(self, eid: str, total: int = 0, note: str = "started", *, owner: str | None = None) -> None:

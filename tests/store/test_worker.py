@@ -19,7 +19,7 @@ import pytest
 
 from kgqa.store import Store
 from kgqa.store.runner import journal_path
-from kgqa.store.store import owner_id
+from kgqa.store.store import LostClaim, owner_id
 from pgserver import PgServer, why_not
 from webserver import descendants
 from workerprocs import N_QUESTIONS, Worker, asked, cli_scores, create, finishes, slow_system, wait_all
@@ -55,6 +55,20 @@ def test_the_queue_gives_the_oldest_free_experiment_once_and_takes_over_a_lost_o
         st.fail(b, "x", owner="w1")  # done: never offered again
         st.release(["w4"])
         assert st.claim_next("w5").eid == c and st.claim_next("w6") is None
+
+
+def test_a_worker_whose_experiment_was_recorded_by_its_successor_records_nothing(tmp_path):
+    """An outage longer than the lease: another worker took the experiment over and recorded it
+    before the first could; the first's write says it lost the lease (not an ImmutableError its
+    run would take for the experiment's own failure, crashing its process)."""
+    with Store(tmp_path / "s.sqlite") as st:
+        eid = new(st)
+        first, second = owner_id(), owner_id()
+        assert st.claim(eid, first) and st.claim(eid, second, stale_s=-1)  # its heartbeat lapsed
+        st.fail(eid, "recorded by the second", owner=second)
+        with pytest.raises(LostClaim):
+            st.fail(eid, "the first's result", owner=first)
+        assert st.get(eid).error == "recorded by the second"
 
 
 @pytest.fixture(scope="module")
