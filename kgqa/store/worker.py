@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 from sqlalchemy.exc import DBAPIError
 
 from kgqa.model.urlguard import UrlRule, resolve_addresses
+from kgqa.store import runner
 from kgqa.store.store import LEASE_S, Claim, LostClaim, Store, StoreError, owner_id
 
 #: a worker lost this many times on one experiment (its process killed, its machine gone)
@@ -182,8 +183,6 @@ def run_claimed(store: Store, claim: Claim, settings: WorkerSettings, *, system_
     """Evaluate the experiment of ``claim`` (the lease this process holds), renewing the lease
     meanwhile. ``lost``: how the worker last evaluating it ended, when known. Returns what
     became of it: ``finished``, ``failed`` or ``lost`` (another worker took it over)."""
-    from kgqa.store import runner
-
     eid, owner = claim.eid, claim.owner
     if claim.lost_from and claim.attempts >= MAX_LOSSES:
         how = lost or (f"its worker ({claim.lost_from}) was killed, or its machine went away (its lease lapsed "
