@@ -47,7 +47,7 @@ def train_cmd(
     setting: list[str] = typer.Option([], "--set", help="Any other option of the kind, KEY=VALUE (repeatable)."),
     format: InputFormatOption = None,
     minutes: Optional[float] = typer.Option(None, "--minutes", help="Time budget: no epoch is started that would end past it."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar (terminal) or a line per epoch (log) on stderr."),
+    progress: Annotated[bool, option("--progress/--no-progress", help="Progress bar (terminal) or a line per epoch (log) on stderr.")] = True,
 ) -> None:
     """Train a reference system on TRAIN and save it to a folder (manifest.json + state).
 

@@ -131,6 +131,7 @@ SHARED: dict[str, tuple[tuple[str, ...], str]] = {
                  "answer_cardinality, a group or metadata key)."),
     "--bins": ((), "Bins for a numeric --by key: NAME=e0,e1,... or NAME=Q quantile bins (repeatable)."),
     "--quiet": (("-q",), "No progress bar."),
+    "--progress/--no-progress": ((), "A progress bar on stderr (--no-progress: none)."),
     "--store": ((), STORE_HELP),
     # comparison and seeds
     "--baseline": (("-b",), "Compare every run with this one (a run file or run name); default: all pairs."),

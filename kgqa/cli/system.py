@@ -29,7 +29,7 @@ def ask_cmd(
     dataset_format: DatasetFormatOption = None,
     fresh: Annotated[bool, option("--fresh")] = False,
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Also ask again the questions that failed for good before (4xx, malformed, refused); transient failures are asked again anyway."),
-    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+    progress: Annotated[bool, option("--progress/--no-progress")] = True,
     header: Annotated[Optional[list[str]], option("--header", help=HEADER_HELP)] = None,
     allow_failures: Annotated[bool, option("--allow-failures", help="Write the run even when the system failed every question or more than --max-failures of them (an error otherwise).")] = False,
     max_failures: float = typer.Option(0.5, "--max-failures", help="Fraction of failed questions above which the system counts as failing."),
@@ -48,7 +48,7 @@ def ask_cmd(
         result, written, journal = api.ask_system(
             dataset, url, output, protocol=protocol, fmt=fmt, dataset_format=dataset_format,
             langs=api.parse_langs(lang), concurrency=concurrency, timeout=timeout, retries=retries, rps=rps,
-            dataset_iri=dataset_iri, fresh=fresh, retry_failed=retry_failed, progress=not no_progress,
+            dataset_iri=dataset_iri, fresh=fresh, retry_failed=retry_failed, progress=progress,
             headers=system_headers(header), max_failures=max_failures, allow_failures=allow_failures,
             echo_check=not no_echo_check)
     for p in result.problems:
