@@ -256,3 +256,24 @@ def test_a_shared_flag_reads_the_same_in_every_command():
     assert {v[0] for v in seen.values()} == {("--timeout",)}
     assert seen["evaluate"][1] == seen["audit"][1] == seen["degrade"][1] == "Per-query timeout in seconds."
     assert seen["system ask"][1] == "Seconds to wait for one response."
+
+
+def test_ctrl_c_while_asking_a_live_system_says_its_resume_command_once(capsys, monkeypatch, tmp_path):
+    """The live system's own resume command (with its journal) and status 130, through the one
+    exit path; not followed by the generic hint, which would not name the journal."""
+    from kgqa import api
+    from kgqa.cli import main
+
+    journal = tmp_path / "j.jsonl"
+
+    def interrupted(*a, **kw):
+        raise api.AskInterrupted(journal, 3, 10)
+
+    monkeypatch.setattr(api, "evaluate_many", interrupted)
+    with pytest.raises(SystemExit) as e:
+        main(["evaluate", "demo", "--system", "http://127.0.0.1:9/qa", "--journal", str(journal)])
+    err = " ".join(capsys.readouterr().err.split())
+    assert e.value.code == 130
+    assert f"3 of 10 questions answered, kept in the journal {journal}" in err
+    assert f"kgqa evaluate demo --system http://127.0.0.1:9/qa --journal {journal}" in err
+    assert err.count("interrupted:") == 1 and "resume with:" not in err
