@@ -5,28 +5,17 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
 from kgqa.model import InputError
-from kgqa.cli._output import Console
+from kgqa.cli._output import Console, open_store
+from kgqa.cli.options import ExportFormat, StoreOption, SummaryFormat, SummaryFormatOption, option
 
 out = Console()
 err = Console(stderr=True)
-
-STORE_HELP = "Experiment store: a SQLite file or a SQLAlchemy URL (postgresql+psycopg://...); default ~/.local/share/kgqa/experiments.sqlite."
-
-
-class ListFormat(str, Enum):
-    table = "table"
-    json = "json"
-
-
-from kgqa.cli._output import open_store as _open  # noqa: E402
-from kgqa.cli.options import ExportFormat  # noqa: E402
 
 
 def _kgs(pairs: Optional[list[str]]) -> dict[str, str]:
@@ -77,15 +66,15 @@ def _times(specs: Optional[list[str]], flag: str) -> dict[str, str]:
 
 
 def web_cmd(
-    store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (anything but loopback is reachable from other machines: a warning is printed)."),
-    port: int = typer.Option(8800, "--port", help="Port."),
+    store: StoreOption = None,
+    host: Annotated[str, option("--host", help="Address to bind (anything but loopback is reachable from other machines: a warning is printed).")] = "127.0.0.1",
+    port: Annotated[int, option("--port")] = 8800,
     token: Optional[str] = typer.Option(None, "--token", help="Shared secret every request must carry (open the printed link once)."),
-    kg: Optional[list[str]] = typer.Option(None, "--kg", help="Offer a knowledge graph: NAME=RDF file(s), store dir or endpoint URL (repeatable; demo and ck25 are built in)."),
+    kg: Annotated[Optional[list[str]], option("--kg", help="Offer a knowledge graph: NAME=RDF file(s), store dir or endpoint URL (repeatable; demo and ck25 are built in).")] = None,
     max_upload_mb: float = typer.Option(50.0, "--max-upload-mb", help="Largest request body (all uploads of a form) in MB."),
     allow_endpoint_urls: bool = typer.Option(False, "--allow-endpoint-urls", help="Let the form name a SPARQL endpoint URL (the server will query it; public hosts only unless --allowed-url-host)."),
     workers: int = typer.Option(1, "--workers", help="Experiments evaluated at the same time."),
-    timeout: float = typer.Option(30.0, "--timeout", help="Default per-query timeout in seconds."),
+    timeout: Annotated[float, option("--timeout", help="Default per-query timeout in seconds.")] = 30.0,
     allowed_host: Optional[list[str]] = typer.Option(None, "--allowed-host", help="Also answer to this Host name (repeatable; e.g. behind a proxy). Others get 421 (DNS rebinding guard)."),
     allow_system_urls: bool = typer.Option(False, "--allow-system-urls", help="Let the form name a live QA system URL (the server will POST every question to it; public hosts only unless --allowed-url-host)."),
     allowed_url_host: Optional[list[str]] = typer.Option(None, "--allowed-url-host", help="A host the form's system/endpoint URLs may name even when loopback or private (repeatable)."),
@@ -99,7 +88,7 @@ def web_cmd(
     from kgqa.web.app import Settings
     from kgqa.web.serve import serve
 
-    st = _open(store)
+    st = open_store(store)
     settings = Settings(kgs=_kgs(kg), max_upload_mb=max_upload_mb, allow_endpoint_urls=allow_endpoint_urls,
                         token=token, workers=workers, timeout=timeout, allowed_hosts=list(allowed_host or []),
                         allow_system_urls=allow_system_urls, allowed_url_hosts=list(allowed_url_host or []),
@@ -110,21 +99,21 @@ def web_cmd(
 
 
 def list_cmd(
-    store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
-    dataset: Optional[str] = typer.Option(None, "--dataset", help="Only this dataset."),
-    profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Only this profile."),
+    store: StoreOption = None,
+    dataset: Annotated[Optional[str], option("--dataset", help="Only this dataset.")] = None,
+    profile: Annotated[Optional[str], option("--profile", help="Only this profile.")] = None,
     status: Optional[str] = typer.Option(None, "--status", help="pending, running, finished or failed."),
-    fmt: ListFormat = typer.Option(ListFormat.table, "--format", "-f"),
+    fmt: SummaryFormatOption = SummaryFormat.table,
 ) -> None:
     """Experiments in the store, newest first."""
-    rows = _open(store).list(dataset=dataset, profile=profile, status=status)
+    rows = open_store(store).list(dataset=dataset, profile=profile, status=status)
     _emit(fmt, lambda: [e.summary() for e in rows], lambda console: console.experiments_table(rows))
 
 
 def show_cmd(
     eid: str = typer.Argument(..., help="Experiment id."),
-    store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
-    fmt: ListFormat = typer.Option(ListFormat.table, "--format", "-f"),
+    store: StoreOption = None,
+    fmt: SummaryFormatOption = SummaryFormat.table,
 ) -> None:
     """One experiment: inputs, settings, signature, aggregate scores, outcomes."""
     doc = _experiment(store, eid).summary()
@@ -133,12 +122,12 @@ def show_cmd(
 
 def export_cmd(
     eid: str = typer.Argument(..., help="Experiment id."),
-    store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
-    fmt: ExportFormat = typer.Option(ExportFormat.json, "--format", "-f"),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file (default: stdout)."),
+    store: StoreOption = None,
+    fmt: Annotated[ExportFormat, option("--format")] = ExportFormat.json,
+    output: Annotated[Optional[Path], option("--output", help="Write to this file (default: stdout).")] = None,
 ) -> None:
     """Export a finished experiment (JSON, CSV, Markdown, LaTeX, HTML report)."""
-    from kgqa import api
+    from kgqa.report.console import write_output
     from kgqa.store.export import export
 
     e = _experiment(store, eid)
@@ -149,16 +138,16 @@ def export_cmd(
     if output is None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     else:
-        api.write_atomic(output, [text])
+        write_output(output, [text])
         err.print(f"wrote {output}", highlight=False)
 
 
 def delete_cmd(
     eids: list[str] = typer.Argument(..., help="Experiment id(s)."),
-    store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
+    store: StoreOption = None,
 ) -> None:
     """Delete experiments (and stored files no other experiment uses)."""
-    st = _open(store)
+    st = open_store(store)
     missing = [i for i in eids if st.get(i) is None]
     if missing:
         raise InputError(missing[0], "no such experiment in the store (nothing deleted)")
@@ -167,10 +156,10 @@ def delete_cmd(
     err.print(f"deleted {len(eids)} experiment(s)", highlight=False)
 
 
-def _emit(fmt: ListFormat, doc, table) -> None:
+def _emit(fmt: SummaryFormat, doc, table) -> None:
     """JSON (``doc()``) on stdout for ``--format json``, else the table that
     ``table(kgqa.report.console)`` renders on the console."""
-    if fmt is ListFormat.json:
+    if fmt is SummaryFormat.json:
         sys.stdout.write(json.dumps(doc(), indent=2, ensure_ascii=False) + "\n")
         return
     from kgqa.report import console
@@ -180,7 +169,7 @@ def _emit(fmt: ListFormat, doc, table) -> None:
 
 def _experiment(store: Optional[str], eid: str):
     """The experiment ``eid`` of the store, or an :class:`InputError` saying there is none."""
-    e = _open(store).get(eid)
+    e = open_store(store).get(eid)
     if e is None:
         raise InputError(eid, "no such experiment in the store")
     return e
