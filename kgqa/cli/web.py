@@ -237,8 +237,8 @@ def users_list_cmd(store: Optional[str] = typer.Option(None, "--store", help=STO
     """The accounts of the store."""
     from kgqa.store.accounts import Accounts
 
-    for a in Accounts(_open(store)).list():
-        out.print(f"{a.name}\t{a.role}\t{a.created}", highlight=False)
+    for a in Accounts(_open(store)).list():  # tab-separated: for scripts
+        sys.stdout.write(f"{a.name}\t{a.role}\t{a.created}\n")
 
 
 def users_remove_cmd(

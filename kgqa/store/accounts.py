@@ -36,8 +36,10 @@ MIN_PASSWORD = 10
 #: how long a login lasts (seconds): 12 hours
 SESSION_S = 12 * 3600
 
-_HASHER = PasswordHasher()  # argon2id, the library's (RFC 9106 low-memory) parameters
-_DUMMY = _HASHER.hash(secrets.token_urlsafe(16))  # verified for unknown names: the same time either way
+#: argon2id with the library's parameters (RFC 9106's low-memory choice: 64 MiB, 3 passes); a hash
+#: made with other parameters is redone at the next login
+HASHER = PasswordHasher()
+_DUMMY = HASHER.hash(secrets.token_urlsafe(16))  # verified for unknown names: the same time either way
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ class Accounts:
         created = _now()
         try:
             with self.engine.begin() as c:
-                c.execute(insert(T_ACC).values(name=name, role=role, password=_HASHER.hash(password), created=created))
+                c.execute(insert(T_ACC).values(name=name, role=role, password=HASHER.hash(password), created=created))
         except IntegrityError:
             raise InputError(name, "an account of this name exists already") from None
         return Account(name, role, created)
@@ -100,7 +102,7 @@ class Accounts:
         """A new password for ``name``; its open sessions end."""
         check_password(password)
         with self.engine.begin() as c:
-            n = c.execute(update(T_ACC).where(T_ACC.c.name == name).values(password=_HASHER.hash(password))).rowcount
+            n = c.execute(update(T_ACC).where(T_ACC.c.name == name).values(password=HASHER.hash(password))).rowcount
             c.execute(delete(T_SES).where(T_SES.c.account == name))
         if n != 1:
             raise InputError(name, "no such account")
@@ -133,14 +135,14 @@ class Accounts:
             r = c.execute(select(T_ACC).where(T_ACC.c.name == name)).first() if NAME.match(name or "") else None
         stored = r.password if r is not None else _DUMMY
         try:
-            _HASHER.verify(stored, password or "")
+            HASHER.verify(stored, password or "")
         except (VerificationError, InvalidHashError):
             return None
         if r is None:
             return None
-        if _HASHER.check_needs_rehash(stored):
+        if HASHER.check_needs_rehash(stored):
             with self.engine.begin() as c:
-                c.execute(update(T_ACC).where(T_ACC.c.name == name).values(password=_HASHER.hash(password)))
+                c.execute(update(T_ACC).where(T_ACC.c.name == name).values(password=HASHER.hash(password)))
         return Account(r.name, r.role, r.created)
 
     # ------------------------------------------------------------------ sessions

@@ -35,6 +35,11 @@ def login_cookie(port: int | None) -> str:
     return f"kgqa_login_{port}"
 
 
+def port_of(scope: Any, configured: int | None) -> int | None:
+    """The port cookies are named after (as :class:`kgqa.web.security.Security` names them)."""
+    return configured or (scope.get("server") or (None, 0))[1]
+
+
 def cookie_header(port: int | None, token: str, *, secure: bool, max_age: int = int(SESSION_S)) -> str:
     """The Set-Cookie value of a login (an empty ``token`` with ``max_age=0`` ends it)."""
     return (f"{login_cookie(port)}={token}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Lax"
@@ -62,7 +67,7 @@ class Login:
         if scope["type"] != "http" or self.accounts is None:
             return await self.app(scope, receive, send)
         state = scope.setdefault("state", {})
-        port = self.port or (scope.get("server") or (None, 0))[1]
+        port = port_of(scope, self.port)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
         token = cookies_of(headers.get("cookie", "")).get(login_cookie(port), "")
         user = await run_in_threadpool(self.accounts.session, token) if token else None

@@ -14,7 +14,7 @@ from starlette.routing import Route
 
 from kgqa.model import InputError
 from kgqa.store.accounts import MIN_PASSWORD, NAME
-from kgqa.web.accounts import cookie_header, safe_next
+from kgqa.web.accounts import cookie_header, port_of, safe_next
 from kgqa.web.context import csrf_ok, web_of
 from kgqa.web.limits import TooLarge
 
@@ -85,7 +85,7 @@ async def login_post(request: Request) -> Response:
     request.state.user = user
     await run_in_threadpool(web.audit, request, "login", user.name, f"from {client}")
     response = RedirectResponse(target, status_code=303)
-    response.headers.append("set-cookie", cookie_header(web.settings.port or request.url.port, token,
+    response.headers.append("set-cookie", cookie_header(port_of(request.scope, web.settings.port), token,
                                                         secure=request.url.scheme == "https"))
     return response
 
@@ -102,7 +102,7 @@ async def logout(request: Request) -> Response:
         await run_in_threadpool(web.accounts.close_session, token)
         await run_in_threadpool(web.audit, request, "logout")
     response = RedirectResponse("/login", status_code=303)
-    response.headers.append("set-cookie", cookie_header(web.settings.port or request.url.port, "", max_age=0,
+    response.headers.append("set-cookie", cookie_header(port_of(request.scope, web.settings.port), "", max_age=0,
                                                         secure=request.url.scheme == "https"))
     return response
 
