@@ -14,6 +14,7 @@ import re
 import secrets
 import time
 from dataclasses import dataclass
+from functools import cache
 from datetime import datetime, timezone
 from typing import Any
 
@@ -39,7 +40,12 @@ SESSION_S = 12 * 3600
 #: argon2id with the library's parameters (RFC 9106's low-memory choice: 64 MiB, 3 passes); a hash
 #: made with other parameters is redone at the next login
 HASHER = PasswordHasher()
-_DUMMY = HASHER.hash(secrets.token_urlsafe(16))  # verified for unknown names: the same time either way
+
+
+@cache
+def _dummy(hasher: PasswordHasher) -> str:
+    """A hash verified for unknown names: refusing one takes as long as a wrong password."""
+    return hasher.hash(secrets.token_urlsafe(16))
 
 
 @dataclass(frozen=True)
@@ -133,7 +139,7 @@ class Accounts:
         as long as a wrong password). Rehashes a hash made with older parameters."""
         with self.engine.connect() as c:
             r = c.execute(select(T_ACC).where(T_ACC.c.name == name)).first() if NAME.match(name or "") else None
-        stored = r.password if r is not None else _DUMMY
+        stored = r.password if r is not None else _dummy(HASHER)
         try:
             HASHER.verify(stored, password or "")
         except (VerificationError, InvalidHashError):
