@@ -37,7 +37,9 @@ def finished(c: httpx.Client, eid: str, timeout: float = 300) -> dict:
 
 def gold_values(store_path, eid: str, published: set[str]) -> tuple[set[str], list[str]]:
     """The gold answers and queries of the unpublished questions (values of 5 characters or
-    more but ``false``: a short number or a boolean occurs on any page), and every question id."""
+    more but ``false``: a short number or a boolean occurs on any page), and every question id.
+    A value the published questions show (an answer, or a part of a gold query: an IRI in it)
+    is not hidden."""
     with Store(store_path) as st:
         e = st.get(eid)
         views = Views(st)
@@ -49,7 +51,12 @@ def gold_values(store_path, eid: str, published: set[str]) -> tuple[set[str], li
             if q["gold_sparql"]:
                 values.add(q["gold_sparql"].strip())
             (shown if qid in published else hidden).update(values)
-    return hidden - shown, qids
+    return {v for v in hidden - shown if not published_in(v, shown)}, qids
+
+
+def published_in(value: str, shown: set[str]) -> bool:
+    """``value`` is part of what the published questions show."""
+    return any(value in s for s in shown)
 
 
 def experiment_routes(eid: str, qids: list[str]) -> list[str]:
