@@ -15,8 +15,8 @@ import pytest
 
 from kgqa.store import Store
 from kgqa.store.accounts import Accounts
-from test_web_browser import OFFICIAL_ORDER, Pages
 from kgqa.web.views import Views
+from test_web_browser import OFFICIAL_ORDER, Pages
 from webcrawl import experiment_routes, gold_values, leaks, login, published_in, site_routes
 from webserver import WebServer, chromium
 
