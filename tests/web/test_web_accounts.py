@@ -304,3 +304,36 @@ def test_users_cli_adds_lists_and_refuses(tmp_path, capsys, monkeypatch):
                        (["web", "users", "remove", "nobody", "--store", path], "no such account")):
         code, _, err = run_cli(capsys, *args)
         assert code == 2 and said in err
+
+
+def test_participants_submit_live_systems_under_the_url_rules(store):
+    app = _app(store, allow_system_urls=True, allowed_url_hosts=["127.0.0.1"])
+
+    async def visit():
+        async with _client(app) as alice:
+            await _login(alice, "alice")
+            csrf = _csrf((await alice.get("/new")).text)
+            out = []
+            for url in ("http://127.0.0.1:9/qa", "http://10.0.0.1/qa"):  # listed loopback; a private address
+                out.append(await alice.post("/new", data={"csrf": csrf, "dataset": "demo", "profile": "kgqa",
+                                                          "system_url": url, "system_protocol": "gerbil"}))
+            page = await alice.get(out[0].headers["location"])
+            return out, page
+
+    (ok, private), page = asyncio.run(visit())
+    assert ok.status_code == 303 and private.status_code == 400 and "10.0.0.1" in html.unescape(private.text)
+    e = store.get(ok.headers["location"].rsplit("/", 1)[1])
+    assert e.submitter == "alice" and e.system_url == "http://127.0.0.1:9/qa"
+    assert 'id="submitter">alice<' in page.text
+
+
+def test_a_server_reachable_from_other_machines_needs_a_token_or_accounts():
+    from kgqa.model import InputError
+    from kgqa.web.serve import check_binding, host_warning
+
+    with pytest.raises(InputError, match="add accounts"):
+        check_binding("0.0.0.0", None)
+    check_binding("0.0.0.0", None, accounts=True)
+    check_binding("127.0.0.1", None)
+    assert "TLS" in host_warning("0.0.0.0", None, accounts=True)
+    assert host_warning("127.0.0.1", None, accounts=True) is None
