@@ -73,7 +73,8 @@ def site_routes(dataset: str, profile: str, ids: list[str]) -> list[str]:
     return ["/", "/new", f"/new?dataset={dataset}", "/leaderboards", f"/leaderboard/{dataset}/{profile}",
             f"/leaderboard/{dataset}/{profile}?page=2", "/datasets", f"/datasets/{dataset}",
             f"/datasets/{dataset}/audit", "/compare", f"/compare?e={ids[0]}&e={ids[1]}", "/nowhere", "/login",
-            "/logout", "/audit", "/accounts", f"/leaderboard/{dataset}/{profile}/freeze", "/?sort=headline&dir=asc"]
+            "/logout", "/audit", "/accounts", f"/leaderboard/{dataset}/{profile}/freeze", "/?sort=headline&dir=asc",
+            f"/datasets/{dataset}/publish"]
 
 
 def leaks(pages: dict[str, httpx.Response], hidden: set[str]) -> list[tuple[str, str]]:

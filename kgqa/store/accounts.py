@@ -27,6 +27,7 @@ from kgqa.model import InputError
 from kgqa.store.schema import accounts as T_ACC
 from kgqa.store.schema import audit as T_AUDIT
 from kgqa.store.schema import freezes as T_FREEZE
+from kgqa.store.schema import published as T_PUB
 from kgqa.store.schema import sessions as T_SES
 from kgqa.store.store import Store
 
@@ -210,6 +211,20 @@ class Accounts:
     def unfreeze(self, dataset: str) -> bool:
         with self.engine.begin() as c:
             return c.execute(delete(T_FREEZE).where(T_FREEZE.c.dataset == dataset)).rowcount == 1
+
+    def publish(self, dataset: str, questions: list[str], by: str | None) -> list[str]:
+        """Publish the outcomes of ``questions`` of hidden-gold ``dataset``; returns those not
+        published before."""
+        new = [q for q in dict.fromkeys(questions) if q and q not in self.published(dataset)]
+        if new:
+            with self.engine.begin() as c:
+                c.execute(insert(T_PUB), [dict(dataset=dataset, question=q[:200], at=_now(), by=by) for q in new])
+        return new
+
+    def published(self, dataset: str) -> frozenset[str]:
+        """The questions of ``dataset`` published from the web."""
+        with self.engine.connect() as c:
+            return frozenset(q for (q,) in c.execute(select(T_PUB.c.question).where(T_PUB.c.dataset == dataset)))
 
     def frozen(self) -> dict[str, str]:
         """dataset -> the ISO time its leaderboards were frozen at."""

@@ -134,8 +134,19 @@ freezes = Table(
     Column("by", String(80)),
 )
 
+#: Questions of a hidden-gold dataset whose outcomes an organiser published from the web (schema 5;
+#: besides those ``kgqa web --hidden-gold DATASET=ID,...`` names). Publishing is never undone: what
+#: was shown cannot be unseen.
+published = Table(
+    "published", metadata,
+    Column("dataset", String(200), primary_key=True),
+    Column("question", String(200), primary_key=True),
+    Column("at", String(40), nullable=False),
+    Column("by", String(80)),
+)
+
 #: schema 5's tables and index (what :func:`_v4_to_v5` adds to an older store)
-_ACCOUNT_TABLES = (accounts, sessions, audit, freezes)
+_ACCOUNT_TABLES = (accounts, sessions, audit, freezes, published)
 
 Index("ix_experiments_submitter", experiments.c.submitter, experiments.c.created, experiments.c.id)
 Index("ix_experiments_board", experiments.c.dataset, experiments.c.profile, experiments.c.status)

@@ -174,7 +174,10 @@ class Web:
     def published(self, e: Any) -> frozenset[str] | None:
         """The questions of ``e`` whose outcomes may be shown when its dataset's gold is hidden
         (None: not hidden, every question may be shown)."""
-        return self.settings.hidden_gold.get(e.dataset)
+        listed = self.settings.hidden_gold.get(e.dataset)
+        if listed is None or self.accounts is None:
+            return listed
+        return listed | self.accounts.published(e.dataset)  # and those an organiser published from the web
 
     def closed_message(self, dataset: str) -> str | None:
         """Why no new experiment on ``dataset`` is taken now (None: submissions are open)."""

@@ -49,6 +49,9 @@ def test_accounts_passwords_sessions_and_the_audit_log(tmp_path):
     assert acc.log_count() == 2 and len(acc.log_page(account="org")) == 1
     at = acc.freeze("ck25", "org", "2026-12-01T00:00:00+00:00")
     assert acc.frozen() == {"ck25": at} and acc.freeze("ck25", "org") != at and acc.unfreeze("ck25") and acc.frozen() == {}
+    assert acc.publish("ck25", ["ck25:2-en", "ck25:3-en", "ck25:2-en"], "org") == ["ck25:2-en", "ck25:3-en"]
+    assert acc.publish("ck25", ["ck25:3-en"], "org") == [] and acc.published("ck25") == {"ck25:2-en", "ck25:3-en"}
+    assert acc.published("demo") == frozenset()
     assert acc.remove("team-1") and acc.get("team-1") is None and not acc.remove("team-1")
     st.close()
 
@@ -74,7 +77,7 @@ def test_a_schema_4_store_gets_the_account_tables_and_is_left_as_it_was(tmp_path
     st.close()
     eng = create_engine(f"sqlite:///{path}")
     with eng.begin() as c:  # what kgqa with schema version 4 wrote
-        for t in ("sessions", "audit", "freezes", "accounts"):
+        for t in ("sessions", "audit", "freezes", "published", "accounts"):
             c.execute(text(f"DROP TABLE {t}"))
         c.execute(text("DROP INDEX ix_experiments_submitter"))
         c.execute(text("ALTER TABLE experiments DROP COLUMN submitter"))
@@ -85,7 +88,7 @@ def test_a_schema_4_store_gets_the_account_tables_and_is_left_as_it_was(tmp_path
     with s.engine.connect() as c:
         assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 5
         names = {r[0] for r in c.execute(text("SELECT name FROM sqlite_master"))}
-    assert {"accounts", "sessions", "audit", "freezes", "ix_experiments_submitter"} <= names
+    assert {"accounts", "sessions", "audit", "freezes", "published", "ix_experiments_submitter"} <= names
     assert not Accounts(s).any()  # no accounts: the server stays a local one
     s.close()
     # idempotent: the migration run again on a store that has its tables changes nothing

@@ -237,9 +237,9 @@ def test_the_login_cookie_is_secure_over_https(store):
     assert r.status_code == 303 and "; Secure" in r.headers["set-cookie"]
 
 
-def test_organisers_add_participants_and_freeze_leaderboards(store):
-    eid = _finished(store, "strong", "alice")
-    app = _app(store)
+def test_organisers_add_participants_freeze_leaderboards_and_publish_questions(store):
+    eid = _finished(store, "strong", "carol")
+    app = _app(store, hidden_gold={"demo": frozenset({"1"})})
 
     async def visit():
         async with _client(app) as org, _client(app) as carol:
@@ -250,12 +250,18 @@ def test_organisers_add_participants_and_freeze_leaderboards(store):
             carol_in = await _login(carol, "carol", "carol's secret")
             freeze = await org.post("/leaderboard/demo/kgqa/freeze", data={"csrf": csrf, "action": "freeze"})
             board = await carol.get("/leaderboard/demo/kgqa")
-            carol_freeze = await carol.post("/leaderboard/demo/kgqa/freeze",
-                                            data={"csrf": _csrf(board.text), "action": "unfreeze"})
+            carol_csrf = _csrf(board.text)
+            carol_freeze = await carol.post("/leaderboard/demo/kgqa/freeze", data={"csrf": carol_csrf, "action": "unfreeze"})
             org_board = await org.get("/leaderboard/demo/kgqa")
-            return short, added, carol_in, freeze, board, carol_freeze, org_board
+            before = await carol.get(f"/e/{eid}/q/2")
+            carol_publish = await carol.post("/datasets/demo/publish", data={"csrf": carol_csrf, "questions": "3"})
+            publish = await org.post("/datasets/demo/publish", data={"csrf": csrf, "questions": "2, 2 1"})
+            after = {q: await carol.get(f"/e/{eid}/q/{q}") for q in ("2", "3")}
+            dataset = await carol.get("/datasets/demo")
+            return short, added, carol_in, freeze, board, carol_freeze, org_board, before, carol_publish, publish, after, dataset
 
-    short, added, carol_in, freeze, board, carol_freeze, org_board = asyncio.run(visit())
+    (short, added, carol_in, freeze, board, carol_freeze, org_board, before, carol_publish, publish, after,
+     dataset) = asyncio.run(visit())
     assert short.status_code == 400 and "at least 10 characters" in short.text
     assert added.status_code == 200 and 'data-account="carol"' in added.text
     assert carol_in.status_code == 303 and Accounts(store).get("carol").role == "participant"
@@ -263,9 +269,13 @@ def test_organisers_add_participants_and_freeze_leaderboards(store):
     assert board.status_code == 200 and 'id="frozen"' in board.text and eid in board.text
     assert 'id="freeze-form"' not in board.text and carol_freeze.status_code == 403
     assert 'id="unfreeze"' in org_board.text
+    # publishing a question's outcomes: organisers only; the participant then sees it, and only it
+    assert before.status_code == 403 and carol_publish.status_code == 403 and publish.status_code == 303
+    assert after["2"].status_code == 200 and after["3"].status_code == 403
+    assert Accounts(store).published("demo") == {"2"} and "1, 2." in dataset.text
     actions = {r["action"]: r for r in Accounts(store).log_page()}
     assert actions["freeze"]["account"] == "org" and actions["freeze"]["target"] == "demo"
-    assert actions["account-add"]["target"] == "carol"
+    assert actions["publish"]["detail"] == "2" and actions["account-add"]["target"] == "carol"
 
 
 def test_a_store_without_accounts_serves_one_local_user_as_before(tmp_path):

@@ -66,7 +66,8 @@ def test_no_route_shows_a_participant_a_hidden_gold_value(tmp_path, mode):
         pages = {url: c.get(url) for url in routes}
         csrf = csrf_of(pages["/new"].text)
         posts = {"/login": {"name": "p1", "password": "not the password"}, "/accounts": {"name": "p3", "password": "x" * 12},
-                 "/leaderboard/demo/kgqa/freeze": {"action": "freeze"}, "/new": {"dataset": "demo"}}
+                 "/leaderboard/demo/kgqa/freeze": {"action": "freeze"}, "/new": {"dataset": "demo"},
+                 "/datasets/demo/publish": {"questions": "2"}}
         posts.update({f"/e/{eid}/rerun": {} for eid in others})
         for url, data in posts.items():
             pages["POST " + url] = c.post(url, data={"csrf": csrf, **data})
@@ -85,7 +86,8 @@ def test_no_route_shows_a_participant_a_hidden_gold_value(tmp_path, mode):
         assert all(pages[u].status_code == 404 for e in others for u in experiment_routes(e, qids) if "/rerun" not in u)
         assert pages["POST " + f"/e/{others[0]}/rerun"].status_code == 404 and others[0] not in pages["/"].text
         assert pages["/audit"].status_code == 403 and pages["/accounts"].status_code == 403
-        assert pages["POST /accounts"].status_code == 403 and pages["POST /leaderboard/demo/kgqa/freeze"].status_code == 403
+        assert all(pages["POST " + u].status_code == 403 for u in ("/accounts", "/leaderboard/demo/kgqa/freeze",
+                                                                    "/datasets/demo/publish"))
         assert pages["POST /login"].status_code == 401 and 'id="whoami"' in pages["/"].text
 
 

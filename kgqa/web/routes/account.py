@@ -4,6 +4,7 @@ freezing a dataset's leaderboards. On a server without accounts they answer 404.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import quote
 
@@ -171,6 +172,27 @@ async def freeze(request: Request) -> Response:
     return RedirectResponse(f"/leaderboard/{quote(ds)}/{quote(prof)}", status_code=303)
 
 
+async def publish(request: Request) -> Response:
+    """Publish the outcomes of questions of a hidden-gold dataset (organisers; never undone)."""
+    refused = await _organisers_only(request)
+    if refused is not None:
+        return refused
+    web = web_of(request)
+    form, refused = await _form(request)
+    if refused is not None:
+        return refused
+    name = request.path_params["name"]
+    if name not in web.settings.hidden_gold:
+        return await web.error(request, 404, f"the gold of {name!r} is not hidden on this server: nothing to publish")
+    listed = web.settings.hidden_gold[name]  # published by the command line already
+    ids = [i for i in re.split(r"[\s,]+", str(form.get("questions", ""))) if i and i not in listed]
+    user = web.user(request)
+    new = await run_in_threadpool(web.accounts.publish, name, ids, user.name if user else None)
+    if new:
+        await run_in_threadpool(web.audit, request, "publish", name, ", ".join(new)[:2000])
+    return RedirectResponse(f"/datasets/{quote(name)}", status_code=303)
+
+
 ROUTES = [
     Route("/login", login_get, methods=["GET"]),
     Route("/login", login_post, methods=["POST"]),
@@ -179,4 +201,5 @@ ROUTES = [
     Route("/accounts", accounts_get, methods=["GET"]),
     Route("/accounts", accounts_post, methods=["POST"]),
     Route("/leaderboard/{dataset}/{profile}/freeze", freeze, methods=["POST"]),
+    Route("/datasets/{name}/publish", publish, methods=["POST"]),
 ]

@@ -108,8 +108,11 @@ async def dataset(request: Request) -> Response:
     except KeyError:
         return await web.error(request, 404, f"no registered dataset {name!r}")
     hidden = name in web.settings.hidden_gold
+    published = sorted(web.settings.hidden_gold[name] | (await run_in_threadpool(web.accounts.published, name)
+                                                         if web.accounts else frozenset())) if hidden else []
     return await web.page(request, "dataset.html", title=f"kgqa · {name}", name=name, info=info,
-                          audit_kg=name if name in web.settings.kgs and not hidden else None)
+                          audit_kg=name if name in web.settings.kgs and not hidden else None, hidden=hidden,
+                          published=published)
 
 
 async def dataset_audit(request: Request) -> Response:
