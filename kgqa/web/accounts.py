@@ -64,7 +64,7 @@ class Login:
         self.port = port
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or self.accounts is None:
+        if scope["type"] != "http" or self.accounts is None or scope.get("path", "").startswith("/static/"):
             return await self.app(scope, receive, send)
         state = scope.setdefault("state", {})
         port = port_of(scope, self.port)

@@ -207,6 +207,8 @@ async def create_experiment(web: Web, form: Any, values: dict[str, str],
     user = web.user(request) if request is not None else None
 
     def save() -> str:
+        if request is None or web.accounts is None:  # no accounts, no quota
+            return store_it()
         with web.submitting:  # the quota's check and the new experiment, one request at a time
             quota = web.quota_message(request) if request is not None else None
             if quota:
