@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -66,6 +67,7 @@ def _times(specs: Optional[list[str]], flag: str) -> dict[str, str]:
 
 
 def web_cmd(
+    ctx: typer.Context,
     store: StoreOption = None,
     host: Annotated[str, option("--host", help="Address to bind (anything but loopback is reachable from other machines: a warning is printed).")] = "127.0.0.1",
     port: Annotated[int, option("--port")] = 8800,
@@ -83,8 +85,13 @@ def web_cmd(
     freeze_leaderboard: Optional[list[str]] = typer.Option(None, "--freeze-leaderboard", help="DATASET=TIME (ISO 8601; UTC unless it says): the dataset's leaderboards rank experiments submitted up to TIME (repeatable)."),
     close_submissions: Optional[list[str]] = typer.Option(None, "--close-submissions", help="DATASET=TIME (ISO 8601; UTC unless it says): no new experiment on the dataset from TIME on (repeatable)."),
     worker_memory_mb: float = typer.Option(0.0, "--worker-memory-mb", help="Address-space limit of each experiment and upload worker process in MB (0: none); an evaluation past it fails with 'out of memory'."),
+    quota_per_day: int = typer.Option(0, "--quota-per-day", min=0, help="With accounts: the most experiments a participant submits per UTC day (0: no limit; organisers have none)."),
+    quota_total: int = typer.Option(0, "--quota-total", min=0, help="With accounts: the most experiments a participant submits in all (0: no limit)."),
 ) -> None:
-    """Serve the web platform: upload runs, experiment permalinks, leaderboards, comparisons."""
+    """Serve the web platform: upload runs, experiment permalinks, leaderboards, comparisons.
+    A store with accounts (kgqa web users add) hosts a challenge: everyone logs in."""
+    if ctx.invoked_subcommand is not None:
+        return
     from kgqa.web.app import Settings
     from kgqa.web.serve import serve
 
@@ -94,7 +101,8 @@ def web_cmd(
                         allow_system_urls=allow_system_urls, allowed_url_hosts=list(allowed_url_host or []),
                         max_unpacked_mb=max_unpacked_mb, worker_memory_mb=worker_memory_mb,
                         hidden_gold=_hidden(hidden_gold), frozen=_times(freeze_leaderboard, "--freeze-leaderboard"),
-                        closed=_times(close_submissions, "--close-submissions"))
+                        closed=_times(close_submissions, "--close-submissions"), quota_per_day=quota_per_day,
+                        quota_total=quota_total)
     serve(st, settings, host=host, port=port, say=lambda s: err.print(s, highlight=False, soft_wrap=True))
 
 
@@ -175,8 +183,99 @@ def _experiment(store: Optional[str], eid: str):
     return e
 
 
+class Role(str, Enum):
+    participant = "participant"
+    organiser = "organiser"
+
+
+def _password(stdin: bool, generate: bool) -> str:
+    """The new password: one line of standard input, a generated one, or typed twice at a
+    terminal (never an option's value: those end up in shell histories and process lists)."""
+    import secrets
+
+    if generate:
+        return secrets.token_urlsafe(15)
+    if stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    if not sys.stdin.isatty():
+        raise InputError("password", "pass --password-stdin (one line on standard input) or --generate, or run "
+                                     "the command in a terminal to type it")
+    return typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+
+
+PasswordStdinOption = Annotated[bool, typer.Option("--password-stdin", help="Read the password from one line of standard input.")]
+GeneratePasswordOption = Annotated[bool, typer.Option("--generate", help="Generate a password and print it once (give it to the account's owner).")]
+
+
+def users_add_cmd(
+    name: str = typer.Argument(..., help="Account name (letters, digits, '.', '_', '-')."),
+    role: Role = typer.Option(Role.participant, "--role", help="participant (submits, sees its own experiments) or organiser (sees and does everything)."),
+    store: StoreOption = None,
+    password_stdin: PasswordStdinOption = False,
+    generate: GeneratePasswordOption = False,
+) -> None:
+    """Add an account: a store with accounts makes kgqa web ask everyone to log in."""
+    from kgqa.store.accounts import Accounts
+
+    password = _password(password_stdin, generate)
+    accounts = Accounts(open_store(store))
+    accounts.add(name, role.value, password)
+    accounts.log(None, "account-add", name, f"{role.value}, from the command line")
+    if generate:
+        out.print(password, highlight=False, soft_wrap=True)
+    err.print(f"added {role.value} {name} (restart a running kgqa web that had no accounts: it asks everyone to "
+              "log in from its next start)", highlight=False)
+
+
+def users_list_cmd(store: StoreOption = None) -> None:
+    """The accounts of the store."""
+    from kgqa.store.accounts import Accounts
+
+    for a in Accounts(open_store(store)).list():  # tab-separated: for scripts
+        sys.stdout.write(f"{a.name}\t{a.role}\t{a.created}\n")
+
+
+def users_remove_cmd(
+    name: str = typer.Argument(..., help="Account name."),
+    store: StoreOption = None,
+) -> None:
+    """Remove an account (its experiments stay, with its name)."""
+    from kgqa.store.accounts import Accounts
+
+    accounts = Accounts(open_store(store))
+    if not accounts.remove(name):
+        raise InputError(name, "no such account in the store")
+    accounts.log(None, "account-remove", name, "from the command line")
+    err.print(f"removed {name}", highlight=False)
+
+
+def users_password_cmd(
+    name: str = typer.Argument(..., help="Account name."),
+    store: StoreOption = None,
+    password_stdin: PasswordStdinOption = False,
+    generate: GeneratePasswordOption = False,
+) -> None:
+    """Set an account's password (its open sessions end)."""
+    from kgqa.store.accounts import Accounts
+
+    password = _password(password_stdin, generate)
+    accounts = Accounts(open_store(store))
+    accounts.set_password(name, password)
+    accounts.log(None, "password", name, "from the command line")
+    if generate:
+        out.print(password, highlight=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
-    app.command("web")(web_cmd)
+    web = typer.Typer(no_args_is_help=False)
+    web.callback(invoke_without_command=True)(web_cmd)
+    users = typer.Typer(help="Accounts of a hosted challenge: add, list, remove, password.", no_args_is_help=True)
+    users.command("add")(users_add_cmd)
+    users.command("list")(users_list_cmd)
+    users.command("remove")(users_remove_cmd)
+    users.command("password")(users_password_cmd)
+    web.add_typer(users, name="users")
+    app.add_typer(web, name="web")
     exp = typer.Typer(help="The experiment store: list, show, export, delete.", no_args_is_help=True)
     app.add_typer(exp, name="experiments")
     exp.command("list")(list_cmd)
