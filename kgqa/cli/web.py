@@ -36,8 +36,10 @@ def _kgs(pairs: Optional[list[str]]) -> dict[str, str]:
 
 
 def _hidden(specs: Optional[list[str]]) -> dict[str, frozenset[str]]:
-    """``--hidden-gold DATASET[=ID,ID]`` -> {dataset: published question ids}."""
+    """``--hidden-gold DATASET[=ID,ID]`` -> {dataset: the ids of the published questions'
+    scoring units} (ids the dataset lacks are refused)."""
     from kgqa.api import dataset_names
+    from kgqa.web.hidden import published_ids
 
     out: dict[str, frozenset[str]] = {}
     for spec in specs or []:
@@ -45,7 +47,7 @@ def _hidden(specs: Optional[list[str]]) -> dict[str, frozenset[str]]:
         name = name.strip()
         if name not in dataset_names():
             raise InputError("--hidden-gold", f"expected a registry dataset name (kgqa datasets), got {name!r}")
-        out[name] = frozenset(i.strip() for i in ids.split(",") if i.strip())
+        out[name] = published_ids(name, ids.split(","))
     return out
 
 

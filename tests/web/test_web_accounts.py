@@ -255,13 +255,14 @@ def test_organisers_add_participants_freeze_leaderboards_and_publish_questions(s
             org_board = await org.get("/leaderboard/demo/kgqa")
             before = await carol.get(f"/e/{eid}/q/2")
             carol_publish = await carol.post("/datasets/demo/publish", data={"csrf": carol_csrf, "questions": "3"})
+            typo = await org.post("/datasets/demo/publish", data={"csrf": csrf, "questions": "2, q9999"})
             publish = await org.post("/datasets/demo/publish", data={"csrf": csrf, "questions": "2, 2 1"})
             after = {q: await carol.get(f"/e/{eid}/q/{q}") for q in ("2", "3")}
             dataset = await carol.get("/datasets/demo")
-            return short, added, carol_in, freeze, board, carol_freeze, org_board, before, carol_publish, publish, after, dataset
+            return short, added, carol_in, freeze, board, carol_freeze, org_board, before, carol_publish, publish, after, dataset, typo
 
     (short, added, carol_in, freeze, board, carol_freeze, org_board, before, carol_publish, publish, after,
-     dataset) = asyncio.run(visit())
+     dataset, typo) = asyncio.run(visit())
     assert short.status_code == 400 and "at least 10 characters" in short.text
     assert added.status_code == 200 and 'data-account="carol"' in added.text
     assert carol_in.status_code == 303 and Accounts(store).get("carol").role == "participant"
@@ -271,6 +272,8 @@ def test_organisers_add_participants_freeze_leaderboards_and_publish_questions(s
     assert 'id="unfreeze"' in org_board.text
     # publishing a question's outcomes: organisers only; the participant then sees it, and only it
     assert before.status_code == 403 and carol_publish.status_code == 403 and publish.status_code == 303
+    # an id the dataset lacks: refused, naming it (nothing of the form published)
+    assert typo.status_code == 400 and "no question &#39;q9999&#39;" in typo.text, typo.text[-600:]
     assert after["2"].status_code == 200 and after["3"].status_code == 403
     assert Accounts(store).published("demo") == {"2"} and "1, 2." in dataset.text
     actions = {r["action"]: r for r in Accounts(store).log_page()}

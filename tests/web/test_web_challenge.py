@@ -12,6 +12,8 @@ import re
 import httpx
 import pytest
 
+from kgqa.model import InputError
+
 from kgqa.load import registry
 from kgqa.store import Store
 from kgqa.store.accounts import Accounts
@@ -97,6 +99,24 @@ def test_hidden_gold_names_a_registry_dataset(tmp_path, capsys):
     with pytest.raises(SystemExit) as ex:
         main(["web", "--store", str(tmp_path / "s.sqlite"), "--hidden-gold", "no-such-set", "--port", "1"])
     assert ex.value.code == 2 and "registry dataset" in capsys.readouterr().err
+
+
+def test_hidden_gold_ids_are_checked_and_a_question_publishes_its_every_unit(tmp_path, capsys):
+    """A published id the dataset lacks (CK25's questions are ``ck25:1``, not ``1``) is refused
+    with the id it may mean, instead of publishing nothing; a question's id publishes the ids
+    of its scoring units (``ck25:1-en``), which the per-question tables list."""
+    from kgqa.cli import main
+    from kgqa.web.hidden import published_ids
+
+    with pytest.raises(SystemExit) as ex:
+        main(["web", "--store", str(tmp_path / "s.sqlite"), "--hidden-gold", "ck25=1", "--port", "1"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert ex.value.code == 2 and "no question '1'" in err and "'ck25:1'" in err, err
+    assert published_ids("ck25", ["ck25:1", " ck25:2-en ", ""]) == {"ck25:1-en", "ck25:2-en"}
+    multilingual = published_ids("qald-9-test", ["99"])
+    assert multilingual == {"99"}  # a dataset without per-language ids: the question is its unit
+    with pytest.raises(InputError, match="no question 'ck25:9999'"):
+        published_ids("ck25", ["ck25:9999"], "questions")
 
 
 def test_a_frozen_leaderboard_ranks_what_came_before_and_closed_submissions_are_refused(tmp_path):

@@ -17,6 +17,7 @@ from kgqa.model import InputError
 from kgqa.store.accounts import MIN_PASSWORD, NAME
 from kgqa.web.accounts import cookie_header, port_of, safe_next
 from kgqa.web.context import csrf_ok, web_of
+from kgqa.web.hidden import published_ids
 from kgqa.web.limits import TooLarge
 
 NO_ACCOUNTS = "this server has no accounts (an organiser adds them: kgqa web users add NAME --role organiser)"
@@ -185,7 +186,12 @@ async def publish(request: Request) -> Response:
     if name not in web.settings.hidden_gold:
         return await web.error(request, 404, f"the gold of {name!r} is not hidden on this server: nothing to publish")
     listed = web.settings.hidden_gold[name]  # published by the command line already
-    ids = [i for i in re.split(r"[\s,]+", str(form.get("questions", ""))) if i and i not in listed]
+    try:
+        named = await run_in_threadpool(published_ids, name, re.split(r"[\s,]+", str(form.get("questions", ""))),
+                                        "questions")
+    except InputError as err:
+        return await web.error(request, 400, str(err))
+    ids = sorted(named - listed)
     user = web.user(request)
     new = await run_in_threadpool(web.accounts.publish, name, ids, user.name if user else None)
     if new:
