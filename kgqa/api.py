@@ -62,6 +62,9 @@ __all__ = [
     # documented operations the command line calls one each (docs/reference/python-api.md)
     "render_evaluations", "render_comparison", "render_report", "find_question", "dataset_summary", "validate_files",
     "export_dataset", "degrade", "sensitivity", "check_axioms", "render_validation",
+    # the KG, cache and live-system operations (kgqa kg / cache / system ask) and their settings
+    "load_kg", "kg_info", "cache_stats", "clear_cache", "ask_system", "AskSettings", "AskInterrupted",
+    "parse_measures", "write_run", "parse_bytes", "display_url",
 ]
 
 GoldAnswers = Literal["stored", "executed"]

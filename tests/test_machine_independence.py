@@ -21,18 +21,17 @@ def test_every_test_renders_at_the_fixed_width_whatever_the_shell_says():
 
 
 def test_a_cli_message_longer_than_the_width_matches_once_squashed(tmp_path):
-    from typer.testing import CliRunner
+    from kgqa.cli import _output
 
-    from kgqa import cli
-
-    cli._register()
     deep = tmp_path.joinpath(*["a-rather-long-folder-name"] * 12)  # a checkout path of 300+ characters
     deep.mkdir(parents=True)
     missing = deep / "no-such-dataset.json"
-    r = CliRunner().invoke(cli.app, ["datasets", "info", str(missing)])
-    assert r.exit_code == 2
-    assert f"{missing}: no such file" not in r.output  # folded: the path is wider than the console
-    assert squash(f"{missing}: no such file, and not a registered dataset name") in squash(r.output)
+    console = _output.Console(stderr=True, force_terminal=True)  # a terminal folds at the console width
+    with console.capture() as captured:
+        _output.say(console, f"{missing}: no such file, and not a registered dataset name", "error: ")
+    text = captured.get()
+    assert f"{missing}: no such file" not in text  # folded: the path is wider than the console
+    assert squash(f"{missing}: no such file, and not a registered dataset name") in squash(text)
 
 
 def test_absent_data_skips_or_fails_as_the_switch_says(monkeypatch):

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 
 from kgqa.cli._output import Console
-from kgqa.model import InputError
+from kgqa.cli.errors import Failure, InputError, exit_with
 
 app = typer.Typer(
     name="kgqa",
@@ -108,6 +108,8 @@ def _guard(cmd) -> None:
     def guarded(ctx):
         try:
             return invoke(ctx)
+        except Failure:  # said by the command (a live system's Ctrl-C prints its own resume command)
+            raise
         except Exception as e:
             if _interrupted(e):
                 raise Interrupted() from e
@@ -127,14 +129,6 @@ def resume_hint(argv: list[str] | None) -> str:
             "its journal); resume with: " + shlex.join(["kgqa", *args]))
 
 
-def _fail(message: str) -> None:
-    from kgqa.api import clean
-
-    # wrapped at words in a terminal, one line when piped (as warnings are)
-    err.print(f"[bold red]error:[/] {escape(clean(message))}", highlight=False, soft_wrap=not err.is_terminal)
-    sys.exit(2)
-
-
 def main(argv: list[str] | None = None) -> None:
     for stream in (sys.stdout, sys.stderr):  # a lone surrogate read from JSON ("\\ud800") prints as
         if hasattr(stream, "reconfigure"):  # its escape instead of ending the command
@@ -143,15 +137,12 @@ def main(argv: list[str] | None = None) -> None:
     _guard(cmd)
     try:
         cmd.main(args=argv, prog_name="kgqa", standalone_mode=True)
-    except InputError as e:
-        _fail(str(e))
+    except (InputError, Failure, OSError) as e:  # the one error path (kgqa.cli.errors)
+        exit_with(e)
     except (Interrupted, KeyboardInterrupt):
         err.print(f"[yellow]interrupted:[/] {escape(resume_hint(argv).removeprefix('interrupted: '))}",
                   highlight=False, soft_wrap=not err.is_terminal)
-        sys.exit(130)
-    except OSError as e:  # a file named on the command line that cannot be read or written
-        where = f"{e.filename}: " if e.filename else ""
-        _fail(f"{where}{e.strerror or e}")
+        exit_with(Failure(None, 130))
 
 
 if __name__ == "__main__":  # pragma: no cover

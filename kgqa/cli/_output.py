@@ -16,19 +16,19 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-import typer
 from rich.markup import escape
 
+from kgqa.cli.errors import Failure
 from kgqa.model import InputError
+from kgqa.report.term import SafeConsole
 
 if TYPE_CHECKING:
     from kgqa.api import Evaluation
 
 
 class Console:
-    """The command line's console: a :class:`kgqa.api.SafeConsole` (it never prints a control
-    character taken from data) made on first use, so that building the command line and
-    printing help import nothing of the library (``tests/test_lazy_imports.py``)."""
+    """The command line's console: a :class:`kgqa.report.term.SafeConsole` (it never prints a
+    control character taken from data) made on first use."""
 
     def __init__(self, **options: Any):
         self._options = options
@@ -38,8 +38,6 @@ class Console:
         if name.startswith("_"):
             raise AttributeError(name)
         if self._console is None:
-            from kgqa.api import SafeConsole
-
             self._console = SafeConsole(**self._options)
         return getattr(self._console, name)
 
@@ -61,9 +59,9 @@ def say(console: Console, text: str, label: str = "") -> None:
 
 def write_text(text: str, output: Optional[Path]) -> None:
     if output is not None:
-        from kgqa.api import write_atomic
+        from kgqa.report.console import write_output
 
-        write_atomic(output, [text])
+        write_output(output, [text])
         err.print(f"wrote {output}", highlight=False)
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -85,10 +83,10 @@ def emit_breakdowns(evals: Sequence[Evaluation], by: Sequence[str], bin_specs: S
     if not isinstance(rendered, str):
         out.print(rendered)
     elif output is not None:
-        from kgqa.api import write_atomic
+        from kgqa.report.console import write_output
 
         before = output.read_text(encoding="utf-8") if output.exists() else ""
-        write_atomic(output, [before, rendered])
+        write_output(output, [before, rendered])
     else:
         sys.stdout.write(rendered)
 
@@ -107,14 +105,12 @@ def record(store: str, dataset: str, runs: list[str], evals, **settings) -> None
     """``kgqa evaluate ... --store``: record the evaluations of run files (``PATH`` or
     ``NAME=PATH``: the path is stored, the name is the run's) as finished experiments. A live
     system's evaluation (``--system``, after the files) has no run file to record and is named."""
-    from kgqa.api import split_run_spec
     from kgqa.store.record import record_evaluations
 
-    paths = [split_run_spec(r)[1] for r in runs]
-    ids = record_evaluations(open_store(store), dataset, paths, list(evals)[:len(paths)], **settings)
+    ids = record_evaluations(open_store(store), dataset, runs, list(evals)[:len(runs)], **settings)
     if ids:
         err.print(f"recorded experiment(s) {', '.join(ids)} in {store}", highlight=False)
-    for e in list(evals)[len(paths):]:
+    for e in list(evals)[len(runs):]:
         say(err, f"not recorded in {store}: {e.run} (a live system's answers have no run file to store)")
 
 
@@ -240,4 +236,4 @@ def resumable() -> Iterator[None]:
                       soft_wrap=True, markup=False)
         if "***" in resume_command(ctx):
             err.print("  (credentials are shown as ***: give them again)", highlight=False, soft_wrap=True)
-        raise typer.Exit(130) from None
+        raise Failure(None, 130) from None  # said above; the one exit path (kgqa.cli.errors)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
 from kgqa.cli._output import out, print_or_write, save_evaluations, write_text
-from kgqa.cli.options import AllowForeignKgOption, AllowGoldCopyOption, AllowScoreFileOption, MaxKgFailuresOption
-from kgqa.cli.options import CompareFormat, DatasetFormatOption, ExecutionOptions, InputOptions, OutputFileOption
-from kgqa.cli.options import MeasuresOption, ReportFormat, RunFormatOption, TimeoutOption, measure_list
+from kgqa.cli.options import AllowForeignKgOption, AllowGoldCopyOption, AllowScoreFileOption, BaselineOption
+from kgqa.cli.options import CompareFormat, DatasetFormatOption, DatasetLoaderOption, ExecutionOptions
+from kgqa.cli.options import GoldAnswersOption, GraphOption, InputOptions, KgOption, LangOption, MaxKgFailuresOption
+from kgqa.cli.options import MeasuresOption, NoCacheOption, NoNormaliseOption, OutputFileOption, ProfileOption
+from kgqa.cli.options import ReexecuteOption, ReportFormat, ResamplesOption, RunFormatOption, RunLoaderOption
+from kgqa.cli.options import SaveOption, TimeoutOption, ViewOption, measure_list, option
 from kgqa.model import InputError
 
 
@@ -34,32 +37,32 @@ def report_target(fmt: str, output: Optional[Path], results: list[str]) -> tuple
 def compare_cmd(
     dataset: str = typer.Argument(..., help="Registry name (kgqa datasets list) or dataset file."),
     runs: list[str] = typer.Argument(..., help="Two or more run files."),
-    baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="Compare every run with this one (a run file or run name); default: all pairs."),
-    profile: str = typer.Option("kgqa", "--profile", "-p", help="Scoring convention or a profile .yaml file."),
+    baseline: BaselineOption = None,
+    profile: ProfileOption = "kgqa",
     measures: MeasuresOption = None,
-    lang: str = typer.Option("all", "--lang", help="Languages for per-language datasets, comma-separated, or 'all'."),
-    fmt: CompareFormat = typer.Option(CompareFormat.table, "--format", "-f", help="Output format."),
-    seed: int = typer.Option(0, "--seed", help="Seed of every bootstrap and randomization test (same seed, same output)."),
-    resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples and randomization trials."),
+    lang: LangOption = "all",
+    fmt: Annotated[CompareFormat, option("--format")] = CompareFormat.table,
+    seed: Annotated[int, option("--seed", help="Seed of every bootstrap and randomization test (same seed, same output).")] = 0,
+    resamples: ResamplesOption = 10_000,
     family: str = typer.Option("measure", "--family", help="Correction family: 'measure' (comparisons of one measure) or 'all'."),
     output: OutputFileOption = None,
-    save: Optional[Path] = typer.Option(None, "--save", help="Also save the evaluations (JSON) for kgqa report / show."),
+    save: SaveOption = None,
     dataset_format: DatasetFormatOption = None,
     run_format: RunFormatOption = None,
-    kg: Optional[str] = typer.Option(None, "--kg", help="Execute queries on this KG (RDF file(s), store directory or endpoint)."),
-    gold_answers: str = typer.Option("stored", "--gold-answers", help="stored or executed (with --kg)."),
+    kg: KgOption = None,
+    gold_answers: GoldAnswersOption = "stored",
     timeout: TimeoutOption = 30.0,
-    graph: Optional[str] = typer.Option(None, "--graph", help="Default graph IRI for an endpoint."),
-    no_normalise: bool = typer.Option(False, "--no-normalise", help="Execute queries exactly as written (no prefix injection or dialect fixes)."),
-    reexecute: bool = typer.Option(False, "--reexecute", help="With --kg: execute the runs' queries even where they also give answers."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="With --kg: neither read nor write the result cache."),
-    dataset_option: Optional[list[str]] = typer.Option(None, "--dataset-option", help="Loader option KEY=VALUE; repeatable."),
-    run_option: Optional[list[str]] = typer.Option(None, "--run-option", help="Run loader option KEY=VALUE; repeatable."),
+    graph: GraphOption = None,
+    no_normalise: NoNormaliseOption = False,
+    reexecute: ReexecuteOption = False,
+    no_cache: NoCacheOption = False,
+    dataset_option: DatasetLoaderOption = None,
+    run_option: RunLoaderOption = None,
     allow_foreign_kg: AllowForeignKgOption = False,
     max_kg_failures: MaxKgFailuresOption = 0.5,
     allow_gold_copy: AllowGoldCopyOption = False,
     allow_score_file: AllowScoreFileOption = False,
-    view: Optional[str] = typer.Option(None, "--view", help="Compare answers as values, tuples or list; default: the profile's."),
+    view: ViewOption = None,
 ) -> None:
     """Compare runs: means with bootstrap CIs, paired tests, Holm/BH-corrected p-values, W/T/L."""
     from kgqa import api
@@ -88,14 +91,14 @@ def compare_cmd(
 
 def report_cmd(
     results: list[str] = typer.Argument(..., help="Saved evaluations (kgqa evaluate --save FILE)."),
-    fmt: ReportFormat = typer.Option(ReportFormat.html, "--format", "-f", help="Output format."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file (default: report.html for html, else stdout; '-' for stdout)."),
-    by: Optional[list[str]] = typer.Option(None, "--by", help="Breakdown by this characteristic (repeatable)."),
-    bins: Optional[list[str]] = typer.Option(None, "--bins", help="Bins for a numeric characteristic: NAME=e0,e1,... or NAME=Q quantiles (repeatable)."),
+    fmt: Annotated[ReportFormat, option("--format")] = ReportFormat.html,
+    output: Annotated[Optional[Path], option("--output", help="Write to this file (default: report.html for html, else stdout; '-' for stdout).")] = None,
+    by: Annotated[Optional[list[str]], option("--by", help="Breakdown by this characteristic (repeatable).")] = None,
+    bins: Annotated[Optional[list[str]], option("--bins", help="Bins for a numeric characteristic: NAME=e0,e1,... or NAME=Q quantiles (repeatable).")] = None,
     measure: Optional[str] = typer.Option(None, "--measure", help="Measure for breakdowns and curves (default F1)."),
-    baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="Run name to compare the others with."),
-    seed: int = typer.Option(0, "--seed", help="Seed of bootstrap and randomization."),
-    resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples and randomization trials."),
+    baseline: Annotated[Optional[str], option("--baseline", help="Run name to compare the others with.")] = None,
+    seed: Annotated[int, option("--seed", help="Seed of bootstrap and randomization.")] = 0,
+    resamples: ResamplesOption = 10_000,
 ) -> None:
     """Re-report saved evaluations without re-running (several results are compared)."""
     from kgqa import api
@@ -112,11 +115,11 @@ def report_cmd(
 def show_cmd(
     args: list[str] = typer.Argument(..., help="A saved evaluation (RESULT.json), or DATASET RUN."),
     qid: str = typer.Option(..., "--id", help="Question id."),
-    run_name: Optional[str] = typer.Option(None, "--run", help="Which run of a file with several."),
-    profile: str = typer.Option("kgqa", "--profile", "-p", help="Scoring convention (DATASET RUN form)."),
+    run_name: Annotated[Optional[str], option("--run")] = None,
+    profile: Annotated[str, option("--profile", help="Scoring convention (DATASET RUN form).")] = "kgqa",
     measures: MeasuresOption = None,
-    lang: str = typer.Option("all", "--lang", help="Languages (DATASET RUN form)."),
-    kg: Optional[str] = typer.Option(None, "--kg", help="Execute queries on this KG (DATASET RUN form)."),
+    lang: Annotated[str, option("--lang", help="Languages (DATASET RUN form).")] = "all",
+    kg: Annotated[Optional[str], option("--kg", help="Execute queries on this KG (DATASET RUN form).")] = None,
 ) -> None:
     """One question in full: text, queries, answers, outcome, every measure, characteristics, taxonomy."""
     from kgqa import api

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
+from kgqa.cli.options import InputFormatOption, option
 from rich.console import Console
 
 from kgqa.model import InputError
@@ -33,20 +34,20 @@ def parse_config(pairs: list[str]) -> dict:
 def train_cmd(
     kind: str = typer.Argument(..., help="retrieval, seq2seq, simple or e2e."),
     train: Optional[str] = typer.Argument(None, help="Training dataset: registry name or file (annotated with kgqa annotate for tagged inputs); e2e: none, it generates its own from --kg."),
-    output: Path = typer.Option(..., "--output", "-o", help="Folder to save the trained system in."),
+    output: Annotated[Path, option("--output", help="Folder to save the trained system in.")] = ...,
     valid: Optional[str] = typer.Option(None, "--valid", help="Validation dataset (seq2seq keeps the best epoch on it)."),
-    kg: Optional[str] = typer.Option(None, "--kg", help="KG the system reads (simple, e2e: required; retrieval: label matching)."),
-    seed: int = typer.Option(0, "--seed", help="Random seed (training is deterministic on CPU for a given seed)."),
+    kg: Annotated[Optional[str], option("--kg", help="KG the system reads (simple, e2e: required; retrieval: label matching).")] = None,
+    seed: Annotated[int, option("--seed", help="Random seed (training is deterministic on CPU for a given seed).")] = 0,
     device: Optional[str] = typer.Option(None, "--device", help="seq2seq: cpu or cuda."),
     preset: Optional[str] = typer.Option(None, "--preset", help="seq2seq: small (default) or paper (6 layers, 1024 hidden, dropout 0.3)."),
     copy: Optional[bool] = typer.Option(None, "--copy/--no-copy", help="seq2seq: with or without the copy mechanism (default: with)."),
     epochs: Optional[int] = typer.Option(None, "--epochs", help="seq2seq / simple: training epochs."),
     tokens: Optional[str] = typer.Option(None, "--tokens", help="seq2seq: word (default) or bpe (byte-pair pieces; --set bpe_merges=N, default 2000)."),
-    lang: str = typer.Option("en", "--lang", help="Question language."),
+    lang: Annotated[str, option("--lang", help="Question language.")] = "en",
     setting: list[str] = typer.Option([], "--set", help="Any other option of the kind, KEY=VALUE (repeatable)."),
-    format: Optional[str] = typer.Option(None, "--format", "-f", help="Dataset format (default: detect)."),
+    format: InputFormatOption = None,
     minutes: Optional[float] = typer.Option(None, "--minutes", help="Time budget: no epoch is started that would end past it."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar (terminal) or a line per epoch (log) on stderr."),
+    progress: Annotated[bool, option("--progress/--no-progress", help="Progress bar (terminal) or a line per epoch (log) on stderr.")] = True,
 ) -> None:
     """Train a reference system on TRAIN and save it to a folder (manifest.json + state).
 
@@ -74,10 +75,10 @@ def train_cmd(
 def predict_cmd(
     model: Path = typer.Argument(..., help="Folder of a trained system (kgqa baseline train -o)."),
     dataset: str = typer.Argument(..., help="Dataset to answer: registry name or file."),
-    output: Path = typer.Option(..., "--output", "-o", help="Run file to write (kgqa JSONL)."),
-    kg: Optional[str] = typer.Option(None, "--kg", help="Execute the queries on this KG and store the answers too."),
-    timeout: float = typer.Option(30.0, "--timeout", help="Seconds per query when executing."),
-    format: Optional[str] = typer.Option(None, "--format", "-f", help="Dataset format (default: detect)."),
+    output: Annotated[Path, option("--output", help="Run file to write (kgqa JSONL).")] = ...,
+    kg: Annotated[Optional[str], option("--kg", help="Execute the queries on this KG and store the answers too.")] = None,
+    timeout: Annotated[float, option("--timeout", help="Seconds per query when executing.")] = 30.0,
+    format: InputFormatOption = None,
 ) -> None:
     """Answer every question of DATASET with a trained system; score the run with kgqa evaluate."""
     from kgqa.baselines import predict_to_file

@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
 from kgqa.cli._output import Console, say
-from kgqa.cli.options import DatasetFormat
-from kgqa.model import InputError
+from kgqa.cli.errors import Failure
+from kgqa.cli.options import DatasetFormat, InputFormatOption, option
 
 out = Console()
 err = Console(stderr=True)
 
 datasets_app = typer.Typer(help="List, inspect, validate and export benchmark datasets.", no_args_is_help=True)
-
-
-def _fail(e: InputError, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {e}", highlight=False)
-    raise typer.Exit(code)
 
 
 @datasets_app.command("list")
@@ -34,15 +29,12 @@ def list_cmd() -> None:
 @datasets_app.command("info")
 def info_cmd(
     spec: str = typer.Argument(..., help="registered dataset name or file path"),
-    format: Optional[str] = typer.Option(None, "--format", "-f", help="dataset format (default: detect)"),
+    format: InputFormatOption = None,
 ) -> None:
     """Counts per language, answer types, items with SPARQL / answers, and problems."""
     from kgqa import api
 
-    try:
-        sm = api.dataset_summary(spec, format)
-    except InputError as e:
-        _fail(e)
+    sm = api.dataset_summary(spec, format)
     ds, entry = sm.dataset, sm.entry
     out.print(f"[bold]{ds.name}[/]  format {ds.format}  items {len(ds)}", highlight=False)
     if entry is not None:
@@ -65,7 +57,7 @@ def info_cmd(
 @datasets_app.command("validate")
 def validate_cmd(
     paths: list[Path] = typer.Argument(..., help="dataset or run files"),
-    format: Optional[str] = typer.Option(None, "--format", "-f", help="format name (default: detect)"),
+    format: Annotated[Optional[str], option("--format", help="format name (default: detect)")] = None,
 ) -> None:
     """Every problem, one per line; exit status 1 if any is an error."""
     from kgqa import api
@@ -76,23 +68,20 @@ def validate_cmd(
     errors = sum(p.severity == "error" for p in problems)
     out.print(f"{len(paths)} file(s): {errors} error(s), {len(problems) - errors} warning(s)", highlight=False)
     if errors:
-        raise typer.Exit(1)
+        raise Failure(None, 1)  # the problems and the count are printed above
 
 
 @datasets_app.command("export")
 def export_cmd(
     spec: str = typer.Argument(..., help="registered dataset name or file path"),
     to: DatasetFormat = typer.Option(..., "--to", help="output format"),
-    output: Path = typer.Option(..., "--output", "-o", help="file to write"),
-    format: Optional[str] = typer.Option(None, "--format", "-f", help="input dataset format (default: detect)"),
+    output: Annotated[Path, option("--output", help="file to write")] = ...,
+    format: InputFormatOption = None,
 ) -> None:
     """Write a dataset in another format with that format's writer."""
     from kgqa import api
 
-    try:
-        ds = api.export_dataset(spec, to.value, output, format=format)
-    except InputError as e:
-        _fail(e)
+    ds = api.export_dataset(spec, to.value, output, format=format)
     out.print(f"wrote {len(ds)} items to {output} ({to.value})", highlight=False)
 
 

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Annotated, Optional, TYPE_CHECKING
 
 import typer
 from rich.markup import escape
 
 from kgqa.cli._output import Console, emit_breakdowns, record, resumable, save_evaluations, say, serve_demo
-from kgqa.cli.options import AllowForeignKgOption, AllowGoldCopyOption, AllowScoreFileOption, MaxKgFailuresOption
-from kgqa.cli.options import DatasetFormatOption, ExecutionOptions, InputOptions, OutputFormat, OutputOptions
-from kgqa.cli.options import MeasuresOption, RunFormatOption, SystemOptions, TimeoutOption, measure_list
-from kgqa.score.profiles import names as profile_names  # the --profile help (nothing is parsed); see test_architecture
+from kgqa.cli.errors import Failure
+from kgqa.cli.options import AllowForeignKgOption, AllowGoldCopyOption, AllowScoreFileOption, BinsOption, ByOption
+from kgqa.cli.options import DatasetFormatOption, DatasetLoaderOption, ExecutionOptions, GoldAnswersOption
+from kgqa.cli.options import GraphOption, InputOptions, KgOption, LangOption, MaxKgFailuresOption, MeasuresOption
+from kgqa.cli.options import NoCacheOption, NoNormaliseOption, OutputFileOption, OutputFormat, OutputOptions
+from kgqa.cli.options import PerQuestionOption, ProfileOption, ReexecuteOption, RunFormatOption, RunLoaderOption
+from kgqa.cli.options import SandboxGoldOption, SaveOption, SystemOptions, TimeoutOption, ViewOption, measure_list
+from kgqa.cli.options import option
 
 if TYPE_CHECKING:
     from kgqa.api import Evaluation
@@ -79,46 +83,46 @@ def emit(evals: list[Evaluation], fmt: OutputFormat, per_question: bool, output:
 def evaluate_cmd(
     dataset: str = typer.Argument(..., help="Registry name (kgqa datasets list) or dataset file."),
     runs: Optional[list[str]] = typer.Argument(None, help="One or more run files (or none with --system)."),
-    profile: str = typer.Option("kgqa", "--profile", "-p", help=f"Scoring convention: {', '.join(profile_names())}, or a profile .yaml file."),
+    profile: ProfileOption = "kgqa",
     measures: MeasuresOption = None,
-    lang: str = typer.Option("all", "--lang", help="Languages to score for per-language datasets (Text2SPARQL), comma-separated, or 'all'."),
-    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="Output format."),
-    per_question: bool = typer.Option(False, "--per-question", "-q", help="Also print the per-question table."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
-    by: Optional[list[str]] = typer.Option(None, "--by", help="Also print a breakdown by this characteristic (repeatable; e.g. function, hops, answer_cardinality, a group or metadata key)."),
-    bins: Optional[list[str]] = typer.Option(None, "--bins", help="Bins for a numeric --by key: NAME=e0,e1,... or NAME=Q quantile bins (repeatable)."),
-    save: Optional[Path] = typer.Option(None, "--save", help="Save the evaluations (JSON) for kgqa report / kgqa show."),
+    lang: LangOption = "all",
+    fmt: Annotated[OutputFormat, option("--format")] = OutputFormat.table,
+    per_question: PerQuestionOption = False,
+    output: OutputFileOption = None,
+    by: ByOption = None,
+    bins: BinsOption = None,
+    save: SaveOption = None,
     dataset_format: DatasetFormatOption = None,
     run_format: RunFormatOption = None,
-    kg: Optional[str] = typer.Option(None, "--kg", help="Execute queries on this KG: RDF file(s), a store directory, an http(s) SPARQL endpoint, or a registry KG name (ck25, demo)."),
-    graph: Optional[str] = typer.Option(None, "--graph", help="Default graph IRI for an endpoint."),
-    gold_answers: str = typer.Option("stored", "--gold-answers", help="stored: the dataset's gold answers; executed: re-run gold queries on --kg."),
+    kg: KgOption = None,
+    graph: GraphOption = None,
+    gold_answers: GoldAnswersOption = "stored",
     timeout: TimeoutOption = 30.0,
-    no_normalise: bool = typer.Option(False, "--no-normalise", help="Execute queries exactly as written (no prefix injection or dialect fixes)."),
-    sandbox_gold: bool = typer.Option(False, "--sandbox-gold", help="With --kg: run the dataset's gold queries through the sandbox like the run's (a dataset from an unknown source; see docs/reference/trust.md)."),
-    dataset_option: Optional[list[str]] = typer.Option(None, "--dataset-option", help="Loader option KEY=VALUE (e.g. question_field=paraphrased_question for LC-QuAD 2.0); repeatable."),
-    run_option: Optional[list[str]] = typer.Option(None, "--run-option", help="Run loader option KEY=VALUE; repeatable."),
-    reexecute: bool = typer.Option(False, "--reexecute", help="With --kg: execute the run's queries even where the run also gives answers."),
+    no_normalise: NoNormaliseOption = False,
+    sandbox_gold: SandboxGoldOption = False,
+    dataset_option: DatasetLoaderOption = None,
+    run_option: RunLoaderOption = None,
+    reexecute: ReexecuteOption = False,
     worker_memory: Optional[str] = typer.Option(None, "--worker-memory", help="Embedded engine: address-space allowance per query worker (default 2GiB; 'off' for none)."),
     max_result_bytes: Optional[str] = typer.Option(None, "--max-result-bytes", help="Embedded engine: byte cap on one result, rows x size (default 64MiB)."),
     max_response_bytes: Optional[str] = typer.Option(None, "--max-response-bytes", help="Endpoint: byte cap on one response body, after decompression (default 256MiB)."),
     exclude_engine_dependent: bool = typer.Option(False, "--exclude-engine-dependent", help="With --kg: score without the questions whose answer depends on the engine (LIMIT without ORDER BY, ties at the cut, IRI comparisons, ...)."),
     no_engine_check: bool = typer.Option(False, "--no-engine-check", help="With --kg: do not check which answers depend on the engine."),
     system: Optional[str] = typer.Option(None, "--system", help="Also ask this live QA system (web-service URL) every question and score its answers."),
-    protocol: str = typer.Option("gerbil", "--protocol", help="With --system: gerbil or text2sparql."),
-    concurrency: int = typer.Option(4, "--concurrency", help="With --system: requests in flight."),
+    protocol: Annotated[str, option("--protocol", help="With --system: gerbil or text2sparql.")] = "gerbil",
+    concurrency: Annotated[int, option("--concurrency", help="With --system: requests in flight.")] = 4,
     system_timeout: float = typer.Option(60.0, "--system-timeout", help="With --system: seconds to wait for one response."),
-    retries: int = typer.Option(3, "--retries", help="With --system: further attempts on 429/5xx/connection errors."),
-    rps: Optional[float] = typer.Option(None, "--rps", help="With --system: at most this many requests per second."),
+    retries: Annotated[int, option("--retries", help="With --system: further attempts on 429/5xx/connection errors.")] = 3,
+    rps: Annotated[Optional[float], option("--rps", help="With --system: at most this many requests per second.")] = None,
     journal: Optional[Path] = typer.Option(None, "--journal", help="With --system: resume from / append to this journal (JSONL)."),
-    fresh: bool = typer.Option(False, "--fresh", help="With --system and --journal: ask every question again."),
-    allow_failures: bool = typer.Option(False, "--allow-failures", help="With --system: score it even when it failed every question or more than half of them (an error otherwise)."),
-    header: Optional[list[str]] = typer.Option(None, "--header", help="With --system: send this header NAME:VALUE with every request (repeatable; also KGQA_SYSTEM_HEADERS). Never written."),
-    no_echo_check: bool = typer.Option(False, "--no-echo-check", help="With --system: ignore the question a response echoes."),
-    store: Optional[str] = typer.Option(None, "--store", help="Also record each run as an experiment in this store (SQLite file or SQLAlchemy URL; see kgqa web)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="With --kg: neither read nor write the result cache."),
-    view: Optional[str] = typer.Option(None, "--view", help="Compare answers as values (flattened), tuples (rows) or list; default: the profile's."),
-    links: Optional[list[str]] = typer.Option(None, "--links", help="Meaning matching: IRIs linked by owl:sameAs in this file (RDF, or two-column TSV/CSV; repeatable) compare equal, with DBpedia's http/https/host variants; 'dbpedia' for the variants alone."),
+    fresh: Annotated[bool, option("--fresh", help="With --system and --journal: ask every question again.")] = False,
+    allow_failures: Annotated[bool, option("--allow-failures", help="With --system: score it even when it failed every question or more than half of them (an error otherwise).")] = False,
+    header: Annotated[Optional[list[str]], option("--header", help="With --system: send this header NAME:VALUE with every request (repeatable; also KGQA_SYSTEM_HEADERS). Never written.")] = None,
+    no_echo_check: Annotated[bool, option("--no-echo-check", help="With --system: ignore the question a response echoes.")] = False,
+    store: Annotated[Optional[str], option("--store", help="Also record each run as an experiment in this store (SQLite file or SQLAlchemy URL; see kgqa web).")] = None,
+    no_cache: NoCacheOption = False,
+    view: ViewOption = None,
+    links: Annotated[Optional[list[str]], option("--links", help="Meaning matching: IRIs linked by owl:sameAs in this file (RDF, or two-column TSV/CSV; repeatable) compare equal, with DBpedia's http/https/host variants; 'dbpedia' for the variants alone.")] = None,
     redirects: Optional[str] = typer.Option(None, "--redirects", help="With --kg: IRIs linked by this KG predicate (e.g. dbo:wikiPageRedirects) compare equal (meaning matching)."),
     match_labels: bool = typer.Option(False, "--match-labels", help="Text answers match entities by label (the dataset's entity labels and aliases; with --kg also rdfs:label, skos labels, schema/foaf name): for systems that answer in text."),
     stream: Optional[bool] = typer.Option(None, "--stream/--no-stream", help="Read a JSONL dataset one question at a time, keeping none of its items (same scores; not with --kg). Default: streamed when the JSONL file is 64 MB or more and nothing needs it in memory (KGQA_STREAM_BYTES sets the size)."),
@@ -126,7 +130,7 @@ def evaluate_cmd(
     max_kg_failures: MaxKgFailuresOption = 0.5,
     allow_gold_copy: AllowGoldCopyOption = False,
     allow_score_file: AllowScoreFileOption = False,
-    strict: bool = typer.Option(False, "--strict", help="Exit with status 3 when the set-up check warns (under half of the questions in the run, n = 0, a copy of the gold answers, a live system failing questions, failing endpoint, a score file given as a run)."),
+    strict: Annotated[bool, option("--strict", help="Exit with status 3 when the set-up check warns (under half of the questions in the run, n = 0, a copy of the gold answers, a live system failing questions, failing endpoint, a score file given as a run).")] = False,
 ) -> None:
     """Score one or more runs on a dataset."""
     measures = measure_list(measures)
@@ -156,8 +160,7 @@ def evaluate_cmd(
     if to.by:
         emit_breakdowns(evals, to.by, to.bins, to.fmt.value, to.output)
     if strict and warnings:
-        err.print(f"[bold red]--strict:[/] {len(warnings)} set-up warning(s); exit status 3", highlight=False)
-        raise typer.Exit(3)
+        raise Failure(f"{len(warnings)} set-up warning(s); exit status 3", code=3, label="--strict")
 
 
 def measures_cmd(
@@ -179,11 +182,11 @@ def profiles_cmd(
 
 
 def demo_cmd(
-    profile: str = typer.Option("kgqa", "--profile", "-p", help="Scoring convention."),
-    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f"),
-    per_question: bool = typer.Option(False, "--per-question", "-q"),
+    profile: ProfileOption = "kgqa",
+    fmt: Annotated[OutputFormat, option("--format")] = OutputFormat.table,
+    per_question: PerQuestionOption = False,
     web: bool = typer.Option(False, "--web", help="Open the three runs as experiments in a fresh store and serve the web platform."),
-    port: int = typer.Option(8800, "--port", help="Port for --web."),
+    port: Annotated[int, option("--port", help="Port for --web.")] = 8800,
 ) -> None:
     """Execute the built-in demo runs' queries on the built-in demo KG (embedded, offline),
     score them and compare them."""

@@ -6,13 +6,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.table import Table
 
-from kgqa.model import InputError
 from kgqa.cli._output import Console
+from kgqa.cli.errors import Failure
+from kgqa.cli.options import CacheFileOption, NoCacheOption, QuietOption, SummaryFormat, SummaryFormatOption
+from kgqa.cli.options import TimeoutOption, option
 
 out = Console()
 err = Console(stderr=True)
@@ -40,41 +42,39 @@ def render_summary(s: dict, console: Console) -> None:
 
 
 def generate_cmd(
-    kg: str = typer.Option(..., "--kg", help="KG: RDF file(s), a store directory (kgqa kg load --store) or a SPARQL endpoint URL."),
-    output: Path = typer.Option(..., "--output", "-o", help="Dataset to write: .json (QALD JSON) or .jsonl."),
+    kg: Annotated[str, option("--kg", help="KG: RDF file(s), a store directory (kgqa kg load --store) or a SPARQL endpoint URL.")] = ...,
+    output: Annotated[Path, option("--output", help="Dataset to write: .json (QALD JSON) or .jsonl.")] = ...,
     n: int = typer.Option(100, "-n", "--n", min=1, help="Number of graph queries."),
     edges: str = typer.Option("1-3", "--edges", help="Edges per template: N or LOW-HIGH."),
     functions: Optional[str] = typer.Option(None, "--functions", help="Share per function class, e.g. none=0.7,count=0.1,superlative=0.1,comparative=0.1 (default: GraphQuestions' 0.74/0.10/0.09/0.07), or allowed functions/classes, comma-separated (none, count, superlative, comparative, max, argmin, >=, ...)."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Random seed (same seed, same KG: same bytes)."),
+    seed: Annotated[int, option("--seed", min=0, help="Random seed (same seed, same KG: same bytes).")] = 0,
     min_commonness: Optional[float] = typer.Option(None, "--min-commonness", help="Drop graph queries with log10 p(q) below this (the paper: -40)."),
-    ontology: Optional[Path] = typer.Option(None, "--ontology", help="RDFS/OWL file with domains and ranges (default: schema induced from the KG)."),
-    graph: Optional[str] = typer.Option(None, "--graph", help="Named graph: for RDF files, load into it; for an endpoint, its default-graph-uri."),
-    base: Optional[str] = typer.Option(None, "--base", help="Base IRI for relative IRIs in the RDF files (required when they have any)."),
+    ontology: Annotated[Optional[Path], option("--ontology", help="RDFS/OWL file with domains and ranges (default: schema induced from the KG).")] = None,
+    graph: Annotated[Optional[str], option("--graph", help="Named graph: for RDF files, load into it; for an endpoint, its default-graph-uri.")] = None,
+    base: Annotated[Optional[str], option("--base", help="Base IRI for relative IRIs in the RDF files (required when they have any).")] = None,
     groundings: int = typer.Option(3, "--groundings", min=1, help="Graph queries kept per template at most (over the whole run)."),
     label_predicate: Optional[str] = typer.Option(None, "--label-predicate", help="IRI of the KG's label property (default rdfs:label; when absent, skos:prefLabel, foaf:name, schema:name or a ...name predicate is found)."),
     candidates: int = typer.Option(20, "--candidates", min=1, help="Grounding candidates drawn per template."),
     keep_redundant: bool = typer.Option(False, "--keep-redundant", help="Do not minimize; mark redundant components instead."),
     frequencies: Optional[Path] = typer.Option(None, "--frequencies", help="TSV IRI<TAB>count for commonness (e.g. entity mention counts)."),
     lexicon: Optional[Path] = typer.Option(None, "--lexicon", help="Relation words: YAML/JSON IRI -> phrase or {phrase, pos: noun|verb|adj, inverse}; or a TSV IRI<TAB>label of alternative labels for entity-level paraphrases."),
-    lang: str = typer.Option("en", "--lang", help="Language of labels and questions."),
+    lang: Annotated[str, option("--lang", help="Language of labels and questions.")] = "en",
     exclude: list[str] = typer.Option([], "--exclude-relation", help="Relation IRI never used (repeatable)."),
     annotation: Optional[Path] = typer.Option(None, "--annotation", help="Also write the annotation export (.csv or .jsonl) for sentence-level paraphrasing."),
     paraphraser: Optional[str] = typer.Option(None, "--paraphraser", help="module:function(question, context) -> list of paraphrases."),
-    timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
-    max_rows: int = typer.Option(100_000, "--max-rows", min=1, help="Row cap per query (over it: the query failed)."),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Result cache file (default: the user cache); a killed run resumes from it."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the persistent result cache."),
+    timeout: TimeoutOption = 30.0,
+    max_rows: Annotated[int, option("--max-rows", min=1, help="Row cap per query (over it: the query failed).")] = 100_000,
+    cache: CacheFileOption = None,
+    no_cache: NoCacheOption = False,
     max_attempts: Optional[int] = typer.Option(None, "--max-attempts", help="Templates tried at most (default 50 x n)."),
-    fmt: str = typer.Option("table", "--format", "-f", help="Summary: table or json."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    fmt: SummaryFormatOption = SummaryFormat.table,
+    quiet: QuietOption = False,
 ) -> None:
     """Generate a question set from a KG: random query templates, grounded, minimized,
     with functions, commonness and paraphrases (Su et al. 2016)."""
     from kgqa.make.generate import GenerateOptions, generate
     from kgqa.model.progress import progress_bar
 
-    if fmt not in ("table", "json"):
-        raise InputError("--format", f"expected table or json, got {fmt!r}")
     opts = GenerateOptions.parse(n=n, edges=edges, functions=functions, seed=seed, groundings=groundings,
                                  candidates=candidates, min_commonness=min_commonness,
                                  keep_redundant=keep_redundant, max_attempts=max_attempts)
@@ -117,10 +117,8 @@ def _print_result(res, n: int, fmt: str, cached: bool = True) -> None:
                   f"not used: {', '.join(opaque[:5])}{' ...' if len(opaque) > 5 else ''}; give them with "
                   "--lexicon FILE.yaml (IRI: phrase)", highlight=False)
     if res.summary["graph_queries"] == 0:
-        err.print("[bold red]error:[/] no graph query could be generated (see 'rejected': no-template means "
-                  "the schema offers no template of the requested edges/functions; empty/no-grounding that "
-                  "no grounding has an answer)", highlight=False)
-        raise typer.Exit(1)
+        raise Failure("no graph query could be generated (see 'rejected': no-template means the schema offers no "
+                      "template of the requested edges/functions; empty/no-grounding that no grounding has an answer)")
     if res.summary["graph_queries"] < n:
         err.print(f"[yellow]warning:[/] only {res.summary['graph_queries']} of {n} graph queries could be "
                   "generated within the attempt budget (see 'rejected')", highlight=False)
@@ -129,7 +127,7 @@ def _print_result(res, n: int, fmt: str, cached: bool = True) -> None:
 def paraphrases_cmd(
     dataset: Path = typer.Argument(..., help="A dataset written by kgqa generate."),
     paraphrases: Path = typer.Argument(..., help="Annotated file (.csv, .tsv, .jsonl): graph_query + paraphrases (or question)."),
-    output: Path = typer.Option(..., "--output", "-o", help="Dataset to write (.json or .jsonl)."),
+    output: Annotated[Path, option("--output", help="Dataset to write (.json or .jsonl).")] = ...,
 ) -> None:
     """Import sentence-level paraphrases into a generated dataset, keeping paraphrase groups."""
     from kgqa.make.generate import add_paraphrases

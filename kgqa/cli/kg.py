@@ -3,25 +3,21 @@
 from __future__ import annotations
 
 import json
-from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.table import Table
 
 from kgqa.cli._output import Console
+from kgqa.cli.options import BaseOption, CachePathOption, DatasetFormatOption, NoCacheOption, QuietOption
+from kgqa.cli.options import SummaryFormat, SummaryFormatOption, TimeoutOption, option
 
 out = Console()
 err = Console(stderr=True)
 
 kg_app = typer.Typer(help="Load RDF files into a KG store and inspect KGs.", no_args_is_help=True)
 cache_app = typer.Typer(help="The persistent query result cache.", no_args_is_help=True)
-
-
-class AuditFormat(str, Enum):
-    table = "table"
-    json = "json"
 
 
 def _print_manifest(m, where: str, graphs: list[str] | None = None) -> None:
@@ -45,11 +41,11 @@ def _print_summary(kgs, files_title: str) -> None:
 @kg_app.command("load")
 def load_cmd(
     files: list[Path] = typer.Argument(..., help="RDF files: .ttl .nt .nq .trig .rdf/.owl/.xml .n3 .jsonld, optionally .gz/.bz2/.xz."),
-    store: Optional[Path] = typer.Option(None, "--store", help="Create a persistent store in this (new) directory; without it the files are only loaded and checked."),
-    graph: Optional[str] = typer.Option(None, "--graph", help="Load triples into this named graph (quad formats keep their graphs)."),
+    store: Annotated[Optional[Path], option("--store", help="Create a persistent store in this (new) directory; without it the files are only loaded and checked.")] = None,
+    graph: Annotated[Optional[str], option("--graph", help="Load triples into this named graph (quad formats keep their graphs).")] = None,
     replace: bool = typer.Option(False, "--replace", help="Overwrite an existing kgqa store directory."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
-    base: Optional[str] = typer.Option(None, "--base", help="Base IRI for relative IRIs in the RDF files (default: each file's own file: URI, which depends on where it lies)."),
+    quiet: QuietOption = False,
+    base: BaseOption = None,
 ) -> None:
     """Load RDF files (with a progress bar) into memory to check them, or into a persistent
     store that later runs open read-only with `--kg DIR`."""
@@ -62,7 +58,7 @@ def load_cmd(
 @kg_app.command("info")
 def info_cmd(
     kg: list[str] = typer.Argument(..., help="A store directory, or RDF file(s)."),
-    graph: Optional[str] = typer.Option(None, "--graph", help="For files: the named graph they would be loaded into."),
+    graph: Annotated[Optional[str], option("--graph", help="For files: the named graph they would be loaded into.")] = None,
 ) -> None:
     """Quads, named graphs and content fingerprint of a KG."""
     from kgqa import api
@@ -73,7 +69,7 @@ def info_cmd(
 @cache_app.command("stats")
 def cache_stats_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    path: Optional[Path] = typer.Option(None, "--path", help="Cache file (default $KGQA_CACHE_DIR/results.sqlite)."),
+    path: CachePathOption = None,
 ) -> None:
     """Entries per engine and outcome status, and the cache file size."""
     from kgqa import api
@@ -98,7 +94,7 @@ def cache_stats_cmd(
 @cache_app.command("clear")
 def cache_clear_cmd(
     engine: Optional[str] = typer.Option(None, "--engine", help="Only this engine key (as in `cache stats`; a trailing * matches a prefix)."),
-    path: Optional[Path] = typer.Option(None, "--path", help="Cache file (default $KGQA_CACHE_DIR/results.sqlite)."),
+    path: CachePathOption = None,
 ) -> None:
     """Delete cached results (all, or one engine's)."""
     from kgqa import api
@@ -109,16 +105,16 @@ def cache_clear_cmd(
 
 def audit_cmd(
     dataset: str = typer.Argument(..., help="Registry name or dataset file."),
-    kg: str = typer.Option(..., "--kg", help="RDF file(s) (comma-separated), a store directory, or an http(s) endpoint."),
-    graph: Optional[str] = typer.Option(None, "--graph", help="Named graph for loaded files / default graph of an endpoint."),
-    dataset_format: Optional[str] = typer.Option(None, "--dataset-format", help="Force the dataset format."),
-    timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout in seconds."),
-    max_rows: int = typer.Option(100_000, "--max-rows", help="Row cap per result."),
-    no_normalise: bool = typer.Option(False, "--no-normalise", help="Execute gold queries exactly as written."),
-    sandbox_gold: bool = typer.Option(False, "--sandbox-gold", help="Run the gold queries through the sandbox (a dataset from an unknown source; see docs/reference/trust.md)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the result cache."),
+    kg: Annotated[str, option("--kg", help="RDF file(s) (comma-separated), a store directory, or an http(s) endpoint.")] = ...,
+    graph: Annotated[Optional[str], option("--graph", help="Named graph for loaded files / default graph of an endpoint.")] = None,
+    dataset_format: DatasetFormatOption = None,
+    timeout: TimeoutOption = 30.0,
+    max_rows: Annotated[int, option("--max-rows", help="Row cap per result.")] = 100_000,
+    no_normalise: Annotated[bool, option("--no-normalise", help="Execute gold queries exactly as written.")] = False,
+    sandbox_gold: Annotated[bool, option("--sandbox-gold", help="Run the gold queries through the sandbox (a dataset from an unknown source; see docs/reference/trust.md).")] = False,
+    no_cache: NoCacheOption = False,
     show_all: bool = typer.Option(False, "--all", help="List every query, not only problems."),
-    fmt: AuditFormat = typer.Option(AuditFormat.table, "--format", "-f", help="Output format."),
+    fmt: SummaryFormatOption = SummaryFormat.table,
 ) -> None:
     """Check each gold query: does it parse, execute, and reproduce the stored gold answer
     (value sets compared as lexical strings)? Lists mismatches with their diffs."""
@@ -128,8 +124,8 @@ def audit_cmd(
     policy = api.ExecutionPolicy(timeout=timeout, max_rows=max_rows, normalise=not no_normalise,
                                  trust_gold=not sandbox_gold)
     report = api.audit(dataset, kg, graph=graph, policy=policy, cache=not no_cache,
-                       progress=fmt is AuditFormat.table, dataset_format=dataset_format)
-    if fmt is AuditFormat.json:
+                       progress=fmt is SummaryFormat.table, dataset_format=dataset_format)
+    if fmt is SummaryFormat.json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
         return
     for r in console.audit_renderables(report, show_all):

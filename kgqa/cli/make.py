@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.table import Table
 
 from kgqa.cli._output import Console
-from kgqa.model import InputError
+from kgqa.cli.errors import Failure
+from kgqa.cli.options import InputFormatOption, option
 
 out = Console()
 err = Console(stderr=True)
@@ -40,24 +41,19 @@ class Require(str, Enum):
     any = "any"
 
 
-def _fail(e: InputError) -> None:
-    err.print(f"[bold red]error:[/] {e}", highlight=False)
-    raise typer.Exit(2)
-
-
 # --------------------------------------------------------------------------- split
 
 
 def split_cmd(
     datasets: list[str] = typer.Argument(..., help="Registered dataset name(s) or file(s); several are concatenated (e.g. qald-9-train qald-9-test)."),
-    by: SplitKind = typer.Option(..., "--by", help="iid: random; template: unseen global templates in test; uri: unseen URIs in test."),
-    output: Path = typer.Option(..., "--output", "-o", help="Directory for train/validation/test files and split.json."),
+    by: Annotated[SplitKind, option("--by", help="iid: random; template: unseen global templates in test; uri: unseen URIs in test.")] = ...,
+    output: Annotated[Path, option("--output", help="Directory for train/validation/test files and split.json.")] = ...,
     ratios: str = typer.Option("0.8,0.1,0.1", "--ratios", help="train,validation,test shares (or train,test)."),
     rare_below: int = typer.Option(5, "--rare-below", min=1, help="uri: a URI is rare if it occurs in fewer than this many items."),
     tries: int = typer.Option(100, "--tries", min=1, help="Assignments tried; the one closest to the train share is kept."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Random seed (same seed, same files)."),
+    seed: Annotated[int, option("--seed", min=0, help="Random seed (same seed, same files).")] = 0,
     template_source: TemplateSource = typer.Option(TemplateSource.auto, "--template-source", help="template: the dataset's template id (dataset), the query structure (structure), or the id when present (auto)."),
-    format: Optional[str] = typer.Option(None, "--format", "-f", help="Input dataset format (default: detect)."),
+    format: InputFormatOption = None,
 ) -> None:
     """Split a dataset into train/validation/test with unseen URIs or templates in test.
 
@@ -66,10 +62,7 @@ def split_cmd(
     groups, unseen URIs/templates per part, the seed and warnings."""
     from kgqa.make.splits import write_split
 
-    try:
-        report = write_split(datasets, by.value, output, ratios, rare_below, tries, seed, template_source.value, format)
-    except InputError as e:
-        _fail(e)
+    report = write_split(datasets, by.value, output, ratios, rare_below, tries, seed, template_source.value, format)
     verified = report["verified_on_files"]
     files = report["files"]
     what = {"uri": "URI", "template": "template", "iid": "item"}[by.value]
@@ -91,8 +84,7 @@ def split_cmd(
         out.print(f"[yellow]warning:[/] {w}", highlight=False)
     out.print(f"wrote {', '.join(files.values())} ({report['format']}) and split.json to {output}", highlight=False)
     if not all(verified.values()):
-        err.print("[bold red]error:[/] the written files do not keep the generalization property", highlight=False)
-        raise typer.Exit(1)
+        raise Failure("the written files do not keep the generalization property")
 
 
 # --------------------------------------------------------------------------- levels
@@ -103,8 +95,8 @@ def levels_cmd(
     test: str = typer.Argument(..., help="Test dataset (registered name or file)."),
     entities: bool = typer.Option(False, "--entities", help="Count entity IRIs as schema items too."),
     structure: bool = typer.Option(True, "--structure/--no-structure", help="Logical form = schema items + query structure (default) or schema items only."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the test set with metadata.generalization_level (test's format if writable, else JSONL)."),
-    format: Optional[str] = typer.Option(None, "--format", "-f", help="Input dataset format (default: detect)."),
+    output: Annotated[Optional[Path], option("--output", help="Write the test set with metadata.generalization_level (test's format if writable, else JSONL).")] = None,
+    format: InputFormatOption = None,
 ) -> None:
     """Generalization level (i.i.d. / compositional / zero-shot) of each test item.
 
@@ -112,10 +104,7 @@ def levels_cmd(
     structure; see kgqa.make.levels for the exact definitions."""
     from kgqa.make.levels import METADATA_KEY, level_datasets
 
-    try:
-        report = level_datasets(train, test, include_entities=entities, structure=structure, format=format)
-    except InputError as e:
-        _fail(e)
+    report = level_datasets(train, test, include_entities=entities, structure=structure, format=format)
     te = report.test
     table = Table(title=f"generalization levels of {te.name} against {report.train.name}")
     table.add_column("level")
@@ -134,16 +123,16 @@ def levels_cmd(
 
 def annotate_cmd(
     dataset: str = typer.Argument(..., help="Registered dataset name or file."),
-    output: Path = typer.Option(..., "--output", "-o", help="JSONL dataset of the annotated questions; a <output>.report.json lists the others."),
+    output: Annotated[Path, option("--output", help="JSONL dataset of the annotated questions; a <output>.report.json lists the others.")] = ...,
     mode: Mode = typer.Option(Mode.tagged, "--mode", help="raw, tagged (mentions replaced by KB elements) or tag-end (elements and mentions after <sep>)."),
-    kg: Optional[str] = typer.Option(None, "--kg", help="KG for labels: RDF file(s), a store directory or an endpoint (without it: template placeholders and literals only)."),
-    lang: str = typer.Option("en", "--lang", help="Question language (and label language)."),
+    kg: Annotated[Optional[str], option("--kg", help="KG for labels: RDF file(s), a store directory or an endpoint (without it: template placeholders and literals only).")] = None,
+    lang: Annotated[str, option("--lang", help="Question language (and label language).")] = "en",
     min_score: float = typer.Option(85.0, "--min-score", min=0, max=100, help="Least rapidfuzz ratio (0-100) between a label and its mention."),
     require: Require = typer.Option(Require.all, "--require", help="all: annotate an item only if every KB element is found; any: if at least one is (missing ones listed)."),
     prefix: list[str] = typer.Option([], "--prefix", help="Extra prefix for writing IRIs, PFX=NAMESPACE (repeatable)."),
-    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per label query."),
-    format: Optional[str] = typer.Option(None, "--format", "-f", help="Input dataset format (default: detect)."),
-    ontology: list[Path] = typer.Option([], "--ontology", help="RDF file(s) whose labels help align LC-QuAD intermediary questions (repeatable; no KG needed)."),
+    timeout: Annotated[float, option("--timeout", help="Seconds per label query.")] = 60.0,
+    format: InputFormatOption = None,
+    ontology: Annotated[list[Path], option("--ontology", help="RDF file(s) whose labels help align LC-QuAD intermediary questions (repeatable; no KG needed).")] = [],
     unannotated: str = typer.Option("raw", "--unannotated", help="An item that cannot be annotated: raw (written in its raw form, metadata.not_annotated says why) or drop (left out); listed either way."),
 ) -> None:
     """Annotate questions with their KB elements (raw / tagged / tag-end) for seq2seq training.
@@ -153,11 +142,8 @@ def annotate_cmd(
     found are listed, never guessed."""
     from kgqa.make.annotate import annotate_to_file, parse_prefixes
 
-    try:
-        report = annotate_to_file(dataset, output, mode.value, kg, lang, min_score, require.value,
-                                  parse_prefixes(prefix), timeout, format, ontology, unannotated)
-    except InputError as e:
-        _fail(e)
+    report = annotate_to_file(dataset, output, mode.value, kg, lang, min_score, require.value,
+                              parse_prefixes(prefix), timeout, format, ontology, unannotated)
     if report["report_path"] is None:
         out.print(f"wrote {report['items']} raw questions to {output}", highlight=False)
         return

@@ -4,13 +4,13 @@ synthetic degradations and axioms (Linjordet, Balog, Setty, ICTIR 2022)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from kgqa.cli._output import Console, write_text
-from kgqa.cli.options import CacheFileOption, NoCacheOption, OutputFileOption, TableFormat, TableFormatOption
-from kgqa.cli.options import MeasuresOption, TimeoutOption, measure_list
+from kgqa.cli.options import AmongOption, CacheFileOption, MeasuresOption, NoCacheOption, OutputFileOption
+from kgqa.cli.options import TableFormat, TableFormatOption, TimeoutOption, measure_list, option
 from kgqa.model import InputError
 
 out = Console()
@@ -68,12 +68,12 @@ def _emit(result: Any, fmt: TableFormat, output: Optional[Path]) -> None:
 
 def degrade_cmd(
     dataset: str = typer.Argument(..., help="Registry name or dataset file."),
-    kg: Optional[str] = typer.Option(None, "--kg", help="KG (RDF files, store or endpoint); needed by T2, T3, filter-constant."),
+    kg: Annotated[Optional[str], option("--kg", help="KG (RDF files, store or endpoint); needed by T2, T3, filter-constant.")] = None,
     transform: str = typer.Option(..., "--transform", "-t", help="Transformation: T1, T2, T3, swap, drop, distinct, count-distinct, filter-constant, truncate."),
     rate: float = typer.Option(0.1, "--rate", help="Share of items to degrade, in [0, 1]."),
-    seed: int = typer.Option(0, "--seed", help="Random seed."),
-    among: str = typer.Option("applicable", "--among", help="Draw items among those the transformation applies to ('applicable') or all ('all', the paper's protocol)."),
-    output: Path = typer.Option(..., "--output", "-o", help="Run file to write (JSONL run format)."),
+    seed: Annotated[int, option("--seed", help="Random seed.")] = 0,
+    among: AmongOption = "applicable",
+    output: Annotated[Path, option("--output", help="Run file to write (JSONL run format).")] = ...,
     cache: CacheFileOption = None,
     no_cache: NoCacheOption = False,
     timeout: TimeoutOption = 30.0,
@@ -92,14 +92,14 @@ def degrade_cmd(
 
 def sensitivity_cmd(
     dataset: str = typer.Argument(..., help="Registry name or dataset file."),
-    kg: str = typer.Option(..., "--kg", help="KG to execute gold and degraded queries on."),
+    kg: Annotated[str, option("--kg", help="KG to execute gold and degraded queries on.")] = ...,
     transforms: str = typer.Option("T1,T2,T3", "--transforms", "-t", help="Comma-separated transformations."),
     rates: str = typer.Option("0.1,0.2", "--rates", help="Comma-separated rates."),
     measures: MeasuresOption = None,
     seeds: int = typer.Option(3, "--seeds", help="Number of seeds (seed, seed+1, ...)."),
-    seed: int = typer.Option(0, "--seed", help="First seed."),
-    among: str = typer.Option("applicable", "--among", help="applicable (default) or all (the paper's protocol)."),
-    profile: str = typer.Option("kgqa", "--profile", "-p", help="Scoring convention (term matching, answer view)."),
+    seed: Annotated[int, option("--seed", help="First seed.")] = 0,
+    among: AmongOption = "applicable",
+    profile: Annotated[str, option("--profile", help="Scoring convention (term matching, answer view).")] = "kgqa",
     fmt: TableFormatOption = TableFormat.table,
     output: OutputFileOption = None,
     cache: CacheFileOption = None,
@@ -124,10 +124,10 @@ def sensitivity_cmd(
 
 def axioms_cmd(
     measures: list[str] = typer.Argument(None, help="Measures to check (default: Table 1's measures)."),
-    dataset: Optional[str] = typer.Option(None, "--dataset", "-d", help="Also build pairs from this dataset's gold queries (needs --kg)."),
-    kg: Optional[str] = typer.Option(None, "--kg", help="KG to execute the dataset's derived queries on."),
+    dataset: Annotated[Optional[str], option("--dataset", help="Also build pairs from this dataset's gold queries (needs --kg).")] = None,
+    kg: Annotated[Optional[str], option("--kg", help="KG to execute the dataset's derived queries on.")] = None,
     limit: Optional[int] = typer.Option(None, "--limit", help="Use only the first N items of the dataset."),
-    strict: bool = typer.Option(False, "--strict", help="Strict reading: no tie is excused for answer-level measures."),
+    strict: Annotated[bool, option("--strict", help="Strict reading: no tie is excused for answer-level measures.")] = False,
     no_synthetic: bool = typer.Option(False, "--no-synthetic", help="Only the dataset's suites."),
     fmt: TableFormatOption = TableFormat.table,
     output: OutputFileOption = None,

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 from rich.table import Table as RichTable
 
 from kgqa.model import InputError
 from kgqa.cli._output import Console
+from kgqa.cli.options import option
 
 out = Console()
 err = Console(stderr=True)
@@ -25,17 +26,17 @@ def migrate_cmd(
     dataset: str = typer.Argument(..., help="dataset: registry name, file kgqa loads, or SimpleQuestions-style "
                                             "records (.txt/.tsv: subject predicate object question; .jsonl)"),
     target_kg: List[str] = typer.Option(..., "--target-kg", help="target KG: RDF file(s), store dir or endpoint URL"),
-    links: List[str] = typer.Option(..., "--links", help="owl:sameAs RDF file (either direction), TSV/CSV of "
-                                                         "source,target, or 'target' (links in the target KG); repeatable"),
-    output: str = typer.Option(..., "-o", "--output", help="migrated dataset file"),
+    links: Annotated[List[str], option("--links", help="owl:sameAs RDF file (either direction), TSV/CSV of "
+                                                         "source,target, or 'target' (links in the target KG); repeatable")] = ...,
+    output: Annotated[str, option("--output", help="migrated dataset file")] = ...,
     source_kg: Optional[List[str]] = typer.Option(None, "--source-kg", help="source KG (re-derives answers; "
                                                                             "predicate evidence for SPARQL datasets)"),
     rules: Optional[str] = typer.Option(None, "--rules", help="rules YAML (refinement, the paper's Table 3)"),
     propose_rules: Optional[str] = typer.Option(None, "--propose-rules", help="write proposed rules YAML here"),
     records: Optional[str] = typer.Option(None, "--records", help="per-item record JSONL (default OUT.records.jsonl)"),
     report: Optional[str] = typer.Option(None, "--report", help="report JSON (default OUT.report.json)"),
-    output_format: str = typer.Option("auto", "--format", help="auto | qald | simpledbpediaqa | same"),
-    dataset_format: Optional[str] = typer.Option(None, "--dataset-format", help="force the input format ('triples' for records)"),
+    output_format: Annotated[str, option("--format", help="auto | qald | simpledbpediaqa | same")] = "auto",
+    dataset_format: Annotated[Optional[str], option("--dataset-format", help="force the input format ('triples' for records)")] = None,
     target_graph: Optional[str] = typer.Option(None, "--target-graph", help="named graph of the target KG to "
                                                                            "query (default: the default graph)"),
     source_graph: Optional[str] = typer.Option(None, "--source-graph", help="named graph of the source KG to "
@@ -59,10 +60,10 @@ def migrate_cmd(
     keep_unverified: bool = typer.Option(False, "--keep-unverified",
                                          help="write items whose target answers differ from the source's into "
                                               "the dataset too, flagged verified: false (default: OUT.unverified.json)"),
-    seed: int = typer.Option(0, "--seed", help="seed of the evidence samples"),
-    timeout: float = typer.Option(30.0, "--timeout", help="seconds per query"),
-    no_cache: bool = typer.Option(False, "--no-cache", help="do not use the result cache (no resume)"),
-    quiet: bool = typer.Option(False, "-q", "--quiet", help="no progress bars"),
+    seed: Annotated[int, option("--seed", help="seed of the evidence samples")] = 0,
+    timeout: Annotated[float, option("--timeout", help="seconds per query")] = 30.0,
+    no_cache: Annotated[bool, option("--no-cache", help="do not use the result cache (no resume)")] = False,
+    quiet: Annotated[bool, option("--quiet", help="no progress bars")] = False,
 ) -> None:
     """Migrate a QA dataset to another KG (Azmy et al. 2018): entity mapping through links, predicate
     mapping by path enumeration (one-hop forward/backward; two-hop disambiguation, redirection,
@@ -75,17 +76,12 @@ def migrate_cmd(
                                 constraints=constraints, min_precision=min_precision,
                                 keep_unverified=keep_unverified)
     if constraints not in ("both", "object", "none"):
-        err.print(f"[bold red]error:[/] --propose-constraints must be both, object or none, got {constraints!r}")
-        raise typer.Exit(2)
-    try:
-        w = migrate_files(dataset, target_kg if len(target_kg) > 1 else target_kg[0], links, output,
-                          source_kg=(source_kg if len(source_kg) > 1 else source_kg[0]) if source_kg else None,
-                          rules=rules, propose_rules=propose_rules, records=records, report=report,
-                          output_format=output_format, dataset_format=dataset_format, target_graph=target_graph,
-                          source_graph=source_graph, options=opts, timeout=timeout, cache=not no_cache)
-    except InputError as e:
-        err.print(f"[bold red]error:[/] {e}", highlight=False)
-        raise typer.Exit(2)
+        raise InputError("--propose-constraints", f"expected both, object or none, got {constraints!r}")
+    w = migrate_files(dataset, target_kg if len(target_kg) > 1 else target_kg[0], links, output,
+                      source_kg=(source_kg if len(source_kg) > 1 else source_kg[0]) if source_kg else None,
+                      rules=rules, propose_rules=propose_rules, records=records, report=report,
+                      output_format=output_format, dataset_format=dataset_format, target_graph=target_graph,
+                      source_graph=source_graph, options=opts, timeout=timeout, cache=not no_cache)
     render(w)
 
 

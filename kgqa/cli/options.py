@@ -1,19 +1,25 @@
-"""The command line's option groups and format choices, each defined once.
+"""The command line's options, each declared once, and its format choices, one family.
 
-Typer declares the options on each command (the declarations are the command's interface);
-the command body then builds one dataclass per concern in one call and passes it on:
+**Flags.** A flag that more than one command takes (``--timeout``, ``--no-cache``, ``--kg``,
+``--format``, ``--lang``, ``--profile``, ...) is declared in :data:`SHARED` only: its names
+and the help most commands give it. A command declares it with :func:`option`
+(``timeout: Annotated[float, option("--timeout")] = 30.0``; ``option("--output", help=...)``
+where the command says more precisely what is written) or with one of the aliases below
+(``timeout: TimeoutOption = 30.0``). A flag that one command alone takes stays beside that
+command. ``tests/cli/test_cli_house.py`` fails when a flag is spelled in two declarations.
 
-- :class:`InputOptions`: how the dataset and the runs are read (formats, loader options);
-- :class:`ExecutionOptions`: where and how queries are executed (KG, graph, gold answers,
-  timeout, trust, cache, engine caps and checks); the ``stored``/``executed`` check is here;
-- :class:`OutputOptions`: what is printed or written (format, per-question table, file,
-  saved evaluations, breakdowns);
-- :class:`SystemOptions`: a live QA system to ask (URL, protocol, client settings, journal).
+**Formats.** Every ``--format`` of the command line draws its values from one family,
+:class:`Format`, each value meaning the same thing wherever it is offered (:data:`FORMATS`);
+a command offers the subset it can write: :data:`OutputFormat` (an evaluation),
+:data:`CompareFormat` (a comparison), :data:`ReportFormat` (a report of saved evaluations),
+:data:`TableFormat` (a validation table), :data:`ExportFormat` (an experiment from the store),
+:data:`SummaryFormat` (a summary: audits, generated datasets, the store's listings).
+:class:`DatasetFormat` names dataset files (``datasets export --to``), not renderings.
 
-One enum per concept: :class:`OutputFormat` (an evaluation), :class:`CompareFormat` (a
-comparison), :class:`ReportFormat` (a report of saved evaluations), :class:`TableFormat`
-(a validation table), :class:`DatasetFormat` (a dataset written by ``datasets export``),
-:class:`ExportFormat` (an experiment exported from the store).
+**Groups.** The command body builds one dataclass per concern in one call and passes it on:
+:class:`InputOptions` (how the dataset and the runs are read), :class:`ExecutionOptions`
+(where and how queries run; the ``stored``/``executed`` check is here), :class:`OutputOptions`
+(what is printed or written), :class:`SystemOptions` (a live QA system to ask).
 """
 
 from __future__ import annotations
@@ -25,61 +31,41 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from kgqa.cli._output import system_headers
+from kgqa.cli._output import HEADER_HELP, system_headers
 from kgqa.model import InputError
+from kgqa.score.profiles import names as profile_names  # the --profile help (nothing is parsed); see test_architecture
+
+# --------------------------------------------------------------------------- formats
+
+#: What each format value means, in every command that offers it.
+FORMATS = {
+    "table": "rich tables on the terminal (Markdown when written to a file)",
+    "json": "JSON",
+    "csv": "CSV, one row per run (or question)",
+    "md": "Markdown tables",
+    "latex": "LaTeX tables (booktabs)",
+    "html": "a self-contained HTML report",
+}
 
 
-#: ``-m``/``--measures``, repeatable: every occurrence counts (``-m BLEU -m F1`` is ``-m BLEU,F1``);
-#: :func:`measure_list` joins them for the library.
-MeasuresOption = Annotated[Optional[list[str]], typer.Option(
-    "--measures", "-m", help="Measures, comma-separated and/or repeated (-m BLEU -m 'QueryEM(norm=whitespace)'); "
-                             "replaces the profile's list.")]
+class Format(str, Enum):
+    """The family of output formats: each command's choices are a subset of :data:`FORMATS`."""
+
+    @classmethod
+    def subset(cls, name: str, values: str) -> Any:
+        """The formats ``values`` (space-separated, each a key of :data:`FORMATS`) as one enum."""
+        unknown = [v for v in values.split() if v not in FORMATS]
+        if unknown:
+            raise ValueError(f"not a format of the family: {unknown}")
+        return cls(name, [(v, v) for v in values.split()], module=__name__, qualname=name)
 
 
-def measure_list(measures: Optional[list[str]]) -> Optional[str]:
-    """The ``-m`` options given (each possibly comma-separated) as one comma-separated list, in
-    order; None when none was given (the profile's list)."""
-    given = [m.strip() for m in measures or () if m and m.strip()]
-    return ",".join(given) if given else None
-
-
-class OutputFormat(str, Enum):
-    """``kgqa evaluate`` / ``kgqa demo``: an evaluation's scores."""
-
-    table = "table"
-    json = "json"
-    csv = "csv"
-    md = "md"
-
-
-class CompareFormat(str, Enum):
-    """``kgqa compare``: a comparison of runs."""
-
-    table = "table"
-    md = "md"
-    latex = "latex"
-    json = "json"
-    html = "html"
-
-
-class ReportFormat(str, Enum):
-    """``kgqa report``: a report of saved evaluations."""
-
-    html = "html"
-    md = "md"
-    latex = "latex"
-    csv = "csv"
-    json = "json"
-    table = "table"
-
-
-class TableFormat(str, Enum):
-    """``kgqa sensitivity`` / ``kgqa axioms``: a validation table."""
-
-    table = "table"
-    md = "md"
-    latex = "latex"
-    json = "json"
+OutputFormat = Format.subset("OutputFormat", "table json csv md")  # kgqa evaluate, kgqa demo
+CompareFormat = Format.subset("CompareFormat", "table md latex json html")  # kgqa compare
+ReportFormat = Format.subset("ReportFormat", "html md latex csv json table")  # kgqa report
+TableFormat = Format.subset("TableFormat", "table md latex json")  # kgqa sensitivity, kgqa axioms
+ExportFormat = Format.subset("ExportFormat", "json csv md latex html")  # kgqa experiments export
+SummaryFormat = Format.subset("SummaryFormat", "table json")  # audit, generate, experiments list/show
 
 
 class DatasetFormat(str, Enum):
@@ -89,34 +75,138 @@ class DatasetFormat(str, Enum):
     jsonl = "jsonl"
 
 
-class ExportFormat(str, Enum):
-    """``kgqa experiments export``: a finished experiment."""
+# --------------------------------------------------------------------------- shared flags
 
-    json = "json"
-    csv = "csv"
-    md = "md"
-    latex = "latex"
-    html = "html"
+KG_HELP = ("Execute queries on this KG: RDF file(s), a store directory, an http(s) SPARQL endpoint, or a registry KG "
+           "name (ck25, demo).")
+STORE_HELP = ("Experiment store: a SQLite file or a SQLAlchemy URL (postgresql+psycopg://...); default "
+              "~/.local/share/kgqa/experiments.sqlite.")
+
+#: Every flag that more than one command takes: long name -> (its other names, the usual help).
+SHARED: dict[str, tuple[tuple[str, ...], str]] = {
+    # input
+    "--format": (("-f",), "Output format."),
+    "--dataset-format": ((), "Force the dataset format."),
+    "--run-format": ((), "Force the run format."),
+    "--dataset-option": ((), "Loader option KEY=VALUE (e.g. question_field=paraphrased_question for LC-QuAD 2.0); "
+                             "repeatable."),
+    "--run-option": ((), "Run loader option KEY=VALUE; repeatable."),
+    "--dataset": (("-d",), "Registry name or dataset file."),
+    "--run": ((), "Which run of a file with several."),
+    "--lang": ((), "Languages to score for per-language datasets (Text2SPARQL), comma-separated, or 'all'."),
+    "--ontology": ((), "RDFS/OWL file with domains, ranges and labels."),
+    "--allow-gold-copy": ((), "Score a run whose answers copy the dataset's gold answers (an error otherwise)."),
+    "--allow-score-file": ((), "Score a run file that looks like an evaluation/score file (an error otherwise)."),
+    # scoring
+    "--profile": (("-p",), f"Scoring convention: {', '.join(profile_names())}, or a profile .yaml file."),
+    "--measures": (("-m",), "Measures, comma-separated and/or repeated (-m BLEU -m 'QueryEM(norm=whitespace)'); "
+                            "replaces the profile's list."),
+    "--view": ((), "Compare answers as values (flattened), tuples (rows) or list; default: the profile's."),
+    "--links": ((), "IRIs linked by owl:sameAs in this file (RDF, or two-column TSV/CSV; repeatable)."),
+    "--strict": ((), "Strict reading (see the command's description)."),
+    # execution
+    "--kg": ((), KG_HELP),
+    "--graph": ((), "Default graph IRI for an endpoint."),
+    "--base": ((), "Base IRI for relative IRIs in the RDF files (default: each file's own file: URI, which depends "
+                   "on where it lies)."),
+    "--gold-answers": ((), "stored: the dataset's gold answers; executed: re-run gold queries on --kg."),
+    "--timeout": ((), "Per-query timeout in seconds."),
+    "--max-rows": ((), "Row cap per query result (over it: the query failed)."),
+    "--no-normalise": ((), "Execute queries exactly as written (no prefix injection or dialect fixes)."),
+    "--sandbox-gold": ((), "With --kg: run the dataset's gold queries through the sandbox like the run's (a dataset "
+                           "from an unknown source; see docs/reference/trust.md)."),
+    "--reexecute": ((), "With --kg: execute the run's queries even where the run also gives answers."),
+    "--cache": ((), "Result cache file (default: the user cache); a killed run resumes from it."),
+    "--no-cache": ((), "Do not read or write the persistent result cache."),
+    "--path": ((), "Cache file (default $KGQA_CACHE_DIR/results.sqlite)."),
+    "--allow-foreign-kg": ((), "With --kg: score even when the KG holds none of the dataset's or the run's IRIs (an "
+                               "error otherwise: a KG of another dataset)."),
+    "--max-kg-failures": ((), "With --kg: share of executed queries that may fail (error, timeout) before the KG or "
+                              "endpoint is refused with exit status 2 (default 0.5, as for live systems; 1: never)."),
+    # output
+    "--output": (("-o",), "Write to this file."),
+    "--save": ((), "Also save the evaluations (JSON) for kgqa report / kgqa show."),
+    "--per-question": (("-q",), "Also print the per-question table."),
+    "--by": ((), "Also print a breakdown by this characteristic (repeatable; e.g. function, hops, "
+                 "answer_cardinality, a group or metadata key)."),
+    "--bins": ((), "Bins for a numeric --by key: NAME=e0,e1,... or NAME=Q quantile bins (repeatable)."),
+    "--quiet": (("-q",), "No progress bar."),
+    "--progress/--no-progress": ((), "A progress bar on stderr (--no-progress: none)."),
+    "--store": ((), STORE_HELP),
+    # comparison and seeds
+    "--baseline": (("-b",), "Compare every run with this one (a run file or run name); default: all pairs."),
+    "--seed": ((), "Random seed (same seed, same output)."),
+    "--resamples": ((), "Bootstrap resamples and randomization trials."),
+    "--among": ((), "Draw items among those the transformation applies to ('applicable') or all ('all', the "
+                    "paper's protocol)."),
+    # live systems and servers
+    "--protocol": ((), "gerbil or text2sparql."),
+    "--concurrency": (("-c",), "Requests in flight (GERBIL sends 1)."),
+    "--retries": ((), "Further attempts on 429/5xx/connection errors."),
+    "--rps": ((), "At most this many requests per second."),
+    "--fresh": ((), "Forget the journal and ask every question again."),
+    "--allow-failures": ((), "Score (or write) a live system's answers even when it failed every question or more "
+                             "than half of them (an error otherwise)."),
+    "--header": (("-H",), HEADER_HELP),
+    "--no-echo-check": ((), "Ignore the question a response echoes (as GERBIL does); by default an echo of another "
+                            "question is malformed (case, spaces and punctuation ignored)."),
+    "--host": ((), "Address to listen on."),
+    "--port": ((), "Port."),
+}
 
 
-# Options declared alike by several commands (``name: TimeoutOption = 30.0``).
-TimeoutOption = Annotated[float, typer.Option("--timeout", help="Per-query timeout in seconds.")]
-CacheFileOption = Annotated[Optional[Path], typer.Option("--cache", help="Result cache file (default: the user cache).")]
-NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not use the persistent result cache.")]
-DatasetFormatOption = Annotated[Optional[str], typer.Option("--dataset-format", help="Force the dataset format.")]
-RunFormatOption = Annotated[Optional[str], typer.Option("--run-format", help="Force the run format.")]
-TableFormatOption = Annotated[TableFormat, typer.Option("--format", "-f", help="Output format.")]
-AllowForeignKgOption = Annotated[bool, typer.Option(
-    "--allow-foreign-kg", help="With --kg: score even when the KG holds none of the dataset's or the run's IRIs "
-                               "(an error otherwise: a KG of another dataset).")]
-MaxKgFailuresOption = Annotated[float, typer.Option(
-    "--max-kg-failures", help="With --kg: share of executed queries that may fail (error, timeout) before the KG or "
-                              "endpoint is refused with exit status 2 (default 0.5, as for live systems; 1: never).")]
-AllowGoldCopyOption = Annotated[bool, typer.Option(
-    "--allow-gold-copy", help="Score a run whose answers copy the dataset's gold answers (an error otherwise).")]
-AllowScoreFileOption = Annotated[bool, typer.Option(
-    "--allow-score-file", help="Score a run file that looks like an evaluation/score file (an error otherwise).")]
-OutputFileOption = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file.")]
+def option(flag: str, help: Optional[str] = None, **settings: Any) -> Any:
+    """The declaration of the shared ``flag`` (a key of :data:`SHARED`) for ``Annotated``:
+    its names, ``help`` (default: the usual one) and any other typer settings (``min=1``)."""
+    names, usual = SHARED[flag]
+    return typer.Option(flag, *names, help=usual if help is None else help, **settings)
+
+
+# Aliases of the declarations several commands make alike (``timeout: TimeoutOption = 30.0``).
+MeasuresOption = Annotated[Optional[list[str]], option("--measures")]
+ProfileOption = Annotated[str, option("--profile")]
+LangOption = Annotated[str, option("--lang")]
+KgOption = Annotated[Optional[str], option("--kg")]
+GraphOption = Annotated[Optional[str], option("--graph")]
+TimeoutOption = Annotated[float, option("--timeout")]
+CacheFileOption = Annotated[Optional[Path], option("--cache")]
+NoCacheOption = Annotated[bool, option("--no-cache")]
+NoNormaliseOption = Annotated[bool, option("--no-normalise")]
+SandboxGoldOption = Annotated[bool, option("--sandbox-gold")]
+ReexecuteOption = Annotated[bool, option("--reexecute")]
+GoldAnswersOption = Annotated[str, option("--gold-answers")]
+DatasetFormatOption = Annotated[Optional[str], option("--dataset-format")]
+RunFormatOption = Annotated[Optional[str], option("--run-format")]
+DatasetLoaderOption = Annotated[Optional[list[str]], option("--dataset-option")]
+RunLoaderOption = Annotated[Optional[list[str]], option("--run-option")]
+InputFormatOption = Annotated[Optional[str], option("--format", help="Input dataset format (default: detect).")]
+TableFormatOption = Annotated[TableFormat, option("--format")]
+SummaryFormatOption = Annotated[SummaryFormat, option("--format")]
+ViewOption = Annotated[Optional[str], option("--view")]
+AllowForeignKgOption = Annotated[bool, option("--allow-foreign-kg")]
+MaxKgFailuresOption = Annotated[float, option("--max-kg-failures")]
+AllowGoldCopyOption = Annotated[bool, option("--allow-gold-copy")]
+AllowScoreFileOption = Annotated[bool, option("--allow-score-file")]
+OutputFileOption = Annotated[Optional[Path], option("--output")]
+SaveOption = Annotated[Optional[Path], option("--save")]
+ByOption = Annotated[Optional[list[str]], option("--by")]
+BinsOption = Annotated[Optional[list[str]], option("--bins")]
+PerQuestionOption = Annotated[bool, option("--per-question")]
+BaselineOption = Annotated[Optional[str], option("--baseline")]
+ResamplesOption = Annotated[int, option("--resamples")]
+StoreOption = Annotated[Optional[str], option("--store")]
+CachePathOption = Annotated[Optional[Path], option("--path")]
+AmongOption = Annotated[str, option("--among")]
+QuietOption = Annotated[bool, option("--quiet")]
+MaxRowsOption = Annotated[int, option("--max-rows", min=1)]
+BaseOption = Annotated[Optional[str], option("--base")]
+
+
+def measure_list(measures: Optional[list[str]]) -> Optional[str]:
+    """The ``-m`` options given (each possibly comma-separated) as one comma-separated list, in
+    order; None when none was given (the profile's list)."""
+    given = [m.strip() for m in measures or () if m and m.strip()]
+    return ",".join(given) if given else None
 
 
 def parse_options(pairs: list[str] | None, flag: str) -> dict[str, object]:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
 
 from kgqa.cli._output import HEADER_HELP, resumable, system_headers
+from kgqa.cli.options import DatasetFormatOption, GraphOption, RunFormatOption, option
 
 err = Console(stderr=True)
 
@@ -16,23 +17,23 @@ err = Console(stderr=True)
 def ask_cmd(
     url: str = typer.Argument(..., help="The system's web-service URL."),
     dataset: str = typer.Argument(..., help="Registry name or dataset file."),
-    output: Path = typer.Option(..., "--output", "-o", help="Run file to write (.jsonl: kgqa JSONL; else QALD JSON for gerbil, Text2SPARQL answers JSON for text2sparql)."),
-    protocol: str = typer.Option("gerbil", "--protocol", help="gerbil (POST query=&lang=) or text2sparql (GET ?question=&dataset=)."),
-    lang: Optional[str] = typer.Option(None, "--lang", help="Languages to ask, comma-separated, or 'all' (default: every language of per-language datasets, else en)."),
-    concurrency: int = typer.Option(4, "--concurrency", "-c", help="Requests in flight (GERBIL sends 1)."),
-    timeout: float = typer.Option(60.0, "--timeout", help="Seconds to wait for one response."),
-    retries: int = typer.Option(3, "--retries", help="Further attempts on 429/5xx/connection errors (what still fails is asked again by the next run)."),
-    rps: Optional[float] = typer.Option(None, "--rps", help="At most this many requests per second."),
+    output: Annotated[Path, option("--output", help="Run file to write (.jsonl: kgqa JSONL; else QALD JSON for gerbil, Text2SPARQL answers JSON for text2sparql).")] = ...,
+    protocol: Annotated[str, option("--protocol", help="gerbil (POST query=&lang=) or text2sparql (GET ?question=&dataset=).")] = "gerbil",
+    lang: Annotated[Optional[str], option("--lang", help="Languages to ask, comma-separated, or 'all' (default: every language of per-language datasets, else en).")] = None,
+    concurrency: Annotated[int, option("--concurrency")] = 4,
+    timeout: Annotated[float, option("--timeout", help="Seconds to wait for one response.")] = 60.0,
+    retries: Annotated[int, option("--retries", help="Further attempts on 429/5xx/connection errors (what still fails is asked again by the next run).")] = 3,
+    rps: Annotated[Optional[float], option("--rps")] = None,
     dataset_iri: Optional[str] = typer.Option(None, "--dataset-iri", help="Text2SPARQL 'dataset' parameter (default: the dataset's id)."),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Run format: jsonl, qald or text2sparql."),
-    dataset_format: Optional[str] = typer.Option(None, "--dataset-format", help="Force the dataset format."),
-    fresh: bool = typer.Option(False, "--fresh", help="Forget the journal and ask every question again."),
+    fmt: Annotated[Optional[str], option("--format", help="Run format: jsonl, qald or text2sparql.")] = None,
+    dataset_format: DatasetFormatOption = None,
+    fresh: Annotated[bool, option("--fresh")] = False,
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Also ask again the questions that failed for good before (4xx, malformed, refused); transient failures are asked again anyway."),
-    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
-    header: Optional[list[str]] = typer.Option(None, "--header", "-H", help=HEADER_HELP),
-    allow_failures: bool = typer.Option(False, "--allow-failures", help="Write the run even when the system failed every question or more than --max-failures of them (an error otherwise)."),
+    progress: Annotated[bool, option("--progress/--no-progress")] = True,
+    header: Annotated[Optional[list[str]], option("--header", help=HEADER_HELP)] = None,
+    allow_failures: Annotated[bool, option("--allow-failures", help="Write the run even when the system failed every question or more than --max-failures of them (an error otherwise).")] = False,
     max_failures: float = typer.Option(0.5, "--max-failures", help="Fraction of failed questions above which the system counts as failing."),
-    no_echo_check: bool = typer.Option(False, "--no-echo-check", help="Ignore the question a response echoes (as GERBIL does); by default an echo of another question is malformed (case, spaces and punctuation ignored)."),
+    no_echo_check: Annotated[bool, option("--no-echo-check")] = False,
 ) -> None:
     """Ask a live system every question of DATASET and write a run kgqa can score.
 
@@ -47,7 +48,7 @@ def ask_cmd(
         result, written, journal = api.ask_system(
             dataset, url, output, protocol=protocol, fmt=fmt, dataset_format=dataset_format,
             langs=api.parse_langs(lang), concurrency=concurrency, timeout=timeout, retries=retries, rps=rps,
-            dataset_iri=dataset_iri, fresh=fresh, retry_failed=retry_failed, progress=not no_progress,
+            dataset_iri=dataset_iri, fresh=fresh, retry_failed=retry_failed, progress=progress,
             headers=system_headers(header), max_failures=max_failures, allow_failures=allow_failures,
             echo_check=not no_echo_check)
     for p in result.problems:
@@ -59,17 +60,17 @@ def ask_cmd(
 
 
 def serve_cmd(
-    run: Optional[Path] = typer.Option(None, "--run", help="Replay this run file (any run format kgqa reads)."),
+    run: Annotated[Optional[Path], option("--run", help="Replay this run file (any run format kgqa reads).")] = None,
     python: Optional[str] = typer.Option(None, "--python", help="Serve MODULE:FUNCTION (or FILE.py:FUNCTION), f(question, lang) -> SPARQL str | dict."),
     model: Optional[Path] = typer.Option(None, "--model", help="Serve a trained reference system (kgqa baseline train -o DIR)."),
-    kg: Optional[str] = typer.Option(None, "--kg", help="Execute returned queries on this KG to fill in GERBIL answers."),
-    graph: Optional[str] = typer.Option(None, "--graph", help="Default graph IRI for an endpoint --kg."),
-    protocol: str = typer.Option("gerbil", "--protocol", help="What / serves: gerbil or text2sparql (/gerbil and /text2sparql always serve both)."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
-    port: int = typer.Option(8000, "--port", help="Port (0: a free one, printed at start)."),
-    dataset: Optional[str] = typer.Option(None, "--dataset", help="Dataset whose question texts a replayed run lacks."),
-    run_format: Optional[str] = typer.Option(None, "--run-format", help="Force the run format."),
-    timeout: float = typer.Option(30.0, "--timeout", help="Per-query timeout when executing on --kg."),
+    kg: Annotated[Optional[str], option("--kg", help="Execute returned queries on this KG to fill in GERBIL answers.")] = None,
+    graph: GraphOption = None,
+    protocol: Annotated[str, option("--protocol", help="What / serves: gerbil or text2sparql (/gerbil and /text2sparql always serve both).")] = "gerbil",
+    host: Annotated[str, option("--host")] = "127.0.0.1",
+    port: Annotated[int, option("--port", help="Port (0: a free one, printed at start).")] = 8000,
+    dataset: Annotated[Optional[str], option("--dataset", help="Dataset whose question texts a replayed run lacks.")] = None,
+    run_format: RunFormatOption = None,
+    timeout: Annotated[float, option("--timeout", help="Per-query timeout when executing on --kg.")] = 30.0,
     max_body: Optional[int] = typer.Option(None, "--max-body", help="Largest request body / query string in bytes (default 65536)."),
     input: Optional[str] = typer.Option(None, "--input", help="--model: the form clients send questions in (raw, tagged, tag-end); "
                                                               "a model is served only with the form it was trained on."),

@@ -32,7 +32,7 @@ from typing import Any
 
 from kgqa.load import formats
 from kgqa.load.generic import load_prediction_array, load_record_array
-from kgqa.load.webqsp import FREEBASE_MID, freebase_term
+from kgqa.load.generic import FREEBASE_MID, freebase_term
 from kgqa.model import Dataset, Item, Prediction, Problem, Run, TableAnswer
 from kgqa.model.terms import Literal, Term
 

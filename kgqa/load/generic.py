@@ -74,7 +74,7 @@ from kgqa.load.jsonio import read_text
 from kgqa.load.jsonio import write_atomic
 from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Prediction, Problem, Run, Status, TableAnswer
 from kgqa.model.answer import Answer, TextColumn, from_results_json, to_results_json
-from kgqa.model.terms import IRI, XSD, Literal, Term, from_sparql_json, guess_term, guess_terms, to_sparql_json
+from kgqa.model.terms import FREEBASE_NS, IRI, XSD, Literal, Term, from_sparql_json, guess_term, guess_terms, to_sparql_json
 
 # --------------------------------------------------------------------------- shared helpers
 
@@ -103,7 +103,16 @@ def parse_term(value: Any) -> Term:
     raise ValueError(f"expected a term object or a string as an answer value, got {type(value).__name__} {value!r}")
 
 
-_FREEBASE_MID = re.compile(r"^[mg]\.[0-9a-z_]+$")
+FREEBASE_MID = re.compile(r"^[mg]\.[0-9a-z_]+$")
+
+
+def freebase_term(arg: Any, entity: bool | None = None) -> Term:
+    """A Freebase answer argument as a term: a mid (``m.0abc`` / ``g.1xyz``), or any argument
+    of an answer typed as an entity, becomes ``ns:<mid>``; anything else a simple literal."""
+    text = str(arg).strip()
+    if entity is True or (entity is None and FREEBASE_MID.match(text)):
+        return IRI(FREEBASE_NS + text)
+    return Literal(text)
 
 
 def _kb_term(value: dict) -> Term:
@@ -113,8 +122,7 @@ def _kb_term(value: dict) -> Term:
     kb = value.get("kb_id")
     if not isinstance(kb, str) or not kb.strip():
         raise ValueError(f"answer {value!r}: 'kb_id' must be a non-empty string")
-    kb = kb.strip()
-    return IRI("http://rdf.freebase.com/ns/" + kb) if _FREEBASE_MID.match(kb) else Literal(kb)
+    return freebase_term(kb)
 
 
 _STRS = frozenset({str})

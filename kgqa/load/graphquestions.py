@@ -59,9 +59,7 @@ from kgqa.load import jsonio
 from kgqa.load import formats
 from kgqa.load.generic import TEXTLESS, load_record_array, note_textless, text_lines, unique
 from kgqa.model import Dataset, Item, Prediction, Problem, Run, TableAnswer
-from kgqa.model.terms import IRI, Literal, Term
-
-FREEBASE_NS = "http://rdf.freebase.com/ns/"
+from kgqa.model.terms import FREEBASE_NS, IRI, Literal, Term
 
 FUNCTION_CATEGORY = {
     "none": "none",

@@ -50,23 +50,10 @@ from pathlib import Path
 from typing import Any
 
 from kgqa.load import formats
-from kgqa.load.generic import load_prediction_array, unique
+from kgqa.load.generic import freebase_term, load_prediction_array, unique
 from kgqa.load.jsonio import read_json
 from kgqa.model import Dataset, InputError, Item, Prediction, Problem, Run, TableAnswer
 from kgqa.model.terms import IRI, Literal, Term
-
-FREEBASE_NS = "http://rdf.freebase.com/ns/"
-FREEBASE_MID = re.compile(r"^[mg]\.[0-9a-z_]+$")
-
-
-def freebase_term(arg: Any, entity: bool | None = None) -> Term:
-    """A Freebase answer argument as a term: a mid (``m.0abc`` / ``g.1xyz``), or any argument
-    of an answer typed as an entity, becomes ``ns:<mid>``; anything else a simple literal."""
-    text = str(arg).strip()
-    if entity is True or (entity is None and FREEBASE_MID.match(text)):
-        return IRI(FREEBASE_NS + text)
-    return Literal(text)
-
 
 def _parse_answers(raw: Any, where: str) -> tuple[list[Term], list[str | None]]:
     if raw is None:

@@ -26,6 +26,8 @@ XSD_DOUBLE = XSD + "double"
 XSD_DATE = XSD + "date"
 XSD_DATETIME = XSD + "dateTime"
 RDF_LANGSTRING = RDF + "langString"
+#: the namespace of Freebase ids (``ns:m.0abc``) in WebQSP, CWQ, GraphQuestions and SimpleQuestions
+FREEBASE_NS = "http://rdf.freebase.com/ns/"
 
 NUMERIC_TYPES = frozenset(
     XSD + t

@@ -8,13 +8,16 @@ the API: it renders output). Each function formats; none computes a score.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from kgqa.load.jsonio import write_atomic
 from kgqa.model import InputError
 from kgqa.score.evaluate import Evaluation
 
-__all__ = ["print_evaluations", "breakdown_report", "print_comparison", "print_rendered", "print_question", "print_measures", "print_profiles", "datasets_table", "audit_renderables", "experiments_table", "experiment_table"]
+__all__ = ["print_evaluations", "breakdown_report", "print_comparison", "print_rendered", "print_question", "print_measures", "print_profiles", "datasets_table", "audit_renderables", "experiments_table", "experiment_table",
+           "write_output"]
 
 
 def print_evaluations(console: Any, evaluations: Sequence[Evaluation], *, per_question: bool = False) -> None:
@@ -107,3 +110,10 @@ def experiment_table(summary: Mapping[str, Any]) -> Any:
     from kgqa.report.tables import experiment_table as table
 
     return table(summary)
+
+
+def write_output(path: str | Path, chunks: Iterable[str]) -> None:
+    """Write rendered output (text, in chunks) to ``path`` whole or not at all: a reader never
+    sees half a report, and a file that cannot be written is an error naming it and the fix
+    (the previous file, if any, is left as it was)."""
+    write_atomic(Path(path), chunks)

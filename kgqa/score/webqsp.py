@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kgqa.model import IRI, Status, TableAnswer
+from kgqa.model.terms import FREEBASE_NS
 from kgqa.score.measures import Inputs, ItemContext, MeasureDef, Param, nothing_scored, register
 
-FREEBASE_NS = "http://rdf.freebase.com/ns/"
 PARTS = ("P", "R", "F1", "EM")
 
 

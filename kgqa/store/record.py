@@ -7,14 +7,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kgqa.load.runspec import split_run_spec
 from kgqa.store.store import Store, owner_id
 
 
 def record_evaluations(store: Store, dataset: str, run_specs: Sequence[str], evals: Sequence[Any], *,
                        profile: str, measures: str | None = None, lang: str = "all", kg: str | None = None,
                        gold_answers: str = "stored", kg_fingerprint: str | None = None) -> list[str]:
-    """One finished experiment per evaluation (``evals[i]`` scored ``run_specs[i]``); returns
-    their ids. ``dataset`` is a registry name or a dataset file (then stored too)."""
+    """One finished experiment per evaluation (``evals[i]`` scored ``run_specs[i]``, a run file
+        or ``NAME=PATH`` as the command line takes it: the file is stored); returns their ids.
+    ``dataset`` is a registry name or a dataset file (then stored too)."""
     from kgqa.api import dataset_checksum, dataset_names
     from kgqa.store.runner import headline, safe_filename
 
@@ -28,7 +30,7 @@ def record_evaluations(store: Store, dataset: str, run_specs: Sequence[str], eva
     ids = []
     owner = owner_id()  # held from creation to the result: no server's queue picks the row up between
     for spec, ev in zip(run_specs, evals):
-        p = Path(spec)
+        p = Path(split_run_spec(str(spec))[1])
         sha = store.put_file(p.read_bytes())
         eid = store.create(
             dataset=f"{ds_name}@{ds_file[:12]}" if ds_file else dataset, dataset_file=ds_file, dataset_filename=ds_name,

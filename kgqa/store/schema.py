@@ -80,6 +80,9 @@ experiments = Table(
     Column("claimed_by", String(160)),
     Column("heartbeat", Float),
     Column("attempts", Integer, nullable=False, default=0, server_default="0"),
+    # the account that submitted it (schema 5; None: made without accounts, from the command line
+    # or a local server)
+    Column("submitter", String(80)),
 )
 
 #: The per-question results of a finished experiment (JSON: Evaluation.to_json()), apart from its
@@ -91,6 +94,61 @@ results = Table(
     Column("evaluation", Text, nullable=False),
 )
 
+#: Accounts of a hosted challenge (schema 5): organisers and participants; ``password`` is an
+#: argon2id hash (PHC string), never the password.
+accounts = Table(
+    "accounts", metadata,
+    Column("name", String(80), primary_key=True),
+    Column("role", String(16), nullable=False),  # organiser | participant
+    Column("password", Text, nullable=False),
+    Column("created", String(40), nullable=False),
+)
+
+#: Server-side login sessions (schema 5): the SHA-256 of the session cookie's random token (the
+#: token itself is never stored), its account and when it lapses (seconds since the epoch).
+sessions = Table(
+    "sessions", metadata,
+    Column("token_sha256", String(64), primary_key=True),
+    Column("account", String(80), ForeignKey("accounts.name", ondelete="CASCADE"), nullable=False),
+    Column("created", String(40), nullable=False),
+    Column("expires", Float, nullable=False),
+)
+
+#: Who did what when (schema 5): logins, submissions, freezes, account changes.
+audit = Table(
+    "audit", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", String(40), nullable=False),
+    Column("account", String(80)),
+    Column("action", String(40), nullable=False),
+    Column("target", String(200)),
+    Column("detail", Text),
+)
+
+#: Leaderboards an organiser froze from the web (schema 5): a dataset's boards rank the
+#: experiments created up to ``at``.
+freezes = Table(
+    "freezes", metadata,
+    Column("dataset", String(200), primary_key=True),
+    Column("at", String(40), nullable=False),
+    Column("by", String(80)),
+)
+
+#: Questions of a hidden-gold dataset whose outcomes an organiser published from the web (schema 5;
+#: besides those ``kgqa web --hidden-gold DATASET=ID,...`` names). Publishing is never undone: what
+#: was shown cannot be unseen.
+published = Table(
+    "published", metadata,
+    Column("dataset", String(200), primary_key=True),
+    Column("question", String(200), primary_key=True),
+    Column("at", String(40), nullable=False),
+    Column("by", String(80)),
+)
+
+#: schema 5's tables and index (what :func:`_v4_to_v5` adds to an older store)
+_ACCOUNT_TABLES = (accounts, sessions, audit, freezes, published)
+
+Index("ix_experiments_submitter", experiments.c.submitter, experiments.c.created, experiments.c.id)
 Index("ix_experiments_board", experiments.c.dataset, experiments.c.profile, experiments.c.status)
 # listing pages at scale (issue 29): newest first, by status, and a board's ranking, from the index alone
 # (schema 3: each sort's index ends with the id, the last tie-breaker, so that a numbered page
@@ -112,7 +170,7 @@ for _name, _cols in _LISTING.items():
 
 #: The version :data:`metadata` describes. A new store is created from :data:`metadata` and
 #: stamped with it (Alembic's "create_all, then stamp head").
-VERSION = 4
+VERSION = 5
 
 #: Upgrades of existing stores: ``MIGRATIONS[v]`` takes version ``v`` to ``v + 1`` (ALTER TABLE
 #: ...). Append-only; when you change :data:`metadata`, add the migration doing the same to
@@ -151,7 +209,20 @@ def _v3_to_v4(conn: Connection) -> None:
             conn.execute(text(f"ALTER TABLE experiments ADD COLUMN {name} {ddl}"))
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+def _v4_to_v5(conn: Connection) -> None:
+    """Accounts for a hosted challenge: the tables of accounts, login sessions, the audit log and
+    frozen leaderboards, and who submitted each experiment (``submitter``, None for the
+    experiments made before). Idempotent: a table, column or index already there is kept."""
+    for table in _ACCOUNT_TABLES:
+        table.create(conn, checkfirst=True)
+    if "submitter" not in {c["name"] for c in inspect(conn).get_columns("experiments")}:
+        conn.execute(text("ALTER TABLE experiments ADD COLUMN submitter VARCHAR(80)"))
+    for ix in experiments.indexes:
+        if ix.name == "ix_experiments_submitter":
+            ix.create(conn, checkfirst=True)
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
 
 
 class SchemaError(RuntimeError):

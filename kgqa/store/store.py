@@ -221,6 +221,7 @@ class Experiment:
     claimed_by: str | None = None
     heartbeat: float | None = None
     attempts: int = 0
+    submitter: str | None = None  # the account that submitted it (None: made without accounts)
     _evaluation: str | None = field(default=None, repr=False)
     _load: Any = field(default=None, repr=False, compare=False)  # fetches the results of a summary row
     # the JSON columns as stored, parsed when first read (a listing page shows few of them)
@@ -333,6 +334,7 @@ def _row(r: Any, load: Any = None) -> Experiment:
         progress_done=m["progress_done"] or 0, progress_total=m["progress_total"] or 0,
         progress_note=m["progress_note"],
         claimed_by=m.get("claimed_by"), heartbeat=m.get("heartbeat"), attempts=m.get("attempts") or 0,
+        submitter=m.get("submitter"),
         _url_redacted=url != m["system_url"] and "***" in (url or ""),
         _evaluation=m["results"] if "results" in m else None, _load=load,
         _options=m["options"], _aggregate=m["aggregate"], _outcomes=m["outcomes"],
@@ -416,12 +418,14 @@ class Store:
                run_filename: str | None = None, system_url: str | None = None, system_protocol: str | None = None,
                measures: str | None = None, lang: str = "all", kg: str | None = None, kg_file: str | None = None,
                kg_filename: str | None = None, gold_answers: str = "stored",
-               options: dict[str, Any] | None = None, owner: str | None = None) -> str:
+               options: dict[str, Any] | None = None, owner: str | None = None,
+               submitter: str | None = None) -> str:
         """A new pending experiment; returns its id (the permalink ``/e/<id>``). A live
         system's URL is stored as :func:`shown_url` gives it: credentials in it are never
         stored; the run started with the URL as given uses them
         (:func:`kgqa.store.runner.run_experiment`'s ``system_url``). ``owner``: created
-        leased to this worker (:meth:`claim`), so that no server's queue takes it up."""
+        leased to this worker (:meth:`claim`), so that no server's queue takes it up.
+        ``submitter``: the account that submitted it (a hosted challenge)."""
         if run_file is None and system_url is None:
             raise ValueError("an experiment needs a run file or a system URL")
         shown = shown_url(system_url)
@@ -438,7 +442,7 @@ class Store:
             measures=measures or None, lang=lang, kg=kg, kg_file=kg_file, kg_filename=kg_filename,
             gold_answers=gold_answers, options=_json(options or {}), kgqa_version=kgqa.__version__,
             progress_done=0, progress_total=0, claimed_by=owner, heartbeat=time.time() if owner else None,
-            attempts=0,
+            attempts=0, submitter=submitter,
         )
         for _ in range(5):
             eid = secrets.token_hex(5)
@@ -468,17 +472,18 @@ class Store:
 
     def list(self, *, dataset: str | None = None, profile: str | None = None, status: str | None = None,
              limit: int | None = None, offset: int = 0, sort: str = "created", descending: bool = True,
-             after: str | None = None, before: str | None = None) -> list[Experiment]:
+             after: str | None = None, before: str | None = None, submitter: str | None = None) -> list[Experiment]:
         """Experiments, newest first (or by ``sort``: one of :data:`SORTS`), optionally
         filtered, ``limit`` of them from ``offset`` or next to an experiment (``after`` /
         ``before`` an id: :meth:`list_page`). Summaries: the per-question results load when
-        first asked for, so a page of a large store reads only its rows."""
+        first asked for, so a page of a large store reads only its rows. ``submitter``: only
+        the experiments this account submitted."""
         return self.list_page(dataset=dataset, profile=profile, status=status, limit=limit, offset=offset, sort=sort,
-                              descending=descending, after=after, before=before).experiments
+                              descending=descending, after=after, before=before, submitter=submitter).experiments
 
     def list_page(self, *, dataset: str | None = None, profile: str | None = None, status: str | None = None,
                   limit: int | None = None, offset: int = 0, sort: str = "created", descending: bool = True,
-                  after: str | None = None, before: str | None = None) -> "Page":
+                  after: str | None = None, before: str | None = None, submitter: str | None = None) -> "Page":
         """A page of :meth:`list`: ``limit`` experiments from ``offset``, or (keyset paging,
         the seek method) the ``limit`` right after experiment ``after`` or right before
         ``before`` in the same order, with how many come before the page's first row. A seek
@@ -489,19 +494,21 @@ class Store:
             raise ValueError(f"cannot sort experiments by {sort!r}; one of: {', '.join(SORTS)}")
         keys = [(SORTS[sort], descending), (T_EXP.c.created, descending), (T_EXP.c.id, False)]
         order = list({c.name: (c, d) for c, d in keys}.values())  # created once when sorting by it
-        return self._page(lambda q: self._filtered(q, dataset, profile, status), order, limit, offset, after, before)
+        return self._page(lambda q: self._filtered(q, dataset, profile, status, submitter=submitter), order, limit,
+                          offset, after, before)
 
     def count(self, *, dataset: str | None = None, profile: str | None = None, status: str | None = None,
-              until: str | None = None) -> int:
+              until: str | None = None, submitter: str | None = None, since: str | None = None) -> int:
         """How many experiments :meth:`list` would give without a limit (``until``: created
-        at or before this ISO time only)."""
-        q = self._filtered(select(func.count()).select_from(T_EXP), dataset, profile, status, until)
+        at or before this ISO time only; ``since``: at or after it; ``submitter``: submitted by
+        this account only)."""
+        q = self._filtered(select(func.count()).select_from(T_EXP), dataset, profile, status, until, submitter, since)
         with self.engine.connect() as c:
             return int(c.execute(q).scalar() or 0)
 
     @staticmethod
     def _filtered(q: Any, dataset: str | None, profile: str | None, status: str | None,
-                  until: str | None = None) -> Any:
+                  until: str | None = None, submitter: str | None = None, since: str | None = None) -> Any:
         if dataset is not None:
             q = q.where(T_EXP.c.dataset == dataset)
         if profile is not None:
@@ -510,6 +517,10 @@ class Store:
             q = q.where(T_EXP.c.status == status)
         if until is not None:
             q = q.where(T_EXP.c.created <= until)
+        if since is not None:
+            q = q.where(T_EXP.c.created >= since)
+        if submitter is not None:
+            q = q.where(T_EXP.c.submitter == submitter)
         return q
 
     def boards(self) -> list[tuple[str, str, int]]:

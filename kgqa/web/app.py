@@ -15,7 +15,9 @@ folders); the server asks live systems and endpoints only when started to, and t
 loopback or private address unless listed; uploads are read in worker processes
 (:mod:`kgqa.web.uploads`) and experiments evaluated in others (:mod:`kgqa.web.jobs`), so pages
 stay responsive; predicted SPARQL runs under the execute stage's sandbox and caps; an optional
-shared token guards every page.
+shared token guards every page. A store with accounts (:mod:`kgqa.web.accounts`) makes it a
+hosted challenge: everyone logs in, a participant sees its own experiments and the public
+leaderboards, organisers see everything, freeze leaderboards and read the audit log.
 """
 
 from __future__ import annotations
@@ -35,9 +37,10 @@ from starlette.staticfiles import StaticFiles
 
 from kgqa.load import registry
 from kgqa.store import Store, StoreError
+from kgqa.web.accounts import Login
 from kgqa.web.context import HERE, Settings, Web, web_of
 from kgqa.web.limits import BodyLimit
-from kgqa.web.routes import experiments, new, pages
+from kgqa.web.routes import account, experiments, new, pages
 from kgqa.web.security import HostPolicy, Security
 
 __all__ = ["Settings", "create_app", "default_kgs"]
@@ -53,11 +56,12 @@ def create_app(store: Store, settings: Settings | None = None) -> Starlette:
     settings = settings or Settings()
     web = Web(store, settings)
     secret = secrets.token_bytes(32)  # per server: CSRF tokens and auth cookies end with it
-    routes = [*pages.ROUTES, *new.ROUTES, *experiments.ROUTES,
+    routes = [*pages.ROUTES, *new.ROUTES, *experiments.ROUTES, *account.ROUTES,
               Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")]
     middleware = [
         Middleware(Security, secret=secret, hosts=HostPolicy(settings.host, settings.allowed_hosts),
                    token=settings.token, port=settings.port),
+        Middleware(Login, accounts=web.accounts, port=settings.port),
         Middleware(BodyLimit, max_bytes=int(settings.max_upload_mb * 1024 * 1024)),
     ]
     app = Starlette(routes=routes, middleware=middleware, lifespan=_lifespan,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,7 +26,9 @@ from kgqa.model import InputError
 from kgqa.model.urlguard import UrlRule
 from kgqa.report import numbers
 from kgqa.store import Store
+from kgqa.store.accounts import Account, Accounts
 from kgqa.store.export import FORMATS
+from kgqa.web.accounts import Throttle, quota_message, sees
 from kgqa.web.jobs import Jobs
 from kgqa.web.uploads import Checker, check_url, web_wording
 from kgqa.web.views import Views
@@ -51,7 +54,10 @@ class Settings:
     per-question outcomes for the published questions (a challenge's test set); ``frozen``:
     dataset -> an ISO time (UTC) its leaderboards rank experiments created up to;
     ``closed``: dataset -> an ISO time (UTC) from which the server takes no new experiment on it
-    (a submission deadline)."""
+    (a submission deadline); ``accounts``: ask everyone to log in (None: when the store holds
+    accounts, :mod:`kgqa.web.accounts`); ``quota_per_day`` / ``quota_total``: the most
+    experiments a participant submits per UTC day / in all (0: no limit; organisers have
+    none)."""
 
     kgs: dict[str, str] = field(default_factory=dict)
     max_upload_mb: float = 50.0
@@ -72,6 +78,9 @@ class Settings:
     hidden_gold: dict[str, frozenset[str]] = field(default_factory=dict)
     frozen: dict[str, str] = field(default_factory=dict)
     closed: dict[str, str] = field(default_factory=dict)
+    accounts: bool | None = None
+    quota_per_day: int = 0
+    quota_total: int = 0
 
 
 def templates() -> Jinja2Templates:
@@ -106,6 +115,44 @@ class Web:
                          refuse=self.refuse_stored, memory_mb=settings.worker_memory_mb, url_rule=url_rule)
         self.checker = Checker(settings.upload_workers, settings.upload_queue, memory_mb=settings.worker_memory_mb)
         self.reports: dict[str, tuple[bytes, str]] = {}  # experiment id -> (HTML report, its CSP)
+        # accounts (a hosted challenge): None serves one local user, as a store without accounts does
+        on = settings.accounts if settings.accounts is not None else Accounts(store).any()
+        self.accounts: Accounts | None = Accounts(store) if on else None
+        self.throttle = Throttle()
+        self.submitting = threading.Lock()  # a quota's check and the new experiment, one at a time
+
+    def user(self, request: Request) -> Account | None:
+        """The logged-in account (None: no one, or a server without accounts)."""
+        return getattr(request.state, "user", None)
+
+    def visible(self, request: Request, e: Any) -> bool:
+        """The requester may see experiment ``e`` (:func:`kgqa.web.accounts.sees`)."""
+        user = self.user(request)
+        return self.accounts is None or (user is not None and sees(user, e))
+
+    def mine(self, request: Request) -> str | None:
+        """The account whose experiments a listing shows (None: every experiment)."""
+        user = self.user(request)
+        return user.name if user is not None and not user.organiser else None
+
+    def quota_message(self, request: Request) -> str | None:
+        """Why the requester may submit no more experiments now (None: it may)."""
+        if self.accounts is None:
+            return None
+        return quota_message(self.store, self.user(request), self.settings.quota_per_day, self.settings.quota_total)
+
+    def audit(self, request: Request, action: str, target: str | None = None, detail: str | None = None) -> None:
+        """An audit-log entry for the requester (servers with accounts)."""
+        if self.accounts is not None:
+            user = self.user(request)
+            self.accounts.log(user.name if user else None, action, target, detail)
+
+    def frozen_at(self, dataset: str) -> str | None:
+        """When ``dataset``'s leaderboards froze (``--freeze-leaderboard`` or an organiser's
+        freeze, the earlier), None: they are not frozen."""
+        times = [t for t in (self.settings.frozen.get(dataset),
+                             self.accounts.frozen().get(dataset) if self.accounts else None) if t]
+        return min(times) if times else None
 
     def refuse_stored(self, e: Any) -> str | None:
         """Why this server will not (re-)run a stored experiment (None: it will)."""
@@ -127,7 +174,10 @@ class Web:
     def published(self, e: Any) -> frozenset[str] | None:
         """The questions of ``e`` whose outcomes may be shown when its dataset's gold is hidden
         (None: not hidden, every question may be shown)."""
-        return self.settings.hidden_gold.get(e.dataset)
+        listed = self.settings.hidden_gold.get(e.dataset)
+        if listed is None or self.accounts is None:
+            return listed
+        return listed | self.accounts.published(e.dataset)  # and those an organiser published from the web
 
     def closed_message(self, dataset: str) -> str | None:
         """Why no new experiment on ``dataset`` is taken now (None: submissions are open)."""
@@ -140,6 +190,8 @@ class Web:
         """The page rendered in a worker thread: the event loop keeps answering meanwhile."""
         ctx.setdefault("title", "kgqa")
         ctx["csrf"] = getattr(request.state, "csrf", "")
+        ctx["user"] = self.user(request)
+        ctx["accounts_on"] = self.accounts is not None
         ctx["request"] = request
         return await run_in_threadpool(self.templates.TemplateResponse, request, _template, ctx, status_code=_status)
 
@@ -151,7 +203,8 @@ class Web:
         eid = request.path_params["eid"]
         if not ID.match(eid):
             return None
-        return await run_in_threadpool(self.store.get, eid, results=results)
+        e = await run_in_threadpool(self.store.get, eid, results=results)
+        return e if e is not None and self.visible(request, e) else None  # another's: as if absent
 
 
 HIDDEN = ("the test answers of this dataset are hidden on this server: aggregate scores only, and per-question "

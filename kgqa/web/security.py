@@ -141,7 +141,7 @@ class Security:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
         port = self.port or (scope.get("server") or (None, 0))[1]
         session_cookie, auth_cookie = f"kgqa_session_{port}", f"kgqa_auth_{port}"
-        cookies = _cookies(headers.get("cookie", ""))
+        cookies = cookies_of(headers.get("cookie", ""))
         set_cookies: list[str] = []
         started = False
         t0 = time.perf_counter()
@@ -159,7 +159,7 @@ class Security:
             await send(message)
 
         async def refuse(status: int, message: str) -> None:
-            await _plain_error(status, message)(scope, receive, send_wrapper)
+            await plain_error(status, message)(scope, receive, send_wrapper)
 
         if not self.hosts.allows(headers.get("host")):
             return await refuse(421, "This kgqa server does not answer to the host name "
@@ -230,7 +230,7 @@ def _cross_origin(headers: dict[str, str], scheme: str) -> str | None:
     return None
 
 
-def _cookies(header: str) -> dict[str, str]:
+def cookies_of(header: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for part in header.split(";"):
         if "=" in part:
@@ -239,7 +239,7 @@ def _cookies(header: str) -> dict[str, str]:
     return out
 
 
-def _plain_error(status: int, message: str):
+def plain_error(status: int, message: str):
     from starlette.responses import HTMLResponse
 
     return HTMLResponse(f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>kgqa · {status}</title>'

@@ -6,25 +6,35 @@ import hashlib
 import json
 from pathlib import Path
 
+import io
+from contextlib import redirect_stderr, redirect_stdout
+from typing import NamedTuple
+
 import pytest
-from typer.testing import CliRunner
 
 from conftest import squash
 
-import kgqa.cli as cli
+from kgqa.cli import main
 from kgqa.load import load_dataset
 
 FIX = Path(__file__).parents[1] / "fixtures"
-runner = CliRunner()
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _registered():
-    cli._register()
+class Result(NamedTuple):
+    exit_code: int
+    output: str  # stdout, then stderr
 
 
-def invoke(*args):
-    return runner.invoke(cli.app, ["datasets", *map(str, args)])
+def invoke(*args) -> Result:
+    """``kgqa datasets ARGS`` through :func:`kgqa.cli.main`, the command line's one error path."""
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            main(["datasets", *map(str, args)])
+        except SystemExit as e:
+            code = e.code or 0
+    return Result(code, out.getvalue() + err.getvalue())
 
 
 def test_list(shared_data):

@@ -3,7 +3,8 @@ renders. Measured on the syntax tree: no function body over MAX_LINES lines (the
 non-comment lines of its body, its own docstring excluded; a nested function's body counts in the
 function around it, its decorators and parameter list do not: option declarations aside, a
 command defined inside ``register()`` counts in ``register()``), and command modules do not
-import each other (shared helpers live in kgqa/cli/_output.py and kgqa/cli/options.py)."""
+import each other (shared helpers live in kgqa/cli/_output.py, kgqa/cli/options.py and
+kgqa/cli/errors.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from conftest import REPO
 MAX_LINES = 40
 CLI = REPO / "kgqa" / "cli"
 #: the modules every command module may import
-SHARED_MODULES = {"kgqa.cli._output", "kgqa.cli.options"}
+SHARED_MODULES = {"kgqa.cli._output", "kgqa.cli.options", "kgqa.cli.errors"}
 _NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
 
 

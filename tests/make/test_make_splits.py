@@ -11,6 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from conftest import run_cli
+
 import kgqa.cli as cli
 from kgqa.make.splits import (Characteristics, _one_try, assign_groups, characteristics, concat_datasets,
                                group_labels, parse_ratios, split_characteristics, split_dataset,
@@ -269,10 +271,10 @@ def test_cli_split_jsonl_for_formats_without_writer(shared_data, tmp_path):
     assert rep["format"] == "jsonl" and (tmp_path / "train.jsonl").exists()
 
 
-def test_cli_split_bad_ratios(tmp_path):
-    r = runner.invoke(cli.app, ["split", str(FIX / "lcquad" / "lcquad1-test.json"), "--by", "uri",
-                                "--ratios", "0.9,0.2", "-o", str(tmp_path)])
-    assert r.exit_code == 2 and "ratios" in r.output
+def test_cli_split_bad_ratios(tmp_path, capsys):
+    code, _, err = run_cli(capsys, "split", str(FIX / "lcquad" / "lcquad1-test.json"), "--by", "uri",
+                           "--ratios", "0.9,0.2", "-o", str(tmp_path))
+    assert code == 2 and "ratios" in err
 
 
 # hypothesis: random datasets through Items, the analyzer and the writers

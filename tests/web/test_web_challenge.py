@@ -1,81 +1,79 @@
 """Hidden test answers (issue 39, scope 2, first part): ``kgqa web --hidden-gold DATASET=ID,...``
 shows experiments on the dataset with aggregate scores only, and per-question outcomes for the
-published questions. A crawl of every route, as a participant sees the server, finds no gold
-answer or gold query of an unpublished question."""
+published questions. A crawl of every route, as a participant sees the server (a server
+without accounts, and one with accounts, logged in as a participant), finds no gold answer or
+gold query of an unpublished question."""
 
 from __future__ import annotations
 
 import html
-import json
 import re
-import time
 
 import httpx
 import pytest
 
+from kgqa.model import InputError
+
 from kgqa.load import registry
 from kgqa.store import Store
-from kgqa.store.export import FORMATS
-from kgqa.web.views import Views
+from kgqa.store.accounts import Accounts
+from webcrawl import csrf_of, experiment_routes, finished, gold_values, leaks, login, site_routes
 from webserver import WebServer
 
 DEMO = registry.PACKAGE_DIR / "demo" / "data"
 
 
-def _finished(c: httpx.Client, eid: str) -> dict:
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        s = c.get(f"/e/{eid}/status.json").json()
-        if s["status"] in ("finished", "failed"):
-            return s
-        time.sleep(0.2)
-    raise AssertionError(f"{eid} did not finish")
+PASSWORDS = {"org": "organiser secret 1", "p1": "participant one 1", "p2": "participant two 2"}
 
 
-def _gold(store_path, eid: str, published: set[str]) -> tuple[set[str], list[str]]:
-    """The gold answers and queries of the unpublished questions (values of 5 characters or
-    more but ``false``: a short number or a boolean occurs on any page), and every question id."""
+def _accounts(store_path) -> None:
     with Store(store_path) as st:
-        e = st.get(eid)
-        views = Views(st)
-        qids = [q.id for q in e.evaluation().questions]
-        shown, hidden = set(), set()
-        for qid in qids:
-            q = views.question(e, qid)
-            values = {v for v in (q["gold_answer"] or []) if len(v) >= 5 and v != "false"}
-            if q["gold_sparql"]:
-                values.add(q["gold_sparql"].strip())
-            (shown if qid in published else hidden).update(values)
-    return hidden - shown, qids
+        acc = Accounts(st)
+        acc.add("org", "organiser", PASSWORDS["org"])
+        for name in ("p1", "p2"):
+            acc.add(name, "participant", PASSWORDS[name])
+
+
+def _submit(c: httpx.Client, name: str) -> str:
+    r = c.post("/new", data={"csrf": csrf_of(c.get("/new").text), "dataset": "demo", "profile": "kgqa", "kg": "demo",
+                             "reexecute": "1"},
+               files={"run_file": (f"{name}.json", (DEMO / "runs" / f"{name}.json").read_bytes(), "application/json")})
+    assert r.status_code == 303, r.text[:500]
+    return r.headers["location"].rsplit("/", 1)[1]
 
 
 @pytest.mark.slow
-def test_no_route_shows_a_participant_a_hidden_gold_value(tmp_path):
+@pytest.mark.parametrize("mode", ["local", "participant"])
+def test_no_route_shows_a_participant_a_hidden_gold_value(tmp_path, mode):
+    """``local``: a server without accounts, as anyone reaching it sees it; ``participant``: a
+    server with accounts, crawled logged in as a participant (every GET route, the other
+    participant's experiments, the organisers' pages and the POST routes it may try)."""
     published = {"1"}
+    if mode == "participant":
+        _accounts(tmp_path / "exp.sqlite")
     with WebServer(tmp_path / "exp.sqlite", tmp_path, "--hidden-gold", "demo=" + ",".join(published)) as srv, \
-            httpx.Client(base_url=srv.base, timeout=60) as c:
-        csrf = re.search(r'name="csrf" value="([^"]+)"', c.get("/new").text).group(1)
-        ids = []
-        for name in ("strong", "weak"):
-            r = c.post("/new", data={"csrf": csrf, "dataset": "demo", "profile": "kgqa", "kg": "demo", "reexecute": "1"},
-                       files={"run_file": (f"{name}.json", (DEMO / "runs" / f"{name}.json").read_bytes(),
-                                           "application/json")})
-            assert r.status_code == 303, r.text[:500]
-            ids.append(r.headers["location"].rsplit("/", 1)[1])
-        assert all(_finished(c, eid)["status"] == "finished" for eid in ids)
-        hidden, qids = _gold(srv.store, ids[0], published)
+            httpx.Client(base_url=srv.base, timeout=60) as c, httpx.Client(base_url=srv.base, timeout=60) as other:
+        if mode == "participant":
+            login(c, "p1", PASSWORDS["p1"])
+            login(other, "p2", PASSWORDS["p2"])
+        ids = [_submit(c, name) for name in ("strong", "weak")]
+        others = [_submit(other, "strong")] if mode == "participant" else []
+        assert all(finished(c, eid)["status"] == "finished" for eid in ids)
+        assert all(finished(other, eid)["status"] == "finished" for eid in others)
+        hidden, qids = gold_values(srv.store, ids[0], published)
         assert len(hidden) > 20 and set(qids) > published
-        routes = ["/", "/new", "/leaderboards", "/leaderboard/demo/kgqa", "/datasets", "/datasets/demo",
-                  "/datasets/demo/audit", "/compare", f"/compare?e={ids[0]}&e={ids[1]}", "/nowhere"]
-        for eid in ids:
-            routes += [f"/e/{eid}", f"/e/{eid}/status.json", f"/e/{eid}/sections", f"/e/{eid}/file/dataset",
-                       f"/e/{eid}/file/kg", f"/e/{eid}/q/nowhere"]
-            routes += [f"/e/{eid}/download/{fmt}" for fmt in FORMATS]
-            routes += [f"/e/{eid}/q/{qid}" for qid in qids]
+        routes = site_routes("demo", "kgqa", ids) + [f"/compare?e={ids[0]}&e={e}" for e in others]
+        for eid in ids + others:
+            routes += experiment_routes(eid, qids)
         pages = {url: c.get(url) for url in routes}
-    leaks = [(url, v[:60]) for url, r in pages.items() for v in hidden
-             if v in r.text or html.escape(v) in r.text or json.dumps(v)[1:-1] in r.text]
-    assert leaks == []
+        csrf = csrf_of(pages["/new"].text)
+        posts = {"/login": {"name": "p1", "password": "not the password"}, "/accounts": {"name": "p3", "password": "x" * 12},
+                 "/leaderboard/demo/kgqa/freeze": {"action": "freeze"}, "/new": {"dataset": "demo"},
+                 "/datasets/demo/publish": {"questions": "2"}}
+        posts.update({f"/e/{eid}/rerun": {} for eid in others})
+        for url, data in posts.items():
+            pages["POST " + url] = c.post(url, data={"csrf": csrf, **data})
+    assert leaks(pages, hidden) == []
     # what a participant does see: aggregate scores, the published question, refusals that say why
     page = pages[f"/e/{ids[0]}"].text
     assert pages[f"/e/{ids[0]}"].status_code == 200 and 'data-measure="F1"' in page and "hidden on this server" in page
@@ -84,7 +82,15 @@ def test_no_route_shows_a_participant_a_hidden_gold_value(tmp_path):
     for url in (f"/e/{ids[0]}/q/2", f"/e/{ids[0]}/sections", f"/e/{ids[0]}/download/json",
                 f"/compare?e={ids[0]}&e={ids[1]}", "/datasets/demo/audit"):
         assert pages[url].status_code == 403 and "hidden on this server" in pages[url].text, url
-    assert pages["/leaderboard/demo/kgqa"].status_code == 200 and ids[0] in pages["/leaderboard/demo/kgqa"].text
+    board = pages["/leaderboard/demo/kgqa"]
+    assert board.status_code == 200 and all(eid in board.text for eid in ids + others)
+    if mode == "participant":  # another participant's experiments: as if absent; the organisers' pages: refused
+        assert all(pages[u].status_code == 404 for e in others for u in experiment_routes(e, qids) if "/rerun" not in u)
+        assert pages["POST " + f"/e/{others[0]}/rerun"].status_code == 404 and others[0] not in pages["/"].text
+        assert pages["/audit"].status_code == 403 and pages["/accounts"].status_code == 403
+        assert all(pages["POST " + u].status_code == 403 for u in ("/accounts", "/leaderboard/demo/kgqa/freeze",
+                                                                    "/datasets/demo/publish"))
+        assert pages["POST /login"].status_code == 401 and 'id="whoami"' in pages["/"].text
 
 
 def test_hidden_gold_names_a_registry_dataset(tmp_path, capsys):
@@ -93,6 +99,24 @@ def test_hidden_gold_names_a_registry_dataset(tmp_path, capsys):
     with pytest.raises(SystemExit) as ex:
         main(["web", "--store", str(tmp_path / "s.sqlite"), "--hidden-gold", "no-such-set", "--port", "1"])
     assert ex.value.code == 2 and "registry dataset" in capsys.readouterr().err
+
+
+def test_hidden_gold_ids_are_checked_and_a_question_publishes_its_every_unit(tmp_path, capsys):
+    """A published id the dataset lacks (CK25's questions are ``ck25:1``, not ``1``) is refused
+    with the id it may mean, instead of publishing nothing; a question's id publishes the ids
+    of its scoring units (``ck25:1-en``), which the per-question tables list."""
+    from kgqa.cli import main
+    from kgqa.web.hidden import published_ids
+
+    with pytest.raises(SystemExit) as ex:
+        main(["web", "--store", str(tmp_path / "s.sqlite"), "--hidden-gold", "ck25=1", "--port", "1"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert ex.value.code == 2 and "no question '1'" in err and "'ck25:1'" in err, err
+    assert published_ids("ck25", ["ck25:1", " ck25:2-en ", ""]) == {"ck25:1-en", "ck25:2-en"}
+    multilingual = published_ids("qald-9-test", ["99"])
+    assert multilingual == {"99"}  # a dataset without per-language ids: the question is its unit
+    with pytest.raises(InputError, match="no question 'ck25:9999'"):
+        published_ids("ck25", ["ck25:9999"], "questions")
 
 
 def test_a_frozen_leaderboard_ranks_what_came_before_and_closed_submissions_are_refused(tmp_path):

@@ -21,10 +21,9 @@ from pathlib import Path
 
 from kgqa.load.jsonio import read_text
 from kgqa.model import Dataset, InputError, Item, Problem
-from kgqa.model.terms import looks_like_iri
+from kgqa.model.terms import FREEBASE_NS, looks_like_iri
 
 FREEBASE_WEB = "www.freebase.com/"
-FREEBASE_NS = "http://rdf.freebase.com/ns/"
 
 
 def to_iri(cell: str) -> str:

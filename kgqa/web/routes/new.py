@@ -23,6 +23,10 @@ from kgqa.web.uploads import Busy, UploadJob, check_url, web_wording
 Upload = tuple[str, bytes]
 
 
+class Quota(Exception):
+    """The participant has used its submissions (the message says which quota, and when it resets)."""
+
+
 def form_context(web: Web, values: dict[str, Any] | None = None) -> dict[str, Any]:
     s = web.settings
     return {
@@ -36,7 +40,9 @@ def form_context(web: Web, values: dict[str, Any] | None = None) -> dict[str, An
 async def new_get(request: Request) -> Response:
     web = web_of(request)
     values = {k: v for k, v in request.query_params.items() if k in ("dataset", "profile", "kg")}
-    return await web.page(request, "new.html", title="kgqa · new experiment", **form_context(web, values))
+    quota = await run_in_threadpool(web.quota_message, request)
+    return await web.page(request, "new.html", title="kgqa · new experiment", **form_context(web, values),
+                          **({"error": quota} if quota else {}))
 
 
 async def new_post(request: Request) -> Response:
@@ -51,13 +57,21 @@ async def new_post(request: Request) -> Response:
         return await web.error(request, 403, "the form's CSRF token is missing or stale: reload the form and submit again")
     values = {k: str(v) for k, v in form.items() if not isinstance(v, UploadFile)}
     try:
-        eid, given = await create_experiment(web, form, values)
+        quota = await run_in_threadpool(web.quota_message, request)
+        if quota:  # said before the upload is read; checked again as the experiment is stored
+            raise Quota(quota)
+        eid, given = await create_experiment(web, form, values, request)
+    except Quota as err:
+        return await web.page(request, "new.html", 429, title="kgqa · new experiment", error=str(err),
+                              **form_context(web, values))
     except Busy as err:
         return await web.page(request, "new.html", 503, title="kgqa · new experiment", error=str(err),
                               **form_context(web, values))
     except InputError as err:
         return await web.page(request, "new.html", 400, title="kgqa · new experiment", error=web_wording(str(err)),
                               **form_context(web, values))
+    await run_in_threadpool(web.audit, request, "submit", eid,
+                            f"{values.get('run_name') or 'run'} on {values.get('dataset') or 'an uploaded dataset'}")
     await run_in_threadpool(web.jobs.submit, eid, **given)
     return RedirectResponse(f"/e/{eid}", status_code=303)
 
@@ -163,10 +177,12 @@ async def kg_source(web: Web, values: dict[str, str], kg_upload: Upload | None) 
     return None, None
 
 
-async def create_experiment(web: Web, form: Any, values: dict[str, str]) -> tuple[str, dict[str, str | None]]:
+async def create_experiment(web: Web, form: Any, values: dict[str, str],
+                            request: Request | None = None) -> tuple[str, dict[str, str | None]]:
     """A new experiment from the form: (its id, the live system's and the SPARQL endpoint's
     URLs as given, for :meth:`Jobs.submit`: the store keeps them with their credentials as
-    ``***``)."""
+    ``***``). ``request``: the submitter's (a server with accounts: its quota, its name on the
+    experiment)."""
     fs = form_settings(web, values)
     ds_upload = await read_upload(form, "dataset_file", "dataset")
     ds_name = values.get("dataset", "")
@@ -188,7 +204,18 @@ async def create_experiment(web: Web, form: Any, values: dict[str, str]) -> tupl
                                       dataset_format=fs.dataset_format, run_format=fs.run_format,
                                       max_unpacked_mb=web.settings.max_unpacked_mb))
 
+    user = web.user(request) if request is not None else None
+
     def save() -> str:
+        if request is None or web.accounts is None:  # no accounts, no quota
+            return store_it()
+        with web.submitting:  # the quota's check and the new experiment, one request at a time
+            quota = web.quota_message(request) if request is not None else None
+            if quota:
+                raise Quota(quota)
+            return store_it()
+
+    def store_it() -> str:
         store = web.store
         ds_sha = store.put_file(ds_upload[1]) if ds_upload else None
         run_sha = store.put_file(run_upload[1]) if run_upload else None
@@ -200,6 +227,7 @@ async def create_experiment(web: Web, form: Any, values: dict[str, str]) -> tupl
             system_url=system_url, system_protocol=protocol, profile=fs.profile,
             measures=fs.measures, lang=fs.lang, kg=kg_label, kg_file=kg_sha,
             kg_filename=kg_upload[0] if kg_upload else None, gold_answers=fs.gold, options=fs.options(),
+            submitter=user.name if user else None,
         )
 
     return await run_in_threadpool(save), {"system_url": system_url, "kg_url": kg_url}

@@ -21,8 +21,11 @@ from kgqa.web.views import BOARD_ROWS, LIST_ROWS
 async def home(request: Request) -> Response:
     web = web_of(request)
 
+    mine = web.mine(request)  # a participant's home lists its own experiments
+
     def load() -> dict[str, Any]:
-        exps, p = listing(request, LIST_ROWS, web.store.count, web.store.list_page)
+        exps, p = listing(request, LIST_ROWS, lambda: web.store.count(submitter=mine),
+                          lambda **kw: web.store.list_page(submitter=mine, **kw))
         return {"experiments": exps, "boards": web.store.boards(), "pager": p, "sorts": sort_links(request, p)}
 
     return await web.page(request, "index.html", **await run_in_threadpool(load))
@@ -38,7 +41,7 @@ async def leaderboard(request: Request) -> Response:
     web = web_of(request)
     ds, prof = request.path_params["dataset"], request.path_params["profile"]
     p = paging(request)
-    until = web.settings.frozen.get(ds)
+    until = await run_in_threadpool(web.frozen_at, ds)
     board = await run_in_threadpool(lambda: web.views.leaderboard(ds, prof, page=p["page"], after=p["after"],
                                                                   before=p["before"], until=until))
     if not board["rows"]:
@@ -57,7 +60,7 @@ async def compare(request: Request) -> Response:
     exps = []
     for i in dict.fromkeys(ids):
         e = await run_in_threadpool(web.store.get, i) if ID.match(i) else None
-        if e is None or e.status != "finished":
+        if e is None or e.status != "finished" or not web.visible(request, e):
             return await web.error(request, 404, f"no finished experiment {i!r}")
         if web.published(e) is not None:  # the comparison's tables are per question
             return await web.error(request, 403, HIDDEN)
@@ -79,10 +82,11 @@ async def compare(request: Request) -> Response:
 async def _compare_picker(request: Request, exps: list[Any]) -> Response:
     """The compare page before two experiments are chosen: finished experiments to pick from."""
     web = web_of(request)
+    mine = web.mine(request)
 
     def candidates() -> tuple[list[Any], dict[str, Any]]:
-        return listing(request, LIST_ROWS, lambda: web.store.count(status="finished"),
-                       lambda **kw: web.store.list_page(status="finished", **kw))
+        return listing(request, LIST_ROWS, lambda: web.store.count(status="finished", submitter=mine),
+                       lambda **kw: web.store.list_page(status="finished", submitter=mine, **kw))
 
     found, p = await run_in_threadpool(candidates)
     return await web.page(request, "compare.html", title="kgqa · compare", exps=exps, body=None, candidates=found,
@@ -104,8 +108,11 @@ async def dataset(request: Request) -> Response:
     except KeyError:
         return await web.error(request, 404, f"no registered dataset {name!r}")
     hidden = name in web.settings.hidden_gold
+    published = sorted(web.settings.hidden_gold[name] | (await run_in_threadpool(web.accounts.published, name)
+                                                         if web.accounts else frozenset())) if hidden else []
     return await web.page(request, "dataset.html", title=f"kgqa · {name}", name=name, info=info,
-                          audit_kg=name if name in web.settings.kgs and not hidden else None)
+                          audit_kg=name if name in web.settings.kgs and not hidden else None, hidden=hidden,
+                          published=published)
 
 
 async def dataset_audit(request: Request) -> Response:
