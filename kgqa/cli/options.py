@@ -133,6 +133,7 @@ SHARED: dict[str, tuple[tuple[str, ...], str]] = {
     "--quiet": (("-q",), "No progress bar."),
     "--progress/--no-progress": ((), "A progress bar on stderr (--no-progress: none)."),
     "--store": ((), STORE_HELP),
+    "--allowed-url-host": ((), "A host the system/endpoint URLs may name even when loopback or private (repeatable)."),
     # comparison and seeds
     "--baseline": (("-b",), "Compare every run with this one (a run file or run name); default: all pairs."),
     "--seed": ((), "Random seed (same seed, same output)."),

@@ -81,7 +81,7 @@ def web_cmd(
     timeout: Annotated[float, option("--timeout", help="Default per-query timeout in seconds.")] = 30.0,
     allowed_host: Optional[list[str]] = typer.Option(None, "--allowed-host", help="Also answer to this Host name (repeatable; e.g. behind a proxy). Others get 421 (DNS rebinding guard)."),
     allow_system_urls: bool = typer.Option(False, "--allow-system-urls", help="Let the form name a live QA system URL (the server will POST every question to it; public hosts only unless --allowed-url-host)."),
-    allowed_url_host: Optional[list[str]] = typer.Option(None, "--allowed-url-host", help="A host the form's system/endpoint URLs may name even when loopback or private (repeatable)."),
+    allowed_url_host: Annotated[Optional[list[str]], option("--allowed-url-host", help="A host the form's system/endpoint URLs may name even when loopback or private (repeatable).")] = None,
     max_unpacked_mb: float = typer.Option(512.0, "--max-unpacked-mb", help="Largest size a compressed RDF upload may inflate to, in MB."),
     hidden_gold: Optional[list[str]] = typer.Option(None, "--hidden-gold", help="Hide the test answers of a registry dataset: DATASET or DATASET=ID,ID (the questions whose outcomes are published); its experiments show aggregate scores only (repeatable)."),
     freeze_leaderboard: Optional[list[str]] = typer.Option(None, "--freeze-leaderboard", help="DATASET=TIME (ISO 8601; UTC unless it says): the dataset's leaderboards rank experiments submitted up to TIME (repeatable)."),
@@ -113,7 +113,7 @@ def worker_cmd(
     kg: Annotated[Optional[list[str]], option("--kg", help="Offer a knowledge graph: NAME=RDF file(s), store dir or endpoint URL (repeatable; demo and ck25 are built in; as kgqa web --kg).")] = None,
     processes: int = typer.Option(1, "--processes", min=1, help="Experiments evaluated at the same time by this worker."),
     timeout: Annotated[float, option("--timeout", help="Default per-query timeout in seconds.")] = 30.0,
-    allowed_url_host: Optional[list[str]] = typer.Option(None, "--allowed-url-host", help="A host a stored system/endpoint URL may name even when loopback or private (repeatable; as kgqa web --allowed-url-host)."),
+    allowed_url_host: Annotated[Optional[list[str]], option("--allowed-url-host", help="A host a stored system/endpoint URL may name even when loopback or private (repeatable; as kgqa web --allowed-url-host).")] = None,
 ) -> None:
     """Evaluate the store's queued experiments (kgqa web --workers 0 leaves them; run on any number of machines)."""
     from kgqa.store.worker import WorkerSettings, serve_workers
