@@ -5,7 +5,11 @@ lease in the store), and the processes below a server."""
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import re
+import subprocess
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -106,3 +110,38 @@ def asked(system) -> int:
     from systemprocs import count
 
     return count(system)["total"]
+
+
+#: address space a capped worker gets beyond what it maps at the start: enough for the store's
+#: own reads and writes, too little for the demo evaluation re-executed on its KG (measured in a
+#: fresh parent: below ~96 MB the store's writes fail too, from ~256 MB the evaluation fits)
+CAP_HEADROOM_MB = 160
+
+
+def capped_run(url: str, eid: str, extra_mb: float, kg: str) -> None:
+    """One job in a worker capped at what it maps now plus ``extra_mb``."""
+    from kgqa.web.jobs import run_in_worker, worker_setup
+
+    with open("/proc/self/status", encoding="ascii") as f:
+        mapped_kb = next(int(line.split()[1]) for line in f if line.startswith("VmSize:"))
+    worker_setup(mapped_kb / 1024 + extra_mb)
+    run_in_worker(url, eid, {"demo": kg}, 30.0)
+
+
+def fork_capped(url: str, eid: str, extra_mb: float, kg: str) -> int:
+    import kgqa.api  # noqa: F401 - what a server has loaded before it forks its workers
+    from kgqa.store import runner  # noqa: F401
+
+    p = multiprocessing.get_context("fork").Process(target=capped_run, args=(url, eid, extra_mb, kg))
+    p.start()
+    p.join()
+    return p.exitcode
+
+
+def capped_worker(url: str, eid: str, extra_mb: float, kg: str) -> int:
+    """The exit status of a worker forked, as a server forks its workers, from a fresh small
+    parent (not from this test process, whose size depends on the tests it ran before)."""
+    here = str(Path(__file__).resolve().parent)
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join([here, os.environ.get("PYTHONPATH", "")])}
+    code = f"import sys; from webjobs import fork_capped; sys.exit(fork_capped({url!r}, {eid!r}, {extra_mb!r}, {kg!r}))"
+    return subprocess.run([sys.executable, "-c", code], env=env, timeout=600).returncode

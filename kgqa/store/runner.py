@@ -255,7 +255,11 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
     notes are skipped while it is away, the result is recorded once it is back
     (:func:`wait_for_store`), and an error of the store itself propagates, the experiment left
     open for the next worker."""
-    e = store.get(eid)
+    try:
+        e = store.get(eid)
+    except MemoryError:  # the worker's cap reached before the evaluation began: said all the same
+        _record_failure(store, eid, OUT_OF_MEMORY, owner)
+        return False
     if e is None or e.done:
         return False
     kgs = kgs or {}

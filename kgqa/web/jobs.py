@@ -111,6 +111,9 @@ def worker_setup(memory_mb: float = 0.0, server_pid: int | None = None) -> None:
         # one BLAS thread: OpenBLAS reserves buffers per thread and aborts the process when it
         # cannot (instead of a MemoryError the experiment fails with)
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        # and loaded before the cap: OpenBLAS reserves its buffers when it loads, and a load
+        # under the cap ends the process ("Memory allocation still failed") instead of raising
+        import numpy  # noqa: F401  (in the function: only a capped worker needs it before its evaluation)
 
         cap = int(memory_mb * 1024 * 1024)
         _soft, hard = resource.getrlimit(resource.RLIMIT_AS)

@@ -14,7 +14,7 @@ import pytest
 from kgqa.execute.live.client import AskSettings
 from kgqa.load import registry
 from kgqa.store import Store
-from webjobs import N_QUESTIONS, asked, children, client, finished, poll, running_worker, server, slow_system, submit
+from webjobs import CAP_HEADROOM_MB, N_QUESTIONS, capped_worker, asked, children, client, finished, poll, running_worker, server, slow_system, submit
 from webserver import WebServer, _alive, descendants
 
 DEMO = registry.PACKAGE_DIR / "demo" / "data"
@@ -129,30 +129,16 @@ def test_eight_processes_create_one_store_at_once(tmp_path):
             assert st.count() == 8
 
 
-def _capped_run(url: str, eid: str, extra_mb: float, kg: str) -> None:
-    """One job in a worker capped at what it maps now plus ``extra_mb`` (a fork of a pytest
-    worker that ran many tests already maps gigabytes, a server's worker far less)."""
-    from kgqa.web.jobs import run_in_worker, worker_setup
-
-    with open("/proc/self/status", encoding="ascii") as f:
-        mapped_kb = next(int(line.split()[1]) for line in f if line.startswith("VmSize:"))
-    worker_setup(mapped_kb / 1024 + extra_mb)
-    run_in_worker(url, eid, {"demo": kg}, 30.0)
-
-
 @pytest.mark.slow
 def test_a_worker_past_its_memory_cap_fails_the_experiment_saying_out_of_memory(tmp_path):
     st = Store(tmp_path / "s.sqlite")
     sha = st.put_file((DEMO / "runs" / "strong.json").read_bytes())
     kg = str(DEMO / "kg.ttl")
     ids = {mb: st.create(dataset="demo", run_name="s", run_file=sha, run_filename="strong.json", profile="kgqa",
-                         kg="demo", options={"reexecute": True}) for mb in (0, 1024)}
+                         kg="demo", options={"reexecute": True}) for mb in (CAP_HEADROOM_MB, 1024)}
     for mb, eid in ids.items():
-        p = multiprocessing.get_context("fork").Process(target=_capped_run, args=(st.url, eid, mb, kg))
-        p.start()
-        p.join()
-        assert p.exitcode == 0
-    capped, roomy = st.get(ids[0]), st.get(ids[1024])
+        assert capped_worker(st.url, eid, mb, kg) == 0
+    capped, roomy = st.get(ids[CAP_HEADROOM_MB]), st.get(ids[1024])
     assert capped.status == "failed" and capped.error.startswith("out of memory") and "--worker-memory-mb" in capped.error
     assert roomy.status == "finished" and roomy.aggregate["F1"] > 0.8
 
