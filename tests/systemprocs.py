@@ -107,7 +107,7 @@ def count(proc: Proc) -> dict:
 
 
 def requests_log(proc: Proc) -> list[dict]:
-    """The question requests a ``faulty`` service received: time, method, path, headers."""
+    """The question requests a ``faulty`` service received: time, method, path, question, headers."""
     return httpx.get(proc.url + "log", timeout=5, trust_env=False).json()
 
 

@@ -103,8 +103,8 @@ def test_ck25_gold_queries_execute_and_match_official_gold(engine, gold_queries,
 def test_explosive_query_times_out_within_limit_and_engine_carries_on(engine):
     before = engine.restarts
     outs = engine.execute_many([EXPLOSIVE, "ASK { ?s ?p ?o }", COUNT_DEFAULT], timeout=1.5)
-    assert outs[0].status is Status.TIMEOUT and "1.5 s" in outs[0].message
-    assert outs[0].elapsed >= 1.5  # how soon after the limit: bench/bench_timeouts.py
+    assert outs[0].status is Status.TIMEOUT  # how soon after the limit: bench/bench_timeouts.py
+    assert outs[0].message == "timeout: query ran longer than 1.5 s and was stopped"
     assert outs[1].answer == BooleanAnswer(True)
     assert int(outs[2].answer.rows[0][0].value) == 26903
     assert engine.restarts == before + 1
