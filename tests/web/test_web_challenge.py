@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import time
 
 import httpx
 import pytest
@@ -17,19 +16,18 @@ from kgqa.load import registry
 from kgqa.store import Store
 from kgqa.store.export import FORMATS
 from kgqa.web.views import Views
+from waiting import wait_until
 from webserver import WebServer
 
 DEMO = registry.PACKAGE_DIR / "demo" / "data"
 
 
 def _finished(c: httpx.Client, eid: str) -> dict:
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
+    def ended() -> dict | None:
         s = c.get(f"/e/{eid}/status.json").json()
-        if s["status"] in ("finished", "failed"):
-            return s
-        time.sleep(0.2)
-    raise AssertionError(f"{eid} did not finish")
+        return s if s["status"] in ("finished", "failed") else None
+
+    return wait_until(ended, timeout=180, every=0.1, what=f"{eid} finished or failed")
 
 
 def _gold(store_path, eid: str, published: set[str]) -> tuple[set[str], list[str]]:
