@@ -33,6 +33,9 @@ import pytest
 
 from conftest import REPO
 
+# one worker: the checks share the parsed modules (_tree), read once per process
+pytestmark = pytest.mark.xdist_group("architecture")
+
 SHARED = {"model", "sparql"}
 FLOW = ["load", "execute", "score", "analyze", "report"]  # load(1) -> ... -> report(5)
 BESIDE = ["make", "metaeval", "store", "service", "baselines"]
