@@ -8,8 +8,8 @@ both contracts from a Text2SPARQL answers file (question text -> query):
 - ``GET /?question=&dataset=`` (Text2SPARQL) -> ``{"dataset", "question", "query"}``;
 - ``GET /count`` -> ``{"total": n, "by_question": {text: n}}`` (question requests received);
 - ``GET /other`` -> the same as ``/`` (a redirect target on the same origin);
-- ``GET /log`` -> ``[{"t": <time.time()>, "method", "path", "headers": {...}}, ...]``: every
-  question request received, in arrival order (``t`` taken as the request line was read).
+- ``GET /log`` -> ``[{"t": <time.time()>, "method", "path", "question", "headers": {...}}, ...]``:
+  every question request received, in arrival order (``t`` taken as the request line was read).
 
 ``FAULTS.json`` maps a question text to a list of behaviours, one per successive request for
 that question (the last one repeats): ``ok``, ``slow:S`` (sleep S seconds, then ok), ``500``,
@@ -115,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
             with lock:
                 k = counts[question]
                 counts[question] += 1
-                log.append({"t": self.t, "method": self.command, "path": self.path, "headers": dict(self.headers)})
+                log.append({"t": self.t, "method": self.command, "path": self.path, "question": question,
+                            "headers": dict(self.headers)})
             plan = faults.get(question) or ["ok"]
             b = plan[min(k, len(plan) - 1)]
             if args.latency:

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import httpx
 
+from waiting import wait_until
+
 REPO = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-c", "from kgqa.cli import main; main()"]
 
@@ -79,14 +81,19 @@ class Proc:
 def adapter(*args: str) -> Proc:
     """``kgqa system serve ARGS --port 0``, ready (its /health answers)."""
     p = Proc(CLI + ["system", "serve", *args, "--port", "0"], r"http://127\.0\.0\.1:(\d+)/")
-    for _ in range(100):
+
+    def healthy() -> bool:
         try:
-            if httpx.get(p.url + "health", timeout=2, trust_env=False).status_code == 200:
-                return p
+            return httpx.get(p.url + "health", timeout=2, trust_env=False).status_code == 200
         except httpx.TransportError:
-            time.sleep(0.1)
-    p.stop()
-    raise RuntimeError("adapter /health never answered")
+            return False
+
+    try:
+        wait_until(healthy, timeout=60, every=0.05, what="the adapter's /health answering", proc=p.p)
+    except AssertionError:
+        p.stop()
+        raise
+    return p
 
 
 def faulty(answers: Path, faults: dict[str, list[str]] | None = None, latency: float = 0.0,
@@ -107,7 +114,7 @@ def count(proc: Proc) -> dict:
 
 
 def requests_log(proc: Proc) -> list[dict]:
-    """The question requests a ``faulty`` service received: time, method, path, headers."""
+    """The question requests a ``faulty`` service received: time, method, path, question, headers."""
     return httpx.get(proc.url + "log", timeout=5, trust_env=False).json()
 
 
@@ -137,8 +144,5 @@ def asking(args: list[str]) -> Iterator[subprocess.Popen]:
 
 def wait_for_records(p: subprocess.Popen, journal: Path, n: int, timeout: float = 60) -> None:
     """Wait until ``journal`` holds ``n`` records (the header not counted) while ``p`` runs."""
-    deadline = time.monotonic() + timeout
-    while not (journal.exists() and journal.read_text(encoding="utf-8").count("\n") >= n + 1):
-        if time.monotonic() > deadline or p.poll() is not None:
-            raise RuntimeError(f"{journal} never held {n} records (client exit {p.poll()})")
-        time.sleep(0.02)
+    wait_until(lambda: journal.exists() and journal.read_text(encoding="utf-8").count("\n") >= n + 1,
+               timeout=timeout, what=f"{journal} holding {n} records", proc=p)

@@ -33,6 +33,9 @@ import pytest
 
 from conftest import REPO
 
+# one worker: the checks share the parsed modules (_tree), read once per process
+pytestmark = pytest.mark.xdist_group("architecture")
+
 SHARED = {"model", "sparql"}
 FLOW = ["load", "execute", "score", "analyze", "report"]  # load(1) -> ... -> report(5)
 BESIDE = ["make", "metaeval", "store", "service", "baselines"]
@@ -143,19 +146,33 @@ def _kgqa_names(nodes: list[ast.AST]) -> set[str]:
     return out
 
 
+def _called(node: ast.Call) -> str:
+    """The name a call calls (``f`` of ``f(...)`` and of ``x.f(...)``), "" for anything else."""
+    f = node.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
 def _may_import(node: ast.AST) -> bool:
     """Whether :func:`_targets` can find anything in ``node`` (the kinds of node it looks at)."""
-    return (isinstance(node, (ast.Import, ast.ImportFrom, ast.Call))
+    return (isinstance(node, (ast.Import, ast.ImportFrom))
+            or (isinstance(node, ast.Call) and _called(node) in ("import_module", "__import__"))
             or (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name))
             or (isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(_MODULE_NAME.fullmatch(node.value))))
 
 
 @functools.lru_cache(maxsize=None)
+def _tree(text: str, filename: str) -> ast.Module:
+    """One module's syntax tree, parsed once per text: the checks below and the planted copies of
+    the tree (which differ from it in a file or two) share it."""
+    return ast.parse(text, filename=filename)
+
+
+@functools.lru_cache(maxsize=None)
 def _import_nodes(text: str, filename: str) -> tuple[set[str], list[ast.AST]]:
-    """The names bound to ``kgqa`` and the nodes that may import, of one module's source: parsed
-    once per text (the planted copies of the tree differ from it in a file or two)."""
-    nodes = [n for n in ast.walk(ast.parse(text, filename=filename)) if _may_import(n)]
-    return _kgqa_names(nodes), nodes
+    """The names bound to ``kgqa`` and the nodes that may import, of one module's source."""
+    nodes = [n for n in ast.walk(_tree(text, filename)) if _may_import(n)]
+    names = _kgqa_names(nodes)  # an attribute counts only on a name bound to kgqa
+    return names, [n for n in nodes if not isinstance(n, ast.Attribute) or n.value.id in names]
 
 
 def _targets(node: ast.AST, module_parts: list[str], is_package: bool, root: Path,
@@ -182,9 +199,7 @@ def _targets(node: ast.AST, module_parts: list[str], is_package: bool, root: Pat
     elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in kgqa_names:
         out.append(_member(root, node.attr, lazy))
     elif isinstance(node, ast.Call):
-        f = node.func
-        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-        if name in ("import_module", "__import__") and node.args:
+        if _called(node) in ("import_module", "__import__") and node.args:
             text = _folded(node.args[0])
             if text is None:
                 out.append("computed")
@@ -426,9 +441,8 @@ def _modules(root: Path):
         parts = ["kgqa", *rel.with_suffix("").parts]
         if is_package:
             parts = parts[:-1]
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
-        yield rel.as_posix(), parts, is_package, nodes
+        _, nodes = _import_nodes(path.read_text(encoding="utf-8"), f"kgqa/{rel.as_posix()}")  # parsed once per text
+        yield rel.as_posix(), parts, is_package, [n for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom))]
 
 
 def import_graph(root: Path) -> dict[str, set[str]]:
@@ -582,8 +596,9 @@ def long_functions(root: Path) -> list[str]:
     """Every function of ``root`` over :data:`MAX_FUNCTION_LINES` lines without its reason."""
     bad = []
     for path in sorted(root.rglob("*.py")):
-        lines = path.read_text(encoding="utf-8").split("\n")
-        for node in ast.walk(ast.parse("\n".join(lines))):
+        text = path.read_text(encoding="utf-8")
+        lines = text.split("\n")
+        for node in ast.walk(_tree(text, f"kgqa/{path.relative_to(root).as_posix()}")):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                     node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
                 first = min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1

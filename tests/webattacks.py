@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from waiting import wait_until
 from webserver import PageServer
 
 EVIL = "evil.example"
@@ -61,10 +62,10 @@ document.getElementById("f").submit();</script>"""
     attacker = PageServer({"/attack.html": page})
     try:
         drv.get(f"http://127.0.0.1:{attacker.port}/attack.html")
-        deadline = time.monotonic() + 30
-        while "/attack.html" in drv.current_url and time.monotonic() < deadline:
-            time.sleep(0.1)
-        time.sleep(0.5)
+        # the form posted itself: the server's answer (a page with its heading) is loaded
+        wait_until(lambda: "/attack.html" not in drv.current_url
+                   and drv.execute_script("return document.readyState") == "complete"
+                   and drv.find_elements("tag name", "h1"), timeout=60, every=0.1, what="the forged form's answer")
         h1 = drv.find_element("tag name", "h1").text
         body = drv.find_element("tag name", "body").text
     finally:

@@ -10,7 +10,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import httpx
 
 from kgqa import api
 from kgqa.store import Store
+from waiting import wait_until
 from webserver import WebServer, descendants
 
 N_QUESTIONS = 30  # the demo dataset
@@ -61,13 +61,7 @@ def submit(c: httpx.Client, system, n: int) -> list[str]:
 
 def poll(what, timeout: float = 180.0, every: float = 0.1):
     """``what()`` once it is truthy (a store row, a process list: no event to wait on)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = what()
-        if got:
-            return got
-        time.sleep(every)
-    raise AssertionError(f"not within {timeout} s: {what}")
+    return wait_until(what, timeout=timeout, every=every)
 
 
 def running_worker(store_path: Path, ids: list[str], min_done: int = 3) -> tuple[str, int]:

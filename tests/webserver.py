@@ -8,12 +8,12 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import httpx
 
 from conftest import REPO
+from waiting import wait_until
 
 
 def free_port() -> int:
@@ -72,17 +72,22 @@ class WebServer:
         cmd += ["--port", str(self.port), *self.args]
         self._logf = open(self.log, "ab")
         self.proc = subprocess.Popen(cmd, cwd=str(self.tmp), env=env, stdout=self._logf, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+
+        def answering() -> bool:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"kgqa web exited with {self.proc.returncode}:\n{self.output()}")
             try:
                 httpx.get(self.base + "/static/style.css", timeout=1.0)
-                return self
+                return True
             except httpx.HTTPError:
-                time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"kgqa web did not answer within {timeout} s:\n{self.output()}")
+                return False
+
+        try:
+            wait_until(answering, timeout=timeout, every=0.05, what="kgqa web answering")
+        except AssertionError:
+            self.stop()
+            raise RuntimeError(f"kgqa web did not answer within {timeout} s:\n{self.output()}") from None
+        return self
 
     def output(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace") if self.log.exists() else ""
@@ -101,13 +106,14 @@ class WebServer:
             except subprocess.TimeoutExpired:
                 os.kill(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(timeout=15)
-            deadline = time.monotonic() + 10
-            while started and time.monotonic() < deadline:
-                started = [p for p in started if _alive(p)]
-                time.sleep(0.05)
+            try:
+                wait_until(lambda: not any(_alive(p) for p in started), timeout=10, every=0.05)
+            except AssertionError:
+                pass
             for p in started:
-                left.append(p)
-                os.kill(p, signal.SIGKILL)
+                if _alive(p):
+                    left.append(p)
+                    os.kill(p, signal.SIGKILL)
         self._logf.close()
         self.proc = None
         if left:

@@ -17,6 +17,7 @@ from kgqa.execute.policy import ExecutionPolicy
 from kgqa.model import Status, TableAnswer
 from kgqa.model.outcome import Outcome
 from kgqa.model.terms import IRI
+from waiting import wait_until
 
 EX = "http://ex.org/"
 P = f"PREFIX ex: <{EX}> "
@@ -315,7 +316,8 @@ def test_row_states_change_when_an_entry_is_replaced_and_clear_drops_assessments
         assert rc.get_many("e", ["Q", "missing"], states=states)[0] == Outcome(Status.OK, a.answer, "", None)
         assert states == rc.row_states("e", [h, query_hash("missing")]) and list(states) == [h]
         assert states[h].endswith("/ok/1") and rc.row_states("other engine", [h]) == {}
-        time.sleep(0.002)
+        stored_at = float(states[h].split("/")[0])  # an entry's state holds when it was stored
+        wait_until(lambda: time.time() > stored_at, every=0.001, what="the clock past the first entry's time")
         rc.put("e", "Q", a)  # the same outcome stored again is another entry
         assert rc.row_states("e", [h]) != states
         rc.put_assessments([("k", f"{h}={states[h]}", "{}")])

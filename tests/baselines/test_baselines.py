@@ -91,6 +91,7 @@ def test_seq2seq_save_load_round_trip_and_seed_determinism(tmp_path):
 
 
 @needs_torch
+@pytest.mark.xdist_group("torch")  # importing torch and its first training cost ~5 s a process: one worker pays
 @pytest.mark.parametrize("copy", [True, pytest.param(False, marks=pytest.mark.slow)])
 def test_seq2seq_bpe_tokens_round_trip_and_seed_determinism(tmp_path, copy):
     import torch

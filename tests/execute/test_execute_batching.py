@@ -37,7 +37,8 @@ def test_a_timeout_inside_a_queue_stops_only_that_query(engine):
     before = engine.restarts
     qs = FAST[:10] + [EXPLOSIVE] + FAST[10:20]
     outs = engine.execute_many(qs, timeout=1.0)
-    assert outs[10].status is Status.TIMEOUT and outs[10].elapsed >= 1.0
+    assert outs[10].status is Status.TIMEOUT
+    assert outs[10].message == "timeout: query ran longer than 1 s and was stopped"
     assert all(o.status is Status.OK for i, o in enumerate(outs) if i != 10)
     assert engine.restarts == before + 1
     assert engine.execute_many(FAST[:5])[0].status is Status.OK

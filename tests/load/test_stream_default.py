@@ -78,7 +78,9 @@ def test_a_streamed_reading_shows_its_count_on_a_terminal_and_nothing_in_a_pipe(
     from kgqa.load.stream import DatasetStream
     from ptyrun import _run_in_pty, screen
 
-    n = 2 * DatasetStream.TICK + 5
+    tick = 64  # the bar's tick, set in the command's process (a real one, 4096, needs 8,000+ questions)
+    assert DatasetStream.TICK > tick
+    n = 2 * tick + 5
     ds, run = tmp_path / "ds.jsonl", tmp_path / "run.jsonl"
     ds.write_text("".join(json.dumps({"id": str(i), "question": f"q{i}", "answers": [f"http://x/{i}"]}) + "\n"
                           for i in range(n)), encoding="utf-8")
@@ -86,13 +88,14 @@ def test_a_streamed_reading_shows_its_count_on_a_terminal_and_nothing_in_a_pipe(
                    encoding="utf-8")
     env = {"KGQA_STREAM_BYTES": "1000", "KGQA_CACHE_DIR": str(tmp_path / "cache")}
     args = ["evaluate", str(ds), str(run), "-p", "qald"]  # not kgqa.score.lean's path: items read one by one
-    code, raw = _run_in_pty([sys.executable, "-m", "kgqa.cli", *args], 100, 50, None, env, 300.0)
+    kgqa = [sys.executable, "-c", f"from kgqa.load.stream import DatasetStream; DatasetStream.TICK = {tick}; "
+                                  "from kgqa.cli import main; main()"]
+    code, raw = _run_in_pty([*kgqa, *args], 100, 50, None, env, 300.0)
     shown = screen(raw)
     assert code == 0, shown
     assert "reading ds" in raw
     assert "reading ds" not in shown and "streamed" in shown and f"n:{n}" in shown.replace("\n", "")
-    piped = subprocess.run([sys.executable, "-m", "kgqa.cli", *args], capture_output=True, text=True,
-                           env={**__import__("os").environ, **env})
+    piped = subprocess.run([*kgqa, *args], capture_output=True, text=True, env={**__import__("os").environ, **env})
     assert piped.returncode == 0 and "reading ds" not in piped.stderr + piped.stdout
 
 

@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from kgqa.load import registry
 from kgqa.store import ImmutableError, Store
 from kgqa.store import runner, schema
 from kgqa.store.record import record_evaluations
+from waiting import wait_until
 
 DEMO = registry.PACKAGE_DIR / "demo" / "data"
 KGS = {"demo": str(DEMO / "kg.ttl")}
@@ -339,13 +339,17 @@ def postgres():
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"postgresql+psycopg://kgqa@127.0.0.1:{port}/postgres"
     eng = create_engine(url)
-    for _ in range(100):
+
+    def accepting() -> bool:
         try:
             with eng.connect():
-                break
-        except Exception:
-            time.sleep(0.1)
-    else:
+                return True
+        except Exception:  # noqa: BLE001 - not up yet
+            return False
+
+    try:
+        wait_until(accepting, timeout=60, every=0.1, what="PostgreSQL accepting connections", proc=proc)
+    except AssertionError:
         proc.kill()
         pytest.skip("PostgreSQL did not start")
     eng.dispose()

@@ -6,13 +6,13 @@ file does with zero console errors. Screenshots go to the test's temp dir."""
 from __future__ import annotations
 
 import re
-import time
 
 import httpx
 import pytest
 
 from kgqa.load import registry
 from webattacks import count_experiments, cross_origin_csrf, rebinding, report_rendering
+from waiting import wait_until
 from webserver import WebServer, chromium
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web-browser")]  # Chromium: the slow part (.ci/run)
@@ -44,10 +44,8 @@ def finished(server):
                    files={"run_file": ("strong.json", (DEMO / "runs" / "strong.json").read_bytes(), "application/json")})
         assert r.status_code == 303, r.text[:300]
         eid = r.headers["location"].rsplit("/", 1)[1]
-        deadline = time.monotonic() + 120
-        while c.get(f"/e/{eid}/status.json").json()["status"] != "finished":
-            assert time.monotonic() < deadline
-            time.sleep(0.2)
+        wait_until(lambda: c.get(f"/e/{eid}/status.json").json()["status"] == "finished", timeout=120, every=0.1,
+                   what=f"experiment {eid} finished")
     return eid
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 
 import httpx
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from kgqa.load import registry
 from kgqa.store import Store
 from kgqa.web.serve import host_warning
+from waiting import wait_until
 from webserver import WebServer
 
 pytestmark = pytest.mark.xdist_group("web-routes")
@@ -48,14 +48,12 @@ def run_file(name: str):
     return {"run_file": (f"{name}.json", (DEMO / "runs" / f"{name}.json").read_bytes(), "application/json")}
 
 
-def wait(client, url: str, timeout: float = 60.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def wait(client, url: str, timeout: float = 120.0) -> dict:
+    def ended() -> dict | None:
         s = client.get(url + "/status.json").json()
-        if s["status"] in ("finished", "failed"):
-            return s
-        time.sleep(0.2)
-    raise AssertionError(f"{url} did not finish")
+        return s if s["status"] in ("finished", "failed") else None
+
+    return wait_until(ended, timeout=timeout, every=0.1, what=f"{url} finished or failed")
 
 
 def error_text(html: str) -> str:

@@ -19,6 +19,7 @@ import pytest
 
 from kgqa.load import registry
 from kgqa.store import Store
+from waiting import wait_until
 from webserver import Listener, WebServer
 
 pytestmark = pytest.mark.xdist_group("web-security")
@@ -50,6 +51,12 @@ def run_file(name: str = "weak"):
 def post_new(c, files=None, headers=None, **fields):
     data = {"csrf": c.csrf, "dataset": "demo", "profile": "kgqa", **fields}
     return c.post("/new", data=data, files=files if files is not None else run_file(), headers=headers or {})
+
+
+def ended(c, page: str, timeout: float = 120.0) -> None:
+    """Wait until the experiment at ``page`` has finished or failed."""
+    wait_until(lambda: c.get(page + "/status.json").json()["status"] in ("finished", "failed"), timeout=timeout,
+               every=0.1, what=f"{page} finished or failed")
 
 
 def error_text(page: str) -> str:
@@ -238,11 +245,8 @@ def test_stored_system_experiments_are_not_rerun_or_resumed_without_the_flag(tmp
         pending = st.create(dataset="demo", run_name="sys", profile="kgqa", system_url=url, system_protocol="gerbil")
         st.close()
         with WebServer(store_path, tmp_path) as srv, session(srv) as c:
-            import time
-
-            deadline = time.monotonic() + 30
-            while c.get(f"/e/{pending}/status.json").json()["status"] != "failed" and time.monotonic() < deadline:
-                time.sleep(0.2)
+            wait_until(lambda: c.get(f"/e/{pending}/status.json").json()["status"] == "failed", timeout=60,
+                       every=0.1, what=f"experiment {pending} failed")
             s = c.get(f"/e/{pending}/status.json").json()
             assert s["status"] == "failed" and "--allow-system-urls" in s["error"]
             r = c.post(f"/e/{pending}/rerun", data={"csrf": c.csrf})
@@ -281,32 +285,22 @@ def test_upload_errors_name_form_fields_not_cli_flags(server):
 
 
 def test_markdown_export_has_no_raw_html_from_run_names(server):
-    import time
-
     evil = '<img src=x onerror=alert(1)> | **bold** <script>alert(2)</script>'
     with session(server) as c:
         r = post_new(c, run_name=evil)
         assert r.status_code == 303
         url = r.headers["location"]
-        deadline = time.monotonic() + 60
-        while c.get(url + "/status.json").json()["status"] not in ("finished", "failed"):
-            assert time.monotonic() < deadline
-            time.sleep(0.2)
+        ended(c, url)
         md = c.get(url + "/download/md").text
     assert "<img" not in md and "<script" not in md
     assert md.startswith("# &lt;img src=x onerror=alert(1)&gt; \\| \\*\\*bold\\*\\*")
 
 
 def test_html_report_is_served_with_a_csp_of_its_own_hashes(server):
-    import time
-
     with session(server) as c:
         r = post_new(c, files=run_file("strong"), kg="demo", reexecute="1")
         url = r.headers["location"]
-        deadline = time.monotonic() + 90
-        while c.get(url + "/status.json").json()["status"] not in ("finished", "failed"):
-            assert time.monotonic() < deadline
-            time.sleep(0.2)
+        ended(c, url)
         r1, r2 = c.get(url + "/download/html"), c.get(url + "/download/html")
         doc = c.get(url + "/download/json").json()
     assert r1.status_code == 200 and r1.content == r2.content  # cached: the same bytes
@@ -326,7 +320,6 @@ def test_a_system_urls_credentials_reach_the_system_but_no_page_log_or_export(tm
     gets it; the experiment page, its status, the home page, the JSON export, the server's log
     and the store's file show it as ``***``; re-running it is refused, saying why."""
     import json
-    import time
 
     from kgqa import api
     from systemprocs import faulty, requests_log
@@ -341,10 +334,7 @@ def test_a_system_urls_credentials_reach_the_system_but_no_page_log_or_export(tm
         r = post_new(c, files={}, system_url=url, system_protocol="gerbil", kg="demo")
         assert r.status_code == 303, error_text(r.text)
         page = r.headers["location"]
-        deadline = time.monotonic() + 120
-        while c.get(page + "/status.json").json()["status"] not in ("finished", "failed"):
-            assert time.monotonic() < deadline
-            time.sleep(0.3)
+        ended(c, page)
         status = c.get(page + "/status.json").json()
         assert status["status"] == "finished", status
         log = requests_log(system)
