@@ -22,6 +22,18 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+
 T = TypeVar("T")
 
 
@@ -62,14 +74,11 @@ def progress_bar(total: int | None, label: str, *, enabled: bool = True, unit: L
     is not a terminal.
     ``unit="bytes"`` shows sizes, speed and time left; ``status=True`` adds a ``status`` field
     column after the counts."""
-    from rich.console import Console
 
     console = console if console is not None else Console(stderr=True)
     if not enabled or total == 0 or not console.is_terminal:  # no bar, no blank lines when piped
         yield Bar()
         return
-    from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn, TransferSpeedColumn)
 
     counts = ((DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn()) if unit == "bytes"
               else (MofNCompleteColumn(), TimeElapsedColumn()))
