@@ -23,6 +23,7 @@ from kgqa.score import qrels
 from kgqa.score.measures import Columns
 from kgqa.score.profiles import MeasureSpec, Profile
 from kgqa.score.rules import Counts
+from kgqa.score.measures import parse
 
 
 #: why a question is skipped (``Evaluation.skipped``): no gold answer; not in the run under the
@@ -409,7 +410,6 @@ class Evaluation:
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> "Evaluation":
         """Rebuild a saved evaluation (``--save``) for re-reporting without re-running."""
-        from kgqa.score.measures import parse
 
         over = doc.get("measures_over", {})
         specs = [MeasureSpec(label, parse(full), over.get(label, "all")) for label, full in doc.get("measures", {}).items()]
