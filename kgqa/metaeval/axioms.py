@@ -58,6 +58,7 @@ from kgqa.score.evaluate import evaluate
 from kgqa.score.measures import Measure, parse_list
 from kgqa.score.query_measures import sem_set, set_f1, tri_set
 from kgqa.sparql.lexer import tokenize
+from kgqa.metaeval.degrade import build_context
 
 __all__ = [
     "Case", "Suite", "PairResult", "AxiomVerdict", "MeasureReport", "AxiomReport", "check",
@@ -450,7 +451,6 @@ def dataset_suites(dataset: Dataset, runner: Any, *, ids: Iterable[str] | None =
     gold, its variable renaming, the outputs of :data:`CASE_TRANSFORMS` for each seed, and T1
     (closing brace removed) of each of those; every case is executed with ``runner`` (a
     :class:`kgqa.execute.executor.Executor`). Items whose gold query fails are left out."""
-    from kgqa.metaeval.degrade import build_context
 
     wanted = set(ids) if ids is not None else None
     items = [it for it in dataset.items if it.sparql and it.sparql.strip() and (wanted is None or it.id in wanted)]
