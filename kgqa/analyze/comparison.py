@@ -234,7 +234,6 @@ def load_evaluations(paths: Sequence[Any]) -> list[Evaluation]:
     ``{"runs": [...]}`` (or, written before issue 38 for one run, one bare evaluation object). Raises :class:`~kgqa.model.InputError` naming the
     file (and the run index) when a file is unreadable or not a saved evaluation."""
 
-
     out: list[Evaluation] = []
     for p in paths:
         path = Path(p)

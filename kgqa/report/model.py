@@ -130,7 +130,6 @@ class Report:
     def to_grid(self):
         """A terminal table (:class:`~kgqa.report.fit.Grid`): best bold green, markup escaped."""
 
-
         many = len(self.rows) > 1
         cells = [[escape(c.text()) if j < len(self.keys) or not (c.best and many) else f"[bold green]{escape(c.text())}[/]"
                   for j, c in enumerate(r)] for r in self.rows]

@@ -112,7 +112,6 @@ def comparison_renderable(cmp: MultiComparison) -> list[Any]:
     last, each a :class:`~kgqa.report.evaluation.SignatureLine` (one line, never wrapped or cut
     by kgqa, as under an evaluation's table; print them with ``print_renderable``)."""
 
-
     summary, pairs, notes = A.comparison_grids(cmp)  # grids fit the width they are printed at
     label = "Signature: "
     body = Group(summary, pairs, *(Text(n, style="dim") for n in notes if not n.startswith(label)))
