@@ -127,6 +127,28 @@ def starlette_responses() -> ModuleType:
     return starlette.responses
 
 
+def rich_console() -> ModuleType:
+    """``rich.console`` (about 0.1 s with what it imports): a progress bar or a table on a
+    terminal, from modules that answers-only scoring imports."""
+    import rich.console
+
+    return rich.console
+
+
+def rich_text() -> ModuleType:
+    """``rich.text``: styled text for a comparison's terminal rendering."""
+    import rich.text
+
+    return rich.text
+
+
+def rich_progress() -> ModuleType:
+    """``rich.progress``: the progress bars of downloads, loading and asking (terminal only)."""
+    import rich.progress
+
+    return rich.progress
+
+
 def yaml() -> ModuleType:
     """PyYAML: profiles and data files written in YAML."""
     import yaml

@@ -12,7 +12,6 @@ from typing import Any
 from kgqa.load import formats
 from kgqa.model import Dataset, InputError, Run
 from kgqa.model.gcpause import during
-from kgqa.load import registry
 from kgqa.model.suggest import did_you_mean
 
 
@@ -27,6 +26,8 @@ def load_dataset(spec: str | Path | list, format: str | None = None, **options: 
     """A dataset from a registry name or from file path(s)."""
     paths = _paths(spec)
     if len(paths) == 1 and not paths[0].exists():
+        from kgqa.load import registry
+
         entry = registry.find(str(spec))
         if entry is None:
             near = did_you_mean(str(spec), [e.name for e in registry.entries()])
@@ -43,6 +44,7 @@ def load_dataset(spec: str | Path | list, format: str | None = None, **options: 
 
 def _swapped_hint(p: Path) -> str:
     """A run path that is a registry dataset name: the dataset and the run were given in swapped order."""
+    from kgqa.load import registry
 
     if registry.find(str(p)) is None:
         return ""

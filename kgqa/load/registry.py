@@ -19,7 +19,6 @@ Files of the built-in ``demo`` entry live inside the package and need no downloa
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import re
@@ -170,44 +169,27 @@ def read_registry(path: Path | None = None) -> tuple[tuple[Entry, ...], dict[str
         raise InputError(path, str(e), e.record) from None
 
 
-@dataclass(frozen=True)
-class _Data:
-    """The registry data file, read once (on first use: importing this module reads nothing)."""
-
-    #: The datasets of the data file, in its order.
-    ENTRIES: tuple[Entry, ...]
-    #: Knowledge graphs by the name of the dataset they belong to: what ``--kg NAME`` (CLI, web
-    #: form, ``kg=`` in the library) executes queries on when NAME is not a file or URL.
-    KGS: dict[str, DataFile]
-    #: Upstream repositories pinned to a commit, by the name a file's URL uses (``{qald}``).
-    SOURCES: dict[str, str]
-    #: The named datasets as a :class:`~kgqa.model.registry.Registry` (others may register more).
-    DATASETS: Registry[Entry]
+ENTRIES, KGS, SOURCES = read_registry()
+ENTRIES: tuple[Entry, ...]
+#: Knowledge graphs by the name of the dataset they belong to: what ``--kg NAME`` (CLI, web form,
+#: ``kg=`` in the library) executes queries on when NAME is not a file or URL.
+KGS: dict[str, DataFile]
+#: Upstream repositories pinned to a commit, by the name a file's URL uses (``{qald}``).
+SOURCES: dict[str, str]
 
 
-@functools.lru_cache(maxsize=1)
-def _data() -> _Data:
-    entries, kgs, sources = read_registry()
-    datasets: Registry[Entry] = Registry("dataset", case_insensitive=True)
-    for e in entries:
-        datasets.register(e.name, e)
-    return _Data(entries, kgs, sources, datasets)
-
-
-def __getattr__(name: str) -> Any:
-    """``ENTRIES``, ``KGS``, ``SOURCES`` and ``DATASETS`` (see :class:`_Data`): the registry data
-    file is read when one of them is first used, so importing kgqa.load parses no YAML."""
-    if name in _Data.__dataclass_fields__:
-        return getattr(_data(), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: The named datasets as a :class:`~kgqa.model.registry.Registry` (others may register more).
+DATASETS: Registry[Entry] = Registry("dataset", case_insensitive=True)
+for _e in ENTRIES:
+    DATASETS.register(_e.name, _e)
 
 
 def entries() -> list[Entry]:
-    return list(_data().DATASETS.values())
+    return list(DATASETS.values())
 
 
 def find(name: str) -> Entry | None:
-    return _data().DATASETS.find(name.strip())
+    return DATASETS.find(name.strip())
 
 
 def resolve_kg(spec: str, verify: bool = True, download: bool = True) -> str:
@@ -219,10 +201,10 @@ def resolve_kg(spec: str, verify: bool = True, download: bool = True) -> str:
     text = spec.strip()
     if text.startswith(("http://", "https://")) or "," in text or Path(text).expanduser().exists():
         return spec
-    KGS = _data().KGS
     f = KGS.get(text.lower())
     if f is None:
         if "/" not in text and "." not in text:  # a bare word: a name the user expected us to know
+
             raise InputError("--kg", f"no such file, directory or registry KG {text!r}{did_you_mean(text, KGS)}; "
                                      f"registry KGs: {', '.join(KGS)} (or RDF file(s), a store directory, an "
                                      "http(s) SPARQL endpoint)")
@@ -395,7 +377,7 @@ def load(entry: Entry, verify: bool = True, **options: Any) -> Dataset:
 def kg_path(name: str) -> Path | None:
     """The local RDF file of the registered KG ``name`` (None: no such KG, or not present
     here: the data dir or the download cache lacks it)."""
-    f = _data().KGS.get(name.strip().lower())
+    f = KGS.get(name.strip().lower())
     if f is None:
         return None
     kind, path = locate(f)
@@ -404,4 +386,4 @@ def kg_path(name: str) -> Path | None:
 
 def available_kgs() -> dict[str, str]:
     """Registered KGs present on this machine: name -> RDF file (what ``kgqa web`` offers)."""
-    return {name: str(p) for name in _data().KGS if (p := kg_path(name)) is not None}
+    return {name: str(p) for name in KGS if (p := kg_path(name)) is not None}

@@ -25,7 +25,6 @@ from kgqa.score.profiles import Profile
 from kgqa.score.rules import Counts
 from kgqa.score.scored import (NO_GOLD, NOT_EXECUTED, SKIPPED_MISSING, Evaluation, QuestionList, QuestionRecord, QuestionScore,
                                collect, finish, require_items)
-from kgqa.score.lean import score_flat
 
 #: The scorer, and the result types it returns (defined in :mod:`kgqa.score.scored`, which the
 #: lean scorer shares).
@@ -171,6 +170,8 @@ def evaluate(
     policy) to the signature after the profile's.
     """
     if not (predicted or gold or extras or isinstance(dataset, Dataset)):  # streamed, answers as stored
+        from kgqa.score.lean import score_flat
+
         lean = score_flat(dataset, run, profile, signature_extra)
         if lean is not None:
             return lean

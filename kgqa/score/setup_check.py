@@ -49,12 +49,9 @@ from kgqa.model.item import Dataset
 from kgqa.model.outcome import Outcome
 from kgqa.model.problems import InputError
 from kgqa.model.run import Run
-from kgqa.execute.engine import is_transient, transient_reason
-from kgqa.execute.types import iris_of
 from kgqa.model.answer import answer_items
 from kgqa.model.outcome import Status
 from kgqa.model.terms import TermMatching
-from kgqa.sparql.analyzer import analyze
 
 #: Keys of a per-question score object (an evaluation file, not answers).
 _SCORE_KEY = re.compile(
@@ -268,6 +265,7 @@ def transport_warnings(run: str, outcomes: Iterable[Outcome]) -> list[SetupWarni
     outcomes = list(outcomes)
     if not outcomes:  # answers-only scoring: nothing executed
         return []
+    from kgqa.execute.engine import is_transient
 
     reasons = Counter(_reason(o) for o in outcomes if is_transient(o))
     if not reasons:
@@ -283,6 +281,7 @@ def transport_warnings(run: str, outcomes: Iterable[Outcome]) -> list[SetupWarni
 def _reason(o: Outcome) -> str:
     """A transient failure's reason with counts of attempts and timings removed (so that the
     same cause groups together)."""
+    from kgqa.execute.engine import transient_reason
 
     text = transient_reason(o)
     text = re.sub(r"\s*\(gave up after .*$", "", text)
@@ -294,6 +293,7 @@ def _query_iris(query: str | None) -> set[str]:
     """The entity, predicate and class IRIs a query names (none when it does not parse)."""
     if not query or not query.strip():
         return set()
+    from kgqa.sparql.analyzer import analyze
 
     try:
         info = analyze(query)
@@ -305,6 +305,7 @@ def _query_iris(query: str | None) -> set[str]:
 def side_iris(answers: Iterable[Any], queries: Iterable[str | None]) -> list[str]:
     """A sample (:data:`FOREIGN_SAMPLE`, spread over the sorted list) of the IRIs of one side's
     answers and queries, without the common vocabularies (:data:`COMMON_VOCABULARIES`)."""
+    from kgqa.execute.types import iris_of
 
     found = iris_of(answers)
     for q in queries:
