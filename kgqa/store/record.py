@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from kgqa.store.store import Store, owner_id
+from kgqa.api import dataset_checksum, dataset_names
+from kgqa.store.runner import headline, safe_filename
 
 
 def record_evaluations(store: Store, dataset: str, run_specs: Sequence[str], evals: Sequence[Any], *,
@@ -15,8 +17,6 @@ def record_evaluations(store: Store, dataset: str, run_specs: Sequence[str], eva
                        gold_answers: str = "stored", kg_fingerprint: str | None = None) -> list[str]:
     """One finished experiment per evaluation (``evals[i]`` scored ``run_specs[i]``); returns
     their ids. ``dataset`` is a registry name or a dataset file (then stored too)."""
-    from kgqa.api import dataset_checksum, dataset_names
-    from kgqa.store.runner import headline, safe_filename
 
     if len(run_specs) != len(evals):
         raise ValueError("one run file per evaluation")

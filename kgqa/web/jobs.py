@@ -32,6 +32,7 @@ Each worker's address space can be capped (``--worker-memory-mb``): running out 
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import socket
@@ -41,12 +42,20 @@ from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
+import multiprocessing
 
 from sqlalchemy.exc import DBAPIError
 
 from kgqa.model.urlguard import UrlRule
 from kgqa.store import Store, StoreError
 from kgqa.store.store import LEASE_S, LostClaim, owner_id
+from kgqa.store import runner
+from kgqa.store.store import ImmutableError
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - not on Windows
+    resource = None
 
 #: a worker lost this many times on one experiment (its process killed while the server ran)
 #: fails it, naming how the worker ended
@@ -63,7 +72,6 @@ def run_in_worker(url: str, eid: str, kgs: dict[str, str], timeout: float, syste
     after its pool broke); ``url_rule``: what every request of the job may reach (each redirect
     hop). Returns what became of it: ``finished``, ``failed``, ``held`` (a
     live worker has it, or it is done) or ``lost`` (another worker took it over)."""
-    from kgqa.store import runner
 
     store = _STORES.get(url)
     if store is None:
@@ -164,8 +172,8 @@ def worker_setup(memory_mb: float = 0.0, server_pid: int | None = None) -> None:
     except OSError:
         pass
     if memory_mb and memory_mb > 0:
-        import resource
-
+        if resource is None:  # not on Windows: no memory cap there
+            return
         # one BLAS thread: OpenBLAS reserves buffers per thread and aborts the process when it
         # cannot (instead of a MemoryError the experiment fails with)
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -184,8 +192,6 @@ def die_with(server_pid: int) -> None:
     pid once a second."""
     parent = os.getppid()
     if sys.platform.startswith("linux"):
-        import ctypes
-
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
@@ -361,8 +367,6 @@ class Jobs:
             pass  # the next server takes the leases over (their processes are gone)
 
     def _fail(self, eid: str, message: str) -> None:
-        from kgqa.store.store import ImmutableError
-
         try:
             self.store.fail(eid, message)
         except (ImmutableError, KeyError):
@@ -399,7 +403,6 @@ def worker_context() -> Any:
     :data:`WORKER_MODULES` once, and each worker is forked from it, ready, instead of being a
     fresh interpreter importing them again (spawned: about a second of CPU each). Elsewhere,
     spawned."""
-    import multiprocessing
 
     if not sys.platform.startswith("linux"):
         return multiprocessing.get_context("spawn")
