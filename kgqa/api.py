@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 import hashlib
@@ -28,12 +28,10 @@ import html
 import importlib
 import json
 import os
-from dataclasses import replace
 
 from kgqa import lazy
-from kgqa.load import load_dataset as _load_dataset
-from kgqa.load import load_run as _load_run
-from kgqa.model import Dataset, InputError, Run
+from kgqa.load import load_dataset as _load_dataset, load_run as _load_run, formats
+from kgqa.model import Dataset, InputError, Run, TableAnswer
 from kgqa.model.gcpause import paused
 from kgqa.model.signature import Signature
 from kgqa.model.run import run_input
@@ -43,9 +41,7 @@ from kgqa.score.evaluate import Evaluation
 from kgqa.score.evaluate import evaluate as _score
 from kgqa.score.measures import Inputs, Measure
 from kgqa.score.profiles import Profile
-from kgqa.load import formats
 from kgqa.load.runspec import run_names as _names, split_run_spec
-from kgqa.model import TableAnswer
 from kgqa.model.suggest import did_you_mean
 from kgqa.model.terms import IRI as _IRI, TextLabels
 from kgqa.score.setup_check import (

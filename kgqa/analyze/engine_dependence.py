@@ -31,14 +31,12 @@ from itertools import chain, compress
 from collections.abc import Mapping
 from typing import Any
 
-from kgqa.execute.engine_findings import DEFAULT_BOUND, Choice, QueryAssessment
+from kgqa.execute.engine_findings import DEFAULT_BOUND, Choice, QueryAssessment, assess_many
 from kgqa.model import Dataset, Outcome, Prediction, Run
 from kgqa.model.answer import Answer, TableAnswer, answer_items
-from kgqa.score.evaluate import Evaluation, QuestionList, evaluate
+from kgqa.score.evaluate import Evaluation, QuestionList, evaluate, compared_items, gold_items
 from kgqa.score.profiles import Profile
 from kgqa.analyze.score_range import count_range, reachable
-from kgqa.execute.engine_findings import assess_many
-from kgqa.score.evaluate import compared_items, gold_items
 from kgqa.score.measures import ItemContext
 from kgqa.score.rules import Counts
 

@@ -68,7 +68,7 @@ from typing import Any
 
 import httpx
 
-from kgqa import lazy
+from kgqa import lazy, __version__ as kgqa_version
 
 from kgqa.execute.engine import (
     too_large_response_message,
@@ -91,7 +91,6 @@ from kgqa.model.answer import Answer, BooleanAnswer, TableAnswer
 from kgqa.model.outcome import Outcome, Status
 from kgqa.model.terms import BNode, IRI, Literal, Term, XSD_STRING
 from kgqa.model.urlguard import Guard, GuardedAsyncTransport, UrlRefused
-from kgqa import __version__ as kgqa_version
 from kgqa.execute.live.client import display_url, scrub, secrets_of
 from kgqa.execute.policy import refused_outcome
 

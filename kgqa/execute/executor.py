@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 import hashlib
 
-from kgqa.execute.cache import COUNT_KEYS, CachedEngine, ResultCache
+from kgqa.execute.cache import COUNT_KEYS, CachedEngine, ResultCache, code_fingerprint
 from kgqa.execute.engine import Engine, EngineInfo, is_transient
 from kgqa.execute.policy import ExecutionPolicy
 from kgqa.execute.sandbox import Prepared, Verdict
@@ -31,7 +31,6 @@ from kgqa.model.outcome import Outcome, Status
 from kgqa.model.progress import progress_bar
 from kgqa.model.run import Run
 from kgqa.execute import open_engine
-from kgqa.execute.cache import code_fingerprint
 from kgqa.execute.engine_findings import screen
 from kgqa.execute.types import answer_types, label_pairs, link_pairs
 

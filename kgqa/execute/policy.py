@@ -17,13 +17,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kgqa.execute.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT
-from kgqa.execute.sandbox import UNSET, Prepared, prepare
-from kgqa.sparql.lexer import Token
+from kgqa.execute.sandbox import UNSET, Prepared, prepare, query_bytes_refusal, readings
+from kgqa.sparql.lexer import Token, tokenize
 from kgqa.model.outcome import Outcome, Status
 from kgqa.execute.normalise import normalise
-from kgqa.execute.sandbox import query_bytes_refusal, readings
 from kgqa.sparql.analyzer import analyze
-from kgqa.sparql.lexer import tokenize
 
 
 #: what a query, an update or a prologue starts with (glued to the next word or not, as

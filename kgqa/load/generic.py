@@ -70,12 +70,10 @@ import orjson
 
 from kgqa.load import jsonio
 from kgqa.load import formats
-from kgqa.load.jsonio import read_text
-from kgqa.load.jsonio import write_atomic
+from kgqa.load.jsonio import read_text, write_atomic, read_json
 from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Prediction, Problem, Run, Status, TableAnswer
 from kgqa.model.answer import Answer, TextColumn, from_results_json, to_results_json
 from kgqa.model.terms import IRI, XSD, Literal, Term, from_sparql_json, guess_term, guess_terms, to_sparql_json
-from kgqa.load.jsonio import read_json
 
 # --------------------------------------------------------------------------- shared helpers
 

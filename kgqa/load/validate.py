@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kgqa.load import formats
+from kgqa.load import formats, jsonio
 from kgqa.model import InputError, Problem
-from kgqa.load import jsonio
 
 
 def _pick(path: Path, format: str | None) -> formats.Format:

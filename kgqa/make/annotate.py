@@ -51,22 +51,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 import json
-from dataclasses import replace
 from pathlib import Path
 from urllib.parse import unquote
 
 from kgqa import lazy
-from kgqa.model import Dataset, IRI, Item, Literal
+from kgqa.model import Dataset, IRI, Item, Literal, InputError, TableAnswer
 from kgqa.model.labels import LABEL_PREDICATES
 from kgqa.sparql.prefixes import STANDARD_PREFIXES
 from kgqa.execute.executor import Executor
 from kgqa.load import formats, load_dataset
 from kgqa.load.jsonio import write_atomic
 from kgqa.load.rdf import RDF_EXTENSIONS
-from kgqa.model import InputError, TableAnswer
 from kgqa.sparql.analyzer import Path as PathExpression, analyze
 
 __all__ = [

@@ -51,14 +51,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kgqa.metaeval.degrade import answer_key, get as get_transform, item_rng, rename_variables, Context
+from kgqa.metaeval.degrade import answer_key, get as get_transform, item_rng, rename_variables, Context, build_context
 from kgqa.model import BooleanAnswer, Dataset, IRI, Item, Outcome, Prediction, Run, Status, TableAnswer
 from kgqa.score import profiles
 from kgqa.score.evaluate import evaluate
 from kgqa.score.measures import Measure, parse_list
 from kgqa.score.query_measures import sem_set, set_f1, tri_set
 from kgqa.sparql.lexer import tokenize
-from kgqa.metaeval.degrade import build_context
 
 __all__ = [
     "Case", "Suite", "PairResult", "AxiomVerdict", "MeasureReport", "AxiomReport", "check",

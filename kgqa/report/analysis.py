@@ -22,14 +22,13 @@ from rich.text import Text
 
 from kgqa.analyze.characteristics import BreakdownTable, ParaphraseTable, question_characteristics
 from kgqa.analyze.comparison import MultiComparison
-from kgqa.analyze.taxonomy import ErrorLabel
+from kgqa.analyze.taxonomy import ErrorLabel, LABELS
 from kgqa.score.evaluate import Evaluation, QuestionScore
 from kgqa.report import numbers
 from kgqa.report.fit import Grid, print_grid
 from kgqa.report.model import ComparisonReport, as_comparison_report
 from kgqa.report.term import IriWrapped
 from kgqa.sparql.analyzer import analyze
-from kgqa.analyze.taxonomy import LABELS
 from kgqa.report.safe import md_table_cell, md_table_cell as esc
 
 __all__ = [

@@ -14,8 +14,7 @@ from rich.text import Text
 
 from kgqa.report import numbers
 from kgqa.report.fit import Grid
-from kgqa.report.term import clean
-from kgqa.report.term import wrap
+from kgqa.report.term import clean, wrap
 
 
 def _t(value: Any) -> str:

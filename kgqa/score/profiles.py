@@ -6,11 +6,10 @@ Nothing about a convention is coded as an if-chain elsewhere: to add one, add a 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-from dataclasses import replace
 
 from kgqa.model.signature import Signature
 from kgqa.model.terms import IriLinks, TermMatching, TextLabels

@@ -20,10 +20,9 @@ from kgqa.model.answer import TextColumn, answer_items, from_results_json, to_re
 from kgqa.model.terms import TermMatching
 from kgqa.model.signature import Signature
 from kgqa.score import qrels
-from kgqa.score.measures import Columns
+from kgqa.score.measures import Columns, parse
 from kgqa.score.profiles import MeasureSpec, Profile
 from kgqa.score.rules import Counts
-from kgqa.score.measures import parse
 
 
 #: why a question is skipped (``Evaluation.skipped``): no gold answer; not in the run under the

@@ -46,11 +46,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgqa.model.item import Dataset
-from kgqa.model.outcome import Outcome
+from kgqa.model.outcome import Outcome, Status
 from kgqa.model.problems import InputError
 from kgqa.model.run import Run
 from kgqa.model.answer import answer_items
-from kgqa.model.outcome import Status
 from kgqa.model.terms import TermMatching
 
 #: Keys of a per-question score object (an evaluation file, not answers).

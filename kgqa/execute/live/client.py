@@ -86,7 +86,7 @@ import base64
 
 import httpx
 
-from kgqa import lazy
+from kgqa import lazy, __version__
 
 from kgqa.execute.retry import (
     RETRY_STATUSES,
@@ -111,7 +111,6 @@ from kgqa.model import Dataset, InputError, Prediction, Problem, Run, Status
 from kgqa.model.answer import from_results_json, to_results_json
 from kgqa.model.progress import progress_bar
 from kgqa.model.urlguard import Guard, GuardedAsyncTransport, UrlRefused
-from kgqa import __version__
 
 #: outcome of asking -> the status of the prediction it becomes
 OUTCOME_STATUS = {

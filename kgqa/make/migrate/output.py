@@ -6,15 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kgqa.load import formats
+from kgqa.load import formats, load_dataset
 from kgqa.load.jsonio import write_atomic
 from kgqa.load.qald_json import write as write_qald
 from kgqa.make.migrate.pipeline import Migration
 from kgqa.make.migrate.rules import write_rules
-from kgqa.model import InputError
-from kgqa.load import load_dataset
+from kgqa.model import InputError, TableAnswer
 from kgqa.make.migrate.paths import parse_path
-from kgqa.model import TableAnswer
 from kgqa.model.answer import to_results_json
 
 OUTPUT_FORMATS = ("auto", "qald", "simpledbpediaqa", "same")

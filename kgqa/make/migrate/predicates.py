@@ -18,10 +18,9 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace as _replace
 from typing import Any
 import math
-from dataclasses import replace as _replace
 
 from kgqa.make.migrate.kg import KG, TYPE_PATH, iri_ref
 from kgqa.make.migrate.paths import KIND_ORDER, PairPaths, PathT, direction, invert, path_text
