@@ -53,6 +53,8 @@ from kgqa.score.setup_check import (
     raise_errors,
     transport_warnings,
 )
+from kgqa.load.stream import open_stream
+from kgqa.load.validate import validate
 
 if TYPE_CHECKING:
     from kgqa.execute.executor import Executor
@@ -386,7 +388,6 @@ class Evaluator:
                                            "executing queries (kg=, --kg) needs the dataset in memory: drop --stream")
             if isinstance(dataset, Dataset):
                 raise InputError("stream", "stream=True reads dataset files; this dataset is already in memory")
-            from kgqa.load.stream import open_stream
 
             self.full_dataset = self.dataset = open_stream(dataset, format=dataset_format, langs=parse_langs(lang),
                                                            progress=progress, **dict(dataset_options or {}))
@@ -1027,7 +1028,6 @@ def dataset_summary(dataset: PathLike | Dataset, format: str | None = None) -> A
 
 def validate_files(paths: Sequence[PathLike], format: str | None = None) -> list[Any]:
     """Every problem of dataset or run files (``kgqa datasets validate``), errors and warnings."""
-    from kgqa.load.validate import validate
 
     return validate(list(paths), format)
 
