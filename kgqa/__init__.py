@@ -11,6 +11,8 @@ Stages (data flows one way): ``kgqa.load`` -> ``kgqa.execute`` -> ``kgqa.score``
 ``kgqa.analyze`` -> ``kgqa.report``; ``kgqa.model`` (and ``kgqa.sparql``) are shared by all.
 """
 
+import importlib
+
 __version__ = "0.1.0"
 
 #: Names ``import kgqa`` offers, and the module each comes from (imported on first use).
@@ -38,8 +40,6 @@ __all__ = ["__version__", *_LAZY]
 def __getattr__(name: str):
     """Lazy top-level API: the module behind a name is imported when the name is first used."""
     if name in _LAZY:
-        import importlib
-
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value

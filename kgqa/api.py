@@ -20,13 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+import hashlib
+import html
+import importlib
+import json
+import os
 
-from kgqa.load import load_dataset as _load_dataset
-from kgqa.load import load_run as _load_run
-from kgqa.model import Dataset, InputError, Run
+from kgqa import lazy
+from kgqa.load import load_dataset as _load_dataset, load_run as _load_run, formats
+from kgqa.model import Dataset, InputError, Run, TableAnswer
 from kgqa.model.gcpause import paused
 from kgqa.model.signature import Signature
 from kgqa.model.run import run_input
@@ -36,6 +41,20 @@ from kgqa.score.evaluate import Evaluation
 from kgqa.score.evaluate import evaluate as _score
 from kgqa.score.measures import Inputs, Measure
 from kgqa.score.profiles import Profile
+from kgqa.load.runspec import run_names as _names, split_run_spec
+from kgqa.model.suggest import did_you_mean
+from kgqa.model.terms import IRI as _IRI, TextLabels
+from kgqa.score.setup_check import (
+    MAX_KG_FAILURES,
+    SetupWarning,
+    check_setup,
+    foreign_kg,
+    kg_failures,
+    raise_errors,
+    transport_warnings,
+)
+from kgqa.load.stream import open_stream
+from kgqa.load.validate import validate
 
 if TYPE_CHECKING:
     from kgqa.execute.executor import Executor
@@ -48,8 +67,6 @@ _LAZY = {"ExecutionPolicy": "kgqa.execute.policy", "Executor": "kgqa.execute.exe
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        import importlib
-
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
@@ -107,7 +124,6 @@ def profile_names() -> list[str]:
 def dataset_checksum(spec: PathLike) -> str | None:
     """``sha256:<hex>`` over a dataset's file(s): a registry name's resolved files (None when
     they are not here), else the file ``spec`` (None when there is none)."""
-    import hashlib
 
     from kgqa.load import registry
 
@@ -143,7 +159,6 @@ def run_names(specs: Sequence[PathLike]) -> list[str]:
     """Display names of run arguments: ``NAME`` of ``NAME=PATH``, else the file stem, or
     ``folder/stem`` where stems collide (the Text2SPARQL teams' files are all called
     ``ck25_system_result_set.json``); see :func:`kgqa.load.runspec.run_names`."""
-    from kgqa.load.runspec import run_names as _names
 
     return [n for n, _ in _names([str(s) for s in specs])]
 
@@ -151,8 +166,6 @@ def run_names(specs: Sequence[PathLike]) -> list[str]:
 def _run_path(spec: Any) -> Any:
     """The path of a ``NAME=PATH`` run argument (anything else as it is)."""
     if isinstance(spec, (str, Path)):
-        from kgqa.load.runspec import split_run_spec
-
         return split_run_spec(str(spec))[1]
     return spec
 
@@ -202,8 +215,6 @@ def _check_langs(langs: list[str] | None, have: set[str], name: str) -> None:
         return
     unknown = [code for code in langs if code not in have]
     if unknown:
-        from kgqa.model.suggest import did_you_mean
-
         hint = ""
         for code in unknown:
             named = LANGUAGE_NAMES.get(code.strip().lower())
@@ -347,7 +358,6 @@ class Evaluator:
         if gold_answers == "executed" and kg is None:
             raise InputError("gold_answers", "executed gold answers need a KG to execute the gold queries on (kg=)")
         self.profile = get_profile(profile, measures, view)
-        from kgqa.score.setup_check import MAX_KG_FAILURES
 
         self.max_kg_failures = MAX_KG_FAILURES if max_kg_failures is None else float(max_kg_failures)
         if not 0 <= self.max_kg_failures <= 1:
@@ -381,7 +391,6 @@ class Evaluator:
                                            "executing queries (kg=, --kg) needs the dataset in memory: drop --stream")
             if isinstance(dataset, Dataset):
                 raise InputError("stream", "stream=True reads dataset files; this dataset is already in memory")
-            from kgqa.load.stream import open_stream
 
             self.full_dataset = self.dataset = open_stream(dataset, format=dataset_format, langs=parse_langs(lang),
                                                            progress=progress, **dict(dataset_options or {}))
@@ -492,7 +501,6 @@ class Evaluator:
             name = run_names([run])[0]
         r = load_run(_run_path(run), format=run_format, dataset=None if self.stream else self.dataset, name=name,
                      **dict(run_options or {}))
-        from kgqa.score.setup_check import check_setup, raise_errors
 
         # a query-only run without a KG is a set-up mistake only when some measure needs answers
         kg_for_check = self._kg if self.needs.answers else "not needed"
@@ -524,7 +532,6 @@ class Evaluator:
     def _execute_and_score(self, r: Run, sig: dict[str, Any], warnings: list) -> Evaluation:
         """Execute ``r`` (and the gold queries scoring needs), score it and check which answers
         depend on the engine (``warnings`` gets the transport warnings)."""
-        from kgqa.score.setup_check import foreign_kg, kg_failures, raise_errors, transport_warnings
 
         ex = self.executor
         assert ex is not None
@@ -570,7 +577,6 @@ class Evaluator:
     def _with_labels(self, ex: Executor | None, run: Run, execution: Any, profile: Profile) -> Profile:
         """``profile`` matching text answers against the labels of this run's answer entities: the
         dataset's own labels and, with a KG, the KG's."""
-        from kgqa.model.terms import TextLabels
 
         pairs = _dataset_labels(self.dataset.items)
         sources = [f"dataset={len(pairs)}"] if pairs else []
@@ -619,8 +625,6 @@ class Evaluator:
         e = self.evaluate(asked.run, name=asked.run.name, signature_extra=asked.signature_parts())
         failures = asked.failure_summary()  # fewer than the client's limit, or allowed: --strict still sees them
         if failures:
-            from kgqa.score.setup_check import SetupWarning
-
             e.setup_warnings = (*e.setup_warnings, SetupWarning(
                 "system", f"the live system failed: {failures}", "fix the system and rerun (transient failures are "
                 "asked again when the run is journalled)", asked.run.name))
@@ -648,7 +652,6 @@ STREAM_BYTES = 64 << 20
 def stream_threshold() -> int | None:
     """Bytes from which a JSONL dataset is streamed by default (``KGQA_STREAM_BYTES``: a number,
     or ``off``); None: never by default."""
-    import os
 
     raw = os.environ.get("KGQA_STREAM_BYTES", "").strip().lower()
     if raw in ("off", "never", "none"):
@@ -671,7 +674,6 @@ def _auto_stream(dataset: Any, kg: Any, dataset_format: str | None) -> str | Non
     size = sum(p.stat().st_size for p in paths)
     if size < threshold:
         return None
-    from kgqa.load import formats
 
     try:
         fmt = formats.get("dataset", dataset_format).name if dataset_format else formats.detect(paths, "dataset").name
@@ -688,8 +690,6 @@ def _dataset_labels(items: Sequence[Any]) -> list[tuple[str, str]]:
     """(IRI, label) pairs a dataset ships for its answer entities: Mintaka's ``answer_labels``
     (one dict language -> label per entity), and ``answer_names`` / ``answer_aliases`` (CWQ,
     WebQSP), aligned with the gold answer's rows."""
-    from kgqa.model import TableAnswer
-    from kgqa.model.terms import IRI as _IRI
 
     pairs: list[tuple[str, str]] = []
     for it in items:
@@ -830,19 +830,15 @@ class Comparison:
         return self._report
 
     def __rich__(self):
-        from rich.console import Group
-        from rich.text import Text
-
         from kgqa.report.analysis import comparison_grids
 
         summary, pairs, notes = comparison_grids(self.report)
-        return Group(summary, pairs, *(Text(n, style="dim") for n in notes))
+        Text = lazy.rich_text().Text
+        return lazy.rich_console().Group(summary, pairs, *(Text(n, style="dim") for n in notes))
 
     def to_table(self, width: int = 130) -> str:
         """The terminal tables as plain text."""
-        from rich.console import Console
-
-        con = Console(width=width, record=True, file=_NullFile(), color_system=None)
+        con = lazy.rich_console().Console(width=width, record=True, file=_NullFile(), color_system=None)
         con.print(self)
         return con.export_text()
 
@@ -870,7 +866,7 @@ class Comparison:
         """One row per (measure, system): ``measure``, ``system``, ``n``, ``mean``, ``low``,
         ``high`` (the bootstrap CI), ``letters`` (systems it significantly beats), ``aggregate``
         (the corpus value under the profile)."""
-        import pandas as pd
+        pd = lazy.pandas()
 
         rows = []
         for m in self.result.measures:
@@ -882,8 +878,6 @@ class Comparison:
         return pd.DataFrame(rows, columns=["measure", "system", "n", "mean", "low", "high", "letters", "aggregate"])
 
     def _repr_html_(self) -> str:
-        import html
-
         return "<pre>" + html.escape(self.to_table()) + "</pre>"
 
     def __repr__(self) -> str:
@@ -1037,7 +1031,6 @@ def dataset_summary(dataset: PathLike | Dataset, format: str | None = None) -> A
 
 def validate_files(paths: Sequence[PathLike], format: str | None = None) -> list[Any]:
     """Every problem of dataset or run files (``kgqa datasets validate``), errors and warnings."""
-    from kgqa.load.validate import validate
 
     return validate(list(paths), format)
 
@@ -1045,7 +1038,6 @@ def validate_files(paths: Sequence[PathLike], format: str | None = None) -> list
 def export_dataset(dataset: PathLike | Dataset, to: str, output: PathLike, *, format: str | None = None) -> Dataset:
     """Write ``dataset`` to ``output`` with format ``to``'s writer (never over one of its own
     input files); returns the dataset written."""
-    from kgqa.load import formats
 
     ds = load_dataset(dataset, format=format)
     fmt = formats.get("dataset", to)
@@ -1076,8 +1068,6 @@ def degrade(dataset: PathLike | Dataset, transform: str, rate: float, seed: int 
     run (:func:`write_run`). ``kg`` is opened for the transformations that need one."""
     from kgqa.metaeval import degrade as dg
 
-    from dataclasses import replace
-
     ds = load_dataset(dataset)
     t = dg.get(transform)
     if not t.needs:
@@ -1092,7 +1082,6 @@ def degrade(dataset: PathLike | Dataset, transform: str, rate: float, seed: int 
 
 def write_run(run: Run, path: PathLike, format: str = "jsonl") -> None:
     """Write ``run`` with ``format``'s writer (default: the JSONL run format)."""
-    from kgqa.load import formats
 
     formats.get("run", format).write(run, Path(path))
 
@@ -1137,7 +1126,6 @@ def check_axioms(measures: str | Sequence[str] | None = None, *, dataset: PathLi
 def render_validation(result: Any, fmt: str) -> Any:
     """A sensitivity table or an axioms report as ``md``, ``latex`` or ``json`` text, or
     (``table``) a list of rich renderables (the last one soft-wrapped)."""
-    import json
 
     from kgqa.report import metaeval as V
     from kgqa.metaeval.sensitivity import SensitivityTable
@@ -1198,7 +1186,7 @@ def kg_info(kg: Sequence[PathLike], *, graph: str | None = None) -> KGSummary:
             raise InputError(display_url(str(k)), "kgqa kg info reads RDF files or a kgqa store directory, not a "
                                                  "SPARQL endpoint: evaluate with --kg URL queries an endpoint")
     if len(kg) == 1 and Path(kg[0]).is_dir():
-        import pyoxigraph as ox
+        ox = lazy.pyoxigraph()
 
         manifest = read_manifest(kg[0])  # an InputError explains a directory that is no kgqa store
         st = ox.Store.read_only(str(kg[0]))

@@ -48,7 +48,7 @@ from kgqa.analyze.paraphrase import RankPoint, rank_curve
 from kgqa.model.answer import BooleanAnswer, TableAnswer, from_results_json
 from kgqa.model.terms import BNode, IRI, TermMatching
 from kgqa.score.evaluate import Evaluation, QuestionScore, require_items
-from kgqa.sparql.analyzer import QueryInfo
+from kgqa.sparql.analyzer import QueryInfo, analyze
 
 __all__ = [
     "QUERY_CHARACTERISTICS", "ANSWER_CHARACTERISTICS", "DATASET_CHARACTERISTICS", "DEFAULT_BINS",
@@ -187,8 +187,6 @@ def query_characteristics(sparql: str | None) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=QUERY_CACHE_SIZE)
 def _query_characteristics(sparql: str) -> tuple[Any, ...]:
-    from kgqa.sparql.analyzer import analyze
-
     info = analyze(sparql)
     c = sparql_characteristics(info)
     return (

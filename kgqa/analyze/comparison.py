@@ -28,10 +28,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+import json
+from pathlib import Path
 
 from kgqa.analyze import stats
 from kgqa.analyze.characteristics import comparable_measures, per_question_scores
 from kgqa.score.evaluate import Evaluation
+from kgqa.model import InputError
 
 __all__ = ["MeasureComparison", "MultiComparison", "compare_evaluations", "comparable_measures", "load_evaluations"]
 
@@ -230,10 +233,6 @@ def load_evaluations(paths: Sequence[Any]) -> list[Evaluation]:
     """Saved evaluations (``kgqa evaluate --save``, or ``--format json``): each file holds
     ``{"runs": [...]}`` (or, written before issue 38 for one run, one bare evaluation object). Raises :class:`~kgqa.model.InputError` naming the
     file (and the run index) when a file is unreadable or not a saved evaluation."""
-    import json
-    from pathlib import Path
-
-    from kgqa.model import InputError
 
     out: list[Evaluation] = []
     for p in paths:

@@ -31,11 +31,14 @@ from itertools import chain, compress
 from collections.abc import Mapping
 from typing import Any
 
-from kgqa.execute.engine_findings import DEFAULT_BOUND, Choice, QueryAssessment
+from kgqa.execute.engine_findings import DEFAULT_BOUND, Choice, QueryAssessment, assess_many
 from kgqa.model import Dataset, Outcome, Prediction, Run
 from kgqa.model.answer import Answer, TableAnswer, answer_items
-from kgqa.score.evaluate import Evaluation, QuestionList, evaluate
+from kgqa.score.evaluate import Evaluation, QuestionList, evaluate, compared_items, gold_items
 from kgqa.score.profiles import Profile
+from kgqa.analyze.score_range import count_range, reachable
+from kgqa.score.measures import ItemContext
+from kgqa.score.rules import Counts
 
 
 #: answer measures whose per-question value is a function of the counts (TP, FP, FN)
@@ -132,7 +135,6 @@ _ITEMS: dict[tuple[int, int], tuple[Choice, Profile, tuple]] = {}
 def _choice_items(choice: Choice, profile: Profile) -> tuple[frozenset, list]:
     """The compared items of ``choice``'s fixed rows and of each pool row (made once per choice
     and profile, however many gold answers it is solved against)."""
-    from kgqa.score.evaluate import compared_items
 
     key = (id(choice), id(profile))
     hit = _ITEMS.get(key)
@@ -154,8 +156,6 @@ def _choice_range(ds1: Dataset, item, choice: Choice, gmap: Mapping[str, Outcome
     """Add to ``per_label`` the [min, max] of every count measure over ``choice`` (too many
     answers to list) against the gold answer of ``gmap``, and the values of the measures the
     choice cannot change; True when that is exact (see :mod:`kgqa.analyze.score_range`)."""
-    from kgqa.analyze.score_range import count_range, reachable
-    from kgqa.score.evaluate import gold_items
 
     gold = gold_items(item, gmap or {}, profile)
     if gold is None or not isinstance(gold, frozenset):
@@ -178,8 +178,6 @@ def _choice_range(ds1: Dataset, item, choice: Choice, gmap: Mapping[str, Outcome
 
 def _count_value(measure):
     """``(tp, fp, fn) -> value`` of a count measure (its own item function on those counts)."""
-    from kgqa.score.measures import ItemContext
-    from kgqa.score.rules import Counts
 
     def value(tp: int, fp: int, fn: int) -> float | None:
         c = Counts(tp, fp, fn, tp + fp, tp + fn, tp, tp)
@@ -370,7 +368,6 @@ def check(evaluation: Evaluation, dataset: Dataset, run: Run, profile: Profile, 
     with ``runner`` (the :class:`~kgqa.execute.executor.Executor` that executed them: variants run
     through the same policy, sandbox and cache) and :func:`annotate` ``evaluation``. Queries
     without a static finding execute nothing."""
-    from kgqa.execute.engine_findings import assess_many
 
     pred_queries = {}
     for qid in execution.predicted:

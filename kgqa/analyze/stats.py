@@ -44,6 +44,8 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from kgqa import lazy
+
 __all__ = [
     "CI",
     "PairedBootstrap",
@@ -338,9 +340,7 @@ def _dyadic(x: np.ndarray) -> bool:
 def _scipy_stats():
     """``scipy.stats``, imported when a test first needs it (a second or more to import: the
     bootstrap intervals of an evaluation, a report or a web page never do)."""
-    from scipy import stats
-
-    return stats
+    return lazy.scipy_stats()
 
 
 _ROWS = 8  # at most this many resamples drawn per call in the banded path (state kept before each call)
@@ -364,7 +364,7 @@ def _one_blas_thread() -> contextlib.AbstractContextManager:
     threadpoolctl is installed. Results never depend on it: the products only decide which
     means are recomputed exactly, with a bound that holds for any summation order."""
     try:
-        from threadpoolctl import threadpool_limits
+        threadpool_limits = lazy.threadpoolctl().threadpool_limits
     except ImportError:  # pragma: no cover - threadpoolctl is a dependency
         return contextlib.nullcontext()
     return threadpool_limits(limits=1, user_api="blas")

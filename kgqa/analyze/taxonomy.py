@@ -58,6 +58,9 @@ from typing import Any
 
 from kgqa.model import BooleanAnswer
 from kgqa.score.evaluate import Evaluation, QuestionScore, require_items
+from kgqa.model.answer import to_results_json
+from kgqa.sparql.analyzer import analyze
+from kgqa.sparql.canonical import canonical_equal
 
 __all__ = ["LABELS", "ErrorLabel", "classify", "classify_evaluation", "taxonomy_counts"]
 
@@ -83,15 +86,11 @@ class ErrorLabel:
 
 @functools.lru_cache(maxsize=8192)
 def _info(sparql: str):
-    from kgqa.sparql.analyzer import analyze
-
     return analyze(sparql)
 
 
 @functools.lru_cache(maxsize=8192)
 def _canonical_equal(a: str, b: str) -> bool:
-    from kgqa.sparql.canonical import canonical_equal
-
     return bool(canonical_equal(_info(a), _info(b)))
 
 
@@ -140,8 +139,6 @@ def _answer_equal(q: QuestionScore) -> bool:
 
 
 def _json(answer: Any) -> Any:
-    from kgqa.model.answer import to_results_json
-
     return to_results_json(answer) if answer is not None else None
 
 

@@ -24,6 +24,9 @@ from typing import Any
 
 from kgqa.model import InputError
 from kgqa.baselines.base import System, read_manifest
+from kgqa.baselines.e2e import train_e2e
+from kgqa.load import formats, load_dataset
+from kgqa.model import Dataset
 
 #: kind -> "module:class"
 KINDS: dict[str, str] = {
@@ -67,15 +70,12 @@ def train(kind: str, train: Any, valid: Any = None, *, output: str | Path | None
     ``output``, kinds trained by epochs write a checkpoint there after each epoch and resume from
     it when run again (:mod:`kgqa.baselines.training`); ``minutes``: a time budget; ``progress``:
     a bar (terminal) or a line per epoch (log) on stderr."""
-    from kgqa.load import load_dataset
-    from kgqa.model import Dataset
 
     if minutes is not None and not minutes > 0:
         raise InputError("--minutes", f"expected a positive number of minutes, got {minutes}")
     if kind == "e2e" and train is None:
         if kg is None:
             raise InputError("--kg", "the e2e baseline generates its training questions from a KG: pass --kg KG")
-        from kgqa.baselines.e2e import train_e2e
 
         return train_e2e(kg, output, minutes=minutes, progress=progress, **config)
     if train is None:
@@ -101,8 +101,6 @@ def predict_to_file(model: str | Path | System, dataset: Any, output: str | Path
                     format: str | None = None, timeout: float = 30.0) -> tuple[Any, int]:
     """``kgqa baseline predict``: answer ``dataset`` with the system in ``model`` and write the
     run as kgqa JSONL to ``output``; returns ``(run, number of queries)``."""
-    from kgqa.load import formats, load_dataset
-    from kgqa.model import Dataset
 
     system = model if isinstance(model, System) else load_system(model)
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, format=format)

@@ -28,6 +28,10 @@ from typing import Any, ClassVar
 from kgqa.model import Dataset, InputError, Item, Prediction, Run, Status
 from kgqa.baselines.inputs import describe, item_input, served_item, summary
 from kgqa.baselines.tokens import dataset_checksum, jsonable, query_namespaces, question_text
+from kgqa import __version__
+from kgqa.baselines.training import Watch
+from kgqa.execute.executor import Executor
+from kgqa.execute.policy import ExecutionPolicy
 
 MANIFEST = "manifest.json"
 
@@ -76,7 +80,6 @@ class System:
         self._fit(items, [it for it in valid.items if it.sparql] if valid is not None else None, kg)
         ns = query_namespaces(items)
         total = sum(ns.values()) or 1
-        from kgqa import __version__
 
         self.manifest = {
             "kind": self.kind, "config": jsonable(self.config), "kgqa_version": __version__, "seed": self.seed,
@@ -119,9 +122,6 @@ class System:
         kg = kg if kg is not None else (self.manifest.get("kg") if self.needs_kg else None)
         own = None
         if executor is None and kg is not None:
-            from kgqa.execute.executor import Executor
-            from kgqa.execute.policy import ExecutionPolicy
-
             executor = own = Executor.open(kg, policy=ExecutionPolicy(timeout=timeout), cache=False)
         try:
             start = time.perf_counter()
@@ -177,7 +177,6 @@ class System:
         folder.mkdir(parents=True, exist_ok=True)
         self._save_state(folder)
         (folder / MANIFEST).write_text(json.dumps(self.manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        from kgqa.baselines.training import Watch
 
         Watch(0, 0, folder=folder).clear()  # the trained system is saved: nothing left to resume
         return folder

@@ -41,6 +41,8 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+import sys
+from itertools import combinations
 
 import numpy as np
 
@@ -51,6 +53,8 @@ from kgqa.baselines.retrieval import slot_kinds
 from kgqa.baselines.simple import tfidf_rows
 from kgqa.baselines.tokens import detokenize, query_tokens, question_text, split_declarations
 from kgqa.sparql.prefixes import STANDARD_PREFIXES
+from kgqa.execute.executor import Executor
+from kgqa.make.generate import GenerateOptions, KGAccess, generate
 
 _WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
@@ -206,7 +210,6 @@ class E2ESystem(System):
     def _fit(self, train: list[Item], valid: list[Item] | None, kg: Any) -> None:
         if kg is None:
             raise InputError("--kg", "the e2e baseline reads the KG (labels, values, execution): pass --kg")
-        from kgqa.execute.executor import Executor
 
         self.prefixes: dict[str, str] = {}
         for it in train:
@@ -277,7 +280,6 @@ class E2ESystem(System):
         """The query of the best-scored filled skeleton that answers, over the subsets of the
         mentions found (a word can name an entity and be an ordinary word of the question:
         each subset is masked and compared on its own; at most 3 mentions left unmasked)."""
-        from itertools import combinations
 
         words = [w.lower() for w in _WORDS.findall(question)]
         spans = self._mentions(words, index)
@@ -348,7 +350,6 @@ def generated_training(kg: Any, *, n: int = 800, round_size: int = 150, edges: i
                        seconds: float | None = None, lang: str = "en", say: Any = None) -> list[Item]:
     """Questions generated from ``kg`` in rounds (module docstring), at most ``n``, stopping when
     ``seconds`` are spent (after the first round)."""
-    from kgqa.make.generate import GenerateOptions, KGAccess, generate
 
     start = time.monotonic()
     items: list[Item] = []
@@ -374,7 +375,6 @@ def generated_training(kg: Any, *, n: int = 800, round_size: int = 150, edges: i
             if say:
                 say(f"e2e: generated {len(items)} questions from the KG ({k} round(s), "
                     f"{time.monotonic() - start:.0f} s)")
-        from kgqa.execute.executor import Executor
 
         with Executor.open(kg, cache=False) as ex:
             for it in schema_questions(ex, lang):
@@ -453,7 +453,6 @@ def train_e2e(kg: Any, output: str | Path | None = None, *, minutes: float | Non
               progress: bool = False, **config: Any) -> E2ESystem:
     """``kgqa baseline train e2e --kg KG``: generate, hold back, fit, measure on the held-back
     questions (the manifest's ``held_out``), save."""
-    import sys
 
     say = (lambda m: print(m, file=sys.stderr, flush=True)) if progress else None
     if minutes is not None and "n" not in config:
@@ -484,7 +483,6 @@ def train_e2e(kg: Any, output: str | Path | None = None, *, minutes: float | Non
 
 def held_out_accuracy(system: E2ESystem, held: list[Item], kg: Any) -> dict[str, Any]:
     """The share of ``held`` whose predicted query returns exactly the gold query's answer on ``kg``."""
-    from kgqa.execute.executor import Executor
 
     with Executor.open(kg, cache=False) as ex:
         run = system.predict(Dataset("held-out", held), executor=ex, check=False)

@@ -35,10 +35,12 @@ from typing import Any
 
 import numpy as np
 
+from kgqa import lazy
 from kgqa.make.annotate import element_text
 from kgqa.model import IRI, Item
 from kgqa.baselines.base import System
 from kgqa.baselines.tokens import detokenize, is_kb, namespace, query_tokens, question_tokens, split_declarations
+from kgqa.baselines.labels import LabelIndex
 
 RDF_TYPE = "rdf:type"
 
@@ -63,8 +65,7 @@ def slot_kinds(tokens: Sequence[str]) -> dict[int, str]:
 
 class BM25:
     def __init__(self, docs: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75):
-        from scipy.sparse import csr_matrix
-
+        csr_matrix = lazy.scipy_sparse().csr_matrix
         self.vocab: dict[str, int] = {}
         rows, cols, vals = [], [], []
         lengths = np.zeros(len(docs))
@@ -159,8 +160,6 @@ class RetrievalSystem(System):
                 fill = [(m["element"], self.kind_of(m["element"])) for m in mentions]
             elif executor is not None:
                 if index is None:
-                    from kgqa.baselines.labels import LabelIndex
-
                     index = LabelIndex.from_executor(executor, self.lang)
                 fill = [(element_text(IRI(ents[0][1:-1]), self.prefixes), "E") if ents[0].startswith("<")
                         else (ents[0], "L") for _, _, _, ents in index.find(it.question(self.lang) or "")]

@@ -53,6 +53,8 @@ from kgqa.model import InputError, Item
 from kgqa.baselines.base import System
 from kgqa.baselines.bpe import BPE, join_pieces
 from kgqa.baselines.tokens import detokenize, is_kb, query_tokens, question_tokens, split_declarations
+from kgqa.baselines.tokens import dataset_checksum
+from kgqa.baselines.training import Watch
 
 PAD, UNK, KB, BOS, EOS = "<pad>", "<unk>", "<kb>", "<s>", "</s>"
 SPECIALS = [PAD, UNK, KB, BOS, EOS]
@@ -230,7 +232,6 @@ class Seq2SeqSystem(System):
 
     def _fingerprint(self, train: list[Item], valid: list[Item] | None) -> str:
         """What a checkpoint must match to be resumed: data and every option but epochs."""
-        from kgqa.baselines.tokens import dataset_checksum
 
         cfg = {k: v for k, v in sorted(self.config.items()) if k not in ("epochs", "device")}
         return json.dumps([dataset_checksum(train, self.lang), dataset_checksum(valid or [], self.lang), cfg,
@@ -239,7 +240,6 @@ class Seq2SeqSystem(System):
     def _train_loop(self, data: list, vdata: list | None, fingerprint: str) -> None:
         """Epochs of teacher forcing, watched (:mod:`kgqa.baselines.training`): progress, budget,
         a checkpoint per epoch to resume from, the epoch of lowest validation loss kept."""
-        from kgqa.baselines.training import Watch
 
         epochs, bs = int(self.config["epochs"]), int(self.config["batch"])
         watch = Watch(epochs, math.ceil(len(data) / bs), minutes=self.minutes, folder=self.workdir,

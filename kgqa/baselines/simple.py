@@ -27,13 +27,18 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+import math
 
 import numpy as np
 
+from kgqa import lazy
 from kgqa.model import IRI, InputError, Item, TableAnswer
 from kgqa.baselines.base import System
 from kgqa.baselines.labels import LabelIndex, label_key
 from kgqa.baselines.tokens import question_text
+from kgqa.execute.executor import Executor
+from kgqa.model import Literal
+from kgqa.sparql.analyzer import analyze
 
 _WORD = re.compile(r"[^\W_]+")
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
@@ -43,8 +48,6 @@ def single_fact(sparql: str) -> tuple[str, str, str, str] | None:
     """``(topic, predicate IRI, "fwd"|"bwd", class)`` of a one-fact query, else None: one
     triple pattern between a constant topic (IRI or literal, N-Triples form) and the answer
     variable, optionally with ``?answer rdf:type <class>`` (class "" when absent)."""
-    from kgqa.model import Literal
-    from kgqa.sparql.analyzer import analyze
 
     try:
         info = analyze(sparql)
@@ -104,7 +107,6 @@ class SimpleSystem(System):
     def _fit(self, train: list[Item], valid: list[Item] | None, kg: Any) -> None:
         if kg is None:
             raise InputError("--kg", "the simple baseline reads the KG (entity labels, degrees): pass --kg")
-        from kgqa.execute.executor import Executor
 
         with Executor.open(kg, cache=False) as ex:
             index = self._index(ex)
@@ -199,10 +201,8 @@ class SimpleSystem(System):
 def tfidf_rows(docs: list[Counter], vocab: dict[str, int], idf: Any, *, sublinear: bool = False) -> Any:
     """``docs`` (feature counts) as L2-normalised TF-IDF rows over ``vocab`` (features outside
     it dropped); ``sublinear``: a count n weighs 1 + log n instead of n."""
-    import math
-
-    from scipy.sparse import csr_matrix, diags
-
+    sparse = lazy.scipy_sparse()
+    csr_matrix, diags = sparse.csr_matrix, sparse.diags
     rows, cols, vals = [], [], []
     for r, d in enumerate(docs):
         for f, n in d.items():

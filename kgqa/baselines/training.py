@@ -28,6 +28,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
 CHECKPOINT = "checkpoint.pt"
 
 
@@ -63,14 +66,10 @@ class Watch:
 
     @contextmanager
     def bars(self, first_epoch: int = 0) -> Iterator["Watch"]:
-        from rich.console import Console
-
         console = Console(stderr=True)
         if not self.show or not console.is_terminal:
             yield self
             return
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
 
         with Progress(TextColumn("[bold]{task.description}[/]"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("{task.fields[status]}"), TimeElapsedColumn(), TextColumn("left"),

@@ -22,6 +22,9 @@ from typing import Any
 
 from kgqa.execute.engine import Engine, EngineInfo
 from kgqa.model.problems import InputError
+from kgqa.execute.embedded import EmbeddedEngine
+from kgqa.execute.endpoint import SparqlEndpoint
+from kgqa.execute.kgfile import cached_store, disk_store_threshold
 
 
 def open_engine(kg: str | Path | Sequence[str | Path], graph: str | None = None, *, progress: bool = False,
@@ -45,8 +48,6 @@ def open_engine(kg: str | Path | Sequence[str | Path], graph: str | None = None,
     if isinstance(kg, (str, Path)):
         text = str(kg)
         if text.startswith(("http://", "https://")):
-            from kgqa.execute.endpoint import SparqlEndpoint
-
             if base:
                 raise InputError(text, "--base applies when loading RDF files, not to an endpoint")
             urls = [u.strip() for u in text.split(",") if u.strip()]
@@ -55,7 +56,6 @@ def open_engine(kg: str | Path | Sequence[str | Path], graph: str | None = None,
         items: list[str | Path] = [kg] if Path(text).exists() else [p.strip() for p in text.split(",") if p.strip()]
     else:
         items = list(kg)
-    from kgqa.execute.embedded import EmbeddedEngine
 
     options = {k: v for k, v in options.items() if k != "max_response_bytes"}
 
@@ -64,7 +64,6 @@ def open_engine(kg: str | Path | Sequence[str | Path], graph: str | None = None,
             raise InputError(items[0], f"{'--graph' if graph else '--base'} applies when loading RDF files"
                                        f"{' or querying an endpoint' if graph else ''}, not to an existing store")
         return EmbeddedEngine.from_store(items[0], **options)
-    from kgqa.execute.kgfile import cached_store, disk_store_threshold
 
     threshold = disk_store_threshold()
     if threshold is not None and _total_size(items) >= threshold:

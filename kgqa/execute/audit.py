@@ -11,6 +11,8 @@ from kgqa.model.answer import answer_items
 from kgqa.model.item import Dataset
 from kgqa.model.outcome import Outcome, Status
 from kgqa.model.terms import LEXICAL_MATCHING, TermMatching
+from kgqa.execute.engine_findings import assess_dataset
+from kgqa.load import load_dataset
 
 
 # --------------------------------------------------------------------------- audit
@@ -134,10 +136,8 @@ def audit_kg(dataset, kg, *, graph: str | None = None, policy=None, cache=True, 
              dataset_format: str | None = None, matching: TermMatching = LEXICAL_MATCHING) -> AuditReport:
     """``kgqa audit``: load ``dataset`` (a name, path or Dataset), open ``kg`` through an
     :class:`Executor` (``policy``, ``cache``), audit every gold query, close."""
-    from kgqa.load import load_dataset
 
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, format=dataset_format)
-    from kgqa.execute.engine_findings import assess_dataset
 
     with Executor.open(kg, graph, policy=policy, cache=cache, progress=progress) as ex:
         rows = audit(ds, ex, matching=matching)

@@ -68,6 +68,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+import importlib
+import inspect
 
 from kgqa.load.jsonio import fast_loads as _loads  # orjson where it reads what json reads
 from kgqa.execute.engine import (DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, Engine, EngineInfo, is_transient,
@@ -147,7 +149,6 @@ def query_hash(query: str) -> str:
 def code_fingerprint(modules: Sequence[str]) -> str | None:
     """sha256 over the source of the named modules (what decides something kept in the cache
     beside the results: any change to them makes it a miss); None when one is unreadable."""
-    import importlib
 
     h = hashlib.sha256()
     for name in modules:
@@ -651,8 +652,6 @@ class CachedEngine:
 
 
 def _accepts_on_outcome(engine: Engine) -> bool:
-    import inspect
-
     try:
         return "on_outcome" in inspect.signature(engine.execute_many).parameters
     except (TypeError, ValueError):

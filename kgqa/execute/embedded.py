@@ -42,6 +42,7 @@ literal holding its N-Triples text.
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import multiprocessing as mp
 import warnings
 import multiprocessing.connection as mpc
@@ -56,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 import pyoxigraph as ox
+from rich.console import Console
 
 from kgqa.execute.engine import (DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT,
                                  DEFAULT_WORKER_MEMORY, GRAPH_VARIABLES, EngineInfo, format_bytes,
@@ -69,6 +71,12 @@ from kgqa.model.gcpause import paused
 from kgqa.model.outcome import Outcome, Status
 from kgqa.model.problems import InputError
 from kgqa.model.terms import RDF_LANGSTRING, XSD_STRING, BNode, IRI, Literal
+from kgqa.execute.policy import refused_outcome
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - not on Windows: no memory limit there
+    resource = None
 
 #: Queries queued on a worker (sent in one message) before anything is known of their speed.
 PIPELINE = 16
@@ -206,9 +214,9 @@ def _limit_memory(allowance: int | None) -> bool:
     the parent, the interpreter) plus ``allowance`` bytes. Best effort; True when set."""
     if not allowance:
         return False
+    if resource is None:  # not on Windows
+        return False
     try:
-        import resource
-
         with open("/proc/self/statm") as fh:
             vsize = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
         limit = vsize + int(allowance)
@@ -217,7 +225,7 @@ def _limit_memory(allowance: int | None) -> bool:
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
         return True
-    except (ImportError, OSError, ValueError):
+    except (OSError, ValueError):
         return False
 
 
@@ -262,15 +270,11 @@ def _worker_main(conn, store, store_dir, files, graph, base, isolate, union, clo
     if pdeathsig:
         _die_with_parent()
     try:  # an abort under the memory limit is reported by the parent, not dumped by faulthandler
-        import faulthandler
-
         faulthandler.disable()
     except Exception:  # noqa: BLE001
         pass
     os.environ["RUST_BACKTRACE"] = "0"  # an allocation failure under the memory limit: one line, not 60
     try:  # Ctrl-C in a terminal reaches the whole process group: the parent handles it
-        import signal
-
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     except (ValueError, OSError):
         pass
@@ -544,8 +548,6 @@ class EmbeddedEngine:
             EmbeddedEngine._warned.add(reason)  # once per process
             warnings.warn(f"kgqa: {reason}", RuntimeWarning, stacklevel=3)
             try:
-                from rich.console import Console
-
                 Console(stderr=True).print(f"[yellow]warning:[/] {reason}", highlight=False)
             except Exception:  # noqa: BLE001
                 pass
@@ -613,7 +615,6 @@ class EmbeddedEngine:
                 if deep is not None:
                     results[i] = Outcome(Status.EXEC_ERROR, None, deep, 0.0)  # definitive: cached
                 else:
-                    from kgqa.execute.policy import refused_outcome  # labelled by what happened
                     results[i] = refused_outcome(q, reason)
                 if on_outcome is not None:
                     on_outcome(i, results[i])

@@ -68,6 +68,8 @@ from typing import Any
 
 import httpx
 
+from kgqa import lazy, __version__ as kgqa_version
+
 from kgqa.execute.engine import (
     too_large_response_message,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -89,6 +91,8 @@ from kgqa.model.answer import Answer, BooleanAnswer, TableAnswer
 from kgqa.model.outcome import Outcome, Status
 from kgqa.model.terms import BNode, IRI, Literal, Term, XSD_STRING
 from kgqa.model.urlguard import Guard, GuardedAsyncTransport, UrlRefused
+from kgqa.execute.live.client import display_url, scrub, secrets_of
+from kgqa.execute.policy import refused_outcome
 
 KIND = "sparql-endpoint"
 
@@ -174,7 +178,7 @@ def _html_title(body: bytes) -> str:
 
 
 def _ox_term(t: Any) -> Term:
-    import pyoxigraph as ox
+    ox = lazy.pyoxigraph()
 
     if isinstance(t, ox.NamedNode):
         return IRI(t.value)
@@ -191,7 +195,7 @@ def _ox_term(t: Any) -> Term:
 def _parse_graph(body: bytes, ctype: str, max_rows: int | None = None) -> TableAnswer:
     """A CONSTRUCT/DESCRIBE result as a table, one row per triple; stops at ``max_rows`` + 1
     triples (:class:`CapExceeded`)."""
-    import pyoxigraph as ox
+    ox = lazy.pyoxigraph()
 
     fmt = ox.RdfFormat.from_media_type(ctype)
     if fmt is None:
@@ -267,7 +271,6 @@ class SparqlEndpoint:
         self.urls: tuple[str, ...] = (urls,) if isinstance(urls, str) else tuple(urls)
         if not self.urls:
             raise ValueError("SparqlEndpoint needs at least one URL")
-        from kgqa.execute.live.client import display_url, secrets_of
 
         for u in self.urls:
             if not u.startswith(("http://", "https://")):
@@ -298,7 +301,6 @@ class SparqlEndpoint:
         self.allow_update = allow_update
         # None: the default cap; 0: no cap (as on the command line, "off")
         self.max_response_bytes = DEFAULT_MAX_RESPONSE_BYTES if max_response_bytes is None else (max_response_bytes or None)
-        from kgqa import __version__ as kgqa_version  # noqa: PLC0415
 
         self.headers = {"User-Agent": f"kgqa/{kgqa_version} httpx/{httpx.__version__}", **(headers or {})}
         self._server: str | None = None
@@ -413,7 +415,6 @@ class SparqlEndpoint:
         if sandbox:
             reason = refusal(query, allow_service=self.allow_service, allow_update=self.allow_update)
             if reason is not None:
-                from kgqa.execute.policy import refused_outcome  # labelled by what happened
                 return refused_outcome(query, reason, time.monotonic() - t0)
         form = query_form(query)
         async with self._sem:
@@ -484,8 +485,6 @@ class SparqlEndpoint:
             raise
 
     def _scrub(self, text: str) -> str:
-        from kgqa.execute.live.client import scrub
-
         return scrub(text, self._secrets)
 
     async def _attempt_once(self, url: str, params: list[tuple[str, str]], accept: str, form: str,

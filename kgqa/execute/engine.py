@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+import re
 
 from kgqa.model.outcome import Outcome, Status
 
@@ -107,7 +108,6 @@ def parse_bytes(text: str | int | None) -> int | None:
     t = str(text).strip().lower().replace(" ", "")
     if t in ("off", "none", "0"):
         return 0
-    import re
 
     m = re.fullmatch(r"(\d+(?:\.\d+)?)(b|k|kb|kib|m|mb|mib|g|gb|gib|t|tb|tib)?", t)
     if not m:

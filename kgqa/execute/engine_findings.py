@@ -55,6 +55,7 @@ from kgqa.model.outcome import Outcome, Status
 from kgqa.model.terms import DEFAULT_MATCHING, from_sparql_json, to_sparql_json
 from kgqa.sparql.analyzer import QueryNode, Var, analyze
 from kgqa.sparql.lexer import Token, tokenize
+from kgqa.execute.cache import ResultCache, code_fingerprint, query_hash
 
 NONDETERMINISTIC = ("RAND", "NOW", "UUID", "STRUUID", "BNODE")
 _ORDER_OPS = ("<", ">", "<=", ">=")
@@ -703,8 +704,6 @@ ASSESSMENT_CODE = ("kgqa.execute.engine_findings", "kgqa.execute.cache", "kgqa.e
                    "kgqa.model.outcome")
 @functools.cache
 def _code_version() -> str | None:
-    from kgqa.execute.cache import code_fingerprint
-
     return code_fingerprint(ASSESSMENT_CODE)
 
 
@@ -738,7 +737,6 @@ class _Remembered:
     def of(cls, runner, untrusted: bool) -> "_Remembered | None":
         """For a runner with a result cache (an :class:`~kgqa.execute.executor.Executor`'s
         ``cached.cache``), else None."""
-        from kgqa.execute.cache import ResultCache
 
         cached = getattr(runner, "cached", None)
         if not isinstance(getattr(cached, "cache", None), ResultCache) or _code_version() is None:
@@ -780,7 +778,6 @@ class _Remembered:
     def store(self) -> None:
         """Store what :meth:`remember` kept, each with its basis, where the cache gives back
         every outcome it read."""
-        from kgqa.execute.cache import query_hash
 
         pending, self.pending = self.pending, []
         read_texts: dict[str, Outcome] = {}  # text the engine ran -> the outcome read

@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+import hashlib
 
-from kgqa.execute.cache import COUNT_KEYS, CachedEngine, ResultCache
+from kgqa.execute.cache import COUNT_KEYS, CachedEngine, ResultCache, code_fingerprint
 from kgqa.execute.engine import Engine, EngineInfo, is_transient
 from kgqa.execute.policy import ExecutionPolicy
 from kgqa.execute.sandbox import Prepared, Verdict
@@ -29,6 +30,9 @@ from kgqa.model.item import Dataset
 from kgqa.model.outcome import Outcome, Status
 from kgqa.model.progress import progress_bar
 from kgqa.model.run import Run
+from kgqa.execute import open_engine
+from kgqa.execute.engine_findings import screen
+from kgqa.execute.types import answer_types, label_pairs, link_pairs
 
 GoldMode = Literal["stored", "executed", "none"]
 
@@ -59,7 +63,6 @@ def _code_fingerprint() -> str | None:
     """sha256 over the source of everything that decides a query's preparation (lexer, prefix
     table, sandbox, normaliser, engine-dependence screen, size cap); None when unreadable (then
     preparations are not remembered across runs)."""
-    from kgqa.execute.cache import code_fingerprint
 
     return code_fingerprint(("kgqa.sparql.lexer", "kgqa.sparql.prefixes", "kgqa.execute.sandbox",
                              "kgqa.execute.normalise", "kgqa.execute.engine_findings", "kgqa.execute.engine",
@@ -70,8 +73,6 @@ _PREPARE_VERSION = _code_fingerprint()
 
 
 def _prepared_key(policy: ExecutionPolicy, untrusted: bool, query: str) -> str:
-    import hashlib
-
     head = (f"{_PREPARE_VERSION}|normalise={policy.normalise}|sandbox={untrusted and policy.sandbox}"
             f"|service={policy.allow_service}|update={policy.allow_update}\0")
     return hashlib.sha256((head + query).encode("utf-8", "surrogatepass")).hexdigest()
@@ -111,7 +112,6 @@ class Executor:
         """Open the engine for ``kg`` (:func:`kgqa.execute.open_engine`: RDF file(s), a store
         directory or an endpoint URL) and a result cache (``True``: the default cache, a path:
         that cache file, ``False``/None: none). Closing the executor closes both."""
-        from kgqa.execute import open_engine
 
         engine = open_engine(kg, graph, progress=progress, **engine_options)
         try:
@@ -191,8 +191,6 @@ class Executor:
         return hit if hit is not None else self._remember(query, untrusted, self._prepare_now(query, untrusted))
 
     def _prepare_now(self, query: str, untrusted: bool) -> Prepared:
-        from kgqa.execute.engine_findings import screen
-
         # screen finds nothing in a query of the sandbox's simple form (no keyword it looks for,
         # no comparison), which is then not tokenised (tests/execute/test_sandbox_simple.py)
         return self.policy.prepared(query, untrusted=untrusted, scan=screen, scan_simple=False)
@@ -338,19 +336,16 @@ class Executor:
     def answer_types(self, gold: Mapping[str, Answer | None],
                      system: Mapping[str, Answer | None]) -> dict[str, dict[str, list[str]]]:
         """rdf:type classes of answer items per question (see :func:`kgqa.execute.types.answer_types`)."""
-        from kgqa.execute.types import answer_types
 
         return answer_types(self, gold, system, self.policy.timeout)
 
     def link_pairs(self, iris: Iterable[str], predicate: str) -> tuple[list[tuple[str, str]], list[str]]:
         """IRI pairs ``predicate`` (e.g. ``dbo:wikiPageRedirects``) links, either direction, for
         the IRIs given (see :func:`kgqa.execute.types.link_pairs`), and failed batches' messages."""
-        from kgqa.execute.types import link_pairs
 
         return link_pairs(self, iris, predicate, self.policy.timeout)
 
     def label_pairs(self, iris: Iterable[str]) -> tuple[list[tuple[str, str]], list[str]]:
         """(IRI, label) pairs of the IRIs given (see :func:`kgqa.execute.types.label_pairs`)."""
-        from kgqa.execute.types import label_pairs
 
         return label_pairs(self, iris, self.policy.timeout)

@@ -25,6 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+import os
+import uuid
 
 import pyoxigraph as ox
 
@@ -32,6 +34,8 @@ from kgqa.load.decompress import DecompressingReader
 from kgqa.load.rdf import rdf_format
 from kgqa.model.problems import InputError
 from kgqa.model.progress import progress_bar
+from kgqa.execute.cache import default_cache_dir
+from kgqa.load.jsonio import write_atomic
 
 MANIFEST = "kgqa-store.json"
 
@@ -208,7 +212,6 @@ def create_store(paths: Sequence[str | Path], directory: str | Path, graph: str 
         manifest.quads = len(store)
     finally:
         del store
-    from kgqa.load.jsonio import write_atomic
 
     write_atomic(d / MANIFEST, [json.dumps(manifest.to_json(), indent=2) + "\n"])
     return manifest
@@ -246,7 +249,6 @@ _INDEX = "index.json"
 
 def disk_store_threshold() -> int | None:
     """The size from which ``--kg FILE`` goes through a cached on-disk store (None: never)."""
-    import os
 
     raw = os.environ.get("KGQA_KG_STORE_BYTES", "").strip().lower()
     if raw in ("off", "never", "none"):
@@ -259,7 +261,6 @@ def disk_store_threshold() -> int | None:
 
 def store_cache_dir() -> Path:
     """Where cached KG stores live: ``$KGQA_CACHE_DIR/kgs`` (default ``~/.cache/kgqa/kgs``)."""
-    from kgqa.execute.cache import default_cache_dir
 
     return default_cache_dir() / "kgs"
 
@@ -286,7 +287,6 @@ def _store_name(fp: str) -> str:
 
 def _remove_stale_partials(root: Path) -> None:
     """Partial stores of loads that were killed (their process is gone) are deleted."""
-    import os
 
     for d in root.glob("partial-*"):
         try:
@@ -324,9 +324,6 @@ def cached_store(paths: Sequence[str | Path], graph: str | None = None, *, progr
         fp = combine_fingerprint([file_digest(f) for f in files], graph, base)
         target = cache / _store_name(fp)
         if not is_store_dir(target):
-            import os
-            import uuid
-
             _remove_stale_partials(cache)
             partial = cache / f"partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
             try:
@@ -345,7 +342,6 @@ def cached_store(paths: Sequence[str | Path], graph: str | None = None, *, progr
                 shutil.rmtree(partial, ignore_errors=True)
         index = _read_index(cache)
         index[key] = fp
-        from kgqa.load.jsonio import write_atomic
 
         try:
             write_atomic(cache / _INDEX, [json.dumps(index, indent=1) + "\n"])

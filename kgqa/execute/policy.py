@@ -17,9 +17,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kgqa.execute.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT
-from kgqa.execute.sandbox import UNSET, Prepared, prepare
-from kgqa.sparql.lexer import Token
+from kgqa.execute.sandbox import UNSET, Prepared, prepare, query_bytes_refusal, readings
+from kgqa.sparql.lexer import Token, tokenize
 from kgqa.model.outcome import Outcome, Status
+from kgqa.execute.normalise import normalise
+from kgqa.sparql.analyzer import analyze
 
 
 #: what a query, an update or a prologue starts with (glued to the next word or not, as
@@ -30,8 +32,6 @@ _AT_OFFSET = re.compile(r"at offset (\d+)")
 
 
 def _starts_like_sparql(text: str) -> bool:
-    from kgqa.sparql.lexer import tokenize
-
     for t in tokenize(text):
         return t.kind in ("KEYWORD", "PNAME", "ERROR") and t.value.upper().startswith(_STARTS)
     return False
@@ -42,7 +42,6 @@ def _stops_after_first_word(text: str, error_offset: int | None) -> bool:
     the data ...", "Drop it"): prose that begins with a SPARQL word, not an update."""
     if error_offset is None:
         return False
-    from kgqa.sparql.lexer import tokenize
 
     words = []
     for t in tokenize(text):
@@ -54,8 +53,6 @@ def _stops_after_first_word(text: str, error_offset: int | None) -> bool:
 
 def _parses(texts: list[str]) -> bool:
     """Does any reading parse, as written or as the normaliser would repair it?"""
-    from kgqa.execute.normalise import normalise
-    from kgqa.sparql.analyzer import analyze
 
     return any(analyze(candidate).error is None
                for text in texts for candidate in dict.fromkeys((text, normalise(text).text)))
@@ -73,8 +70,6 @@ def refused_outcome(query: str, reason: str, elapsed: float = 0.0) -> Outcome:
       next word, a dialect's pragma), which the sandbox did not let run. A query over the size
       cap is refused unparsed.
     """
-    from kgqa.execute.sandbox import query_bytes_refusal, readings
-    from kgqa.sparql.analyzer import analyze
 
     if query_bytes_refusal(query) is not None:
         return Outcome(Status.REFUSED, None, reason, elapsed)

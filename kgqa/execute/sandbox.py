@@ -69,6 +69,7 @@ from urllib.parse import urljoin
 
 from kgqa.sparql.lexer import Token, significant, tokenize
 from kgqa.sparql.prefixes import STANDARD_PREFIXES
+from kgqa.execute.normalise import normalise_tokens
 
 UPDATE_KEYWORDS = frozenset("INSERT DELETE LOAD CLEAR DROP CREATE ADD MOVE COPY WITH USING".split())
 SERVICE_KEYWORD = "SERVICE"
@@ -518,8 +519,6 @@ def _gc_paused():
 def _prepare(query: str, normalise: bool, untrusted: bool, allow_service: bool, allow_update: bool,
              max_query_bytes: int | None, from_schemes: tuple[str, ...] | None,
              scan: Callable[[list[Token]], Any] | None = None) -> Prepared:
-    from kgqa.execute.normalise import normalise_tokens
-
     toks = tokenize(query, trivia=True) if (normalise or untrusted or scan is not None) else []
     scanned = scan(toks) if scan is not None else None
     verdict = None

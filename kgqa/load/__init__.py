@@ -12,6 +12,7 @@ from typing import Any
 from kgqa.load import formats
 from kgqa.model import Dataset, InputError, Run
 from kgqa.model.gcpause import during
+from kgqa.model.suggest import did_you_mean
 
 
 def _paths(spec: str | Path | list) -> list[Path]:
@@ -29,8 +30,6 @@ def load_dataset(spec: str | Path | list, format: str | None = None, **options: 
 
         entry = registry.find(str(spec))
         if entry is None:
-            from kgqa.model.suggest import did_you_mean
-
             near = did_you_mean(str(spec), [e.name for e in registry.entries()])
             raise InputError(spec, f"no such file, and not a registered dataset name{near} (see `kgqa datasets list`)")
         return registry.load(entry, **options)

@@ -12,9 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+import json
 
 from kgqa.model.problems import InputError
 from kgqa.model.registry import Registry
+from kgqa.model.suggest import did_you_mean
 
 Kind = Literal["dataset", "run"]
 
@@ -85,7 +87,6 @@ def get(kind: Kind, name: str) -> Format:
     fmt = _FORMATS.find(f"{kind}:{name}")
     if fmt is None:
         names = ", ".join(f.name for f in formats(kind))
-        from kgqa.model.suggest import did_you_mean
 
         near = did_you_mean(name, [f.name for f in formats(kind)])
         raise InputError(f"--{kind}-format", f"unknown {kind} format {name!r}{near}; known: {names}")
@@ -108,7 +109,6 @@ def _raise_if_malformed_json(s: Sample, kind: Kind) -> None:
     """A file that no format recognises because it is broken JSON (truncated, a stray comma) is
     said as such, with the place: ``malformed JSON at line L, column C``, not as an unknown format.
     JSON Lines whose every line parses are not malformed."""
-    import json
 
     text = s.head.lstrip()
     if not text.startswith(("{", "[")) or s.size > MAX_SNIFF_BYTES:

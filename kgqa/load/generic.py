@@ -70,8 +70,7 @@ import orjson
 
 from kgqa.load import jsonio
 from kgqa.load import formats
-from kgqa.load.jsonio import read_text
-from kgqa.load.jsonio import write_atomic
+from kgqa.load.jsonio import read_text, write_atomic, read_json
 from kgqa.model import BooleanAnswer, Dataset, InputError, Item, Prediction, Problem, Run, Status, TableAnswer
 from kgqa.model.answer import Answer, TextColumn, from_results_json, to_results_json
 from kgqa.model.terms import FREEBASE_NS, IRI, XSD, Literal, Term, from_sparql_json, guess_term, guess_terms, to_sparql_json
@@ -241,7 +240,6 @@ def load_record_array(paths: list[Path], parse: Callable[[Any, int, str, str, li
     the record is skipped and listed); records are named ``record N (id_label ID)`` after
     ``id_key``; a later duplicate id is listed and skipped. ``what`` names the format in the error
     for a file that is not such an array."""
-    from kgqa.load.jsonio import read_json
 
     problems: list[Problem] = []
     parsed = []
@@ -270,7 +268,6 @@ def load_prediction_array(paths: list[Path], parse: Callable[[dict], Prediction]
     script reading the file into a dict does; ``keep="all"``: it is left to ``parse``, which saw
     it, and not listed). ``what`` names the format in the error for a file
     that is not such an array."""
-    from kgqa.load.jsonio import read_json
 
     problems: list[Problem] = []
     preds: list[Prediction] = []

@@ -27,9 +27,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import httpx
+
 from kgqa.model.registry import Registry
 from kgqa.model import Dataset, InputError
 from kgqa.load.jsonio import read_yaml
+from kgqa.load import formats
+from kgqa.model.progress import progress_bar
+from kgqa.model.suggest import did_you_mean
+from kgqa.model.urlguard import UrlRefused, guarded_client
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
@@ -198,7 +204,6 @@ def resolve_kg(spec: str, verify: bool = True, download: bool = True) -> str:
     f = KGS.get(text.lower())
     if f is None:
         if "/" not in text and "." not in text:  # a bare word: a name the user expected us to know
-            from kgqa.model.suggest import did_you_mean
 
             raise InputError("--kg", f"no such file, directory or registry KG {text!r}{did_you_mean(text, KGS)}; "
                                      f"registry KGs: {', '.join(KGS)} (or RDF file(s), a store directory, an "
@@ -299,10 +304,6 @@ def _searched(f: DataFile) -> str:
 
 
 def _download(f: DataFile, dest: Path, verify: bool) -> Path:
-    import httpx
-
-    from kgqa.model.urlguard import UrlRefused, guarded_client
-
     if not f.url:
         raise InputError(dest, "file is not available locally and has no download URL")
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -316,7 +317,6 @@ def _download(f: DataFile, dest: Path, verify: bool) -> Path:
             if resp.status_code != 200:
                 raise InputError(f.url, f"download failed: HTTP {resp.status_code}; {_searched(f)}")
             total = int(resp.headers.get("content-length") or 0) or None
-            from kgqa.model.progress import progress_bar
 
             with progress_bar(total, f"downloading {f.path}", unit="bytes") as bar:
                 for chunk in resp.iter_bytes():
@@ -362,7 +362,6 @@ def resolve(entry: Entry, verify: bool = True, download: bool = True) -> list[Pa
 
 def load(entry: Entry, verify: bool = True, **options: Any) -> Dataset:
     """The entry's dataset, loaded with its format (``options`` go to the format's loader)."""
-    from kgqa.load import formats
 
     paths = resolve(entry, verify=verify)
     fmt = formats.get("dataset", entry.format)

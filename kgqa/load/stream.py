@@ -17,6 +17,7 @@ from typing import Any
 from kgqa.load import formats
 from kgqa.load.generic import jsonl_items
 from kgqa.model import InputError, Item, Problem
+from kgqa.model.progress import progress_bar, ticked
 
 
 class DatasetStream:
@@ -51,8 +52,6 @@ class DatasetStream:
         self.progress = progress
 
     def __iter__(self) -> Iterator[Item]:
-        from kgqa.model.progress import progress_bar, ticked
-
         with progress_bar(None, f"reading {self.name}", enabled=self.progress) as bar:
             yield from ticked(self._units(), bar, self.TICK)
 

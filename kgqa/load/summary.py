@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kgqa.model import BooleanAnswer, Dataset
+from kgqa.load import load_dataset, registry
 
 
 @dataclass
@@ -27,7 +28,6 @@ class DatasetSummary:
 
 def summarize(spec: str | Path | Dataset, format: str | None = None) -> DatasetSummary:
     """Load ``spec`` (a registry name, a path or a Dataset) and count what ``datasets info`` shows."""
-    from kgqa.load import load_dataset, registry
 
     ds = spec if isinstance(spec, Dataset) else load_dataset(spec, format=format)
     entry = registry.find(str(spec)) if isinstance(spec, str) and not Path(spec).exists() else None

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kgqa.load import formats
+from kgqa.load import formats, jsonio
 from kgqa.model import InputError, Problem
 
 
@@ -58,7 +58,6 @@ def validate(paths: list[str | Path], format: str | None = None) -> list[Problem
 
 def _syntax_problem(path: Path) -> Problem | None:
     """When no format recognises a file, a syntax/encoding error explains it better."""
-    from kgqa.load import jsonio
 
     reader = {".json": jsonio.read_json, ".yml": jsonio.read_yaml, ".yaml": jsonio.read_yaml,
               ".xml": jsonio.read_xml}.get(path.suffix.lower(), jsonio.read_text)

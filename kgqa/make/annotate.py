@@ -51,12 +51,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+import json
+from pathlib import Path
+from urllib.parse import unquote
 
-from kgqa.model import Dataset, IRI, Item, Literal
+from kgqa import lazy
+from kgqa.model import Dataset, IRI, Item, Literal, InputError, TableAnswer
 from kgqa.model.labels import LABEL_PREDICATES
 from kgqa.sparql.prefixes import STANDARD_PREFIXES
+from kgqa.execute.executor import Executor
+from kgqa.load import formats, load_dataset
+from kgqa.load.jsonio import write_atomic
+from kgqa.load.rdf import RDF_EXTENSIONS
+from kgqa.sparql.analyzer import Path as PathExpression, analyze
 
 __all__ = [
     "LABEL_PREDICATES", "MODES", "Mention", "Annotation", "kb_elements", "element_text",
@@ -127,7 +136,6 @@ def _plumbing(iri: IRI) -> bool:
 
 def kb_elements(sparql: str) -> tuple[list[Element], dict[str, str]]:
     """The KB elements of a query (module docstring) and its declared prefixes."""
-    from kgqa.sparql.analyzer import Path, analyze
 
     info = analyze(sparql)
     out: dict[Element, None] = {}
@@ -138,7 +146,7 @@ def kb_elements(sparql: str) -> tuple[list[Element], dict[str, str]]:
                 out.setdefault(t)
         elif isinstance(t, Literal):
             out.setdefault(t)
-        elif isinstance(t, Path):
+        elif isinstance(t, PathExpression):
             for i in t.iris:
                 add(i)
 
@@ -197,8 +205,6 @@ def _loose(text: str) -> str:
 
 
 def _placeholder_terms(query: str, query_template: str) -> dict[str, Element] | None:
-    from kgqa.sparql.analyzer import analyze
-
     q, t = analyze(query), analyze(query_template)
     rows_q = [tp.spo for tp in q.triples] + [tuple(r) for vb in q.values for r in vb.rows]
     rows_t = [tp.spo for tp in t.triples] + [tuple(r) for vb in t.values for r in vb.rows]
@@ -263,7 +269,7 @@ def label_mentions(question: str, labels: dict[Element, Sequence[str]], elements
     """Mentions found by fuzzy label matching (module docstring), in element order.
     ``normalise(text) -> text`` is applied to label and span before comparing (default:
     blanks collapsed, lower case)."""
-    from rapidfuzz import fuzz
+    fuzz = lazy.rapidfuzz_fuzz()
 
     norm = normalise or (lambda t: " ".join(t.split()).lower())
     words = _words(question)
@@ -300,7 +306,6 @@ def fetch_labels(engine: Any, iris: Iterable[IRI], lang: str | None = "en", batc
     ``execute(query, timeout) -> Outcome``): literal objects of ``predicates``, keeping those
     without a language tag or whose primary subtag is ``lang`` (all when ``lang`` is None),
     sorted for determinism. Raises RuntimeError if a label query fails."""
-    from kgqa.model import TableAnswer
 
     todo = list(dict.fromkeys(iris))
     out: dict[IRI, list[str]] = {}
@@ -345,7 +350,6 @@ def intermediary_labels(text: str) -> list[str]:
 def local_name_text(iri: IRI) -> str:
     """An IRI's local name as words: the part after the last ``/`` or ``#``, percent-decoded,
     ``_`` as blanks, camelCase split (``placeOfBirth`` -> ``place Of Birth``)."""
-    from urllib.parse import unquote
 
     local = re.split(r"[/#]", iri.value.rstrip("/#"))[-1]
     return " ".join(_CAMEL.sub(" ", unquote(local).replace("_", " ")).split())
@@ -384,7 +388,7 @@ def align_intermediary(labels: Sequence[str], elements: Sequence[Element],
     order, each label and element at most once; then, when exactly one label and one element
     are left, they are paired (the template names each element once). Other leftovers stay
     unpaired."""
-    from rapidfuzz import fuzz
+    fuzz = lazy.rapidfuzz_fuzz()
 
     cands = []
     for li, lab in enumerate(labels):
@@ -446,12 +450,8 @@ def intermediary_mentions(question: str, intermediary: str, elements: Sequence[E
 def ontology_labels(paths: Sequence[Any], lang: str | None = "en") -> dict[IRI, list[str]]:
     """``rdfs:label`` / ``skos:prefLabel`` / ... (:data:`LABEL_PREDICATES`) of every subject of
     the RDF files (an ontology: no KG needed), in ``lang`` or without a language tag, sorted."""
-    from pathlib import Path
 
-    import pyoxigraph as ox
-
-    from kgqa.load.rdf import RDF_EXTENSIONS
-    from kgqa.model import InputError
+    ox = lazy.pyoxigraph()
 
     preds = set(LABEL_PREDICATES)
     out: dict[IRI, set[str]] = {}
@@ -476,7 +476,6 @@ def ontology_labels(paths: Sequence[Any], lang: str | None = "en") -> dict[IRI, 
 def schema_elements(sparql: str) -> set[IRI]:
     """The IRIs of a query used as predicates (path IRIs included) or as the object of
     ``rdf:type``: the vocabulary, as opposed to the entities."""
-    from kgqa.sparql.analyzer import Path, analyze
 
     rdf_type = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
     out: set[IRI] = set()
@@ -484,7 +483,7 @@ def schema_elements(sparql: str) -> set[IRI]:
         s, p, o = tp.spo
         if isinstance(p, IRI):
             out.add(p)
-        elif isinstance(p, Path):
+        elif isinstance(p, PathExpression):
             out.update(p.iris)
         if isinstance(p, IRI) and p.value == rdf_type and isinstance(o, IRI):
             out.add(o)
@@ -594,7 +593,6 @@ def annotate_dataset(ds: Dataset, engine: Any = None, lang: str = "en", min_scor
 
 def parse_prefixes(pairs: Sequence[str]) -> dict[str, str]:
     """``["ex=http://ex/"]`` -> ``{"ex": "http://ex/"}`` (InputError on a pair without ``=``)."""
-    from kgqa.model import InputError
 
     out: dict[str, str] = {}
     for p in pairs:
@@ -619,13 +617,6 @@ def annotate_to_file(dataset: Any, output: Any, mode: str = "tagged", kg: Any = 
     answered and scored, and a system's input says ``mixed(raw=N,...)``) or left out
     (``unannotated="drop"``); either way it is listed. Returns the report (``items``,
     ``annotated``, ``not_annotated``, ``fallback_raw``, ``partial``, ``report_path``)."""
-    import json
-    from dataclasses import replace
-    from pathlib import Path
-
-    from kgqa.load import formats, load_dataset
-    from kgqa.load.jsonio import write_atomic
-    from kgqa.model import InputError
 
     if unannotated not in ("raw", "drop"):
         raise InputError("--unannotated", f"expected raw or drop, got {unannotated!r}")
@@ -641,8 +632,6 @@ def annotate_to_file(dataset: Any, output: Any, mode: str = "tagged", kg: Any = 
     engine = None
     try:
         if kg is not None:
-            from kgqa.execute.executor import Executor
-
             engine = Executor.open(kg, cache=False)
         onto = ontology_labels(ontology, lang) if ontology else None
         anns = annotate_dataset(ds, engine, lang, min_score, require, timeout, extra, onto)

@@ -36,6 +36,10 @@ from pathlib import Path
 
 from kgqa.model import Dataset, Item
 from kgqa.model.terms import RDF
+from kgqa.load import load_dataset
+from kgqa.make.splits import dataset_writer
+from kgqa.sparql.analyzer import analyze
+from kgqa.sparql.canonical import structure_template
 
 __all__ = ["LEVELS", "METADATA_KEY", "schema_items", "logical_form", "levels", "count_levels", "with_levels",
            "LevelReport", "level_datasets"]
@@ -49,7 +53,6 @@ def schema_items(item: Item, include_entities: bool = False) -> frozenset[str] |
     """S(d) as IRI strings; None when the item has no query."""
     if not item.sparql:
         return None
-    from kgqa.sparql.analyzer import analyze
 
     info = analyze(item.sparql)
     out = {i.value for i in info.predicates} | {i.value for i in info.classes}
@@ -66,8 +69,6 @@ def logical_form(item: Item, include_entities: bool = False, structure: bool = T
         return None
     if not structure:
         return (s,)
-    from kgqa.sparql.analyzer import analyze
-    from kgqa.sparql.canonical import structure_template
 
     t = structure_template(analyze(item.sparql))
     return None if t is None else (s, t)
@@ -129,7 +130,6 @@ class LevelReport:
     def write(self, output: str | Path) -> str:
         """Write the test set with each item's level in ``metadata.generalization_level``, in the
         test set's format when it has a writer (else JSONL); returns the format's name."""
-        from kgqa.make.splits import dataset_writer
 
         fmt = dataset_writer(self.test)
         fmt.write(with_levels(self.test, self.labels), Path(output))
@@ -140,7 +140,6 @@ def level_datasets(train: str | Path | Dataset, test: str | Path | Dataset, *, i
                    structure: bool = True, format: str | None = None) -> LevelReport:
     """Load ``train`` and ``test`` (registered names, files or Datasets; ``format`` forces the
     format) and label every test item with its generalization level (:func:`levels`)."""
-    from kgqa.load import load_dataset
 
     tr = train if isinstance(train, Dataset) else load_dataset(train, format=format)
     te = test if isinstance(test, Dataset) else load_dataset(test, format=format)

@@ -56,10 +56,18 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+import json
+from pathlib import Path
 
 import numpy as np
 
+from kgqa import lazy
 from kgqa.model import Dataset, InputError, Item
+from kgqa.load import formats, load_dataset
+from kgqa.load.jsonio import write_atomic
+from kgqa.load.subset import subset_writer
+from kgqa.sparql.analyzer import analyze
+from kgqa.sparql.canonical import structure_template
 
 __all__ = [
     "KINDS", "Characteristics", "Assignment", "Split", "uri_characteristics", "template_key",
@@ -78,7 +86,6 @@ def uri_characteristics(item: Item) -> tuple[str, ...]:
     """The IRIs (as strings, first-occurrence order) of the item's gold query; () without one."""
     if not item.sparql:
         return ()
-    from kgqa.sparql.analyzer import analyze
 
     return tuple(i.value for i in analyze(item.sparql).iris)
 
@@ -97,8 +104,6 @@ def template_key(item: Item, source: str = "auto") -> str | None:
             return None
     if not item.sparql:
         return None
-    from kgqa.sparql.analyzer import analyze
-    from kgqa.sparql.canonical import structure_template
 
     return structure_template(analyze(item.sparql))
 
@@ -171,8 +176,8 @@ def group_labels(ch: Characteristics, by: str, rare_below: int = 5) -> tuple[np.
         cols = ch.indices[occ_rare]
         raw = np.full(n, -1, dtype=np.int64)
         if rows.size:
-            from scipy.sparse import coo_matrix
-            from scipy.sparse.csgraph import connected_components
+            coo_matrix = lazy.scipy_sparse().coo_matrix
+            connected_components = lazy.scipy_csgraph().connected_components
 
             # graph over the rare URIs only: an item links its consecutive rare URIs (a chain), so
             # two URIs are connected iff some items link them; an item's group is the component
@@ -491,10 +496,6 @@ def dataset_writer(ds: Dataset):
     """The input's format: its writer, or (JSON record formats without one: LC-QuAD,
     GraphQuestions, WebQSP, ...) its source records of each part (:mod:`kgqa.load.subset`);
     else JSONL."""
-    from dataclasses import replace
-
-    from kgqa.load import formats
-    from kgqa.load.subset import subset_writer
 
     if ds.format:
         try:
@@ -519,11 +520,6 @@ def write_split(datasets: Sequence[Any], by: str, output: Any, ratios: Sequence[
     and verify the generalization property on them. Returns the report (also in split.json):
     :func:`split_dataset`'s plus ``warnings``, ``format``, ``files`` and ``verified_on_files``
     (per part, and whether ids round-trip)."""
-    import json
-    from pathlib import Path
-
-    from kgqa.load import load_dataset
-    from kgqa.load.jsonio import write_atomic
 
     loaded_inputs = [d if isinstance(d, Dataset) else load_dataset(d, format=format) for d in datasets]
     ds, warnings = concat_datasets(loaded_inputs)

@@ -51,7 +51,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kgqa.metaeval.degrade import answer_key, get as get_transform, item_rng, rename_variables, Context
+from kgqa.metaeval.degrade import answer_key, get as get_transform, item_rng, rename_variables, Context, build_context
 from kgqa.model import BooleanAnswer, Dataset, IRI, Item, Outcome, Prediction, Run, Status, TableAnswer
 from kgqa.score import profiles
 from kgqa.score.evaluate import evaluate
@@ -450,7 +450,6 @@ def dataset_suites(dataset: Dataset, runner: Any, *, ids: Iterable[str] | None =
     gold, its variable renaming, the outputs of :data:`CASE_TRANSFORMS` for each seed, and T1
     (closing brace removed) of each of those; every case is executed with ``runner`` (a
     :class:`kgqa.execute.executor.Executor`). Items whose gold query fails are left out."""
-    from kgqa.metaeval.degrade import build_context
 
     wanted = set(ids) if ids is not None else None
     items = [it for it in dataset.items if it.sparql and it.sparql.strip() and (wanted is None or it.id in wanted)]

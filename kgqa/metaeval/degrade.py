@@ -57,6 +57,8 @@ from kgqa.model.terms import DEFAULT_MATCHING, TermMatching
 from kgqa.sparql.analyzer import analyze
 from kgqa.sparql.lexer import Token, tokenize
 from kgqa.sparql.prefixes import STANDARD_PREFIXES
+from kgqa.execute.executor import Executor
+from kgqa.execute.policy import ExecutionPolicy
 
 __all__ = [
     "Transformation", "Vocabulary", "Context", "Degradation", "TRANSFORMATIONS", "register", "get",
@@ -690,8 +692,6 @@ def build_context(dataset: Dataset, transforms: Sequence[str | Transformation], 
         if gold is None:
             if engine is None:
                 raise ValueError("T3 needs a KG (--kg) to execute the gold queries")
-            from kgqa.execute.executor import Executor
-            from kgqa.execute.policy import ExecutionPolicy
 
             ex = engine if isinstance(engine, Executor) else Executor(engine, policy=ExecutionPolicy(timeout=timeout))
             gold = ex.execute_gold(dataset)

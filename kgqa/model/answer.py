@@ -6,11 +6,13 @@ Row and variable structure is kept; flattening to a set of values is a measure's
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal as _Lit, Union
 
 from kgqa.model.terms import TermMatching, Term, from_sparql_json, guess_terms, guessed_iri, to_sparql_json
+from kgqa.model.terms import DATETIME_PATTERN, DATE_PATTERN, Literal as Lit, NUMBER_PATTERN, XSD, guess_term
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +174,6 @@ def tolerant_cells(cell: Any) -> tuple[list[Term], str]:
       newlines), each an IRI when it is an absolute http(s) IRI, else a simple literal: the
       caller turns them into one row each.
     Raises ValueError for anything else."""
-    from kgqa.model.terms import XSD, Literal as Lit, guess_term, DATE_PATTERN, DATETIME_PATTERN, NUMBER_PATTERN
 
     kind = cell.get("type")
     value = cell.get("value")
@@ -182,9 +183,7 @@ def tolerant_cells(cell: Any) -> tuple[list[Term], str]:
         if isinstance(value, list):
             parts = [str(v).strip() for v in value]
         else:
-            import re as _re
-
-            parts = [p.strip() for p in _re.split(r"[,;\n]", str(value))]
+            parts = [p.strip() for p in re.split(r"[,;\n]", str(value))]
         terms = [guess_term(p) for p in parts if p]
         return terms, f"binding type 'list' read as {len(terms)} value(s), one row each"
     text = str(value).strip() if not isinstance(value, bool) else ("true" if value else "false")

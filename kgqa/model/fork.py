@@ -14,6 +14,8 @@ import sys
 import threading
 from collections.abc import Callable
 from typing import Any
+import mmap
+import multiprocessing
 
 #: what a child that failed gives (a result of its own may be None)
 FAILED = object()
@@ -74,9 +76,6 @@ class Deal:
     core then does fewer, and each one's tasks are consecutive (the parent's come first)."""
 
     def __init__(self, n: int):
-        import mmap
-        import multiprocessing
-
         self._lock = multiprocessing.Lock()  # OSError where no semaphore can be made: work alone
         self._mem = mmap.mmap(-1, 16)  # shared with the child: (next from the front, end of the back)
         struct.pack_into("qq", self._mem, 0, 0, n)

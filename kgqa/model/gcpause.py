@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
+import functools
 
 
 @contextmanager
@@ -43,7 +44,6 @@ def _age() -> None:
 
 def during(fn):
     """Decorator: call ``fn`` with the collector paused (see :func:`paused`)."""
-    import functools
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):

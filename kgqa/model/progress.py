@@ -22,6 +22,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
+from kgqa import lazy
+
 T = TypeVar("T")
 
 
@@ -62,18 +64,14 @@ def progress_bar(total: int | None, label: str, *, enabled: bool = True, unit: L
     is not a terminal.
     ``unit="bytes"`` shows sizes, speed and time left; ``status=True`` adds a ``status`` field
     column after the counts."""
-    from rich.console import Console
-
-    console = console if console is not None else Console(stderr=True)
+    console = console if console is not None else lazy.rich_console().Console(stderr=True)
     if not enabled or total == 0 or not console.is_terminal:  # no bar, no blank lines when piped
         yield Bar()
         return
-    from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn, TransferSpeedColumn)
-
-    counts = ((DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn()) if unit == "bytes"
-              else (MofNCompleteColumn(), TimeElapsedColumn()))
-    extra = (TextColumn("{task.fields[status]}"),) if status else ()
-    with Progress(TextColumn("[bold]{task.description}[/]"), BarColumn(), *counts, *extra, console=console,
-                  transient=True) as progress:
+    rp = lazy.rich_progress()  # rich's progress module only when a bar is shown
+    counts = ((rp.DownloadColumn(), rp.TransferSpeedColumn(), rp.TimeRemainingColumn()) if unit == "bytes"
+              else (rp.MofNCompleteColumn(), rp.TimeElapsedColumn()))
+    extra = (rp.TextColumn("{task.fields[status]}"),) if status else ()
+    with rp.Progress(rp.TextColumn("[bold]{task.description}[/]"), rp.BarColumn(), *counts, *extra, console=console,
+                     transient=True) as progress:
         yield Bar(progress, progress.add_task(label, total=total, status=""))

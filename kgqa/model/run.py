@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgqa.model.answer import Answer
+from kgqa.model.answer import Answer, TableAnswer
 from kgqa.model.outcome import Outcome, Status
 from kgqa.model.problems import Problem
 from kgqa.model.terms import Term
@@ -50,8 +50,6 @@ class Prediction:
             return Outcome(Status.MISSING, None, "run entry has neither an answer nor a query")
         answer = self.answer
         if answer is None and self.ranked is not None:
-            from kgqa.model.answer import TableAnswer
-
             answer = TableAnswer.single_column(self.ranked)
         # Outcome(Status.OK, answer, "", self.elapsed) without the frozen dataclass's __init__
         # (a per-question hot path)

@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+import kgqa
+
 
 def _render(value: Any) -> str:
     """A part's text: booleans as yes/no; ``|`` (the separator) and newlines percent-encoded so
@@ -64,8 +66,6 @@ class Signature(str):
     def build(cls, parts: Mapping[str, Any] | Iterable[tuple[str, Any]] = (), *, version: str | None = None) -> "Signature":
         """A signature from ``parts`` in order (later keys replace earlier ones in place)."""
         if version is None:
-            import kgqa
-
             version = kgqa.__version__
         merged: dict[str, str] = {}
         for k, v in (parts.items() if isinstance(parts, Mapping) else parts):

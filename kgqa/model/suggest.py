@@ -15,13 +15,14 @@ import os
 import re
 from collections.abc import Iterable
 
+from kgqa import lazy
+
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
 
 def close_matches(name: str, candidates: Iterable[str], limit: int = 3) -> list[str]:
     """The candidates closest to ``name`` (see the module docstring), at most ``limit``."""
-    from rapidfuzz.distance import OSA
-
+    OSA = lazy.rapidfuzz_distance().OSA
     cands = list(dict.fromkeys(candidates))
     key = name.strip().casefold()
     if not key or not cands:

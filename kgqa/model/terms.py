@@ -15,6 +15,8 @@ from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation, Over
 from collections.abc import Hashable, Iterable
 from typing import Any, Literal as _Lit, Union
 from urllib.parse import unquote
+import hashlib
+import unicodedata
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
@@ -290,7 +292,6 @@ class IriLinks:
                    sources: Iterable[str] = ()) -> "IriLinks":
         """Links from (IRI, IRI) pairs, union-found; ``dbpedia``: write DBpedia variants one way
         first; ``sources``: how many pairs came from where (``sameAs=120``), for the signature."""
-        import hashlib
 
         norm = dbpedia_canonical if dbpedia else (lambda x: x)
         parent: dict[str, str] = {}
@@ -344,7 +345,6 @@ class IriLinks:
 def label_text(text: str) -> str:
     """How a text answer and an entity label are compared: Unicode NFKC, case-folded, white space
     collapsed, surrounding punctuation and a leading English article dropped."""
-    import unicodedata
 
     t = " ".join(unicodedata.normalize("NFKC", text).casefold().split()).strip(" .,;:!?\"'")
     for article in ("the ", "a ", "an "):
@@ -374,7 +374,6 @@ class TextLabels:
     @classmethod
     def from_pairs(cls, pairs: Iterable[tuple[str, str]], sources: Iterable[str] = ()) -> "TextLabels":
         """From (IRI, label) pairs; labels naming more than one IRI are dropped."""
-        import hashlib
 
         seen: dict[str, set[str]] = {}
         for iri, label in pairs:

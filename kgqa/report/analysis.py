@@ -22,13 +22,14 @@ from rich.text import Text
 
 from kgqa.analyze.characteristics import BreakdownTable, ParaphraseTable, question_characteristics
 from kgqa.analyze.comparison import MultiComparison
-from kgqa.analyze.taxonomy import ErrorLabel
+from kgqa.analyze.taxonomy import ErrorLabel, LABELS
 from kgqa.score.evaluate import Evaluation, QuestionScore
 from kgqa.report import numbers
 from kgqa.report.fit import Grid, print_grid
 from kgqa.report.model import ComparisonReport, as_comparison_report
 from kgqa.report.term import IriWrapped
 from kgqa.sparql.analyzer import analyze
+from kgqa.report.safe import md_table_cell, md_table_cell as esc
 
 __all__ = [
     "test_names",
@@ -101,15 +102,12 @@ def print_comparison(console, cmp: MultiComparison) -> None:
 
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] | None = None) -> list[str]:
     align = align or ["---"] + ["---:"] * (len(header) - 1)
-    from kgqa.report.safe import md_table_cell as esc
     out = ["| " + " | ".join(esc(h) for h in header) + " |", "|" + "|".join(align) + "|"]
     out += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
     return out
 
 
 def comparison_markdown(cmp: MultiComparison | ComparisonReport) -> str:
-    from kgqa.report.safe import md_table_cell
-
     cr = as_comparison_report(cmp)
     lines = ["## Comparison", "", cr.summary.to_markdown(escape=md_table_cell).rstrip("\n")]
     lines += ["", f"### {cr.pairs.title}", ""]
@@ -204,8 +202,6 @@ def paraphrase_markdown(pt: ParaphraseTable) -> str:
 
 
 def _taxonomy_grid(counts: dict[str, dict[str, int]]) -> tuple[list[str], list[list[str]]]:
-    from kgqa.analyze.taxonomy import LABELS
-
     labels = [lab for lab in LABELS if any(lab in c for c in counts.values())]
     runs = list(counts)
     return runs, [[lab] + [str(counts[r].get(lab, 0)) for r in runs] for lab in labels]

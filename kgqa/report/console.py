@@ -15,6 +15,10 @@ from typing import Any
 from kgqa.load.jsonio import write_atomic
 from kgqa.model import InputError
 from kgqa.score.evaluate import Evaluation
+from kgqa.analyze.taxonomy import classify
+from kgqa.load import registry
+from kgqa.report import analysis, audit, evaluation, listings, tables
+from kgqa.report.render import Wide, breakdown_text, breakdowns, parse_bins
 
 __all__ = ["print_evaluations", "breakdown_report", "print_comparison", "print_rendered", "print_question", "print_measures", "print_profiles", "datasets_table", "audit_renderables", "experiments_table", "experiment_table",
            "write_output"]
@@ -23,9 +27,7 @@ __all__ = ["print_evaluations", "breakdown_report", "print_comparison", "print_r
 def print_evaluations(console: Any, evaluations: Sequence[Evaluation], *, per_question: bool = False) -> None:
     """The evaluations' terminal tables (scores, outcomes, signature; ``per_question``: every
     question too) on a rich ``console``."""
-    from kgqa.report import evaluation as report
-
-    report.terminal(console, list(evaluations), per_question=per_question)
+    evaluation.terminal(console, list(evaluations), per_question=per_question)
 
 
 def breakdown_report(evaluations: Sequence[Evaluation], by: Sequence[str], bins: Sequence[str] | None = None,
@@ -33,83 +35,60 @@ def breakdown_report(evaluations: Sequence[Evaluation], by: Sequence[str], bins:
     """Scores broken down by each characteristic of ``by`` (``bins``: ``NAME=e0,e1,...`` or
     ``NAME=Q`` for a numeric key), with the paraphrase curve: Markdown text, or (``table``) a
     rich renderable."""
-    from kgqa.report.render import breakdown_text, breakdowns, parse_bins
-
     return breakdown_text(breakdowns(list(evaluations), by, parse_bins(bins), seed=seed, paraphrase_curve=True), fmt)
 
 
 def print_comparison(console: Any, comparison: Any) -> None:
     """A comparison's tables (a :class:`kgqa.Comparison`) on ``console``, fitted to its width (split, never squeezed)."""
-    from kgqa.report.analysis import print_comparison as _print
-
-    _print(console, comparison.result)
+    analysis.print_comparison(console, comparison.result)
 
 
 def print_rendered(console: Any, rendered: Any, wide: Callable[[], Any] | None = None) -> None:
     """Print what the ``render_*`` functions give for ``table`` (a renderable or a list of them)
     on ``console``; the ones that want a wide console on ``wide()``."""
-    from kgqa.report.evaluation import print_renderable
-    from kgqa.report.render import Wide
-
     for r in rendered if isinstance(rendered, list) else [rendered]:
-        print_renderable(wide() if wide is not None and isinstance(r, Wide) else console, r)
+        evaluation.print_renderable(wide() if wide is not None and isinstance(r, Wide) else console, r)
 
 
 def print_question(console: Any, evaluation: Evaluation, question: Any) -> None:
     """One question in full on ``console``: text, queries, answers, outcome, every measure,
     characteristics and its error label (taxonomy)."""
-    from kgqa.analyze.taxonomy import classify
-    from kgqa.report.analysis import print_question as _print
-
-    _print(console, evaluation, question, classify(question))
+    analysis.print_question(console, evaluation, question, classify(question))
 
 
 def print_measures(console: Any, names: Sequence[str] = ()) -> None:
     """The registered measures, one line each; with ``names``, their whole definitions."""
-    from kgqa.report.listings import print_measures as _print
-
     try:
-        _print(console, list(names))
+        listings.print_measures(console, list(names))
     except ValueError as e:
         raise InputError("measures", str(e)) from None
 
 
 def print_profiles(console: Any, names: Sequence[str] = ()) -> None:
     """The scoring profiles, one row each; with ``names``, what each selects and its signature."""
-    from kgqa.report.listings import print_profiles as _print
-
-    _print(console, list(names))
+    listings.print_profiles(console, list(names))
 
 
 def datasets_table() -> Any:
     """The registered datasets (``kgqa datasets list``) as a rich renderable: name, items,
     format, where their files resolve, description."""
-    from kgqa.load import registry
-    from kgqa.report.tables import datasets_table as _table
-
-    return _table(registry.entries(), registry.where)
+    return tables.datasets_table(registry.entries(), registry.where)
 
 
 def audit_renderables(report: Any, show_all: bool = False) -> list[Any]:
     """The terminal rendering of an :func:`audit` report (rich renderables): header, verdict
     counts and the table of problem queries (every query with ``show_all``)."""
-    from kgqa.report.audit import audit_renderables as renderables
-
-    return renderables(report, show_all)
+    return audit.audit_renderables(report, show_all)
 
 
 def experiments_table(experiments: Sequence[Any]) -> Any:
     """``kgqa experiments list``: one row per stored experiment (a rich renderable)."""
-    from kgqa.report.tables import experiments_grid
-
-    return experiments_grid(experiments)
+    return tables.experiments_grid(experiments)
 
 
 def experiment_table(summary: Mapping[str, Any]) -> Any:
     """``kgqa experiments show``: one experiment's summary, one key per row (a rich table)."""
-    from kgqa.report.tables import experiment_table as table
-
-    return table(summary)
+    return tables.experiment_table(summary)
 
 
 def write_output(path: str | Path, chunks: Iterable[str]) -> None:

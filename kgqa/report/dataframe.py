@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kgqa import lazy
 from kgqa.analyze.characteristics import question_characteristics
 from kgqa.analyze.comparison import load_evaluations
 from kgqa.analyze.taxonomy import classify
@@ -83,7 +84,7 @@ def to_dataframe(evals: Evaluation | Sequence[Evaluation] | str | Path | dict, *
     """A ``pandas.DataFrame`` of :func:`records` (one row per run and question). Raises
     ImportError with the install command when pandas is missing."""
     try:
-        import pandas as pd
+        pd = lazy.pandas()
     except ImportError:  # pragma: no cover - exercised by monkeypatching in tests
         raise ImportError("kgqa.to_dataframe needs pandas: pip install pandas (or pip install 'kgqa[pandas]')") from None
     recs = records(evals, characteristics=characteristics, taxonomy=taxonomy)

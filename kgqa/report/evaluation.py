@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import html
 import io
 import os
 import tempfile
@@ -13,6 +14,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from kgqa.load import jsonio
 from kgqa.model.gcpause import during
@@ -21,6 +23,9 @@ from kgqa.report.fit import Grid
 from kgqa.report.html import report_table
 from kgqa.report.model import evaluation_report, measure_labels as _labels
 from kgqa.score.evaluate import Evaluation
+from kgqa.analyze.hints import hints
+from kgqa.model import fork
+from kgqa.report.safe import csv_row
 
 
 def _outcome_text(e: Evaluation) -> str:
@@ -30,7 +35,6 @@ def _outcome_text(e: Evaluation) -> str:
 def renderables(evals: Sequence[Evaluation], *, per_question: bool = False, title: str | None = None) -> list[Any]:
     """Aggregate table (one row per run), outcome counts, skipped items and signatures, as rich
     renderables (markup text lines and tables)."""
-    from rich.text import Text
 
     report = evaluation_report(evals, title=title)
     items: list[Any] = [report.to_grid()]
@@ -59,7 +63,6 @@ def renderables(evals: Sequence[Evaluation], *, per_question: bool = False, titl
             items.append(Text.assemble((f"{len(e.problems)} input problem(s)", "yellow"), f", first: {e.problems[0]}"))
     for note in report.notes:  # engine-dependent score ranges, under the table they qualify
         items.append(Text.assemble(("engine:", "yellow"), f" {note}"))
-    from kgqa.analyze.hints import hints
 
     for h in hints(evals):
         items.append(Text.assemble(("hint:", "yellow"), f" {h}"))
@@ -81,8 +84,6 @@ class SignatureLine:
         self.label = label
 
     def __rich__(self):
-        from rich.text import Text
-
         return Text(f"{self.label}{self.text}", style="dim", no_wrap=True, overflow="ignore")
 
 
@@ -179,8 +180,6 @@ def _question_array(e: Evaluation, indent: int, scratch: Path | None = None) -> 
     batches = -(-n // _BATCH)
     child = deal = None
     if scratch is not None and n >= PARALLEL_RECORDS and hasattr(questions, "json_at"):
-        from kgqa.model import fork
-
         deal = fork.dealer(batches)
         if deal is not None:  # the child's batches go to a scratch file, read back in order
             spill = tempfile.TemporaryFile(dir=scratch)
@@ -253,7 +252,6 @@ def to_csv(evals: Sequence[Evaluation], neutralise: bool | None = None) -> str:
     """Per-question records, one row per (run, question): readable by pandas.read_csv. Text
     cells that a spreadsheet would run as a formula are neutralised
     (:func:`kgqa.report.safe.csv_cell`) unless ``neutralise=False`` / ``KGQA_CSV_FORMULAS=keep``."""
-    from kgqa.report.safe import csv_row
 
     labels = _labels(evals)
     buf = io.StringIO()
@@ -288,11 +286,9 @@ def to_markdown(evals: Sequence[Evaluation]) -> str:
 
 def to_html(evals: Sequence[Evaluation]) -> str:
     """A small HTML table of the aggregates (what a notebook shows for an evaluation)."""
-    from html import escape
-
     report = evaluation_report(evals)
-    sigs = "".join(f"<div>{escape(n)}</div>" for n in report.notes)
-    sigs += "".join(f"<div><code>{escape(s)}</code></div>" for s in report.signatures)
+    sigs = "".join(f"<div>{html.escape(n)}</div>" for n in report.notes)
+    sigs += "".join(f"<div><code>{html.escape(s)}</code></div>" for s in report.signatures)
     skipped = sum(len(e.skipped) for e in evals)
     note = f"<div>{skipped} question(s) skipped (see <code>.skipped</code>)</div>" if skipped else ""
     return f"{report_table(report)}{note}{sigs}"

@@ -31,7 +31,9 @@ import io
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
+import math
 
+from kgqa import lazy
 from kgqa.analyze.characteristics import (
     DEFAULT_BREAKDOWNS, BreakdownTable, ParaphraseTable, breakdown_table, headline_measure, paraphrase_table,
     per_question_scores,
@@ -108,7 +110,7 @@ def _trunc(s: str | None, n: int = 120) -> str:
 
 def _figure(width: float, height: float):
     try:
-        from matplotlib.figure import Figure
+        Figure = lazy.matplotlib_figure().Figure
     except ImportError:
         raise ImportError("HTML reports need matplotlib: pip install 'matplotlib>=3.8'") from None
     fig = Figure(figsize=(width, height), dpi=100)
@@ -125,8 +127,6 @@ def _png(fig, alt: str) -> str:
 
 def _grouped_bars(ax, keys: list[str], runs: list[str], means: dict[str, list[float]],
                   lows: dict[str, list[float]], highs: dict[str, list[float]]) -> None:
-    import math
-
     width = 0.8 / max(1, len(runs))
     for i, r in enumerate(runs):
         xs = [j + (i - (len(runs) - 1) / 2) * width for j in range(len(keys))]
@@ -197,8 +197,7 @@ def fig_rank_curve(pt: ParaphraseTable) -> str:
 
 
 def fig_distribution(evals: Sequence[Evaluation], measure: str) -> str:
-    import numpy as np
-
+    np = lazy.numpy()
     values = {e.run: list(per_question_scores(e, measure).values()) for e in evals}
     allv = [v for vs in values.values() for v in vs]
     lo, hi = (min(allv), max(allv)) if allv else (0.0, 1.0)

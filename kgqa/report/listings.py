@@ -9,6 +9,7 @@ from rich.table import Table
 
 from kgqa.score import measures as registry
 from kgqa.score import profiles
+from kgqa.model import InputError
 
 
 def _summary(text: str) -> str:
@@ -67,8 +68,6 @@ def print_profiles(console: Console, names: Sequence[str] = ()) -> None:
             try:
                 p = profiles.get(n)
             except ValueError as e:
-                from kgqa.model import InputError
-
                 raise InputError("profile", str(e)) from None
             console.print(f"[bold]{p.name}[/] — {p.reference}", highlight=False)
             console.print(f"  {' '.join(p.description.split())}", highlight=False)

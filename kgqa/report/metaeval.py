@@ -11,6 +11,7 @@ from rich.text import Text
 
 from kgqa.report import numbers
 from kgqa.report.fit import Grid
+from kgqa.report.latex import escape
 
 
 def _cell(row, m: str, spread: bool) -> str:
@@ -43,8 +44,6 @@ def sensitivity_markdown(table) -> str:
 
 
 def sensitivity_latex(table) -> str:
-    from kgqa.report.latex import escape
-
     cols = "l" + "r" * len(table.measures)
     lines = ["\\begin{table}", "\\centering", f"\\begin{{tabular}}{{{cols}}}", "\\toprule",
              "Transf. & " + " & ".join(escape(m) for m in table.measures) + " \\\\", "\\midrule"]
@@ -116,8 +115,6 @@ def _one_line(q: str | None) -> str:
 
 
 def axioms_latex(report) -> str:
-    from kgqa.report.latex import escape
-
     lines = ["\\begin{table}", "\\centering", "\\begin{tabular}{lccccc}", "\\toprule",
              "Measure & A1 & A2 & A3 & Instance level & Partial reward \\\\", "\\midrule"]
     sym = {"●": "$\\bullet$", "○": "$\\circ$", "◐": "$\\bullet^{a}$", "◑": "$\\frac{1}{2}$", "-": "--"}

@@ -28,7 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.markup import escape
+
 from kgqa.report import numbers
+from kgqa.analyze.stats import system_letters
+from kgqa.report.fit import Grid
+from kgqa.report.safe import csv_row, md_cell, md_table_cell
 
 __all__ = ["ReportCell", "Report", "ComparisonReport", "evaluation_report", "comparison_report", "as_comparison_report",
            "measure_labels"]
@@ -124,9 +129,6 @@ class Report:
     # renderers: each only formats
     def to_grid(self):
         """A terminal table (:class:`~kgqa.report.fit.Grid`): best bold green, markup escaped."""
-        from rich.markup import escape
-
-        from kgqa.report.fit import Grid
 
         many = len(self.rows) > 1
         cells = [[escape(c.text()) if j < len(self.keys) or not (c.best and many) else f"[bold green]{escape(c.text())}[/]"
@@ -140,7 +142,6 @@ class Report:
         """A Markdown table (best bold), then the notes and signatures. Headings and text cells
         go through ``escape`` (default :func:`~kgqa.report.safe.md_cell`: no Markdown from the
         data); numbers only have ``|`` and line breaks made safe."""
-        from kgqa.report.safe import md_cell, md_table_cell
 
         escape = escape or md_cell
         many = len(self.rows) > 1
@@ -164,7 +165,6 @@ class Report:
 
     def to_csv(self) -> str:
         """One line per row, every number unrounded (``repr``), CIs as ``COLUMN low``/``COLUMN high``."""
-        from kgqa.report.safe import csv_row
 
         with_ci = [any(r[j].low is not None for r in self.rows) for j in range(len(self.header))]
         head: list[str] = []
@@ -333,7 +333,6 @@ def comparison_report(cmp: Any) -> ComparisonReport:
     """The tables of a :class:`~kgqa.analyze.comparison.MultiComparison`. The best mean of a
     measure is :meth:`~kgqa.analyze.comparison.MeasureComparison.best` (first system in input
     order on ties) when there are two or more systems."""
-    from kgqa.analyze.stats import system_letters
 
     legend = system_letters(cmp.systems)
     conf = int(round(cmp.confidence * 100))

@@ -11,11 +11,29 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from rich.console import Group
+from rich.text import Text
 from kgqa.load import jsonio
 from kgqa.model.gcpause import during
 from kgqa.load.jsonio import write_atomic
 from kgqa.model import InputError
 from kgqa.score.evaluate import Evaluation
+from kgqa.analyze.characteristics import (
+    ParaphraseTable,
+    breakdown_table,
+    paraphrase_table,
+    parse_bins as _parse,
+    to_jsonable,
+)
+from kgqa.analyze.comparison import compare_evaluations
+from kgqa.analyze.taxonomy import taxonomy_counts, taxonomy_left_out
+from kgqa.report import analysis as A, latex as L
+from kgqa.report.dataframe import records
+from kgqa.report.evaluation import SignatureLine, renderables, to_json_chunks, to_markdown
+from kgqa.report.html import html_report
+from kgqa.report.latex import comparison_latex
+from kgqa.report.safe import csv_cell
 
 if TYPE_CHECKING:  # the comparison imports scipy: only what compares evaluations pays for it
     from kgqa.analyze.comparison import MultiComparison
@@ -37,7 +55,6 @@ class Wide:
 
 def parse_bins(specs: Sequence[str] | None) -> dict:
     """``["hops=1,2,3", "length=4"]`` -> bins for numeric breakdown keys (InputError on a bad spec)."""
-    from kgqa.analyze.characteristics import parse_bins as _parse
 
     try:
         return _parse(list(specs or []))
@@ -50,7 +67,6 @@ def breakdowns(evals: Sequence[Evaluation], by: Sequence[str], bins: dict | None
     """One breakdown table per key of ``by`` (see :func:`kgqa.analyze.characteristics.breakdown_table`);
     with ``paraphrase_curve``, ``paraphrase`` (the paraphrase group key) gives the paraphrase rank
     curve (:func:`kgqa.analyze.characteristics.paraphrase_table`) instead of one row per group."""
-    from kgqa.analyze.characteristics import breakdown_table, paraphrase_table
 
     tables = []
     for key in by:
@@ -71,7 +87,6 @@ def comparison(evals: Sequence[Evaluation], *, baseline: str | None = None, seed
                measures: Sequence[str] | None = None, family: str = "measure",
                resamples: int = 10_000) -> MultiComparison:
     """:func:`kgqa.analyze.comparison.compare_evaluations` with bad arguments as InputError."""
-    from kgqa.analyze.comparison import compare_evaluations
 
     try:
         return compare_evaluations(evals, baseline=baseline, seed=seed, measures=measures, family=family,
@@ -82,13 +97,10 @@ def comparison(evals: Sequence[Evaluation], *, baseline: str | None = None, seed
 
 def comparison_text(cmp: MultiComparison, fmt: str) -> Any:
     """A comparison alone: ``md``, ``latex``, ``json`` text, or (``table``) a rich renderable."""
-    from kgqa.report import analysis as A
 
     if fmt == "json":
         return jsonio.dumps(cmp.to_json()) + "\n"
     if fmt == "latex":
-        from kgqa.report.latex import comparison_latex
-
         return comparison_latex(cmp)
     if fmt == "md":
         return A.comparison_markdown(cmp)
@@ -99,11 +111,6 @@ def comparison_renderable(cmp: MultiComparison) -> list[Any]:
     """The comparison's summary and pair tables and notes, as rich renderables: the signatures
     last, each a :class:`~kgqa.report.evaluation.SignatureLine` (one line, never wrapped or cut
     by kgqa, as under an evaluation's table; print them with ``print_renderable``)."""
-    from rich.console import Group
-    from rich.text import Text
-
-    from kgqa.report import analysis as A
-    from kgqa.report.evaluation import SignatureLine
 
     summary, pairs, notes = A.comparison_grids(cmp)  # grids fit the width they are printed at
     label = "Signature: "
@@ -113,15 +120,11 @@ def comparison_renderable(cmp: MultiComparison) -> list[Any]:
 
 def breakdown_text(tables: Sequence[Any], fmt: str) -> Any:
     """Breakdown tables as Markdown (``md``) or a rich renderable (``table``)."""
-    from kgqa.analyze.characteristics import ParaphraseTable
-    from kgqa.report import analysis as A
 
     if fmt == "md":
         return "\n" + "\n".join(A.paraphrase_markdown(t) if isinstance(t, ParaphraseTable) else A.breakdown_markdown(t)
                                  for t in tables)
     if fmt == "table":
-        from rich.console import Group
-
         return Group(*(A.paraphrase_rich(t) if isinstance(t, ParaphraseTable) else A.breakdown_rich(t) for t in tables))
     raise InputError("by", f"breakdowns are printed with --format table or md (got {fmt}); "
                            "for other formats save the evaluation (--save) and use kgqa report")
@@ -131,7 +134,6 @@ def breakdown_text(tables: Sequence[Any], fmt: str) -> Any:
 def save_evaluations(evals: Sequence[Evaluation], path: Path) -> None:
     """Write evaluations as JSON for ``kgqa report`` / ``kgqa show`` (``{"runs": [...]}``, one
     run too), atomically."""
-    from kgqa.report.evaluation import to_json_chunks
 
     write_atomic(Path(path), _then_newline(to_json_chunks(list(evals), scratch=Path(path).parent)))
 
@@ -142,9 +144,6 @@ def _then_newline(chunks):
 
 
 def _json(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: Any) -> str:
-    from kgqa.analyze.characteristics import to_jsonable
-    from kgqa.analyze.taxonomy import taxonomy_counts, taxonomy_left_out
-
     doc: dict = {"runs": [e.to_json() for e in evals]}
     if cmp is not None:
         doc["comparison"] = cmp.to_json()
@@ -168,9 +167,6 @@ def _json(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: A
 
 
 def _csv(evals: list[Evaluation]) -> str:
-    from kgqa.report.dataframe import records
-    from kgqa.report.safe import csv_cell
-
     recs = records(evals)
     cols: list[str] = []
     for r in recs:
@@ -186,8 +182,6 @@ def _csv(evals: list[Evaluation]) -> str:
 
 
 def _latex(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: Any) -> str:
-    from kgqa.report import latex as L
-
     parts = [L.evaluations_latex(evals)]
     if cmp is not None:
         parts.append(L.comparison_latex(cmp))
@@ -198,10 +192,6 @@ def _latex(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: 
 
 
 def _markdown(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: Any) -> str:
-    from kgqa.analyze.taxonomy import taxonomy_counts, taxonomy_left_out
-    from kgqa.report import analysis as A
-    from kgqa.report.evaluation import to_markdown
-
     parts = ["## Scores", "", to_markdown(evals)]
     if cmp is not None:
         parts.append(A.comparison_markdown(cmp))
@@ -213,10 +203,6 @@ def _markdown(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, p
 
 
 def _table(evals: list[Evaluation], cmp: MultiComparison | None, bts: list, pt: Any) -> list[Any]:
-    from kgqa.analyze.taxonomy import taxonomy_counts, taxonomy_left_out
-    from kgqa.report import analysis as A
-    from kgqa.report.evaluation import renderables
-
     parts: list[Any] = list(renderables(evals))
     if cmp is not None:
         parts += comparison_renderable(cmp)
@@ -235,7 +221,6 @@ def render_report(evals: Sequence[Evaluation], fmt: str, *, by: Sequence[str] = 
     """The report of ``evals`` in ``fmt`` (``md``, ``latex``, ``json``, ``csv``, ``html`` text;
     ``table``: a list of rich renderables, :class:`Wide` ones to print at least that wide). With
     two or more evaluations it includes the comparison."""
-    from kgqa.analyze.characteristics import paraphrase_table
 
     if fmt not in FORMATS:
         raise InputError("format", f"expected one of {', '.join(FORMATS)}, got {fmt!r}")
@@ -249,7 +234,6 @@ def render_report(evals: Sequence[Evaluation], fmt: str, *, by: Sequence[str] = 
     cmp = comparison(evals, baseline=baseline, seed=seed, measures=compare_measures, family=family,
                      resamples=resamples) if len(evals) > 1 else None
     if fmt == "html":  # html_report makes its own breakdowns and paraphrase table
-        from kgqa.report.html import html_report
 
         try:
             return html_report(evals, by=by or None, bins=bins or {}, measure=measure, baseline=baseline, seed=seed,

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from kgqa.report import numbers
 from kgqa.report.fit import Grid
-from kgqa.report.term import clean
+from kgqa.report.term import clean, wrap
 
 
 def _t(value: Any) -> str:
@@ -32,8 +32,6 @@ class DatasetsList:
                       clean(e.description, newlines=False)) for e in entries]
 
     def __rich_console__(self, console: Any, options: Any):
-        from kgqa.report.term import wrap
-
         heads = ("name", "items", "format", "where")
         w = [max([len(h)] + [len(r[i]) for r in self.rows]) for i, h in enumerate(heads)]
 

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
+from rich.text import Text
 
 #: C0 controls except tab and newline, DEL, C1 controls, and the bidirectional embedding,
 #: override and isolate characters (they reorder what the terminal shows).
@@ -99,7 +100,5 @@ class IriWrapped:
         self.text, self.margin, self.make = text, margin, make
 
     def __rich_console__(self, console: Console, options: ConsoleOptions):
-        from rich.text import Text
-
         wrapped = wrap_iris(clean(self.text), max(10, options.max_width - self.margin))
         yield self.make(wrapped) if self.make else Text(wrapped)

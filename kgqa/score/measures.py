@@ -23,6 +23,7 @@ from typing import Any
 from kgqa.model import InputError, Item, Outcome, Prediction
 from kgqa.model.registry import Registry
 from kgqa.score.rules import Counts
+from kgqa.model.suggest import did_you_mean
 
 
 @dataclass(slots=True)
@@ -344,8 +345,6 @@ def parse(spec: str, extra_names: Sequence[str] = ()) -> Measure:
             params[k.strip()] = _value(v)
     defn = REGISTRY.find(name)
     if defn is None:
-        from kgqa.model.suggest import did_you_mean
-
         known = REGISTRY.names()
         raise ValueError(f"unknown measure {name!r}{did_you_mean(name, [*known, *extra_names])}; "
                          f"known: {', '.join(known)}")

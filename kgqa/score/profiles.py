@@ -6,13 +6,15 @@ Nothing about a convention is coded as an if-chain elsewhere: to add one, add a 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from kgqa.model.signature import Signature
 from kgqa.model.terms import IriLinks, TermMatching, TextLabels
+from kgqa.model import InputError
+from kgqa.model.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from kgqa.score.measures import Measure
@@ -83,8 +85,6 @@ class Profile:
     def with_view(self, view: str) -> "Profile":
         """This profile comparing answers under another view (values, tuples or list)."""
         if view not in ("values", "tuples", "list"):
-            from kgqa.model.suggest import did_you_mean
-
             raise ValueError(f"unknown answer view {view!r}{did_you_mean(view, ['values', 'tuples', 'list'])}; "
                              "expected values, tuples or list")
         return Profile(**{**self.__dict__, "view": view})
@@ -92,13 +92,11 @@ class Profile:
     def with_links(self, links: "IriLinks | None") -> "Profile":
         """This profile comparing IRIs by meaning (:class:`~kgqa.model.terms.IriLinks`: owl:sameAs,
         redirects, DBpedia variants), as GERBIL does; the signature's ``match:`` names the links."""
-        from dataclasses import replace
 
         return Profile(**{**self.__dict__, "matching": replace(self.matching, links=links)})
 
     def with_labels(self, labels: "TextLabels | None") -> "Profile":
         """This profile matching text answers against entity labels (``match:labels``)."""
-        from dataclasses import replace
 
         return Profile(**{**self.__dict__, "matching": replace(self.matching, labels=labels)})
 
@@ -151,7 +149,6 @@ def _from_dict(doc: dict[str, Any], source: str) -> Profile:
 
 def _read(path: Path, source: str) -> Profile:
     from kgqa.load.jsonio import load_yaml_text
-    from kgqa.model import InputError
 
     try:
         doc = load_yaml_text(path.read_text(encoding="utf-8"), source, "profile")
@@ -186,7 +183,6 @@ def get(name_or_path: str) -> Profile:
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml") and path.exists():
         return _read(path, str(path))
-    from kgqa.model.suggest import did_you_mean
 
     raise ValueError(f"unknown profile {name_or_path!r}{did_you_mean(name_or_path, names())}; "
                      f"built-in: {', '.join(names())} (or a .yaml file)")

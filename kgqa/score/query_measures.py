@@ -25,12 +25,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kgqa import lazy
 from kgqa.model import BNode, Status
 from kgqa.model.registry import Registry
 from kgqa.score.measures import QUERY, Inputs, ItemContext, Measure, MeasureDef, Param, parse, register
 from kgqa.score.rules import kgqa_rule
 from kgqa.score.tokenize import escape_ws, sparql_tokens, tokens
 from kgqa.sparql.analyzer import Path, QueryInfo, Var, analyze
+from kgqa.sparql.canonical import canonical_form
 
 if TYPE_CHECKING:
     from sacrebleu.metrics import BLEU as _SacreBLEU
@@ -242,8 +244,6 @@ def feature_comparison(ctx: ItemContext, name: str) -> FeatureComparison | None:
 
 @functools.lru_cache(maxsize=FEATURE_CACHE_SIZE)
 def _canonical(query: str) -> str | None:
-    from kgqa.sparql.canonical import canonical_form
-
     return canonical_form(analyze(query))
 
 
@@ -324,9 +324,8 @@ register(MeasureDef(
 
 @functools.lru_cache(maxsize=8)
 def _bleu_scorer(smooth: str, sentence: bool) -> _SacreBLEU:
-    from sacrebleu.metrics import BLEU as _SacreBLEU  # imported when a BLEU measure is computed
-
-    return _SacreBLEU(tokenize="none", smooth_method=smooth, effective_order=sentence)
+    BLEU = lazy.sacrebleu_metrics().BLEU  # imported when a BLEU measure is computed
+    return BLEU(tokenize="none", smooth_method=smooth, effective_order=sentence)
 
 
 @functools.lru_cache(maxsize=FEATURE_CACHE_SIZE)

@@ -20,7 +20,7 @@ from kgqa.model.answer import TextColumn, answer_items, from_results_json, to_re
 from kgqa.model.terms import TermMatching
 from kgqa.model.signature import Signature
 from kgqa.score import qrels
-from kgqa.score.measures import Columns
+from kgqa.score.measures import Columns, parse
 from kgqa.score.profiles import MeasureSpec, Profile
 from kgqa.score.rules import Counts
 
@@ -409,7 +409,6 @@ class Evaluation:
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> "Evaluation":
         """Rebuild a saved evaluation (``--save``) for re-reporting without re-running."""
-        from kgqa.score.measures import parse
 
         over = doc.get("measures_over", {})
         specs = [MeasureSpec(label, parse(full), over.get(label, "all")) for label, full in doc.get("measures", {}).items()]

@@ -46,9 +46,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgqa.model.item import Dataset
-from kgqa.model.outcome import Outcome
+from kgqa.model.outcome import Outcome, Status
 from kgqa.model.problems import InputError
 from kgqa.model.run import Run
+from kgqa.model.answer import answer_items
+from kgqa.model.terms import TermMatching
 
 #: Keys of a per-question score object (an evaluation file, not answers).
 _SCORE_KEY = re.compile(
@@ -230,8 +232,6 @@ def _gold_copy(dataset: Dataset, run: Run, allow: set[str] = frozenset()) -> Set
     items = getattr(dataset, "items", None)
     if not items or not run.predictions:
         return None
-    from kgqa.model.answer import answer_items
-    from kgqa.model.terms import TermMatching
 
     with_gold = sum(it.answer is not None for it in items)
     if with_gold < COPY_MIN:
@@ -349,7 +349,6 @@ def kg_failures(run: str, kg_name: str, outcomes: Iterable[Outcome],
     """``kg-failures``: more than ``max_share`` of the executed queries (``outcomes``: gold and
     predicted, refusals by the sandbox left out) failed with EXEC_ERROR or TIMEOUT, whatever the
     cause; names the most common reason. An error: the scores would measure the KG, not the run."""
-    from kgqa.model.outcome import Status
 
     done = [o for o in outcomes if o.status is not Status.REFUSED]
     failed = [o for o in done if o.status in (Status.EXEC_ERROR, Status.TIMEOUT)]

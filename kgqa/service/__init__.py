@@ -14,7 +14,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kgqa import lazy
 from kgqa.model import InputError
+from kgqa.execute.executor import Executor
+from kgqa.execute.live.protocols import check_protocol
+from kgqa.execute.policy import ExecutionPolicy
+from kgqa.load import load_dataset, load_run
+from kgqa.service.app import MAX_BODY, create_app
+from kgqa.service.model_source import ModelSource
+from kgqa.service.sources import CallableSource, ReplaySource, load_callable
 
 
 def load_source(*, run: str | Path | None = None, python: str | None = None, dataset: str | None = None,
@@ -22,18 +30,14 @@ def load_source(*, run: str | Path | None = None, python: str | None = None, dat
                 kg: str | None = None, input: str | None = None) -> Any:
     """The source for ``--run FILE`` (with ``--dataset`` for question texts), ``--python SPEC``
     or ``--model DIR`` (a trained reference system, reading ``kg`` where it needs to)."""
-    from kgqa.service.sources import CallableSource, ReplaySource, load_callable
 
     if sum(x is not None for x in (run, python, model)) != 1:
         raise InputError("--run/--python/--model", "give exactly one of --run FILE, --python MODULE:FUNCTION "
                                                    "and --model DIR")
     if model is not None:
-        from kgqa.service.model_source import ModelSource
-
         return ModelSource(model, kg, input=input)
     if python is not None:
         return CallableSource(load_callable(python), python)
-    from kgqa.load import load_dataset, load_run
 
     ds = load_dataset(dataset, format=dataset_format) if dataset else None
     r = load_run(str(run), format=run_format, dataset=ds)
@@ -68,10 +72,7 @@ def serve(*, run: str | Path | None = None, python: str | None = None, kg: str |
           model: str | Path | None = None, input: str | None = None) -> None:
     """Serve until interrupted (SIGINT / SIGTERM). ``announce(message)`` (default: stderr)
     receives one line naming the URL once the socket listens (``port=0`` picks a free port)."""
-    import uvicorn
-
-    from kgqa.execute.live.protocols import check_protocol
-    from kgqa.service.app import MAX_BODY, create_app
+    uvicorn = lazy.uvicorn()
 
     try:
         protocol = check_protocol(protocol)
@@ -81,9 +82,6 @@ def serve(*, run: str | Path | None = None, python: str | None = None, kg: str |
                          dataset_format=dataset_format, model=model, kg=kg, input=input)
     runner = engine = None
     if kg:
-        from kgqa.execute.executor import Executor
-        from kgqa.execute.policy import ExecutionPolicy
-
         runner = engine = Executor.open(kg, graph, policy=ExecutionPolicy(timeout=timeout), cache=False)
     say = announce or (lambda m: print(m, file=sys.stderr, flush=True))
     app = create_app(source, protocol=protocol, runner=runner, kg=kg, max_body=max_body or MAX_BODY, warn=say)

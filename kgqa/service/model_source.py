@@ -24,12 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from kgqa.service.sources import Reply, ServiceError
+from kgqa.baselines import load_system
+from kgqa.baselines.inputs import INPUTS, ORACLE, describe
+from kgqa.execute.executor import Executor
+from kgqa.execute.policy import ExecutionPolicy
+from kgqa.model import InputError
 
 
 def check_input(system: Any, folder: Path, form: str | None) -> str:
     """The form served questions are read in; InputError when the system cannot be served with it."""
-    from kgqa.baselines.inputs import INPUTS, ORACLE, describe
-    from kgqa.model import InputError
 
     trained = system.input
     if form is not None and form not in INPUTS:
@@ -54,17 +57,12 @@ def check_input(system: Any, folder: Path, form: str | None) -> str:
 
 class ModelSource:
     def __init__(self, folder: str | Path, kg: str | None = None, timeout: float = 30.0, input: str | None = None):
-        from kgqa.baselines import load_system
-
         self.folder = Path(folder)
         self.system = load_system(folder)
         self.form = check_input(self.system, self.folder, input)
         self.executor = None
         kg = kg or (self.system.manifest.get("kg") if self.system.needs_kg else None)
         if kg:
-            from kgqa.execute.executor import Executor
-            from kgqa.execute.policy import ExecutionPolicy
-
             self.executor = Executor.open(kg, policy=ExecutionPolicy(timeout=timeout), cache=False)
         self._lock = threading.Lock()  # one question at a time through the model
 

@@ -5,8 +5,16 @@ report stage's (:mod:`kgqa.report`), the same as ``kgqa report``."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from html import escape
 
 from kgqa.store.store import Experiment
+from kgqa.analyze.taxonomy import taxonomy_counts, taxonomy_left_out
+from kgqa.report import evaluation as R
+from kgqa.report.analysis import taxonomy_markdown
+from kgqa.report.html import html_report
+from kgqa.report.latex import evaluations_latex
+from kgqa.report.safe import md_cell
 
 #: format -> (file extension, media type)
 FORMATS: dict[str, tuple[str, str]] = {
@@ -20,7 +28,6 @@ FORMATS: dict[str, tuple[str, str]] = {
 
 def export(e: Experiment, fmt: str, *, evaluation=None, resamples: int = 2_000) -> str:
     """The text of experiment ``e`` in ``fmt`` (one of :data:`FORMATS`)."""
-    from kgqa.report import evaluation as R
 
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; one of: {', '.join(FORMATS)}")
@@ -31,20 +38,11 @@ def export(e: Experiment, fmt: str, *, evaluation=None, resamples: int = 2_000) 
     if fmt == "csv":
         return R.to_csv([ev])
     if fmt == "md":  # names are the uploader's: no raw HTML from them reaches a Markdown renderer
-        from dataclasses import replace
-        from html import escape
-
-        from kgqa.analyze.taxonomy import taxonomy_counts, taxonomy_left_out
-        from kgqa.report.analysis import taxonomy_markdown
-        from kgqa.report.safe import md_cell
 
         ev = replace(ev, run=escape(ev.run, quote=False))  # entities: literal text in every renderer
         return (f"# {md_cell(ev.run)} on {md_cell(ev.dataset)}\n\nExperiment `{e.id}`, created {e.created}.\n\n"
                 + R.to_markdown([ev]) + "\n" + taxonomy_markdown(taxonomy_counts([ev]), taxonomy_left_out([ev])))
     if fmt == "latex":
-        from kgqa.report.latex import evaluations_latex
-
         return evaluations_latex([ev])
-    from kgqa.report.html import html_report
 
     return html_report([ev], resamples=resamples)

@@ -9,6 +9,8 @@ from typing import Any
 
 from kgqa.load.runspec import split_run_spec
 from kgqa.store.store import Store, owner_id
+from kgqa.api import dataset_checksum, dataset_names
+from kgqa.store.runner import headline, safe_filename
 
 
 def record_evaluations(store: Store, dataset: str, run_specs: Sequence[str], evals: Sequence[Any], *,
@@ -17,8 +19,6 @@ def record_evaluations(store: Store, dataset: str, run_specs: Sequence[str], eva
     """One finished experiment per evaluation (``evals[i]`` scored ``run_specs[i]``, a run file
         or ``NAME=PATH`` as the command line takes it: the file is stored); returns their ids.
     ``dataset`` is a registry name or a dataset file (then stored too)."""
-    from kgqa.api import dataset_checksum, dataset_names
-    from kgqa.store.runner import headline, safe_filename
 
     if len(run_specs) != len(evals):
         raise ValueError("one run file per evaluation")

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from collections import Counter
 
 from sqlalchemy.exc import DBAPIError, OperationalError
 
@@ -33,6 +34,7 @@ from kgqa.api import dataset_names as registry_names  # noqa: F401
 from kgqa.model import Dataset, InputError, Run
 from kgqa.store.store import LostClaim, StoreError
 from kgqa.model.urlguard import UrlRule, current_rule, using
+from kgqa.store.store import shown_url, withheld_note
 
 Progress = Callable[[int, int, str], None]
 
@@ -180,8 +182,6 @@ def evaluate_inputs(inp: ExperimentInputs, progress: Progress | None = None) -> 
             step(30, total, "executing queries" if ev.executes else "scoring")
             evaluation = ev.evaluate(run, name=run.name)
         else:
-            from kgqa.store.store import shown_url
-
             step(20, total, f"asking {shown_url(inp.system_url)}")
             evaluation = ev.ask(inp.system_url, inp.system_protocol or "gerbil",  # type: ignore[arg-type]
                                 journal=inp.journal)
@@ -370,7 +370,6 @@ def _given(stored: str | None, given: str | None, withheld: bool, what: str) -> 
     """The URL to use: the stored one, or (its credentials withheld) the one given with them."""
     if not withheld:
         return stored
-    from kgqa.store.store import shown_url, withheld_note
 
     if given is None or shown_url(given) != stored:
         raise InputError(what, withheld_note(stored))
@@ -406,7 +405,6 @@ def audit_dataset(dataset: str, kg: str, *, timeout: float = 30.0) -> dict[str, 
     of ``dataset`` on ``kg`` and compare with the stored answers. Returns verdict counts, the KG
     fingerprint, the number of engine-dependent gold queries and the rows that are not ``ok``
     (id, verdict, message, a few missing / extra values)."""
-    from collections import Counter
 
     report = api.audit(api.load_dataset(dataset, prefer_registry=True), kg,
                        policy=api.ExecutionPolicy(timeout=timeout))

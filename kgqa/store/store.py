@@ -34,6 +34,8 @@ from kgqa.store import schema
 from kgqa.store.schema import experiments as T_EXP
 from kgqa.store.schema import files as T_FILES
 from kgqa.store.schema import results as T_RES
+from kgqa.api import display_url
+from kgqa.score.evaluate import Evaluation
 
 STATUSES = ("pending", "running", "finished", "failed")
 _OPEN = ("pending", "running")
@@ -275,7 +277,6 @@ class Experiment:
 
     def evaluation(self):
         """The stored :class:`~kgqa.score.evaluate.Evaluation` (finished experiments)."""
-        from kgqa.score.evaluate import Evaluation
 
         doc = self.evaluation_json()
         if doc is None:
@@ -302,7 +303,6 @@ def shown_url(url: str | None) -> str | None:
     values as ``***`` (:func:`kgqa.execute.live.client.display_url`)."""
     if not url:
         return url
-    from kgqa.api import display_url
 
     return display_url(url)
 

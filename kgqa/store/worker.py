@@ -25,6 +25,7 @@ processes (:func:`worker_loop`), each restarted when it dies, all ending with it
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import signal
@@ -119,8 +120,6 @@ def die_with(server_pid: int) -> None:
     daemon thread watches the server's pid once a second."""
     parent = os.getppid()
     if sys.platform.startswith("linux"):
-        import ctypes
-
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG

@@ -6,12 +6,12 @@ from pathlib import Path
 
 from kgqa.store import Store
 from kgqa.store.runner import run_experiment
+from kgqa.load import registry
 
 
 def demo_store(path: str | Path, kgs: dict[str, str]) -> tuple[Store, list[str]]:
     """A store at ``path`` holding the demo's three runs (strong, medium, weak) evaluated on the
     demo KG (queries executed, kgqa profile); returns the store and the experiment ids."""
-    from kgqa.load import registry
 
     runs = sorted((registry.PACKAGE_DIR / "demo" / "data" / "runs").glob("*.json"))
     store = Store(path)

@@ -41,12 +41,19 @@ from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
+import multiprocessing
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - not on Windows
+    resource = None
 
 from sqlalchemy.exc import DBAPIError
 
+from kgqa import lazy
 from kgqa.model.urlguard import UrlRule
-from kgqa.store import Store, StoreError
-from kgqa.store.store import LEASE_S, LostClaim, owner_id
+from kgqa.store import Store, StoreError, runner
+from kgqa.store.store import LEASE_S, ImmutableError, LostClaim, owner_id
 from kgqa.store.worker import (
     MAX_LOSSES, WORKER_MODULES, Heartbeat, die_with, lost_message,
 )
@@ -62,7 +69,6 @@ def run_in_worker(url: str, eid: str, kgs: dict[str, str], timeout: float, syste
     after its pool broke); ``url_rule``: what every request of the job may reach (each redirect
     hop). Returns what became of it: ``finished``, ``failed``, ``held`` (a
     live worker has it, or it is done) or ``lost`` (another worker took it over)."""
-    from kgqa.store import runner
 
     store = _STORES.get(url)
     if store is None:
@@ -106,14 +112,14 @@ def worker_setup(memory_mb: float = 0.0, server_pid: int | None = None) -> None:
     except OSError:
         pass
     if memory_mb and memory_mb > 0:
-        import resource
-
+        if resource is None:  # not on Windows: no memory cap there
+            return
         # one BLAS thread: OpenBLAS reserves buffers per thread and aborts the process when it
         # cannot (instead of a MemoryError the experiment fails with)
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         # and loaded before the cap: OpenBLAS reserves its buffers when it loads, and a load
         # under the cap ends the process ("Memory allocation still failed") instead of raising
-        import numpy  # noqa: F401  (in the function: only a capped worker needs it before its evaluation)
+        lazy.numpy()
 
         cap = int(memory_mb * 1024 * 1024)
         _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -288,8 +294,6 @@ class Jobs:
             pass  # the next server takes the leases over (their processes are gone)
 
     def _fail(self, eid: str, message: str) -> None:
-        from kgqa.store.store import ImmutableError
-
         try:
             self.store.fail(eid, message)
         except (ImmutableError, KeyError):
@@ -324,7 +328,6 @@ def worker_context() -> Any:
     :data:`WORKER_MODULES` once, and each worker is forked from it, ready, instead of being a
     fresh interpreter importing them again (spawned: about a second of CPU each). Elsewhere,
     spawned."""
-    import multiprocessing
 
     if not sys.platform.startswith("linux"):
         return multiprocessing.get_context("spawn")

@@ -31,8 +31,14 @@ from collections.abc import Iterable
 from html import escape
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+import secrets
+from base64 import b64encode
+from html import unescape
+
+from starlette.responses import HTMLResponse
 
 from kgqa.store import StoreError
+from kgqa.model import InputError
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -95,8 +101,6 @@ class HostPolicy:
         for h in extra:
             parsed = split_host(h)
             if parsed is None:
-                from kgqa.model import InputError
-
                 raise InputError("--allowed-host", f"expected a host name (optionally :port), got {h!r}")
             names.add(parsed[0])
         self.names = frozenset(names)
@@ -188,8 +192,6 @@ class Security:
                                          "own pages)")
         sid = cookies.get(session_cookie, "")
         if not _SID.match(sid):
-            import secrets
-
             sid = secrets.token_urlsafe(32)
             set_cookies.append(f"{session_cookie}={sid}; Path=/; HttpOnly; SameSite=Strict")
             cookies.pop(session_cookie, None)  # a request without the cookie never passes the CSRF check
@@ -240,8 +242,6 @@ def cookies_of(header: str) -> dict[str, str]:
 
 
 def plain_error(status: int, message: str):
-    from starlette.responses import HTMLResponse
-
     return HTMLResponse(f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>kgqa · {status}</title>'
                         f'<link rel="stylesheet" href="/static/style.css"></head><body><main><h1>{status}</h1>'
                         f'<p class="error" id="error">{escape(message)}</p><p><a href="/">Home</a></p></main>'
@@ -253,8 +253,6 @@ _HANDLER = re.compile(r"""\s(on[a-z]+|style)\s*=\s*("([^"]*)"|'([^']*)')""", re.
 
 
 def _sha(text: str) -> str:
-    from base64 import b64encode
-
     return "'sha256-" + b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
 
 
@@ -264,7 +262,6 @@ def inline_csp(document: str) -> str:
     style attributes, by their SHA-256 (CSP level 3 ``'unsafe-hashes'`` for attributes), and
     nothing else: the page renders as the file does, byte for byte the same, and anything
     injected into it would not run."""
-    from html import unescape
 
     scripts: set[str] = set()
     styles: set[str] = set()

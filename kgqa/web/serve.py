@@ -6,7 +6,9 @@ import ipaddress
 import sys
 from collections.abc import Callable
 from typing import Any
+from dataclasses import replace
 
+from kgqa import lazy
 from kgqa.model import InputError
 from kgqa.store import Store
 from kgqa.store.accounts import Accounts
@@ -52,10 +54,7 @@ def serve(store: Store, settings: Settings, *, host: str = "127.0.0.1", port: in
           say: Callable[[str], Any] = lambda s: print(s, file=sys.stderr), log_level: str = "warning") -> None:
     """Run the app until interrupted. A non-loopback ``host`` needs a token
     (:func:`check_binding`) and is said out loud."""
-    from dataclasses import replace
-
-    import uvicorn
-
+    uvicorn = lazy.uvicorn()
     accounts = settings.accounts if settings.accounts is not None else Accounts(store).any()
     check_binding(host, settings.token, accounts)
     # the Host allow-list and cookie names follow the binding; accounts as found now

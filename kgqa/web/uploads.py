@@ -26,10 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+import io
 
+import kgqa.load  # noqa: F401  (pre-imported in the checking processes)
 from kgqa.model import InputError
 from kgqa.model.urlguard import UrlRule, resolve_addresses
 from kgqa.web.jobs import stop_pool, worker_context, worker_setup
+from kgqa.store import runner
 
 #: CLI advice in loader and pipeline messages -> what a web user does instead.
 _WORDING = (
@@ -69,7 +72,6 @@ def compression_of(data: bytes) -> str | None:
 def inflated_size(data: bytes, cap: int) -> int:
     """Bytes ``data`` (gzip, bzip2 or xz) inflates to, read in 1 MiB chunks and stopping past
     ``cap`` (returns ``cap + 1`` then): memory stays at one chunk whatever the ratio."""
-    import io
 
     opener = {"gzip": gzip.open, "bzip2": bz2.open, "xz": lzma.open}.get(compression_of(data) or "")
     if opener is None:
@@ -131,7 +133,6 @@ def check_uploads(job: UploadJob) -> tuple[str, str, str | None] | None:
     """None when the uploads can be used; else ``(file, message, record)`` of the first problem
     (an :class:`InputError` does not survive pickling between processes, a tuple does). Runs in
     a worker process."""
-    from kgqa.store import runner
 
     try:
         for up, what in ((job.dataset_upload, "dataset"), (job.run_upload, "run"), (job.kg_upload, "RDF file")):
@@ -223,10 +224,8 @@ class Checker:
 
 def _worker_init(memory_mb: float = 0.0, server_pid: int | None = None) -> None:
     """Checking processes set up as the experiment workers (:func:`kgqa.web.jobs.worker_setup`)
-    and pre-import the loaders."""
+    (the loaders are imported with this module)."""
     worker_setup(memory_mb, server_pid)
-    import kgqa.load  # noqa: F401
-    import kgqa.store.runner  # noqa: F401
 
 
 # --------------------------------------------------------------------------- URLs the server asks

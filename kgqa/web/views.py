@@ -10,11 +10,19 @@ import difflib
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
+from dataclasses import replace
 
 from markupsafe import Markup
 
 from kgqa.store import Experiment, Store
 from kgqa.store import runner
+from kgqa.analyze.characteristics import answer_characteristics, per_question_scores, query_characteristics
+from kgqa.analyze.stats import bootstrap_ci, system_letters
+from kgqa.analyze.taxonomy import classify, classify_evaluation
+from kgqa.load import registry
+from kgqa.model.answer import to_results_json
+from kgqa.report.html import html_report
+from kgqa.store.export import FORMATS, export
 
 RESAMPLES = 2_000  # bootstrap resamples on pages (seeded; the CLI's default is 10,000)
 TESTED = 12  # leaderboards test the top TESTED experiments pairwise (all pairs grow quadratically)
@@ -25,8 +33,6 @@ LIST_ROWS = 50  # experiments a home or compare-picker page lists
 
 def _mean_ci(evaluation: Any, label: str, *, seed: int = 0, resamples: int = 10_000):
     """Bootstrap CI of the mean of a measure's per-question values (None: no per-question values)."""
-    from kgqa.analyze.characteristics import per_question_scores
-    from kgqa.analyze.stats import bootstrap_ci
 
     vals = list(per_question_scores(evaluation, label).values())
     if not vals:
@@ -89,8 +95,6 @@ class Views:
         return self._sections[key]
 
     def questions(self, e: Experiment) -> list[dict[str, Any]]:
-        from kgqa.analyze.taxonomy import classify_evaluation
-
         ev = self.evaluation(e)
         tax = classify_evaluation(ev)
         labels = [s.label for s in ev.measures if any(s.label in q.scores for q in ev.questions)]
@@ -109,8 +113,6 @@ class Views:
         return [s.label for s in ev.measures if any(s.label in q.scores for q in ev.questions)]
 
     def question(self, e: Experiment, qid: str) -> dict[str, Any] | None:
-        from kgqa.analyze.taxonomy import classify
-
         ev = self.evaluation(e)
         q = next((x for x in ev.questions if x.id == qid), None)
         if q is None:
@@ -134,7 +136,6 @@ class Views:
 
     def downloads(self, e: Experiment, fmt: str) -> tuple[str, str]:
         """(text, media type) of a download in ``fmt`` (json, csv, latex, md, html)."""
-        from kgqa.store.export import FORMATS, export
 
         ev = None if fmt == "json" else self.evaluation(e)
         return export(e, fmt, evaluation=ev, resamples=RESAMPLES), FORMATS[fmt][1]
@@ -182,8 +183,6 @@ class Views:
             except ValueError as err:
                 m, note = None, str(err)
             if m is not None:
-                from kgqa.analyze.stats import system_letters
-
                 own = system_letters(cmp.systems)
                 best = cmp.systems[0]
                 for c in m.comparisons:
@@ -247,9 +246,6 @@ class Views:
     def _dataset(self, name: str) -> dict[str, Any]:
         """Registry entry, characteristics and a gold-query audit summary (does every gold
         query parse; forms, functions, hops, answers)."""
-        from kgqa.analyze.characteristics import answer_characteristics, query_characteristics
-        from kgqa.load import registry
-        from kgqa.model.answer import to_results_json
 
         entry = registry.find(name)
         if entry is None:
@@ -285,8 +281,6 @@ def _unique_names(exps: list[Experiment]) -> list[str]:
 
 
 def _renamed(ev: Any, name: str) -> Any:
-    from dataclasses import replace
-
     return replace(ev, run=name)
 
 
@@ -304,7 +298,6 @@ def _report_sections(evals: list[Any], *, start: str, comparison: Any = None) ->
     to the end of the body (scores, comparison, outcomes, distribution, breakdowns, taxonomy):
     the same tables and figures as ``kgqa report --format html``. The report escapes every
     value itself."""
-    from kgqa.report.html import html_report
 
     page = html_report(evals, per_question=False, comparison=comparison, resamples=RESAMPLES)
     start = page.index(f'<h2 id="{start}">')

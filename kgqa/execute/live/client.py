@@ -82,8 +82,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
+import base64
 
 import httpx
+
+from kgqa import lazy, __version__
 
 from kgqa.execute.retry import (
     RETRY_STATUSES,
@@ -303,8 +306,6 @@ def secrets_of(url: str, headers: dict[str, str]) -> list[str]:
     out = {x for x in found if x and len(x) >= 3}
     # also the percent-encoded and the basic-auth forms they may appear in
     if u.userinfo:
-        import base64
-
         out.add(u.userinfo.decode("ascii", "replace"))
         out.add(base64.b64encode(f"{u.username}:{u.password}".encode()).decode())
     return sorted(out, key=len, reverse=True)
@@ -635,7 +636,7 @@ class _Asker:
 def _ssl_context() -> ssl.SSLContext:
     """One verifying SSL context per process (certifi's CA bundle, as httpx uses by default)."""
     try:
-        import certifi
+        certifi = lazy.certifi()
     except ImportError:  # pragma: no cover - httpx depends on certifi
         return ssl.create_default_context()
     return ssl.create_default_context(cafile=certifi.where())
@@ -650,7 +651,6 @@ async def _ask_all(asker: _Asker, todo: list[Question], commit: Callable[[list[d
                    tripped: Callable[[], bool] = lambda: False) -> None:
     s = asker.s
     limits = httpx.Limits(max_connections=s.concurrency, max_keepalive_connections=s.concurrency)
-    from kgqa import __version__
 
     headers = {"User-Agent": f"kgqa/{__version__} httpx/{httpx.__version__}", **s.headers}
     # TCP_NODELAY: httpx writes a POST's headers and body separately; with Nagle's algorithm the

@@ -30,6 +30,8 @@ from typing import Any
 from kgqa.execute.live.client import AskResult, AskSettings, ask
 from kgqa.load.jsonio import write_atomic
 from kgqa.model import InputError
+from kgqa.load import load_dataset
+from kgqa.load.generic import write
 
 FORMATS = ("jsonl", "qald", "text2sparql")
 
@@ -87,8 +89,6 @@ def write_result(result: AskResult, path: str | Path, fmt: str | None = None) ->
     path = Path(path)
     fmt = output_format(path, result.protocol, fmt)
     if fmt == "jsonl":
-        from kgqa.load.generic import write
-
         write(result.run, path)
     elif fmt == "qald":
         write_atomic(path, (json.dumps(_qald(result), ensure_ascii=False, indent=2), "\n"))
@@ -109,7 +109,6 @@ def ask_to_file(dataset_spec: str, url: str, output: str | Path, *, protocol: st
     """``kgqa system ask``: load the dataset, ask every question (resuming from the journal
     beside ``output``), write the run. Returns the result, the format written and the journal
     path."""
-    from kgqa.load import load_dataset
 
     output = Path(output)
     output_format(output, protocol, fmt)  # fail on a bad --format before asking anything

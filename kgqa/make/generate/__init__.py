@@ -28,6 +28,16 @@ from kgqa.make.generate.paraphrase import add_paraphrases
 from kgqa.model.problems import InputError
 from kgqa.make.generate.pipeline import GenerateOptions, parse_edges
 from kgqa.model.item import Dataset
+from kgqa import __version__
+from kgqa.make.generate.commonness import Commonness, read_frequencies
+from kgqa.make.generate.functions import default_shares
+from kgqa.make.generate.language import Lexicon, faithfulness, read_lexicon
+from kgqa.make.generate.lexicon import RelationLexicon, read_relation_lexicon
+from kgqa.make.generate.output import build_dataset, write_dataset
+from kgqa.make.generate.paraphrase import load_paraphraser, write_annotation
+from kgqa.make.generate.pipeline import run
+from kgqa.make.generate.schema import induce_schema, label_properties, schema_from_ontology
+from kgqa.make.generate.summary import summarize
 
 __all__ = ["generate", "add_paraphrases", "GenerateResult", "GenerateOptions", "parse_edges", "parse_functions", "parse_function_shares",
            "PAPER_SHARES", "KGAccess"]
@@ -82,17 +92,6 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
     grounded node and function) and has a text no other graph query has; the summary's
     ``rejected`` counts those that did not (``unfaithful``, ``duplicate-text``) and
     ``faithfulness_failures`` re-checks the dataset built (0)."""
-    from kgqa import __version__
-    from kgqa.make.generate.commonness import Commonness, read_frequencies
-    from kgqa.make.generate.functions import default_shares
-    from kgqa.make.generate.language import Lexicon, read_lexicon
-    from kgqa.make.generate.lexicon import RelationLexicon, read_relation_lexicon
-    from kgqa.make.generate.output import build_dataset, write_dataset
-    from kgqa.make.generate.paraphrase import load_paraphraser, write_annotation
-    from kgqa.make.generate.pipeline import run
-    from kgqa.make.generate.language import faithfulness
-    from kgqa.make.generate.schema import induce_schema, label_properties, schema_from_ontology
-    from kgqa.make.generate.summary import summarize
 
     opts = options or GenerateOptions()
     para = load_paraphraser(paraphraser) if isinstance(paraphraser, str) else paraphraser

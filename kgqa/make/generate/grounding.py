@@ -27,6 +27,7 @@ from kgqa.make.generate.graphquery import Function, GraphQuery
 from kgqa.make.generate.kg import KGAccess, QueryFailed
 from kgqa.model.answer import TableAnswer
 from kgqa.model.terms import IRI, RDF_LANGSTRING, Literal, Term
+from kgqa.model.terms import TermMatching
 
 
 #: a literal longer than this is never a topic (a description would give the answer away)
@@ -202,7 +203,5 @@ def validate(kg: KGAccess, q: GraphQuery) -> tuple[Answered | None, str]:
 
 
 def _value_equal(a: Term, b: Term) -> bool:
-    from kgqa.model.terms import TermMatching
-
     m = TermMatching()
     return m.key(a) == m.key(b)

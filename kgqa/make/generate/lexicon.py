@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import unquote
 
+from kgqa import lazy
 from kgqa.model.labels import RDFS_LABEL, SKOS_PREF_LABEL
 from kgqa.model.problems import InputError
 from kgqa.model.terms import IRI, Literal
@@ -289,8 +290,7 @@ def _entry(iri: str, value, path: str) -> RelText:
 def read_relation_lexicon(path: str | Path) -> dict[str, RelText]:
     """A YAML or JSON mapping ``IRI -> phrase | {phrase, pos, inverse}`` (angle brackets around
     the IRI allowed). A bad entry is an error naming the file and the IRI."""
-    import yaml
-
+    yaml = lazy.yaml()
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")

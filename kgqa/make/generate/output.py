@@ -25,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kgqa.load import generic, qald_json
 from kgqa.make.generate.graphquery import FUNCTION_CLASSES
 from kgqa.make.generate.language import Lexicon, canonical_question, entity_paraphrases, entity_variants
 from kgqa.make.generate.pipeline import Generated
@@ -100,7 +101,7 @@ def build_dataset(queries: list[Generated], lex: Lexicon, *, name: str = "genera
         for e, p in enumerate(entity_paraphrases(question, slots, lex, entity_paraphrase_limit), 1):
             items.append(item_for(g, p, 0, e, "entity", meta, lang))
         if paraphraser is not None:
-            from kgqa.make.generate.paraphrase import call_paraphraser
+            from kgqa.make.generate.paraphrase import call_paraphraser  # the loop left to the generate branch
 
             for s, p in enumerate(call_paraphraser(paraphraser, question, g, meta), 1):
                 items.append(item_for(g, p, s, 0, "paraphraser", meta, lang))
@@ -122,13 +123,9 @@ def write_dataset(ds: Dataset, path: str | Path) -> str:
     Returns the format written."""
     p = Path(path)
     if p.suffix.lower() == ".jsonl":
-        from kgqa.load.generic import write
-
-        write(ds, p)
+        generic.write(ds, p)
         return "jsonl"
     if p.suffix.lower() not in (".json", ""):
         raise InputError(str(p), "output must end in .json (QALD JSON) or .jsonl (JSONL)")
-    from kgqa.load.qald_json import write
-
-    write(ds, p)
+    qald_json.write(ds, p)
     return "qald-json"

@@ -28,6 +28,10 @@ from typing import Any, Callable
 from kgqa.load.jsonio import write_atomic
 from kgqa.model.item import Dataset, Item
 from kgqa.model.problems import InputError, Problem
+from kgqa.load import load_dataset
+from kgqa.make.generate.language import entity_variants
+from kgqa.make.generate.output import QID_GROUP, write_dataset
+from kgqa.model.answer import TableAnswer
 
 SEPARATOR = " || "
 COLUMNS = ("graph_query", "template", "sparql", "canonical_question", "slots", "graph_query_json",
@@ -67,8 +71,6 @@ def _canonical_items(ds: Dataset) -> list[Item]:
 
 
 def annotation_rows(ds: Dataset) -> list[dict[str, Any]]:
-    from kgqa.model.answer import TableAnswer
-
     rows = []
     for it in _canonical_items(ds):
         vals = []
@@ -140,8 +142,6 @@ def _paraphrases_of(rec: dict[str, Any]) -> list[str]:
 
 def import_paraphrases(ds: Dataset, path: str | Path, entity_limit: int = 3) -> tuple[Dataset, list[Problem]]:
     """The dataset with the file's sentence paraphrases added to their graph queries' groups."""
-    from kgqa.make.generate.language import entity_variants
-    from kgqa.make.generate.output import QID_GROUP
 
     p = Path(path)
     canon = {it.groups.get("paraphrase"): it for it in _canonical_items(ds)}
@@ -195,8 +195,6 @@ def add_paraphrases(dataset: str | Path, paraphrases: str | Path, output: str | 
                     entity_limit: int = 3) -> tuple[Dataset, int, list[Problem]]:
     """Load a generated dataset, import the file's sentence paraphrases, write the result
     (``.json`` QALD JSON or ``.jsonl``). Returns (new dataset, questions added, problems)."""
-    from kgqa.make.generate.output import write_dataset
-    from kgqa.load import load_dataset
 
     ds = load_dataset(str(dataset))
     new, problems = import_paraphrases(ds, paraphrases, entity_limit)

@@ -25,6 +25,7 @@ import random
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+import math
 
 from kgqa.make.generate.commonness import Commonness
 from kgqa.make.generate.functions import choose_function, parse_function_shares
@@ -37,6 +38,8 @@ from kgqa.make.generate.schema import Schema
 from kgqa.make.generate.templates import grow_template, template_key
 from kgqa.model.problems import InputError
 from kgqa.sparql.canonical import canonical_form
+from kgqa.make.generate.functions import default_shares
+from kgqa.make.generate.language import canonical_question, faithfulness, unreadable_topics
 
 
 #: templates tried in a row without a new graph query before generation stops (``stalled``)
@@ -101,9 +104,6 @@ def _caps(opts: GenerateOptions, allowed: tuple[str, ...]) -> dict[str, int]:
     """The most graph queries of each function class: its share (renormalised over the
     classes still allowed) of ``n``, rounded up, so that the several groundings of one template
     never push a class past its share."""
-    import math
-
-    from kgqa.make.generate.functions import default_shares
 
     classes = {FUNCTION_CLASSES[f] for f in allowed}
     shares = {c: v for c, v in (opts.shares or default_shares(tuple(opts.functions))).items() if c in classes}
@@ -162,8 +162,6 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             return False
         text = ""
         if lex is not None:
-            from kgqa.make.generate.language import canonical_question, faithfulness, unreadable_topics
-
             try:
                 text = canonical_question(answered.query, lex)[0]
                 problems = faithfulness(answered.query, lex, text)

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+import re
 
 from kgqa.make.generate.kg import KGAccess, QueryFailed
 from kgqa.model.labels import ALT_LABEL_PREDICATES, LABEL_PREDICATES, PRIMARY_LABEL_PREDICATES
@@ -83,7 +84,6 @@ def is_meta(iri: str) -> bool:
 def name_words(iri: str) -> list[str]:
     """The lower-cased words of an IRI's local name (``addressCountryCode`` -> address,
     country, code)."""
-    import re
 
     name = re.split(r"[#/:]", iri.rstrip("/#"))[-1]
     name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)

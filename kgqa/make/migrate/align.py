@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 
 from kgqa.make.migrate.kg import KG, RDF_TYPE, iri_ref
 from kgqa.model import IRI, Literal
+from kgqa.make.migrate.scale import Scale
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 CLASS_SAMPLE = 60
@@ -133,7 +134,6 @@ def value_transform(pairs: Sequence[tuple[str, Literal]], target: KG, *, min_sha
     unit change, a scaled number): ``pairs`` are (target subject, source value); when most
     subjects have a target predicate whose numeric value is the source value times one constant
     factor other than 1, that :class:`~kgqa.make.migrate.scale.Scale`, else None."""
-    from kgqa.make.migrate.scale import Scale
 
     nums = []
     for s, o in pairs:

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kgqa.load import formats
+from kgqa.load import formats, load_dataset
 from kgqa.load.jsonio import write_atomic
 from kgqa.load.qald_json import write as write_qald
 from kgqa.make.migrate.pipeline import Migration
 from kgqa.make.migrate.rules import write_rules
-from kgqa.model import InputError
+from kgqa.model import InputError, TableAnswer
+from kgqa.make.migrate.paths import parse_path
+from kgqa.model.answer import to_results_json
 
 OUTPUT_FORMATS = ("auto", "qald", "simpledbpediaqa", "same")
 
@@ -20,7 +22,6 @@ def _predicate_entry(p: dict) -> dict:
     """One ``PredicateList`` entry; a path target (two hops, or an inverse step) keeps the
     SimpleDBpediaQA keys with the path's SPARQL text as ``Predicate`` and adds ``Path``: its
     steps, each with its own ``Predicate`` and ``Direction``."""
-    from kgqa.make.migrate.paths import parse_path
 
     text = p["Predicate"]
     if not text.startswith(("<", "^")):
@@ -47,7 +48,6 @@ def written_count(path: str | Path, fmt: str) -> int:
     SimpleDBpediaQA JSON's ``Questions``)."""
     if fmt == "simpledbpediaqa":
         return len(json.loads(Path(path).read_text(encoding="utf-8"))["Questions"])
-    from kgqa.load import load_dataset
 
     return len(load_dataset(str(path), fmt))
 
@@ -85,8 +85,6 @@ def unverified_json(m: Migration) -> dict:
     """The items whose migrated query runs on the target but whose answers differ from (or
     could not be compared with) the mapped source answers: each with its category, the
     difference, the reason, the migrated query and the target's answers."""
-    from kgqa.model import TableAnswer
-    from kgqa.model.answer import to_results_json
 
     recs = {r["id"]: r for r in m.records}
     items = []

@@ -20,6 +20,10 @@ from kgqa.make.migrate.stats import Tables, sparql_tables, triple_tables
 from kgqa.model import IRI, Dataset, Item, Literal, Outcome, Status, TableAnswer
 from kgqa.model.progress import progress_bar
 from kgqa.model.terms import Term
+from kgqa.make.migrate.align import align_classes, find_page_predicates, value_transform
+from kgqa.make.migrate.scale import object_vars, scale_answer, scale_filters, scaled_columns
+from kgqa.make.migrate.separate import separate
+from kgqa.sparql.analyzer import Var, analyze
 
 
 DEFAULT_MIN_PRECISION = 0.9
@@ -168,7 +172,6 @@ class _Resolver:
         :func:`kgqa.make.migrate.align.align_classes`; needs the source KG), each noted."""
         if not unmapped or self.source is None or not self.opts.align_classes:
             return {}
-        from kgqa.make.migrate.align import align_classes
 
         got = align_classes(unmapped, self.source, self.target, self.mapper, min_support=self.opts.min_support,
                             min_share=self.opts.min_share, seed=self.opts.seed)
@@ -421,7 +424,6 @@ def _sample(source: KG, predicate: str, n: int, seed: int) -> tuple[list[tuple[T
 def _pairs_from_items(ds: Dataset, answers: dict[str, Any]) -> dict[str, list[tuple[Term, Term]]]:
     """Evidence without a source KG: for a pattern with a constant IRI on one side and a
     projected variable on the other, (constant, answer) pairs from the item's gold answer."""
-    from kgqa.sparql.analyzer import Var, analyze
 
     out: dict[str, list[tuple[Term, Term]]] = {}
     for it in ds.items:
@@ -543,7 +545,6 @@ def _gather_evidence(ds: Dataset, preds: list[str], answers: dict, source: KG | 
 def _separate(ev: PredicateEvidence, facts: tuple[dict, dict], target: KG, opts: MigrateOptions) -> None:
     """The best candidate's constraint, measured on the facts (:mod:`kgqa.make.migrate.separate`);
     the proposed constraint (from instance counts) is tried first."""
-    from kgqa.make.migrate.separate import separate
 
     best = ev.best()
     if best is None:
@@ -667,8 +668,6 @@ class _SparqlRun:
 def _rewrite_all(run: _SparqlRun, resolved: dict) -> tuple[dict, dict, dict]:
     """Rewritten queries (by id), the rewrites, and the rescaling of each item that uses a
     predicate with a unit change (:mod:`kgqa.make.migrate.scale`)."""
-    from kgqa.make.migrate.scale import object_vars, scale_filters
-    from kgqa.sparql.analyzer import analyze
 
     queries, rewritten, rescaled = {}, {}, {}
     for it in run.items:
@@ -690,7 +689,6 @@ def _rewrite_all(run: _SparqlRun, resolved: dict) -> tuple[dict, dict, dict]:
 
 def _expected(run: _SparqlRun, it: Item, amap: dict, rescaled: list[dict] | None) -> tuple[Any, list[str]]:
     """The item's mapped source answer, rescaled in the columns a unit change touches."""
-    from kgqa.make.migrate.scale import scale_answer, scaled_columns
 
     expected, lost = map_answer(run.answers[it.id], amap)
     for r in rescaled or []:
@@ -761,7 +759,6 @@ def _find_transformed(preds: Sequence[str], evidence: dict[str, PredicateEvidenc
     """Find a unit change for each literal-valued predicate without a supported mapping: the
     target predicate holding its values times one factor
     (:func:`kgqa.make.migrate.align.value_transform`)."""
-    from kgqa.make.migrate.align import value_transform
 
     for p in preds:
         ev = evidence[p]
@@ -965,7 +962,6 @@ PAGE_SAMPLE = 5000
 def _find_pages(target: KG, links: Links, opts: MigrateOptions) -> tuple[MigrateOptions, list[str]]:
     """Add the target's own redirect / disambiguation predicates (found from its statistics,
     :func:`kgqa.make.migrate.align.find_page_predicates`) to the options, with a note each."""
-    from kgqa.make.migrate.align import find_page_predicates
 
     linked = {t for vs in links.pairs.values() for t in vs}
     found = find_page_predicates(target, linked, limit=PAGE_SAMPLE)

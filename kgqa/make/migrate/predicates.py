@@ -18,8 +18,9 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace as _replace
 from typing import Any
+import math
 
 from kgqa.make.migrate.kg import KG, TYPE_PATH, iri_ref
 from kgqa.make.migrate.paths import KIND_ORDER, PairPaths, PathT, direction, invert, path_text
@@ -114,7 +115,6 @@ class PredicateEvidence:
     def required(self, min_support: int | None = None, min_share: float | None = None) -> int:
         """The support a candidate needs: ``min_share`` of the mapped evidence pairs and
         ``min_support`` of them (three quarters of them when fewer were found); at least 1."""
-        import math
 
         ms = self.min_support if min_support is None else min_support
         sh = self.min_share if min_share is None else min_share
@@ -253,7 +253,6 @@ def _constrain_merges(rules: list[Rule], evidence: dict[str, PredicateEvidence],
     """Every side of a merge gets its type constraint: when several source predicates map to
     the same target path, one without a constraint gets the most general class (either side)
     that keeps it apart from the others (the target path reaches nodes outside it)."""
-    from dataclasses import replace as _replace
 
     groups: dict[tuple, list[int]] = {}
     for i, r in enumerate(rules):
