@@ -207,6 +207,9 @@ class _Describer:
         self.seen: set[str] = set()
         self.slots: dict[str, str] = {}
         self.covered: set[int] = set()
+        #: why the text is not good English (a relation that fits no frame, ...): such a
+        #: question is not published (:func:`wording_problems`)
+        self.problems: list[str] = []
 
     def _open_edges(self, nid: str) -> list[int]:
         return [i for i, e in enumerate(self.q.edges) if nid in (e.src, e.dst) and i not in self.covered]
@@ -254,46 +257,69 @@ class _Describer:
         e = self.q.edges[i]
         rt = _rel(e.rel, self.lex)
         have, be = ("have", "are") if plural_ else ("has", "is")
+        if rt.opaque:
+            self.problems.append(f"relation {e.rel} fits no frame")
         if e.src != nid:  # ``nid`` is the edge's object
             if rt.inverse is not None:
                 return "subj", rt.inverse.active(self.np(e.src), plural_)
             if rt.kind == "noun":
                 return "subj", f"{be} the {rt.words} of {self.np(e.src)}"
             s = self.np(e.src)
+            if " that " in f" {s} ":
+                self.problems.append("an object clause around a relative clause")
             return "obj", (rt.relative(s), rt.asked(s))
         other = self.q.node(e.dst)
         phrase = rt.noun
         if other.literal and other.value is None:
-            return self.open_value(other, phrase, have)
+            return self.open_value(other, rt, have, plural_)
         if other.literal:
-            v = self.value(other)
-            if phrase in NAME_WORDS:
-                return "subj", f"{be} called {v}"
-            if rt.kind != "noun":
-                return "subj", rt.active(v, plural_)
-            if value_kind(other.cls) in ("number", "date"):
-                return "subj", f"{have} {_a(phrase)} of {v}"
-            return "subj", f"{have} {phrase} {v}"
+            return "subj", self.literal_clause(rt, self.value(other), value_kind(other.cls), plural_)
         if rt.kind != "noun":
             return "subj", rt.active(self.np(other.id), plural_)
         if other.value is not None:
-            return "subj", f"{have} {phrase} {self.np(other.id)}"
+            return "subj", f"{have} the {phrase} {self.np(other.id)}"
         return "subj", f"{have} {self.np(other.id, phrase)}"
 
-    def open_value(self, other: Node, phrase: str, have: str) -> tuple[str, str]:
+    def literal_clause(self, rt: RelText, v: str, kind: str, plural_: bool) -> str:
+        """The clause for an edge to a grounded literal ``v``: "is called X", "has a weight of
+        5", "has the colour red", "was created on 2016-03-14", "is located in Oslo"."""
+        have, be = ("have", "are") if plural_ else ("has", "is")
+        if rt.kind == "noun":
+            if rt.words in NAME_WORDS:
+                return f"{be} called {v}"
+            if kind in ("number", "date"):
+                return f"{have} {_a(rt.words)} of {v}"
+            return f"{have} the {rt.words} {v}"
+        if rt.kind == "past":
+            if kind != "date":
+                self.problems.append(f"'{rt.words}' with a {kind} value fits no frame")
+            return f"{'were' if plural_ else 'was'} {rt.words} on {v}"
+        return rt.active(v, plural_)
+
+    def open_value(self, other: Node, rt: RelText, have: str, plural_: bool) -> tuple[str, str]:
         """The clause for an edge to an ungrounded literal node: a comparative, a superlative,
-        a value join or "has a P"."""
+        a value join or "has a P"; a relation that is not a noun is said only as a past
+        participle with dates ("was created after 2016-01-01", "was created latest")."""
         fn = self.q.function
         date = value_kind(other.cls) == "date"
+        phrase = rt.noun
         self.seen.add(other.id)
         join = self.value_join(other.id, phrase)
+        past = rt.kind == "past" and date and not join and fn.node == other.id
+        if rt.kind != "noun" and not past:
+            self.problems.append(f"'{rt.words}' ({rt.kind}) cannot be compared or ranked")
+        was = "were" if plural_ else "was"
         if fn.cls == "comparative" and fn.node == other.id and fn.value is not None:
             op = ({">": "after", ">=": "on or after", "<": "before", "<=": "on or before"} if date else
                   {">": "greater than", ">=": "of at least", "<": "less than", "<=": "of at most"})[fn.name]
+            if past:
+                return "subj", f"{was} {rt.words} {op} {fn.value.value}"
             return "subj", f"{have} {_a(phrase)}{join} {op} {fn.value.value}"
         if fn.cls == "superlative" and fn.node == other.id:
             word = ("latest" if fn.name == "argmax" else "earliest") if date else \
                 ("largest" if fn.name == "argmax" else "smallest")
+            if past:
+                return "sup", f"{was} {rt.words} {'most recently' if fn.name == 'argmax' else 'earliest'}"
             return "sup", f"{have} the {word} {phrase}{join}"
         if join.startswith(", equal to that of ") and " and to " not in join:
             return "subj", f"{have} the same {phrase} as {join[len(', equal to that of '):-1]}"
@@ -306,7 +332,10 @@ class _Describer:
         for i in self._open_edges(lit):
             self.covered.add(i)
             e = self.q.edges[i]
-            ph = _rel(e.rel, self.lex).noun
+            rt = _rel(e.rel, self.lex)
+            if rt.kind != "noun":
+                self.problems.append(f"'{rt.words}' cannot be joined on")
+            ph = rt.noun
             owner = self.np(e.src)
             out.append(f"that of {owner}" if ph == phrase else f"the {ph} of {owner}")
         return (", equal to " + " and to ".join(out) + ",") if out else ""
@@ -321,6 +350,8 @@ def _sentence(head: str, subj: list[str], obj: list[ObjClause], sup: str | None)
         rest = [f"and that {o[0]}" for o in obj[1:]]
         if prep and head.startswith("Which "):
             return " ".join([prep.capitalize(), "which " + head[len("Which "):], asked] + rest)
+        if prep and head == "What":
+            return " ".join([prep.capitalize(), "what", asked] + rest)
         return " ".join([head, asked] + ([prep] if prep else []) + rest)
     rel = " and ".join(f"that {c}" for c in [o[0] for o in obj] + (subj if sup else []))
     main = " and ".join([sup] if sup else subj)
@@ -330,23 +361,50 @@ def _sentence(head: str, subj: list[str], obj: list[ObjClause], sup: str | None)
 def describe(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str], set[int]]:
     """The canonical question, its slots ({topic entity IRI: label used}) and the indices of
     the edges the text says (all, by construction; :func:`faithfulness` checks it)."""
+    text, d = _describe(q, lex)
+    return text, d.slots, d.covered
+
+
+def wording_problems(q: GraphQuery, lex: Lexicon) -> list[str]:
+    """Why the canonical question of ``q`` would not be good English (a relation whose words
+    fit no frame, "has the largest valid", an object clause wrapped around a relative clause:
+    "Which department is an employee that ... member of?"); empty when it is. The generator
+    drops such a query (``unreadable``) rather than publish it."""
+    return _describe(q, lex)[1].problems
+
+
+def _value_question(q: GraphQuery, d: _Describer, lex: Lexicon) -> str:
+    """The question for a literal question node, through its (first) incoming edge: "What is
+    the population of X?", "What is the largest population of any city?", "When was X
+    created?"."""
+    x, fn = q.qnode, q.function
+    i, e = next((i, e) for i, e in enumerate(q.edges) if x.id in (e.src, e.dst))
+    rt = _rel(e.rel, lex)
+    phrase = rt.noun
+    d.seen.add(x.id)
+    d.covered.add(i)
+    owner = q.node(e.src)
+    subj = d.np(e.src)
+    join = d.value_join(x.id, phrase).rstrip(",")
+    date = value_kind(x.cls) == "date"
+    if rt.kind == "past" and date and fn.name not in ("max", "min") and not join:
+        return _finish(f"When was {subj} {rt.words}")
+    if rt.kind != "noun":
+        d.problems.append(f"'{rt.words}' ({rt.kind}) has no noun for its value")
+    if fn.name in ("max", "min"):
+        word = ("latest" if fn.name == "max" else "earliest") if date else \
+            ("largest" if fn.name == "max" else "smallest")
+        of = subj if owner.value is not None else "any " + subj.split(" ", 1)[1]
+        return _finish(f"What is the {word} {phrase} of {of}{join}")
+    return _finish(f"What is the {phrase} of {subj}{join}")
+
+
+def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
     d = _Describer(q, lex)
     x = q.qnode
     fn = q.function
-    if x.literal:  # the question node is a value: said through its (first) incoming edge
-        i, e = next((i, e) for i, e in enumerate(q.edges) if x.id in (e.src, e.dst))
-        phrase = _rel(e.rel, lex).noun
-        d.seen.add(x.id)
-        d.covered.add(i)
-        owner = q.node(e.src)
-        subj = d.np(e.src)
-        join = d.value_join(x.id, phrase).rstrip(",")
-        if fn.name in ("max", "min"):
-            word = ("latest" if fn.name == "max" else "earliest") if value_kind(x.cls) == "date" else \
-                ("largest" if fn.name == "max" else "smallest")
-            of = subj if owner.value is not None else "any " + subj.split(" ", 1)[1]
-            return _finish(f"What is the {word} {phrase} of {of}{join}"), d.slots, d.covered
-        return _finish(f"What is the {phrase} of {subj}{join}"), d.slots, d.covered
+    if x.literal:
+        return _value_question(q, d, lex), d
     cls = _class_text(x, lex)
     if fn.name == "count":
         mine = [i for i, e in enumerate(q.edges) if x.id in (e.src, e.dst)]
@@ -356,15 +414,20 @@ def describe(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str], set[int]
                 (not q.typed or cls in rt.words.lower()):  # "How many suppliers does X have?"
             d.seen.add(x.id)
             d.covered.add(mine[0])
-            return _finish(f"How many {plural(rt.words)} does {d.np(e.src)} have"), d.slots, d.covered
+            return _finish(f"How many {plural(rt.words)} does {d.np(e.src)} have"), d
         subj, obj, sup = d.clauses(x.id, plural_=True)
         if not (subj or obj or sup):
-            return _finish(f"How many {plural(cls)} are there"), d.slots, d.covered
-        return _finish(_sentence(f"How many {plural(cls)}", subj, obj, sup)), d.slots, d.covered
+            return _finish(f"How many {plural(cls)} are there"), d
+        return _finish(_sentence(f"How many {plural(cls)}", subj, obj, sup)), d
     subj, obj, sup = d.clauses(x.id)
     if not (subj or obj or sup):
-        return _finish(f"Which {cls} is there"), d.slots, d.covered
-    return _finish(_sentence(f"Which {cls}", subj, obj, sup)), d.slots, d.covered
+        return _finish(f"Which {cls} is there"), d
+    if len(subj) == 1 and not obj and not sup and subj[0].startswith("is the ") and " of " in subj[0]:
+        noun = subj[0][len("is the "):].split(" of ")[0]
+        if cls in ("thing", noun) or noun.endswith(" " + cls):  # "What is the price of X?"
+            return _finish("What " + subj[0]), d
+    head = "What" if cls == "thing" and not q.typed else f"Which {cls}"
+    return _finish(_sentence(head, subj, obj, sup)), d
 
 
 def canonical_question(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str]]:

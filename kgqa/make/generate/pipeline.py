@@ -31,6 +31,7 @@ from kgqa.make.generate.functions import choose_function, parse_function_shares
 from kgqa.make.generate.graphquery import FUNCTION_CLASSES, FUNCTIONS, GraphQuery
 from kgqa.make.generate.grounding import apply, candidates, comparative_constants, count_varies, validate_many
 from kgqa.make.generate.kg import KGAccess, QueryFailed
+from kgqa.make.generate.language import canonical_question, faithfulness, unreadable_topics, wording_problems
 from kgqa.make.generate.minimization import minimize, redundant_components
 from kgqa.make.generate.readings import readings_problem
 from kgqa.make.generate.schema import Schema
@@ -148,6 +149,9 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             redundant = redundant_components(kg, answered)
         else:
             answered, removed = minimize(kg, answered)
+        if answered.query.function.cls in ("none", "count") and not answered.query.topic_entities:
+            out.rejected["no-topic"] += 1  # "Which subdivision has a broader concept?": vague
+            return False
         sig = canonical_form(answered.sparql) or answered.sparql
         if sig in seen:
             out.rejected["duplicate"] += 1
@@ -162,17 +166,19 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             return False
         text = ""
         if lex is not None:
-            from kgqa.make.generate.language import canonical_question, faithfulness, unreadable_topics
-
             try:
                 text = canonical_question(answered.query, lex)[0]
                 problems = faithfulness(answered.query, lex, text)
                 unlabelled = unreadable_topics(answered.query, lex)
+                wording = wording_problems(answered.query, lex)
             except QueryFailed:
                 out.rejected["engine-error"] += 1
                 return False
             if unlabelled:
                 out.rejected["unlabelled-topic"] += 1
+                return False
+            if wording:
+                out.rejected["unreadable"] += 1
                 return False
             if problems:
                 out.rejected["unfaithful"] += 1

@@ -7,6 +7,8 @@ queries. A graph query is rejected when
   a grounded literal ("a country that has a life expectancy of 71"), matches more than one
   entity: the text says "a country", one, so a count, superlative or list over several would
   be over more than the text names;
+- ``indistinct-answers`` / ``unlabelled-answers``: the answers cannot be told apart or have
+  no names where the KG names its entities (:func:`unreadable_answers`);
 - ``ambiguous-reading``: a relation between two entities read the other way round (the
   reader's other interpretation of "Which region has subregion X?": is X the region's
   subregion, or the region X's?) gives a different, non-empty answer. Relations whose
@@ -28,11 +30,20 @@ from kgqa.model.terms import IRI, Literal
 _INT = "http://www.w3.org/2001/XMLSchema#integer"
 
 
+#: answers looked at for their labels (a list longer than this is judged by its first ones)
+MAX_ANSWERS_READ = 200
+
+
+def _answer_iris(answered: Answered) -> list[str]:
+    return [t.value for row in answered.answer.rows[:MAX_ANSWERS_READ] for t in row if isinstance(t, IRI)]
+
+
 def answer_in_text(answered: Answered, lex, text: str) -> bool:
     """Whether an answer of ``answered`` is written in ``text`` (whole words, any case)."""
     if answered.query.function.name in ("count", "max", "min"):
         return False
     low = text.lower()
+    lex.fetch(_answer_iris(answered))  # one batch, not a query per answer
     for row in answered.answer.rows:
         for t in row:
             if isinstance(t, IRI):
@@ -45,6 +56,25 @@ def answer_in_text(answered: Answered, lex, text: str) -> bool:
             if len(said) >= 2 and re.search(r"(?<!\w)" + re.escape(said) + r"(?!\w)", low):
                 return True
     return False
+
+
+def unreadable_answers(answered: Answered, lex) -> str:
+    """``indistinct-answers`` when two answers have the same label (a reader cannot tell
+    "death, death, death" apart: structural nodes such as events and time-spans), or
+    ``unlabelled-answers`` when the KG names its entities but most answers have no name
+    (blank-node-like structure: parthoods, time-spans); else ""."""
+    if answered.query.function.name in ("count", "max", "min"):
+        return ""
+    iris = _answer_iris(answered)
+    if not iris:
+        return ""
+    lex.fetch(iris)
+    labels = [lex.label(i).strip().lower() for i in iris]
+    if len(set(labels)) < len(labels):
+        return "indistinct-answers"
+    if lex.require_labels and 2 * sum(1 for i in iris if i in lex.unlabelled) > len(iris):
+        return "unlabelled-answers"
+    return ""
 
 
 def pinned_nodes(q: GraphQuery) -> list[str]:
@@ -83,6 +113,9 @@ def readings_problem(kg: KGAccess, answered: Answered, lex, text: str) -> str:
     q = answered.query
     if lex is not None and answer_in_text(answered, lex, text):
         return "answer-in-text"
+    why = unreadable_answers(answered, lex) if lex is not None else ""
+    if why:
+        return why
     plain = q.sparql(function=False)
     head = f"SELECT DISTINCT ?{q.question}"
     texts = [plain.replace(head, f"SELECT (COUNT(DISTINCT ?{nid}) AS ?n)", 1) for nid in pinned_nodes(q)]

@@ -20,7 +20,9 @@ version, creator or licence is no question). Identifier-valued relations (ids, c
 addresses, phone numbers, URLs by name; text values unique to each of at least
 :data:`KEY_MIN_TRIPLES` subjects) lose their literal ends: an identifier is neither a topic nor
 a quantity ("more than 4674578"). Blank nodes are left out (a grounded node must be writable
-in SPARQL). :func:`label_properties` finds the KG's label predicate when ``rdfs:label`` is absent.
+in SPARQL). A relation between IRIs whose triples all share one subject or one object
+(:data:`CONSTANT_MIN_TRIPLES`) is left out: "Which concept scheme is X a top concept of?" has
+the same answer for every X. :func:`label_properties` finds the KG's label predicate when ``rdfs:label`` is absent.
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ ID_WORDS = frozenset(("id", "ids", "identifier", "code", "isbn", "issn", "doi", 
                       "orcid", "uuid", "guid", "sku", "wikidata", "viaf", "gnd"))
 #: a text-valued relation with a different value for each of this many triples is a key
 KEY_MIN_TRIPLES = 20
+#: a relation between IRIs with this many triples, all from one subject or to one object (every
+#: concept is top concept of the one scheme), is no question: its answer is always the same
+CONSTANT_MIN_TRIPLES = 5
 #: a value join needs a relation whose values are shared by at most this many subjects on average
 MAX_SHARING = 20
 LABEL_PROPERTIES = PRIMARY_LABEL_PREDICATES
@@ -257,8 +262,13 @@ def _iri_ends(kg: KGAccess) -> list[tuple[str, dict[str, dict[str, int]]]]:
     """For each relation between IRIs: triples per subject class and per object class
     (:data:`UNTYPED` for the rest). Inner joins on ``rdf:type`` (an OPTIONAL per triple is
     slow on large KGs); triples whose subject is schema or dataset metadata are left out."""
-    totals = {r[0].value: _int(r[1]) for r in kg.select(
-        "SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o . FILTER(isIRI(?s) && isIRI(?o)) } GROUP BY ?p").rows if _iri(r[0])}
+    totals, constant = {}, set()
+    for p, n, ds, do in kg.select("SELECT ?p (COUNT(*) AS ?n) (COUNT(DISTINCT ?s) AS ?ds) (COUNT(DISTINCT ?o) AS ?do) "
+                                  "WHERE { ?s ?p ?o . FILTER(isIRI(?s) && isIRI(?o)) } GROUP BY ?p").rows:
+        if _iri(p):
+            totals[p.value] = _int(n)
+            if _int(n) >= CONSTANT_MIN_TRIPLES and min(_int(ds), _int(do)) == 1:
+                constant.add(p.value)
     out: dict[str, dict[str, dict[str, int]]] = {p: {"s": {}, "o": {}} for p in totals}
     meta = set(META_SUBJECT_TYPES)
     for side, q in (("s", "SELECT ?p ?c (COUNT(*) AS ?n) WHERE { ?s ?p ?o . FILTER(isIRI(?o) && isIRI(?s)) ?s a ?c } GROUP BY ?p ?c"),
@@ -268,6 +278,8 @@ def _iri_ends(kg: KGAccess) -> list[tuple[str, dict[str, dict[str, int]]]]:
                 out[p.value][side][c.value] = _int(n)
     result = []
     for p, sides in sorted(out.items()):
+        if p in constant:
+            continue  # one subject or one object for all: every question has the same answer
         metan = sum(n for c, n in sides["s"].items() if c in meta)
         if metan and metan >= totals[p]:
             continue  # only about schema or dataset metadata
