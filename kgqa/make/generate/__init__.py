@@ -139,6 +139,7 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
                              "--lexicon FILE.yaml (IRI: phrase)")
         common = Commonness(access, schema, table)
         lex = Lexicon(access, lang, user_lex, label_properties=labels, relations=relations)
+        lex.multivalued = {r.iri for r in schema.relations.values() if not r.functional}
         lex.require_labels = bool(access.select(f"SELECT ?s WHERE {{ ?s <{labels[0]}> ?l }} LIMIT 1").rows)
         res = run(access, schema, common, opts, progress, lex)
         meta = {"id": "kgqa-generate", "generator": f"kgqa {__version__} generate (Su et al. 2016)",

@@ -83,6 +83,9 @@ class Lexicon:
         self.require_labels = False
         #: IRIs without a label in the KG (their text is the local name)
         self.unlabelled: set[str] = set()
+        #: relations with several objects per subject ("an element of X", not "the element
+        #: of X"); :func:`kgqa.make.generate.generate` fills it from the schema
+        self.multivalued: set[str] = set()
 
     def fetch(self, iris: list[str]) -> None:
         todo = sorted({i for i in iris if i and i not in self._labels})
@@ -260,10 +263,16 @@ class _Describer:
         if rt.opaque:
             self.problems.append(f"relation {e.rel} fits no frame")
         if e.src != nid:  # ``nid`` is the edge's object
+            src = self.q.node(e.src)
             if rt.inverse is not None:
+                if rt.inverse.kind == "noun" and src.value is None:  # "has a narrower concept that ..."
+                    return "subj", f"{have} {self.np(e.src, rt.inverse.words)}"
                 return "subj", rt.inverse.active(self.np(e.src), plural_)
             if rt.kind == "noun":
-                return "subj", f"{be} the {rt.words} of {self.np(e.src)}"
+                if plural_:
+                    return "subj", f"are {plural(rt.words)} of {self.np(e.src)}"
+                art = _a(rt.words) if e.rel in self.lex.multivalued else f"the {rt.words}"
+                return "subj", f"is {art} of {self.np(e.src)}"
             s = self.np(e.src)
             if " that " in f" {s} ":
                 self.problems.append("an object clause around a relative clause")
@@ -422,10 +431,11 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
     subj, obj, sup = d.clauses(x.id)
     if not (subj or obj or sup):
         return _finish(f"Which {cls} is there"), d
-    if len(subj) == 1 and not obj and not sup and subj[0].startswith("is the ") and " of " in subj[0]:
-        noun = subj[0][len("is the "):].split(" of ")[0]
-        if cls in ("thing", noun) or noun.endswith(" " + cls):  # "What is the price of X?"
+    m = re.match(r"is (the|an?) (.+?) of (.*)$", subj[0]) if len(subj) == 1 and not obj and not sup else None
+    if m and (cls in ("thing", m[2]) or m[2].endswith(" " + cls)):  # "What is the price of X?"
+        if m[1] == "the":
             return _finish("What " + subj[0]), d
+        return _finish(f"What are the {plural(m[2])} of {m[3]}"), d
     head = "What" if cls == "thing" and not q.typed else f"Which {cls}"
     return _finish(_sentence(head, subj, obj, sup)), d
 

@@ -87,14 +87,16 @@ class RelText:
         """Whether an ``adj`` relation's head is a noun that takes "a" ("is a member of O";
         "part of" is said without one)."""
         w = self.words.split()
-        return self.kind == "adj" and len(w) > 1 and w[-1] in PREPOSITIONS and is_noun(w[-2]) \
-            and w[-2] not in ("part", "parts") and w[0] not in ("a", "an", "the")
+        return self.kind == "adj" and len(w) > 1 and w[-1] in PREPOSITIONS and only_noun(w[-2]) \
+            and w[0] not in ("a", "an", "the")
 
     def _adj(self, plural: bool) -> str:
         if not self.article:
             return self.words
         w = self.words.split()
-        return " ".join([*w[:-2], plural_noun(w[-2]), w[-1]]) if plural else "a " + self.words
+        if plural:
+            return " ".join([*w[:-2], plural_noun(w[-2]), w[-1]])
+        return ("an " if self.words[:1].lower() in "aeiou" else "a ") + self.words
 
     @property
     def noun(self) -> str:
@@ -197,6 +199,16 @@ def _lemmas(word: str) -> dict[str, tuple[str, ...]]:
 def is_noun(word: str) -> bool:
     """Whether lemminflect knows ``word`` as a noun (True without lemminflect)."""
     return getAllLemmas is None or "NOUN" in _lemmas(word.lower())
+
+
+def only_noun(word: str) -> bool:
+    """Whether ``word`` is a noun and not also an adjective or a verb form ("member", "concept";
+    not "part", "responsible", "eligible", "located")."""
+    lem = _lemmas(word.lower())
+    if word.lower().endswith(("ible", "able", "ive", "ous", "ful", "less")):  # lemminflect: "responsible" a noun
+        return False
+    return getAllLemmas is not None and "NOUN" in lem and "ADJ" not in lem and \
+        not ("VERB" in lem and lem["VERB"][0] != word.lower())
 
 
 def lemma(word: str) -> str:

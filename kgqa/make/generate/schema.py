@@ -156,6 +156,14 @@ class Relation:
     datatypes: dict[str, int] = field(default_factory=dict)
     #: distinct literal values (0: unknown or none)
     values: int = 0
+    #: distinct subjects of its triples to IRIs (0: unknown): ``count`` close to it means one
+    #: object per subject ("the capital of X"), more means several ("an element of X")
+    subjects: int = 0
+
+    @property
+    def functional(self) -> bool:
+        """Whether a subject has (about) one object: "the X of S" rather than "an X of S"."""
+        return not self.subjects or self.count <= 1.1 * self.subjects
 
     @property
     def joinable(self) -> bool:
@@ -258,7 +266,7 @@ def _dense(kg: KGAccess, p: str, n: int) -> bool:
     return hi - lo < 4 * n
 
 
-def _iri_ends(kg: KGAccess) -> list[tuple[str, dict[str, dict[str, int]]]]:
+def _iri_ends(kg: KGAccess, subjects: dict[str, int] | None = None) -> list[tuple[str, dict[str, dict[str, int]]]]:
     """For each relation between IRIs: triples per subject class and per object class
     (:data:`UNTYPED` for the rest). Inner joins on ``rdf:type`` (an OPTIONAL per triple is
     slow on large KGs); triples whose subject is schema or dataset metadata are left out."""
@@ -267,6 +275,8 @@ def _iri_ends(kg: KGAccess) -> list[tuple[str, dict[str, dict[str, int]]]]:
                                   "WHERE { ?s ?p ?o . FILTER(isIRI(?s) && isIRI(?o)) } GROUP BY ?p").rows:
         if _iri(p):
             totals[p.value] = _int(n)
+            if subjects is not None:
+                subjects[p.value] = _int(ds)
             if _int(n) >= CONSTANT_MIN_TRIPLES and min(_int(ds), _int(do)) == 1:
                 constant.add(p.value)
     out: dict[str, dict[str, dict[str, int]]] = {p: {"s": {}, "o": {}} for p in totals}
@@ -299,10 +309,11 @@ def induce_schema(kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
     ex = frozenset(exclude)
     classes, relcount, stats = _counts(kg, ex)
     rels: dict[str, Relation] = {}
-    for p, side in _iri_ends(kg):
+    subjects: dict[str, int] = {}
+    for p, side in _iri_ends(kg, subjects):
         if not _relation_ok(p, ex):
             continue
-        r = rels.setdefault(p, Relation(p, relcount.get(p, 0)))
+        r = rels.setdefault(p, Relation(p, relcount.get(p, 0), subjects=subjects.get(p, 0)))
         for c, n in side["s"].items():
             r.domain[c] = r.domain.get(c, 0) + n
         for c, n in side["o"].items():
@@ -362,7 +373,7 @@ def _from_declarations(store: KGAccess, name: str, kg: KGAccess, exclude: Iterab
         obs = observed.relations.get(prop)
         if obs is None:
             continue  # unused (or excluded)
-        r = Relation(prop, obs.count, values=obs.values)
+        r = Relation(prop, obs.count, values=obs.values, subjects=obs.subjects)
         if prop in domains:
             r.domain = {d: classes[d] for d in sorted(domains[prop]) if _class_ok(d) and classes.get(d)}
         else:
