@@ -447,7 +447,7 @@ def canonical_question(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str]
 
 
 FUNCTION_WORDS = {"count": ("How many",), "max": ("largest", "latest"), "min": ("smallest", "earliest"),
-                  "argmax": ("largest", "latest"), "argmin": ("smallest", "earliest"),
+                  "argmax": ("largest", "latest", "most recently"), "argmin": ("smallest", "earliest"),
                   ">": ("greater than", "after"), ">=": ("at least", "on or after"),
                   "<": ("less than", "before"), "<=": ("at most", "on or before")}
 
