@@ -287,7 +287,27 @@ class _Describer:
             return "subj", rt.active(self.np(other.id), plural_)
         if other.value is not None:
             return "subj", f"{have} the {phrase} {self.np(other.id)}"
+        same = self.shared_object(i, other)
+        if same is not None:  # "has the same hisco code as X"
+            return "subj", f"{have} the same {phrase} as {same}"
         return "subj", f"{have} {self.np(other.id, phrase)}"
+
+    def shared_object(self, i: int, other: Node) -> str | None:
+        """The label of X when ungrounded ``other`` is reached by edge ``i`` and by exactly one
+        more edge, over the same relation from a grounded X, and has no other edge ("has the
+        same code as X"); that edge is then said. Else None."""
+        if other.id in self.seen or other.id == self.q.question:
+            return None
+        rest = [j for j in self._open_edges(other.id) if j != i]
+        if len(rest) != 1:
+            return None
+        e, f = self.q.edges[i], self.q.edges[rest[0]]
+        src = self.q.node(f.src)
+        if f.rel != e.rel or f.dst != other.id or src.value is None or src.literal:
+            return None
+        self.seen.add(other.id)
+        self.covered.add(rest[0])
+        return self.np(src.id)
 
     def literal_clause(self, rt: RelText, v: str, kind: str, plural_: bool) -> str:
         """The clause for an edge to a grounded literal ``v``: "is called X", "has a weight of
@@ -362,6 +382,10 @@ def _sentence(head: str, subj: list[str], obj: list[ObjClause], sup: str | None)
         if prep and head == "What":
             return " ".join([prep.capitalize(), "what", asked] + rest)
         return " ".join([head, asked] + ([prep] if prep else []) + rest)
+    # a clause whose noun phrase has relative clauses goes last, so that the clauses after it
+    # cannot be read as its own ("Which supplier has the address country France and is the
+    # supplier of a hardware that ...")
+    subj = sorted(subj, key=lambda c: " that " in c)
     rel = " and ".join(f"that {c}" for c in [o[0] for o in obj] + (subj if sup else []))
     main = " and ".join([sup] if sup else subj)
     return " ".join(filter(None, [head, rel, main]))
@@ -432,7 +456,7 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
     if not (subj or obj or sup):
         return _finish(f"Which {cls} is there"), d
     m = re.match(r"is (the|an?) (.+?) of (.*)$", subj[0]) if len(subj) == 1 and not obj and not sup else None
-    if m and (cls in ("thing", m[2]) or m[2].endswith(" " + cls)):  # "What is the price of X?"
+    if m and (not q.typed or cls in ("thing", m[2]) or m[2].endswith(" " + cls)):  # "What is the price of X?"
         if m[1] == "the":
             return _finish("What " + subj[0]), d
         return _finish(f"What are the {plural(m[2])} of {m[3]}"), d
@@ -481,12 +505,22 @@ def faithfulness(q: GraphQuery, lex: Lexicon, text: str | None = None) -> list[s
     return out
 
 
+_NUMBER_TEXT = re.compile(r"^[-+]?\d+([.,]\d+)?$")
+
+
 def unreadable_topics(q: GraphQuery, lex: Lexicon) -> list[str]:
     """Grounded entities a reader could not recognise: no label in the KG (nor the user
-    lexicon) and a local name without a letter ("laureateaward/166")."""
+    lexicon) and a local name without a letter ("laureateaward/166"), or a label that is a web
+    address; a number stored as text ("-79.8387175": a coordinate or a code, never a topic a
+    person asks by)."""
     out = []
     for n in q.topic_entities:
+        if isinstance(n.value, Literal) and value_kind(n.value.datatype or "") == "text" and \
+                _NUMBER_TEXT.match(n.value.value.strip()):
+            out.append(f"{n.value.value!r} is a number written as text")
         if isinstance(n.value, IRI):
+            if re.match(r"^(https?|ftp)://", lex.label(n.value.value)):
+                out.append(f"{n.value.value} is named by a web address")
             text = lex.label(n.value.value)
             if n.value.value in lex.unlabelled and (lex.require_labels or not re.search(r"[^\W\d_]", text)):
                 out.append(f"{n.value.value} has no label")

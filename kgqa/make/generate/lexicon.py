@@ -267,7 +267,9 @@ def is_opaque_name(iri: str) -> bool:
     raw = re.split(r"[#/:]", iri.rstrip("/#"))[-1]
     if not raw or _OPAQUE.match(raw):
         return True
-    words = [w for w in split_name(iri) if any(c.isalpha() for c in w)]
+    words = [p for w in split_name(iri) for p in w.split("-") if any(c.isalpha() for c in p)]
+    if len(words) == 1 and words[0].isalpha() and words[0].islower() and len(words[0]) >= 4:
+        return False  # one lower-case word lemminflect lacks is a domain term ("hiscam"), not a code
     return not words or not any(is_english_word(w) for w in words if len(w) > 1)
 
 
