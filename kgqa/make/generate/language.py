@@ -90,12 +90,14 @@ class Lexicon:
     def fetch(self, iris: list[str]) -> None:
         todo = sorted({i for i in iris if i and i not in self._labels})
         props = list(self.props) + list(ALT_LABEL_PROPERTIES)
-        pv = " ".join(f"<{p}>" for p in props)
+        pv = ", ".join(f"<{p}>" for p in props)
         for k in range(0, len(todo), 100):
             chunk = todo[k:k + 100]
             vals = " ".join(f"<{i}>" for i in chunk)
-            q = (f"SELECT ?s ?p ?l WHERE {{ VALUES ?s {{ {vals} }} VALUES ?p {{ {pv} }} ?s ?p ?l . "
-                 "FILTER(isLiteral(?l)) }")
+            # ?p IN (...) rather than a second VALUES: pyoxigraph joins two VALUES blocks
+            # with the pattern three times slower
+            q = (f"SELECT ?s ?p ?l WHERE {{ VALUES ?s {{ {vals} }} ?s ?p ?l . "
+                 f"FILTER(isLiteral(?l)) FILTER(?p IN ({pv})) }}")
             found: dict[str, dict[str, list[Literal]]] = {}
             for s, p, lab in self.kg.select(q).rows:
                 if isinstance(s, IRI) and isinstance(lab, Literal):

@@ -392,8 +392,8 @@ class RelationLexicon:
         for src in self.sources:
             for k in range(0, len(todo), 100):
                 vals = " ".join(f"<{i}>" for i in todo[k:k + 100])
-                q = (f"SELECT ?s ?p ?l WHERE {{ VALUES ?s {{ {vals} }} VALUES ?p {{ {' '.join(f'<{p}>' for p in props)} }} "
-                     "?s ?p ?l . FILTER(isLiteral(?l)) }")
+                q = (f"SELECT ?s ?p ?l WHERE {{ VALUES ?s {{ {vals} }} ?s ?p ?l . FILTER(isLiteral(?l)) "
+                     f"FILTER(?p IN ({', '.join(f'<{p}>' for p in props)})) }}")
                 for s, p, lab in src.select(q).rows:
                     if isinstance(s, IRI) and isinstance(lab, Literal) and isinstance(p, IRI):
                         found.setdefault(s.value, {}).setdefault(p.value, []).append(lab)

@@ -44,7 +44,7 @@ from kgqa.sparql.canonical import canonical_form
 STALL = 400
 #: a function class none of whose first this many templates was accepted is given up (the KG
 #: offers no such question: no comparable numbers, every count a lookup)
-GIVE_UP = 150
+GIVE_UP = 60
 
 
 @dataclass

@@ -7,6 +7,7 @@ queries. A graph query is rejected when
   a grounded literal ("a country that has a life expectancy of 71"), matches more than one
   entity: the text says "a country", one, so a count, superlative or list over several would
   be over more than the text names;
+- ``too-many-answers``: more than :data:`MAX_ANSWERS_READ` answers (not a count);
 - ``indistinct-answers`` / ``unlabelled-answers``: the answers cannot be told apart or have
   no names where the KG names its entities (:func:`unreadable_answers`);
 - ``ambiguous-reading``: a relation between two entities read the other way round (the
@@ -30,7 +31,8 @@ from kgqa.model.terms import IRI, Literal
 _INT = "http://www.w3.org/2001/XMLSchema#integer"
 
 
-#: answers looked at for their labels (a list longer than this is judged by its first ones)
+#: a question (not a count) with more answers than this is too vague to publish
+#: (``too-many-answers``): no reader lists them, and their labels are not all read
 MAX_ANSWERS_READ = 200
 
 
@@ -111,6 +113,8 @@ def _reversed(q: GraphQuery, i: int) -> GraphQuery:
 def readings_problem(kg: KGAccess, answered: Answered, lex, text: str) -> str:
     """The reason to reject ``answered`` (module docstring), or "". Raises :class:`QueryFailed`."""
     q = answered.query
+    if q.function.name not in ("count", "max", "min") and len(answered.answer.rows) > MAX_ANSWERS_READ:
+        return "too-many-answers"  # "Which concept is in the scheme X?" listing 5,565: no question
     if lex is not None and answer_in_text(answered, lex, text):
         return "answer-in-text"
     why = unreadable_answers(answered, lex) if lex is not None else ""

@@ -159,6 +159,14 @@ class Relation:
     #: distinct subjects of its triples to IRIs (0: unknown): ``count`` close to it means one
     #: object per subject ("the capital of X"), more means several ("an element of X")
     subjects: int = 0
+    #: distinct IRI objects (0: unknown)
+    objects: int = 0
+
+    def fan(self, side: str) -> float:
+        """Triples per distinct object (``side`` "in": how many subjects share an object) or
+        per distinct subject ("out"); 0 when unknown."""
+        n = self.objects if side == "in" else self.subjects
+        return self.count / n if n else 0.0
 
     @property
     def functional(self) -> bool:
@@ -266,7 +274,7 @@ def _dense(kg: KGAccess, p: str, n: int) -> bool:
     return hi - lo < 4 * n
 
 
-def _iri_ends(kg: KGAccess, subjects: dict[str, int] | None = None) -> list[tuple[str, dict[str, dict[str, int]]]]:
+def _iri_ends(kg: KGAccess, subjects: dict[str, tuple[int, int]] | None = None) -> list[tuple[str, dict[str, dict[str, int]]]]:
     """For each relation between IRIs: triples per subject class and per object class
     (:data:`UNTYPED` for the rest). Inner joins on ``rdf:type`` (an OPTIONAL per triple is
     slow on large KGs); triples whose subject is schema or dataset metadata are left out."""
@@ -276,7 +284,7 @@ def _iri_ends(kg: KGAccess, subjects: dict[str, int] | None = None) -> list[tupl
         if _iri(p):
             totals[p.value] = _int(n)
             if subjects is not None:
-                subjects[p.value] = _int(ds)
+                subjects[p.value] = (_int(ds), _int(do))
             if _int(n) >= CONSTANT_MIN_TRIPLES and min(_int(ds), _int(do)) == 1:
                 constant.add(p.value)
     out: dict[str, dict[str, dict[str, int]]] = {p: {"s": {}, "o": {}} for p in totals}
@@ -309,11 +317,12 @@ def induce_schema(kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
     ex = frozenset(exclude)
     classes, relcount, stats = _counts(kg, ex)
     rels: dict[str, Relation] = {}
-    subjects: dict[str, int] = {}
+    subjects: dict[str, tuple[int, int]] = {}
     for p, side in _iri_ends(kg, subjects):
         if not _relation_ok(p, ex):
             continue
-        r = rels.setdefault(p, Relation(p, relcount.get(p, 0), subjects=subjects.get(p, 0)))
+        ds, do = subjects.get(p, (0, 0))
+        r = rels.setdefault(p, Relation(p, relcount.get(p, 0), subjects=ds, objects=do))
         for c, n in side["s"].items():
             r.domain[c] = r.domain.get(c, 0) + n
         for c, n in side["o"].items():
@@ -373,7 +382,7 @@ def _from_declarations(store: KGAccess, name: str, kg: KGAccess, exclude: Iterab
         obs = observed.relations.get(prop)
         if obs is None:
             continue  # unused (or excluded)
-        r = Relation(prop, obs.count, values=obs.values, subjects=obs.subjects)
+        r = Relation(prop, obs.count, values=obs.values, subjects=obs.subjects, objects=obs.objects)
         if prop in domains:
             r.domain = {d: classes[d] for d in sorted(domains[prop]) if _class_ok(d) and classes.get(d)}
         else:
