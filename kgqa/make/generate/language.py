@@ -81,6 +81,8 @@ class Lexicon:
         self._has_label: dict[str, bool] = {}
         #: the KG names its entities: a topic entity without a label is not used
         self.require_labels = False
+        #: at least :data:`kgqa.make.generate.NAMED_SHARE` of the KG's entities have a label
+        self.names_entities = False
         #: IRIs without a label in the KG (their text is the local name)
         self.unlabelled: set[str] = set()
         #: relations with several objects per subject ("an element of X", not "the element
@@ -322,7 +324,7 @@ class _Describer:
                 return f"{have} {_a(rt.words)} of {v}"
             return f"{have} the {rt.words} {v}"
         if rt.kind == "past":
-            if kind != "date":
+            if kind != "date" and not _DATE_TEXT.match(v):
                 self.problems.append(f"'{rt.words}' with a {kind} value fits no frame")
             return f"{'were' if plural_ else 'was'} {rt.words} on {v}"
         return rt.active(v, plural_)
@@ -462,7 +464,7 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
         if m[1] == "the":
             return _finish("What " + subj[0]), d
         return _finish(f"What are the {plural(m[2])} of {m[3]}"), d
-    head = "What" if cls == "thing" and not q.typed else f"Which {cls}"
+    head = "What" if cls == "thing" else f"Which {cls}"
     return _finish(_sentence(head, subj, obj, sup)), d
 
 
@@ -507,6 +509,7 @@ def faithfulness(q: GraphQuery, lex: Lexicon, text: str | None = None) -> list[s
     return out
 
 
+_DATE_TEXT = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _NUMBER_TEXT = re.compile(r"^[-+]?\d+([.,]\d+)?$")
 
 

@@ -74,7 +74,7 @@ def unreadable_answers(answered: Answered, lex) -> str:
     labels = [lex.label(i).strip().lower() for i in iris]
     if len(set(labels)) < len(labels):
         return "indistinct-answers"
-    if lex.require_labels and 2 * sum(1 for i in iris if i in lex.unlabelled) > len(iris):
+    if lex.names_entities and 2 * sum(1 for i in iris if i in lex.unlabelled) > len(iris):
         return "unlabelled-answers"
     return ""
 

@@ -202,6 +202,22 @@ class Schema:
                 "literal_relations": sum(1 for r in self.relations.values() if r.datatypes)}
 
 
+def untype_classes(schema: Schema, classes: Iterable[str]) -> None:
+    """Merge ``classes`` (whose names have no words: ``GO_0003674`` without a label) into
+    :data:`UNTYPED` in place: their instances become things ("What was created on ...?")
+    rather than question nodes whose class the text cannot say."""
+    gone = set(classes) - {UNTYPED}
+    if not gone:
+        return
+    for r in schema.relations.values():
+        for ends in (r.domain, r.range):
+            moved = sum(ends.pop(c) for c in list(ends) if c in gone)
+            if moved:
+                ends[UNTYPED] = ends.get(UNTYPED, 0) + moved
+    for c in gone:
+        schema.classes.pop(c, None)
+
+
 def _int(t) -> int:
     return int(t.value) if isinstance(t, Literal) else 0
 
