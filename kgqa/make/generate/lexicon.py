@@ -302,7 +302,7 @@ def parse_phrase(text: str, source: str = "name") -> RelText:
     if len(low) > 1 and low[0] in PREPOSITIONS and all(is_noun(w) for w in low[1:]):
         return RelText("prep", keep(words), source=source)  # "in collection", "in scheme"
     head = low[low.index("of") - 1] if "of" in low[1:] else low[-1]
-    if getAllLemmas is not None and head.isalpha() and not is_noun(head):
+    if getAllLemmas is not None and head.isalpha() and _lemmas(head) and not is_noun(head):
         if len(low) == 1 and _participle(head):
             return RelText("past", head, "was", source)  # "created", "assigned"
         return RelText("raw", keep(words), source=source)  # "valid", "begin of the begin"

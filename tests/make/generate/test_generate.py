@@ -556,7 +556,7 @@ def test_set_up_mistakes_are_said_out_loud(tmp_path, capsys):
     assert code == 0, err
     ds = load_dataset(str(tmp_path / "u.json"))
     assert len(ds) == 3 and all(" a <" not in it.sparql for it in ds.items)
-    assert all(it.question().startswith(("Which thing", "How many things")) for it in ds.items)
+    assert all(it.question().startswith(("What ", "How many things")) for it in ds.items)
     # nothing generated is an error, with the reasons
     code, _, err = run_cli(capsys, "generate", "--kg", str(untyped), "-n", "3", "-o", str(tmp_path / "v.json"),
                            "--functions", "superlative", "-q")
