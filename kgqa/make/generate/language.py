@@ -369,6 +369,8 @@ class _Describer:
             if rt.kind != "noun":
                 self.problems.append(f"'{rt.words}' cannot be joined on")
             ph = rt.noun
+            if self.q.node(e.src).value is None and len(self._open_edges(e.src)) == 0:
+                self.problems.append("a value shared with an unnamed owner")
             owner = self.np(e.src)
             out.append(f"that of {owner}" if ph == phrase else f"the {ph} of {owner}")
         return (", equal to " + " and to ".join(out) + ",") if out else ""
@@ -518,18 +520,20 @@ def unreadable_topics(q: GraphQuery, lex: Lexicon) -> list[str]:
     lexicon) and a local name without a letter ("laureateaward/166"), or a label that is a web
     address; a number stored as text ("-79.8387175": a coordinate or a code, never a topic a
     person asks by)."""
-    out = []
-    for n in q.topic_entities:
-        if isinstance(n.value, Literal) and value_kind(n.value.datatype or "") == "text" and \
-                _NUMBER_TEXT.match(n.value.value.strip()):
-            out.append(f"{n.value.value!r} is a number written as text")
-        if isinstance(n.value, IRI):
-            if re.match(r"^(https?|ftp)://", lex.label(n.value.value)):
-                out.append(f"{n.value.value} is named by a web address")
-            text = lex.label(n.value.value)
-            if n.value.value in lex.unlabelled and (lex.require_labels or not re.search(r"[^\W\d_]", text)):
-                out.append(f"{n.value.value} has no label")
-    return out
+    return [why for n in q.topic_entities if (why := unreadable_term(n.value, lex))]
+
+
+def unreadable_term(t: Term | None, lex: Lexicon) -> str:
+    """Why topic ``t`` cannot be put in a question (:func:`unreadable_topics`), or ""."""
+    if isinstance(t, Literal) and value_kind(t.datatype or "") == "text" and _NUMBER_TEXT.match(t.value.strip()):
+        return f"{t.value!r} is a number written as text"
+    if isinstance(t, IRI):
+        text = lex.label(t.value)
+        if re.match(r"^(https?|ftp)://", text):
+            return f"{t.value} is named by a web address"
+        if t.value in lex.unlabelled and (lex.require_labels or not re.search(r"[^\W\d_]", text)):
+            return f"{t.value} has no label"
+    return ""
 
 
 def _finish(text: str) -> str:

@@ -31,7 +31,8 @@ from kgqa.make.generate.functions import choose_function, parse_function_shares
 from kgqa.make.generate.graphquery import FUNCTION_CLASSES, FUNCTIONS, GraphQuery
 from kgqa.make.generate.grounding import apply, candidates, comparative_constants, count_varies, validate_many
 from kgqa.make.generate.kg import KGAccess, QueryFailed
-from kgqa.make.generate.language import canonical_question, faithfulness, unreadable_topics, wording_problems
+from kgqa.make.generate.language import (canonical_question, faithfulness, unreadable_term, unreadable_topics,
+                                         wording_problems)
 from kgqa.make.generate.minimization import minimize, redundant_components
 from kgqa.make.generate.readings import readings_problem
 from kgqa.make.generate.schema import Schema
@@ -258,6 +259,10 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         except QueryFailed:
             out.rejected["engine-error"] += 1
             continue
+        if lex is not None:  # topics no reader could recognise: dropped before they cost queries
+            keep = [c for c in cands if not any(unreadable_term(v, lex) for v in c.values())]
+            out.rejected["unlabelled-topic"] += len(cands) - len(keep)
+            cands = keep
         kept = kept_per_template.get(key, 0)
         pos = 0
         cap = _caps(opts, allowed).get(t.function.cls, opts.n)

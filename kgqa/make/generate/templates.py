@@ -95,8 +95,9 @@ def grow_template(schema: Schema, rng: random.Random, n_edges: int, fn: str) -> 
                         continue
                     # a value join only over the same relation ("the same height as X"): two
                     # different relations sharing a value is a coincidence, not a question
-                    if n.literal and not (r.joinable and any(e.dst == n.id and e.rel == r.iri for e in edges)):
-                        continue
+                    into = [e for e in edges if e.dst == n.id]
+                    if n.literal and into and not (r.joinable and any(e.rel == r.iri for e in into)):
+                        continue  # (a literal question node takes its first edge from anywhere)
                     options.append((n, r.iri, "in"))
         if not options:
             return None
