@@ -180,6 +180,11 @@ def plural(word: str) -> str:
 
 
 NAME_WORDS = ("name", "title", "label")
+#: class words that name people: "Who is the manager of X?" rather than "What is ..."
+PERSON_NOUNS = frozenset(("person", "people", "human", "employee", "manager", "author", "artist", "actor", "agent",
+                          "laureate", "student", "teacher", "writer", "composer", "painter", "musician", "scientist",
+                          "politician", "player", "athlete", "worker", "director", "editor", "creator", "contributor",
+                          "researcher", "professor", "staff"))
 
 
 def _rel(rel: str, lex: Lexicon) -> RelText:
@@ -463,9 +468,10 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
         return _finish(f"Which {cls} is there"), d
     m = re.match(r"is (the|an?) (.+?) of (.*)$", subj[0]) if len(subj) == 1 and not obj and not sup else None
     if m and (not q.typed or cls in ("thing", m[2]) or m[2].endswith(" " + cls)):  # "What is the price of X?"
+        who = "Who" if set(cls.split()) & PERSON_NOUNS else "What"
         if m[1] == "the":
-            return _finish("What " + subj[0]), d
-        return _finish(f"What are the {plural(m[2])} of {m[3]}"), d
+            return _finish(f"{who} {subj[0]}"), d
+        return _finish(f"{who} are the {plural(m[2])} of {m[3]}"), d
     head = "What" if cls == "thing" else f"Which {cls}"
     return _finish(_sentence(head, subj, obj, sup)), d
 

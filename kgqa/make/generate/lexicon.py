@@ -88,7 +88,7 @@ class RelText:
         "part of" is said without one)."""
         w = self.words.split()
         return self.kind == "adj" and len(w) > 1 and w[-1] in PREPOSITIONS and only_noun(w[-2]) \
-            and w[0] not in ("a", "an", "the")
+            and w[0] not in ("a", "an", "the") and not _participle(w[0])
 
     def _adj(self, plural: bool) -> str:
         if not self.article:
@@ -279,6 +279,9 @@ def parse_phrase(text: str, source: str = "name") -> RelText:
     low = [w.lower() for w in words]
     if not words:
         return RelText("opaque", "", source=source)
+    if any(len(w) == 1 and w.isalpha() and w != "a" for w in low) or \
+            any(w.split("-")[-1] in PREPOSITIONS for w in low if "-" in w):
+        return RelText("raw", " ".join(words), source=source)  # "m agency", "evidence-with"
     keep = lambda ws: " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in ws)  # noqa: E731
     if low[0] in HAVE and len(low) > 1:
         return RelText("noun", keep(words[1:]), source=source)

@@ -48,6 +48,8 @@ def _kg_text() -> str:
         for j in range(3):
             add(d, O + "element", f"<{R}emp{(k + j) % 6}>")
         add(d, O + "price", f"<{R}price{k}>")
+        for j in range(2):
+            add(d, O + "employee", f"<{R}emp{(2 * k + j) % 6}>")
         add(R + f"price{k}", TYPE, f"<{O}Price>")
         add(R + f"price{k}", LABEL, f'"Price {k}"')
     return "\n".join(t) + "\n"
@@ -80,6 +82,8 @@ def _q(nodes, edges, fn=Function(), typed=True):
     ("isPartOf", "adj", "is part of O", "are part of O", ("", "is S part of")),
     ("inCollection", "prep", "is in the collection O", "are in the collection O", ("in", "is S")),
     ("P42_assigned", "past", "assigned O", "assigned O", ("", "did S assign")),
+    ("P93i_was_taken_out_of_existence_by", "adj", "was taken out of existence by O", "were taken out of existence by O",
+     ("", "was S taken out of existence by")),
     ("hasSupplier", "noun", "has the supplier O", "have the supplier O", ("", "is S supplier")),
 ])
 def test_frames_by_part_of_speech(name, kind, active, plural, asked):
@@ -90,7 +94,7 @@ def test_frames_by_part_of_speech(name, kind, active, plural, asked):
     assert rt.asked("S") == asked
 
 
-@pytest.mark.parametrize("name", ["valid", "P82a_begin_of_the_begin"])
+@pytest.mark.parametrize("name", ["valid", "P82a_begin_of_the_begin", "mAgency", "evidence-with"])
 def test_words_that_fit_no_frame_are_never_said(name):
     rt = parse_phrase(" ".join(split_name(O + name)))
     assert rt.kind == "raw" and rt.opaque
@@ -121,6 +125,14 @@ def test_exact_texts(lex):
     price = Node("x", O + "Price")
     assert canonical_question(_q([price, d0], [Edge("y1", O + "price", "x")]), lex)[0] == \
         "What is the price of Department 0?"
+    # people are asked for with "Who"
+    assert canonical_question(_q([x_emp, d0], [Edge("y1", O + "employee", "x")]), lex)[0] == \
+        "Who are the employees of Department 0?"
+    # a shared object: "has the same X as E"
+    p1 = Node("y2", O + "Price")
+    same = _q([x_dept, p1, d0], [Edge("x", O + "price", "y2"), Edge("y1", O + "price", "y2")])
+    assert canonical_question(same, lex)[0] == "Which department has the same price as Department 0?"
+    assert faithfulness(same, lex) == []
 
 
 def test_dates_of_participles_compare_and_rank(lex):
