@@ -192,9 +192,14 @@ def _rel(rel: str, lex: Lexicon) -> RelText:
     return lex.rel(rel)
 
 
+MASS_NOUNS = ("ware", "equipment", "information", "data", "staff", "software", "hardware", "furniture", "music")
+
+
 def _a(word: str) -> str:
-    """``word`` with its indefinite article."""
+    """``word`` with its indefinite article (none for a mass noun: "hardware that ...")."""
     low = word.lower()
+    if low.endswith(MASS_NOUNS):
+        return word
     vowel = low[:1] in "aeiou" and not low.startswith(("uni", "use", "usu", "eu", "one", "once"))
     return ("an " if vowel or low.startswith(("hour", "honest")) else "a ") + word
 
@@ -467,7 +472,9 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
     if not (subj or obj or sup):
         return _finish(f"Which {cls} is there"), d
     m = re.match(r"is (the|an?) (.+?) of (.*)$", subj[0]) if len(subj) == 1 and not obj and not sup else None
-    if m and (not q.typed or cls in ("thing", m[2]) or m[2].endswith(" " + cls)):  # "What is the price of X?"
+    # "What is the price of X?" when the question node's class is no constraint of the query
+    # (minimization dropped it: the relation implies it); a class that is kept must be said
+    if m and (not q.typed or not q.qnode.cls or cls == "thing"):
         who = "Who" if set(cls.split()) & PERSON_NOUNS else "What"
         if m[1] == "the":
             return _finish(f"{who} {subj[0]}"), d

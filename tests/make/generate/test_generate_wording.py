@@ -123,10 +123,14 @@ def test_exact_texts(lex):
     assert canonical_question(_q([x_emp, d0], [Edge("y1", O + "element", "x")]), lex)[0] == \
         "Which employee is an element of Department 0?"
     price = Node("x", O + "Price")
-    assert canonical_question(_q([price, d0], [Edge("y1", O + "price", "x")]), lex)[0] == \
+    # when the class is no constraint of the query (minimization dropped it)
+    assert canonical_question(_q([price, d0], [Edge("y1", O + "price", "x")], typed=False), lex)[0] == \
         "What is the price of Department 0?"
+    # a class the query keeps is said
+    assert canonical_question(_q([price, d0], [Edge("y1", O + "price", "x")]), lex)[0] == \
+        "Which price is the price of Department 0?"
     # people are asked for with "Who"
-    assert canonical_question(_q([x_emp, d0], [Edge("y1", O + "employee", "x")]), lex)[0] == \
+    assert canonical_question(_q([x_emp, d0], [Edge("y1", O + "employee", "x")], typed=False), lex)[0] == \
         "Who are the employees of Department 0?"
     # a shared object: "has the same X as E"
     p1 = Node("y2", O + "Price")
