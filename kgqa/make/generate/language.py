@@ -288,6 +288,8 @@ class _Describer:
                 art = _a(rt.words) if e.rel in self.lex.multivalued else f"the {rt.words}"
                 return "subj", f"is {art} of {self.np(e.src)}"
             s = self.np(e.src)
+            if rt.kind == "past":
+                self.problems.append(f"'{rt.words}' with an entity fits no frame")
             if " that " in f" {s} ":
                 self.problems.append("an object clause around a relative clause")
             return "obj", (rt.relative(s), rt.asked(s))
@@ -297,6 +299,8 @@ class _Describer:
             return self.open_value(other, rt, have, plural_)
         if other.literal:
             return "subj", self.literal_clause(rt, self.value(other), value_kind(other.cls), plural_)
+        if rt.kind == "past":  # "Which type assignment assigned painting?": not English
+            self.problems.append(f"'{rt.words}' with an entity fits no frame")
         if rt.kind != "noun":
             return "subj", rt.active(self.np(other.id), plural_)
         if other.value is not None:
@@ -443,7 +447,8 @@ def _value_question(q: GraphQuery, d: _Describer, lex: Lexicon) -> str:
     if fn.name in ("max", "min"):
         word = ("latest" if fn.name == "max" else "earliest") if date else \
             ("largest" if fn.name == "max" else "smallest")
-        of = subj if owner.value is not None else "any " + subj.split(" ", 1)[1]
+        bare = subj.split(" ", 1)[1] if subj.startswith(("a ", "an ")) else subj
+        of = subj if owner.value is not None else "any " + bare
         return _finish(f"What is the {word} {phrase} of {of}{join}")
     return _finish(f"What is the {phrase} of {subj}{join}")
 

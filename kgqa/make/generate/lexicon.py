@@ -282,6 +282,8 @@ def parse_phrase(text: str, source: str = "name") -> RelText:
     if any(len(w) == 1 and w.isalpha() and w != "a" for w in low) or \
             any(w.split("-")[-1] in PREPOSITIONS for w in low if "-" in w):
         return RelText("raw", " ".join(words), source=source)  # "m agency", "evidence-with"
+    if "of" in low[1:-1] and low[low.index("of") - 1] == low[-1]:
+        return RelText("raw", " ".join(words), source=source)  # "end of the end": CIDOC's, no noun
     keep = lambda ws: " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in ws)  # noqa: E731
     if low[0] in HAVE and len(low) > 1:
         return RelText("noun", keep(words[1:]), source=source)
