@@ -34,7 +34,7 @@ from kgqa.make.generate.kg import KGAccess, QueryFailed
 from kgqa.make.generate.language import (canonical_question, faithfulness, unreadable_term, unreadable_topics,
                                          wording_problems)
 from kgqa.make.generate.minimization import minimize, redundant_components
-from kgqa.make.generate.readings import readings_problem
+from kgqa.make.generate.readings import answers_problem, readings_problem
 from kgqa.make.generate.schema import Schema
 from kgqa.make.generate.templates import grow_template, template_key
 from kgqa.model.problems import InputError
@@ -146,6 +146,13 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         nonlocal last_accept
         removed: list[str] = []
         redundant: list[str] = []
+        try:  # what the answers alone decide, before minimization spends queries on them
+            early = answers_problem(answered, lex) if lex is not None else ""
+        except QueryFailed:
+            early = "engine-error"
+        if early:
+            out.rejected[early] += 1
+            return False
         if opts.keep_redundant:
             redundant = redundant_components(kg, answered)
         else:

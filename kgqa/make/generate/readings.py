@@ -79,6 +79,14 @@ def unreadable_answers(answered: Answered, lex) -> str:
     return ""
 
 
+def answers_problem(answered: Answered, lex) -> str:
+    """``too-many-answers`` or :func:`unreadable_answers`' reason, or "": what the answers
+    alone decide (minimization keeps the answer, so the generator asks before minimizing)."""
+    if answered.query.function.name not in ("count", "max", "min") and len(answered.answer.rows) > MAX_ANSWERS_READ:
+        return "too-many-answers"  # "Which concept is in the scheme X?" listing 5,565: no question
+    return unreadable_answers(answered, lex) if lex is not None else ""
+
+
 def pinned_nodes(q: GraphQuery) -> list[str]:
     """Ungrounded entity nodes, other than the question node, with an edge to a grounded literal."""
     lits = {n.id for n in q.nodes if n.literal and n.grounded}
@@ -113,13 +121,11 @@ def _reversed(q: GraphQuery, i: int) -> GraphQuery:
 def readings_problem(kg: KGAccess, answered: Answered, lex, text: str) -> str:
     """The reason to reject ``answered`` (module docstring), or "". Raises :class:`QueryFailed`."""
     q = answered.query
-    if q.function.name not in ("count", "max", "min") and len(answered.answer.rows) > MAX_ANSWERS_READ:
-        return "too-many-answers"  # "Which concept is in the scheme X?" listing 5,565: no question
-    if lex is not None and answer_in_text(answered, lex, text):
-        return "answer-in-text"
-    why = unreadable_answers(answered, lex) if lex is not None else ""
+    why = answers_problem(answered, lex)
     if why:
         return why
+    if lex is not None and answer_in_text(answered, lex, text):
+        return "answer-in-text"
     plain = q.sparql(function=False)
     head = f"SELECT DISTINCT ?{q.question}"
     texts = [plain.replace(head, f"SELECT (COUNT(DISTINCT ?{nid}) AS ?n)", 1) for nid in pinned_nodes(q)]
