@@ -36,8 +36,12 @@ from kgqa.make.generate.lexicon import RelationLexicon, read_relation_lexicon
 from kgqa.make.generate.output import build_dataset, write_dataset
 from kgqa.make.generate.paraphrase import load_paraphraser, write_annotation
 from kgqa.make.generate.pipeline import run
-from kgqa.make.generate.schema import induce_schema, label_properties, schema_from_ontology
+from kgqa.make.generate.schema import induce_schema, label_properties, schema_from_ontology, untype_classes
 from kgqa.make.generate.summary import summarize
+
+#: the KG names its entities when at least this share of them has a label: then a question
+#: whose answers mostly have none (time-spans, parthood nodes) is not published
+NAMED_SHARE = 0.2
 
 __all__ = ["generate", "add_paraphrases", "GenerateResult", "GenerateOptions", "parse_edges", "parse_functions", "parse_function_shares",
            "PAPER_SHARES", "KGAccess"]
@@ -136,9 +140,14 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
                              f"none of the KG's {len(opaque)} relations can be said in English (opaque names "
                              f"such as {', '.join(opaque[:3])} and no label): give their words with "
                              "--lexicon FILE.yaml (IRI: phrase)")
-        common = Commonness(access, schema, table)
         lex = Lexicon(access, lang, user_lex, label_properties=labels, relations=relations)
+        lex.multivalued = {r.iri for r in schema.relations.values() if not r.functional}
+        lex.fetch(list(schema.classes))
+        untype_classes(schema, [c for c in schema.classes if lex.class_name(c) == "thing"])
+        common = Commonness(access, schema, table)
         lex.require_labels = bool(access.select(f"SELECT ?s WHERE {{ ?s <{labels[0]}> ?l }} LIMIT 1").rows)
+        named = access.select(f"SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s <{labels[0]}> ?l . FILTER(isIRI(?s)) }}").rows
+        lex.names_entities = bool(named) and int(named[0][0].value) >= NAMED_SHARE * schema.stats.get("entities", 0)
         res = run(access, schema, common, opts, progress, lex)
         meta = {"id": "kgqa-generate", "generator": f"kgqa {__version__} generate (Su et al. 2016)",
                 "kg": access.signature, "schema": schema.source, "seed": opts.seed, "n": opts.n,

@@ -6,7 +6,9 @@ literal node's datatype), grounded entities IRIs, and mutual exclusivity in forc
 grounding conforms with the classes and has a non-empty answer before the function. Candidates are drawn in the engine, seeded:
 ``ORDER BY MD5(CONCAT(STR(?t1), "|", ..., salt))`` with a salt from the seed, so the same seed
 draws the same candidates on every engine that implements SPARQL 1.1 (SPARQL engines do not
-promise a row order otherwise).
+promise a row order otherwise), as long as the template has at most :data:`SOLUTION_CAP`
+solutions; of a larger one only the first that many, in the engine's order, are drawn from
+(the same on one engine; on another engine the draw may differ).
 
 A comparative's constant is grounded next (:func:`comparative_constants`): the distinct values
 of the function node over the answers without the filter, in SPARQL order, and the middle one
@@ -30,6 +32,10 @@ from kgqa.model.terms import IRI, RDF_LANGSTRING, Literal, Term
 from kgqa.model.terms import TermMatching
 
 
+#: solutions of a template read when drawing candidates or checking that a count varies: a
+#: star of three patterns on one popular node has millions; the first this many (in the
+#: engine's order) are hashed and drawn from
+SOLUTION_CAP = 5000
 #: a literal longer than this is never a topic (a description would give the answer away)
 MAX_TOPIC_CHARS = 60
 
@@ -63,7 +69,7 @@ def grounding_query(t: GraphQuery, limit: int, salt: str) -> tuple[str, list[str
     key = ", \"|\", ".join(f"STR(?{v})" for v in vars_)
     sel = " ".join(f"?{v}" for v in vars_)
     where = "".join(f"  {line}\n" for line in lines)
-    q = (f"SELECT DISTINCT {sel} WHERE {{\n{where}}}\n"
+    q = (f"SELECT DISTINCT {sel} WHERE {{ {{ SELECT {sel} WHERE {{\n{where}}} LIMIT {SOLUTION_CAP} }} }}\n"
          f"ORDER BY MD5(CONCAT({key}, \"|{salt}\")) {sel}\nLIMIT {int(limit)}")
     return q, vars_
 
@@ -76,7 +82,8 @@ def count_varies(kg: KGAccess, t: GraphQuery) -> bool:
         return True
     sel = " ".join(f"?{v}" for v in vars_)
     where = "".join(f"  {line}\n" for line in lines)
-    q = f"SELECT {sel} WHERE {{\n{where}}}\nGROUP BY {sel}\nHAVING (COUNT(DISTINCT ?{t.question}) > 1)\nLIMIT 1"
+    q = (f"SELECT {sel} WHERE {{ {{ SELECT {sel} ?{t.question} WHERE {{\n{where}}} LIMIT {SOLUTION_CAP} }} }}\n"
+         f"GROUP BY {sel}\nHAVING (COUNT(DISTINCT ?{t.question}) > 1)\nLIMIT 1")
     return bool(kg.select(q).rows)
 
 

@@ -81,18 +81,25 @@ class Lexicon:
         self._has_label: dict[str, bool] = {}
         #: the KG names its entities: a topic entity without a label is not used
         self.require_labels = False
+        #: at least :data:`kgqa.make.generate.NAMED_SHARE` of the KG's entities have a label
+        self.names_entities = False
         #: IRIs without a label in the KG (their text is the local name)
         self.unlabelled: set[str] = set()
+        #: relations with several objects per subject ("an element of X", not "the element
+        #: of X"); :func:`kgqa.make.generate.generate` fills it from the schema
+        self.multivalued: set[str] = set()
 
     def fetch(self, iris: list[str]) -> None:
         todo = sorted({i for i in iris if i and i not in self._labels})
         props = list(self.props) + list(ALT_LABEL_PROPERTIES)
-        pv = " ".join(f"<{p}>" for p in props)
+        pv = ", ".join(f"<{p}>" for p in props)
         for k in range(0, len(todo), 100):
             chunk = todo[k:k + 100]
             vals = " ".join(f"<{i}>" for i in chunk)
-            q = (f"SELECT ?s ?p ?l WHERE {{ VALUES ?s {{ {vals} }} VALUES ?p {{ {pv} }} ?s ?p ?l . "
-                 "FILTER(isLiteral(?l)) }")
+            # ?p IN (...) rather than a second VALUES: pyoxigraph joins two VALUES blocks
+            # with the pattern three times slower
+            q = (f"SELECT ?s ?p ?l WHERE {{ VALUES ?s {{ {vals} }} ?s ?p ?l . "
+                 f"FILTER(isLiteral(?l)) FILTER(?p IN ({pv})) }}")
             found: dict[str, dict[str, list[Literal]]] = {}
             for s, p, lab in self.kg.select(q).rows:
                 if isinstance(s, IRI) and isinstance(lab, Literal):
@@ -173,6 +180,11 @@ def plural(word: str) -> str:
 
 
 NAME_WORDS = ("name", "title", "label")
+#: class words that name people: "Who is the manager of X?" rather than "What is ..."
+PERSON_NOUNS = frozenset(("person", "people", "human", "employee", "manager", "author", "artist", "actor", "agent",
+                          "laureate", "student", "teacher", "writer", "composer", "painter", "musician", "scientist",
+                          "politician", "player", "athlete", "worker", "director", "editor", "creator", "contributor",
+                          "researcher", "professor", "staff"))
 
 
 def _rel(rel: str, lex: Lexicon) -> RelText:
@@ -180,9 +192,14 @@ def _rel(rel: str, lex: Lexicon) -> RelText:
     return lex.rel(rel)
 
 
+MASS_NOUNS = ("ware", "equipment", "information", "data", "staff", "software", "hardware", "furniture", "music")
+
+
 def _a(word: str) -> str:
-    """``word`` with its indefinite article."""
+    """``word`` with its indefinite article (none for a mass noun: "hardware that ...")."""
     low = word.lower()
+    if low.endswith(MASS_NOUNS):
+        return word
     vowel = low[:1] in "aeiou" and not low.startswith(("uni", "use", "usu", "eu", "one", "once"))
     return ("an " if vowel or low.startswith(("hour", "honest")) else "a ") + word
 
@@ -207,6 +224,9 @@ class _Describer:
         self.seen: set[str] = set()
         self.slots: dict[str, str] = {}
         self.covered: set[int] = set()
+        #: why the text is not good English (a relation that fits no frame, ...): such a
+        #: question is not published (:func:`wording_problems`)
+        self.problems: list[str] = []
 
     def _open_edges(self, nid: str) -> list[int]:
         return [i for i, e in enumerate(self.q.edges) if nid in (e.src, e.dst) and i not in self.covered]
@@ -254,46 +274,99 @@ class _Describer:
         e = self.q.edges[i]
         rt = _rel(e.rel, self.lex)
         have, be = ("have", "are") if plural_ else ("has", "is")
+        if rt.opaque:
+            self.problems.append(f"relation {e.rel} fits no frame")
         if e.src != nid:  # ``nid`` is the edge's object
+            src = self.q.node(e.src)
             if rt.inverse is not None:
+                if rt.inverse.kind == "noun" and src.value is None:  # "has a narrower concept that ..."
+                    return "subj", f"{have} {self.np(e.src, rt.inverse.words)}"
                 return "subj", rt.inverse.active(self.np(e.src), plural_)
             if rt.kind == "noun":
-                return "subj", f"{be} the {rt.words} of {self.np(e.src)}"
+                if plural_:
+                    return "subj", f"are {plural(rt.words)} of {self.np(e.src)}"
+                art = _a(rt.words) if e.rel in self.lex.multivalued else f"the {rt.words}"
+                return "subj", f"is {art} of {self.np(e.src)}"
             s = self.np(e.src)
+            if rt.kind == "past":
+                self.problems.append(f"'{rt.words}' with an entity fits no frame")
+            if " that " in f" {s} ":
+                self.problems.append("an object clause around a relative clause")
             return "obj", (rt.relative(s), rt.asked(s))
         other = self.q.node(e.dst)
         phrase = rt.noun
         if other.literal and other.value is None:
-            return self.open_value(other, phrase, have)
+            return self.open_value(other, rt, have, plural_)
         if other.literal:
-            v = self.value(other)
-            if phrase in NAME_WORDS:
-                return "subj", f"{be} called {v}"
-            if rt.kind != "noun":
-                return "subj", rt.active(v, plural_)
-            if value_kind(other.cls) in ("number", "date"):
-                return "subj", f"{have} {_a(phrase)} of {v}"
-            return "subj", f"{have} {phrase} {v}"
+            return "subj", self.literal_clause(rt, self.value(other), value_kind(other.cls), plural_)
+        if rt.kind == "past":  # "Which type assignment assigned painting?": not English
+            self.problems.append(f"'{rt.words}' with an entity fits no frame")
         if rt.kind != "noun":
             return "subj", rt.active(self.np(other.id), plural_)
         if other.value is not None:
-            return "subj", f"{have} {phrase} {self.np(other.id)}"
+            return "subj", f"{have} the {phrase} {self.np(other.id)}"
+        same = self.shared_object(i, other)
+        if same is not None:  # "has the same hisco code as X"
+            return "subj", f"{have} the same {phrase} as {same}"
         return "subj", f"{have} {self.np(other.id, phrase)}"
 
-    def open_value(self, other: Node, phrase: str, have: str) -> tuple[str, str]:
+    def shared_object(self, i: int, other: Node) -> str | None:
+        """The label of X when ungrounded ``other`` is reached by edge ``i`` and by exactly one
+        more edge, over the same relation from a grounded X, and has no other edge ("has the
+        same code as X"); that edge is then said. Else None."""
+        if other.id in self.seen or other.id == self.q.question:
+            return None
+        rest = [j for j in self._open_edges(other.id) if j != i]
+        if len(rest) != 1:
+            return None
+        e, f = self.q.edges[i], self.q.edges[rest[0]]
+        src = self.q.node(f.src)
+        if f.rel != e.rel or f.dst != other.id or src.value is None or src.literal:
+            return None
+        self.seen.add(other.id)
+        self.covered.add(rest[0])
+        return self.np(src.id)
+
+    def literal_clause(self, rt: RelText, v: str, kind: str, plural_: bool) -> str:
+        """The clause for an edge to a grounded literal ``v``: "is called X", "has a weight of
+        5", "has the colour red", "was created on 2016-03-14", "is located in Oslo"."""
+        have, be = ("have", "are") if plural_ else ("has", "is")
+        if rt.kind == "noun":
+            if rt.words in NAME_WORDS:
+                return f"{be} called {v}"
+            if kind in ("number", "date"):
+                return f"{have} {_a(rt.words)} of {v}"
+            return f"{have} the {rt.words} {v}"
+        if rt.kind == "past":
+            if kind != "date" and not _DATE_TEXT.match(v):
+                self.problems.append(f"'{rt.words}' with a {kind} value fits no frame")
+            return f"{'were' if plural_ else 'was'} {rt.words} on {v}"
+        return rt.active(v, plural_)
+
+    def open_value(self, other: Node, rt: RelText, have: str, plural_: bool) -> tuple[str, str]:
         """The clause for an edge to an ungrounded literal node: a comparative, a superlative,
-        a value join or "has a P"."""
+        a value join or "has a P"; a relation that is not a noun is said only as a past
+        participle with dates ("was created after 2016-01-01", "was created latest")."""
         fn = self.q.function
         date = value_kind(other.cls) == "date"
+        phrase = rt.noun
         self.seen.add(other.id)
         join = self.value_join(other.id, phrase)
+        past = rt.kind == "past" and date and not join and fn.node == other.id
+        if rt.kind != "noun" and not past:
+            self.problems.append(f"'{rt.words}' ({rt.kind}) cannot be compared or ranked")
+        was = "were" if plural_ else "was"
         if fn.cls == "comparative" and fn.node == other.id and fn.value is not None:
             op = ({">": "after", ">=": "on or after", "<": "before", "<=": "on or before"} if date else
                   {">": "greater than", ">=": "of at least", "<": "less than", "<=": "of at most"})[fn.name]
+            if past:
+                return "subj", f"{was} {rt.words} {op} {fn.value.value}"
             return "subj", f"{have} {_a(phrase)}{join} {op} {fn.value.value}"
         if fn.cls == "superlative" and fn.node == other.id:
             word = ("latest" if fn.name == "argmax" else "earliest") if date else \
                 ("largest" if fn.name == "argmax" else "smallest")
+            if past:
+                return "sup", f"{was} {rt.words} {'most recently' if fn.name == 'argmax' else 'earliest'}"
             return "sup", f"{have} the {word} {phrase}{join}"
         if join.startswith(", equal to that of ") and " and to " not in join:
             return "subj", f"{have} the same {phrase} as {join[len(', equal to that of '):-1]}"
@@ -306,7 +379,12 @@ class _Describer:
         for i in self._open_edges(lit):
             self.covered.add(i)
             e = self.q.edges[i]
-            ph = _rel(e.rel, self.lex).noun
+            rt = _rel(e.rel, self.lex)
+            if rt.kind != "noun":
+                self.problems.append(f"'{rt.words}' cannot be joined on")
+            ph = rt.noun
+            if self.q.node(e.src).value is None and len(self._open_edges(e.src)) == 0:
+                self.problems.append("a value shared with an unnamed owner")
             owner = self.np(e.src)
             out.append(f"that of {owner}" if ph == phrase else f"the {ph} of {owner}")
         return (", equal to " + " and to ".join(out) + ",") if out else ""
@@ -321,7 +399,13 @@ def _sentence(head: str, subj: list[str], obj: list[ObjClause], sup: str | None)
         rest = [f"and that {o[0]}" for o in obj[1:]]
         if prep and head.startswith("Which "):
             return " ".join([prep.capitalize(), "which " + head[len("Which "):], asked] + rest)
+        if prep and head == "What":
+            return " ".join([prep.capitalize(), "what", asked] + rest)
         return " ".join([head, asked] + ([prep] if prep else []) + rest)
+    # a clause whose noun phrase has relative clauses goes last, so that the clauses after it
+    # cannot be read as its own ("Which supplier has the address country France and is the
+    # supplier of a hardware that ...")
+    subj = sorted(subj, key=lambda c: " that " in c)
     rel = " and ".join(f"that {c}" for c in [o[0] for o in obj] + (subj if sup else []))
     main = " and ".join([sup] if sup else subj)
     return " ".join(filter(None, [head, rel, main]))
@@ -330,23 +414,51 @@ def _sentence(head: str, subj: list[str], obj: list[ObjClause], sup: str | None)
 def describe(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str], set[int]]:
     """The canonical question, its slots ({topic entity IRI: label used}) and the indices of
     the edges the text says (all, by construction; :func:`faithfulness` checks it)."""
+    text, d = _describe(q, lex)
+    return text, d.slots, d.covered
+
+
+def wording_problems(q: GraphQuery, lex: Lexicon) -> list[str]:
+    """Why the canonical question of ``q`` would not be good English (a relation whose words
+    fit no frame, "has the largest valid", an object clause wrapped around a relative clause:
+    "Which department is an employee that ... member of?"); empty when it is. The generator
+    drops such a query (``unreadable``) rather than publish it."""
+    return _describe(q, lex)[1].problems
+
+
+def _value_question(q: GraphQuery, d: _Describer, lex: Lexicon) -> str:
+    """The question for a literal question node, through its (first) incoming edge: "What is
+    the population of X?", "What is the largest population of any city?", "When was X
+    created?"."""
+    x, fn = q.qnode, q.function
+    i, e = next((i, e) for i, e in enumerate(q.edges) if x.id in (e.src, e.dst))
+    rt = _rel(e.rel, lex)
+    phrase = rt.noun
+    d.seen.add(x.id)
+    d.covered.add(i)
+    owner = q.node(e.src)
+    subj = d.np(e.src)
+    join = d.value_join(x.id, phrase).rstrip(",")
+    date = value_kind(x.cls) == "date"
+    if rt.kind == "past" and date and fn.name not in ("max", "min") and not join:
+        return _finish(f"When was {subj} {rt.words}")
+    if rt.kind != "noun":
+        d.problems.append(f"'{rt.words}' ({rt.kind}) has no noun for its value")
+    if fn.name in ("max", "min"):
+        word = ("latest" if fn.name == "max" else "earliest") if date else \
+            ("largest" if fn.name == "max" else "smallest")
+        bare = subj.split(" ", 1)[1] if subj.startswith(("a ", "an ")) else subj
+        of = subj if owner.value is not None else "any " + bare
+        return _finish(f"What is the {word} {phrase} of {of}{join}")
+    return _finish(f"What is the {phrase} of {subj}{join}")
+
+
+def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
     d = _Describer(q, lex)
     x = q.qnode
     fn = q.function
-    if x.literal:  # the question node is a value: said through its (first) incoming edge
-        i, e = next((i, e) for i, e in enumerate(q.edges) if x.id in (e.src, e.dst))
-        phrase = _rel(e.rel, lex).noun
-        d.seen.add(x.id)
-        d.covered.add(i)
-        owner = q.node(e.src)
-        subj = d.np(e.src)
-        join = d.value_join(x.id, phrase).rstrip(",")
-        if fn.name in ("max", "min"):
-            word = ("latest" if fn.name == "max" else "earliest") if value_kind(x.cls) == "date" else \
-                ("largest" if fn.name == "max" else "smallest")
-            of = subj if owner.value is not None else "any " + subj.split(" ", 1)[1]
-            return _finish(f"What is the {word} {phrase} of {of}{join}"), d.slots, d.covered
-        return _finish(f"What is the {phrase} of {subj}{join}"), d.slots, d.covered
+    if x.literal:
+        return _value_question(q, d, lex), d
     cls = _class_text(x, lex)
     if fn.name == "count":
         mine = [i for i, e in enumerate(q.edges) if x.id in (e.src, e.dst)]
@@ -356,15 +468,24 @@ def describe(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str], set[int]
                 (not q.typed or cls in rt.words.lower()):  # "How many suppliers does X have?"
             d.seen.add(x.id)
             d.covered.add(mine[0])
-            return _finish(f"How many {plural(rt.words)} does {d.np(e.src)} have"), d.slots, d.covered
+            return _finish(f"How many {plural(rt.words)} does {d.np(e.src)} have"), d
         subj, obj, sup = d.clauses(x.id, plural_=True)
         if not (subj or obj or sup):
-            return _finish(f"How many {plural(cls)} are there"), d.slots, d.covered
-        return _finish(_sentence(f"How many {plural(cls)}", subj, obj, sup)), d.slots, d.covered
+            return _finish(f"How many {plural(cls)} are there"), d
+        return _finish(_sentence(f"How many {plural(cls)}", subj, obj, sup)), d
     subj, obj, sup = d.clauses(x.id)
     if not (subj or obj or sup):
-        return _finish(f"Which {cls} is there"), d.slots, d.covered
-    return _finish(_sentence(f"Which {cls}", subj, obj, sup)), d.slots, d.covered
+        return _finish(f"Which {cls} is there"), d
+    m = re.match(r"is (the|an?) (.+?) of (.*)$", subj[0]) if len(subj) == 1 and not obj and not sup else None
+    # "What is the price of X?" when the question node's class is no constraint of the query
+    # (minimization dropped it: the relation implies it); a class that is kept must be said
+    if m and (not q.typed or not q.qnode.cls or cls == "thing"):
+        who = "Who" if set(cls.split()) & PERSON_NOUNS else "What"
+        if m[1] == "the":
+            return _finish(f"{who} {subj[0]}"), d
+        return _finish(f"{who} are the {plural(m[2])} of {m[3]}"), d
+    head = "What" if cls == "thing" else f"Which {cls}"
+    return _finish(_sentence(head, subj, obj, sup)), d
 
 
 def canonical_question(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str]]:
@@ -374,7 +495,7 @@ def canonical_question(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str]
 
 
 FUNCTION_WORDS = {"count": ("How many",), "max": ("largest", "latest"), "min": ("smallest", "earliest"),
-                  "argmax": ("largest", "latest"), "argmin": ("smallest", "earliest"),
+                  "argmax": ("largest", "latest", "most recently"), "argmin": ("smallest", "earliest"),
                   ">": ("greater than", "after"), ">=": ("at least", "on or after"),
                   "<": ("less than", "before"), "<=": ("at most", "on or before")}
 
@@ -408,16 +529,29 @@ def faithfulness(q: GraphQuery, lex: Lexicon, text: str | None = None) -> list[s
     return out
 
 
+_DATE_TEXT = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_NUMBER_TEXT = re.compile(r"^[-+]?\d+([.,]\d+)?$")
+
+
 def unreadable_topics(q: GraphQuery, lex: Lexicon) -> list[str]:
     """Grounded entities a reader could not recognise: no label in the KG (nor the user
-    lexicon) and a local name without a letter ("laureateaward/166")."""
-    out = []
-    for n in q.topic_entities:
-        if isinstance(n.value, IRI):
-            text = lex.label(n.value.value)
-            if n.value.value in lex.unlabelled and (lex.require_labels or not re.search(r"[^\W\d_]", text)):
-                out.append(f"{n.value.value} has no label")
-    return out
+    lexicon) and a local name without a letter ("laureateaward/166"), or a label that is a web
+    address; a number stored as text ("-79.8387175": a coordinate or a code, never a topic a
+    person asks by)."""
+    return [why for n in q.topic_entities if (why := unreadable_term(n.value, lex))]
+
+
+def unreadable_term(t: Term | None, lex: Lexicon) -> str:
+    """Why topic ``t`` cannot be put in a question (:func:`unreadable_topics`), or ""."""
+    if isinstance(t, Literal) and value_kind(t.datatype or "") == "text" and _NUMBER_TEXT.match(t.value.strip()):
+        return f"{t.value!r} is a number written as text"
+    if isinstance(t, IRI):
+        text = lex.label(t.value)
+        if re.match(r"^(https?|ftp)://", text):
+            return f"{t.value} is named by a web address"
+        if t.value in lex.unlabelled and (lex.require_labels or not re.search(r"[^\W\d_]", text)):
+            return f"{t.value} has no label"
+    return ""
 
 
 def _finish(text: str) -> str:

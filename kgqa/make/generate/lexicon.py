@@ -64,8 +64,13 @@ _CIDOC = re.compile(r"^[A-Z]\d+[a-z]?[_ ]+(?=\w)")
 class RelText:
     """How a relation reads: ``kind`` ``noun`` (``words`` a noun phrase), ``verb`` (``words``
     the verb's lemma and what follows it: "contain", "refer to"), ``adj`` (a participle,
-    adjective or noun with its preposition, after ``aux``: "located in", "part of") or
-    ``opaque`` (no words). ``inverse``: how it reads from its object, when known."""
+    adjective or noun with its preposition, after ``aux``: "located in", "part of"; a noun
+    before the preposition takes an article: "is a member of"), ``past`` (a bare past
+    participle or past-tense verb: "created", "assigned": "was created on 2016-03-14",
+    "Which type assignment assigned X?"), ``prep`` (a preposition and a noun: "in
+    collection": "is in the collection X", "In which collection is S?"), ``raw`` (words that
+    fit no frame: "valid", "begin of the begin"; never put in a question) or ``opaque`` (no
+    words). ``inverse``: how it reads from its object, when known."""
 
     kind: str
     words: str
@@ -75,13 +80,32 @@ class RelText:
 
     @property
     def opaque(self) -> bool:
-        return self.kind == "opaque"
+        """No words, or words that fit no frame (``raw``): never put in a question."""
+        return self.kind in ("opaque", "raw")
+
+    @property
+    def article(self) -> bool:
+        """Whether an ``adj`` relation's head is a noun that takes "a" ("is a member of O";
+        "part of" is said without one)."""
+        w = self.words.split()
+        return self.kind == "adj" and len(w) > 1 and w[-1] in PREPOSITIONS and only_noun(w[-2]) \
+            and w[0] not in ("a", "an", "the") and not _participle(w[0])
+
+    def _adj(self, plural: bool) -> str:
+        if not self.article:
+            return self.words
+        w = self.words.split()
+        if plural:
+            return " ".join([*w[:-2], plural_noun(w[-2]), w[-1]])
+        return ("an " if self.words[:1].lower() in "aeiou" else "a ") + self.words
 
     @property
     def noun(self) -> str:
         """A noun phrase for the relation's value ("the population of", "has a weight of 5")."""
         if self.kind == "adj" and self.words.split()[-1] in PREPOSITIONS:
             return " ".join(self.words.split()[:-1]) or self.words
+        if self.kind == "prep":
+            return self.words.partition(" ")[2]
         return self.words
 
     def active(self, obj: str, plural: bool = False) -> str:
@@ -90,21 +114,36 @@ class RelText:
         if self.kind == "verb":
             return f"{verb_form(self.words, plural)} {obj}".strip()
         if self.kind == "adj":
-            return f"{be_form(self.aux, plural)} {self.words} {obj}"
-        return f"{'have' if plural else 'has'} {self.words} {obj}"
+            return f"{be_form(self.aux, plural)} {self._adj(plural)} {obj}"
+        if self.kind == "past":
+            return f"{self.words} {obj}"
+        if self.kind == "prep":
+            prep, _, noun = self.words.partition(" ")
+            return f"{be_form(self.aux, plural)} {prep} the {noun} {obj}"
+        return f"{'have' if plural else 'has'} the {self.words} {obj}"
 
     def relative(self, subj: str) -> str:
         """A clause about the relation's object, said from its subject: "S contains", "S is
         located in" (noun relations have none: they say "the W of S")."""
         if self.kind == "verb":
             return f"{subj} {verb_form(self.words, False)}"
-        return f"{subj} {self.aux} {self.words}"
+        if self.kind == "past":
+            return f"{subj} {self.words}"
+        if self.kind == "prep":
+            return f"{subj} {self.aux} {self.words.partition(' ')[0]}"
+        return f"{subj} {self.aux} {self._adj(False)}"
 
     def asked(self, subj: str) -> tuple[str, str]:
         """(fronted preposition or "", inverted clause) for a question about the object: ("",
         "does S contain"), ("in", "is S located")."""
         if self.kind == "verb":
             return "", f"{'did' if self.aux == 'was' else 'does'} {subj} {self.words}"
+        if self.kind == "past":
+            return "", f"did {subj} {lemma(self.words)}"
+        if self.kind == "prep":
+            return self.words.partition(" ")[0], f"{self.aux} {subj}"
+        if self.article:
+            return "", f"{self.aux} {subj} {self._adj(False)}"
         w = self.words.split()
         if len(w) > 1 and w[-1] in FRONTED:
             return w[-1], f"{self.aux} {subj} {' '.join(w[:-1])}"
@@ -158,6 +197,27 @@ def _lemmas(word: str) -> dict[str, tuple[str, ...]]:
     return getAllLemmas(word) if getAllLemmas is not None else {}
 
 
+def is_noun(word: str) -> bool:
+    """Whether lemminflect knows ``word`` as a noun (True without lemminflect)."""
+    return getAllLemmas is None or "NOUN" in _lemmas(word.lower())
+
+
+def only_noun(word: str) -> bool:
+    """Whether ``word`` is a noun and not also an adjective or a verb form ("member", "concept";
+    not "part", "responsible", "eligible", "located")."""
+    lem = _lemmas(word.lower())
+    if word.lower().endswith(("ible", "able", "ive", "ous", "ful", "less")):  # lemminflect: "responsible" a noun
+        return False
+    return getAllLemmas is not None and "NOUN" in lem and "ADJ" not in lem and \
+        not ("VERB" in lem and lem["VERB"][0] != word.lower())
+
+
+def lemma(word: str) -> str:
+    """A verb form's lemma ("assigned" -> assign)."""
+    got = _lemmas(word).get("VERB")
+    return got[0] if got else word
+
+
 def is_english_word(word: str) -> bool:
     """Whether ``word`` is in lemminflect's English lexicon (True without lemminflect)."""
     if getAllLemmas is None:
@@ -208,7 +268,9 @@ def is_opaque_name(iri: str) -> bool:
     raw = re.split(r"[#/:]", iri.rstrip("/#"))[-1]
     if not raw or _OPAQUE.match(raw):
         return True
-    words = [w for w in split_name(iri) if any(c.isalpha() for c in w)]
+    words = [p for w in split_name(iri) for p in w.split("-") if any(c.isalpha() for c in p)]
+    if len(words) == 1 and words[0].isalpha() and words[0].islower() and len(words[0]) >= 4:
+        return False  # one lower-case word lemminflect lacks is a domain term ("hiscam"), not a code
     return not words or not any(is_english_word(w) for w in words if len(w) > 1)
 
 
@@ -218,6 +280,11 @@ def parse_phrase(text: str, source: str = "name") -> RelText:
     low = [w.lower() for w in words]
     if not words:
         return RelText("opaque", "", source=source)
+    if any(len(w) == 1 and w.isalpha() and w != "a" for w in low) or \
+            any(w.split("-")[-1] in PREPOSITIONS for w in low if "-" in w):
+        return RelText("raw", " ".join(words), source=source)  # "m agency", "evidence-with"
+    if "of" in low[1:-1] and low[low.index("of") - 1] == low[-1]:
+        return RelText("raw", " ".join(words), source=source)  # "end of the end": CIDOC's, no noun
     keep = lambda ws: " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in ws)  # noqa: E731
     if low[0] in HAVE and len(low) > 1:
         return RelText("noun", keep(words[1:]), source=source)
@@ -238,6 +305,13 @@ def parse_phrase(text: str, source: str = "name") -> RelText:
         return RelText("verb", " ".join([lemma, *low[1:]]), source=source)
     if len(low) > 1 and _participle(low[0]) and low[1] in PREPOSITIONS:
         return RelText("adj", keep(words), source=source)
+    if len(low) > 1 and low[0] in PREPOSITIONS and all(is_noun(w) for w in low[1:]):
+        return RelText("prep", keep(words), source=source)  # "in collection", "in scheme"
+    head = low[low.index("of") - 1] if "of" in low[1:] else low[-1]
+    if getAllLemmas is not None and head.isalpha() and _lemmas(head) and not is_noun(head):
+        if len(low) == 1 and _participle(head):
+            return RelText("past", head, "was", source)  # "created", "assigned"
+        return RelText("raw", keep(words), source=source)  # "valid", "begin of the begin"
     return RelText("noun", keep(words), source=source)
 
 
@@ -251,7 +325,7 @@ BUILTIN: dict[str, RelText] = {
     SKOS + "narrower": RelText("noun", "narrower concept", source="builtin",
                                inverse=RelText("noun", "broader concept", source="builtin")),
     SKOS + "related": RelText("noun", "related concept", source="builtin"),
-    SKOS + "inScheme": RelText("adj", "in scheme", source="builtin"),
+    SKOS + "inScheme": RelText("prep", "in scheme", source="builtin"),
     SKOS + "topConceptOf": RelText("adj", "top concept of", source="builtin"),
     SKOS + "hasTopConcept": RelText("noun", "top concept", source="builtin"),
     "http://purl.org/dc/terms/isPartOf": RelText("adj", "part of", source="builtin",
@@ -323,8 +397,8 @@ class RelationLexicon:
         for src in self.sources:
             for k in range(0, len(todo), 100):
                 vals = " ".join(f"<{i}>" for i in todo[k:k + 100])
-                q = (f"SELECT ?s ?p ?l WHERE {{ VALUES ?s {{ {vals} }} VALUES ?p {{ {' '.join(f'<{p}>' for p in props)} }} "
-                     "?s ?p ?l . FILTER(isLiteral(?l)) }")
+                q = (f"SELECT ?s ?p ?l WHERE {{ VALUES ?s {{ {vals} }} ?s ?p ?l . FILTER(isLiteral(?l)) "
+                     f"FILTER(?p IN ({', '.join(f'<{p}>' for p in props)})) }}")
                 for s, p, lab in src.select(q).rows:
                     if isinstance(s, IRI) and isinstance(lab, Literal) and isinstance(p, IRI):
                         found.setdefault(s.value, {}).setdefault(p.value, []).append(lab)

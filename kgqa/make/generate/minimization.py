@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from kgqa.make.generate.graphquery import GraphQuery
 from kgqa.make.generate.grounding import Answered, answer_key, validate_many
-from kgqa.make.generate.kg import KGAccess
+from kgqa.make.generate.kg import KGAccess, QueryFailed
 
 
 def _reductions(q: GraphQuery) -> list[tuple[str, GraphQuery]]:
@@ -39,11 +39,45 @@ def _comparable(reduced: GraphQuery, answered: Answered) -> bool:
     return bool(reduced.edges) and reduced.function.name == answered.query.function.name
 
 
+def _size(answered: Answered) -> int | None:
+    """The number of distinct question-node values behind ``answered`` (its rows, or its count),
+    or None for a function whose answer is not a monotone set (superlatives, comparatives)."""
+    fn = answered.query.function.name
+    if fn == "none":
+        return len({r for r in answered.answer.rows})
+    if fn == "count" and answered.answer.rows:
+        try:
+            return int(answered.answer.rows[0][0].value)
+        except (AttributeError, TypeError, ValueError):
+            return None
+    return None
+
+
 def _same_many(kg: KGAccess, reduced: list[GraphQuery], answered: Answered) -> list[Answered | None]:
-    """For each reduced query: its answered form when its answer equals ``answered``'s, else None."""
+    """For each reduced query: its answered form when its answer equals ``answered``'s, else None.
+
+    Without a function (or with a count), a removal only widens the answer set (fewer
+    patterns and filters), so it is unchanged iff it still has as many values: each reduced
+    query is asked for at most one value more than the original has (``LIMIT n+1``, which
+    stops early where a removal lets thousands of answers in) instead of its whole answer."""
     todo = [r for r in reduced if _comparable(r, answered)]
-    got = iter(validate_many(kg, todo))
+    n = _size(answered)
     out: list[Answered | None] = []
+    if n is not None:
+        texts = [f"{r.sparql(function=False)}\nLIMIT {n + 1}" for r in todo]
+        got = iter(kg.select_many(texts))
+        for r in reduced:
+            if not _comparable(r, answered):
+                out.append(None)
+                continue
+            res = next(got)
+            if isinstance(res, QueryFailed):
+                out.append(None)
+                continue
+            rows = {row for row in res.rows if any(c is not None for c in row)}
+            out.append(Answered(r, r.sparql(), answered.answer) if len(rows) == n else None)
+        return out
+    got = iter(validate_many(kg, todo))
     want = answer_key(answered.answer)
     for r in reduced:
         if not _comparable(r, answered):

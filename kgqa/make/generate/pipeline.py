@@ -32,8 +32,10 @@ from kgqa.make.generate.functions import choose_function, parse_function_shares
 from kgqa.make.generate.graphquery import FUNCTION_CLASSES, FUNCTIONS, GraphQuery
 from kgqa.make.generate.grounding import apply, candidates, comparative_constants, count_varies, validate_many
 from kgqa.make.generate.kg import KGAccess, QueryFailed
+from kgqa.make.generate.language import (canonical_question, faithfulness, unreadable_term, unreadable_topics,
+                                         wording_problems)
 from kgqa.make.generate.minimization import minimize, redundant_components
-from kgqa.make.generate.readings import readings_problem
+from kgqa.make.generate.readings import answers_problem, readings_problem
 from kgqa.make.generate.schema import Schema
 from kgqa.make.generate.templates import grow_template, template_key
 from kgqa.model.problems import InputError
@@ -46,7 +48,7 @@ from kgqa.make.generate.language import canonical_question, faithfulness, unread
 STALL = 400
 #: a function class none of whose first this many templates was accepted is given up (the KG
 #: offers no such question: no comparable numbers, every count a lookup)
-GIVE_UP = 150
+GIVE_UP = 60
 
 
 @dataclass
@@ -144,10 +146,20 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         nonlocal last_accept
         removed: list[str] = []
         redundant: list[str] = []
+        try:  # what the answers alone decide, before minimization spends queries on them
+            early = answers_problem(answered, lex) if lex is not None else ""
+        except QueryFailed:
+            early = "engine-error"
+        if early:
+            out.rejected[early] += 1
+            return False
         if opts.keep_redundant:
             redundant = redundant_components(kg, answered)
         else:
             answered, removed = minimize(kg, answered)
+        if answered.query.function.cls in ("none", "count") and not answered.query.topic_entities:
+            out.rejected["no-topic"] += 1  # "Which subdivision has a broader concept?": vague
+            return False
         sig = canonical_form(answered.sparql) or answered.sparql
         if sig in seen:
             out.rejected["duplicate"] += 1
@@ -166,11 +178,15 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
                 text = canonical_question(answered.query, lex)[0]
                 problems = faithfulness(answered.query, lex, text)
                 unlabelled = unreadable_topics(answered.query, lex)
+                wording = wording_problems(answered.query, lex)
             except QueryFailed:
                 out.rejected["engine-error"] += 1
                 return False
             if unlabelled:
                 out.rejected["unlabelled-topic"] += 1
+                return False
+            if wording:
+                out.rejected["unreadable"] += 1
                 return False
             if problems:
                 out.rejected["unfaithful"] += 1
@@ -250,6 +266,10 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         except QueryFailed:
             out.rejected["engine-error"] += 1
             continue
+        if lex is not None:  # topics no reader could recognise: dropped before they cost queries
+            keep = [c for c in cands if not any(unreadable_term(v, lex) for v in c.values())]
+            out.rejected["unlabelled-topic"] += len(cands) - len(keep)
+            cands = keep
         kept = kept_per_template.get(key, 0)
         pos = 0
         cap = _caps(opts, allowed).get(t.function.cls, opts.n)

@@ -7,6 +7,9 @@ queries. A graph query is rejected when
   a grounded literal ("a country that has a life expectancy of 71"), matches more than one
   entity: the text says "a country", one, so a count, superlative or list over several would
   be over more than the text names;
+- ``too-many-answers``: more than :data:`MAX_ANSWERS_READ` answers (not a count);
+- ``indistinct-answers`` / ``unlabelled-answers``: the answers cannot be told apart or have
+  no names where the KG names its entities (:func:`unreadable_answers`);
 - ``ambiguous-reading``: a relation between two entities read the other way round (the
   reader's other interpretation of "Which region has subregion X?": is X the region's
   subregion, or the region X's?) gives a different, non-empty answer. Relations whose
@@ -28,11 +31,21 @@ from kgqa.model.terms import IRI, Literal
 _INT = "http://www.w3.org/2001/XMLSchema#integer"
 
 
+#: a question (not a count) with more answers than this is too vague to publish
+#: (``too-many-answers``): no reader lists them, and their labels are not all read
+MAX_ANSWERS_READ = 200
+
+
+def _answer_iris(answered: Answered) -> list[str]:
+    return [t.value for row in answered.answer.rows[:MAX_ANSWERS_READ] for t in row if isinstance(t, IRI)]
+
+
 def answer_in_text(answered: Answered, lex, text: str) -> bool:
     """Whether an answer of ``answered`` is written in ``text`` (whole words, any case)."""
     if answered.query.function.name in ("count", "max", "min"):
         return False
     low = text.lower()
+    lex.fetch(_answer_iris(answered))  # one batch, not a query per answer
     for row in answered.answer.rows:
         for t in row:
             if isinstance(t, IRI):
@@ -45,6 +58,33 @@ def answer_in_text(answered: Answered, lex, text: str) -> bool:
             if len(said) >= 2 and re.search(r"(?<!\w)" + re.escape(said) + r"(?!\w)", low):
                 return True
     return False
+
+
+def unreadable_answers(answered: Answered, lex) -> str:
+    """``indistinct-answers`` when two answers have the same label (a reader cannot tell
+    "death, death, death" apart: structural nodes such as events and time-spans), or
+    ``unlabelled-answers`` when the KG names its entities but most answers have no name
+    (blank-node-like structure: parthoods, time-spans); else ""."""
+    if answered.query.function.name in ("count", "max", "min"):
+        return ""
+    iris = _answer_iris(answered)
+    if not iris:
+        return ""
+    lex.fetch(iris)
+    labels = [lex.label(i).strip().lower() for i in iris]
+    if len(set(labels)) < len(labels):
+        return "indistinct-answers"
+    if lex.names_entities and 2 * sum(1 for i in iris if i in lex.unlabelled) > len(iris):
+        return "unlabelled-answers"
+    return ""
+
+
+def answers_problem(answered: Answered, lex) -> str:
+    """``too-many-answers`` or :func:`unreadable_answers`' reason, or "": what the answers
+    alone decide (minimization keeps the answer, so the generator asks before minimizing)."""
+    if answered.query.function.name not in ("count", "max", "min") and len(answered.answer.rows) > MAX_ANSWERS_READ:
+        return "too-many-answers"  # "Which concept is in the scheme X?" listing 5,565: no question
+    return unreadable_answers(answered, lex) if lex is not None else ""
 
 
 def pinned_nodes(q: GraphQuery) -> list[str]:
@@ -81,6 +121,9 @@ def _reversed(q: GraphQuery, i: int) -> GraphQuery:
 def readings_problem(kg: KGAccess, answered: Answered, lex, text: str) -> str:
     """The reason to reject ``answered`` (module docstring), or "". Raises :class:`QueryFailed`."""
     q = answered.query
+    why = answers_problem(answered, lex)
+    if why:
+        return why
     if lex is not None and answer_in_text(answered, lex, text):
         return "answer-in-text"
     plain = q.sparql(function=False)

@@ -20,7 +20,9 @@ version, creator or licence is no question). Identifier-valued relations (ids, c
 addresses, phone numbers, URLs by name; text values unique to each of at least
 :data:`KEY_MIN_TRIPLES` subjects) lose their literal ends: an identifier is neither a topic nor
 a quantity ("more than 4674578"). Blank nodes are left out (a grounded node must be writable
-in SPARQL). :func:`label_properties` finds the KG's label predicate when ``rdfs:label`` is absent.
+in SPARQL). A relation between IRIs whose triples all share one subject or one object
+(:data:`CONSTANT_MIN_TRIPLES`) is left out: "Which concept scheme is X a top concept of?" has
+the same answer for every X. :func:`label_properties` finds the KG's label predicate when ``rdfs:label`` is absent.
 """
 
 from __future__ import annotations
@@ -60,6 +62,9 @@ ID_WORDS = frozenset(("id", "ids", "identifier", "code", "isbn", "issn", "doi", 
                       "orcid", "uuid", "guid", "sku", "wikidata", "viaf", "gnd"))
 #: a text-valued relation with a different value for each of this many triples is a key
 KEY_MIN_TRIPLES = 20
+#: a relation between IRIs with this many triples, all from one subject or to one object (every
+#: concept is top concept of the one scheme), is no question: its answer is always the same
+CONSTANT_MIN_TRIPLES = 5
 #: a value join needs a relation whose values are shared by at most this many subjects on average
 MAX_SHARING = 20
 LABEL_PROPERTIES = PRIMARY_LABEL_PREDICATES
@@ -151,6 +156,22 @@ class Relation:
     datatypes: dict[str, int] = field(default_factory=dict)
     #: distinct literal values (0: unknown or none)
     values: int = 0
+    #: distinct subjects of its triples to IRIs (0: unknown): ``count`` close to it means one
+    #: object per subject ("the capital of X"), more means several ("an element of X")
+    subjects: int = 0
+    #: distinct IRI objects (0: unknown)
+    objects: int = 0
+
+    def fan(self, side: str) -> float:
+        """Triples per distinct object (``side`` "in": how many subjects share an object) or
+        per distinct subject ("out"); 0 when unknown."""
+        n = self.objects if side == "in" else self.subjects
+        return self.count / n if n else 0.0
+
+    @property
+    def functional(self) -> bool:
+        """Whether a subject has (about) one object: "the X of S" rather than "an X of S"."""
+        return not self.subjects or self.count <= 1.1 * self.subjects
 
     @property
     def joinable(self) -> bool:
@@ -179,6 +200,22 @@ class Schema:
     def summary(self) -> dict[str, int]:
         return {"classes": len(self.classes), "relations": len(self.relations),
                 "literal_relations": sum(1 for r in self.relations.values() if r.datatypes)}
+
+
+def untype_classes(schema: Schema, classes: Iterable[str]) -> None:
+    """Merge ``classes`` (whose names have no words: ``GO_0003674`` without a label) into
+    :data:`UNTYPED` in place: their instances become things ("What was created on ...?")
+    rather than question nodes whose class the text cannot say."""
+    gone = set(classes) - {UNTYPED}
+    if not gone:
+        return
+    for r in schema.relations.values():
+        for ends in (r.domain, r.range):
+            moved = sum(ends.pop(c) for c in list(ends) if c in gone)
+            if moved:
+                ends[UNTYPED] = ends.get(UNTYPED, 0) + moved
+    for c in gone:
+        schema.classes.pop(c, None)
 
 
 def _int(t) -> int:
@@ -253,12 +290,19 @@ def _dense(kg: KGAccess, p: str, n: int) -> bool:
     return hi - lo < 4 * n
 
 
-def _iri_ends(kg: KGAccess) -> list[tuple[str, dict[str, dict[str, int]]]]:
+def _iri_ends(kg: KGAccess, subjects: dict[str, tuple[int, int]] | None = None) -> list[tuple[str, dict[str, dict[str, int]]]]:
     """For each relation between IRIs: triples per subject class and per object class
     (:data:`UNTYPED` for the rest). Inner joins on ``rdf:type`` (an OPTIONAL per triple is
     slow on large KGs); triples whose subject is schema or dataset metadata are left out."""
-    totals = {r[0].value: _int(r[1]) for r in kg.select(
-        "SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o . FILTER(isIRI(?s) && isIRI(?o)) } GROUP BY ?p").rows if _iri(r[0])}
+    totals, constant = {}, set()
+    for p, n, ds, do in kg.select("SELECT ?p (COUNT(*) AS ?n) (COUNT(DISTINCT ?s) AS ?ds) (COUNT(DISTINCT ?o) AS ?do) "
+                                  "WHERE { ?s ?p ?o . FILTER(isIRI(?s) && isIRI(?o)) } GROUP BY ?p").rows:
+        if _iri(p):
+            totals[p.value] = _int(n)
+            if subjects is not None:
+                subjects[p.value] = (_int(ds), _int(do))
+            if _int(n) >= CONSTANT_MIN_TRIPLES and min(_int(ds), _int(do)) == 1:
+                constant.add(p.value)
     out: dict[str, dict[str, dict[str, int]]] = {p: {"s": {}, "o": {}} for p in totals}
     meta = set(META_SUBJECT_TYPES)
     for side, q in (("s", "SELECT ?p ?c (COUNT(*) AS ?n) WHERE { ?s ?p ?o . FILTER(isIRI(?o) && isIRI(?s)) ?s a ?c } GROUP BY ?p ?c"),
@@ -268,6 +312,8 @@ def _iri_ends(kg: KGAccess) -> list[tuple[str, dict[str, dict[str, int]]]]:
                 out[p.value][side][c.value] = _int(n)
     result = []
     for p, sides in sorted(out.items()):
+        if p in constant:
+            continue  # one subject or one object for all: every question has the same answer
         metan = sum(n for c, n in sides["s"].items() if c in meta)
         if metan and metan >= totals[p]:
             continue  # only about schema or dataset metadata
@@ -287,10 +333,12 @@ def induce_schema(kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
     ex = frozenset(exclude)
     classes, relcount, stats = _counts(kg, ex)
     rels: dict[str, Relation] = {}
-    for p, side in _iri_ends(kg):
+    subjects: dict[str, tuple[int, int]] = {}
+    for p, side in _iri_ends(kg, subjects):
         if not _relation_ok(p, ex):
             continue
-        r = rels.setdefault(p, Relation(p, relcount.get(p, 0)))
+        ds, do = subjects.get(p, (0, 0))
+        r = rels.setdefault(p, Relation(p, relcount.get(p, 0), subjects=ds, objects=do))
         for c, n in side["s"].items():
             r.domain[c] = r.domain.get(c, 0) + n
         for c, n in side["o"].items():
@@ -350,7 +398,7 @@ def _from_declarations(store: KGAccess, name: str, kg: KGAccess, exclude: Iterab
         obs = observed.relations.get(prop)
         if obs is None:
             continue  # unused (or excluded)
-        r = Relation(prop, obs.count, values=obs.values)
+        r = Relation(prop, obs.count, values=obs.values, subjects=obs.subjects, objects=obs.objects)
         if prop in domains:
             r.domain = {d: classes[d] for d in sorted(domains[prop]) if _class_ok(d) and classes.get(d)}
         else:

@@ -3,7 +3,9 @@
 A question node's class is drawn; then, edge by edge, an existing node is drawn and a relation
 whose domain (outgoing) or range (incoming) fits its class is appended, leading to a new node
 of a class drawn from the relation's other end (weighted by triple counts) or, sometimes, to an
-existing node of that class (cycles; the same relation may repeat). Literal nodes only receive
+existing node of that class (cycles; the same relation may repeat, but not twice on one side
+of a hub node whose relation fans out to more than ``MAX_SHARING`` on average: siblings of
+siblings). Literal nodes only receive
 edges, a second one only over the same relation whose values are selective (a value join:
 "the same amount as X"; see :attr:`~kgqa.make.generate.schema.Relation.joinable`). Then a function (see :mod:`kgqa.make.generate.functions`) is put on a compatible node, and
 some nodes are chosen as template nodes, to be grounded with individuals: each leaf with
@@ -20,7 +22,7 @@ import random
 
 from kgqa.make.generate.functions import requirements
 from kgqa.make.generate.graphquery import Edge, Function, GraphQuery, Node
-from kgqa.make.generate.schema import UNTYPED, Schema, value_kind
+from kgqa.make.generate.schema import MAX_SHARING, UNTYPED, Schema, value_kind
 
 REUSE_PROBABILITY = 0.2
 #: a number literal is grounded (a topic) this much less often than other leaves
@@ -45,6 +47,24 @@ def question_classes(schema: Schema, literal: bool) -> list[str]:
     return typed or ([UNTYPED] if UNTYPED in used else [])
 
 
+def _fans(schema: Schema, rel: str, side: str) -> bool:
+    r = schema.relations.get(rel)
+    return r is not None and r.fan(side) > MAX_SHARING
+
+
+def _hub(schema: Schema, r, nid: str, edges: list[Edge], side: str) -> bool:
+    """Whether a new edge of relation ``r`` at node ``nid`` (its object when ``side`` is "in")
+    and an edge already there would both fan out from ``nid``: many subjects share each
+    object, or a subject has many objects, more than
+    :data:`~kgqa.make.generate.schema.MAX_SHARING` on average. Such siblings of siblings
+    ("Which concept is in a scheme that X is in?") pair thousands with thousands (slow) and
+    say little."""
+    if not r.fan(side) > MAX_SHARING:
+        return False
+    return any((e.dst == nid and _fans(schema, e.rel, "in")) or (e.src == nid and _fans(schema, e.rel, "out"))
+               for e in edges)
+
+
 def grow_template(schema: Schema, rng: random.Random, n_edges: int, fn: str) -> GraphQuery | None:
     """One random template with ``n_edges`` edges and function ``fn``, or None when the schema
     offers no way to build it from the drawn start (callers draw again)."""
@@ -64,15 +84,20 @@ def grow_template(schema: Schema, rng: random.Random, n_edges: int, fn: str) -> 
         for n in nodes:
             if not n.literal:
                 for r in schema.outgoing(n.cls):
+                    if _hub(schema, r, n.id, edges, "out"):
+                        continue
                     if force_numeric and not any(_numeric(d) for d in r.datatypes):
                         continue
                     options.append((n, r.iri, "out"))
             if not force_numeric:
                 for r in schema.incoming(n.cls, n.literal):
+                    if not n.literal and _hub(schema, r, n.id, edges, "in"):
+                        continue
                     # a value join only over the same relation ("the same height as X"): two
                     # different relations sharing a value is a coincidence, not a question
-                    if n.literal and not (r.joinable and any(e.dst == n.id and e.rel == r.iri for e in edges)):
-                        continue
+                    into = [e for e in edges if e.dst == n.id]
+                    if n.literal and into and not (r.joinable and any(e.rel == r.iri for e in into)):
+                        continue  # (a literal question node takes its first edge from anywhere)
                     options.append((n, r.iri, "in"))
         if not options:
             return None

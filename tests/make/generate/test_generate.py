@@ -389,14 +389,14 @@ def test_canonical_questions_per_function_class(kg):
     ctry = Node("y1", O + "Country", value=IRI(R + "Norland"))
     pop = Node("y2", XSD + "integer", literal=True)
     e1, e2 = Edge("x", O + "country", "y1"), Edge("x", O + "population", "y2")
-    assert canonical_question(_q([x, ctry], [e1]), lex) == ("Which city has country Norland?",
+    assert canonical_question(_q([x, ctry], [e1]), lex) == ("Which city has the country Norland?",
                                                              {R + "Norland": "Norland"})
     assert canonical_question(_q([x, ctry], [e1], Function("count")), lex)[0] == \
-        "How many cities have country Norland?"
+        "How many cities have the country Norland?"
     assert canonical_question(_q([x, ctry, pop], [e1, e2], Function("argmin", "y2")), lex)[0] == \
-        "Which city that has country Norland has the smallest population?"
+        "Which city that has the country Norland has the smallest population?"
     assert canonical_question(_q([x, ctry, pop], [e1, e2], Function("<", "y2", Literal("500000", XSD + "integer"))),
-                              lex)[0] == "Which city has country Norland and has a population less than 500000?"
+                              lex)[0] == "Which city has the country Norland and has a population less than 500000?"
     v = Node("x", XSD + "integer", literal=True)
     c = Node("y1", O + "City")
     assert canonical_question(_q([v, c], [Edge("y1", O + "population", "x")], Function("max")), lex)[0] == \
@@ -556,7 +556,7 @@ def test_set_up_mistakes_are_said_out_loud(tmp_path, capsys):
     assert code == 0, err
     ds = load_dataset(str(tmp_path / "u.json"))
     assert len(ds) == 3 and all(" a <" not in it.sparql for it in ds.items)
-    assert all(it.question().startswith(("Which thing", "How many things")) for it in ds.items)
+    assert all(it.question().startswith(("What ", "How many things")) for it in ds.items)
     # nothing generated is an error, with the reasons
     code, _, err = run_cli(capsys, "generate", "--kg", str(untyped), "-n", "3", "-o", str(tmp_path / "v.json"),
                            "--functions", "superlative", "-q")

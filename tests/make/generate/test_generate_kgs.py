@@ -30,6 +30,11 @@ from kgqa.model.problems import InputError
 META = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#",
         "http://www.w3.org/2002/07/owl#")
 PAPER = {"none": 74, "count": 10, "superlative": 9, "comparative": 7}
+#: phrasings the old grammar produced on these KGs (issue 36's reading sheets): a relation
+#: that fits no frame, a noun frame around a participle or a preposition, no article
+BAD_WORDING = (" has a created ", " has an issued ", " has a modified ", " has a valid", " has in ", " is the in ",
+               " a responsible ", " a eligible ", " an eligible ", "Which thing ", " the the ", " has an in ",
+               " is member of ", " a taken ", " end of the end", " begin of the begin")
 
 
 # ----------------------------------------------------------------------------- lexicon
@@ -42,8 +47,8 @@ PAPER = {"none": 74, "count": 10, "superlative": 9, "comparative": 7}
     ("isPartOf", "adj", "part of", "is part of O", "is S part of"),
     ("contains", "verb", "contain", "contains O", "does S contain"),
     ("belongs_to", "verb", "belong to", "belongs to O", "does S belong to"),
-    ("hasBirthPlace", "noun", "birth place", "has birth place O", "is S birth place"),
-    ("P102_has_title", "noun", "title", "has title O", "is S title"),
+    ("hasBirthPlace", "noun", "birth place", "has the birth place O", "is S birth place"),
+    ("P102_has_title", "noun", "title", "has the title O", "is S title"),
 ])
 def test_relation_words_decide_the_form(name, kind, words, active, asked):
     rt = parse_phrase(" ".join(split_name("http://x.org/" + name)))
@@ -153,8 +158,14 @@ def check_kg(name: str, path, n: int) -> dict:
         assert "--lexicon" in str(e) or "no relation" in str(e), e
         return {}
     s = res.summary
-    assert s["graph_queries"] > 0, (name, s["rejected"])
+    if s["graph_queries"] == 0:  # the KG offers nothing that can be worded: the summary says why
+        assert s["rejected"].get("stalled") or any(k.startswith("gave-up") for k in s["rejected"]), s["rejected"]
+        return {}
     items = [it for it in res.dataset.items if it.metadata.get("paraphrase_source") == "canonical"]
+    for it in items:  # the wording rules hold on KGs nobody here wrote
+        q = it.question()
+        assert q.endswith("?") and q[0].isupper(), (name, q)
+        assert not any(bad in f" {q} " for bad in BAD_WORDING), (name, q)
     with KGAccess.open(path, **kg_options(name).get("engine_options", {})) as acc:
         lex = Lexicon(acc, label_properties=label_properties(acc))
         for it in items:
