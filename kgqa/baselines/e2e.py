@@ -55,6 +55,21 @@ from kgqa.sparql.prefixes import STANDARD_PREFIXES
 _WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 SLOT = "\x00slot"
+STOPWORDS = frozenset(
+    "a an the of in on at to for from by with and or not no is are was were be been do does did have has had we "
+    "our us you your i me my it its this that these those who whom whose what which when where why how many much "
+    "all any some every each there here than then as into over under about give list show tell name".split())
+
+
+def singular(word: str) -> str | None:
+    """An English plural's singular (``switches`` -> ``switch``, ``cities`` -> ``city``), else None."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if re.search(r"(ss|x|z|ch|sh)es$", word):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return None
 
 
 def _ntriples(token: str, prefixes: dict[str, str]) -> str:
@@ -86,7 +101,7 @@ def add_label_parts(index: LabelIndex) -> None:
     words or four characters: people name things by a part of a long label."""
     extra: dict[str, list[str]] = {}
     for ent, labs in index.labels.items():
-        if not ent.startswith("<"):
+        if not ent.startswith("<") or ent.endswith(("/>", "#>")):  # not a namespace's own IRI
             continue
         for lab in labs:
             parts = [p for p in _PART.split(lab) if p and p.strip()]
@@ -94,10 +109,32 @@ def add_label_parts(index: LabelIndex) -> None:
                 continue
             for part in parts:
                 k = label_key(part)
-                if k and k not in index.by_key and (len(k.split()) >= 2 or len(k) >= 4):
+                if k and (len(k.split()) >= 2 or len(k) >= 4):
                     extra.setdefault(k, []).append(ent)
     for k, ents in extra.items():
-        index.by_key[k] = sorted(set(ents), key=lambda i: (-index.degree.get(i, 0), i))
+        ranked = sorted(set(ents), key=lambda i: (-index.degree.get(i, 0), i))
+        if k not in index.by_key:
+            index.by_key[k] = ranked
+        elif len(ranked) <= 3 and any(c.isdigit() for c in k) and not any(e.startswith("<") for e in index.by_key[k]):
+            index.by_key[k] = ranked + index.by_key[k]  # "M558-2275045": the item before its ID value
+
+
+def add_name_words(index: LabelIndex, most: int = 5) -> None:
+    """``index.name_words``: each word (3+ letters) of a 2- or 3-word label of an IRI, where at
+    most ``most`` entities have it, to those entities by degree: a question may name a person or
+    a thing by one word of its name (``Ms. Brant``, ``Sabrina from Marketing``)."""
+    words: dict[str, set[str]] = {}
+    for ent, labs in index.labels.items():
+        if not ent.startswith("<"):
+            continue
+        for lab in labs:
+            ws = label_key(lab).split()
+            if 2 <= len(ws) <= 3:
+                for w in ws:
+                    if len(w) >= 3 and not _NUMBER.match(w) and w not in STOPWORDS:
+                        words.setdefault(w, set()).add(ent)
+    index.name_words = {w: sorted(e, key=lambda i: (-index.degree.get(i, 0), i))
+                        for w, e in words.items() if len(e) <= most}
 
 
 def local_name_words(iri: str) -> str:
@@ -125,10 +162,50 @@ def add_local_names(index: LabelIndex, executor: Any) -> None:
             index.labels.setdefault(e, []).append(k)
 
 
+def _matches(name_word: str, word: str) -> bool:
+    if name_word == word:
+        return True
+    if len(name_word) >= 4 and len(word) >= 4 and (name_word in word or word in name_word):
+        return True
+    return len(name_word) >= 5 and len(word) >= 5 and name_word[:5] == word[:5]
+
+
+def relation_words(executor: Any, lang: str = "en") -> dict[str, list[str]]:
+    """``<IRI>`` of every predicate and class of the KG -> the content words of its label (else
+    of its local name): what a question says to ask for that relation."""
+    def rows(q: str) -> list:
+        oc = executor.execute(q)
+        return oc.answer.rows if not oc.status.failed and isinstance(oc.answer, TableAnswer) else []
+
+    labels: dict[str, list[str]] = {}
+    for s_, lab in rows("SELECT ?s ?l WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#label> ?l . "
+                        "{ ?x a ?s } UNION { ?x ?s ?y } }"):
+        if lab is not None and (not lab.language or lab.language.split("-")[0] == lang):
+            labels.setdefault(s_.value, []).append(lab.value)
+    out: dict[str, list[str]] = {}
+    for (x,) in rows("SELECT DISTINCT ?x WHERE { { ?s ?x ?o } UNION { ?s a ?x } }"):
+        if isinstance(x, IRI):
+            text = " ".join(labels.get(x.value, [])) or local_name_words(x.value)
+            ws = [w for w in dict.fromkeys(label_key(text).split()) if w not in STOPWORDS and not _NUMBER.match(w)]
+            ws = [w for w in ws if w not in ("mm", "g")] if len(ws) > 1 else ws
+            if ws:
+                out[f"<{x.value}>"] = ws
+    return out
+
+
+def _weak(word: str, written: str | None) -> bool:
+    """A one-word match too weak to be a mention: unless written in capitals (``US``), a stop
+    word or a word of at most 3 letters."""
+    if len(word) >= 2 and (written or "").isupper():
+        return False
+    return len(word) < 2 or word in STOPWORDS or len(word) <= 3
+
+
 class E2ESystem(System):
     kind = "e2e"
     needs_kg = True
-    defaults = {"n": 800, "round": 150, "edges": 2, "held_out": 0.1, "candidates": 20, "generate_share": 0.7}
+    defaults = {"n": 800, "round": 150, "edges": 2, "held_out": 0.1, "candidates": 30, "tries": 12, "generate_share": 0.7,
+                "drop_penalty": 0.85, "relation_weight": 0.3}
 
     # ------------------------------------------------------------------ linking
 
@@ -137,24 +214,37 @@ class E2ESystem(System):
             index = LabelIndex.from_executor(executor, self.lang)
             add_label_parts(index)
             add_local_names(index, executor)
+            add_name_words(index)
+            self._relwords = relation_words(executor, self.lang)
             self._labels = (executor, index)
         return self._labels[1]
 
     @staticmethod
-    def _mentions(words: list[str], index: LabelIndex) -> list[tuple[int, int, list[str]]]:
-        """``(start, end, candidates)`` word spans: labels / values of the KG, and numbers."""
+    def _mentions(words: list[str], index: LabelIndex, cased: list[str] | None = None) -> list[tuple[int, int, list[str]]]:
+        """``(start, end, candidates)`` word spans: labels / values of the KG (the last word also
+        as its singular: ``Transistors``), numbers, and (with ``cased``, the question's words as
+        written) a capitalised word that is one word of a few entities' names (``Ms. Brant``). A
+        one-word match that is a stop word, or of at most 3 letters not written in capitals (``in``
+        vs ``US``), is no mention."""
         out: list[tuple[int, int, list[str]]] = []
         i = 0
         while i < len(words):
             for n in range(min(index.max_words, len(words) - i), 0, -1):
                 key = " ".join(words[i:i + n])
-                if key in index.by_key and not (n == 1 and len(key) < 2):
+                if key not in index.by_key:
+                    one = singular(words[i + n - 1])
+                    key = " ".join([*words[i:i + n - 1], one]) if one else key
+                if key in index.by_key and not (n == 1 and _weak(words[i], cased[i] if cased else None)):
                     out.append((i, i + n, index.by_key[key]))
                     i += n
                     break
             else:
-                if _NUMBER.match(words[i]):
-                    out.append((i, i + 1, [f'"{words[i]}"']))
+                w = words[i]
+                if _NUMBER.match(w):
+                    out.append((i, i + 1, [f'"{w}"']))
+                elif cased and i > 0 and cased[i][:1].isupper() and w not in STOPWORDS and \
+                        w in getattr(index, "name_words", {}):
+                    out.append((i, i + 1, index.name_words[w]))
                 i += 1
         return out
 
@@ -224,9 +314,19 @@ class E2ESystem(System):
     def _features(self, doc: Sequence[str]) -> Counter:
         """Word uni- and bigrams, and unigrams crudely stemmed (plural ``s`` / ``es`` cut)."""
         stems = [re.sub(r"(?<=\w\w\w)(es|s)$", "", w) for w in doc]
-        return Counter([*doc, *(f"{a} {b}" for a, b in zip(doc, doc[1:])), *(f"~{w}" for w in stems)])
+        grams = [f"#{g[k:k + 4]}" for w in doc if len(w) >= 5 and w[0] != "<" for g in [f"<{w}>"]
+                 for k in range(len(g) - 3)]
+        return Counter([*doc, *(f"{a} {b}" for a, b in zip(doc, doc[1:])), *(f"~{w}" for w in stems), *grams])
 
     def _vectorize(self) -> None:
+        seen: set[tuple[str, str]] = set()
+        unique = []
+        for e in self.entries:  # the same masked question and skeleton once (rephrasings repeat them)
+            key = (" ".join(e["doc"]), " ".join(e["query"]))
+            if key not in seen:
+                seen.add(key)
+                unique.append(e)
+        self.entries = unique
         docs = [self._features(e["doc"]) for e in self.entries]
         df = Counter(f for d in docs for f in d)
         self.vocab = {f: i for i, f in enumerate(sorted(df))}
@@ -279,11 +379,14 @@ class E2ESystem(System):
         each subset is masked and compared on its own; at most 3 mentions left unmasked)."""
         from itertools import combinations
 
-        words = [w.lower() for w in _WORDS.findall(question)]
-        spans = self._mentions(words, index)
+        cased = _WORDS.findall(question)
+        words = [w.lower() for w in cased]
+        spans = self._mentions(words, index, cased)
         best: tuple[float, int, str] | None = None
+        drop = float(self.config["drop_penalty"])
         first: str | None = None
-        per = max(1, int(self.config["candidates"]) // 4)
+        per = max(1, int(self.config["tries"]))
+        rel = float(self.config["relation_weight"])
         for size in range(len(spans), max(-1, len(spans) - 4), -1):
             pool = self.by_slots.get(size, [])
             if not pool:
@@ -291,21 +394,37 @@ class E2ESystem(System):
             for keep in combinations(spans, size):
                 doc = self._matrix([self._features(self._masked(words, keep))])
                 scores = np.asarray((self.matrix[pool] @ doc.T).todense()).ravel()
+                top = np.argsort(-scores, kind="stable")[: int(self.config["candidates"])]
+                ranked = sorted(((float(scores[j]) + rel * self._relevance(self.entries[pool[int(j)]], words))
+                                 * drop ** (len(spans) - size), int(j)) for j in top)
+                ranked.sort(key=lambda x: -x[0])  # stable: ties keep the TF-IDF order
                 tried = 0
-                for j in np.argsort(-scores, kind="stable")[: int(self.config["candidates"])]:
-                    if best is not None and scores[j] <= best[0]:
+                for score, j in ranked:
+                    if best is not None and score <= best[0]:
                         break
-                    q = self._fill(self.entries[pool[int(j)]], list(keep))
+                    q = self._fill(self.entries[pool[j]], list(keep))
                     if q is None:
                         continue
                     first = first or q
                     tried += 1
                     if executor is None or self._answers(executor, q):
-                        best = (float(scores[j]), size, q)
+                        best = (score, size, q)
                         break
                     if tried >= per:
                         break
         return best[2] if best is not None else first
+
+    def _relevance(self, entry: dict[str, Any], words: list[str]) -> float:
+        """How far the question's words name the relations and classes of a skeleton: the mean,
+        over its predicates and classes, of the share of their label's content words that some
+        question word matches (equal, one inside the other: ``phone``/``telephone``, or the same
+        first five letters: ``expert``/``expertise``)."""
+        shares = []
+        for t in dict.fromkeys(entry["query"]):
+            names = self._relwords.get(t) if t.startswith("<") else None
+            if names:
+                shares.append(sum(any(_matches(c, w) for w in words) for c in names) / len(names))
+        return sum(shares) / len(shares) if shares else 0.0
 
     def _queries(self, items: Sequence[Item], executor: Any) -> list[str | None]:
         if executor is None:
