@@ -55,6 +55,7 @@ from kgqa.sparql.prefixes import STANDARD_PREFIXES
 _WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 SLOT = "\x00slot"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 STOPWORDS = frozenset(
     "a an the of in on at to for from by with and or not no is are was were be been do does did have has had we "
     "our us you your i me my it its this that these those who whom whose what which when where why how many much "
@@ -204,8 +205,9 @@ def _weak(word: str, written: str | None) -> bool:
 class E2ESystem(System):
     kind = "e2e"
     needs_kg = True
-    defaults = {"n": 800, "round": 150, "edges": 2, "held_out": 0.1, "candidates": 30, "tries": 12, "generate_share": 0.7,
-                "drop_penalty": 0.85, "relation_weight": 0.3}
+    defaults = {"n": 800, "round": 150, "edges": 2, "held_out": 0.1, "candidates": 100, "tries": 12, "generate_share": 0.7,
+                "drop_penalty": 0.85, "relation_weight": 0.3,
+                "pattern_penalty": 0.08, "graph_base": 0.9}
 
     # ------------------------------------------------------------------ linking
 
@@ -386,7 +388,7 @@ class E2ESystem(System):
         drop = float(self.config["drop_penalty"])
         first: str | None = None
         per = max(1, int(self.config["tries"]))
-        rel = float(self.config["relation_weight"])
+        rel, simple = float(self.config["relation_weight"]), float(self.config["pattern_penalty"])
         for size in range(len(spans), max(-1, len(spans) - 4), -1):
             pool = self.by_slots.get(size, [])
             if not pool:
@@ -395,14 +397,18 @@ class E2ESystem(System):
                 doc = self._matrix([self._features(self._masked(words, keep))])
                 scores = np.asarray((self.matrix[pool] @ doc.T).todense()).ravel()
                 top = np.argsort(-scores, kind="stable")[: int(self.config["candidates"])]
-                ranked = sorted(((float(scores[j]) + rel * self._relevance(self.entries[pool[int(j)]], words))
+                ranked = sorted(((float(scores[j]) + rel * self._relevance(self.entries[pool[int(j)]], words)
+                                  - simple * self._patterns(self.entries[pool[int(j)]]))
                                  * drop ** (len(spans) - size), int(j)) for j in top)
+                if size == 1 and executor is not None and len(top):
+                    base = float(scores[top[0]]) * float(self.config["graph_base"]) * drop ** (len(spans) - size)
+                    ranked += self._graph_candidates(keep[0][2], words, executor, base)
                 ranked.sort(key=lambda x: -x[0])  # stable: ties keep the TF-IDF order
                 tried = 0
                 for score, j in ranked:
                     if best is not None and score <= best[0]:
                         break
-                    q = self._fill(self.entries[pool[j]], list(keep))
+                    q = j if isinstance(j, str) else self._fill(self.entries[pool[j]], list(keep))
                     if q is None:
                         continue
                     first = first or q
@@ -413,6 +419,34 @@ class E2ESystem(System):
                     if tried >= per:
                         break
         return best[2] if best is not None else first
+
+    def _graph_candidates(self, cands: list[str], words: list[str], executor: Any, base: float) -> list[tuple[float, str]]:
+        """One-edge queries from the mention's entity (its best IRI) over every predicate it has in
+        the KG, either direction, where the question names the predicate (:meth:`_relevance`):
+        relations the generated questions never asked about (``phone``) can still be answered.
+        Scored ``base`` (a share of the best skeleton's TF-IDF score) plus the relation score."""
+        ent = next((c for c in cands if c.startswith("<")), None)
+        if ent is None:
+            return []
+        out = []
+        rel = float(self.config["relation_weight"])
+        for pattern, q in ((f"{ent} ?p ?o", f"SELECT DISTINCT ?x WHERE {{ {ent} {{p}} ?x . }}"),
+                           (f"?o ?p {ent}", f"SELECT DISTINCT ?x WHERE {{ ?x {{p}} {ent} . }}")):
+            oc = executor.execute(f"SELECT DISTINCT ?p WHERE {{ {pattern} }}")
+            if oc.status.failed or not isinstance(oc.answer, TableAnswer):
+                continue
+            for (p,) in oc.answer.rows:
+                if not isinstance(p, IRI) or p.value == RDF_TYPE:
+                    continue
+                r = self._relevance({"query": [f"<{p.value}>"]}, words)
+                if r > 0:
+                    out.append((base + rel * r, q.replace("{p}", f"<{p.value}>")))
+        return out
+
+    @staticmethod
+    def _patterns(entry: dict[str, Any]) -> int:
+        """Triple patterns of a skeleton beyond the first (a simpler reading is preferred)."""
+        return max(0, sum(1 for t in entry["query"] if t == ".") - 1)
 
     def _relevance(self, entry: dict[str, Any], words: list[str]) -> float:
         """How far the question's words name the relations and classes of a skeleton: the mean,
