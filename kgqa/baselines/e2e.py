@@ -421,17 +421,20 @@ class E2ESystem(System):
         return best[2] if best is not None else first
 
     def _graph_candidates(self, cands: list[str], words: list[str], executor: Any, base: float) -> list[tuple[float, str]]:
-        """One-edge queries from the mention's entity (its best IRI) over every predicate it has in
-        the KG, either direction, where the question names the predicate (:meth:`_relevance`):
+        """One-edge queries from the mention's entity (its best IRI; else the subjects of its
+        value) over every predicate it has in the KG, either direction, where the question names the predicate (:meth:`_relevance`):
         relations the generated questions never asked about (``phone``) can still be answered.
         Scored ``base`` (a share of the best skeleton's TF-IDF score) plus the relation score."""
         ent = next((c for c in cands if c.startswith("<")), None)
-        if ent is None:
+        value = next((c for c in cands if c.startswith("\"")), None)
+        if ent is None and value is None:
             return []
         out = []
         rel = float(self.config["relation_weight"])
-        for pattern, q in ((f"{ent} ?p ?o", f"SELECT DISTINCT ?x WHERE {{ {ent} {{p}} ?x . }}"),
-                           (f"?o ?p {ent}", f"SELECT DISTINCT ?x WHERE {{ ?x {{p}} {ent} . }}")):
+        shapes = ((f"{ent} ?p ?o", f"SELECT DISTINCT ?x WHERE {{ {ent} {{p}} ?x . }}"),
+                  (f"?o ?p {ent}", f"SELECT DISTINCT ?x WHERE {{ ?x {{p}} {ent} . }}")) if ent else \
+            ((f"?o ?p {value}", f"SELECT DISTINCT ?x WHERE {{ ?x {{p}} {value} . }}"),)
+        for pattern, q in shapes:
             oc = executor.execute(f"SELECT DISTINCT ?p WHERE {{ {pattern} }}")
             if oc.status.failed or not isinstance(oc.answer, TableAnswer):
                 continue
@@ -439,7 +442,7 @@ class E2ESystem(System):
                 if not isinstance(p, IRI) or p.value == RDF_TYPE:
                     continue
                 r = self._relevance({"query": [f"<{p.value}>"]}, words)
-                if r > 0:
+                if r > 0 or ent is None:  # a value's property often goes unsaid ("suppliers in Toulouse")
                     out.append((base + rel * r, q.replace("{p}", f"<{p.value}>")))
         return out
 
