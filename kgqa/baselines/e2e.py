@@ -163,6 +163,21 @@ def add_local_names(index: LabelIndex, executor: Any) -> None:
             index.labels.setdefault(e, []).append(k)
 
 
+YES_NO = frozenset("do does did is are was were has have had can could will".split())
+_SELECT_WHERE = re.compile(r"^\s*SELECT\s+(?:DISTINCT\s+)?\?\w+\s+WHERE\s*(\{.*\})\s*$", re.S | re.I)
+
+
+def as_ask(query: str) -> str:
+    """A yes/no question's query: ``SELECT ?x WHERE {...}`` as ``ASK WHERE {...}`` (other
+    forms unchanged)."""
+    m = _SELECT_WHERE.match(query)
+    return f"ASK WHERE {m[1]}" if m else query
+
+
+def _counts(query: Sequence[str]) -> bool:
+    return "COUNT" in query
+
+
 def _matches(name_word: str, word: str) -> bool:
     if name_word == word:
         return True
@@ -207,7 +222,8 @@ class E2ESystem(System):
     needs_kg = True
     defaults = {"n": 800, "round": 150, "edges": 2, "held_out": 0.1, "candidates": 100, "tries": 12, "generate_share": 0.7,
                 "drop_penalty": 0.85, "relation_weight": 0.3,
-                "pattern_penalty": 0.08, "graph_base": 0.9}
+                "pattern_penalty": 0.08, "graph_base": 0.9,
+                "form_penalty": 0.15}
 
     # ------------------------------------------------------------------ linking
 
@@ -218,6 +234,9 @@ class E2ESystem(System):
             add_local_names(index, executor)
             add_name_words(index)
             self._relwords = relation_words(executor, self.lang)
+            oc = executor.execute("SELECT DISTINCT ?c WHERE { ?x a ?c }")
+            self._classes = {f"<{r[0].value}>" for r in oc.answer.rows if isinstance(r[0], IRI)} \
+                if not oc.status.failed and isinstance(oc.answer, TableAnswer) else set()
             self._labels = (executor, index)
         return self._labels[1]
 
@@ -389,6 +408,7 @@ class E2ESystem(System):
         first: str | None = None
         per = max(1, int(self.config["tries"]))
         rel, simple = float(self.config["relation_weight"]), float(self.config["pattern_penalty"])
+        form, counting = float(self.config["form_penalty"]), " ".join(words[:2]) in ("how many", "how much")
         for size in range(len(spans), max(-1, len(spans) - 4), -1):
             pool = self.by_slots.get(size, [])
             if not pool:
@@ -398,7 +418,8 @@ class E2ESystem(System):
                 scores = np.asarray((self.matrix[pool] @ doc.T).todense()).ravel()
                 top = np.argsort(-scores, kind="stable")[: int(self.config["candidates"])]
                 ranked = sorted(((float(scores[j]) + rel * self._relevance(self.entries[pool[int(j)]], words)
-                                  - simple * self._patterns(self.entries[pool[int(j)]]))
+                                  - simple * self._patterns(self.entries[pool[int(j)]])
+                                  - form * (_counts(self.entries[pool[int(j)]]["query"]) != counting))
                                  * drop ** (len(spans) - size), int(j)) for j in top)
                 if size == 1 and executor is not None and len(top):
                     base = float(scores[top[0]]) * float(self.config["graph_base"]) * drop ** (len(spans) - size)
@@ -418,7 +439,8 @@ class E2ESystem(System):
                         break
                     if tried >= per:
                         break
-        return best[2] if best is not None else first
+        query = best[2] if best is not None else first
+        return as_ask(query) if query and words and words[0] in YES_NO else query
 
     def _graph_candidates(self, cands: list[str], words: list[str], executor: Any, base: float) -> list[tuple[float, str]]:
         """One-edge queries from the mention's entity (its best IRI; else the subjects of its
@@ -431,6 +453,8 @@ class E2ESystem(System):
             return []
         out = []
         rel = float(self.config["relation_weight"])
+        classes = [c for c, names in self._relwords.items() if c in self._classes
+                   and all(any(_matches(n, w) for w in words) for n in names)]
         shapes = ((f"{ent} ?p ?o", f"SELECT DISTINCT ?x WHERE {{ {ent} {{p}} ?x . }}"),
                   (f"?o ?p {ent}", f"SELECT DISTINCT ?x WHERE {{ ?x {{p}} {ent} . }}")) if ent else \
             ((f"?o ?p {value}", f"SELECT DISTINCT ?x WHERE {{ ?x {{p}} {value} . }}"),)
@@ -443,7 +467,10 @@ class E2ESystem(System):
                     continue
                 r = self._relevance({"query": [f"<{p.value}>"]}, words)
                 if r > 0 or ent is None:  # a value's property often goes unsaid ("suppliers in Toulouse")
-                    out.append((base + rel * r, q.replace("{p}", f"<{p.value}>")))
+                    filled = q.replace("{p}", f"<{p.value}>")
+                    out.append((base + rel * r, filled))
+                    for c in classes:  # the class the question asks for ("which suppliers")
+                        out.append((base + rel * (r + 1) / 2, filled.replace(" . }", f" . ?x a {c} . }}")))
         return out
 
     @staticmethod
