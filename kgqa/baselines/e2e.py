@@ -174,6 +174,14 @@ def as_ask(query: str) -> str:
     return f"ASK WHERE {m[1]}" if m else query
 
 
+def as_count(query: str) -> str:
+    """A how-many question's query: ``SELECT ?x WHERE {...}`` as ``SELECT (COUNT(DISTINCT ?x) AS
+    ?count) WHERE {...}`` (other forms unchanged)."""
+    m = _SELECT_WHERE.match(query)
+    var = re.match(r"^\s*SELECT\s+(?:DISTINCT\s+)?(\?\w+)", query, re.I)
+    return f"SELECT (COUNT(DISTINCT {var[1]}) AS ?count) WHERE {m[1]}" if m and var else query
+
+
 def _counts(query: Sequence[str]) -> bool:
     return "COUNT" in query
 
@@ -440,7 +448,9 @@ class E2ESystem(System):
                     if tried >= per:
                         break
         query = best[2] if best is not None else first
-        return as_ask(query) if query and words and words[0] in YES_NO else query
+        if query and words and words[0] in YES_NO:
+            return as_ask(query)
+        return as_count(query) if query and counting else query
 
     def _graph_candidates(self, cands: list[str], words: list[str], executor: Any, base: float) -> list[tuple[float, str]]:
         """One-edge queries from the mention's entity (its best IRI; else the subjects of its
@@ -501,6 +511,10 @@ class E2ESystem(System):
     def _save_state(self, folder: Path) -> None:
         (folder / "state.json").write_text(json.dumps({"prefixes": self.prefixes, "entries": self.entries,
                                                        "skipped": self.skipped}, ensure_ascii=False), encoding="utf-8")
+        if getattr(self, "held", None):  # the held-back questions, to measure a later version on them
+            (folder / "held_out.json").write_text(json.dumps(
+                [{"id": it.id, "question": question_text(it, self.lang), "sparql": it.sparql} for it in self.held],
+                ensure_ascii=False), encoding="utf-8")
 
     def _load_state(self, folder: Path) -> None:
         state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
@@ -656,13 +670,22 @@ def train_e2e(kg: Any, output: str | Path | None = None, *, minutes: float | Non
     system.fit(Dataset(f"generated from {Path(str(kg)).name}", train), kg=kg)
     if held:
         step = math.ceil(len(held) / 300)  # at most 300 answered: each can execute up to `candidates` queries
-        system.manifest["held_out"] = held_out_accuracy(system, held[::step], kg)
+        system.held = held[::step]
+        system.manifest["held_out"] = held_out_accuracy(system, system.held, kg)
         if say:
             h = system.manifest["held_out"]
             say(f"e2e: held-back generated questions: {h['correct']}/{h['items']} answered exactly ({h['accuracy']:.1%})")
     if output is not None:
         system.save(output)
     return system
+
+
+def held_out_of(folder: str | Path, lang: str = "en") -> list[Item]:
+    """The held-back generated questions a trained folder keeps (``held_out.json``; none: [])."""
+    path = Path(folder) / "held_out.json"
+    if not path.exists():
+        return []
+    return [Item(r["id"], {lang: r["question"]}, r["sparql"]) for r in json.loads(path.read_text(encoding="utf-8"))]
 
 
 def held_out_accuracy(system: E2ESystem, held: list[Item], kg: Any) -> dict[str, Any]:
