@@ -163,6 +163,45 @@ def add_local_names(index: LabelIndex, executor: Any) -> None:
             index.labels.setdefault(e, []).append(k)
 
 
+# English superlatives and the measure each compares (general lexicon, not a KG's): "the
+# heaviest X" asks for the X of largest weight, as generated questions word it
+_MEASURES = {"heavy": "weight", "light": "weight", "expensive": "price", "costly": "price", "cheap": "price",
+             "tall": "height", "high": "height", "short": "height", "wide": "width", "narrow": "width",
+             "deep": "depth", "shallow": "depth", "long": "length", "old": "age", "young": "age", "big": "size",
+             "large": "size", "small": "size", "reliable": "reliability", "populous": "population",
+             "fast": "speed", "slow": "speed", "recent": "date", "early": "date", "late": "date", "new": "date",
+             "far": "distance", "near": "distance", "rich": "wealth", "frequent": "frequency"}
+_MORE = {"heavy", "expensive", "costly", "tall", "high", "wide", "deep", "long", "old", "big", "large", "reliable",
+         "populous", "fast", "recent", "late", "new", "far", "rich", "frequent"}
+_EST = {"heaviest": "heavy", "lightest": "light", "cheapest": "cheap", "tallest": "tall", "highest": "high",
+        "shortest": "short", "widest": "wide", "narrowest": "narrow", "deepest": "deep", "shallowest": "shallow",
+        "longest": "long", "oldest": "old", "youngest": "young", "biggest": "big", "largest": "large",
+        "smallest": "small", "fastest": "fast", "slowest": "slow", "newest": "new", "earliest": "early",
+        "latest": "late", "farthest": "far", "nearest": "near", "richest": "rich"}
+
+
+def superlatives(words: list[str]) -> list[str]:
+    """The words with each superlative also said the way generated questions say it:
+    ``heaviest`` -> ``heaviest largest weight``, ``most expensive`` -> ``largest price``,
+    ``cheapest`` -> ``smallest price``."""
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        adj = _EST.get(w)
+        if adj is None and w in ("most", "least") and i + 1 < len(words) and words[i + 1] in _MEASURES:
+            adj, i = words[i + 1], i + 1
+            up = (w == "most") == (adj in _MORE)
+        else:
+            up = adj in _MORE
+        if adj is None:
+            out.append(w)
+        else:
+            out += [w, "largest" if up else "smallest", *([_MEASURES[adj]] if adj in _MEASURES else [])]
+        i += 1
+    return out
+
+
 YES_NO = frozenset("do does did is are was were has have had can could will".split())
 _SELECT_WHERE = re.compile(r"^\s*SELECT\s+(?:DISTINCT\s+)?\?\w+\s+WHERE\s*(\{.*\})\s*$", re.S | re.I)
 
@@ -411,6 +450,7 @@ class E2ESystem(System):
         cased = _WORDS.findall(question)
         words = [w.lower() for w in cased]
         spans = self._mentions(words, index, cased)
+        said = superlatives(words)
         best: tuple[float, int, str] | None = None
         drop = float(self.config["drop_penalty"])
         first: str | None = None
@@ -422,16 +462,16 @@ class E2ESystem(System):
             if not pool:
                 continue
             for keep in combinations(spans, size):
-                doc = self._matrix([self._features(self._masked(words, keep))])
+                doc = self._matrix([self._features(superlatives(self._masked(words, keep)))])
                 scores = np.asarray((self.matrix[pool] @ doc.T).todense()).ravel()
                 top = np.argsort(-scores, kind="stable")[: int(self.config["candidates"])]
-                ranked = sorted(((float(scores[j]) + rel * self._relevance(self.entries[pool[int(j)]], words)
+                ranked = sorted(((float(scores[j]) + rel * self._relevance(self.entries[pool[int(j)]], said)
                                   - simple * self._patterns(self.entries[pool[int(j)]])
                                   - form * (_counts(self.entries[pool[int(j)]]["query"]) != counting))
                                  * drop ** (len(spans) - size), int(j)) for j in top)
                 if size == 1 and executor is not None and len(top):
                     base = float(scores[top[0]]) * float(self.config["graph_base"]) * drop ** (len(spans) - size)
-                    ranked += self._graph_candidates(keep[0][2], words, executor, base)
+                    ranked += self._graph_candidates(keep[0][2], said, executor, base)
                 ranked.sort(key=lambda x: -x[0])  # stable: ties keep the TF-IDF order
                 tried = 0
                 for score, j in ranked:
