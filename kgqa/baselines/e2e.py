@@ -269,7 +269,7 @@ class E2ESystem(System):
     needs_kg = True
     defaults = {"n": 800, "round": 150, "edges": 2, "held_out": 0.1, "candidates": 100, "tries": 12, "generate_share": 0.7,
                 "drop_penalty": 0.85, "relation_weight": 0.3,
-                "pattern_penalty": 0.08, "graph_base": 0.9,
+                "pattern_penalty": 0.0, "graph_base": 0.9,
                 "form_penalty": 0.15}
 
     # ------------------------------------------------------------------ linking
