@@ -259,8 +259,8 @@ def relation_words(executor: Any, lang: str = "en") -> dict[str, list[str]]:
 def _weak(word: str, written: str | None) -> bool:
     """A one-word match too weak to be a mention: unless written in capitals (``US``), a stop
     word or a word of at most 3 letters."""
-    if len(word) >= 2 and (written or "").isupper():
-        return False
+    if _NUMBER.match(word) or (len(word) >= 2 and (written or "").isupper()):
+        return False  # a number is matched with its typed values of the KG
     return len(word) < 2 or word in STOPWORDS or len(word) <= 3
 
 
@@ -469,7 +469,7 @@ class E2ESystem(System):
                                   - simple * self._patterns(self.entries[pool[int(j)]])
                                   - form * (_counts(self.entries[pool[int(j)]]["query"]) != counting))
                                  * drop ** (len(spans) - size), int(j)) for j in top)
-                if size == 1 and executor is not None and len(top):
+                if size == 1 and executor is not None and len(top) and not _NUMBER.match(" ".join(words[keep[0][0]:keep[0][1]])):
                     base = float(scores[top[0]]) * float(self.config["graph_base"]) * drop ** (len(spans) - size)
                     ranked += self._graph_candidates(keep[0][2], said, executor, base)
                 ranked.sort(key=lambda x: -x[0])  # stable: ties keep the TF-IDF order
