@@ -269,7 +269,7 @@ class E2ESystem(System):
     needs_kg = True
     defaults = {"n": 800, "round": 150, "edges": 2, "held_out": 0.1, "candidates": 100, "tries": 12, "generate_share": 0.7,
                 "drop_penalty": 0.85, "relation_weight": 0.3,
-                "pattern_penalty": 0.0, "graph_base": 0.9,
+                "pattern_penalty": 0.0, "graph_base": 0.75,
                 "form_penalty": 0.15}
 
     # ------------------------------------------------------------------ linking
@@ -535,6 +535,8 @@ class E2ESystem(System):
         first five letters: ``expert``/``expertise``)."""
         shares = []
         for t in dict.fromkeys(entry["query"]):
+            if not t.startswith(("<", "?", "\"", "'", SLOT)) and ":" in t:
+                t = _ntriples(t, self.prefixes)  # skos:broader -> <http://...#broader>
             names = self._relwords.get(t) if t.startswith("<") else None
             if names:
                 shares.append(sum(any(_matches(c, w) for w in words) for c in names) / len(names))
