@@ -25,7 +25,12 @@ from that KG; it answers raw questions (issue 40.1).
   masked text; the slots of the best ``candidates`` are filled in order (an entity slot with the
   mention's best IRI by degree, a value slot with its literal or number), executed on the KG,
   and the best-scored one over all subsets that returns a non-empty answer is the query (none
-  does: the first filled one).
+  does: the first filled one). The score adds how far the question's words name the skeleton's
+  relations and classes (:meth:`E2ESystem._relevance`), and a mismatch of counting and *how
+  many* costs; one-edge **graph candidates** over the linked entity's own predicates
+  (:meth:`E2ESystem._graph_candidates`) compete with the skeletons, so relations no generated
+  question asked about can be answered. Yes/no questions get ``ASK`` (:func:`as_ask`), *how
+  many* questions a count (:func:`as_count`). docs/baselines.md gives the weights.
   No mention found: the best skeleton without slots, else no query.
 
 Deterministic for a given KG, seed and budget cut.
