@@ -84,6 +84,8 @@ def main() -> None:
     ap.add_argument("--commonness-bins", default="3", help="--bins value for commonness: edges e0,e1,... or Q quantiles")
     ap.add_argument("--out", default=str(ROOT / "bench" / "experiments" / "results" / "graphquestions-breakdown.md"))
     ap.add_argument("--no-times", action="store_true", help="no fit/predict seconds (tables the docs keep and CI compares)")
+    ap.add_argument("--timeout", type=float, default=600.0,
+                    help="seconds per generator query (long: a query that times out under load changes the questions)")
     args = ap.parse_args()
 
     from kgqa.analyze.characteristics import breakdown_table, parse_bins
@@ -92,7 +94,7 @@ def main() -> None:
 
     start = time.perf_counter()
     kg = Path(args.data) / "ck25" / "graphs" / "prod-inst.ttl"
-    ds = generate(str(kg), GenerateOptions(n=args.n, edges=(1, 3), seed=args.seed)).dataset
+    ds = generate(str(kg), GenerateOptions(n=args.n, edges=(1, 3), seed=args.seed), timeout=args.timeout).dataset
     tr, te = split_by_graph_query(ds, args.seed)
     queries = {str(it.groups["paraphrase"]) for it in ds.items}
     print(f"generated {len(ds)} questions ({len(queries)} graph queries) from CK25; "
