@@ -88,6 +88,12 @@ def commit() -> str:
         return "unknown"
 
 
+def out_arg(out: str | Path) -> str:
+    """``out`` as a command line shows it: relative to the repository where it lies in it."""
+    path = Path(out).resolve()
+    return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+
+
 def write_report(out: str | Path, title: str, cmd: str, note: str, table: str, seconds: float) -> None:
     """Print the table and write it as Markdown: title, the command, the note (seed, data,
     hardware: ``{minutes}`` is replaced by the run's minutes), the table."""

@@ -37,7 +37,7 @@ def report_block(report: str) -> str:
     lines = report.splitlines()
     cmd = next((ln for ln in lines if ln.startswith("`")), "")
     made = next((ln for ln in lines if ln.startswith("Made by kgqa commit")), "")
-    return "\n".join(x for x in (f"```bash\n{cmd.strip('`')}\n```", made, "", *table_lines(report)) if x is not None) + "\n"
+    return "\n".join([f"```bash\n{cmd.strip('`')}\n```", *([made] if made else []), "", *table_lines(report)]) + "\n"
 
 
 def blocks(docs: Path = ROOT / "docs"):

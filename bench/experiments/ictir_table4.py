@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, hardware, markdown_table, run_system, write_report  # noqa: E402
+from common import ROOT, hardware, markdown_table, out_arg, run_system, write_report  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 MEASURES = ["BLEU", "ROUGE_L", "QueryEM(norm=whitespace)", "F1_Ans", "Exec", "F1_Sem", "F1_Tri", "GEK1", "GEK2", "GEK3"]
@@ -38,6 +38,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--systems", default="retrieval,simple,seq2seq")
     ap.add_argument("--out", default=str(ROOT / "bench" / "experiments" / "results" / "ictir-table4.md"))
+    ap.add_argument("--no-times", action="store_true", help="no fit/predict seconds columns (tables the docs keep and CI compares)")
     args = ap.parse_args()
 
     from kgqa.make.splits import split_dataset
@@ -67,10 +68,13 @@ def main() -> None:
             print("  " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row), flush=True)
     header = ["train share", "items", "system", "BLEU", "ROUGE-L", "QueryEM", "F1_Ans", "Exec", "F1_Sem", "F1_Tri",
               "GEK-1", "GEK-2", "GEK-3", "fit s", "predict s"]
+    if args.no_times:
+        header, rows = header[:-2], [r[:-2] for r in rows]
     table = markdown_table(header, rows)
     total = time.perf_counter() - start
     cmd = (f"nice -n 19 .venv/bin/python bench/experiments/ictir_table4.py --n {args.n} --epochs {args.epochs} "
-           f"--seed {args.seed} --threads {args.threads} --systems {args.systems}")
+           f"--seed {args.seed} --threads {args.threads} --systems {args.systems}" + (" --no-times" if args.no_times else "")
+           + f" --out {out_arg(args.out)}")
     note = (f"Seed {args.seed}; {len(ds)} generated questions (train {len(tr)}, validation {len(va)}, test {len(te)}); "
             f"answers by executing every predicted query on CK25 (pyoxigraph, kgqa's sandbox); total "
             f"{{minutes}} min on {hardware()}, torch threads {args.threads}. Measures in %.")

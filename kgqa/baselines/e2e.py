@@ -25,7 +25,12 @@ from that KG; it answers raw questions (issue 40.1).
   masked text; the slots of the best ``candidates`` are filled in order (an entity slot with the
   mention's best IRI by degree, a value slot with its literal or number), executed on the KG,
   and the best-scored one over all subsets that returns a non-empty answer is the query (none
-  does: the first filled one).
+  does: the first filled one). The score adds how far the question's words name the skeleton's
+  relations and classes (:meth:`E2ESystem._relevance`), and a mismatch of counting and *how
+  many* costs; one-edge **graph candidates** over the linked entity's own predicates
+  (:meth:`E2ESystem._graph_candidates`) compete with the skeletons, so relations no generated
+  question asked about can be answered. Yes/no questions get ``ASK`` (:func:`as_ask`), *how
+  many* questions a count (:func:`as_count`). docs/baselines.md gives the weights.
   No mention found: the best skeleton without slots, else no query.
 
 Deterministic for a given KG, seed and budget cut.
@@ -59,6 +64,22 @@ from kgqa.make.generate import GenerateOptions, KGAccess, generate
 _WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 SLOT = "\x00slot"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+STOPWORDS = frozenset(
+    "a an the of in on at to for from by with and or not no is are was were be been do does did have has had we "
+    "our us you your i me my it its this that these those who whom whose what which when where why how many much "
+    "all any some every each there here than then as into over under about give list show tell name".split())
+
+
+def singular(word: str) -> str | None:
+    """An English plural's singular (``switches`` -> ``switch``, ``cities`` -> ``city``), else None."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if re.search(r"(ss|x|z|ch|sh)es$", word):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return None
 
 
 def _ntriples(token: str, prefixes: dict[str, str]) -> str:
@@ -90,7 +111,7 @@ def add_label_parts(index: LabelIndex) -> None:
     words or four characters: people name things by a part of a long label."""
     extra: dict[str, list[str]] = {}
     for ent, labs in index.labels.items():
-        if not ent.startswith("<"):
+        if not ent.startswith("<") or ent.endswith(("/>", "#>")):  # not a namespace's own IRI
             continue
         for lab in labs:
             parts = [p for p in _PART.split(lab) if p and p.strip()]
@@ -98,10 +119,32 @@ def add_label_parts(index: LabelIndex) -> None:
                 continue
             for part in parts:
                 k = label_key(part)
-                if k and k not in index.by_key and (len(k.split()) >= 2 or len(k) >= 4):
+                if k and (len(k.split()) >= 2 or len(k) >= 4):
                     extra.setdefault(k, []).append(ent)
     for k, ents in extra.items():
-        index.by_key[k] = sorted(set(ents), key=lambda i: (-index.degree.get(i, 0), i))
+        ranked = sorted(set(ents), key=lambda i: (-index.degree.get(i, 0), i))
+        if k not in index.by_key:
+            index.by_key[k] = ranked
+        elif len(ranked) <= 3 and any(c.isdigit() for c in k) and not any(e.startswith("<") for e in index.by_key[k]):
+            index.by_key[k] = ranked + index.by_key[k]  # "M558-2275045": the item before its ID value
+
+
+def add_name_words(index: LabelIndex, most: int = 5) -> None:
+    """``index.name_words``: each word (3+ letters) of a 2- or 3-word label of an IRI, where at
+    most ``most`` entities have it, to those entities by degree: a question may name a person or
+    a thing by one word of its name (``Ms. Brant``, ``Sabrina from Marketing``)."""
+    words: dict[str, set[str]] = {}
+    for ent, labs in index.labels.items():
+        if not ent.startswith("<"):
+            continue
+        for lab in labs:
+            ws = label_key(lab).split()
+            if 2 <= len(ws) <= 3:
+                for w in ws:
+                    if len(w) >= 3 and not _NUMBER.match(w) and w not in STOPWORDS:
+                        words.setdefault(w, set()).add(ent)
+    index.name_words = {w: sorted(e, key=lambda i: (-index.degree.get(i, 0), i))
+                        for w, e in words.items() if len(e) <= most}
 
 
 def local_name_words(iri: str) -> str:
@@ -129,10 +172,114 @@ def add_local_names(index: LabelIndex, executor: Any) -> None:
             index.labels.setdefault(e, []).append(k)
 
 
+# English superlatives and the measure each compares (general lexicon, not a KG's): "the
+# heaviest X" asks for the X of largest weight, as generated questions word it
+_MEASURES = {"heavy": "weight", "light": "weight", "expensive": "price", "costly": "price", "cheap": "price",
+             "tall": "height", "high": "height", "short": "height", "wide": "width", "narrow": "width",
+             "deep": "depth", "shallow": "depth", "long": "length", "old": "age", "young": "age", "big": "size",
+             "large": "size", "small": "size", "reliable": "reliability", "populous": "population",
+             "fast": "speed", "slow": "speed", "recent": "date", "early": "date", "late": "date", "new": "date",
+             "far": "distance", "near": "distance", "rich": "wealth", "frequent": "frequency"}
+_MORE = {"heavy", "expensive", "costly", "tall", "high", "wide", "deep", "long", "old", "big", "large", "reliable",
+         "populous", "fast", "recent", "late", "new", "far", "rich", "frequent"}
+_EST = {"heaviest": "heavy", "lightest": "light", "cheapest": "cheap", "tallest": "tall", "highest": "high",
+        "shortest": "short", "widest": "wide", "narrowest": "narrow", "deepest": "deep", "shallowest": "shallow",
+        "longest": "long", "oldest": "old", "youngest": "young", "biggest": "big", "largest": "large",
+        "smallest": "small", "fastest": "fast", "slowest": "slow", "newest": "new", "earliest": "early",
+        "latest": "late", "farthest": "far", "nearest": "near", "richest": "rich"}
+
+
+def superlatives(words: list[str]) -> list[str]:
+    """The words with each superlative also said the way generated questions say it:
+    ``heaviest`` -> ``heaviest largest weight``, ``most expensive`` -> ``largest price``,
+    ``cheapest`` -> ``smallest price``."""
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        adj = _EST.get(w)
+        if adj is None and w in ("most", "least") and i + 1 < len(words) and words[i + 1] in _MEASURES:
+            adj, i = words[i + 1], i + 1
+            up = (w == "most") == (adj in _MORE)
+        else:
+            up = adj in _MORE
+        if adj is None:
+            out.append(w)
+        else:
+            out += [w, "largest" if up else "smallest", *([_MEASURES[adj]] if adj in _MEASURES else [])]
+        i += 1
+    return out
+
+
+YES_NO = frozenset("do does did is are was were has have had can could will".split())
+_SELECT_WHERE = re.compile(r"^\s*SELECT\s+(?:DISTINCT\s+)?\?\w+\s+WHERE\s*(\{.*\})\s*$", re.S | re.I)
+
+
+def as_ask(query: str) -> str:
+    """A yes/no question's query: ``SELECT ?x WHERE {...}`` as ``ASK WHERE {...}`` (other
+    forms unchanged)."""
+    m = _SELECT_WHERE.match(query)
+    return f"ASK WHERE {m[1]}" if m else query
+
+
+def as_count(query: str) -> str:
+    """A how-many question's query: ``SELECT ?x WHERE {...}`` as ``SELECT (COUNT(DISTINCT ?x) AS
+    ?count) WHERE {...}`` (other forms unchanged)."""
+    m = _SELECT_WHERE.match(query)
+    var = re.match(r"^\s*SELECT\s+(?:DISTINCT\s+)?(\?\w+)", query, re.I)
+    return f"SELECT (COUNT(DISTINCT {var[1]}) AS ?count) WHERE {m[1]}" if m and var else query
+
+
+def _counts(query: Sequence[str]) -> bool:
+    return "COUNT" in query
+
+
+def _matches(name_word: str, word: str) -> bool:
+    if name_word == word:
+        return True
+    if len(name_word) >= 4 and len(word) >= 4 and (name_word in word or word in name_word):
+        return True
+    return len(name_word) >= 5 and len(word) >= 5 and name_word[:5] == word[:5]
+
+
+def relation_words(executor: Any, lang: str = "en") -> dict[str, list[str]]:
+    """``<IRI>`` of every predicate and class of the KG -> the content words of its label (else
+    of its local name): what a question says to ask for that relation."""
+    def rows(q: str) -> list:
+        oc = executor.execute(q)
+        return oc.answer.rows if not oc.status.failed and isinstance(oc.answer, TableAnswer) else []
+
+    labels: dict[str, list[str]] = {}
+    for s_, lab in rows("SELECT ?s ?l WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#label> ?l . "
+                        "{ ?x a ?s } UNION { ?x ?s ?y } }"):
+        if lab is not None and (not lab.language or lab.language.split("-")[0] == lang):
+            labels.setdefault(s_.value, []).append(lab.value)
+    out: dict[str, list[str]] = {}
+    for (x,) in rows("SELECT DISTINCT ?x WHERE { { ?s ?x ?o } UNION { ?s a ?x } }"):
+        if isinstance(x, IRI):
+            text = " ".join(labels.get(x.value, [])) or local_name_words(x.value)
+            ws = [w for w in dict.fromkeys(label_key(text).split()) if w not in STOPWORDS and not _NUMBER.match(w)]
+            ws = [w for w in ws if w not in ("mm", "g")] if len(ws) > 1 else ws
+            if ws:
+                out[f"<{x.value}>"] = ws
+    return out
+
+
+def _weak(word: str, written: str | None) -> bool:
+    """A one-word match too weak to be a mention: unless written in capitals (``US``), a stop
+    word or a word of at most 3 letters."""
+    if _NUMBER.match(word) or (len(word) >= 2 and (written or "").isupper()):
+        return False  # a number is matched with its typed values of the KG
+    return len(word) < 2 or word in STOPWORDS or len(word) <= 3
+
+
 class E2ESystem(System):
     kind = "e2e"
     needs_kg = True
-    defaults = {"n": 800, "round": 150, "edges": 2, "held_out": 0.1, "candidates": 20, "generate_share": 0.7}
+    defaults = {"n": 800, "round": 150, "edges": 2, "held_out": 0.1, "candidates": 100, "tries": 12, "generate_share": 0.7,
+                "drop_penalty": 0.85, "relation_weight": 0.3,
+                "pattern_penalty": 0.0, "graph_base": 0.75,
+                "form_penalty": 0.15}
 
     # ------------------------------------------------------------------ linking
 
@@ -141,24 +288,40 @@ class E2ESystem(System):
             index = LabelIndex.from_executor(executor, self.lang)
             add_label_parts(index)
             add_local_names(index, executor)
+            add_name_words(index)
+            self._relwords = relation_words(executor, self.lang)
+            oc = executor.execute("SELECT DISTINCT ?c WHERE { ?x a ?c }")
+            self._classes = {f"<{r[0].value}>" for r in oc.answer.rows if isinstance(r[0], IRI)} \
+                if not oc.status.failed and isinstance(oc.answer, TableAnswer) else set()
             self._labels = (executor, index)
         return self._labels[1]
 
     @staticmethod
-    def _mentions(words: list[str], index: LabelIndex) -> list[tuple[int, int, list[str]]]:
-        """``(start, end, candidates)`` word spans: labels / values of the KG, and numbers."""
+    def _mentions(words: list[str], index: LabelIndex, cased: list[str] | None = None) -> list[tuple[int, int, list[str]]]:
+        """``(start, end, candidates)`` word spans: labels / values of the KG (the last word also
+        as its singular: ``Transistors``), numbers, and (with ``cased``, the question's words as
+        written) a capitalised word that is one word of a few entities' names (``Ms. Brant``). A
+        one-word match that is a stop word, or of at most 3 letters not written in capitals (``in``
+        vs ``US``), is no mention."""
         out: list[tuple[int, int, list[str]]] = []
         i = 0
         while i < len(words):
             for n in range(min(index.max_words, len(words) - i), 0, -1):
                 key = " ".join(words[i:i + n])
-                if key in index.by_key and not (n == 1 and len(key) < 2):
+                if key not in index.by_key:
+                    one = singular(words[i + n - 1])
+                    key = " ".join([*words[i:i + n - 1], one]) if one else key
+                if key in index.by_key and not (n == 1 and _weak(words[i], cased[i] if cased else None)):
                     out.append((i, i + n, index.by_key[key]))
                     i += n
                     break
             else:
-                if _NUMBER.match(words[i]):
-                    out.append((i, i + 1, [f'"{words[i]}"']))
+                w = words[i]
+                if _NUMBER.match(w):
+                    out.append((i, i + 1, [f'"{w}"']))
+                elif cased and i > 0 and cased[i][:1].isupper() and w not in STOPWORDS and \
+                        w in getattr(index, "name_words", {}):
+                    out.append((i, i + 1, index.name_words[w]))
                 i += 1
         return out
 
@@ -227,9 +390,19 @@ class E2ESystem(System):
     def _features(self, doc: Sequence[str]) -> Counter:
         """Word uni- and bigrams, and unigrams crudely stemmed (plural ``s`` / ``es`` cut)."""
         stems = [re.sub(r"(?<=\w\w\w)(es|s)$", "", w) for w in doc]
-        return Counter([*doc, *(f"{a} {b}" for a, b in zip(doc, doc[1:])), *(f"~{w}" for w in stems)])
+        grams = [f"#{g[k:k + 4]}" for w in doc if len(w) >= 5 and w[0] != "<" for g in [f"<{w}>"]
+                 for k in range(len(g) - 3)]
+        return Counter([*doc, *(f"{a} {b}" for a, b in zip(doc, doc[1:])), *(f"~{w}" for w in stems), *grams])
 
     def _vectorize(self) -> None:
+        seen: set[tuple[str, str]] = set()
+        unique = []
+        for e in self.entries:  # the same masked question and skeleton once (rephrasings repeat them)
+            key = (" ".join(e["doc"]), " ".join(e["query"]))
+            if key not in seen:
+                seen.add(key)
+                unique.append(e)
+        self.entries = unique
         docs = [self._features(e["doc"]) for e in self.entries]
         df = Counter(f for d in docs for f in d)
         self.vocab = {f: i for i, f in enumerate(sorted(df))}
@@ -281,33 +454,100 @@ class E2ESystem(System):
         mentions found (a word can name an entity and be an ordinary word of the question:
         each subset is masked and compared on its own; at most 3 mentions left unmasked)."""
 
-        words = [w.lower() for w in _WORDS.findall(question)]
-        spans = self._mentions(words, index)
+        cased = _WORDS.findall(question)
+        words = [w.lower() for w in cased]
+        spans = self._mentions(words, index, cased)
+        said = superlatives(words)
         best: tuple[float, int, str] | None = None
+        drop = float(self.config["drop_penalty"])
         first: str | None = None
-        per = max(1, int(self.config["candidates"]) // 4)
+        per = max(1, int(self.config["tries"]))
+        rel, simple = float(self.config["relation_weight"]), float(self.config["pattern_penalty"])
+        form, counting = float(self.config["form_penalty"]), " ".join(words[:2]) in ("how many", "how much")
         for size in range(len(spans), max(-1, len(spans) - 4), -1):
             pool = self.by_slots.get(size, [])
             if not pool:
                 continue
             for keep in combinations(spans, size):
-                doc = self._matrix([self._features(self._masked(words, keep))])
+                doc = self._matrix([self._features(superlatives(self._masked(words, keep)))])
                 scores = np.asarray((self.matrix[pool] @ doc.T).todense()).ravel()
+                top = np.argsort(-scores, kind="stable")[: int(self.config["candidates"])]
+                ranked = sorted(((float(scores[j]) + rel * self._relevance(self.entries[pool[int(j)]], said)
+                                  - simple * self._patterns(self.entries[pool[int(j)]])
+                                  - form * (_counts(self.entries[pool[int(j)]]["query"]) != counting))
+                                 * drop ** (len(spans) - size), int(j)) for j in top)
+                if size == 1 and executor is not None and len(top) and not _NUMBER.match(" ".join(words[keep[0][0]:keep[0][1]])):
+                    base = float(scores[top[0]]) * float(self.config["graph_base"]) * drop ** (len(spans) - size)
+                    ranked += self._graph_candidates(keep[0][2], said, executor, base)
+                ranked.sort(key=lambda x: -x[0])  # stable: ties keep the TF-IDF order
                 tried = 0
-                for j in np.argsort(-scores, kind="stable")[: int(self.config["candidates"])]:
-                    if best is not None and scores[j] <= best[0]:
+                for score, j in ranked:
+                    if best is not None and score <= best[0]:
                         break
-                    q = self._fill(self.entries[pool[int(j)]], list(keep))
+                    q = j if isinstance(j, str) else self._fill(self.entries[pool[j]], list(keep))
                     if q is None:
                         continue
                     first = first or q
                     tried += 1
                     if executor is None or self._answers(executor, q):
-                        best = (float(scores[j]), size, q)
+                        best = (score, size, q)
                         break
                     if tried >= per:
                         break
-        return best[2] if best is not None else first
+        query = best[2] if best is not None else first
+        if query and words and words[0] in YES_NO:
+            return as_ask(query)
+        return as_count(query) if query and counting else query
+
+    def _graph_candidates(self, cands: list[str], words: list[str], executor: Any, base: float) -> list[tuple[float, str]]:
+        """One-edge queries from the mention's entity (its best IRI; else the subjects of its
+        value) over every predicate it has in the KG, either direction, where the question names the predicate (:meth:`_relevance`):
+        relations the generated questions never asked about (``phone``) can still be answered.
+        Scored ``base`` (a share of the best skeleton's TF-IDF score) plus the relation score."""
+        ent = next((c for c in cands if c.startswith("<")), None)
+        value = next((c for c in cands if c.startswith("\"")), None)
+        if ent is None and value is None:
+            return []
+        out = []
+        rel = float(self.config["relation_weight"])
+        classes = [c for c, names in self._relwords.items() if c in self._classes
+                   and all(any(_matches(n, w) for w in words) for n in names)]
+        shapes = ((f"{ent} ?p ?o", f"SELECT DISTINCT ?x WHERE {{ {ent} {{p}} ?x . }}"),
+                  (f"?o ?p {ent}", f"SELECT DISTINCT ?x WHERE {{ ?x {{p}} {ent} . }}")) if ent else \
+            ((f"?o ?p {value}", f"SELECT DISTINCT ?x WHERE {{ ?x {{p}} {value} . }}"),)
+        for pattern, q in shapes:
+            oc = executor.execute(f"SELECT DISTINCT ?p WHERE {{ {pattern} }}")
+            if oc.status.failed or not isinstance(oc.answer, TableAnswer):
+                continue
+            for (p,) in oc.answer.rows:
+                if not isinstance(p, IRI) or p.value == RDF_TYPE:
+                    continue
+                r = self._relevance({"query": [f"<{p.value}>"]}, words)
+                if r > 0 or ent is None:  # a value's property often goes unsaid ("suppliers in Toulouse")
+                    filled = q.replace("{p}", f"<{p.value}>")
+                    out.append((base + rel * r, filled))
+                    for c in classes:  # the class the question asks for ("which suppliers")
+                        out.append((base + rel * (r + 1) / 2, filled.replace(" . }", f" . ?x a {c} . }}")))
+        return out
+
+    @staticmethod
+    def _patterns(entry: dict[str, Any]) -> int:
+        """Triple patterns of a skeleton beyond the first (a simpler reading is preferred)."""
+        return max(0, sum(1 for t in entry["query"] if t == ".") - 1)
+
+    def _relevance(self, entry: dict[str, Any], words: list[str]) -> float:
+        """How far the question's words name the relations and classes of a skeleton: the mean,
+        over its predicates and classes, of the share of their label's content words that some
+        question word matches (equal, one inside the other: ``phone``/``telephone``, or the same
+        first five letters: ``expert``/``expertise``)."""
+        shares = []
+        for t in dict.fromkeys(entry["query"]):
+            if not t.startswith(("<", "?", "\"", "'", SLOT)) and ":" in t:
+                t = _ntriples(t, self.prefixes)  # skos:broader -> <http://...#broader>
+            names = self._relwords.get(t) if t.startswith("<") else None
+            if names:
+                shares.append(sum(any(_matches(c, w) for w in words) for c in names) / len(names))
+        return sum(shares) / len(shares) if shares else 0.0
 
     def _queries(self, items: Sequence[Item], executor: Any) -> list[str | None]:
         if executor is None:
@@ -320,6 +560,10 @@ class E2ESystem(System):
     def _save_state(self, folder: Path) -> None:
         (folder / "state.json").write_text(json.dumps({"prefixes": self.prefixes, "entries": self.entries,
                                                        "skipped": self.skipped}, ensure_ascii=False), encoding="utf-8")
+        if getattr(self, "held", None):  # the held-back questions, to measure a later version on them
+            (folder / "held_out.json").write_text(json.dumps(
+                [{"id": it.id, "question": question_text(it, self.lang), "sparql": it.sparql} for it in self.held],
+                ensure_ascii=False), encoding="utf-8")
 
     def _load_state(self, folder: Path) -> None:
         state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
@@ -472,13 +716,22 @@ def train_e2e(kg: Any, output: str | Path | None = None, *, minutes: float | Non
     system.fit(Dataset(f"generated from {Path(str(kg)).name}", train), kg=kg)
     if held:
         step = math.ceil(len(held) / 300)  # at most 300 answered: each can execute up to `candidates` queries
-        system.manifest["held_out"] = held_out_accuracy(system, held[::step], kg)
+        system.held = held[::step]
+        system.manifest["held_out"] = held_out_accuracy(system, system.held, kg)
         if say:
             h = system.manifest["held_out"]
             say(f"e2e: held-back generated questions: {h['correct']}/{h['items']} answered exactly ({h['accuracy']:.1%})")
     if output is not None:
         system.save(output)
     return system
+
+
+def held_out_of(folder: str | Path, lang: str = "en") -> list[Item]:
+    """The held-back generated questions a trained folder keeps (``held_out.json``; none: [])."""
+    path = Path(folder) / "held_out.json"
+    if not path.exists():
+        return []
+    return [Item(r["id"], {lang: r["question"]}, r["sparql"]) for r in json.loads(path.read_text(encoding="utf-8"))]
 
 
 def held_out_accuracy(system: E2ESystem, held: list[Item], kg: Any) -> dict[str, Any]:

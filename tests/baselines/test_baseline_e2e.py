@@ -109,3 +109,37 @@ def test_served_e2e_answers_as_baseline_predict(ck25_e2e):
         served = ask(sample, srv.url + "text2sparql", "text2sparql", AskSettings(concurrency=1, progress=False)).run
     assert [" ".join((p.sparql or "").split()) for p in served.predictions] == \
         [" ".join((p.sparql or "").split()) for p in local.predictions]
+
+
+def test_e2e_links_plurals_one_word_of_a_name_and_answers_relations_it_was_never_asked_about(tiny_kg):
+    """A question names an entity by a plural or by one word of its name, and asks for a relation
+    no training question asked about (``age``): a one-edge query over the entity's own predicates."""
+    system = create("e2e").fit(TRAIN, kg=str(tiny_kg))
+    test = Dataset("test", [Item("a", {"en": "How old is Ms. Black? What is her age?"}),
+                            Item("b", {"en": "Who is the manager of Carol?"}),
+                            Item("c", {"en": "Does anyone work in Sales?"}),
+                            Item("d", {"en": "How many people work in Sales?"})])
+    run = system.predict(test)
+    assert [p.sparql for p in run.predictions[:2]] == [
+        f"SELECT DISTINCT ?x WHERE {{ <{E}erin> <{E}age> ?x . }}",
+        f"SELECT ?x WHERE {{ <{E}carol> <{E}manager> ?x }}"]
+    assert [r[0].value for r in run.predictions[0].answer.rows] == ["39"]
+    assert run.predictions[2].sparql == f"ASK WHERE {{ ?x <{E}worksIn> <{E}sales> }}"
+    assert run.predictions[3].sparql == f"SELECT (COUNT(DISTINCT ?x) AS ?count) WHERE {{ ?x <{E}worksIn> <{E}sales> . }}"
+    assert run.predictions[3].answer.rows[0][0].value == "3"  # alice, bob, erin
+
+
+def test_e2e_question_helpers():
+    from kgqa.baselines.e2e import _weak, as_ask, as_count, singular, superlatives
+
+    assert [singular(w) for w in ("switches", "cities", "transistors", "glass", "bus", "x")] == \
+        ["switch", "city", "transistor", None, None, None]
+    assert superlatives("the cheapest coil".split()) == ["the", "cheapest", "smallest", "price", "coil"]
+    assert superlatives("the most expensive service".split()) == ["the", "most", "largest", "price", "service"]
+    assert superlatives("the least reliable part".split()) == ["the", "least", "smallest", "reliability", "part"]
+    assert [_weak(w, c) for w, c in (("in", "in"), ("us", "US"), ("45", "45"), ("the", "The"), ("sales", "Sales"))] == \
+        [True, False, False, True, False]
+    assert as_ask("SELECT DISTINCT ?x WHERE { ?x <p> <o> . }") == "ASK WHERE { ?x <p> <o> . }"
+    assert as_count("SELECT ?x WHERE { ?x <p> <o> }") == "SELECT (COUNT(DISTINCT ?x) AS ?count) WHERE { ?x <p> <o> }"
+    assert as_count("SELECT ?x WHERE { ?x <p> ?v } ORDER BY ?v LIMIT 1").endswith("LIMIT 1")  # not a plain list: unchanged
+    assert as_count("SELECT ?x WHERE { ?x <p> ?v } ORDER BY ?v LIMIT 1").startswith("SELECT ?x")
