@@ -6,13 +6,13 @@ from __future__ import annotations
 import html
 import json
 import re
-import time
 
 import httpx
 
 from kgqa.store import Store
 from kgqa.store.export import FORMATS
 from kgqa.web.views import Views
+from waiting import wait_until
 
 
 def csrf_of(text: str) -> str:
@@ -26,13 +26,11 @@ def login(c: httpx.Client, name: str, password: str) -> None:
 
 
 def finished(c: httpx.Client, eid: str, timeout: float = 300) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def ended() -> dict | None:
         s = c.get(f"/e/{eid}/status.json").json()
-        if s["status"] in ("finished", "failed"):
-            return s
-        time.sleep(0.2)
-    raise AssertionError(f"{eid} did not finish")
+        return s if s["status"] in ("finished", "failed") else None
+
+    return wait_until(ended, timeout=timeout, every=0.2, what=f"{eid} finished or failed")
 
 
 def gold_values(store_path, eid: str, published: set[str]) -> tuple[set[str], list[str]]:

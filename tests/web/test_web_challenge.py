@@ -16,29 +16,14 @@ from kgqa.model import InputError
 
 from kgqa.load import registry
 from kgqa.store import Store
-<<<<<<< HEAD
 from kgqa.store.accounts import Accounts
 from webcrawl import csrf_of, experiment_routes, finished, gold_values, leaks, login, site_routes
-=======
-from kgqa.store.export import FORMATS
-from kgqa.web.views import Views
-from waiting import wait_until
->>>>>>> tests
 from webserver import WebServer
 
 DEMO = registry.PACKAGE_DIR / "demo" / "data"
 
 
-<<<<<<< HEAD
 PASSWORDS = {"org": "organiser secret 1", "p1": "participant one 1", "p2": "participant two 2"}
-=======
-def _finished(c: httpx.Client, eid: str) -> dict:
-    def ended() -> dict | None:
-        s = c.get(f"/e/{eid}/status.json").json()
-        return s if s["status"] in ("finished", "failed") else None
-
-    return wait_until(ended, timeout=180, every=0.1, what=f"{eid} finished or failed")
->>>>>>> tests
 
 
 def _accounts(store_path) -> None:
