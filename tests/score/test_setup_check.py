@@ -109,3 +109,17 @@ def test_cli_strict_exits_3(tmp_path):
     none = subprocess.run(args[:-1] + [str(other)], capture_output=True, text=True, env=env, timeout=120)
     assert none.returncode == 2 and "error:" in none.stderr and "matches a question id" in none.stderr
     assert "Traceback" not in none.stderr
+
+
+def test_answers_found_by_a_runs_own_queries_are_not_a_gold_copy():
+    """A system whose own queries find the gold answers (a retrieval baseline on a templated
+    benchmark: 31 of 34) is good, not a copy; the same answers beside the gold queries, or with
+    no query at all, are flagged."""
+    gold_q = "SELECT ?a WHERE { <http://x/s> <http://x/p> ?a }"
+    d = ds(12, sparql=gold_q)
+    own = Run("own", [Prediction(id=str(i), answer=ANS, sparql="SELECT ?x WHERE { ?x <http://x/q> ?y }")
+                      for i in range(12)])
+    assert "gold-copy" not in codes(check_setup(d, [own]))
+    copied = Run("copied", [Prediction(id=str(i), answer=ANS, sparql="  " + gold_q.replace(" ", "\n ")) for i in range(12)])
+    bare = Run("bare", [Prediction(id=str(i), answer=ANS) for i in range(12)])
+    assert "gold-copy" in codes(check_setup(d, [copied])) and "gold-copy" in codes(check_setup(d, [bare]))
