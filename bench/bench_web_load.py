@@ -32,6 +32,7 @@ import random
 import re
 import secrets
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -176,14 +177,27 @@ async def session(base: str, pw: dict[str, str], args: argparse.Namespace, store
     sampler = Sampler(store)
     sampler.start()
     out: list = []
+    spy = profiler(args)
     until = time.monotonic() + args.seconds
     await asyncio.gather(*(browse(p, until, args.think, random.Random(i), out) for i, p in enumerate(ps)))
     sampler.stop.set()
     sampler.join()
+    if spy is not None:
+        spy.wait()
+        print(f"py-spy profile of the server during the run: {args.profile}")
     after = counts(store)
     for p in ps:
         await p.c.aclose()
     return out, {"before": before, "after": after, "load": sampler.load, "open": sampler.open}
+
+
+def profiler(args: argparse.Namespace) -> subprocess.Popen | None:
+    """``py-spy record`` of the server process for the browsing time (``--profile FILE``)."""
+    if not args.profile:
+        return None
+    return subprocess.Popen(["py-spy", "record", "--pid", str(args.pid), "--duration", str(int(args.seconds)),
+                             "--output", args.profile, "--format", args.profile_format, "--nonblocking"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 async def first_board(p: Participant) -> float:
@@ -237,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--think", type=float, default=1.0, help="mean think time between a participant's requests (s)")
     ap.add_argument("--workers", type=int, default=1, help="kgqa web --workers")
     ap.add_argument("--target", type=float, default=200.0, help="server-time p95 target per page kind (ms)")
+    ap.add_argument("--profile", help="write a py-spy profile of the server during the run to this file")
+    ap.add_argument("--profile-format", default="speedscope", help="py-spy's --format (speedscope, flamegraph, raw)")
     args = ap.parse_args(argv)
     if not (RUNS / "WSE" / "ck25_system_result_set.json").is_file():
         print(f"error: CK25's runs are not under {RUNS}: set KGQA_DATA_DIR to the shared data", file=sys.stderr)
@@ -249,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         pw = make_accounts(store, args.participants)
         print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
         with WebServer(store, tmp, "--hidden-gold", "ck25=ck25:1-en", "--workers", str(args.workers)) as srv:
+            args.pid = srv.proc.pid
             out, st = asyncio.run(session(srv.base, pw, args, store))
         ok = report(out, st, args)
     print("target met" if ok else "TARGET MISSED")

@@ -7,8 +7,10 @@ Finished experiments are immutable, so everything derived from one is cached in 
 from __future__ import annotations
 
 import difflib
+import threading
 from collections import Counter
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 from dataclasses import replace
 
@@ -29,6 +31,7 @@ TESTED = 12  # leaderboards test the top TESTED experiments pairwise (all pairs 
 QUESTION_ROWS = 2_000  # per-question rows an experiment page lists (downloads have all)
 BOARD_ROWS = 100  # leaderboard rows a page lists
 LIST_ROWS = 50  # experiments a home or compare-picker page lists
+PAGES = 512  # finished experiments whose page data stays cached (scores, question rows: small)
 
 
 def _mean_ci(evaluation: Any, label: str, *, seed: int = 0, resamples: int = 10_000):
@@ -59,6 +62,15 @@ class Views:
         self._sections: dict[tuple, Markup] = {}
         self._datasets: dict[tuple, dict[str, Any]] = {}
         self._boards: dict[tuple, dict[str, Any]] = {}
+        self._pages: dict[str, dict[str, Any]] = {}
+        self._locks: dict[tuple, threading.Lock] = {}
+
+    def _once(self, key: tuple) -> threading.Lock:
+        """The lock under which ``key``'s cached value is computed: requests arriving together
+        (50 participants opening a fresh leaderboard) compute it once, not once each."""
+        if len(self._locks) > 4096:
+            self._locks.clear()  # a key computed twice at worst
+        return self._locks.setdefault(key, threading.Lock())
 
     def _trim(self, keep: int = 64) -> None:
         while len(self._sections) >= keep:
@@ -93,6 +105,25 @@ class Views:
             self._trim()
             self._sections[key] = Markup(_report_sections([self.evaluation(e)], start="outcomes"))
         return self._sections[key]
+
+    def page(self, e: Experiment) -> dict[str, Any]:
+        """A finished experiment's page data: scores with their CIs, question rows and labels,
+        and the evaluation's execution notes; computed once per experiment (bootstrap CIs and
+        the error taxonomy cost tens of ms each), so ``e`` may come without its results."""
+        got = self._pages.get(e.id)
+        if got is None:
+            with self._once(("page", e.id)):
+                got = self._pages.get(e.id)
+                if got is None:
+                    ev = self.evaluation(e)
+                    notes = SimpleNamespace(engine_dependence=ev.engine_dependence, execution=ev.execution,
+                                            skipped=ev.skipped, problems=ev.problems)
+                    got = {"scores": self.scores(e), "questions": self.questions(e), "labels": self.question_labels(e),
+                           "evaluation": notes}
+                    while len(self._pages) >= PAGES:
+                        self._pages.pop(next(iter(self._pages)), None)
+                    self._pages[e.id] = got
+        return got
 
     def questions(self, e: Experiment) -> list[dict[str, Any]]:
         ev = self.evaluation(e)
@@ -164,9 +195,12 @@ class Views:
         key = (dataset, profile, headline, tuple(e.id for e in top))
         tests = self._boards.get(key)
         if tests is None:
-            if len(self._boards) > 32:
-                self._boards.clear()
-            tests = self._boards[key] = self._significance(top, headline)
+            with self._once(key):
+                tests = self._boards.get(key)
+                if tests is None:
+                    if len(self._boards) > 32:
+                        self._boards.clear()
+                    tests = self._boards[key] = self._significance(top, headline)
         return self._leaderboard(dataset, profile, exps, top, offset, total, tests)
 
     def _significance(self, top: list[Experiment], headline: str | None) -> dict[str, Any]:
@@ -232,7 +266,9 @@ class Views:
     def dataset(self, name: str) -> dict[str, Any]:
         key = ("ds", name)
         if key not in self._datasets:
-            self._datasets[key] = self._dataset(name)
+            with self._once(key):
+                if key not in self._datasets:
+                    self._datasets[key] = self._dataset(name)
         info = dict(self._datasets[key])
         info["boards"] = [(d, p, n) for d, p, n in self.store.boards() if d == name]
         return info
