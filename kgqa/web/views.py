@@ -24,6 +24,7 @@ from kgqa.analyze.taxonomy import classify, classify_evaluation
 from kgqa.load import registry
 from kgqa.model.answer import to_results_json
 from kgqa.report.html import html_report
+from kgqa.score.evaluate import require_items
 from kgqa.store.export import FORMATS, export
 
 RESAMPLES = 2_000  # bootstrap resamples on pages (seeded; the CLI's default is 10,000)
@@ -106,31 +107,39 @@ class Views:
             self._sections[key] = Markup(_report_sections([self.evaluation(e)], start="outcomes"))
         return self._sections[key]
 
-    def page(self, e: Experiment) -> dict[str, Any]:
-        """A finished experiment's page data: scores with their CIs, question rows and labels,
+    def page(self, e: Experiment, only: frozenset[str] | None = None) -> dict[str, Any]:
+        """A finished experiment's page data: scores with their CIs, question rows (``only``:
+        those questions' rows, as a hidden-gold dataset shows the published ones) and labels,
         and the evaluation's execution notes; computed once per experiment (bootstrap CIs and
         the error taxonomy cost tens of ms each), so ``e`` may come without its results."""
-        got = self._pages.get(e.id)
+        key = (e.id, only)
+        got = self._pages.get(key)
         if got is None:
-            with self._once(("page", e.id)):
-                got = self._pages.get(e.id)
+            with self._once(("page", *key)):
+                got = self._pages.get(key)
                 if got is None:
                     ev = self.evaluation(e)
                     notes = SimpleNamespace(engine_dependence=ev.engine_dependence, execution=ev.execution,
                                             skipped=ev.skipped, problems=ev.problems)
-                    got = {"scores": self.scores(e), "questions": self.questions(e), "labels": self.question_labels(e),
-                           "evaluation": notes}
+                    got = {"scores": self.scores(e), "questions": self.questions(e, only),
+                           "labels": self.question_labels(e), "evaluation": notes}
                     while len(self._pages) >= PAGES:
                         self._pages.pop(next(iter(self._pages)), None)
-                    self._pages[e.id] = got
+                    self._pages[key] = got
         return got
 
-    def questions(self, e: Experiment) -> list[dict[str, Any]]:
+    def questions(self, e: Experiment, only: frozenset[str] | None = None) -> list[dict[str, Any]]:
+        """The rows of the per-question table (``only``: of these questions)."""
         ev = self.evaluation(e)
-        tax = classify_evaluation(ev)
+        shown = [q for q in ev.questions if only is None or q.id in only][:QUESTION_ROWS]
+        if only is None:
+            tax = classify_evaluation(ev)
+        else:  # the taxonomy of the rows shown only
+            require_items([ev], "the error taxonomy")
+            tax = {q.id: classify(q) for q in shown}
         labels = [s.label for s in ev.measures if any(s.label in q.scores for q in ev.questions)]
         out = []
-        for q in ev.questions[:QUESTION_ROWS]:
+        for q in shown:
             d = q.details or {}
             out.append({
                 "id": q.id, "question": d.get("question") or "", "outcome": q.outcome,
