@@ -113,13 +113,18 @@ class Participant:
         return await self.c.get(paths[kind])
 
 
-async def browse(p: Participant, until: float, think: float, rng: random.Random, out: list) -> None:
+async def browse(p: Participant, until: float, think: float, rng: random.Random, out: list, resets: list) -> None:
     kinds, weights = zip(*MIX)
     await asyncio.sleep(rng.random() * think)  # participants do not start in step
     while time.monotonic() < until:
         kind = rng.choices(kinds, weights)[0]
         t0 = time.perf_counter()
-        r = await p.one(kind)
+        try:
+            r = await p.one(kind)
+        except httpx.TransportError:  # the server closed an idle keep-alive connection as it was reused
+            resets[0] += 1            # (uvicorn: after 5 s): asked again on a new one, as a browser does
+            t0 = time.perf_counter()
+            r = await p.one(kind)
         wall = (time.perf_counter() - t0) * 1000
         if r is not None:
             server = float(r.headers.get("server-timing", "dur=nan").split("dur=")[1])
@@ -179,7 +184,8 @@ async def session(base: str, pw: dict[str, str], args: argparse.Namespace, store
     out: list = []
     spy = profiler(args)
     until = time.monotonic() + args.seconds
-    await asyncio.gather(*(browse(p, until, args.think, random.Random(i), out) for i, p in enumerate(ps)))
+    resets = [0]
+    await asyncio.gather(*(browse(p, until, args.think, random.Random(i), out, resets) for i, p in enumerate(ps)))
     sampler.stop.set()
     sampler.join()
     if spy is not None:
@@ -188,7 +194,7 @@ async def session(base: str, pw: dict[str, str], args: argparse.Namespace, store
     after = counts(store)
     for p in ps:
         await p.c.aclose()
-    return out, {"before": before, "after": after, "load": sampler.load, "open": sampler.open}
+    return out, {"before": before, "after": after, "load": sampler.load, "open": sampler.open, "resets": resets[0]}
 
 
 def profiler(args: argparse.Namespace) -> subprocess.Popen | None:
@@ -236,7 +242,8 @@ def report(out: list, st: dict, args: argparse.Namespace) -> bool:
     b, a = st["before"], st["after"]
     done = a["finished"] - b["finished"]
     running = bool(st["open"]) and min(st["open"]) > 0
-    print(f"\n{len(out) / args.seconds:.1f} requests/s over {args.seconds} s; load average (1 min) during the run "
+    print(f"\n{len(out) / args.seconds:.1f} requests/s over {args.seconds:g} s ({st['resets']} asked again on a new "
+          f"connection: an idle keep-alive one closed); load average (1 min) during the run "
           f"{min(st['load']):.1f}-{max(st['load']):.1f} on {os.cpu_count()} cores")
     print(f"experiments: {done} finished during the run; at its end {a['finished']} finished, {a['running']} running, "
           f"{a['pending']} pending, {a['failed']} failed; open experiments throughout: "

@@ -80,12 +80,14 @@ class Views:
     # ------------------------------------------------------------------ experiments
 
     def evaluation(self, e: Experiment):
-        ev = self._evals.get(e.id)
+        """``e``'s evaluation, the 64 most recently used kept (a leaderboard's top ones are asked
+        for again whenever a new experiment enters the top)."""
+        ev = self._evals.pop(e.id, None)
         if ev is None:
             ev = e.evaluation()
-            if len(self._evals) > 64:
-                self._evals.pop(next(iter(self._evals)))
-            self._evals[e.id] = ev
+            while len(self._evals) >= 64:
+                self._evals.pop(next(iter(self._evals)), None)
+        self._evals[e.id] = ev
         return ev
 
     def scores(self, e: Experiment) -> list[ScoreRow]:
@@ -118,6 +120,7 @@ class Views:
             with self._once(("page", *key)):
                 got = self._pages.get(key)
                 if got is None:
+                    kept = e.id in self._evals
                     ev = self.evaluation(e)
                     notes = SimpleNamespace(engine_dependence=ev.engine_dependence, execution=ev.execution,
                                             skipped=ev.skipped, problems=ev.problems)
@@ -126,6 +129,8 @@ class Views:
                     while len(self._pages) >= PAGES:
                         self._pages.pop(next(iter(self._pages)), None)
                     self._pages[key] = got
+                    if not kept:  # cached as page data now: its evaluation leaves room for the leaderboards'
+                        self._evals.pop(e.id, None)
         return got
 
     def questions(self, e: Experiment, only: frozenset[str] | None = None) -> list[dict[str, Any]]:
