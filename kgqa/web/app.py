@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gc
 import secrets
+import threading
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -86,6 +87,10 @@ async def _lifespan(app: Starlette):
         # a store with leaderboards: their statistics (SciPy: seconds to import) load before
         # the server answers, not in the first leaderboard's request nor beside other pages
         await run_in_threadpool(_warm_imports)
+    elif web.accounts is not None:
+        # a hosted challenge before its first result: loaded beside the first pages, not in the
+        # leaderboard request of a participant once results arrive (seconds on a busy machine)
+        threading.Thread(target=_warm_imports, name="kgqa-warm-imports", daemon=True).start()
     web.jobs.start()
     yield
     web.jobs.shutdown()

@@ -7,8 +7,10 @@ Finished experiments are immutable, so everything derived from one is cached in 
 from __future__ import annotations
 
 import difflib
+import threading
 from collections import Counter
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 from dataclasses import replace
 
@@ -22,6 +24,7 @@ from kgqa.analyze.taxonomy import classify, classify_evaluation
 from kgqa.load import registry
 from kgqa.model.answer import to_results_json
 from kgqa.report.html import html_report
+from kgqa.score.evaluate import require_items
 from kgqa.store.export import FORMATS, export
 
 RESAMPLES = 2_000  # bootstrap resamples on pages (seeded; the CLI's default is 10,000)
@@ -29,6 +32,7 @@ TESTED = 12  # leaderboards test the top TESTED experiments pairwise (all pairs 
 QUESTION_ROWS = 2_000  # per-question rows an experiment page lists (downloads have all)
 BOARD_ROWS = 100  # leaderboard rows a page lists
 LIST_ROWS = 50  # experiments a home or compare-picker page lists
+PAGES = 512  # finished experiments whose page data stays cached (scores, question rows: small)
 
 
 def _mean_ci(evaluation: Any, label: str, *, seed: int = 0, resamples: int = 10_000):
@@ -59,6 +63,15 @@ class Views:
         self._sections: dict[tuple, Markup] = {}
         self._datasets: dict[tuple, dict[str, Any]] = {}
         self._boards: dict[tuple, dict[str, Any]] = {}
+        self._pages: dict[str, dict[str, Any]] = {}
+        self._locks: dict[tuple, threading.Lock] = {}
+
+    def _once(self, key: tuple) -> threading.Lock:
+        """The lock under which ``key``'s cached value is computed: requests arriving together
+        (50 participants opening a fresh leaderboard) compute it once, not once each."""
+        if len(self._locks) > 4096:
+            self._locks.clear()  # a key computed twice at worst
+        return self._locks.setdefault(key, threading.Lock())
 
     def _trim(self, keep: int = 64) -> None:
         while len(self._sections) >= keep:
@@ -67,12 +80,14 @@ class Views:
     # ------------------------------------------------------------------ experiments
 
     def evaluation(self, e: Experiment):
-        ev = self._evals.get(e.id)
+        """``e``'s evaluation, the 64 most recently used kept (a leaderboard's top ones are asked
+        for again whenever a new experiment enters the top)."""
+        ev = self._evals.pop(e.id, None)
         if ev is None:
             ev = e.evaluation()
-            if len(self._evals) > 64:
-                self._evals.pop(next(iter(self._evals)))
-            self._evals[e.id] = ev
+            while len(self._evals) >= 64:
+                self._evals.pop(next(iter(self._evals)), None)
+        self._evals[e.id] = ev
         return ev
 
     def scores(self, e: Experiment) -> list[ScoreRow]:
@@ -94,12 +109,42 @@ class Views:
             self._sections[key] = Markup(_report_sections([self.evaluation(e)], start="outcomes"))
         return self._sections[key]
 
-    def questions(self, e: Experiment) -> list[dict[str, Any]]:
+    def page(self, e: Experiment, only: frozenset[str] | None = None) -> dict[str, Any]:
+        """A finished experiment's page data: scores with their CIs, question rows (``only``:
+        those questions' rows, as a hidden-gold dataset shows the published ones) and labels,
+        and the evaluation's execution notes; computed once per experiment (bootstrap CIs and
+        the error taxonomy cost tens of ms each), so ``e`` may come without its results."""
+        key = (e.id, only)
+        got = self._pages.get(key)
+        if got is None:
+            with self._once(("page", *key)):
+                got = self._pages.get(key)
+                if got is None:
+                    kept = e.id in self._evals
+                    ev = self.evaluation(e)
+                    notes = SimpleNamespace(engine_dependence=ev.engine_dependence, execution=ev.execution,
+                                            skipped=ev.skipped, problems=ev.problems)
+                    got = {"scores": self.scores(e), "questions": self.questions(e, only),
+                           "labels": self.question_labels(e), "evaluation": notes}
+                    while len(self._pages) >= PAGES:
+                        self._pages.pop(next(iter(self._pages)), None)
+                    self._pages[key] = got
+                    if not kept:  # cached as page data now: its evaluation leaves room for the leaderboards'
+                        self._evals.pop(e.id, None)
+        return got
+
+    def questions(self, e: Experiment, only: frozenset[str] | None = None) -> list[dict[str, Any]]:
+        """The rows of the per-question table (``only``: of these questions)."""
         ev = self.evaluation(e)
-        tax = classify_evaluation(ev)
+        shown = [q for q in ev.questions if only is None or q.id in only][:QUESTION_ROWS]
+        if only is None:
+            tax = classify_evaluation(ev)
+        else:  # the taxonomy of the rows shown only
+            require_items([ev], "the error taxonomy")
+            tax = {q.id: classify(q) for q in shown}
         labels = [s.label for s in ev.measures if any(s.label in q.scores for q in ev.questions)]
         out = []
-        for q in ev.questions[:QUESTION_ROWS]:
+        for q in shown:
             d = q.details or {}
             out.append({
                 "id": q.id, "question": d.get("question") or "", "outcome": q.outcome,
@@ -164,9 +209,12 @@ class Views:
         key = (dataset, profile, headline, tuple(e.id for e in top))
         tests = self._boards.get(key)
         if tests is None:
-            if len(self._boards) > 32:
-                self._boards.clear()
-            tests = self._boards[key] = self._significance(top, headline)
+            with self._once(key):
+                tests = self._boards.get(key)
+                if tests is None:
+                    if len(self._boards) > 32:
+                        self._boards.clear()
+                    tests = self._boards[key] = self._significance(top, headline)
         return self._leaderboard(dataset, profile, exps, top, offset, total, tests)
 
     def _significance(self, top: list[Experiment], headline: str | None) -> dict[str, Any]:
@@ -232,7 +280,9 @@ class Views:
     def dataset(self, name: str) -> dict[str, Any]:
         key = ("ds", name)
         if key not in self._datasets:
-            self._datasets[key] = self._dataset(name)
+            with self._once(key):
+                if key not in self._datasets:
+                    self._datasets[key] = self._dataset(name)
         info = dict(self._datasets[key])
         info["boards"] = [(d, p, n) for d, p, n in self.store.boards() if d == name]
         return info

@@ -20,17 +20,15 @@ from kgqa.web.uploads import web_wording
 
 async def experiment(request: Request) -> Response:
     web = web_of(request)
-    e = await web.get_exp(request)
+    e = await web.get_exp(request, results=False)  # its results load only when its page data is not cached
     if e is None:
         return await web.error(request, 404, f"no experiment {request.path_params['eid']!r} in this store")
-    published = web.published(e)
+    published = await run_in_threadpool(web.published, e)
     ctx: dict[str, Any] = {"e": e, "title": f"kgqa · {e.run_name} on {e.dataset}", "hidden": published is not None,
                            "hidden_note": HIDDEN}
     if e.status == "finished":
         v = web.views
-        ctx.update(await run_in_threadpool(lambda: dict(
-            scores=v.scores(e), questions=v.questions(e), labels=v.question_labels(e),
-            evaluation=v.evaluation(e), downloads=list(DOWNLOADS))))
+        ctx.update(await run_in_threadpool(v.page, e, published), downloads=list(DOWNLOADS))
         if published is not None:  # a challenge's test set: the published questions' outcomes only
             ctx["questions"] = [q for q in ctx["questions"] if q["id"] in published]
             ctx["downloads"] = []
