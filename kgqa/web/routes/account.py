@@ -49,6 +49,14 @@ async def _organisers_only(request: Request) -> Response | None:
     return None
 
 
+async def _organiser_form(request: Request) -> tuple[Any, Response | None]:
+    """An organiser's posted form, or the error page to answer instead."""
+    refused = await _organisers_only(request)
+    if refused is not None:
+        return None, refused
+    return await _form(request)
+
+
 async def login_get(request: Request) -> Response:
     web = web_of(request)
     if web.accounts is None:
@@ -137,13 +145,10 @@ async def accounts_get(request: Request, message: str = "", status: int = 200) -
 
 async def accounts_post(request: Request) -> Response:
     """An organiser adds a participant account (organisers are made on the command line)."""
-    refused = await _organisers_only(request)
+    form, refused = await _organiser_form(request)
     if refused is not None:
         return refused
     web = web_of(request)
-    form, refused = await _form(request)
-    if refused is not None:
-        return refused
     name = str(form.get("name", "")).strip()
     try:
         await run_in_threadpool(web.accounts.add, name, "participant", str(form.get("password", "")))
@@ -155,13 +160,10 @@ async def accounts_post(request: Request) -> Response:
 
 async def freeze(request: Request) -> Response:
     """Freeze (or unfreeze) a dataset's leaderboards now (organisers)."""
-    refused = await _organisers_only(request)
+    form, refused = await _organiser_form(request)
     if refused is not None:
         return refused
     web = web_of(request)
-    form, refused = await _form(request)
-    if refused is not None:
-        return refused
     ds, prof = request.path_params["dataset"], request.path_params["profile"]
     user = web.user(request)
     if form.get("action") == "unfreeze":
@@ -175,13 +177,10 @@ async def freeze(request: Request) -> Response:
 
 async def publish(request: Request) -> Response:
     """Publish the outcomes of questions of a hidden-gold dataset (organisers; never undone)."""
-    refused = await _organisers_only(request)
+    form, refused = await _organiser_form(request)
     if refused is not None:
         return refused
     web = web_of(request)
-    form, refused = await _form(request)
-    if refused is not None:
-        return refused
     name = request.path_params["name"]
     if name not in web.settings.hidden_gold:
         return await web.error(request, 404, f"the gold of {name!r} is not hidden on this server: nothing to publish")
