@@ -70,9 +70,7 @@ def run_in_worker(url: str, eid: str, kgs: dict[str, str], timeout: float, syste
     hop). Returns what became of it: ``finished``, ``failed``, ``held`` (a
     live worker has it, or it is done) or ``lost`` (another worker took it over)."""
 
-    store = _STORES.get(url)
-    if store is None:
-        store = _STORES[url] = Store(url)
+    store = open_store(url)
     owner = owner_id()
     claim = store.claim(eid, owner)
     if claim is None:
@@ -92,11 +90,19 @@ def run_in_worker(url: str, eid: str, kgs: dict[str, str], timeout: float, syste
     return "finished" if ok else "failed"
 
 
-def _init(memory_mb: float = 0.0, server_pid: int | None = None) -> None:
-    worker_setup(memory_mb, server_pid)
+def _init(memory_mb: float = 0.0, server_pid: int | None = None, store_url: str | None = None) -> None:
+    worker_setup(memory_mb, server_pid, store_url)
 
 
-def worker_setup(memory_mb: float = 0.0, server_pid: int | None = None) -> None:
+def open_store(url: str) -> Store:
+    """The worker process's store for ``url`` (opened once per process)."""
+    store = _STORES.get(url)
+    if store is None:
+        store = _STORES[url] = Store(url)
+    return store
+
+
+def worker_setup(memory_mb: float = 0.0, server_pid: int | None = None, store_url: str | None = None) -> None:
     """What every worker process of the server does first: ignore Ctrl-C (the server stops its
     workers itself), run below the server's priority (pages stay responsive while workers parse
     and score), cap its address space at ``memory_mb`` MB (0: no cap), and end when the
@@ -120,6 +126,8 @@ def worker_setup(memory_mb: float = 0.0, server_pid: int | None = None) -> None:
         # and loaded before the cap: OpenBLAS reserves its buffers when it loads, and a load
         # under the cap ends the process ("Memory allocation still failed") instead of raising
         lazy.numpy()
+        if store_url:  # and the store, read once: recording a failure never needs memory the cap took
+            open_store(store_url).get("")
 
         cap = int(memory_mb * 1024 * 1024)
         _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -169,7 +177,7 @@ class Jobs:
                 raise _Stopping
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(self.workers, mp_context=worker_context(), initializer=_init,
-                                                 initargs=(self.memory_mb, os.getpid()))
+                                                 initargs=(self.memory_mb, os.getpid(), self.store.url))
                 self._procs = {}
             return self._pool
 
