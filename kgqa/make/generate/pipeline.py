@@ -147,7 +147,7 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         removed: list[str] = []
         redundant: list[str] = []
         try:  # what the answers alone decide, before minimization spends queries on them
-            early = answers_problem(answered, lex) if lex is not None else ""
+            early = answers_problem(answered, lex)
         except QueryFailed:
             early = "engine-error"
         if early:

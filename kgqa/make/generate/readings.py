@@ -7,6 +7,8 @@ queries. A graph query is rejected when
   a grounded literal ("a country that has a life expectancy of 71"), matches more than one
   entity: the text says "a country", one, so a count, superlative or list over several would
   be over more than the text names;
+- ``blank-answers``: an answer is a blank node (its id is local to one copy of the KG: no
+  reader can name it, no scorer can match it on another load or engine);
 - ``too-many-answers``: more than :data:`MAX_ANSWERS_READ` answers (not a count);
 - ``indistinct-answers`` / ``unlabelled-answers``: the answers cannot be told apart or have
   no names where the KG names its entities (:func:`unreadable_answers`);
@@ -26,7 +28,7 @@ from dataclasses import replace
 from kgqa.make.generate.graphquery import Edge, GraphQuery
 from kgqa.make.generate.grounding import Answered, answer_key
 from kgqa.make.generate.kg import KGAccess, QueryFailed
-from kgqa.model.terms import IRI, Literal
+from kgqa.model.terms import IRI, BNode, Literal
 
 _INT = "http://www.w3.org/2001/XMLSchema#integer"
 
@@ -80,9 +82,13 @@ def unreadable_answers(answered: Answered, lex) -> str:
 
 
 def answers_problem(answered: Answered, lex) -> str:
-    """``too-many-answers`` or :func:`unreadable_answers`' reason, or "": what the answers
-    alone decide (minimization keeps the answer, so the generator asks before minimizing)."""
-    if answered.query.function.name not in ("count", "max", "min") and len(answered.answer.rows) > MAX_ANSWERS_READ:
+    """``blank-answers`` (an answer is a blank node), ``too-many-answers`` or
+    :func:`unreadable_answers`' reason, or "": what the answers alone decide (minimization keeps the answer, so the generator asks before minimizing)."""
+    if answered.query.function.name in ("count", "max", "min"):
+        return ""  # a number or one value: what the question asks about its answers is read, not listed
+    if any(isinstance(t, BNode) for row in answered.answer.rows for t in row):
+        return "blank-answers"  # local to one copy of the KG: no reader can name it, no scorer match it
+    if len(answered.answer.rows) > MAX_ANSWERS_READ:
         return "too-many-answers"  # "Which concept is in the scheme X?" listing 5,565: no question
     return unreadable_answers(answered, lex) if lex is not None else ""
 
