@@ -7,7 +7,7 @@ import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -222,6 +222,20 @@ def _password(stdin: bool, generate: bool) -> str:
     return typer.prompt("Password", hide_input=True, confirmation_prompt=True)
 
 
+def _with_password(store: Optional[str], stdin: bool, generate: bool, apply: Any, action: str, name: str,
+                   detail: str) -> None:
+    """Read (or generate) the new password, ``apply(accounts, password)``, log ``action`` in
+    the audit log and print a generated password once."""
+    from kgqa.store.accounts import Accounts
+
+    password = _password(stdin, generate)
+    accounts = Accounts(open_store(store))
+    apply(accounts, password)
+    accounts.log(None, action, name, detail)
+    if generate:
+        out.print(password, highlight=False, soft_wrap=True)
+
+
 PasswordStdinOption = Annotated[bool, typer.Option("--password-stdin", help="Read the password from one line of standard input.")]
 GeneratePasswordOption = Annotated[bool, typer.Option("--generate", help="Generate a password and print it once (give it to the account's owner).")]
 
@@ -234,14 +248,8 @@ def users_add_cmd(
     generate: GeneratePasswordOption = False,
 ) -> None:
     """Add an account: a store with accounts makes kgqa web ask everyone to log in."""
-    from kgqa.store.accounts import Accounts
-
-    password = _password(password_stdin, generate)
-    accounts = Accounts(open_store(store))
-    accounts.add(name, role.value, password)
-    accounts.log(None, "account-add", name, f"{role.value}, from the command line")
-    if generate:
-        out.print(password, highlight=False, soft_wrap=True)
+    _with_password(store, password_stdin, generate, lambda a, pw: a.add(name, role.value, pw),
+                   "account-add", name, f"{role.value}, from the command line")
     err.print(f"added {role.value} {name} (restart a running kgqa web that had no accounts: it asks everyone to "
               "log in from its next start)", highlight=False)
 
@@ -275,14 +283,8 @@ def users_password_cmd(
     generate: GeneratePasswordOption = False,
 ) -> None:
     """Set an account's password (its open sessions end)."""
-    from kgqa.store.accounts import Accounts
-
-    password = _password(password_stdin, generate)
-    accounts = Accounts(open_store(store))
-    accounts.set_password(name, password)
-    accounts.log(None, "password", name, "from the command line")
-    if generate:
-        out.print(password, highlight=False, soft_wrap=True)
+    _with_password(store, password_stdin, generate, lambda a, pw: a.set_password(name, pw),
+                   "password", name, "from the command line")
 
 
 def register(app: typer.Typer) -> None:
