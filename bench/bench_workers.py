@@ -41,8 +41,8 @@ for p in (str(REPO), str(REPO / "tests")):
 
 from kgqa.store import Store  # noqa: E402
 from pgserver import PgServer, why_not  # noqa: E402
-from webserver import _alive, descendants  # noqa: E402
-from workerprocs import N_QUESTIONS, Worker, asked, cli_scores, create, finishes, slow_system, wait_all  # noqa: E402
+from webserver import descendants  # noqa: E402
+from workerprocs import N_QUESTIONS, Worker, asked, cli_scores, create, finishes, orphans, slow_system, wait_all  # noqa: E402
 
 LATENCY = 0.2
 IN_FLIGHT = 4  # the live client's concurrency: questions in flight when a run is cut
@@ -223,7 +223,7 @@ def signal_worker(sig: int, group: bool = False):
             os.killpg(w.pid, sig)
             w.proc.wait(60)
             w._fh.close()
-            return _left(kids)
+            return orphans(kids)
         return w.signal(sig)
     return fault
 
@@ -231,16 +231,6 @@ def signal_worker(sig: int, group: bool = False):
 def kill_process(workers, url):
     _w, pid = _busy_worker(url, workers)
     os.kill(pid, signal.SIGKILL)
-
-
-def _left(kids: list[int]) -> list[int]:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and [p for p in kids if _alive(p)]:
-        time.sleep(0.05)
-    left = [p for p in kids if _alive(p)]
-    for p in left:
-        os.kill(p, signal.SIGKILL)
-    return left
 
 
 def table(rows: list[tuple[str, str, str, bool]]) -> str:

@@ -58,13 +58,7 @@ class Worker:
             os.kill(self.pid, sig)
         self.proc.wait(timeout=timeout)
         self._fh.close()
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and [p for p in kids if _alive(p)]:
-            time.sleep(0.05)
-        left = [p for p in kids if _alive(p)]
-        for p in left:
-            os.kill(p, signal.SIGKILL)
-        return left
+        return orphans(kids)
 
     def stop(self) -> list[int]:
         return self.signal(signal.SIGTERM)
@@ -150,3 +144,14 @@ def wait_all(url: str, ids: list[str], timeout: float = 600.0, every: float = 0.
 def owner_pid(e) -> int | None:
     return int(e.claimed_by.split(":")[1]) if e.claimed_by else None
 
+
+def orphans(kids: list[int], wait_s: float = 30.0) -> list[int]:
+    """The processes of ``kids`` still alive ``wait_s`` seconds on (killed then: an orphan
+    is counted, never left running)."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline and [p for p in kids if _alive(p)]:
+        time.sleep(0.05)
+    left = [p for p in kids if _alive(p)]
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    return left
