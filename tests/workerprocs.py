@@ -30,12 +30,14 @@ FINISHED = re.compile(r"experiment (\w+) finished")
 
 
 class Worker:
-    """``kgqa worker --store URL ARGS`` in a session of its own, its output in ``log``."""
+    """``kgqa worker --store URL ARGS`` in a session of its own, its output in ``log``;
+    ``env``: variables set for it (``TMPDIR`` of its own: as on another machine)."""
 
-    def __init__(self, url: str, tmp: Path, *args: str, processes: int = 1):
+    def __init__(self, url: str, tmp: Path, *args: str, processes: int = 1, env: dict[str, str] | None = None):
         self.log = tmp / f"worker-{len(list(tmp.glob('worker-*.log')))}.log"
         e = clean_env()
         e.setdefault("KGQA_CACHE_DIR", str(tmp / "cache"))
+        e.update(env or {})
         self._fh = open(self.log, "ab")
         self.proc = subprocess.Popen(CLI + ["worker", "--store", url, "--processes", str(processes),
                                             "--allowed-url-host", "127.0.0.1", *args],

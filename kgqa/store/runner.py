@@ -13,7 +13,6 @@ only, uploads materialised in a private folder, messages that never name that fo
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shutil
 import sys
@@ -32,6 +31,7 @@ from kgqa import api
 from kgqa.api import PROTOCOLS, profile_names  # noqa: F401  (the names the web app asks for)
 from kgqa.api import dataset_names as registry_names  # noqa: F401
 from kgqa.model import Dataset, InputError, Run
+from kgqa.store.journal import StoreJournal
 from kgqa.store.store import LostClaim, StoreError
 from kgqa.model.urlguard import UrlRule, current_rule, using
 from kgqa.store.store import shown_url, withheld_note
@@ -64,8 +64,9 @@ class ExperimentInputs:
     reexecute: bool = False
     sandbox_gold: bool = False
     #: where a live system's answers are journalled as they arrive (a rerun after a kill asks
-    #: only the questions not in it); None: not journalled
-    journal: str | None = None
+    #: only the questions not in it): a journal file's path, or a stored experiment's journal in
+    #: the store (:class:`kgqa.store.journal.StoreJournal`); None: not journalled
+    journal: Any = None
 
     @property
     def policy(self) -> Any:
@@ -265,11 +266,10 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
     kgs = kgs or {}
     tmp = tempfile.mkdtemp(prefix="kgqa-exp-")
     secrets = _url_secrets(system_url) + _url_secrets(kg_url)
-    journal = journal_path(store.url, eid)
     try:
         inp = stored_inputs(store, e, Path(tmp), kgs=kgs, timeout=timeout, system_url=system_url, kg_url=kg_url)
-        if inp.system_url:
-            inp.journal = str(journal)
+        if inp.system_url:  # answers journalled in the store: whichever worker resumes it asks only the rest
+            inp.journal = StoreJournal(store, eid, owner)
         held = {"owner": owner} if owner else {}  # (a store without leases: the CLI's, a test's double)
         wait_for_store(lambda: store.start(eid, 0, "starting", **held))
 
@@ -284,8 +284,7 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
         wait_for_store(lambda: store.finish(eid, res.evaluation, headline=res.headline, **held,
                                             kg_fingerprint=res.kg_fingerprint, dataset_checksum=res.dataset_checksum))
         return True
-    except (LostClaim, DBAPIError, StoreError):
-        journal = None  # kept: the experiment stays open for the next worker, which resumes from it
+    except (LostClaim, DBAPIError, StoreError):  # (its journal is kept: the next worker resumes from it)
         raise  # not the experiment's failure: another worker has it, or the store is gone for good
     except InputError as err:
         _record_failure(store, eid, _redact(strip_tmp(str(err), tmp), secrets), owner)
@@ -303,28 +302,7 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
         _record_failure(store, eid, f"internal error: {type(err).__name__}: {text}", owner)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        if journal is not None:  # the experiment is recorded (finished or failed)
-            journal.unlink(missing_ok=True)
-            try:
-                journal.parent.rmdir()  # the last one
-            except OSError:
-                pass
     return False
-
-
-def journal_path(url: str, eid: str) -> Path:
-    """Where a stored experiment's live-system answers are journalled while it is asked
-    (:mod:`kgqa.execute.live.journal`), so that a worker or server killed mid-way is resumed
-    by the next worker from what was answered instead of asking every question again: beside
-    a SQLite store's file (``exp.sqlite.journals/EID.jsonl``); for a database server, in this
-    machine's temporary folder under a digest of the store's URL (a worker on another machine
-    asks again what it cannot see). Deleted once the experiment is recorded."""
-    safe = re.sub(r"[^A-Za-z0-9_-]", "_", eid)
-    m = re.match(r"sqlite(?:\+\w+)?:///(.+)$", url)
-    if m and m.group(1) != ":memory:":
-        return Path(m.group(1) + ".journals") / f"{safe}.jsonl"
-    digest = hashlib.sha256(re.sub(r"//[^/@]*@", "//", url).encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"kgqa-journals-{digest}" / f"{safe}.jsonl"
 
 
 #: how long a worker waits for a store that went away before giving the experiment back

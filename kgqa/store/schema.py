@@ -145,6 +145,18 @@ published = Table(
     Column("by", String(80)),
 )
 
+#: The answers of a live system an experiment asked, journalled as they arrive (schema 6): one row
+#: per question (``record``: the live client's journal record, JSON; a later record of a question,
+#: a transient failure asked again, replaces it). A worker that takes over an experiment (its
+#: first worker killed, on this machine or another) asks only the questions without a row. Deleted
+#: with the experiment's result (:meth:`kgqa.store.Store.finish`, ``fail``, ``delete``).
+journal = Table(
+    "journal", metadata,
+    Column("experiment", String(32), ForeignKey("experiments.id", ondelete="CASCADE"), primary_key=True),
+    Column("question", String(500), primary_key=True),
+    Column("record", Text, nullable=False),
+)
+
 #: schema 5's tables and index (what :func:`_v4_to_v5` adds to an older store)
 _ACCOUNT_TABLES = (accounts, sessions, audit, freezes, published)
 
@@ -170,7 +182,7 @@ for _name, _cols in _LISTING.items():
 
 #: The version :data:`metadata` describes. A new store is created from :data:`metadata` and
 #: stamped with it (Alembic's "create_all, then stamp head").
-VERSION = 5
+VERSION = 6
 
 #: Upgrades of existing stores: ``MIGRATIONS[v]`` takes version ``v`` to ``v + 1`` (ALTER TABLE
 #: ...). Append-only; when you change :data:`metadata`, add the migration doing the same to
@@ -222,7 +234,14 @@ def _v4_to_v5(conn: Connection) -> None:
             ix.create(conn, checkfirst=True)
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
+def _v5_to_v6(conn: Connection) -> None:
+    """Live-system answers journalled in the store (``journal``), so that a worker on any
+    machine resumes a killed worker's experiment. Idempotent: a table already there is kept."""
+    journal.create(conn, checkfirst=True)
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5,
+                                                       5: _v5_to_v6}
 
 
 class SchemaError(RuntimeError):

@@ -26,6 +26,8 @@ from typing import Any
 
 from sqlalchemy import and_, create_engine, delete, event, func, insert, or_, select, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.dialects import postgresql as pg_dialect
+from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.exc import OperationalError, IntegrityError
 
 import kgqa
@@ -33,6 +35,7 @@ from kgqa.model import InputError
 from kgqa.store import schema
 from kgqa.store.schema import experiments as T_EXP
 from kgqa.store.schema import files as T_FILES
+from kgqa.store.schema import journal as T_JOURNAL
 from kgqa.store.schema import results as T_RES
 from kgqa.api import display_url
 from kgqa.score.evaluate import Evaluation
@@ -43,6 +46,9 @@ _OPEN = ("pending", "running")
 #: A worker's lease on an experiment lapses when its heartbeat is older than this many seconds
 #: (``KGQA_LEASE_SECONDS``); workers renew theirs every third of it.
 LEASE_S = float(os.environ.get("KGQA_LEASE_SECONDS") or 30)
+
+#: journal rows written by one INSERT statement (:meth:`Store.journal_write`)
+JOURNAL_ROWS = 500
 
 
 def owner_id() -> str:
@@ -597,6 +603,8 @@ class Store:
             n = c.execute(update(T_EXP).where(*where).values(**values)).rowcount
             if n == 1 and _results is not None:  # the results and the finished row in one transaction
                 c.execute(insert(T_RES).values(id=eid, evaluation=_results))
+            if n == 1 and values.get("status") in ("finished", "failed"):  # recorded: its journal goes
+                c.execute(delete(T_JOURNAL).where(T_JOURNAL.c.experiment == eid))
         if n != 1:
             e = self.get(eid, results=False)
             if e is None:
@@ -734,9 +742,46 @@ class Store:
         return [e for e in self.unfinished()
                 if e.claimed_by is None or (e.heartbeat or 0) < time.time() - stale_s or owner_gone(e.claimed_by)]
 
+    # ------------------------------------------------------------------ live-system journal
+
+    def journal(self, eid: str) -> dict[str, str]:
+        """The live-system answers journalled for experiment ``eid``: {question id: record
+        (JSON text)} (:class:`kgqa.store.journal.StoreJournal`)."""
+        with self.engine.connect() as c:
+            return {q: r for q, r in c.execute(select(T_JOURNAL.c.question, T_JOURNAL.c.record)
+                                               .where(T_JOURNAL.c.experiment == eid))}
+
+    def journal_write(self, eid: str, records: dict[str, str], *, owner: str | None = None) -> bool:
+        """Journal live-system answers of open experiment ``eid`` ({question id: record}; a
+        question's record replaces an earlier one), in one transaction, and only while worker
+        ``owner`` holds its lease (the lease row is locked meanwhile, and its heartbeat
+        renewed). False: nothing written (the experiment is done, or another worker holds it)."""
+        if not records:
+            return True
+        where = [T_EXP.c.id == eid, T_EXP.c.status.in_(_OPEN)]
+        if owner is not None:
+            where.append(T_EXP.c.claimed_by == owner)
+        dialect = pg_dialect if self.engine.dialect.name == "postgresql" else sqlite_dialect
+        rows = [{"experiment": eid, "question": q, "record": r} for q, r in records.items()]
+        with self.engine.begin() as c:
+            values = {"heartbeat": time.time()} if owner is not None else {"status": T_EXP.c.status}
+            if c.execute(update(T_EXP).where(*where).values(**values)).rowcount != 1:
+                return False
+            for i in range(0, len(rows), JOURNAL_ROWS):  # (SQLite's limit on bound parameters)
+                stmt = dialect.insert(T_JOURNAL).values(rows[i:i + JOURNAL_ROWS])
+                c.execute(stmt.on_conflict_do_update(index_elements=[T_JOURNAL.c.experiment, T_JOURNAL.c.question],
+                                                     set_={"record": stmt.excluded.record}))
+        return True
+
+    def journal_clear(self, eid: str) -> None:
+        """Forget experiment ``eid``'s journalled answers (a fresh start)."""
+        with self.engine.begin() as c:
+            c.execute(delete(T_JOURNAL).where(T_JOURNAL.c.experiment == eid))
+
     def delete(self, eid: str) -> bool:
         """Remove an experiment (its files stay while another experiment uses them)."""
         with self.engine.begin() as c:
+            c.execute(delete(T_JOURNAL).where(T_JOURNAL.c.experiment == eid))
             c.execute(delete(T_RES).where(T_RES.c.id == eid))
             n = c.execute(delete(T_EXP).where(T_EXP.c.id == eid)).rowcount
             if n:

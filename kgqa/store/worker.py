@@ -12,9 +12,9 @@ number of machines share one PostgreSQL store, and:
 - a worker killed (``kill -9``, the out-of-memory killer) leaves its lease: a worker on the
   same machine takes it at once (the holder's process is gone), one elsewhere once it lapses
   (:data:`~kgqa.store.store.LEASE_S`, 30 s); a live system is then asked only the questions
-  not in the experiment's journal (:func:`kgqa.store.runner.journal_path`: on a database
-  server, in the temporary folder of the machine that asked, so a worker on another machine
-  asks again); an experiment whose worker was lost :data:`MAX_LOSSES` times fails, saying so;
+  not in the experiment's journal, which is in the store (:class:`kgqa.store.journal.StoreJournal`),
+  so a worker on any machine resumes it; an experiment whose worker was lost
+  :data:`MAX_LOSSES` times fails, saying so;
 - a store that goes away (a PostgreSQL restart or outage, a full disk) is waited out: an idle
   worker keeps asking with backoff, a busy one records the result once it is back
   (:func:`kgqa.store.runner.wait_for_store`).

@@ -21,8 +21,9 @@ workers run at once, and none is lost:
 - a server that dies (``kill -9``): its workers notice their parent is gone
   (``PR_SET_PDEATHSIG`` on Linux, and a watch of the server's pid) and exit; the restarted
   server takes over their leases at once (their processes are gone);
-- a live system's answers are journalled as they arrive (:func:`kgqa.store.runner.journal_path`):
-  an experiment taken over after a kill asks only the questions not answered yet;
+- a live system's answers are journalled in the store as they arrive
+  (:class:`kgqa.store.journal.StoreJournal`): an experiment taken over after a kill asks only
+  the questions not answered yet;
 - a store that cannot be reached: workers wait for it (:func:`kgqa.store.runner.wait_for_store`),
   and the server's watch thread queues whatever no live worker holds once it is back.
 

@@ -116,7 +116,7 @@ def test_a_version_2_store_gets_listing_indices_that_end_with_the_id(tmp_path):
     assert s.schema_found == 2
     with s.engine.connect() as c:
         names = {r[0] for r in c.execute(text("SELECT name FROM sqlite_master WHERE type = 'index'"))}
-        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 5
+        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 6
         plan = " ".join(r[3] for r in c.execute(text(
             "EXPLAIN QUERY PLAN SELECT id FROM experiments ORDER BY headline_value DESC, created DESC, id LIMIT 1 OFFSET 1")))
     assert set(schema._LISTING) <= names and not set(schema._SUPERSEDED) & names
@@ -148,7 +148,7 @@ def test_a_version_1_store_opens_moves_its_results_and_gets_the_listing_indices(
     assert s.list(status="finished")[0].evaluation_json() == before  # loaded when asked for
     with s.engine.connect() as c:
         names = {r[0] for r in c.execute(text("SELECT name FROM sqlite_master WHERE type = 'index'"))}
-        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 5
+        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 6
         assert c.execute(text("SELECT count(*) FROM experiments WHERE evaluation IS NOT NULL")).scalar() == 0
     assert set(schema._LISTING) <= names
     assert s.delete(eid) and s.get(eid) is None

@@ -86,7 +86,7 @@ def test_a_schema_4_store_gets_the_account_tables_and_is_left_as_it_was(tmp_path
     s = Store(path)
     assert s.schema_found == 4 and s.get(eid).submitter is None and s.get(eid).run_name == "r"
     with s.engine.connect() as c:
-        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 5
+        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 6
         names = {r[0] for r in c.execute(text("SELECT name FROM sqlite_master"))}
     assert {"accounts", "sessions", "audit", "freezes", "published", "ix_experiments_submitter"} <= names
     assert not Accounts(s).any()  # no accounts: the server stays a local one
@@ -97,4 +97,4 @@ def test_a_schema_4_store_gets_the_account_tables_and_is_left_as_it_was(tmp_path
         schema.MIGRATIONS[4](c)
         c.execute(text("UPDATE kgqa_schema SET version = 4"))
     eng.dispose()
-    assert Store(path).schema_found == 4 and Store(path).schema_found == 5
+    assert Store(path).schema_found == 4 and Store(path).schema_found == schema.VERSION

@@ -94,5 +94,5 @@ def test_a_schema_3_store_gets_the_lease_columns(tmp_path):
     assert s.schema_found == 3
     assert s.get(eid).attempts == 0 and s.claim(eid, owner_id()) is not None
     with s.engine.connect() as c:
-        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 5
+        assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 6
     assert Store(path).schema_found == schema.VERSION  # opened again: nothing to do

@@ -7,6 +7,7 @@ numbers of one CLI evaluation, no process left behind."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import signal
 import subprocess
@@ -18,7 +19,6 @@ from collections import Counter
 import pytest
 
 from kgqa.store import Store
-from kgqa.store.runner import journal_path
 from kgqa.store.store import LostClaim, owner_id
 from pgserver import PgServer, why_not
 from webserver import descendants
@@ -130,8 +130,42 @@ def test_three_workers_on_postgresql_finish_30_experiments_once_after_one_is_kil
     # every question once per live experiment; those in flight when the worker was killed (at most
     # the client's concurrency, 4) again: the killed run's journal gave its answers to the next worker
     assert 10 * N_QUESTIONS <= n_asked <= 10 * N_QUESTIONS + 4, n_asked
-    assert not journal_path(pg.url, eid).exists()  # deleted once recorded
+    with Store(pg.url) as st:
+        assert st.journal(eid) == {}  # deleted once recorded
     assert all("given back" in w.output() for w in workers if w is not victim)
+
+
+@pytest.mark.slow
+def test_a_worker_on_another_machine_resumes_a_killed_workers_live_experiment_from_the_store(pg, tmp_path):
+    """The live system's answers are journalled in the store, not in a folder of the machine that
+    asked: a second worker with a temporary folder of its own (as on another machine) takes the
+    experiment of a worker killed with SIGKILL mid-run and asks the system only the questions
+    with no answer in the store, then records the numbers of one CLI evaluation."""
+    pg.sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with slow_system(tmp_path, latency=0.2) as system, Store(pg.url) as st:
+        (eid,) = create(st, system.url, n_runs=0, n_live=1)
+        first = Worker(pg.url, tmp_path, env={"TMPDIR": str(tmp_path / "a")})
+        _wait(lambda: len(st.journal(eid)) >= 10)
+        assert first.signal(signal.SIGKILL) == []  # no process left behind
+        answered = {json.loads(r)["question"] for r in st.journal(eid).values()}  # (nothing written after the kill)
+        assert 10 <= len(answered) < N_QUESTIONS
+        second = Worker(pg.url, tmp_path, env={"TMPDIR": str(tmp_path / "b")})
+        try:
+            (e,) = wait_all(pg.url, [eid])
+        finally:
+            assert second.stop() == []
+        asked_lines = system.asked.read_text(encoding="utf-8").splitlines()
+        assert st.journal(eid) == {}  # deleted once recorded
+        cli = cli_scores({("live",)}, system.url)[("live",)]
+    assert (e.status, e.error, e.attempts) == ("finished", None, 1)  # taken over from the killed worker, counted
+    assert e.aggregate == cli
+    again = [q for q, n in Counter(asked_lines).items() if n > 1]
+    assert set(again).isdisjoint(answered)  # no question answered in the store was asked again
+    assert len(set(asked_lines)) == N_QUESTIONS and len(again) <= 4  # only those in flight at the kill
+    assert finishes([first, second]) == Counter({eid: 1})
+    assert not list((tmp_path / "b").glob("kgqa-journals-*")) and not list((tmp_path / "a").glob("kgqa-journals-*"))
 
 
 def _half_asked(st: Store, ids: list[str], keys: dict, workers: list[Worker]) -> tuple[str, Worker]:
@@ -140,8 +174,7 @@ def _half_asked(st: Store, ids: list[str], keys: dict, workers: list[Worker]) ->
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         for eid in live:
-            j = journal_path(st.url, eid)
-            if j.exists() and j.read_text(encoding="utf-8").count("\n") >= 11:
+            if len(st.journal(eid)) >= 10:
                 e = st.get(eid, results=False)
                 if e.claimed_by and not e.done:
                     pid = int(e.claimed_by.split(":")[1])
@@ -159,8 +192,7 @@ def test_sigterm_of_a_worker_gives_its_experiment_back_and_the_next_worker_finis
         keys = create(st, system.url, n_runs=0, n_live=1)
         eid = next(iter(keys))
         w1 = Worker(url, tmp_path)
-        journal = journal_path(st.url, eid)
-        _wait(lambda: journal.exists() and journal.read_text(encoding="utf-8").count("\n") >= 6)
+        _wait(lambda: len(st.journal(eid)) >= 5)
         assert w1.stop() == []  # SIGTERM: ends at once, no process left
         left = st.get(eid, results=False)
         assert (left.status, left.claimed_by, left.attempts) == ("running", None, 0)  # given back, not counted

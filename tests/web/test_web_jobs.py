@@ -85,7 +85,8 @@ def test_kill_9_of_the_server_leaves_no_process_and_the_restart_resumes(tmp_path
     with server(tmp_path):
         exps = finished(tmp_path / "exp.sqlite", ids)
     assert_all_finished_once(exps, system)
-    assert not (tmp_path / "exp.sqlite.journals").exists()  # each journal deleted once its experiment was recorded
+    with Store(tmp_path / "exp.sqlite") as st:
+        assert [st.journal(i) for i in ids] == [{}, {}]  # each journal deleted once its experiment was recorded
 
 
 @pytest.mark.slow

@@ -97,7 +97,7 @@ from kgqa.execute.retry import (
     RetryPolicy,
     retry_after_seconds,
 )
-from kgqa.execute.live.journal import Journal
+from kgqa.execute.live.journal import Journal, open_journal
 from kgqa.execute.live.protocols import (
     Parsed,
     Question,
@@ -779,10 +779,11 @@ def prediction_from_record(rec: dict[str, Any]) -> Prediction:
 
 
 def ask(dataset: Dataset, url: str, protocol: str = "gerbil", settings: AskSettings | None = None, *,
-        journal: str | Path | None = None, name: str | None = None) -> AskResult:
+        journal: str | Path | Any = None, name: str | None = None) -> AskResult:
     """Ask the system at ``url`` every question of ``dataset`` (see the module docstring) and
-    return the run. With ``journal``, answers already journalled are reused (transient
-    failures are asked again) and every new one is journalled as it arrives. Raises
+    return the run. With ``journal`` (a path, or a journal that opens itself:
+    :func:`~kgqa.execute.live.journal.open_journal`), answers already journalled are reused
+    (transient failures are asked again) and every new one is journalled as it arrives. Raises
     :class:`SystemFailed` when too many questions failed (unless ``allow_failures``) and
     :class:`AskInterrupted` on Ctrl-C."""
     s = settings or AskSettings()
@@ -801,10 +802,11 @@ def ask(dataset: Dataset, url: str, protocol: str = "gerbil", settings: AskSetti
     dataset_iri = s.dataset_iri or default_dataset_iri(dataset)
     header = {"url": shown, "protocol": protocol,
               "dataset": dataset_iri if protocol == "text2sparql" else dataset.name, "settings": s.describe()}
-    j = Journal.open(Path(journal), header, fresh=s.fresh) if journal is not None else None
+    j = open_journal(journal, header, fresh=s.fresh) if journal is not None else None
+    jpath = j.path if isinstance(j, Journal) else None  # (None: a journal that is not a file)
     known: dict[str, dict[str, Any]] = dict(j.records) if j is not None else {}
     if j is not None and j.dropped:
-        problems.append(Problem(str(j.path), None, f"{j.dropped} unreadable journal line(s) dropped "
+        problems.append(Problem(j.where, None, f"{j.dropped} unreadable journal line(s) dropped "
                                 "(a write cut short); those questions are asked again", "warning"))
     ids = {q.id for q in questions}
 
@@ -834,18 +836,17 @@ def ask(dataset: Dataset, url: str, protocol: str = "gerbil", settings: AskSetti
                     _run_async(_ask_all(asker, todo, commit, lambda: bool(limit) and in_a_row[0] >= limit))
                 except KeyboardInterrupt:
                     answered = sum(1 for q in questions if q.id in known and known[q.id].get("outcome") == "ok")
-                    raise AskInterrupted(Path(journal) if journal is not None else None, answered,
-                                         len(questions)) from None
+                    raise AskInterrupted(jpath, answered, len(questions)) from None
     finally:
         if j is not None:
             j.close()
     records = [known[q.id] for q in questions if q.id in known]
     extra = [rid for rid in known if rid not in ids]
-    if extra:
-        problems.append(Problem(str(journal), None, f"{len(extra)} journal record(s) for questions not asked now "
+    if extra and j is not None:
+        problems.append(Problem(j.where, None, f"{len(extra)} journal record(s) for questions not asked now "
                                 "(another --lang?); left out of the run", "warning"))
     run = Run(name or _run_name(url), [prediction_from_record(r) for r in records], "system",
-              [Path(journal)] if journal is not None else [], problems,
+              [jpath] if jpath is not None else [], problems,
               {"system": shown, "protocol": protocol, "dataset": dataset_iri})
     result = AskResult(run, records, shown, protocol, s, dataset_iri, asked=len(todo),
                        reused=len(questions) - len(todo), requests=asker.requests, elapsed=time.monotonic() - t0,

@@ -13,6 +13,12 @@ is dropped (the file is truncated back to the last complete line before anything
 A header for another URL, protocol or dataset is refused (InputError): start over with
 ``fresh=True`` (``--fresh``) or write elsewhere.
 
+The journal may live elsewhere than in a file: :func:`open_journal` takes a path, or an
+object with an ``open_journal(header, fresh=...)`` method returning one that behaves like a
+:class:`Journal` (``records``, ``dropped``, ``where``, ``append_many``, ``close``): a stored
+experiment's journal in the store (:class:`kgqa.store.journal.StoreJournal`), which every
+worker on that store reads, on any machine.
+
 An open journal holds an exclusive lock (``flock``) on its file until it is closed: a second
 session on the same journal (two runs on one output) is refused at once with an InputError
 instead of asking every question a second time. The lock goes with the process (kill -9
@@ -71,6 +77,11 @@ class Journal:
             j._write(header)
         return j
 
+    @property
+    def where(self) -> str:
+        """What messages call this journal: its path."""
+        return str(self.path)
+
     def _write(self, *objs: dict[str, Any]) -> None:
         text = "".join(json.dumps(o, ensure_ascii=False, allow_nan=False) + "\n" for o in objs)
         with self._lock:
@@ -101,6 +112,14 @@ class Journal:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def open_journal(journal: Any, header: dict[str, Any], *, fresh: bool = False) -> Any:
+    """The journal ``journal`` names, opened: a path (:meth:`Journal.open`), or an object that
+    opens itself (``journal.open_journal(header, fresh=fresh)``)."""
+    if hasattr(journal, "open_journal"):
+        return journal.open_journal(header, fresh=fresh)
+    return Journal.open(Path(journal), header, fresh=fresh)
 
 
 def _lock(fd: int, path: Path) -> None:
