@@ -10,9 +10,12 @@ than once (each worker logs every experiment it finishes), processes left behind
 the live system was asked beyond once each (a killed run resumes from its journal), and
 compares every score with one CLI evaluation (``kgqa.evaluate``) of the same inputs.
 
-Throughput: 12 experiments (8 live, 4 run files) queued for 1 and for 3 idle workers, the live
-system answering in 0.2 s and in 1 s a question (the ratio is bounded by the machine's free
-cores where the CPU, not the live system, is the bottleneck).
+Throughput: 9 experiments queued for 1 and for 3 idle workers, two rows: latency-bound (live
+systems answering in 1 s a question, ``--latency``: the workers mostly wait, so 3 workers
+should finish close to 3 times as fast) and CPU-bound (run files re-executed on the demo KG: the
+ratio is bounded by the cores free, and each worker's query engine already uses every core).
+Each row gives the time, each experiment's own mean time (it grows when the workers compete
+for the cores) and the mean load average during the run.
 
 Rows: PostgreSQL restart; PostgreSQL outage (stopped 10 s, and 40 s: longer than the lease, so
 another worker takes the experiments over and their first workers record nothing); disk full and
@@ -20,8 +23,8 @@ freed (the database in a tablespace on an 48 MB tmpfs, filled mid-run, freed 10 
 needs root to mount, else the row says so); SIGINT (Ctrl-C to the worker's process group),
 SIGTERM and kill -9 of a worker; kill -9 of one evaluating process of a worker.
 
-Usage: ``python bench/bench_workers.py [--only throughput|faults] [--experiments N] [--row WORD]``
-(some 6 minutes on 2 busy cores). Exit status 0 when every fault row passes.
+Usage: ``python bench/bench_workers.py [--only throughput|faults] [--experiments N] [--latency S] [--row WORD]``
+(some 8 minutes on 2 busy cores). Exit status 0 when every fault row passes.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import os
 import re
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -47,7 +51,7 @@ from workerprocs import N_QUESTIONS, Worker, asked, cli_scores, create, finishes
 LATENCY = 0.2
 IN_FLIGHT = 4  # the live client's concurrency: questions in flight when a run is cut
 ROWS: list[tuple[str, str, str, bool]] = []
-THROUGHPUT: list[tuple[str, str, str, str]] = []
+THROUGHPUT: list[tuple[str, ...]] = []
 DISK_ROW = "disk full mid-run (tablespace on a 48 MB tmpfs), freed 10 s later"
 
 
@@ -82,9 +86,11 @@ class Bench:
 
     # ------------------------------------------------------------------ throughput
 
-    def throughput(self, n_workers: int, n: int, system) -> float:
-        """Seconds for ``n_workers`` workers, started and idle, to finish ``n`` experiments
-        (2/3 of them asking ``system``) from when they are queued."""
+    def throughput(self, n_workers: int, n: int, system, live: bool) -> dict:
+        """``n_workers`` workers, started and idle, finish ``n`` experiments (all asking
+        ``system`` when ``live``, else all run files re-executed on the demo KG) from when they
+        are queued: the seconds, each experiment's own time (from the workers' logs: it grows
+        when the workers compete for the cores) and the load average meanwhile."""
         url = self.database()
         with Store(url):
             pass  # the schema, before the workers start
@@ -93,19 +99,22 @@ class Bench:
             for w in workers:  # ready: its evaluating process started (fork server, tracker, process)
                 while len(w.processes()) < 3:
                     time.sleep(0.05)
-            time.sleep(3.0)  # noqa: their first asks of the empty queue
+            time.sleep(3.0)  # noqa: their first asks of the empty queue (then they wait for a NOTIFY)
+            load = LoadSampler()
             t0 = time.monotonic()
             with Store(url) as st:
-                keys = create(st, system.url, n_runs=n // 3, n_live=n - n // 3)
+                keys = create(st, system.url, n_runs=0 if live else n, n_live=n if live else 0, reexecute=True)
             exps = wait_all(url, list(keys), every=0.05)
+            took = time.monotonic() - t0
+            loadavg = load.stop()
         finally:
             for w in workers:
                 w.stop()
-        took = time.monotonic() - t0
         bad = [e for e in exps if e.status != "finished"]
         if bad:
             raise RuntimeError(f"{len(bad)} not finished: {bad[0].error}")
-        return took
+        times = [float(m.group(1)) for w in workers for m in re.finditer(r"finished \(([\d.]+) s\)", w.output())]
+        return {"s": took, "per_exp": sum(times) / max(1, len(times)), "load": loadavg}
 
     # ------------------------------------------------------------------ faults
 
@@ -150,6 +159,35 @@ class Bench:
         ok = (not bad and twice == 0 and not unlogged and not orphans and same and 0 <= extra <= 3 * IN_FLIGHT
               and not crashes)
         return observed, ok
+
+
+class LoadSampler:
+    """The 1-minute load average, sampled every second until :meth:`stop` (its mean)."""
+
+    def __init__(self) -> None:
+        self.samples = [os.getloadavg()[0]]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(1.0):
+            self.samples.append(os.getloadavg()[0])
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return sum(self.samples) / len(self.samples)
+
+
+def throughput_row(bench: "Bench", label: str, n: int, system, live: bool) -> None:
+    one = bench.throughput(1, n, system, live)
+    three = bench.throughput(3, n, system, live)
+    THROUGHPUT.append((label, f"1 worker {one['s']:.1f} s ({60 * n / one['s']:.1f}/min, {one['per_exp']:.1f} s each)",
+                       f"3 workers {three['s']:.1f} s ({60 * n / three['s']:.1f}/min, {three['per_exp']:.1f} s each)",
+                       f"ratio {one['s'] / three['s']:.2f}",
+                       f"load average {one['load']:.1f} / {three['load']:.1f} on {os.cpu_count()} CPUs"))
+    print("throughput:", *THROUGHPUT[-1], file=sys.stderr, flush=True)
 
 
 def _longest(workers: list[Worker]) -> float:
@@ -243,7 +281,10 @@ def table(rows: list[tuple[str, str, str, bool]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", choices=["throughput", "faults"], default=None)
-    ap.add_argument("--experiments", type=int, default=12, help="experiments of each throughput run")
+    ap.add_argument("--experiments", type=int, default=9, help="experiments of each throughput run (a multiple "
+                    "of 3: each of 3 workers gets as many)")
+    ap.add_argument("--latency", type=float, default=1.0, help="seconds the live system takes per answer in the "
+                    "latency-bound throughput row")
     ap.add_argument("--row", action="append", default=[], help="only the fault rows whose name contains this")
     args = ap.parse_args(argv)
     why = why_not()
@@ -259,14 +300,10 @@ def main(argv: list[str] | None = None) -> int:
         bench.rows = args.row
         if args.only in (None, "throughput"):
             n = args.experiments
-            for latency in (LATENCY, 1.0):
-                with slow_system(tmp, latency=latency) as slow:
-                    t1 = bench.throughput(1, n, slow)
-                    t3 = bench.throughput(3, n, slow)
-                THROUGHPUT.append((f"{n} experiments ({n - n // 3} live, {latency} s a question; {n // 3} run files)",
-                                   f"1 worker {t1:.1f} s ({60 * n / t1:.1f}/min)",
-                                   f"3 workers {t3:.1f} s ({60 * n / t3:.1f}/min)", f"ratio {t1 / t3:.2f}"))
-                print("throughput:", *THROUGHPUT[-1], file=sys.stderr, flush=True)
+            with slow_system(tmp, latency=args.latency) as slow:
+                throughput_row(bench, f"latency-bound: {n} live systems ({N_QUESTIONS} questions, {args.latency} s an "
+                                      "answer, 4 in flight)", n, slow, live=True)
+            throughput_row(bench, f"CPU-bound: {n} run files re-executed on the demo KG", n, system, live=False)
         if args.only in (None, "faults"):
             bench.fault_row("PostgreSQL restart mid-run", restart(bench))
             bench.fault_row("PostgreSQL outage mid-run (stopped 10 s, started again)", outage(bench, 10))

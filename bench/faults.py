@@ -46,6 +46,7 @@ from kgqa.execute.executor import Executor  # noqa: E402
 from kgqa.execute.policy import ExecutionPolicy  # noqa: E402
 from kgqa.model import Dataset, InputError, Item, Prediction, Run, Status, TableAnswer  # noqa: E402
 from kgqa.model.terms import IRI  # noqa: E402
+from clijson import run_json  # noqa: E402
 
 def execute_run(ds, run, engine, *, timeout: float | None = None, progress: bool = False):
     """The run's queries through the one execution path (normaliser, sandbox, caps)."""
@@ -258,7 +259,7 @@ def lost_rows(tmp: Path, n: int) -> None:
             # answered by the server more than one commit interval (+100 ms of client lag) before the stop
             settled = sum(1 for t in finished if t < t_stop - COMMIT_INTERVAL - 0.1)
             rerun = cli(["evaluate", str(ds), str(run), "--kg", server.url(), "--format", "json"], env)
-        executed = json.loads(rerun.stdout)["execution"]["executed"] if rerun.returncode == 0 else None
+        executed = run_json(rerun.stdout)["execution"]["executed"] if rerun.returncode == 0 else None
         clean = how == "kill -9" or (proc.returncode == 130 and "Traceback" not in err.decode())
         row("lost", f"{how} half-way through a {n}-query run, then rerun",
             "rerun executes <= n - answered >150 ms before the stop (+ 8 in flight)"

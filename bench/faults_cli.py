@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from clijson import run_json  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "kgqa" / "demo" / "data"
@@ -123,13 +124,13 @@ def cli_rows(row: Row, tmp: Path, data: Path) -> None:
             "error naming --kg (exit 2); query measures alone still score",
             f"exit {r.returncode}/{rq.returncode}; {_first(r.stderr, 'error')[:70]}",
             r.returncode == 2 and "--kg" in r.stderr and rq.returncode == 0
-            and json.loads(rq.stdout)["aggregate"]["BLEU"] > 0)
+            and run_json(rq.stdout)["aggregate"]["BLEU"] > 0)
 
         r = _kgqa(["evaluate", "ck25", str(wse / "ck25_answers.json"), "--kg", "ck25", "-p", "text2sparql", "-f",
                    "json"], env)
-        ok = r.returncode == 0 and json.loads(r.stdout)["execution"]["executed"] == 50
+        ok = r.returncode == 0 and run_json(r.stdout)["execution"]["executed"] == 50
         row("cli", "--kg ck25 (a registry KG name, as the web offers it)", "the CK25 KG: 50 queries executed",
-            f"exit {r.returncode}; " + (f"set_F {json.loads(r.stdout)['aggregate']['set_F']:.4f}" if ok
+            f"exit {r.returncode}; " + (f"set_F {run_json(r.stdout)['aggregate']['set_F']:.4f}" if ok
                                         else _first(r.stderr)), ok and _clean(r))
 
         for team in ("INFAI", "AIFB"):

@@ -39,6 +39,7 @@ for _p in (str(REPO), str(REPO / "tests")):
         sys.path.insert(0, _p)
 
 from faultserver import FaultServer, Reply, jena_handler  # noqa: E402
+from clijson import run_json  # noqa: E402
 
 Row = Callable[[str, str, str, str, bool], None]
 FIXTURES = REPO / "tests" / "fixtures" / "migrate"
@@ -382,9 +383,7 @@ def disk_rows(row: Row, tmp: Path, kg: Path) -> None:
                      lambda r: r.returncode == 2 and "out.json" in r.stderr and "run the command again" in r.stderr,
                      ["-o", str(full / "out.json")])
             r2, _ = cli(base + ["-o", str(tmp / "out2.json")], {"KGQA_CACHE_DIR": str(cache)})
-            executed = json.loads((tmp / "out2.json").read_text(encoding="utf-8"))
-            executed = executed[0]["execution"]["executed"] if isinstance(executed, list) else \
-                executed.get("execution", {}).get("executed")
+            executed = run_json((tmp / "out2.json").read_text(encoding="utf-8")).get("execution", {}).get("executed")
             row("disk", "... then the same command with another -o", "written; executes nothing (cache)",
                 f"exit {r2.returncode}; executed {executed}", r2.returncode == 0 and executed == 0)
 

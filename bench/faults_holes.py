@@ -35,6 +35,7 @@ for _p in (str(REPO), str(REPO / "tests")):
         sys.path.insert(0, _p)
 
 from faultserver import FaultServer, Reply  # noqa: E402
+from clijson import run_json  # noqa: E402
 
 Row = Callable[[str, str, str, str, bool], None]
 TINY_KG = '<http://x/a> <http://x/p> "a" .\n'
@@ -99,7 +100,7 @@ def concat_rows(row: Row, tmp: Path, kg: Path, env: dict) -> None:
         {"id": "12", "sparql": f"SELECT (GROUP_CONCAT(?o) AS ?g) WHERE {{ VALUES ?o {{ {vals} }} }}"},
         {"id": "sep", "sparql": 'SELECT (GROUP_CONCAT(?o; SEPARATOR="") AS ?g) WHERE { VALUES ?o { "a" "b" "c" } }'}])
     r, took, peak = cli(["evaluate", str(ds), str(run), "--kg", str(kg), "--no-cache", "--format", "json"], env)
-    doc = json.loads(r.stdout) if r.returncode == 0 else {}
+    doc = run_json(r.stdout) if r.returncode == 0 else {}
     dep = (doc.get("engine_dependence") or {}) if isinstance(doc, dict) else {}
     row("holes", "predicted GROUP_CONCAT over 12 values (12! = 479 M orders; was 23 GB, killed)",
         "flagged group-concat with a bound, no enumeration; exit 0; bounded memory",
@@ -125,7 +126,7 @@ def overflow_rows(row: Row, tmp: Path, kg: Path, env: dict) -> None:
         {"id": "2", "sparql": 'SELECT ?x WHERE { BIND("1E100000000" AS ?x) }'},
         {"id": "3", "sparql": f'SELECT ?x WHERE {{ BIND("1E100000000"^^<{dec}> AS ?x) }}'}])
     r, _, _ = cli(["evaluate", str(ds), str(run), "--kg", str(kg), "--no-cache", "--format", "json"], env)
-    f1 = json.loads(r.stdout).get("aggregate", {}).get("F1") if r.returncode == 0 else None
+    f1 = run_json(r.stdout).get("aggregate", {}).get("F1") if r.returncode == 0 else None
     row("holes", 'run answer "1E999999999999", predicted "1E100000000" (plain, xsd:decimal)',
         "values (no decimal.Overflow); exit 0; F1 1/3 (only the equal huge number matches)",
         f"exit {r.returncode}; F1 {f1}; {last_line(r.stderr)[:60] if r.returncode else 'no traceback'}",

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from clijson import run_json  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "kgqa" / "demo" / "data"
@@ -53,7 +54,7 @@ def number_rows(row: Row, tmp: Path, data: Path) -> None:
 
     r = _kgqa(["evaluate", "demo", str(runs / "strong.json"), "-m", "BLEU", "-m", "QueryEM(norm=whitespace)",
                "-m", "F1_Sem", "-m", "F1_Tri", "-f", "json"], env)
-    got = list(json.loads(r.stdout)["aggregate"]) if r.returncode == 0 else []
+    got = list(run_json(r.stdout)["aggregate"]) if r.returncode == 0 else []
     row(g, "evaluate -m BLEU -m 'QueryEM(norm=whitespace)' -m F1_Sem -m F1_Tri", "all four measures",
         f"exit {r.returncode}; {', '.join(got) or _first(r.stderr, 'error')}", len(got) == 4 and _clean(r))
 
@@ -66,7 +67,7 @@ def number_rows(row: Row, tmp: Path, data: Path) -> None:
             r.returncode == 2 and "nor of the run's" in r.stderr and "--allow-foreign-kg" in _flat(r.stderr))
         r = _kgqa(["evaluate", "demo", str(runs / "strong.json"), "--kg", str(kg), "--allow-foreign-kg", "-f", "json"],
                   env)
-        sig = json.loads(r.stdout)["signature"] if r.returncode == 0 else ""
+        sig = run_json(r.stdout)["signature"] if r.returncode == 0 else ""
         row(g, "... with --allow-foreign-kg, nothing executed", "a warning; no engine:...kg= in the signature",
             f"exit {r.returncode}; {'engine in signature' if 'engine:' in sig else 'no engine in signature'}",
             r.returncode == 0 and "set-up warning" in r.stderr and sig and "engine:" not in sig)

@@ -25,6 +25,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from systemprocs import CLI, adapter, asking, count, dead_port, env, faulty  # noqa: E402
 from systemprocs import requests_log, wait_for_records  # noqa: E402
+from clijson import run_json  # noqa: E402
 
 Row = Callable[[str, str, str, str, bool], None]
 GROUP = "systems"
@@ -106,7 +107,7 @@ def _failing_system_rows(row: Row, tmp: Path, answers: Path) -> None:
         r.returncode != 0 and not out.exists() and "connection refused" in r.stderr)
     r = _kgqa("evaluate", "ck25", "--system", url, "--protocol", "text2sparql", "--retries", "0", "--allow-failures",
               "-f", "json")
-    outcomes = json.loads(r.stdout)["outcomes"] if r.returncode == 0 else {}
+    outcomes = run_json(r.stdout)["outcomes"] if r.returncode == 0 else {}
     r3 = _kgqa("evaluate", "ck25", "--system", url, "--protocol", "text2sparql", "--retries", "0", "--allow-failures",
                "--strict", "-f", "json")
     row(GROUP, "--allow-failures (and with --strict)", "scored anyway, exit 0 (--strict: exit 3)",
@@ -161,8 +162,8 @@ def _replay_rows(row: Row, tmp: Path, team: list[dict], kg: Path) -> None:
                                             "trust_env=False).text)", srv.url + "health"], capture_output=True,
                                            text=True).stdout)
     try:
-        a = json.loads(file_doc.stdout)["aggregate"]["set_F"]
-        b = json.loads(live.stdout)["aggregate"]["set_F"]
+        a = run_json(file_doc.stdout)["aggregate"]["set_F"]
+        b = run_json(live.stdout)["aggregate"]["set_F"]
     except (ValueError, KeyError):
         a = b = None
     row(GROUP, "replay a team file naming its dataset with another IRI (kgqa system serve --run)",
@@ -173,10 +174,10 @@ def _replay_rows(row: Row, tmp: Path, team: list[dict], kg: Path) -> None:
     blank[0]["query"], blank[1]["query"] = "", " "
     run = tmp / "blank_answers.json"
     run.write_text(json.dumps(blank), encoding="utf-8")
-    file_doc = json.loads(_kgqa("evaluate", "ck25", str(run), "--kg", str(kg), "-p", "text2sparql", "-f",
+    file_doc = run_json(_kgqa("evaluate", "ck25", str(run), "--kg", str(kg), "-p", "text2sparql", "-f",
                                 "json").stdout)
     with adapter("--run", str(run), "--protocol", "text2sparql") as srv:
-        live_doc = json.loads(_kgqa("evaluate", "ck25", "--system", srv.url, "--protocol", "text2sparql", "--kg",
+        live_doc = run_json(_kgqa("evaluate", "ck25", "--system", srv.url, "--protocol", "text2sparql", "--kg",
                                     str(kg), "-p", "text2sparql", "-f", "json").stdout)
         health = json.loads(subprocess.run([sys.executable, "-c", "import httpx,sys; print(httpx.get(sys.argv[1], "
                                             "trust_env=False).text)", srv.url + "health"], capture_output=True,
@@ -225,7 +226,7 @@ def _credential_rows(row: Row, tmp: Path, answers: Path) -> None:
     hits = {s: sum(t.count(s) for t in texts) for s in (pw, key, hdr)}
     sent = (log[0]["headers"].get("Authorization", "").startswith("Basic ") and f"apikey={key}" in log[0]["path"]
             and log[0]["headers"].get("X-Api-Key") == hdr)
-    sig = json.loads(b.stdout)["signature"] if b.returncode == 0 else ""
+    sig = run_json(b.stdout)["signature"] if b.returncode == 0 else ""
     row(GROUP, "password + ?apikey= in the URL, --header / KGQA_SYSTEM_HEADERS",
         "all sent; none in output, journals, saved evaluation, terminal or signature",
         f"sent {sent}; occurrences {hits}; signature system:{sig.split('system:')[1].split('|')[0] if sig else '?'}",
@@ -285,7 +286,7 @@ def _session_rows(row: Row, tmp: Path, answers: Path, texts: list[str]) -> None:
                 "--retries", "0", "-f", "json", "--kg", "ck25"]  # answers are queries: executed, as organisers do
         first = _kgqa(*base, "--concurrency", "2")
         resumed = _kgqa(*base, "--concurrency", "8", "--system-timeout", "5")
-    sig = lambda r: re.search(r"client:([^|]*)", json.loads(r.stdout)["signature"]).group(1) if r.returncode == 0 else "?"  # noqa: E731
+    sig = lambda r: re.search(r"client:([^|]*)", run_json(r.stdout)["signature"]).group(1) if r.returncode == 0 else "?"  # noqa: E731
     row(GROUP, "resume a journal under other settings", "signature names the settings the answers came from",
         f"first client:{sig(first)}; resumed client:{sig(resumed)}",
         sig(first) == "c2,t60,r0" and sig(resumed) == "c2,t60,r0+c8,t5,r0")

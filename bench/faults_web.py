@@ -32,6 +32,7 @@ from webattacks import (  # noqa: E402
     count_experiments, cross_origin_csrf, form_token, rebinding, report_rendering, upload_responsiveness,
 )
 from webserver import Listener, WebServer, chromium  # noqa: E402
+from clijson import run_json  # noqa: E402
 
 Row = Callable[[str, str, str, str, bool], None]
 DEMO = registry.PACKAGE_DIR / "demo" / "data"
@@ -293,7 +294,7 @@ def _library_rows(row: Row, data: Path, tmp: Path) -> None:
     agg = ""
     if r.returncode == 0:
         try:
-            agg = f"set_F {json.loads(r.stdout)['aggregate'].get('set_F', 0):.4f}"
+            agg = f"set_F {run_json(r.stdout)['aggregate'].get('set_F', 0):.4f}"
         except (ValueError, KeyError):
             agg = "unreadable output"
     row("web", "`kgqa evaluate ck25 RUN --kg ck25` (a KG name the web offers)",

@@ -98,19 +98,20 @@ def asked(system) -> int:
     return system.asked.read_text(encoding="utf-8").count("\n")
 
 
-def create(st: Store, system_url: str | None, n_runs: int, n_live: int) -> dict[str, tuple]:
+def create(st: Store, system_url: str | None, n_runs: int, n_live: int,
+           reexecute: bool | None = None) -> dict[str, tuple]:
     """``n_live`` live-system experiments (first: the queue takes the oldest first), then
     ``n_runs`` run-file experiments cycling through the demo runs, half re-executed on the demo
-    KG. Returns {id: the key of its CLI evaluation}."""
+    KG (all, or none, with ``reexecute``). Returns {id: the key of its CLI evaluation}."""
     keys: dict[str, tuple] = {}
     for i in range(n_live):
         keys[st.create(dataset="demo", run_name=f"live-{i}", profile="kgqa", kg="demo", system_url=system_url,
                        system_protocol="gerbil")] = ("live",)
     shas = {r: st.put_file((DEMO / "runs" / f"{r}.json").read_bytes()) for r in RUNS}
     for i in range(n_runs):
-        run, reexecute = RUNS[i % 3], (i // 3) % 2 == 1
+        run, again = RUNS[i % 3], (i // 3) % 2 == 1 if reexecute is None else reexecute
         keys[st.create(dataset="demo", run_name=run, run_file=shas[run], run_filename=f"{run}.json", profile="kgqa",
-                       kg="demo", options={"reexecute": reexecute})] = (run, reexecute)
+                       kg="demo", options={"reexecute": again})] = (run, again)
     return keys
 
 
@@ -133,12 +134,13 @@ def cli_scores(keys: set[tuple], system_url: str | None) -> dict[tuple, dict]:
 def wait_all(url: str, ids: list[str], timeout: float = 600.0, every: float = 0.2) -> list:
     """The experiments once every one is done."""
     deadline = time.monotonic() + timeout
+    wanted = set(ids)
     with Store(url) as st:
-        while True:
-            exps = [st.get(i, results=False) for i in ids]
-            if all(e.done for e in exps):
-                return exps
+        while True:  # one query a poll (the open experiments), not one per experiment
+            if not wanted & {e.id for e in st.unfinished()}:
+                return [st.get(i, results=False) for i in ids]
             if time.monotonic() > deadline:
+                exps = [st.get(i, results=False) for i in ids]
                 raise AssertionError(f"not done within {timeout} s: {[(e.id, e.status) for e in exps if not e.done]}")
             time.sleep(every)
 

@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import and_, create_engine, delete, event, func, insert, or_, select, update
+from sqlalchemy import and_, create_engine, delete, event, func, insert, or_, select, text, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
@@ -46,6 +46,9 @@ _OPEN = ("pending", "running")
 #: A worker's lease on an experiment lapses when its heartbeat is older than this many seconds
 #: (``KGQA_LEASE_SECONDS``); workers renew theirs every third of it.
 LEASE_S = float(os.environ.get("KGQA_LEASE_SECONDS") or 30)
+
+#: the PostgreSQL channel on which a queued (or given back) experiment wakes idle workers
+QUEUE_CHANNEL = "kgqa_queue"
 
 #: journal rows written by one INSERT statement (:meth:`Store.journal_write`)
 JOURNAL_ROWS = 500
@@ -383,12 +386,14 @@ class Store:
         shown = self.url.split("///", 1)[1] if self.url.startswith("sqlite") and "///" in self.url else \
             self.engine.url.render_as_string(hide_password=True)
         event.listen(self.engine, "handle_error", lambda ctx: _clear_error(ctx, shown))
+        self._listener: Any = None  # the connection waiting for queued experiments (wait_for_work)
         self.schema_found = schema.migrate(self.engine)
 
     def __repr__(self) -> str:
         return f"Store({self.engine.url.render_as_string(hide_password=True)!r})"
 
     def close(self) -> None:
+        self._stop_listening()
         self.engine.dispose()
 
     def __enter__(self) -> "Store":
@@ -455,6 +460,7 @@ class Store:
             try:
                 with self.engine.begin() as c:
                     c.execute(insert(T_EXP).values(id=eid, **values))
+                    self._announce(c)
                 return eid
             except IntegrityError:
                 continue
@@ -734,7 +740,52 @@ class Store:
         if eid is not None:
             q = q.where(T_EXP.c.id == eid)
         with self.engine.begin() as c:
-            return c.execute(q.values(claimed_by=None, heartbeat=None)).rowcount
+            n = c.execute(q.values(claimed_by=None, heartbeat=None)).rowcount
+            if n:
+                self._announce(c)
+            return n
+
+    # ------------------------------------------------------------------ waking idle workers
+
+    def _announce(self, c: Any) -> None:
+        """Wake the idle workers (:meth:`wait_for_work`) once the transaction on ``c`` commits:
+        an experiment was queued or given back (PostgreSQL ``NOTIFY``; nothing on SQLite)."""
+        if self.engine.dialect.name == "postgresql":
+            c.execute(text(f"NOTIFY {QUEUE_CHANNEL}"))
+
+    def wait_for_work(self, timeout: float) -> bool:
+        """Wait until an experiment is queued or given back (:meth:`_announce`), ``timeout``
+        seconds at most: True when one was announced. On PostgreSQL a connection of this store
+        ``LISTEN``s (an idle worker starts a new experiment at once, on any machine, instead of
+        at its next poll); on SQLite it sleeps ``timeout`` (one machine: the poll is cheap). The
+        first call only starts listening and returns True (ask the queue again: an experiment
+        queued before the listening began is not announced to it)."""
+        if self.engine.dialect.name != "postgresql":
+            time.sleep(timeout)  # noqa: polling an idle queue
+            return False
+        dbapi = self.engine.dialect.dbapi
+        try:
+            if self._listener is None:
+                raw = self.engine.raw_connection()
+                conn = raw.driver_connection
+                raw.detach()  # this store's own connection from now on, never back in the pool
+                conn.autocommit = True
+                conn.execute(f"LISTEN {QUEUE_CHANNEL}")
+                self._listener = conn
+                return True
+            return any(True for _ in self._listener.notifies(timeout=timeout, stop_after=1))
+        except (dbapi.Error, StoreError, OSError):  # the database is away: poll until it is back
+            self._stop_listening()
+            time.sleep(timeout)  # noqa: polling an idle queue
+            return False
+
+    def _stop_listening(self) -> None:
+        conn, self._listener = self._listener, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001 - a connection already broken
+                pass
 
     def claimable(self, *, stale_s: float | None = None) -> list[Experiment]:
         """Open experiments no live worker holds (to queue; oldest first)."""

@@ -219,7 +219,8 @@ def worker_loop(url: str, settings: WorkerSettings, say: Callable[[str], None], 
                 stopping: Callable[[], bool] = lambda: False) -> None:
     """The body of one evaluating process: take experiments until ``stopping()`` (or for
     ever), asking an empty queue or an absent store again with backoff (0.05 s doubling up
-    to :data:`IDLE_MAX_S`)."""
+    to :data:`IDLE_MAX_S`); on PostgreSQL an idle process is woken at once when an experiment
+    is queued (:meth:`~kgqa.store.Store.wait_for_work`)."""
     store: Store | None = None
     rule = settings.url_rule()
     pause, away = 0.05, False
@@ -241,7 +242,11 @@ def worker_loop(url: str, settings: WorkerSettings, say: Callable[[str], None], 
             say(f"experiment {got[0]} {got[1]} ({time.monotonic() - t0:.1f} s)")
             pause = 0.05
             continue
-        time.sleep(pause)  # noqa: polling an idle queue (no event crosses machines)
+        if store is not None and not away and store.wait_for_work(pause):
+            pause = 0.05  # an experiment was queued (PostgreSQL NOTIFY): take it now
+            continue
+        if store is None or away:
+            time.sleep(pause)  # noqa: polling an absent store
         pause = min(pause * 2, IDLE_MAX_S)
 
 
