@@ -105,6 +105,29 @@ def test_concurrent_claims_on_postgresql_give_each_experiment_to_one_worker(pg):
 
 
 @pytest.mark.slow
+def test_on_postgresql_a_queued_experiment_wakes_an_idle_worker_and_answers_are_journalled(pg):
+    with Store(pg.url) as idle, Store(pg.url) as web:
+        assert idle.wait_for_work(5.0)  # the first call starts listening: ask the queue again
+        assert not idle.wait_for_work(0.05)  # nothing queued meanwhile
+        woken: list[bool] = []
+        waiter = threading.Thread(target=lambda: woken.append(idle.wait_for_work(600.0)))
+        waiter.start()
+        eid = new(web)  # NOTIFY kgqa_queue with the new row
+        waiter.join()
+        assert woken == [True]
+        owner = owner_id()
+        assert idle.claim(eid, owner)
+        assert idle.release([owner]) == 1
+        assert idle.wait_for_work(600.0)  # a lease given back wakes too
+        # the journal on PostgreSQL: a later record of a question replaces the first (upsert)
+        assert web.journal_write(eid, {"q1": '{"id": "q1", "outcome": "timeout"}', "q2": '{"id": "q2"}'})
+        assert web.journal_write(eid, {"q1": '{"id": "q1", "outcome": "ok"}'})
+        assert idle.journal(eid) == {"q1": '{"id": "q1", "outcome": "ok"}', "q2": '{"id": "q2"}'}
+        web.fail(eid, "x")
+        assert idle.journal(eid) == {}
+
+
+@pytest.mark.slow
 def test_three_workers_on_postgresql_finish_30_experiments_once_after_one_is_killed(pg, tmp_path):
     pg.sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")  # a fresh store
     with slow_system(tmp_path, latency=0.2) as system, Store(pg.url) as st:
