@@ -9,8 +9,9 @@ answer there. Each write is one transaction, made only while this worker holds t
 experiment's lease; the client's writer thread hands over whatever answers arrived while the
 last write ran (group commit), so a write never stalls the requests in flight and a batch
 grows with the load. A store that cannot be written for a while (a database restart, a full
-disk) keeps the answers in memory and writes them with the next batch: the evaluation goes
-on, and only a worker killed meanwhile asks them again. The rows are deleted in the
+disk) keeps the answers in memory and writes them with a later batch (tried again with backoff,
+0.5 s doubling up to 10 s): the evaluation goes on, and only a worker killed meanwhile asks
+them again. The rows are deleted in the
 transaction that records the experiment (finished or failed).
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any
 
 from sqlalchemy.exc import DBAPIError
@@ -40,6 +42,8 @@ class StoreJournal:
         #: another worker holds the experiment now: nothing more is written
         self.lost = False
         self._lock = threading.Lock()
+        self._away_until = 0.0  # the store was away: no write tried before this (monotonic) time
+        self._pause = 0.0
 
     @property
     def where(self) -> str:
@@ -79,21 +83,26 @@ class StoreJournal:
     def append(self, record: dict[str, Any]) -> None:
         self.append_many([record])
 
-    def _flush(self) -> None:
+    def _flush(self, force: bool = False) -> None:
         if self.lost or not self.pending:
             self.pending.clear()
             return
+        if not force and time.monotonic() < self._away_until:
+            return  # the store was away a moment ago: not asked again at every answer
         try:
             written = self.store.journal_write(self.eid, self.pending, owner=self.owner)
-        except (DBAPIError, StoreError):
-            return  # the store is away: written with the next batch
+        except (DBAPIError, StoreError):  # the store is away: written with a later batch (backoff up to 10 s)
+            self._pause = min(max(2 * self._pause, 0.5), 10.0)
+            self._away_until = time.monotonic() + self._pause
+            return
+        self._pause = 0.0
         self.pending.clear()
         self.lost = not written  # taken over: the run's next write of the experiment says so
 
     def close(self) -> None:
         """Write what is still pending (one try)."""
         with self._lock:
-            self._flush()
+            self._flush(force=True)
 
     def __enter__(self) -> "StoreJournal":
         return self
