@@ -5,13 +5,14 @@
 to the store's ``journal`` table (:meth:`kgqa.store.Store.journal_write`) as it arrives, so a
 worker that takes the experiment over after its first worker was killed, on this machine or
 on any other one on the same store, asks the live system only the questions without an
-answer there. Each write is one transaction, made only while this worker holds the
-experiment's lease; the client's writer thread hands over whatever answers arrived while the
-last write ran (group commit), so a write never stalls the requests in flight and a batch
-grows with the load. A store that cannot be written for a while (a database restart, a full
-disk) keeps the answers in memory and writes them with a later batch (tried again with backoff,
-0.5 s doubling up to 10 s): the evaluation goes on, and only a worker killed meanwhile asks
-them again. The rows are deleted in the
+answer there. The journal's own writer thread writes whatever answers arrived while its
+last write ran in one transaction (a batch grows with the load), made only while this worker
+holds the experiment's lease; the client hands each answer over and asks its next question at
+once, so the store's round trips never slow the evaluation. What a kill loses is the questions
+in flight and the answers not written yet (those that arrived during the last write); every
+answer in the store is kept. A store that cannot be written for a while (a database restart, a
+full disk) keeps the answers in memory and writes them with a later batch (tried again with
+backoff, 0.5 s doubling up to 10 s): the evaluation goes on. The rows are deleted in the
 transaction that records the experiment (finished or failed).
 """
 
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from typing import Any
 
 from sqlalchemy.exc import DBAPIError
@@ -41,9 +41,12 @@ class StoreJournal:
         self.pending: dict[str, str] = {}
         #: another worker holds the experiment now: nothing more is written
         self.lost = False
-        self._lock = threading.Lock()
-        self._away_until = 0.0  # the store was away: no write tried before this (monotonic) time
-        self._pause = 0.0
+        self._lock = threading.Lock()  # records and pending
+        self._write_lock = threading.Lock()  # one write at a time
+        self._wake, self._stop = threading.Event(), threading.Event()
+        self._thread: threading.Thread | None = None
+        self._inline = False  # no writer thread: each batch written by the caller
+        self._pause = 0.0  # the backoff while the store is away
 
     @property
     def where(self) -> str:
@@ -70,39 +73,68 @@ class StoreJournal:
         return self
 
     def append_many(self, records: list[dict[str, Any]]) -> None:
-        """Journal answers that arrived together: one transaction (with any the store could
-        not take before)."""
+        """Hand answers that arrived together to the journal's writer thread and return at
+        once: the requests go on while the store writes, and whatever arrived while the last
+        write ran goes in the next transaction (a batch)."""
         if not records:
             return
         with self._lock:
             for r in records:
                 self.records[r["id"]] = r
                 self.pending[r["id"]] = json.dumps(r, ensure_ascii=False, allow_nan=False)
-            self._flush()
+            start = self._thread is None and not self._inline
+            if start:
+                self._thread = threading.Thread(target=self._write_loop, name="kgqa-store-journal", daemon=True)
+        if start:
+            try:
+                self._thread.start()  # type: ignore[union-attr]
+            except (RuntimeError, MemoryError):  # no thread to be had (a capped worker): written here
+                self._thread, self._inline = None, True
+        if self._inline:
+            self.flush()
+        else:
+            self._wake.set()
 
     def append(self, record: dict[str, Any]) -> None:
         self.append_many([record])
 
-    def _flush(self, force: bool = False) -> None:
-        if self.lost or not self.pending:
-            self.pending.clear()
-            return
-        if not force and time.monotonic() < self._away_until:
-            return  # the store was away a moment ago: not asked again at every answer
-        try:
-            written = self.store.journal_write(self.eid, self.pending, owner=self.owner)
-        except (DBAPIError, StoreError):  # the store is away: written with a later batch (backoff up to 10 s)
-            self._pause = min(max(2 * self._pause, 0.5), 10.0)
-            self._away_until = time.monotonic() + self._pause
-            return
-        self._pause = 0.0
-        self.pending.clear()
-        self.lost = not written  # taken over: the run's next write of the experiment says so
+    def _write_loop(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            if not self.flush() and not self._stop.wait(self._pause):  # the store is away: after the backoff
+                self._wake.set()
+
+    def flush(self) -> bool:
+        """Write every answer handed over so far (after a write in progress): False when the
+        store is away (the answers stay pending for a later batch, tried again with backoff)."""
+        with self._write_lock:
+            with self._lock:
+                if self.lost:
+                    self.pending.clear()
+                batch, self.pending = self.pending, {}
+            if not batch:
+                return True
+            try:
+                written = self.store.journal_write(self.eid, batch, owner=self.owner)
+            except (DBAPIError, StoreError):
+                with self._lock:
+                    self.pending = {**batch, **self.pending}  # (a later record of a question wins)
+                self._pause = min(max(2 * self._pause, 0.5), 10.0)
+                return False
+            self._pause = 0.0
+            self.lost = not written  # taken over: the run's next write of the experiment says so
+            return True
 
     def close(self) -> None:
-        """Write what is still pending (one try)."""
-        with self._lock:
-            self._flush(force=True)
+        """Stop the writer thread and write what is still pending (one more try)."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.flush()
 
     def __enter__(self) -> "StoreJournal":
         return self

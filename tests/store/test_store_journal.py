@@ -55,8 +55,10 @@ def test_a_worker_that_lost_the_lease_journals_nothing_more(store):
     assert store.claim(eid, first)
     j = StoreJournal(store, eid, first).open_journal({})
     j.append(rec("q1"))
+    assert j.flush() and not j.lost
     assert store.claim(eid, second, stale_s=-1)  # its lease lapsed: taken over
     j.append_many([rec("q1", "malformed_response"), rec("q2")])
+    j.close()
     assert j.lost and store.journal(eid) == {"q1": json.dumps(rec("q1"))}
     assert not store.journal_write(eid, {"q3": "{}"}, owner=first)
     assert store.journal_write(eid, {"q3": json.dumps(rec("q3"))}, owner=second)
@@ -104,11 +106,25 @@ def test_answers_the_store_could_not_take_go_with_the_next_batch(store):
     eid = new(store)
     away = AwayOnce(store)
     j = StoreJournal(away, eid).open_journal({})
-    j.append(rec("q1"))  # the store is away: kept, the evaluation goes on
-    assert store.journal(eid) == {} and list(j.pending) == ["q1"]
-    j.append(rec("q2"))  # (tried again once the backoff has passed)
-    j.close()  # the last try, whatever the backoff
-    assert set(store.journal(eid)) == {"q1", "q2"} and j.pending == {}
+    j.append(rec("q1"))  # handed over at once; the store is away: kept, the evaluation goes on
+    j.append(rec("q2"))
+    assert j.flush() or j.flush()  # (its writer thread, or this first flush, found the store away)
+    j.close()
+    assert away.calls == 2 and set(store.journal(eid)) == {"q1", "q2"} and j.pending == {}
+
+
+def test_without_a_writer_thread_each_batch_is_written_by_the_caller(store, monkeypatch):
+    """A worker under a memory cap may not get a thread: the answers are written all the same."""
+    eid = new(store)
+
+    def no_thread(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr("threading.Thread.start", no_thread)
+    j = StoreJournal(store, eid).open_journal({})
+    j.append(rec("q1"))
+    assert list(store.journal(eid)) == ["q1"]  # written before append returned
+    j.close()
 
 
 def test_a_schema_5_store_gets_the_journal_table(tmp_path):
