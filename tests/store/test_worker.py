@@ -172,7 +172,7 @@ def test_a_worker_on_another_machine_resumes_a_killed_workers_live_experiment_fr
     pg.sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    with slow_system(tmp_path, latency=0.2) as system, Store(pg.url) as st:
+    with slow_system(tmp_path, latency=1.0) as system, Store(pg.url) as st:  # (8 s of asking: killed mid-way)
         (eid,) = create(st, system.url, n_runs=0, n_live=1)
         first = Worker(pg.url, tmp_path, env={"TMPDIR": str(tmp_path / "a")})
         _wait(lambda: len(st.journal(eid)) >= 10)
