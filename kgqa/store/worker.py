@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy.exc import DBAPIError
 
+from kgqa.load.formats import FORMAT_MODULES
 from kgqa.model.urlguard import UrlRule, resolve_addresses
 from kgqa.store import runner
 from kgqa.store.store import LEASE_S, Claim, LostClaim, Store, StoreError, owner_id
@@ -52,8 +53,15 @@ MAX_LOSSES = 3
 #: the longest pause (s) between two asks of an idle worker (``KGQA_WORKER_IDLE_S``)
 IDLE_MAX_S = float(os.environ.get("KGQA_WORKER_IDLE_S") or 2.0)
 
-#: what the worker processes import before their first job (forked ready from one process)
-WORKER_MODULES = ["kgqa.load", "kgqa.store.runner", "kgqa.api", "kgqa.score.evaluate"]
+#: what the worker processes import before their first job (forked ready from one process): what
+#: an evaluation imports on first use (every dataset format, the executor, the scorer's measures
+#: and analyses, numpy), else each new process's first experiment paid ~110 imports (0.2 s of
+#: CPU, 1 s on a busy machine), once per worker process: what 3 workers started together pay
+#: at once
+WORKER_MODULES = ["kgqa.load", "kgqa.store.runner", "kgqa.api", "kgqa.score.evaluate", *FORMAT_MODULES,
+                  "kgqa.execute.executor", "kgqa.execute.engine_findings", "kgqa.score.answer_measures",
+                  "kgqa.analyze.characteristics", "kgqa.analyze.engine_dependence", "kgqa.analyze.breakdown",
+                  "kgqa.model.labels", "numpy"]
 
 
 def lost_message(times: int, how: str) -> str:
