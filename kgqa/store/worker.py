@@ -54,14 +54,14 @@ MAX_LOSSES = 3
 IDLE_MAX_S = float(os.environ.get("KGQA_WORKER_IDLE_S") or 2.0)
 
 #: what the worker processes import before their first job (forked ready from one process): what
-#: an evaluation imports on first use (every dataset format, the executor, the scorer's measures
-#: and analyses, numpy), else each new process's first experiment paid ~110 imports (0.2 s of
+#: an evaluation imports on first use (every dataset format, the executor, the live-system client,
+#: the scorer's measures and analyses, numpy), else each new process's first experiment paid ~110 imports (0.2 s of
 #: CPU, 1 s on a busy machine), once per worker process: what 3 workers started together pay
 #: at once
 WORKER_MODULES = ["kgqa.load", "kgqa.store.runner", "kgqa.api", "kgqa.score.evaluate", *FORMAT_MODULES,
                   "kgqa.execute.executor", "kgqa.execute.engine_findings", "kgqa.score.answer_measures",
                   "kgqa.analyze.characteristics", "kgqa.analyze.engine_dependence", "kgqa.analyze.breakdown",
-                  "kgqa.model.labels", "numpy"]
+                  "kgqa.model.labels", "kgqa.execute.live.client", "numpy"]
 
 
 def lost_message(times: int, how: str) -> str:
