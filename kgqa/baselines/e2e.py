@@ -54,6 +54,7 @@ import numpy as np
 from kgqa.model import Dataset, IRI, InputError, Item, TableAnswer
 from kgqa.baselines.base import System
 from kgqa.baselines.labels import LabelIndex, label_key
+from kgqa.baselines.e2e_paths import star_candidates, two_hop_candidates
 from kgqa.baselines.retrieval import slot_kinds
 from kgqa.baselines.simple import tfidf_rows
 from kgqa.baselines.tokens import detokenize, query_tokens, question_text, split_declarations
@@ -278,7 +279,7 @@ class E2ESystem(System):
     needs_kg = True
     defaults = {"n": 800, "round": 150, "edges": 2, "held_out": 0.1, "candidates": 100, "tries": 12, "generate_share": 0.7,
                 "drop_penalty": 0.85, "relation_weight": 0.3,
-                "pattern_penalty": 0.0, "graph_base": 0.75,
+                "pattern_penalty": 0.0, "graph_base": 0.75, "hop_base": 0.8,
                 "form_penalty": 0.15}
 
     # ------------------------------------------------------------------ linking
@@ -476,9 +477,10 @@ class E2ESystem(System):
                                   - simple * self._patterns(self.entries[pool[int(j)]])
                                   - form * (_counts(self.entries[pool[int(j)]]["query"]) != counting))
                                  * drop ** (len(spans) - size), int(j)) for j in top)
-                if size == 1 and executor is not None and len(top) and not _NUMBER.match(" ".join(words[keep[0][0]:keep[0][1]])):
+                if executor is not None and len(top) and 1 <= size <= 2 and \
+                        not any(_NUMBER.match(" ".join(words[k[0]:k[1]])) for k in keep):
                     base = float(scores[top[0]]) * float(self.config["graph_base"]) * drop ** (len(spans) - size)
-                    ranked += self._graph_candidates(keep[0][2], said, executor, base)
+                    ranked += self._path_candidates([k[2] for k in keep], said, executor, base)
                 ranked.sort(key=lambda x: -x[0])  # stable: ties keep the TF-IDF order
                 tried = 0
                 for score, j in ranked:
@@ -498,6 +500,27 @@ class E2ESystem(System):
         if query and words and words[0] in YES_NO:
             return as_ask(query)
         return as_count(query) if query and counting else query
+
+    def _path_candidates(self, cands: list[list[str]], words: list[str], executor: Any,
+                         base: float) -> list[tuple[float, str]]:
+        """Graph candidates for one kept mention (one edge, :meth:`_graph_candidates`, and two
+        hops, :func:`two_hop_candidates`) or two entity mentions (:func:`star_candidates`), the
+        two-edge ones at ``hop_base`` x ``base``."""
+        rel = float(self.config["relation_weight"])
+        named = [c for c, names in self._relwords.items() if c in self._classes
+                 and all(any(_matches(n, w) for w in words) for n in names)]
+        ents = [next((c for c in cs if c.startswith("<")), None) for cs in cands]
+        hop = base * float(self.config["hop_base"])
+        def relevance(t: str) -> float:
+            return self._relevance({"query": [t]}, words)
+        if len(cands) == 2:
+            if None in ents or ents[0] == ents[1] or hop <= 0:
+                return []
+            return star_candidates(ents[0], ents[1], executor, relevance, named, hop, rel)
+        out = self._graph_candidates(cands[0], words, executor, base)
+        if ents[0] is not None and hop > 0:
+            out += two_hop_candidates(ents[0], executor, relevance, named, hop, rel)
+        return out
 
     def _graph_candidates(self, cands: list[str], words: list[str], executor: Any, base: float) -> list[tuple[float, str]]:
         """One-edge queries from the mention's entity (its best IRI; else the subjects of its
