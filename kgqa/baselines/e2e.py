@@ -231,6 +231,46 @@ def as_count(query: str) -> str:
     return f"SELECT (COUNT(DISTINCT {var[1]}) AS ?count) WHERE {m[1]}" if m and var else query
 
 
+_UP = frozenset("largest highest most greatest maximum max biggest top".split())
+_DOWN = frozenset("smallest lowest least fewest minimum min".split())
+
+
+def direction(words: Sequence[str]) -> str | None:
+    """``DESC`` where the question (superlatives said as generated questions say them,
+    :func:`superlatives`) asks for the largest of something, ``ASC`` for the smallest, else None
+    (both: None)."""
+    up, down = any(w in _UP for w in words), any(w in _DOWN for w in words)
+    return None if up == down else ("DESC" if up else "ASC")
+
+
+def _against(query: Sequence[str], way: str | None) -> bool:
+    """A skeleton that orders the other way than the question asks (``ORDER BY ASC`` for *the
+    most expensive*)."""
+    if way is None or "ORDER" not in query:
+        return False
+    ways = {t for t in query if t in ("ASC", "DESC")} or {"ASC"}
+    return way not in ways
+
+
+_OPPOSITE = {"largest": "smallest", "highest": "lowest", "most": "least", "maximum": "minimum",
+             "greatest": "least", "biggest": "smallest", "max": "min"}
+_OPPOSITE |= {v: k for k, v in list(_OPPOSITE.items()) if v not in ("least", "smallest")}
+_OPPOSITE |= {"least": "most", "smallest": "largest"}
+_FLIP = {"ASC": "DESC", "DESC": "ASC", "MAX": "MIN", "MIN": "MAX"}
+
+
+def flipped(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """A skeleton that orders (``ORDER BY ASC/DESC``) or takes a ``MAX``/``MIN``, the other way
+    round, its question's superlative swapped (``largest`` <-> ``smallest``, ``highest`` <->
+    ``lowest``): generation words one direction of a relation, a question can ask the other.
+    None where the question says no direction word or the query has no direction keyword."""
+    doc, query = entry["doc"], entry["query"]
+    if not any(w in _OPPOSITE for w in doc) or not any(t in _FLIP for t in query):
+        return None
+    return {**entry, "doc": [_OPPOSITE.get(w, w) for w in doc], "query": [_FLIP.get(t, t) for t in query],
+            "id": f"{entry['id']}~"}
+
+
 def _counts(query: Sequence[str]) -> bool:
     return "COUNT" in query
 
@@ -398,7 +438,7 @@ class E2ESystem(System):
     def _vectorize(self) -> None:
         seen: set[tuple[str, str]] = set()
         unique = []
-        for e in self.entries:  # the same masked question and skeleton once (rephrasings repeat them)
+        for e in [*self.entries, *filter(None, map(flipped, self.entries))]:  # the same masked question and skeleton once (rephrasings repeat them)
             key = (" ".join(e["doc"]), " ".join(e["query"]))
             if key not in seen:
                 seen.add(key)
@@ -465,6 +505,7 @@ class E2ESystem(System):
         per = max(1, int(self.config["tries"]))
         rel, simple = float(self.config["relation_weight"]), float(self.config["pattern_penalty"])
         form, counting = float(self.config["form_penalty"]), " ".join(words[:2]) in ("how many", "how much")
+        way = direction(said)
         for size in range(len(spans), max(-1, len(spans) - 4), -1):
             pool = self.by_slots.get(size, [])
             if not pool:
@@ -475,7 +516,8 @@ class E2ESystem(System):
                 top = np.argsort(-scores, kind="stable")[: int(self.config["candidates"])]
                 ranked = sorted(((float(scores[j]) + rel * self._relevance(self.entries[pool[int(j)]], said)
                                   - simple * self._patterns(self.entries[pool[int(j)]])
-                                  - form * (_counts(self.entries[pool[int(j)]]["query"]) != counting))
+                                  - form * (_counts(self.entries[pool[int(j)]]["query"]) != counting)
+                                  - form * _against(self.entries[pool[int(j)]]["query"], way))
                                  * drop ** (len(spans) - size), int(j)) for j in top)
                 if executor is not None and len(top) and 1 <= size <= 2 and \
                         not any(_NUMBER.match(" ".join(words[k[0]:k[1]])) for k in keep):
