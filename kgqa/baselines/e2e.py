@@ -528,15 +528,15 @@ class E2ESystem(System):
                 for score, j in ranked:
                     if best is not None and score <= best[0]:
                         break
+                    if tried >= per and not isinstance(j, str):
+                        continue  # skeleton tries spent: graph candidates (read off the KG) still compete
                     q = j if isinstance(j, str) else self._fill(self.entries[pool[j]], list(keep))
                     if q is None:
                         continue
                     first = first or q
-                    tried += 1
+                    tried += not isinstance(j, str)
                     if executor is None or self._answers(executor, q):
                         best = (score, size, q)
-                        break
-                    if tried >= per:
                         break
         query = best[2] if best is not None else first
         if query and words and words[0] in YES_NO:
