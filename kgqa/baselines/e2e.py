@@ -28,7 +28,7 @@ from that KG; it answers raw questions (issue 40.1).
   does: the first filled one). The score adds how far the question's words name the skeleton's
   relations and classes (:meth:`E2ESystem._relevance`), and a mismatch of counting and *how
   many* costs; one-edge **graph candidates** over the linked entity's own predicates
-  (:meth:`E2ESystem._graph_candidates`) compete with the skeletons, so relations no generated
+  (:func:`kgqa.baselines.e2e_paths.one_edge_candidates`) compete with the skeletons, so relations no generated
   question asked about can be answered. Yes/no questions get ``ASK`` (:func:`as_ask`), *how
   many* questions a count (:func:`as_count`). docs/baselines.md gives the weights.
   No mention found: the best skeleton without slots, else no query.
@@ -54,7 +54,7 @@ import numpy as np
 from kgqa.model import Dataset, IRI, InputError, Item, TableAnswer
 from kgqa.baselines.base import System
 from kgqa.baselines.labels import LabelIndex, label_key
-from kgqa.baselines.e2e_paths import star_candidates, two_hop_candidates
+from kgqa.baselines.e2e_paths import one_edge_candidates, star_candidates, two_hop_candidates
 from kgqa.baselines.retrieval import slot_kinds
 from kgqa.baselines.simple import tfidf_rows
 from kgqa.baselines.tokens import detokenize, query_tokens, question_text, split_declarations
@@ -271,6 +271,13 @@ def flipped(entry: dict[str, Any]) -> dict[str, Any] | None:
             "id": f"{entry['id']}~"}
 
 
+def strong(span: tuple[int, int, Any], cased: Sequence[str]) -> bool:
+    """A mention that is hardly an ordinary word: two words or more, or written with a capital
+    after the question's first word (``Compensators``, ``Toulouse``)."""
+    s, e = span[0], span[1]
+    return e - s >= 2 or any(k > 0 and cased[k][:1].isupper() for k in range(s, e))
+
+
 def _counts(query: Sequence[str]) -> bool:
     return "COUNT" in query
 
@@ -318,8 +325,8 @@ class E2ESystem(System):
     kind = "e2e"
     needs_kg = True
     defaults = {"n": 800, "round": 150, "edges": 2, "held_out": 0.1, "candidates": 100, "tries": 12, "generate_share": 0.7,
-                "drop_penalty": 0.85, "relation_weight": 0.3,
-                "pattern_penalty": 0.0, "graph_base": 0.75, "hop_base": 0.8,
+                "drop_penalty": 0.85, "strong_drop_penalty": 0.7, "relation_weight": 0.3,
+                "pattern_penalty": 0.0, "graph_base": 0.75, "hop_base": 0.8, "type_penalty": 0.15,
                 "form_penalty": 0.15}
 
     # ------------------------------------------------------------------ linking
@@ -500,7 +507,7 @@ class E2ESystem(System):
         spans = self._mentions(words, index, cased)
         said = superlatives(words)
         best: tuple[float, int, str] | None = None
-        drop = float(self.config["drop_penalty"])
+        drop, strong_drop = float(self.config["drop_penalty"]), float(self.config["strong_drop_penalty"])
         first: str | None = None
         per = max(1, int(self.config["tries"]))
         rel, simple = float(self.config["relation_weight"]), float(self.config["pattern_penalty"])
@@ -511,6 +518,7 @@ class E2ESystem(System):
             if not pool:
                 continue
             for keep in combinations(spans, size):
+                cost = math.prod(drop if not strong(sp, cased) else strong_drop for sp in spans if sp not in keep)
                 doc = self._matrix([self._features(superlatives(self._masked(words, keep)))])
                 scores = np.asarray((self.matrix[pool] @ doc.T).todense()).ravel()
                 top = np.argsort(-scores, kind="stable")[: int(self.config["candidates"])]
@@ -518,10 +526,10 @@ class E2ESystem(System):
                                   - simple * self._patterns(self.entries[pool[int(j)]])
                                   - form * (_counts(self.entries[pool[int(j)]]["query"]) != counting)
                                   - form * _against(self.entries[pool[int(j)]]["query"], way))
-                                 * drop ** (len(spans) - size), int(j)) for j in top)
+                                 * cost, int(j)) for j in top)
                 if executor is not None and len(top) and 1 <= size <= 2 and \
                         not any(_NUMBER.match(" ".join(words[k[0]:k[1]])) for k in keep):
-                    base = float(scores[top[0]]) * float(self.config["graph_base"]) * drop ** (len(spans) - size)
+                    base = float(scores[top[0]]) * float(self.config["graph_base"]) * cost
                     ranked += self._path_candidates([k[2] for k in keep], said, executor, base)
                 ranked.sort(key=lambda x: -x[0])  # stable: ties keep the TF-IDF order
                 tried = 0
@@ -545,54 +553,25 @@ class E2ESystem(System):
 
     def _path_candidates(self, cands: list[list[str]], words: list[str], executor: Any,
                          base: float) -> list[tuple[float, str]]:
-        """Graph candidates for one kept mention (one edge, :meth:`_graph_candidates`, and two
+        """Graph candidates for one kept mention (one edge, :func:`one_edge_candidates`, and two
         hops, :func:`two_hop_candidates`) or two entity mentions (:func:`star_candidates`), the
         two-edge ones at ``hop_base`` x ``base``."""
         rel = float(self.config["relation_weight"])
         named = [c for c, names in self._relwords.items() if c in self._classes
                  and all(any(_matches(n, w) for w in words) for n in names)]
         ents = [next((c for c in cs if c.startswith("<")), None) for cs in cands]
-        hop = base * float(self.config["hop_base"])
+        hop, off = base * float(self.config["hop_base"]), float(self.config["type_penalty"])
+
         def relevance(t: str) -> float:
             return self._relevance({"query": [t]}, words)
         if len(cands) == 2:
             if None in ents or ents[0] == ents[1] or hop <= 0:
                 return []
-            return star_candidates(ents[0], ents[1], executor, relevance, named, hop, rel)
-        out = self._graph_candidates(cands[0], words, executor, base)
+            return star_candidates(ents[0], ents[1], executor, relevance, named, hop, rel, off)
+        value = next((c for c in cands[0] if c.startswith("\"")), None)
+        out = one_edge_candidates(ents[0], value, executor, relevance, named, base, rel, off)
         if ents[0] is not None and hop > 0:
-            out += two_hop_candidates(ents[0], executor, relevance, named, hop, rel)
-        return out
-
-    def _graph_candidates(self, cands: list[str], words: list[str], executor: Any, base: float) -> list[tuple[float, str]]:
-        """One-edge queries from the mention's entity (its best IRI; else the subjects of its
-        value) over every predicate it has in the KG, either direction, where the question names the predicate (:meth:`_relevance`):
-        relations the generated questions never asked about (``phone``) can still be answered.
-        Scored ``base`` (a share of the best skeleton's TF-IDF score) plus the relation score."""
-        ent = next((c for c in cands if c.startswith("<")), None)
-        value = next((c for c in cands if c.startswith("\"")), None)
-        if ent is None and value is None:
-            return []
-        out = []
-        rel = float(self.config["relation_weight"])
-        classes = [c for c, names in self._relwords.items() if c in self._classes
-                   and all(any(_matches(n, w) for w in words) for n in names)]
-        shapes = ((f"{ent} ?p ?o", f"SELECT DISTINCT ?x WHERE {{ {ent} {{p}} ?x . }}"),
-                  (f"?o ?p {ent}", f"SELECT DISTINCT ?x WHERE {{ ?x {{p}} {ent} . }}")) if ent else \
-            ((f"?o ?p {value}", f"SELECT DISTINCT ?x WHERE {{ ?x {{p}} {value} . }}"),)
-        for pattern, q in shapes:
-            oc = executor.execute(f"SELECT DISTINCT ?p WHERE {{ {pattern} }}")
-            if oc.status.failed or not isinstance(oc.answer, TableAnswer):
-                continue
-            for (p,) in oc.answer.rows:
-                if not isinstance(p, IRI) or p.value == RDF_TYPE:
-                    continue
-                r = self._relevance({"query": [f"<{p.value}>"]}, words)
-                if r > 0 or ent is None:  # a value's property often goes unsaid ("suppliers in Toulouse")
-                    filled = q.replace("{p}", f"<{p.value}>")
-                    out.append((base + rel * r, filled))
-                    for c in classes:  # the class the question asks for ("which suppliers")
-                        out.append((base + rel * (r + 1) / 2, filled.replace(" . }", f" . ?x a {c} . }}")))
+            out += two_hop_candidates(ents[0], executor, relevance, named, hop, rel, off)
         return out
 
     @staticmethod

@@ -42,10 +42,22 @@ def _pairs(executor: Any, pattern: str, limit: int) -> dict[tuple[str, str], set
     return out
 
 
+def _singles(executor: Any, pattern: str, limit: int) -> dict[str, set[str]]:
+    """``p`` -> the classes of ``?x`` (``""``: none) over the bindings of ``pattern``."""
+    out: dict[str, set[str]] = {}
+    for p, c in _rows(executor, f"SELECT DISTINCT ?p ?c WHERE {{ {pattern} OPTIONAL {{ ?x a ?c }} }} LIMIT {limit}"):
+        if isinstance(p, IRI) and p.value != RDF_TYPE:
+            out.setdefault(p.value, set()).add(c.value if isinstance(c, IRI) else "")
+    return out
+
+
 def _typed(score: float, body: str, classes: set[str], named: Sequence[str], rels: list[float],
-           base: float, weight: float) -> list[tuple[float, str]]:
-    """The candidate, and one typed with each named class its answers have."""
-    out = [(score, f"SELECT DISTINCT ?x WHERE {{ {body} }}")]
+           base: float, weight: float, mismatch: float = 0.0) -> list[tuple[float, str]]:
+    """The candidate, and one typed with each named class its answers have; the untyped one
+    costs ``mismatch`` where the question names classes and none is a class of its answers
+    (*which departments* answered with employees)."""
+    off = mismatch if named and not any(c[1:-1] in classes for c in named) else 0.0
+    out = [(score - off, f"SELECT DISTINCT ?x WHERE {{ {body} }}")]
     for c in named:
         if c[1:-1] in classes:
             out.append((base + weight * sum([*rels, 1.0]) / (len(rels) + 1),
@@ -53,8 +65,26 @@ def _typed(score: float, body: str, classes: set[str], named: Sequence[str], rel
     return out
 
 
+def one_edge_candidates(entity: str | None, value: str | None, executor: Any, relevance: Relevance,
+                        named: Sequence[str], base: float, weight: float, mismatch: float = 0.0,
+                        limit: int = 2000) -> list[tuple[float, str]]:
+    """``entity p ?x`` / ``?x p entity`` over every predicate the KG has there (no entity: ``?x p
+    value``), where the question names ``p`` (a value's predicate may go unsaid: *suppliers in
+    Toulouse*)."""
+    shapes = ((f"{entity} ?p ?x .", "{e} <{p}> ?x ."), (f"?x ?p {entity} .", "?x <{p}> {e} .")) if entity else \
+        ((f"?x ?p {value} .", "?x <{p}> {e} ."),) if value else ()
+    out: list[tuple[float, str]] = []
+    for pattern, form in shapes:
+        for p, classes in _singles(executor, pattern, limit).items():
+            r = relevance(f"<{p}>")
+            if r > 0 or entity is None:
+                body = form.format(e=entity or value, p=p)
+                out += _typed(base + weight * r, body, classes, named, [r], base, weight, mismatch)
+    return out
+
+
 def two_hop_candidates(entity: str, executor: Any, relevance: Relevance, named: Sequence[str], base: float,
-                       weight: float, limit: int = 2000) -> list[tuple[float, str]]:
+                       weight: float, mismatch: float = 0.0, limit: int = 2000) -> list[tuple[float, str]]:
     """``entity p ?y . ?y q ?x`` (all four directions), where the question names ``q`` or a class
     of ``?x`` (``named``: the classes it names, ``<IRI>``)."""
     shapes = ((f"{entity} ?p ?y . ?y ?q ?x .", "{e} <{p}> ?y . ?y <{q}> ?x ."),
@@ -69,12 +99,12 @@ def two_hop_candidates(entity: str, executor: Any, relevance: Relevance, named: 
             if rq <= 0 and not typed:
                 continue
             body = form.format(e=entity, p=p, q=q)
-            out += _typed(base + weight * (rp + rq) / 2, body, classes, named, [rp, rq], base, weight)
+            out += _typed(base + weight * (rp + rq) / 2, body, classes, named, [rp, rq], base, weight, mismatch)
     return out
 
 
 def star_candidates(first: str, second: str, executor: Any, relevance: Relevance, named: Sequence[str],
-                    base: float, weight: float, limit: int = 2000) -> list[tuple[float, str]]:
+                    base: float, weight: float, mismatch: float = 0.0, limit: int = 2000) -> list[tuple[float, str]]:
     """``first p ?x . second q ?x`` (either direction for each): what both named things are
     related to."""
     out: list[tuple[float, str]] = []
@@ -84,5 +114,5 @@ def star_candidates(first: str, second: str, executor: Any, relevance: Relevance
             for (p, q), classes in pairs.items():
                 body = f"{a.replace('?p', f'<{p}>')} {b.replace('?q', f'<{q}>')}"
                 rels = [relevance(f"<{p}>"), relevance(f"<{q}>")]
-                out += _typed(base + weight * sum(rels) / 2, body, classes, named, rels, base, weight)
+                out += _typed(base + weight * sum(rels) / 2, body, classes, named, rels, base, weight, mismatch)
     return out
