@@ -54,7 +54,7 @@ import numpy as np
 from kgqa.model import Dataset, IRI, InputError, Item, TableAnswer
 from kgqa.baselines.base import System
 from kgqa.baselines.labels import LabelIndex, label_key
-from kgqa.baselines.e2e_paths import one_edge_candidates, star_candidates, two_hop_candidates
+from kgqa.baselines.e2e_paths import one_edge_candidates, star_candidates, superlative_candidates, two_hop_candidates
 from kgqa.baselines.retrieval import slot_kinds
 from kgqa.baselines.simple import tfidf_rows
 from kgqa.baselines.tokens import detokenize, query_tokens, question_text, split_declarations
@@ -572,6 +572,11 @@ class E2ESystem(System):
         out = one_edge_candidates(ents[0], value, executor, relevance, named, base, rel, off)
         if ents[0] is not None and hop > 0:
             out += two_hop_candidates(ents[0], executor, relevance, named, hop, rel, off)
+            way = direction(words)
+            if way is not None:  # a superlative asked: a reading that orders nothing costs form_penalty
+                form = float(self.config["form_penalty"])
+                out = [(s - form * ("ORDER BY" not in q), q) for s, q in out]
+                out += superlative_candidates(ents[0], way, executor, relevance, hop, rel)
         return out
 
     @staticmethod

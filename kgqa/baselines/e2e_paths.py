@@ -116,3 +116,28 @@ def star_candidates(first: str, second: str, executor: Any, relevance: Relevance
                 rels = [relevance(f"<{p}>"), relevance(f"<{q}>")]
                 out += _typed(base + weight * sum(rels) / 2, body, classes, named, rels, base, weight, mismatch)
     return out
+
+
+def superlative_candidates(entity: str, way: str, executor: Any, relevance: Relevance, base: float, weight: float,
+                           limit: int = 500) -> list[tuple[float, str]]:
+    """The largest or smallest (``way``: ``DESC``/``ASC``) of the things related to ``entity``
+    by a number of theirs, one or two edges away (*the cheapest Oscillator*: ``?x hasCategory
+    Oscillator . ?x price ?z . ?z amount ?v`` by ``?v``); the relation to the entity may go
+    unsaid, the measure's must be named."""
+    num = "FILTER(isLiteral(?v) && isNumeric(?v))"
+    out: list[tuple[float, str]] = []
+    for link in (f"?x ?p {entity} .", f"{entity} ?p ?x ."):
+        for p, q in _rows(executor, f"SELECT DISTINCT ?p ?q WHERE {{ {link} ?x ?q ?v . {num} }} LIMIT {limit}"):
+            if isinstance(p, IRI) and isinstance(q, IRI) and p.value not in _SKIP and relevance(f"<{q.value}>") > 0:
+                body = f"{link.replace('?p', f'<{p.value}>')} ?x <{q.value}> ?v ."
+                out.append((base + weight * relevance(f"<{q.value}>"),
+                            f"SELECT DISTINCT ?x WHERE {{ {body} }} ORDER BY {way}(?v) LIMIT 1"))
+        rows = _rows(executor, f"SELECT DISTINCT ?p ?q ?r WHERE {{ {link} ?x ?q ?z . ?z ?r ?v . {num} }} LIMIT {limit}")
+        for p, q, r in rows:
+            if not all(isinstance(t, IRI) for t in (p, q, r)) or p.value in _SKIP:
+                continue
+            rels = [relevance(f"<{q.value}>"), relevance(f"<{r.value}>")]
+            if max(rels) > 0:
+                body = f"{link.replace('?p', f'<{p.value}>')} ?x <{q.value}> ?z . ?z <{r.value}> ?v ."
+                out.append((base + weight * sum(rels) / 2, f"SELECT DISTINCT ?x WHERE {{ {body} }} ORDER BY {way}(?v) LIMIT 1"))
+    return out

@@ -184,3 +184,19 @@ def test_e2e_superlative_direction_and_strong_mentions():
     assert flipped({**entry, "doc": "which <e> has a weight".split()}) is None
     cased = "Which suppliers deliver Compensators in the Data Services department".split()
     assert [strong(s, cased) for s in ((3, 4), (1, 2), (0, 1), (6, 8))] == [True, False, False, True]
+
+
+def test_e2e_superlative_candidates_order_what_a_named_thing_relates_to(tiny_kg):
+    """*The oldest person in Sales*: the things related to the named one, by a number of theirs
+    the question names, the largest first (the relation to the named thing may go unsaid)."""
+    from kgqa.baselines.e2e_paths import superlative_candidates
+
+    def relevance(t):
+        return {f"<{E}age>": 1.0}.get(t, 0.0)
+    with Executor.open(str(tiny_kg), cache=False) as ex:
+        cands = superlative_candidates(f"<{E}sales>", "DESC", ex, relevance, 0.2, 0.3)
+        assert cands == [(0.5, f"SELECT DISTINCT ?x WHERE {{ ?x <{E}worksIn> <{E}sales> . ?x <{E}age> ?v . }} "
+                               "ORDER BY DESC(?v) LIMIT 1"),
+                         (0.35, f"SELECT DISTINCT ?x WHERE {{ ?x <{E}worksIn> <{E}sales> . ?x <{E}manager> ?z . "
+                                f"?z <{E}age> ?v . }} ORDER BY DESC(?v) LIMIT 1")]
+        assert [r[0].value for r in ex.execute(cands[0][1]).answer.rows] == [f"{E}bob"]  # 45
