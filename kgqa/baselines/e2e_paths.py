@@ -53,14 +53,15 @@ def _singles(executor: Any, pattern: str, limit: int) -> dict[str, set[str]]:
 
 def _typed(score: float, body: str, classes: set[str], named: Sequence[str], rels: list[float],
            base: float, weight: float, mismatch: float = 0.0) -> list[tuple[float, str]]:
-    """The candidate, and one typed with each named class its answers have; the untyped one
+    """The candidate, and one typed with each named class its answers have (ahead of the
+    untyped one: a named class is the reading the question asked for); the untyped one
     costs ``mismatch`` where the question names classes and none is a class of its answers
     (*which departments* answered with employees)."""
     off = mismatch if named and not any(c[1:-1] in classes for c in named) else 0.0
     out = [(score - off, f"SELECT DISTINCT ?x WHERE {{ {body} }}")]
     for c in named:
         if c[1:-1] in classes:
-            out.append((base + weight * sum([*rels, 1.0]) / (len(rels) + 1),
+            out.append((max(base + weight * sum([*rels, 1.0]) / (len(rels) + 1), score + 0.01),
                         f"SELECT DISTINCT ?x WHERE {{ {body} ?x a {c} . }}"))
     return out
 
@@ -98,7 +99,7 @@ def two_hop_candidates(entity: str, executor: Any, relevance: Relevance, named: 
             typed = any(c[1:-1] in classes for c in named)
             if rq <= 0 and not typed:
                 continue
-            body = form.format(e=entity, p=p, q=q)
+            body = form.format(e=entity, p=p, q=q) + f" FILTER(?x != {entity})"
             out += _typed(base + weight * (rp + rq) / 2, body, classes, named, [rp, rq], base, weight, mismatch)
     return out
 
@@ -112,7 +113,7 @@ def star_candidates(first: str, second: str, executor: Any, relevance: Relevance
         for b in (f"{second} ?q ?x .", f"?x ?q {second} ."):
             pairs = _pairs(executor, f"{a} {b} FILTER(?x != {first} && ?x != {second})", limit)
             for (p, q), classes in pairs.items():
-                body = f"{a.replace('?p', f'<{p}>')} {b.replace('?q', f'<{q}>')}"
+                body = f"{a.replace('?p', f'<{p}>')} {b.replace('?q', f'<{q}>')} FILTER(?x != {first} && ?x != {second})"
                 rels = [relevance(f"<{p}>"), relevance(f"<{q}>")]
                 out += _typed(base + weight * sum(rels) / 2, body, classes, named, rels, base, weight, mismatch)
     return out
