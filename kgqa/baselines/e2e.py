@@ -278,6 +278,20 @@ def strong(span: tuple[int, int, Any], cased: Sequence[str]) -> bool:
     return e - s >= 2 or any(k > 0 and cased[k][:1].isupper() for k in range(s, e))
 
 
+def focus_classes(relwords: dict[str, list[str]], classes: set[str], words: Sequence[str]) -> list[str]:
+    """The classes the question names (every word of the class's name matched), and of those
+    the one(s) named first: the thing asked for comes first in English (*which department is
+    responsible for hardware ...*: Department, not Hardware)."""
+    at: dict[str, int] = {}
+    for c, names in relwords.items():
+        if c in classes:
+            hits = [min((k for k, w in enumerate(words) if _matches(n, w)), default=-1) for n in names]
+            if hits and min(hits) >= 0:
+                at[c] = max(hits)
+    first = min(at.values(), default=None)
+    return [c for c, k in at.items() if k == first]
+
+
 def _counts(query: Sequence[str]) -> bool:
     return "COUNT" in query
 
@@ -557,8 +571,7 @@ class E2ESystem(System):
         hops, :func:`two_hop_candidates`) or two entity mentions (:func:`star_candidates`), the
         two-edge ones at ``hop_base`` x ``base``."""
         rel = float(self.config["relation_weight"])
-        named = [c for c, names in self._relwords.items() if c in self._classes
-                 and all(any(_matches(n, w) for w in words) for n in names)]
+        named = focus_classes(self._relwords, self._classes, words)
         ents = [next((c for c in cs if c.startswith("<")), None) for cs in cands]
         hop, off = base * float(self.config["hop_base"]), float(self.config["type_penalty"])
 

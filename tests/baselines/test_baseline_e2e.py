@@ -201,3 +201,14 @@ def test_e2e_superlative_candidates_order_what_a_named_thing_relates_to(tiny_kg)
                          (0.35, f"SELECT DISTINCT ?x WHERE {{ ?x <{E}worksIn> <{E}sales> . ?x <{E}manager> ?z . "
                                 f"?z <{E}age> ?v . }} ORDER BY DESC(?v) LIMIT 1")]
         assert [r[0].value for r in ex.execute(cands[0][1]).answer.rows] == [f"{E}bob"]  # 45
+
+
+def test_e2e_focus_class_is_the_one_named_first():
+    from kgqa.baselines.e2e import focus_classes
+
+    rel = {"<D>": ["department"], "<H>": ["hardware"], "<P>": ["product", "category"], "<q>": ["responsible"]}
+    classes = {"<D>", "<H>", "<P>"}
+    words = "what department is responsible for hardware that has the product category x".split()
+    assert focus_classes(rel, classes, words) == ["<D>"]
+    assert focus_classes(rel, classes, "which hardware has a product category".split()) == ["<H>"]
+    assert focus_classes(rel, classes, "who is it".split()) == []
