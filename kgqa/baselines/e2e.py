@@ -27,7 +27,10 @@ from that KG; it answers raw questions (issue 40.1).
   and the best-scored one over all subsets that returns a non-empty answer is the query (none
   does: the first filled one). The score adds how far the question's words name the skeleton's
   relations and classes (:meth:`E2ESystem._relevance`), and a mismatch of counting and *how
-  many* costs; one-edge **graph candidates** over the linked entity's own predicates
+  many*, or of a skeleton's order and the question's superlative (:func:`direction`), costs;
+  skeletons that order are also kept the other way round (:func:`flipped`); two-edge and
+  superlative graph candidates (:mod:`kgqa.baselines.e2e_paths`) compete too, and so do the
+  one-edge **graph candidates** over the linked entity's own predicates
   (:func:`kgqa.baselines.e2e_paths.one_edge_candidates`) compete with the skeletons, so relations no generated
   question asked about can be answered. Yes/no questions get ``ASK`` (:func:`as_ask`), *how
   many* questions a count (:func:`as_count`). docs/baselines.md gives the weights.
