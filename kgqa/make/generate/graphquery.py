@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field, replace
+from urllib.parse import quote, unquote
 
 from kgqa.model.terms import IRI, Literal, Term
 
@@ -28,6 +29,32 @@ FUNCTION_CLASSES = {"none": "none", "count": "count", "max": "superlative", "min
                     "argmax": "superlative", "argmin": "superlative", ">": "comparative",
                     ">=": "comparative", "<": "comparative", "<=": "comparative"}
 FUNCTIONS = tuple(FUNCTION_CLASSES)
+
+#: a relation through blank nodes (``S <p> _:b . _:b <q> O``) is one edge whose relation is a
+#: path IRI: this prefix and the steps' IRIs, each percent-encoded, joined by commas
+PATH_PREFIX = "urn:kgqa:path:"
+
+
+def path_iri(steps: tuple[str, ...] | list[str]) -> str:
+    """The relation IRI of a path through blank nodes (one step: the step itself)."""
+    if len(steps) == 1:
+        return steps[0]
+    return PATH_PREFIX + ",".join(quote(s, safe="") for s in steps)
+
+
+def path_steps(rel: str) -> tuple[str, ...]:
+    """The predicates of relation ``rel`` in order (one for a plain relation)."""
+    if not rel.startswith(PATH_PREFIX):
+        return (rel,)
+    return tuple(unquote(s) for s in rel[len(PATH_PREFIX):].split(","))
+
+
+def edge_patterns(src: str, rel: str, dst: str, tag: str) -> list[str]:
+    """Triple patterns of one edge: a path relation gets a variable per blank node it passes
+    (``?via{tag}_1``, ...), never a blank-node label."""
+    steps = path_steps(rel)
+    terms = [src, *(f"?via{tag}_{k}" for k in range(1, len(steps))), dst]
+    return [f"{terms[k]} <{p}> {terms[k + 1]} ." for k, p in enumerate(steps)]
 
 
 @dataclass(frozen=True)
@@ -118,7 +145,8 @@ class GraphQuery:
         return [(a.id, b.id) for a, b in itertools.combinations(ents, 2) if not (a.grounded and b.grounded)]
 
     def patterns(self, class_constraint: bool | None = None) -> list[str]:
-        lines = [f"{self.term(e.src)} <{e.rel}> {self.term(e.dst)} ." for e in self.edges]
+        lines = [line for i, e in enumerate(self.edges)
+                 for line in edge_patterns(self.term(e.src), e.rel, self.term(e.dst), str(i))]
         q = self.qnode
         typed = self.typed if class_constraint is None else class_constraint
         if typed and not q.literal and q.cls:

@@ -16,7 +16,7 @@ that keeps some answers and drops others (``>``/``<=``: the value at index (k-1)
 ``>=``/``<``: index k//2); a node with a single value has no comparative.
 
 Each candidate graph query is then executed (:func:`validate`); it is valid when the answer is
-non-empty (a count of at least 2: a count of 1 is a lookup, ``count-one``; a bound max/min), a superlative chooses among at least two
+non-empty and holds no blank node (``blank-answer``; a count of at least 2: a count of 1 is a lookup, ``count-one``; a bound max/min), a superlative chooses among at least two
 answers (max/min: values), an argmax/argmin has no tie at the top, and a comparative changes
 the answer (a filter that keeps every answer is a redundant function).
 """
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from kgqa.make.generate.graphquery import Function, GraphQuery
 from kgqa.make.generate.kg import KGAccess, QueryFailed
 from kgqa.model.answer import TableAnswer
-from kgqa.model.terms import IRI, RDF_LANGSTRING, Literal, Term
+from kgqa.model.terms import IRI, RDF_LANGSTRING, BNode, Literal, Term
 from kgqa.model.terms import TermMatching
 
 
@@ -40,8 +40,17 @@ SOLUTION_CAP = 5000
 MAX_TOPIC_CHARS = 60
 
 
-def _grounding_body(t: GraphQuery) -> tuple[list[str], list[str]]:
-    """The WHERE lines that select template ``t``'s groundings and the grounded variables."""
+def _named(var: str, labels: tuple[str, ...]) -> str:
+    return (f"FILTER EXISTS {{ ?{var} ?{var}_lp ?{var}_l . VALUES ?{var}_lp {{ "
+            + " ".join(f"<{p}>" for p in labels) + " } }")
+
+
+def _grounding_body(t: GraphQuery, labels: tuple[str, ...] = (),
+                    answer_labels: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """The WHERE lines that select template ``t``'s groundings and the grounded variables.
+    ``labels``: entity topics must have a value of one of these (a KG that names its entities:
+    an unnamed topic is never put in a question, so it is not drawn); ``answer_labels``: the
+    question node too (some answer of the grounding has a name)."""
     vars_ = [n.id for n in t.nodes if n.template]
     free = t.__class__(t.nodes, t.edges, Function(), t.typed, t.question)
     lines = free.patterns()
@@ -50,20 +59,25 @@ def _grounding_body(t: GraphQuery) -> tuple[list[str], list[str]]:
             lines.append(f"FILTER(isIRI(?{n.id}))")
             if n.cls:
                 lines.append(f"?{n.id} a <{n.cls}> .")
+            if labels:
+                lines.append(_named(n.id, labels))
         if n.template and n.literal:  # a short value of the node's datatype
             if n.cls == RDF_LANGSTRING:
                 lines.append(f"FILTER(isLiteral(?{n.id}) && LANG(?{n.id}) != \"\")")
             else:
                 lines.append(f"FILTER(isLiteral(?{n.id}) && DATATYPE(?{n.id}) = <{n.cls}>)")
             lines.append(f"FILTER(STRLEN(STR(?{n.id})) <= {MAX_TOPIC_CHARS})")
+    if answer_labels and not t.qnode.literal:
+        lines.append(_named(t.question, answer_labels))
     return lines, vars_
 
 
-def grounding_query(t: GraphQuery, limit: int, salt: str) -> tuple[str, list[str]] | None:
+def grounding_query(t: GraphQuery, limit: int, salt: str, labels: tuple[str, ...] = (),
+                    answer_labels: tuple[str, ...] = ()) -> tuple[str, list[str]] | None:
     """The SELECT for candidate groundings of template ``t`` and the variables it returns
     (None when the template has nothing to ground). Literal topics are at most
-    :data:`MAX_TOPIC_CHARS` characters."""
-    lines, vars_ = _grounding_body(t)
+    :data:`MAX_TOPIC_CHARS` characters; ``labels``, ``answer_labels``: :func:`_grounding_body`."""
+    lines, vars_ = _grounding_body(t, labels, answer_labels)
     if not vars_:
         return None
     key = ", \"|\", ".join(f"STR(?{v})" for v in vars_)
@@ -87,10 +101,12 @@ def count_varies(kg: KGAccess, t: GraphQuery) -> bool:
     return bool(kg.select(q).rows)
 
 
-def candidates(kg: KGAccess, t: GraphQuery, limit: int, salt: str) -> list[dict[str, Term]]:
+def candidates(kg: KGAccess, t: GraphQuery, limit: int, salt: str, labels: tuple[str, ...] = (),
+               answer_labels: tuple[str, ...] = ()) -> list[dict[str, Term]]:
     """Up to ``limit`` seeded candidate groundings ({node id: value}); [{}] when there is
-    nothing to ground. Raises :class:`QueryFailed`."""
-    gq = grounding_query(t, limit, salt)
+    nothing to ground. ``labels``, ``answer_labels``: :func:`_grounding_body`. Raises
+    :class:`QueryFailed`."""
+    gq = grounding_query(t, limit, salt, labels, answer_labels)
     if gq is None:
         return [{}]
     q, vars_ = gq
@@ -155,6 +171,8 @@ def _checks(q: GraphQuery) -> list[str]:
     x = f"?{q.question}"
     if fn.cls == "superlative":  # how many distinct answers (values) there are to choose from
         out.append(plain.replace(f"SELECT DISTINCT {x}", f"SELECT (COUNT(DISTINCT {x}) AS ?n)", 1))
+    if fn.name == "count":  # would it count a blank node?
+        out.append(f"{plain[:-1]}  FILTER(isBlank({x}))\n}}\nLIMIT 1")
     if fn.name in ("argmax", "argmin"):
         order = "DESC" if fn.name == "argmax" else "ASC"
         base = plain.replace(f"SELECT DISTINCT {x}", f"SELECT DISTINCT ?{fn.node} {x}", 1)
@@ -172,6 +190,10 @@ def _judge(q: GraphQuery, sparql: str, res: list) -> tuple[Answered | None, str]
     rows = [r for r in answer.rows if any(c is not None for c in r)]
     if not rows:
         return None, "empty"
+    if any(isinstance(c, BNode) for r in rows for c in r):
+        return None, "blank-answer"  # a blank node is never an answer (it has no name to give)
+    if fn.name == "count" and res[1].rows:
+        return None, "blank-answer"
     if fn.name == "count" and rows[0][0] == Literal("0", "http://www.w3.org/2001/XMLSchema#integer"):
         return None, "empty"
     if fn.name == "count" and rows[0][0] == Literal("1", "http://www.w3.org/2001/XMLSchema#integer"):

@@ -218,6 +218,10 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         last_accept = out.attempts
         return True
 
+    # a KG that names its entities: topics and some answer named, drawn so in SPARQL (unnamed
+    # ones would be rejected as unlabelled after costing their validation queries)
+    named = ((tuple(lex.props) if lex.require_labels else (), tuple(lex.props) if lex.names_entities else ())
+             if lex is not None else ((), ()))
     allowed = tuple(opts.functions)
     tried: dict[str, int] = {}  # templates tried per function class since its last acceptance
     last_accept = 0
@@ -254,7 +258,7 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
                 continue
         salt = hashlib.sha256(f"{opts.seed}:{out.attempts}".encode()).hexdigest()[:16]
         try:
-            cands = candidates(kg, t, opts.candidates, salt)
+            cands = candidates(kg, t, opts.candidates, salt, *named)
         except QueryFailed:
             out.rejected["engine-error"] += 1
             continue

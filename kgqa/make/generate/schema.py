@@ -27,12 +27,14 @@ the same answer for every X. :func:`label_properties` finds the KG's label predi
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 import re
 
+from kgqa.make.generate.graphquery import path_iri, path_steps
 from kgqa.make.generate.kg import KGAccess, QueryFailed
+from kgqa.make.generate.lexicon import RelText, parse_phrase
 from kgqa.model.labels import ALT_LABEL_PREDICATES, LABEL_PREDICATES, PRIMARY_LABEL_PREDICATES
 from kgqa.model.problems import InputError
 from kgqa.model.terms import DATE_TYPES, IRI, Literal, NUMERIC_TYPES, RDF, XSD_STRING
@@ -357,7 +359,100 @@ def induce_schema(kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
         r.domain[s_cls] = r.domain.get(s_cls, 0) + _int(n)
         r.datatypes[d] = r.datatypes.get(d, 0) + _int(n)
         r.values = values.get(p.value, 0)
+    for r in blank_paths(kg, ex):
+        rels.setdefault(r.iri, r)
     return Schema(classes, dict(sorted(rels.items())), stats, "induced")
+
+
+#: blank nodes a path relation passes at most (organs-it: organ, timed location, location,
+#: address, city)
+MAX_BLANK_DEPTH = 3
+
+
+def _path_pattern(depth: int) -> tuple[str, list[str]]:
+    """The WHERE text of paths from an IRI ``?s`` through ``depth`` blank nodes to a non-blank
+    ``?o``, and the step variables."""
+    steps = [f"?p{k}" for k in range(1, depth + 1)] + ["?q"]
+    lines = ["?s ?p1 ?b1 . FILTER(isIRI(?s) && isBlank(?b1))"]
+    for k in range(2, depth + 1):
+        lines.append(f"?b{k - 1} ?p{k} ?b{k} . FILTER(isBlank(?b{k}))")
+    lines.append(f"?b{depth} ?q ?o . FILTER(!isBlank(?o))")
+    return " ".join(lines), steps
+
+
+def _path_rows(kg: KGAccess, depth: int, extra: str, select: str, group: str = "") -> dict[str, list]:
+    where, steps = _path_pattern(depth)
+    sv = " ".join(steps)
+    q = f"SELECT {sv} {select} WHERE {{ {where} {extra} }} GROUP BY {sv} {group}"
+    out: dict[str, list] = {}
+    for row in kg.select(q).rows:
+        ps = row[:len(steps)]
+        if all(_iri(p) for p in ps):
+            out.setdefault(path_iri([p.value for p in ps]), []).append(row[len(steps):])
+    return out
+
+
+def _path_ok(rel: str, exclude: frozenset[str]) -> bool:
+    """Whether no step is schema vocabulary and the last is a relation questions may use."""
+    steps = path_steps(rel)
+    return all(_relation_ok(p, exclude) or (k < len(steps) - 1 and not is_meta(p)) for k, p in enumerate(steps))
+
+
+def blank_paths(kg: KGAccess, exclude: frozenset[str] = frozenset()) -> list[Relation]:
+    """Relations through blank nodes: ``S <p> _:b . _:b <q> O`` (up to :data:`MAX_BLANK_DEPTH`
+    blank nodes) from an IRI ``S`` to an IRI or literal ``O`` is one relation whose IRI is the
+    path's (:func:`~kgqa.make.generate.graphquery.path_iri`); a blank node is never a topic
+    nor an answer, the query passes it through a variable. Paths over schema vocabulary, a
+    label or an identity relation are left out, as are identifier-valued and key literal ends
+    and IRI ends that are constant (module docstring)."""
+    out: list[Relation] = []
+    for depth in range(1, MAX_BLANK_DEPTH + 1):
+        totals = _path_rows(kg, depth, "", "(COUNT(*) AS ?n) (COUNT(DISTINCT ?s) AS ?ds) (COUNT(DISTINCT ?o) AS ?do) "
+                            "(SUM(IF(isLiteral(?o), 1, 0)) AS ?nl)")
+        if not totals:
+            break
+        subj = _path_rows(kg, depth, "?s a ?cs .", "?cs (COUNT(*) AS ?n)", "?cs")
+        obj = _path_rows(kg, depth, "FILTER(isIRI(?o)) ?o a ?co .", "?co (COUNT(*) AS ?n)", "?co")
+        lit = _path_rows(kg, depth, "FILTER(isLiteral(?o)) BIND(DATATYPE(?o) AS ?dt)",
+                         "?dt (COUNT(*) AS ?n) (COUNT(DISTINCT ?o) AS ?d)", "?dt")
+        for rel, [(n, ds, do, nl)] in sorted(totals.items()):
+            r = _path_relation(rel, _int(n), _int(ds), _int(do), _int(nl), subj.get(rel, []), obj.get(rel, []),
+                               lit.get(rel, []), exclude)
+            if r is not None:
+                out.append(r)
+    return out
+
+
+def _path_relation(rel: str, n: int, ds: int, do: int, nl: int, subj: list, obj: list, lit: list,
+                   exclude: frozenset[str]) -> Relation | None:
+    if not _path_ok(rel, exclude):
+        return None
+    last = path_steps(rel)[-1]
+    r = Relation(rel, n, subjects=ds, objects=do if nl < n else 0)
+    for c, k in subj:
+        if _iri(c) and _class_ok(c.value):
+            r.domain[c.value] = r.domain.get(c.value, 0) + _int(k)
+    rest = n - sum(r.domain.values())
+    if rest > 0 or not r.domain:
+        r.domain[UNTYPED] = max(rest, 1)
+    n_iri = n - nl
+    if n_iri and not (n_iri >= CONSTANT_MIN_TRIPLES and min(ds, do) == 1):
+        for c, k in obj:
+            if _iri(c) and _class_ok(c.value):
+                r.range[c.value] = r.range.get(c.value, 0) + _int(k)
+        rest = n_iri - sum(r.range.values())
+        if rest > 0 or not r.range:
+            r.range[UNTYPED] = max(rest, 1)
+    total = sum(_int(k) for _, k, _ in lit)
+    distinct = sum(_int(d) for _, _, d in lit)
+    key = total >= KEY_MIN_TRIPLES and total == distinct and all(not _iri(dt) or value_kind(dt.value) == "text"
+                                                                  for dt, _, _ in lit)
+    if nl and not is_identifier_name(last) and not key:
+        for dt, k, _ in lit:
+            d = dt.value if _iri(dt) else PLAIN
+            r.datatypes[d] = r.datatypes.get(d, 0) + _int(k)
+        r.values = distinct
+    return r if (r.range or r.datatypes) else None
 
 
 def schema_from_ontology(path: str | Path, kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
@@ -413,3 +508,32 @@ def _from_declarations(store: KGAccess, name: str, kg: KGAccess, exclude: Iterab
         if r.domain and (r.range or r.datatypes):
             rels[prop] = r
     return Schema(classes, rels, observed.stats, f"ontology:{name}")
+
+
+#: last steps too vague to say alone: the step before names what they belong to ("location name")
+GENERIC_STEPS = frozenset(("name", "label", "value", "title", "type", "kind"))
+
+
+def path_texts(relations: Iterable[str], get: Callable[[str], RelText]) -> dict[str, RelText]:
+    """How each path relation through blank nodes reads: as its last step ("has city" for
+    organ / timed location / location / address / city), a vague last step with the noun of
+    the step before ("location name"); a path whose steps have no words is opaque. ``get``
+    gives a plain relation's :class:`~kgqa.make.generate.lexicon.RelText`."""
+    out: dict[str, RelText] = {}
+    for rel in relations:
+        steps = path_steps(rel)
+        if len(steps) == 1:
+            continue
+        last = get(steps[-1])
+        if last.opaque:
+            out[rel] = RelText("opaque", "", source="path")
+            continue
+        if last.kind == "noun" and last.words.lower() in GENERIC_STEPS:
+            before = get(steps[-2])
+            if before.opaque or before.kind != "noun":
+                out[rel] = RelText("opaque", "", source="path")
+                continue
+            out[rel] = parse_phrase(f"has {before.words} {last.words}", "path")
+            continue
+        out[rel] = replace(last, source="path", inverse=None)
+    return out
