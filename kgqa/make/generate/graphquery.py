@@ -33,28 +33,48 @@ FUNCTIONS = tuple(FUNCTION_CLASSES)
 #: a relation through blank nodes (``S <p> _:b . _:b <q> O``) is one edge whose relation is a
 #: path IRI: this prefix and the steps' IRIs, each percent-encoded, joined by commas
 PATH_PREFIX = "urn:kgqa:path:"
+#: a last path element ``^^`` + a datatype: the relation's plain-string values are read as that
+#: datatype (dates and numbers written as strings: ``"2013-01-01"`` compared as a date)
+CAST_MARK = "^^"
 
 
-def path_iri(steps: tuple[str, ...] | list[str]) -> str:
-    """The relation IRI of a path through blank nodes (one step: the step itself)."""
-    if len(steps) == 1:
+def path_iri(steps: tuple[str, ...] | list[str], cast: str | None = None) -> str:
+    """The relation IRI of a path through blank nodes, its values read as ``cast`` when given
+    (one step and no cast: the step itself)."""
+    if len(steps) == 1 and not cast:
         return steps[0]
-    return PATH_PREFIX + ",".join(quote(s, safe="") for s in steps)
+    parts = [*steps, *((CAST_MARK + cast,) if cast else ())]
+    return PATH_PREFIX + ",".join(quote(s, safe="") for s in parts)
+
+
+def _parts(rel: str) -> list[str]:
+    return [unquote(s) for s in rel[len(PATH_PREFIX):].split(",")] if rel.startswith(PATH_PREFIX) else [rel]
 
 
 def path_steps(rel: str) -> tuple[str, ...]:
     """The predicates of relation ``rel`` in order (one for a plain relation)."""
-    if not rel.startswith(PATH_PREFIX):
-        return (rel,)
-    return tuple(unquote(s) for s in rel[len(PATH_PREFIX):].split(","))
+    return tuple(p for p in _parts(rel) if not p.startswith(CAST_MARK))
+
+
+def path_cast(rel: str) -> str | None:
+    """The datatype ``rel``'s plain-string values are read as, or None."""
+    last = _parts(rel)[-1]
+    return last[len(CAST_MARK):] if last.startswith(CAST_MARK) else None
 
 
 def edge_patterns(src: str, rel: str, dst: str, tag: str) -> list[str]:
     """Triple patterns of one edge: a path relation gets a variable per blank node it passes
-    (``?via{tag}_1``, ...), never a blank-node label."""
+    (``?via{tag}_1``, ...), never a blank-node label; a cast relation reads its value into a
+    variable (``?via{tag}_v``) and binds the cast value to ``dst`` (or, ``dst`` grounded,
+    compares it)."""
     steps = path_steps(rel)
-    terms = [src, *(f"?via{tag}_{k}" for k in range(1, len(steps))), dst]
-    return [f"{terms[k]} <{p}> {terms[k + 1]} ." for k, p in enumerate(steps)]
+    cast = path_cast(rel)
+    end = f"?via{tag}_v" if cast else dst
+    terms = [src, *(f"?via{tag}_{k}" for k in range(1, len(steps))), end]
+    out = [f"{terms[k]} <{p}> {terms[k + 1]} ." for k, p in enumerate(steps)]
+    if cast:
+        out.append(f"BIND(<{cast}>({end}) AS {dst})" if dst.startswith("?") else f"FILTER(<{cast}>({end}) = {dst})")
+    return out
 
 
 @dataclass(frozen=True)

@@ -32,12 +32,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 import re
 
-from kgqa.make.generate.graphquery import path_iri, path_steps
+from kgqa.make.generate.graphquery import edge_patterns, path_cast, path_iri, path_steps
 from kgqa.make.generate.kg import KGAccess, QueryFailed
 from kgqa.make.generate.lexicon import RelText, parse_phrase
 from kgqa.model.labels import ALT_LABEL_PREDICATES, LABEL_PREDICATES, PRIMARY_LABEL_PREDICATES
 from kgqa.model.problems import InputError
-from kgqa.model.terms import DATE_TYPES, IRI, Literal, NUMERIC_TYPES, RDF, XSD_STRING
+from kgqa.model.terms import (DATE_TYPES, IRI, Literal, NUMERIC_TYPES, RDF, XSD_DATE, XSD_DECIMAL, XSD_INTEGER,
+                              XSD_STRING)
 
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 OWL = "http://www.w3.org/2002/07/owl#"
@@ -361,7 +362,57 @@ def induce_schema(kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
         r.values = values.get(p.value, 0)
     for r in blank_paths(kg, ex):
         rels.setdefault(r.iri, r)
+    for r in [r for r in rels.values() if PLAIN in r.datatypes]:
+        cast = _cast_relation(kg, r)
+        if cast is not None:  # dates and numbers written as strings are compared as such
+            rels[cast.iri] = cast
+            del r.datatypes[PLAIN]
+            if not r.datatypes and not r.range:
+                del rels[r.iri]
     return Schema(classes, dict(sorted(rels.items())), stats, "induced")
+
+
+#: lexical forms of plain strings read as dates or numbers (all of a relation's values must fit)
+_DATE_RE, _INT_RE, _DEC_RE = r"^-?[0-9]{4}-[0-9]{2}-[0-9]{2}$", r"^-?[0-9]+$", r"^-?[0-9]+[.][0-9]+$"
+
+
+def _cast_relation(kg: KGAccess, r: Relation) -> Relation | None:
+    """The relation ``r`` with its plain-string values read as ``xsd:date``, ``xsd:integer`` or
+    ``xsd:decimal`` when every one of them is written so (``"2013-01-01"``, ``"1884"``,
+    ``"45.348367"``), or None. Integers that are keys (one per subject, packed in a range at most
+    4n wide: serial numbers) are not read as numbers."""
+    body = " ".join(edge_patterns("?s", r.iri, "?o", "c"))
+    q = (f"SELECT (COUNT(*) AS ?n) (COUNT(DISTINCT ?o) AS ?d) (SUM(IF(REGEX(?o, \"{_DATE_RE}\"), 1, 0)) AS ?dt) "
+         f"(SUM(IF(REGEX(?o, \"{_INT_RE}\"), 1, 0)) AS ?i) (SUM(IF(REGEX(?o, \"{_DEC_RE}\"), 1, 0)) AS ?de) "
+         f"WHERE {{ {body} FILTER(isIRI(?s) && isLiteral(?o) && DATATYPE(?o) = <{PLAIN}>) }}")
+    try:
+        n, d, dt, i, de = (_int(t) for t in kg.select(q).rows[0])
+    except (QueryFailed, IndexError):
+        return None
+    if n < 2:
+        return None
+    if dt == n:
+        cast = XSD_DATE
+    elif i == n:
+        cast = XSD_INTEGER
+        if d == n and n >= KEY_MIN_TRIPLES and _dense_cast(kg, body, n):
+            return None
+    elif i + de == n and de:
+        cast = XSD_DECIMAL
+    else:
+        return None
+    return Relation(path_iri(path_steps(r.iri), cast), n, domain=dict(r.domain), datatypes={cast: n},
+                    subjects=r.subjects)
+
+
+def _dense_cast(kg: KGAccess, body: str, n: int) -> bool:
+    q = (f"SELECT (MIN(<{XSD_INTEGER}>(?o)) AS ?lo) (MAX(<{XSD_INTEGER}>(?o)) AS ?hi) WHERE {{ {body} "
+         f"FILTER(isLiteral(?o) && DATATYPE(?o) = <{PLAIN}>) }}")
+    try:
+        lo, hi = (int(t.value) for t in kg.select(q).rows[0])
+    except (QueryFailed, IndexError, AttributeError, TypeError, ValueError):
+        return True
+    return hi - lo < 4 * n
 
 
 #: blank nodes a path relation passes at most (organs-it: organ, timed location, location,
@@ -522,13 +573,13 @@ def path_texts(relations: Iterable[str], get: Callable[[str], RelText]) -> dict[
     out: dict[str, RelText] = {}
     for rel in relations:
         steps = path_steps(rel)
-        if len(steps) == 1:
+        if len(steps) == 1 and not path_cast(rel):
             continue
         last = get(steps[-1])
         if last.opaque:
             out[rel] = RelText("opaque", "", source="path")
             continue
-        if last.kind == "noun" and last.words.lower() in GENERIC_STEPS:
+        if last.kind == "noun" and last.words.lower() in GENERIC_STEPS and len(steps) > 1:
             before = get(steps[-2])
             if before.opaque or before.kind != "noun":
                 out[rel] = RelText("opaque", "", source="path")
