@@ -4,7 +4,8 @@ relation edges, with at most one function, and its translation to SPARQL.
 
 SPARQL form (deterministic text; full IRIs):
 
-- every edge is one triple pattern; the question node's class is one more pattern
+- every edge is one triple pattern (a relation through blank nodes: one per step, joined by a
+  ``?via`` variable per blank node; a cast relation binds its cast value, see :func:`edge_patterns`); the question node's class is one more pattern
   ``?x a <Class>`` while :attr:`GraphQuery.typed` (minimization drops it when redundant);
 - mutual exclusivity: ``FILTER(?a != ?b)`` for every pair of entity nodes one of which is a
   variable (two grounded nodes are different individuals by construction). Only the question

@@ -140,6 +140,7 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
     texts: dict[str, str] = {}
     accepted: dict[str, int] = {}
     varies: dict[tuple, bool] = {}
+    ungroundable: set[tuple] = set()  # template keys without a grounding (the salt only orders them)
     budget = opts.max_attempts if opts.max_attempts is not None else 50 * max(1, opts.n)
 
     def accept(answered, edges_before: int) -> bool:
@@ -256,6 +257,9 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             if not varies[key]:
                 out.rejected["count-always-one"] += 1
                 continue
+        if key in ungroundable:  # its grounding query came back empty: it does under every salt
+            out.rejected["no-grounding"] += 1
+            continue
         salt = hashlib.sha256(f"{opts.seed}:{out.attempts}".encode()).hexdigest()[:16]
         try:
             cands = candidates(kg, t, opts.candidates, salt, *named)
@@ -263,6 +267,7 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             out.rejected["engine-error"] += 1
             continue
         if not cands:
+            ungroundable.add(key)
             out.rejected["no-grounding"] += 1
             continue
         try:

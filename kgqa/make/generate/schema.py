@@ -19,8 +19,9 @@ dataset, a class or a property (subjects typed in :data:`META_SUBJECT_TYPES`: an
 version, creator or licence is no question). Identifier-valued relations (ids, codes, e-mail
 addresses, phone numbers, URLs by name; text values unique to each of at least
 :data:`KEY_MIN_TRIPLES` subjects) lose their literal ends: an identifier is neither a topic nor
-a quantity ("more than 4674578"). Blank nodes are left out (a grounded node must be writable
-in SPARQL). A relation between IRIs whose triples all share one subject or one object
+a quantity ("more than 4674578"). Blank nodes are never ends of a relation (a grounded node
+must be writable in SPARQL); a path through them is one relation (:func:`blank_paths`), and a
+relation whose plain strings are all dates or numbers is read as such (:func:`_cast_relation`). A relation between IRIs whose triples all share one subject or one object
 (:data:`CONSTANT_MIN_TRIPLES`) is left out: "Which concept scheme is X a top concept of?" has
 the same answer for every X. :func:`label_properties` finds the KG's label predicate when ``rdfs:label`` is absent.
 """
