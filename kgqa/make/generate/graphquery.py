@@ -65,7 +65,8 @@ def path_cast(rel: str) -> str | None:
 
 def edge_patterns(src: str, rel: str, dst: str, tag: str) -> list[str]:
     """Triple patterns of one edge: a path relation gets a variable per blank node it passes
-    (``?via{tag}_1``, ...), never a blank-node label; a cast relation reads its value into a
+    (``?via{tag}_1``, ..., each ``FILTER(isBlank(...))``: the relation found through blank nodes),
+    never a blank-node label; a cast relation reads its value into a
     variable (``?via{tag}_v``) and binds the cast value to ``dst`` (or, ``dst`` grounded,
     compares it)."""
     steps = path_steps(rel)
@@ -73,6 +74,7 @@ def edge_patterns(src: str, rel: str, dst: str, tag: str) -> list[str]:
     end = f"?via{tag}_v" if cast else dst
     terms = [src, *(f"?via{tag}_{k}" for k in range(1, len(steps))), end]
     out = [f"{terms[k]} <{p}> {terms[k + 1]} ." for k, p in enumerate(steps)]
+    out += [f"FILTER(isBlank({v}))" for v in terms[1:len(steps)]]  # through blank nodes, as found
     if cast:
         out.append(f"BIND(<{cast}>({end}) AS {dst})" if dst.startswith("?") else f"FILTER(<{cast}>({end}) = {dst})")
     return out

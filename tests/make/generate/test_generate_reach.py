@@ -29,7 +29,7 @@ def test_edge_patterns_use_a_variable_per_blank_node():
     rel = path_iri(["http://x.org/hasLocation", "http://x.org/hasAddress", "http://x.org/city"])
     assert edge_patterns("?x", rel, '"Rome"', "0") == [
         "?x <http://x.org/hasLocation> ?via0_1 .", "?via0_1 <http://x.org/hasAddress> ?via0_2 .",
-        '?via0_2 <http://x.org/city> "Rome" .']
+        '?via0_2 <http://x.org/city> "Rome" .', "FILTER(isBlank(?via0_1))", "FILTER(isBlank(?via0_2))"]
     assert edge_patterns("?x", "http://x.org/p", "?y", "3") == ["?x <http://x.org/p> ?y ."]
 
 
