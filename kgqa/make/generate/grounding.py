@@ -45,12 +45,8 @@ def _named(var: str, labels: tuple[str, ...]) -> str:
             + " ".join(f"<{p}>" for p in labels) + " } }")
 
 
-def _grounding_body(t: GraphQuery, labels: tuple[str, ...] = (),
-                    answer_labels: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
-    """The WHERE lines that select template ``t``'s groundings and the grounded variables.
-    ``labels``: entity topics must have a value of one of these (a KG that names its entities:
-    an unnamed topic is never put in a question, so it is not drawn); ``answer_labels``: the
-    question node too (some answer of the grounding has a name)."""
+def _grounding_body(t: GraphQuery) -> tuple[list[str], list[str]]:
+    """The WHERE lines that select template ``t``'s groundings and the grounded variables."""
     vars_ = [n.id for n in t.nodes if n.template]
     free = t.__class__(t.nodes, t.edges, Function(), t.typed, t.question)
     lines = free.patterns()
@@ -59,31 +55,31 @@ def _grounding_body(t: GraphQuery, labels: tuple[str, ...] = (),
             lines.append(f"FILTER(isIRI(?{n.id}))")
             if n.cls:
                 lines.append(f"?{n.id} a <{n.cls}> .")
-            if labels:
-                lines.append(_named(n.id, labels))
         if n.template and n.literal:  # a short value of the node's datatype
             if n.cls == RDF_LANGSTRING:
                 lines.append(f"FILTER(isLiteral(?{n.id}) && LANG(?{n.id}) != \"\")")
             else:
                 lines.append(f"FILTER(isLiteral(?{n.id}) && DATATYPE(?{n.id}) = <{n.cls}>)")
             lines.append(f"FILTER(STRLEN(STR(?{n.id})) <= {MAX_TOPIC_CHARS})")
-    if answer_labels and not t.qnode.literal:
-        lines.append(_named(t.question, answer_labels))
     return lines, vars_
 
 
-def grounding_query(t: GraphQuery, limit: int, salt: str, labels: tuple[str, ...] = (),
-                    answer_labels: tuple[str, ...] = ()) -> tuple[str, list[str]] | None:
+def grounding_query(t: GraphQuery, limit: int, salt: str,
+                    labels: tuple[str, ...] = ()) -> tuple[str, list[str]] | None:
     """The SELECT for candidate groundings of template ``t`` and the variables it returns
     (None when the template has nothing to ground). Literal topics are at most
-    :data:`MAX_TOPIC_CHARS` characters; ``labels``, ``answer_labels``: :func:`_grounding_body`."""
-    lines, vars_ = _grounding_body(t, labels, answer_labels)
+    :data:`MAX_TOPIC_CHARS` characters. ``labels``: entity topics must have a value of one of
+    these (a KG that names its entities: an unnamed topic is never put in a question, so it is
+    not drawn); checked on the capped solutions, outside the subquery, so a template whose
+    topics are mostly unnamed costs no more than :data:`SOLUTION_CAP` checks."""
+    lines, vars_ = _grounding_body(t)
     if not vars_:
         return None
     key = ", \"|\", ".join(f"STR(?{v})" for v in vars_)
     sel = " ".join(f"?{v}" for v in vars_)
     where = "".join(f"  {line}\n" for line in lines)
-    q = (f"SELECT DISTINCT {sel} WHERE {{ {{ SELECT {sel} WHERE {{\n{where}}} LIMIT {SOLUTION_CAP} }} }}\n"
+    named = " ".join(_named(n.id, labels) for n in t.nodes if n.template and not n.literal) if labels else ""
+    q = (f"SELECT DISTINCT {sel} WHERE {{ {{ SELECT {sel} WHERE {{\n{where}}} LIMIT {SOLUTION_CAP} }} {named} }}\n"
          f"ORDER BY MD5(CONCAT({key}, \"|{salt}\")) {sel}\nLIMIT {int(limit)}")
     return q, vars_
 
@@ -101,12 +97,12 @@ def count_varies(kg: KGAccess, t: GraphQuery) -> bool:
     return bool(kg.select(q).rows)
 
 
-def candidates(kg: KGAccess, t: GraphQuery, limit: int, salt: str, labels: tuple[str, ...] = (),
-               answer_labels: tuple[str, ...] = ()) -> list[dict[str, Term]]:
+def candidates(kg: KGAccess, t: GraphQuery, limit: int, salt: str,
+               labels: tuple[str, ...] = ()) -> list[dict[str, Term]]:
     """Up to ``limit`` seeded candidate groundings ({node id: value}); [{}] when there is
-    nothing to ground. ``labels``, ``answer_labels``: :func:`_grounding_body`. Raises
+    nothing to ground. ``labels``: :func:`grounding_query`. Raises
     :class:`QueryFailed`."""
-    gq = grounding_query(t, limit, salt, labels, answer_labels)
+    gq = grounding_query(t, limit, salt, labels)
     if gq is None:
         return [{}]
     q, vars_ = gq

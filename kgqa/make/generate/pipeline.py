@@ -219,10 +219,9 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         last_accept = out.attempts
         return True
 
-    # a KG that names its entities: topics and some answer named, drawn so in SPARQL (unnamed
-    # ones would be rejected as unlabelled after costing their validation queries)
-    named = ((tuple(lex.props) if lex.require_labels else (), tuple(lex.props) if lex.names_entities else ())
-             if lex is not None else ((), ()))
+    # a KG that names its entities: topics drawn named in SPARQL (unnamed ones would be
+    # rejected as unlabelled after costing their validation queries)
+    named = tuple(lex.props) if lex is not None and lex.require_labels else ()
     allowed = tuple(opts.functions)
     tried: dict[str, int] = {}  # templates tried per function class since its last acceptance
     last_accept = 0
@@ -262,7 +261,7 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             continue
         salt = hashlib.sha256(f"{opts.seed}:{out.attempts}".encode()).hexdigest()[:16]
         try:
-            cands = candidates(kg, t, opts.candidates, salt, *named)
+            cands = candidates(kg, t, opts.candidates, salt, named)
         except QueryFailed:
             out.rejected["engine-error"] += 1
             continue
