@@ -109,6 +109,23 @@ def test_fast_loads_equals_json_loads(doc, pad):
         assert repr(jsonio.fast_loads(json.dumps([big, doc]))) == repr(json.loads(json.dumps([big, doc])))
 
 
+_BIG = st.one_of(st.integers(min_value=2**63 - 4, max_value=2**64 + 4),
+                 st.integers(min_value=-(2**63) - 4, max_value=-(2**63) + 4), st.integers(min_value=10**30))
+
+
+@SETTINGS
+@given(st.recursive(st.one_of(_BIG, st.integers(), st.text(max_size=4), st.booleans(), st.none()),
+                    lambda kids: st.one_of(st.lists(kids, max_size=3),
+                                           st.dictionaries(st.one_of(st.text(max_size=4), _BIG), kids, max_size=3)),
+                    max_leaves=8), st.booleans())
+def test_dumps_writes_integers_beyond_64_bits_as_json_does(doc, indent):
+    """jsonio.dumps writes integers orjson refuses (beyond 64 bits, values and keys) through
+    orjson fragments: digit for digit json's text, indented the same."""
+    expected = json.dumps(doc, indent=2 if indent else None, ensure_ascii=False,
+                          separators=None if indent else (",", ":"))
+    assert jsonio.dumps(doc, indent=indent) == expected
+
+
 def test_plain_object_refuses_what_orjson_reads_differently():
     for text in ('{"a": 18446744073709551616}', '{"a": 1.5}', '{"a": NaN}', '{"a": {"b": 1}}', '[1]',
                  '{"a": "\\ud800"}', '{"a": [[1]]}', "", "  ", "{"):
