@@ -209,9 +209,7 @@ class Seq2SeqSystem(System):
 
     def _fit(self, train: list[Item], valid: list[Item] | None, kg: Any) -> None:
         torch.manual_seed(self.seed)
-        # = torch.use_deterministic_algorithms(True, warn_only=True), which also sets the inductor's
-        # flag and so imports torch._inductor (about 2.4 s); nothing here is compiled
-        torch.set_deterministic_debug_mode("warn")
+        torch.use_deterministic_algorithms(True, warn_only=True)
         self.prefixes: dict[str, str] = {}
         for it in train:
             self.prefixes.update(split_declarations(it.sparql)[0])

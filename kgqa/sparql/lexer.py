@@ -206,7 +206,7 @@ def _alternatives(spec: list[tuple[str, str]]) -> str:
 
 
 # Each match skips leading blanks and comments (group 1), then reads one token. Compiling the
-# two expressions costs about 0.25 s (the Unicode ranges of the names), so it is done on first
+# two expressions costs about 0.1 s of CPU (the Unicode ranges of the names), so it is done on first
 # use rather than at import: importing kgqa.sparql stays cheap for the CLI and answers-only use.
 @functools.cache
 def _master(trivia: bool) -> re.Pattern[str]:
