@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, hardware, markdown_table, raw_of, run_system, write_report  # noqa: E402
+from common import ROOT, hardware, markdown_table, raw_of, run_system, tag_end_of, write_report  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 MEASURES = ["BLEU", "QueryEM(norm=whitespace)", "F1_Sem", "F1_Tri"]
@@ -47,14 +47,14 @@ MEASURES = ["BLEU", "QueryEM(norm=whitespace)", "F1_Sem", "F1_Tri"]
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
-    ap.add_argument("--epochs", type=int, default=None, help="seq2seq epochs (default 12; --cpu: 6)")
+    ap.add_argument("--epochs", type=int, default=None, help="seq2seq epochs (default 12; --cpu: 10)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--preset", default="small")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--splits", default="iid,uri,template")
     ap.add_argument("--systems", default="retrieval,seq2seq,seq2seq+copy")
-    ap.add_argument("--inputs", default="raw,tagged")
+    ap.add_argument("--inputs", default="raw,tagged,tag-end")
     ap.add_argument("--limit", type=int, default=0, help="train on the first N training items only (0: all)")
     ap.add_argument("--set", action="append", default=[], help="seq2seq option KEY=VALUE (e.g. d_model=64)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "experiments" / "results" / "reyd-zouaq.md"))
@@ -63,16 +63,16 @@ def main() -> None:
     ap.add_argument("--table-only", action="store_true", help="train nothing: the table of the rows file's runs")
     ap.add_argument("--train", default="", help="a given training file (with --test): splits original,uri,template")
     ap.add_argument("--test", default="", help="a given test file (with --train)")
-    ap.add_argument("--cpu", action="store_true", help="the CPU preset: --epochs 6 --limit 1000 --set d_model=64 --set ff=128")
+    ap.add_argument("--cpu", action="store_true", help="the CPU preset: --epochs 10 --limit 2000 --set d_model=64 --set ff=128 --set max_len=40")
     ap.add_argument("--no-progress", action="store_true", help="no line per seq2seq epoch")
     ap.add_argument("--no-times", action="store_true", help="no fit/predict seconds columns (tables the docs keep and CI compares)")
     args = ap.parse_args()
     if bool(args.train) != bool(args.test):
         sys.exit("give --train and --test together (a given train/test pair)")
     if args.epochs is None:
-        args.epochs = 6 if args.cpu else 12
+        args.epochs = 10 if args.cpu else 12
     if args.cpu:
-        args.limit = args.limit or 1000
+        args.limit = args.limit or 2000
         args.set = sorted({*args.set, "d_model=64", "ff=128", "max_len=40"})
     if args.train and args.splits == "iid,uri,template":
         args.splits = "original,uri,template"
@@ -115,7 +115,8 @@ def main() -> None:
                 report_path.write_text(json.dumps({k: report[k] for k in ("annotated", "items")}), encoding="utf-8")
             tagged = load_dataset(str(tagged_path))
     print(f"annotated {report['annotated']}/{report['items']} items (tagged, no KG)", flush=True)
-    rows = []
+    rows: list[list] = []
+    plan = []  # (split, train, validation, test) per split
     for by in args.splits.split(","):
         if by == "original":
             if given is None:
@@ -127,29 +128,40 @@ def main() -> None:
         if args.limit:
             tr = Dataset(tr.name, tr.items[: args.limit], tr.format)
         print(f"split {by}: train {len(tr)}, validation {len(va)}, test {len(te)}", flush=True)
+        plan.append((by, tr, va, te))
+    runs = [(by, inputs, name) for by, *_ in plan for inputs in args.inputs.split(",") for name in args.systems.split(",")
+            if not (inputs == "raw" and name == "seq2seq+copy")]
+    clock = Clock(runs)
+    for by, tr, va, te in plan:
         for inputs in args.inputs.split(","):
-            trx, vax, tex = (tr, va, te) if inputs == "tagged" else (raw_of(tr), raw_of(va), raw_of(te))
-            systems = {"retrieval": ("retrieval", "retrieval", {}),
-                       "seq2seq": ("seq2seq", "seq2seq", {"copy": False}),
-                       "seq2seq+copy": ("seq2seq + copy", "seq2seq", {"copy": True})}
-            for label, kind, cfg in (systems[name] for name in args.systems.split(",")):
+            form = {"raw": raw_of, "tagged": lambda d: d, "tag-end": tag_end_of}[inputs]
+            trx, vax, tex = form(tr), form(va), form(te)
+            for name in args.systems.split(","):
+                label, kind, cfg = SYSTEMS[name]
                 key = (by, label, inputs, json.dumps(settings if kind == "seq2seq" else
                                                      {"seed": args.seed, **({"given": settings["given"]} if args.train else {})},
                                                      sort_keys=True))
                 if key in done:
                     rows.append(done[key])
+                    clock.skip((by, inputs, name))
                     print("  (done) " + " | ".join(map(str, done[key])), flush=True)
+                    continue
+                if inputs == "raw" and name == "seq2seq+copy":
+                    print(f"  (not run) {by} | {label} | raw: a raw question holds no KB element to copy "
+                          "(the paper's '/')", flush=True)
                     continue
                 if args.table_only:
                     print(f"  (not run) {by} | {label} | {inputs}", flush=True)
                     continue
+                clock.start((by, inputs, name), kind)
                 if kind == "seq2seq":
                     cfg = {**cfg, "epochs": args.epochs, "seed": args.seed, "preset": args.preset, "device": args.device,
                            **{k: json.loads(v) for k, v in (x.split("=", 1) for x in args.set)}}
                 res = run_system(kind, trx, vax if kind == "seq2seq" else None, tex, MEASURES,
                                  progress=not args.no_progress, **cfg)
-                fallback = sum(1 for it in tex.items if it.metadata.get("annotation") == "raw") if inputs == "tagged" else 0
-                shown = f"tagged ({fallback} of {len(tex.items)} raw)" if fallback else inputs
+                clock.done(kind)
+                fallback = sum(1 for it in tex.items if it.metadata.get("annotation") == "raw") if inputs != "raw" else 0
+                shown = f"{inputs} ({fallback} of {len(tex.items)} raw)" if fallback else inputs
                 row = [by, label, shown, *(res[m] for m in MEASURES), round(res["fit_s"]), round(res["predict_s"], 1)]
                 rows.append(row)
                 with rows_path.open("a", encoding="utf-8") as f:
@@ -158,6 +170,44 @@ def main() -> None:
                 print("  " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row), flush=True)
                 report_table(args, rows, report, start)
     report_table(args, rows, report, start)
+
+
+SYSTEMS = {"retrieval": ("retrieval", "retrieval", {}),
+           "seq2seq": ("seq2seq", "seq2seq", {"copy": False}),
+           "seq2seq+copy": ("seq2seq + copy", "seq2seq", {"copy": True})}
+
+
+class Clock:
+    """The grid's own progress: a line before each run, ``[k/N] split | system | input``, with
+    the minutes so far and an estimate of those left (the mean time of the finished runs of
+    each kind times the runs of that kind still to do)."""
+
+    def __init__(self, runs: list[tuple[str, str, str]]):
+        self.todo = list(runs)
+        self.n, self.k = len(runs), 0
+        self.t0 = time.perf_counter()
+        self.times: dict[str, list[float]] = {}
+        self.began = 0.0
+
+    def skip(self, run: tuple[str, str, str]) -> None:
+        if run in self.todo:
+            self.todo.remove(run)
+            self.n -= 1
+
+    def start(self, run: tuple[str, str, str], kind: str) -> None:
+        self.todo.remove(run)
+        self.k += 1
+        left = [SYSTEMS[name][1] for *_, name in self.todo] + [kind]
+        known = all(self.times.get(x) for x in left)
+        eta = sum(sum(self.times[x]) / len(self.times[x]) for x in left) / 60 if known else None
+        so_far = (time.perf_counter() - self.t0) / 60
+        print(f"[{self.k}/{self.n}] {run[0]} | {SYSTEMS[run[2]][0]} | {run[1]} ({so_far:.1f} min so far"
+              + (f", about {eta:.1f} min left)" if eta is not None else ")"), flush=True)
+        self.began = time.perf_counter()
+
+    def done(self, kind: str) -> None:
+        self.times.setdefault(kind, []).append(time.perf_counter() - self.began)
+
 
 
 def given_pair(args: argparse.Namespace) -> dict:

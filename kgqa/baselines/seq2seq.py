@@ -52,6 +52,7 @@ from torch import nn
 from kgqa.model import InputError, Item
 from kgqa.baselines.base import System
 from kgqa.baselines.bpe import BPE, join_pieces
+from kgqa.baselines.inputs import SEP
 from kgqa.baselines.tokens import detokenize, is_kb, query_tokens, question_tokens, split_declarations
 from kgqa.baselines.tokens import dataset_checksum
 from kgqa.baselines.training import Watch
@@ -68,6 +69,9 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 def _src_is_kb(token: str) -> bool:
+    """A question token the copy mechanism may copy: a KB element (not tag-end's ``<sep>``)."""
+    if token == SEP:
+        return False
     return token.startswith(("<", '"')) and len(token) > 2 or (":" in token and token[0].isalpha())
 
 
