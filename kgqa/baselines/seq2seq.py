@@ -15,7 +15,7 @@ saw whole from pieces it did (``dbr:Stanley_Kubrick`` from ``dbr:Stan``, ``ley_`
 element not seen in training cannot be produced (this is what the unknown-URI split shows).
 
 **With copy** (``copy=true``): every KB token of the source is replaced by one mask token
-``<kb>`` before the encoder; the target vocabulary holds the SPARQL tokens only (KB tokens are
+``<kb>`` before the encoder (tag-end's ``<sep>`` separators are ordinary words, not KB tokens); the target vocabulary holds the SPARQL tokens only (KB tokens are
 excluded, and a KB token is fed back to the decoder as ``<kb>``). At each step the decoder
 gives a generation distribution (softmax over the SPARQL vocabulary) and a copy distribution:
 the cross-attention weights of its last layer (mean over heads) over the masked KB positions
