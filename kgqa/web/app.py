@@ -94,6 +94,7 @@ async def _lifespan(app: Starlette):
     web.jobs.start()
     yield
     web.jobs.shutdown()
+    web.views.boards.shutdown()
     web.checker.shutdown()
     # the ended pools' queues sit in reference cycles: collected now, their semaphores are
     # released here (uvicorn ends a SIGTERM-ed server by the signal, so no exit hook runs and

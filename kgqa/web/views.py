@@ -12,23 +12,21 @@ from collections import Counter
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
-from dataclasses import replace
 
 from markupsafe import Markup
 
 from kgqa.store import Experiment, Store
 from kgqa.store import runner
 from kgqa.analyze.characteristics import answer_characteristics, per_question_scores, query_characteristics
-from kgqa.analyze.stats import bootstrap_ci, system_letters
+from kgqa.analyze.stats import bootstrap_ci
 from kgqa.analyze.taxonomy import classify, classify_evaluation
 from kgqa.load import registry
 from kgqa.model.answer import to_results_json
 from kgqa.report.html import html_report
 from kgqa.score.evaluate import require_items
 from kgqa.store.export import FORMATS, export
+from kgqa.web.boards import RESAMPLES, TESTED, BoardTests, Tested, renamed, unique_names
 
-RESAMPLES = 2_000  # bootstrap resamples on pages (seeded; the CLI's default is 10,000)
-TESTED = 12  # leaderboards test the top TESTED experiments pairwise (all pairs grow quadratically)
 QUESTION_ROWS = 2_000  # per-question rows an experiment page lists (downloads have all)
 BOARD_ROWS = 100  # leaderboard rows a page lists
 LIST_ROWS = 50  # experiments a home or compare-picker page lists
@@ -57,12 +55,12 @@ class ScoreRow:
 class Views:
     """Page data for one store (with per-experiment caches)."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, memory_mb: float = 0.0):
         self.store = store
+        self.boards = BoardTests(store, memory_mb)
         self._evals: dict[str, Any] = {}
         self._sections: dict[tuple, Markup] = {}
         self._datasets: dict[tuple, dict[str, Any]] = {}
-        self._boards: dict[tuple, dict[str, Any]] = {}
         self._pages: dict[str, dict[str, Any]] = {}
         self._locks: dict[tuple, threading.Lock] = {}
 
@@ -193,9 +191,12 @@ class Views:
         page; or the ``per`` right after / before experiment ``after`` / ``before``: keyset
         paging), best first, with significance letters (ranx style, all pairs of the top
         :data:`TESTED` on the headline measure) and the Holm-adjusted p of the comparison with
-        the best. Only the page's rows and the top ones' results are read; the tests are
-        computed once per set of top experiments (finished experiments never change). ``until``:
-        a frozen board ranks the experiments created at or before this ISO time only."""
+        the best. Only the page's rows and the top ones' summaries are read; the tests are
+        computed off the request path once per set of top experiments
+        (:class:`kgqa.web.boards.BoardTests`): until they are in, ``pending`` is true and the
+        letters shown are those computed last for the board (``tested_at`` says when), on the
+        rows that were in its top then. ``until``: a frozen board ranks the experiments created
+        at or before this ISO time only."""
         total = self.store.count(dataset=dataset, profile=profile, status="finished", until=until)
         offset = (min(max(1, page), max(1, -(-total // per))) - 1) * per  # past the end: the last page
         try:
@@ -206,71 +207,47 @@ class Views:
         exps, offset = pg.experiments, pg.offset
         top = exps[:TESTED] if offset == 0 else self.store.leaderboard(dataset, profile, limit=TESTED, until=until)
         headline = top[0].headline if top else None
-        key = (dataset, profile, headline, tuple(e.id for e in top))
-        tests = self._boards.get(key)
-        if tests is None:
-            with self._once(key):
-                tests = self._boards.get(key)
-                if tests is None:
-                    if len(self._boards) > 32:
-                        self._boards.clear()
-                    tests = self._boards[key] = self._significance(top, headline)
-        return self._leaderboard(dataset, profile, exps, top, offset, total, tests)
+        tested, pending = self.boards.get((dataset, profile, until), headline, top)
+        return self._leaderboard(dataset, profile, exps, top, offset, total, tested, pending)
 
-    def _significance(self, top: list[Experiment], headline: str | None) -> dict[str, Any]:
-        """Letters and the comparison with the best among ``top`` on ``headline`` (by the
-        names :func:`_unique_names` gives ``top``), or why they could not be computed."""
-        letters: dict[str, Any] = {}
-        vs_best: dict[str, Any] = {}
-        note = ""
-        if len(top) >= 2 and headline:
-            evals = [_renamed(self.evaluation(e), name) for e, name in zip(top, _unique_names(top))]
-            try:
-                cmp = runner.compare(evals, measures=[headline], resamples=RESAMPLES)
-                m = cmp.measures[0] if cmp.measures else None
-            except ValueError as err:
-                m, note = None, str(err)
-            if m is not None:
-                own = system_letters(cmp.systems)
-                best = cmp.systems[0]
-                for c in m.comparisons:
-                    if best in (c.system_a, c.system_b):
-                        other = c.system_b if c.system_a == best else c.system_a
-                        vs_best[other] = {"p": c.p_holm.get(c.primary), "significant": c.significant and c.better == best,
-                                          "test": c.primary}
-                letters = {s: (own[s], m.letters[s]) for s in cmp.systems}
-        return {"letters": letters, "vs_best": vs_best, "note": note}
+    def warm_board(self, dataset: str, profile: str, until: str | None = None) -> None:
+        """Start the tests of the board's current top (an experiment on it just finished), so
+        the next page finds them computed."""
+        top = self.store.leaderboard(dataset, profile, limit=TESTED, until=until)
+        self.boards.get((dataset, profile, until), top[0].headline if top else None, top)
 
     def _leaderboard(self, dataset: str, profile: str, exps: list[Experiment], top: list[Experiment], offset: int,
-                     total: int, tests: dict[str, Any]) -> dict[str, Any]:
+                     total: int, tested: Tested | None, pending: bool) -> dict[str, Any]:
         labels: list[str] = []
         for e in exps:
             for k in e.aggregate:
                 if k not in labels:
                     labels.append(k)
         headline = top[0].headline if top else None
-        letters, vs_best = tests["letters"], tests["vs_best"]
-        note = tests["note"]
+        result = tested.result if tested is not None else {"letters": {}, "vs_best": {}, "note": ""}
+        letters, vs_best = result["letters"], result["vs_best"]
+        note = result["note"]
         if not note and total > TESTED:
             note = (f"Significance is tested among the top {TESTED} of {total} experiments; "
                     "compare any others from the checkboxes.")
-        names = _unique_names(exps)
-        by_id = dict(zip((e.id for e in top), _unique_names(top)))
+        in_top = {e.id for e in top}  # (a last result's letters of experiments that left the top are not shown)
         rows = []
-        for rank, (e, name) in enumerate(zip(exps, names), offset + 1):
-            tested = by_id.get(e.id)
-            rows.append({"rank": rank, "e": e, "name": name, "letters": letters.get(tested, ("", "")),
-                         "vs_best": vs_best.get(tested), "values": [e.aggregate.get(k) for k in labels]})
+        for rank, (e, name) in enumerate(zip(exps, unique_names(exps)), offset + 1):
+            shown = e.id in in_top
+            rows.append({"rank": rank, "e": e, "name": name, "letters": letters.get(e.id, ("", "")) if shown else ("", ""),
+                         "vs_best": vs_best.get(e.id) if shown else None, "values": [e.aggregate.get(k) for k in labels],
+                         "untested": pending and shown and e.id not in letters})
         return {"dataset": dataset, "profile": profile, "labels": labels, "rows": rows, "headline": headline,
                 "head": labels.index(headline) if headline in labels else -1,  # the headline's column
-                "note": note, "total": total, "offset": offset}
+                "note": note, "total": total, "offset": offset, "pending": pending, "tested": len(top),
+                "tested_at": tested.at if pending and tested is not None else None}
 
     def compare(self, exps: list[Experiment]) -> Markup:
         key = ("cmp", tuple(e.id for e in exps))
         if key not in self._sections:
             self._trim()
-            names = _unique_names(exps)
-            evals = [_renamed(self.evaluation(e), n) for e, n in zip(exps, names)]
+            names = unique_names(exps)
+            evals = [renamed(self.evaluation(e), n) for e, n in zip(exps, names)]
             cmp = runner.compare(evals, resamples=RESAMPLES)
             self._sections[key] = Markup(_report_sections(evals, start="scores", comparison=cmp))
         return self._sections[key]
@@ -323,15 +300,6 @@ class Views:
             "problems": [str(p) for p in ds.problems[:20]], "n_problems": len(ds.problems),
         })
         return info
-
-
-def _unique_names(exps: list[Experiment]) -> list[str]:
-    names = [e.run_name for e in exps]
-    return [f"{n} ({e.id[:6]})" if names.count(n) > 1 else n for n, e in zip(names, exps)]
-
-
-def _renamed(ev: Any, name: str) -> Any:
-    return replace(ev, run=name)
 
 
 def _answer_values(results: Any) -> list[str] | None:
