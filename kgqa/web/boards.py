@@ -101,6 +101,7 @@ class BoardTests:
         self._failed: dict[tuple, tuple[float, str]] = {}  # key -> (when, why)
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.RLock()  # a done callback may run in the submitting thread
+        self._idle = threading.Condition(self._lock)  # notified as each computation ends
         self._stopping = False
 
     def get(self, board: tuple, headline: str | None, top: list[Experiment]) -> tuple[Tested | None, bool]:
@@ -145,13 +146,20 @@ class BoardTests:
         except Exception as err:  # a broken pool: a fresh one next time
             self._pool = None
             self._pending.discard(key)
+            self._idle.notify_all()
             self._failed[key] = (time.monotonic(), f"{type(err).__name__}: {err}")
             return
         fut.add_done_callback(lambda f: self._finished(key, f))
 
+    def settled(self, timeout: float | None = None) -> bool:
+        """Wait until no computation is running (False: still one after ``timeout`` s)."""
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._pending, timeout)
+
     def _finished(self, key: tuple, fut: Future) -> None:
         with self._lock:
             self._pending.discard(key)
+            self._idle.notify_all()
             if fut.cancelled():
                 return
             err = fut.exception()

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -121,13 +123,39 @@ class Web:
         self.accounts: Accounts | None = Accounts(store) if on else None
         self.throttle = Throttle()
         self.submitting = threading.Lock()  # a quota's check and the new experiment, one at a time
+        self.warmer = ThreadPoolExecutor(1, thread_name_prefix="kgqa-warm")  # page data precomputed (finished)
 
     def finished(self, eid: str) -> None:
-        """Experiment ``eid`` finished here: its leaderboard's tests start now, not in a page's
-        request (:mod:`kgqa.web.boards`)."""
-        e = self.store.get(eid, results=False)
-        if e is not None and e.status == "finished":
+        """Experiment ``eid`` finished here: its leaderboard's tests (:mod:`kgqa.web.boards`)
+        and its page data are computed now, in a thread of their own, not in the request of
+        the participant who polls for it."""
+        try:
+            self.warmer.submit(self._warm_finished, eid)
+        except RuntimeError:  # the server is stopping
+            pass
+
+    def _warm_finished(self, eid: str) -> None:
+        try:
+            e = self.store.get(eid, results=False)
+            if e is None or e.status != "finished":
+                return
             self.views.warm_board(e.dataset, e.profile, self.frozen_at(e.dataset))
+            self.views.page(e, self.published(e))
+        except Exception as err:  # the page computes it then: nothing lost
+            print(f"kgqa web: experiment {eid}: precomputing its pages: {type(err).__name__}: {err}", file=sys.stderr)
+
+    def warm(self) -> None:
+        """Compile every template and compute the page data of the datasets a challenge or a
+        leaderboard shows (a dataset page's characteristics: seconds on a busy machine), at
+        start, in a thread: not in the first participants' requests."""
+        for name in self.templates.env.list_templates():
+            self.templates.env.get_template(name)
+        names = set(self.settings.hidden_gold) | {d for d, _p, _n in self.store.boards()}
+        for name in sorted(names):
+            try:
+                self.views.dataset(name)
+            except Exception:  # an unknown or absent dataset: its page says so when asked
+                continue
 
     def user(self, request: Request) -> Account | None:
         """The logged-in account (None: no one, or a server without accounts)."""
