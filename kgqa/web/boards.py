@@ -1,4 +1,6 @@
 """A leaderboard's significance tests, computed off the request path (issue 39).
+The same process computes a finished experiment's page data for the server
+(:meth:`kgqa.web.views.Views.precompute_page`).
 
 A leaderboard marks, among its top :data:`TESTED` experiments, which beat which significantly
 on the headline measure (paired tests of every pair, Holm-adjusted; :func:`significance`).
@@ -137,12 +139,23 @@ class BoardTests:
         self._failed.pop(key, None)
         return got
 
-    def _start(self, key: tuple) -> None:
-        try:
+    def submit(self, fn: Any, *args: Any) -> Future:
+        """``fn(*args)`` in the process (started on first use; a fresh one after it broke).
+        Raises RuntimeError once the server stops."""
+        with self._lock:
+            if self._stopping:
+                raise RuntimeError("the server is stopping")
+            if self._pool is not None and getattr(self._pool, "_broken", False):
+                pool, self._pool = self._pool, None
+                threading.Thread(target=stop_pool, args=(pool,), daemon=True).start()
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(1, mp_context=worker_context(), initializer=worker_setup,
                                                  initargs=(self.memory_mb, os.getpid(), self.store.url))
-            fut = self._pool.submit(tests_in_worker, self.store.url, key[2], key[1])
+            return self._pool.submit(fn, *args)
+
+    def _start(self, key: tuple) -> None:
+        try:
+            fut = self.submit(tests_in_worker, self.store.url, key[2], key[1])
         except Exception as err:  # a broken pool: a fresh one next time
             self._pool = None
             self._pending.discard(key)
@@ -167,9 +180,6 @@ class BoardTests:
                 self._keep(key, fut.result())
                 return
             self._failed[key] = (time.monotonic(), f"{type(err).__name__}: {err}")
-            if self._pool is not None and getattr(self._pool, "_broken", False):
-                pool, self._pool = self._pool, None
-                threading.Thread(target=stop_pool, args=(pool,), daemon=True).start()
 
     def shutdown(self) -> None:
         with self._lock:

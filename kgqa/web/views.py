@@ -26,6 +26,7 @@ from kgqa.report.html import html_report
 from kgqa.score.evaluate import require_items
 from kgqa.store.export import FORMATS, export
 from kgqa.web.boards import RESAMPLES, TESTED, BoardTests, Tested, renamed, unique_names
+from kgqa.web.jobs import open_store
 
 QUESTION_ROWS = 2_000  # per-question rows an experiment page lists (downloads have all)
 BOARD_ROWS = 100  # leaderboard rows a page lists
@@ -119,16 +120,38 @@ class Views:
                 got = self._pages.get(key)
                 if got is None:
                     kept = e.id in self._evals
-                    ev = self.evaluation(e)
-                    notes = SimpleNamespace(engine_dependence=ev.engine_dependence, execution=ev.execution,
-                                            skipped=ev.skipped, problems=ev.problems)
-                    got = {"scores": self.scores(e), "questions": self.questions(e, only),
-                           "labels": self.question_labels(e), "evaluation": notes}
-                    while len(self._pages) >= PAGES:
-                        self._pages.pop(next(iter(self._pages)), None)
-                    self._pages[key] = got
+                    got = self._keep_page(key, self._page_data(e, only))
                     if not kept:  # cached as page data now: its evaluation leaves room for the leaderboards'
                         self._evals.pop(e.id, None)
+        return got
+
+    def precompute_page(self, e: Experiment, only: frozenset[str] | None = None) -> None:
+        """:meth:`page`'s data computed in the leaderboards' test process (its results read and
+        scored there, not under the server's GIL) and cached here: what the server does when an
+        experiment finishes, before anyone asks for its page."""
+        key = (e.id, only)
+        if key in self._pages:
+            return
+        try:  # (no lock held meanwhile: a request for the page before this is done computes it itself)
+            got = self.boards.submit(page_in_worker, self.store.url, e.id, only).result()
+        except Exception:  # (a process that could not start or died): computed here, as a request would
+            self.page(e, only)
+            return
+        with self._once(("page", *key)):
+            if key not in self._pages:
+                self._keep_page(key, got)
+
+    def _page_data(self, e: Experiment, only: frozenset[str] | None) -> dict[str, Any]:
+        ev = self.evaluation(e)
+        notes = SimpleNamespace(engine_dependence=ev.engine_dependence, execution=ev.execution,
+                                skipped=ev.skipped, problems=ev.problems)
+        return {"scores": self.scores(e), "questions": self.questions(e, only), "labels": self.question_labels(e),
+                "evaluation": notes}
+
+    def _keep_page(self, key: tuple, got: dict[str, Any]) -> dict[str, Any]:
+        while len(self._pages) >= PAGES:
+            self._pages.pop(next(iter(self._pages)), None)
+        self._pages[key] = got
         return got
 
     def questions(self, e: Experiment, only: frozenset[str] | None = None) -> list[dict[str, Any]]:
@@ -300,6 +323,15 @@ class Views:
             "problems": [str(p) for p in ds.problems[:20]], "n_problems": len(ds.problems),
         })
         return info
+
+
+def page_in_worker(url: str, eid: str, only: frozenset[str] | None) -> dict[str, Any]:
+    """:meth:`Views.page`'s data of experiment ``eid`` of store ``url``, in a worker process."""
+    store = open_store(url)
+    e = store.get(eid)
+    if e is None:
+        raise KeyError(f"no experiment {eid}")
+    return Views(store)._page_data(e, only)
 
 
 def _answer_values(results: Any) -> list[str] | None:

@@ -11,7 +11,7 @@ import pytest
 from kgqa.load import registry
 from kgqa.store import Store, runner
 from kgqa.web.boards import significance
-from kgqa.web.views import Views
+from kgqa.web.views import Views, page_in_worker
 
 DEMO = registry.PACKAGE_DIR / "demo" / "data"
 
@@ -55,4 +55,29 @@ def test_tests_run_off_the_request_path_and_a_stale_result_is_labelled(tmp_path)
         assert all(r["letters"][0] for r in fresh["rows"])
     finally:
         views.boards.shutdown()
+        st.close()
+
+
+def test_page_data_computed_in_the_process_equals_the_servers(tmp_path):
+    """A finished experiment's page data computed in the leaderboards' process (what the server
+    does when an experiment finishes) is what the page would compute itself, the published
+    questions' rows only on a hidden-gold dataset."""
+    st = Store(tmp_path / "exp.sqlite")
+    eid = _finished(st, "strong", "strong")
+    views, here = Views(st), Views(st)
+    try:
+        e = st.get(eid, results=False)
+        only = frozenset(q["id"] for q in here.page(e)["questions"][:3])
+        for subset in (None, only):
+            got = views.boards.submit(page_in_worker, st.url, eid, subset).result()  # in the process
+            want = here.page(e, subset)
+            assert got["scores"] == want["scores"] and got["questions"] == want["questions"]
+            assert got["labels"] == want["labels"] and vars(got["evaluation"]) == vars(want["evaluation"])
+            views.precompute_page(e, subset)
+            assert views.page(e, subset)["questions"] == want["questions"]
+        assert [q["id"] for q in views.page(e, only)["questions"]] == sorted(only, key=[
+            q["id"] for q in here.page(e)["questions"]].index)
+    finally:
+        views.boards.shutdown()
+        here.boards.shutdown()
         st.close()
