@@ -139,8 +139,8 @@ class Web:
             e = self.store.get(eid, results=False)
             if e is None or e.status != "finished":
                 return
+            self.views.precompute_page(e, self.published(e))  # first: its participant is about to open it
             self.views.warm_board(e.dataset, e.profile, self.frozen_at(e.dataset))
-            self.views.precompute_page(e, self.published(e))
         except Exception as err:  # the page computes it then: nothing lost
             print(f"kgqa web: experiment {eid}: precomputing its pages: {type(err).__name__}: {err}", file=sys.stderr)
 

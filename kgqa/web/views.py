@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import threading
+from concurrent.futures import Future
 from collections import Counter
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -63,6 +64,7 @@ class Views:
         self._sections: dict[tuple, Markup] = {}
         self._datasets: dict[tuple, dict[str, Any]] = {}
         self._pages: dict[str, dict[str, Any]] = {}
+        self._coming: dict[tuple, Future] = {}  # page data being computed in the test process
         self._locks: dict[tuple, threading.Lock] = {}
 
     def _once(self, key: tuple) -> threading.Lock:
@@ -115,6 +117,12 @@ class Views:
         the error taxonomy cost tens of ms each), so ``e`` may come without its results."""
         key = (e.id, only)
         got = self._pages.get(key)
+        coming = self._coming.get(key)
+        if got is None and coming is not None:  # being computed in the process (it just finished): awaited
+            try:
+                got = coming.result()
+            except Exception:  # computed here instead
+                got = None
         if got is None:
             with self._once(("page", *key)):
                 got = self._pages.get(key)
@@ -132,14 +140,17 @@ class Views:
         key = (e.id, only)
         if key in self._pages:
             return
-        try:  # (no lock held meanwhile: a request for the page before this is done computes it itself)
-            got = self.boards.submit(page_in_worker, self.store.url, e.id, only).result()
+        try:  # (a request for the page meanwhile awaits this rather than computing it again)
+            fut = self._coming[key] = self.boards.submit(page_in_worker, self.store.url, e.id, only)
+            got = fut.result()
         except Exception:  # (a process that could not start or died): computed here, as a request would
+            self._coming.pop(key, None)
             self.page(e, only)
             return
         with self._once(("page", *key)):
             if key not in self._pages:
                 self._keep_page(key, got)
+        self._coming.pop(key, None)
 
     def _page_data(self, e: Experiment, only: frozenset[str] | None) -> dict[str, Any]:
         ev = self.evaluation(e)
