@@ -14,7 +14,8 @@ finished experiment (which keeps the queue fed).
 
 Measures per page kind the server time (``Server-Timing: app;dur=``, the server's clock from
 request to response start) and the client's wall time (request to last byte, in this process:
-it shares the machine's cores), p50/p95/p99, the load average during the run, how many
+it shares the machine's cores), p50/p95/p99, the load average during the run, the server
+process's CPU time per request (what the load does not inflate), how many
 experiments finished during it and that none failed. The store is deleted afterwards.
 
 Target: every page kind's server-time p95 <= 200 ms, every answer 2xx/303, jobs running
@@ -185,7 +186,9 @@ async def session(base: str, pw: dict[str, str], args: argparse.Namespace, store
     spy = profiler(args)
     until = time.monotonic() + args.seconds
     resets = [0]
+    cpu0 = cpu_s(args.pid)
     await asyncio.gather(*(browse(p, until, args.think, random.Random(i), out, resets) for i, p in enumerate(ps)))
+    cpu = cpu_s(args.pid) - cpu0
     sampler.stop.set()
     sampler.join()
     if spy is not None:
@@ -194,7 +197,15 @@ async def session(base: str, pw: dict[str, str], args: argparse.Namespace, store
     after = counts(store)
     for p in ps:
         await p.c.aclose()
-    return out, {"before": before, "after": after, "load": sampler.load, "open": sampler.open, "resets": resets[0]}
+    return out, {"before": before, "after": after, "load": sampler.load, "open": sampler.open, "resets": resets[0],
+                 "cpu": cpu}
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, all threads) process ``pid`` has used: the server's own work,
+    which the machine's load does not inflate as it does wall-clock server time."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def profiler(args: argparse.Namespace) -> subprocess.Popen | None:
@@ -245,6 +256,8 @@ def report(out: list, st: dict, args: argparse.Namespace) -> bool:
     print(f"\n{len(out) / args.seconds:.1f} requests/s over {args.seconds:g} s ({st['resets']} asked again on a new "
           f"connection: an idle keep-alive one closed); load average (1 min) during the run "
           f"{min(st['load']):.1f}-{max(st['load']):.1f} on {os.cpu_count()} cores")
+    print(f"server process CPU during the run: {st['cpu']:.1f} s, {st['cpu'] * 1000 / max(1, len(out)):.1f} ms per "
+          "request (all its threads; the evaluation workers and the leaderboard's test process not counted)")
     print(f"experiments: {done} finished during the run; at its end {a['finished']} finished, {a['running']} running, "
           f"{a['pending']} pending, {a['failed']} failed; open experiments throughout: "
           f"{min(st['open'], default=0)}-{max(st['open'], default=0)} ({'jobs ran throughout' if running else 'QUEUE RAN DRY'})")

@@ -681,7 +681,7 @@ def function_imports(root: Path, allowed: dict[str, str] | None = None) -> list[
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
         key = _allowance(rel, allowed)
-        for node in _in_function_imports(ast.parse(path.read_text(encoding="utf-8"), filename=rel)):
+        for node in _in_function_imports(_tree(path.read_text(encoding="utf-8"), f"kgqa/{rel}")):  # parsed once
             internal = isinstance(node, ast.ImportFrom) and (node.level > 0 or (node.module or "").split(".")[0] == "kgqa") \
                 or isinstance(node, ast.Import) and all(a.name.split(".")[0] == "kgqa" for a in node.names)
             if key is not None and (key in ("lazy.py", "cli/") or internal):

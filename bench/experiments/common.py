@@ -35,6 +35,25 @@ def raw_of(ds: Any) -> Any:
     return Dataset(ds.name + "-raw", items, ds.format)
 
 
+def tag_end_of(ds: Any) -> Any:
+    """The same items in ``kgqa annotate --mode tag-end`` form: the question that was tagged
+    (``metadata.raw_question``), then `` <sep> element mention`` for each mention (in the order
+    ``kgqa annotate`` keeps: the query's); items kept raw (nothing tagged) stay as they are."""
+    from kgqa.baselines.inputs import SEP
+    from kgqa.model import Dataset
+
+    items = []
+    for it in ds.items:
+        md, mentions = it.metadata, it.metadata.get("mentions") or []
+        if md.get("annotation") != "tagged" or not mentions:
+            items.append(it)
+            continue
+        text = md.get("raw_question") or it.question("en")
+        text += "".join(f" {SEP} {m['element']} {m['text']}" for m in mentions)
+        items.append(replace(it, questions={"en": text}, metadata={**md, "annotation": "tag-end"}))
+    return Dataset(ds.name + "-tag-end", items, ds.format)
+
+
 def run_system(kind: str, train: Any, valid: Any, test: Any, measures: list[str] | None, kg: Any = None,
                profile: str = "kgqa", name: str | None = None, progress: bool = False, **config: Any) -> dict[str, Any]:
     """Fit, predict, score (``measures``, or the ``profile``'s): the aggregate measures, the

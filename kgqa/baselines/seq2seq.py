@@ -15,7 +15,7 @@ saw whole from pieces it did (``dbr:Stanley_Kubrick`` from ``dbr:Stan``, ``ley_`
 element not seen in training cannot be produced (this is what the unknown-URI split shows).
 
 **With copy** (``copy=true``): every KB token of the source is replaced by one mask token
-``<kb>`` before the encoder; the target vocabulary holds the SPARQL tokens only (KB tokens are
+``<kb>`` before the encoder (tag-end's ``<sep>`` separators are ordinary words, not KB tokens); the target vocabulary holds the SPARQL tokens only (KB tokens are
 excluded, and a KB token is fed back to the decoder as ``<kb>``). At each step the decoder
 gives a generation distribution (softmax over the SPARQL vocabulary) and a copy distribution:
 the cross-attention weights of its last layer (mean over heads) over the masked KB positions
@@ -52,6 +52,7 @@ from torch import nn
 from kgqa.model import InputError, Item
 from kgqa.baselines.base import System
 from kgqa.baselines.bpe import BPE, join_pieces
+from kgqa.baselines.inputs import SEP
 from kgqa.baselines.tokens import detokenize, is_kb, query_tokens, question_tokens, split_declarations
 from kgqa.baselines.tokens import dataset_checksum
 from kgqa.baselines.training import Watch
@@ -68,6 +69,9 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 def _src_is_kb(token: str) -> bool:
+    """A question token the copy mechanism may copy: a KB element (not tag-end's ``<sep>``)."""
+    if token == SEP:
+        return False
     return token.startswith(("<", '"')) and len(token) > 2 or (":" in token and token[0].isalpha())
 
 

@@ -170,12 +170,18 @@ def dumps(doc: Any, indent: bool = True) -> str:
     """``json.dumps(doc, indent=2, ensure_ascii=False)`` (compact without ``indent``), written by
     orjson where it can: the same document, several times faster. Where orjson differs it is the
     stricter: a float NaN or infinity is written ``null`` (valid JSON) rather than ``NaN``, and
-    non-string keys become strings as json does. Values orjson cannot write (integers beyond 64
-    bits, unknown types) go through ``json``, and so does a string holding a lone surrogate (a
-    JSON input may escape one, ``"\\ud800"``): the document is then written with every non-ASCII
-    character escaped, since a lone surrogate has no UTF-8 form."""
+    non-string keys become strings as json does. Integers beyond 64 bits (which orjson refuses)
+    are written by orjson as raw number fragments, digit for digit what json writes. Values
+    orjson cannot write (unknown types) go through ``json``, and so does a string holding a lone
+    surrogate (a JSON input may escape one, ``"\\ud800"``): the document is then written with
+    every non-ASCII character escaped, since a lone surrogate has no UTF-8 form."""
+    option = (orjson.OPT_INDENT_2 if indent else 0) | orjson.OPT_NON_STR_KEYS
     try:
-        return orjson.dumps(doc, option=(orjson.OPT_INDENT_2 if indent else 0) | orjson.OPT_NON_STR_KEYS).decode()
+        return orjson.dumps(doc, option=option).decode()
+    except TypeError:
+        pass
+    try:  # the usual reason: an integer beyond 64 bits (json's pure-Python indenter is slow)
+        return orjson.dumps(_big_ints_as_fragments(doc), option=option).decode()
     except TypeError:
         pass
     text = json.dumps(doc, indent=2 if indent else None, ensure_ascii=False)
@@ -184,6 +190,23 @@ def dumps(doc: Any, indent: bool = True) -> str:
     except UnicodeEncodeError:
         text = json.dumps(doc, indent=2 if indent else None, ensure_ascii=True)
     return text
+
+
+_INT64_MIN, _UINT64_END = -(2**63), 2**64
+
+
+def _big_ints_as_fragments(doc: Any) -> Any:
+    """``doc`` with each integer outside orjson's 64-bit range as an ``orjson.Fragment`` of its
+    decimal digits (a key as its string, as json writes it); other values unchanged."""
+    c = doc.__class__
+    if c is int:
+        return doc if _INT64_MIN <= doc < _UINT64_END else orjson.Fragment(str(doc))
+    if c is dict:
+        return {(str(k) if k.__class__ is int and not _INT64_MIN <= k < _UINT64_END else k):
+                _big_ints_as_fragments(v) for k, v in doc.items()}
+    if c is list or c is tuple:
+        return [_big_ints_as_fragments(v) for v in doc]
+    return doc
 
 
 def _too_deep(text: str, doc: Any) -> bool:

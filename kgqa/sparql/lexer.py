@@ -58,6 +58,7 @@ backslash is an ``ERROR``.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
@@ -204,15 +205,22 @@ def _alternatives(spec: list[tuple[str, str]]) -> str:
     return "|".join(rx.replace("{K}", f"(?P<{name}>)") for name, rx in spec)
 
 
-# Each match skips leading blanks and comments (group 1), then reads one token.
-_MASTER = re.compile(
-    r"(\s*+(?:#[^\n\r]*+\s*+)*+)(?:" + _alternatives(_FAST) + r"|\Z(?P<END>))", re.DOTALL
-)
-# The lossless variant: whitespace and comments are tokens of their own (group 1 is empty).
-_MASTER_TRIVIA = re.compile(
-    r"()(?:" + _alternatives([("WS", r"\s{K}\s*+"), ("COMMENT", r"#{K}[^\n\r]*+"), *_FAST]) + ")",
-    re.DOTALL,
-)
+# Each match skips leading blanks and comments (group 1), then reads one token. Compiling the
+# two expressions costs about 0.1 s of CPU (the Unicode ranges of the names), so it is done on first
+# use rather than at import: importing kgqa.sparql stays cheap for the CLI and answers-only use.
+@functools.cache
+def _master(trivia: bool) -> re.Pattern[str]:
+    """The token expression; with ``trivia``, the lossless variant where whitespace and
+    comments are tokens of their own (group 1 is empty)."""
+    if trivia:
+        return re.compile(
+            r"()(?:" + _alternatives([("WS", r"\s{K}\s*+"), ("COMMENT", r"#{K}[^\n\r]*+"), *_FAST]) + ")",
+            re.DOTALL,
+        )
+    return re.compile(
+        r"(\s*+(?:#[^\n\r]*+\s*+)*+)(?:" + _alternatives(_FAST) + r"|\Z(?P<END>))", re.DOTALL
+    )
+
 
 #: token kinds whose value is their text, by group name
 _VERBATIM = {g: k for g, k in _GROUP_KIND.items()
@@ -266,7 +274,7 @@ def tokenize_from(text: str, trivia: bool, pos: int, braces: dict[int, int] | No
     words = _WORDS
     new = tuple.__new__  # Token(...) without the namedtuple's Python-level __new__
     T = Token
-    for m in (_MASTER_TRIVIA if trivia else _MASTER).finditer(text, pos):
+    for m in _master(trivia).finditer(text, pos):
         g = m.lastgroup
         s = m.end(1)
         e = m.end()

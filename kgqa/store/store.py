@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import and_, create_engine, delete, event, func, insert, or_, select, text, update
+from sqlalchemy import and_, create_engine, delete, event, func, insert, make_url, or_, select, text, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
@@ -377,7 +377,12 @@ class Store:
             self.url = store_url(spec)
         except OSError as e:
             raise StoreError(str(spec), store_error_message(e)) from None
-        kw: dict[str, Any] = {}
+        # connections kept open for as many threads as a busy web server reads with (SQLAlchemy's 5
+        # closed and reopened the rest, each reopening paying its PRAGMAs, under 50 users' pages)
+        kw: dict[str, Any] = {"pool_size": 16, "max_overflow": 32}
+        db = make_url(self.url).database or ""
+        if self.url.startswith("sqlite") and (db in ("", ":memory:") or "memory" in db):
+            kw = {}  # an in-memory database: one connection per thread (SQLAlchemy's pool for it)
         if self.url.startswith("sqlite"):
             kw["connect_args"] = {"check_same_thread": False, "timeout": 30}
         self.engine: Engine = create_engine(self.url, **kw)

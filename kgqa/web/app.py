@@ -91,9 +91,12 @@ async def _lifespan(app: Starlette):
         # a hosted challenge before its first result: loaded beside the first pages, not in the
         # leaderboard request of a participant once results arrive (seconds on a busy machine)
         threading.Thread(target=_warm_imports, name="kgqa-warm-imports", daemon=True).start()
+    web.warmer.submit(web.warm)
     web.jobs.start()
     yield
     web.jobs.shutdown()
+    web.warmer.shutdown(wait=False, cancel_futures=True)
+    web.views.boards.shutdown()
     web.checker.shutdown()
     # the ended pools' queues sit in reference cycles: collected now, their semaphores are
     # released here (uvicorn ends a SIGTERM-ed server by the signal, so no exit hook runs and

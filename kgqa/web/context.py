@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -85,7 +87,7 @@ class Settings:
 
 def templates() -> Jinja2Templates:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
-                             undefined=jinja2.StrictUndefined)
+                             undefined=jinja2.StrictUndefined, auto_reload=False)  # compiled once, no stat a page
     # numbers print as in every report (kgqa.report.numbers: KGQA_DIGITS decimals)
     env.filters["num"] = numbers.score
     env.filters["ci"] = numbers.ci
@@ -105,14 +107,15 @@ class Web:
         self.store = store
         self.settings = settings
         self.templates = templates()
-        self.views = Views(store)
+        self.views = Views(store, settings.worker_memory_mb)
         self.url_hosts = frozenset(h.strip().strip("[]").lower() for h in settings.allowed_url_hosts if h.strip())
         # what the jobs' requests may reach, redirect hops included: public hosts, the listed hosts,
         # and the hosts of the endpoints the server was started with (the operator's own)
         own = {urlsplit(v).hostname or "" for v in settings.kgs.values() if str(v).startswith(("http://", "https://"))}
         url_rule = UrlRule(public_only=True, allowed_hosts=self.url_hosts | {h.lower() for h in own if h})
         self.jobs = Jobs(store, settings.kgs, workers=settings.workers, timeout=settings.timeout,
-                         refuse=self.refuse_stored, memory_mb=settings.worker_memory_mb, url_rule=url_rule)
+                         refuse=self.refuse_stored, memory_mb=settings.worker_memory_mb, url_rule=url_rule,
+                         finished=self.finished)
         self.checker = Checker(settings.upload_workers, settings.upload_queue, memory_mb=settings.worker_memory_mb)
         self.reports: dict[str, tuple[bytes, str]] = {}  # experiment id -> (HTML report, its CSP)
         # accounts (a hosted challenge): None serves one local user, as a store without accounts does
@@ -120,6 +123,39 @@ class Web:
         self.accounts: Accounts | None = Accounts(store) if on else None
         self.throttle = Throttle()
         self.submitting = threading.Lock()  # a quota's check and the new experiment, one at a time
+        self.warmer = ThreadPoolExecutor(1, thread_name_prefix="kgqa-warm")  # page data precomputed (finished)
+
+    def finished(self, eid: str) -> None:
+        """Experiment ``eid`` finished here: its leaderboard's tests (:mod:`kgqa.web.boards`)
+        and its page data are computed now, in a thread of their own, not in the request of
+        the participant who polls for it."""
+        try:
+            self.warmer.submit(self._warm_finished, eid)
+        except RuntimeError:  # the server is stopping
+            pass
+
+    def _warm_finished(self, eid: str) -> None:
+        try:
+            e = self.store.get(eid, results=False)
+            if e is None or e.status != "finished":
+                return
+            self.views.precompute_page(e, self.published(e))  # first: its participant is about to open it
+            self.views.warm_board(e.dataset, e.profile, self.frozen_at(e.dataset))
+        except Exception as err:  # the page computes it then: nothing lost
+            print(f"kgqa web: experiment {eid}: precomputing its pages: {type(err).__name__}: {err}", file=sys.stderr)
+
+    def warm(self) -> None:
+        """Compile every template and compute the page data of the datasets a challenge or a
+        leaderboard shows (a dataset page's characteristics: seconds on a busy machine), at
+        start, in a thread: not in the first participants' requests."""
+        for name in self.templates.env.list_templates():
+            self.templates.env.get_template(name)
+        names = set(self.settings.hidden_gold) | {d for d, _p, _n in self.store.boards()}
+        for name in sorted(names):
+            try:
+                self.views.dataset(name)
+            except Exception:  # an unknown or absent dataset: its page says so when asked
+                continue
 
     def user(self, request: Request) -> Account | None:
         """The logged-in account (None: no one, or a server without accounts)."""
@@ -186,25 +222,41 @@ class Web:
             return None
         return f"submissions on {dataset} closed at {when} (UTC)"
 
-    async def page(self, request: Request, _template: str, _status: int = 200, **ctx: Any) -> HTMLResponse:
-        """The page rendered in a worker thread: the event loop keeps answering meanwhile."""
+    def render(self, request: Request, _template: str, _status: int = 200, **ctx: Any) -> HTMLResponse:
+        """The page (blocking: call it in a worker thread, as :meth:`page` and the routes that
+        read the store and render in one thread hop do)."""
         ctx.setdefault("title", "kgqa")
         ctx["csrf"] = getattr(request.state, "csrf", "")
         ctx["user"] = self.user(request)
         ctx["accounts_on"] = self.accounts is not None
         ctx["request"] = request
-        return await run_in_threadpool(self.templates.TemplateResponse, request, _template, ctx, status_code=_status)
+        return self.templates.TemplateResponse(request, _template, ctx, status_code=_status)
+
+    def render_error(self, request: Request, status: int, message: str) -> HTMLResponse:
+        """The error page (blocking, as :meth:`render`)."""
+        return self.render(request, "error.html", status, title=f"kgqa · {status}", status=status, message=message)
+
+    async def page(self, request: Request, _template: str, _status: int = 200, **ctx: Any) -> HTMLResponse:
+        """The page rendered in a worker thread: the event loop keeps answering meanwhile."""
+        return await run_in_threadpool(self.render, request, _template, _status, **ctx)
 
     async def error(self, request: Request, status: int, message: str) -> HTMLResponse:
         return await self.page(request, "error.html", status, title=f"kgqa · {status}", status=status, message=message)
 
-    async def get_exp(self, request: Request, results: bool = True) -> Any:
-        """The experiment the path's ``eid`` names (None: a malformed id or no such one)."""
+    def exp_of(self, request: Request, results: bool = True) -> Any:
+        """The experiment the path's ``eid`` names (None: a malformed id, no such one, or
+        another participant's); blocking, as :meth:`render`."""
         eid = request.path_params["eid"]
         if not ID.match(eid):
             return None
-        e = await run_in_threadpool(self.store.get, eid, results=results)
+        e = self.store.get(eid, results=results)
         return e if e is not None and self.visible(request, e) else None  # another's: as if absent
+
+    async def get_exp(self, request: Request, results: bool = True) -> Any:
+        """:meth:`exp_of` in a worker thread."""
+        if not ID.match(request.path_params["eid"]):
+            return None
+        return await run_in_threadpool(self.exp_of, request, results)
 
 
 HIDDEN = ("the test answers of this dataset are hidden on this server: aggregate scores only, and per-question "

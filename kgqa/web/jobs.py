@@ -152,12 +152,15 @@ class Jobs:
     """Experiments of ``store`` evaluated in ``workers`` processes (0: none here; ``kgqa
     worker`` processes on the store take them, :mod:`kgqa.store.worker`). ``refuse(e)``: why
     this server must not run a stored experiment any more (None: run it), asked before each
-    run (a resumed experiment may name a system URL this server was not started to ask)."""
+    run (a resumed experiment may name a system URL this server was not started to ask).
+    ``finished(eid)``: called (in a pool's thread) when a worker here finished experiment
+    ``eid`` (the server starts its leaderboard's tests then)."""
 
     def __init__(self, store: Store, kgs: dict[str, str], *, workers: int = 1, timeout: float = 30.0,
                  refuse: Callable[[Any], str | None] = lambda e: None, memory_mb: float = 0.0,
-                 url_rule: UrlRule | None = None):
+                 url_rule: UrlRule | None = None, finished: Callable[[str], None] | None = None):
         self.store = store
+        self.finished = finished
         self.url_rule = url_rule
         self.kgs = dict(kgs)
         self.workers = max(0, workers)
@@ -249,12 +252,20 @@ class Jobs:
         with self._lock:
             self._queued.pop(eid, None)
         if err is None:
+            if fut.result() == "finished" and self.finished is not None:
+                self._announce(eid)
             return
         if isinstance(err, (DBAPIError, StoreError, LostClaim)):  # the store is away, or another worker has it
             print(f"kgqa web: experiment {eid}: left for later: {type(err).__name__}: {err}", file=sys.stderr)
             return
         print(f"kgqa web: experiment {eid}: worker failed: {type(err).__name__}: {err}", file=sys.stderr)
         self._fail(eid, f"internal error: the evaluation process failed ({type(err).__name__}: {err})")
+
+    def _announce(self, eid: str) -> None:
+        try:
+            self.finished(eid)  # type: ignore[misc]
+        except Exception as err:  # a page computes what the hook would have: nothing lost
+            print(f"kgqa web: experiment {eid}: after it finished: {type(err).__name__}: {err}", file=sys.stderr)
 
     def _requeue(self, eid: str, pool: ProcessPoolExecutor) -> None:
         try:

@@ -8,27 +8,27 @@ from __future__ import annotations
 
 import difflib
 import threading
+from concurrent.futures import Future
 from collections import Counter
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
-from dataclasses import replace
 
 from markupsafe import Markup
 
 from kgqa.store import Experiment, Store
 from kgqa.store import runner
 from kgqa.analyze.characteristics import answer_characteristics, per_question_scores, query_characteristics
-from kgqa.analyze.stats import bootstrap_ci, system_letters
+from kgqa.analyze.stats import bootstrap_ci
 from kgqa.analyze.taxonomy import classify, classify_evaluation
 from kgqa.load import registry
 from kgqa.model.answer import to_results_json
 from kgqa.report.html import html_report
 from kgqa.score.evaluate import require_items
 from kgqa.store.export import FORMATS, export
+from kgqa.web.boards import RESAMPLES, TESTED, BoardTests, Tested, renamed, unique_names
+from kgqa.web.jobs import open_store
 
-RESAMPLES = 2_000  # bootstrap resamples on pages (seeded; the CLI's default is 10,000)
-TESTED = 12  # leaderboards test the top TESTED experiments pairwise (all pairs grow quadratically)
 QUESTION_ROWS = 2_000  # per-question rows an experiment page lists (downloads have all)
 BOARD_ROWS = 100  # leaderboard rows a page lists
 LIST_ROWS = 50  # experiments a home or compare-picker page lists
@@ -57,13 +57,14 @@ class ScoreRow:
 class Views:
     """Page data for one store (with per-experiment caches)."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, memory_mb: float = 0.0):
         self.store = store
+        self.boards = BoardTests(store, memory_mb)
         self._evals: dict[str, Any] = {}
         self._sections: dict[tuple, Markup] = {}
         self._datasets: dict[tuple, dict[str, Any]] = {}
-        self._boards: dict[tuple, dict[str, Any]] = {}
         self._pages: dict[str, dict[str, Any]] = {}
+        self._coming: dict[tuple, Future] = {}  # page data being computed in the test process
         self._locks: dict[tuple, threading.Lock] = {}
 
     def _once(self, key: tuple) -> threading.Lock:
@@ -116,21 +117,52 @@ class Views:
         the error taxonomy cost tens of ms each), so ``e`` may come without its results."""
         key = (e.id, only)
         got = self._pages.get(key)
+        coming = self._coming.get(key)
+        if got is None and coming is not None:  # being computed in the process (it just finished): awaited
+            try:
+                got = coming.result()
+            except Exception:  # computed here instead
+                got = None
         if got is None:
             with self._once(("page", *key)):
                 got = self._pages.get(key)
                 if got is None:
                     kept = e.id in self._evals
-                    ev = self.evaluation(e)
-                    notes = SimpleNamespace(engine_dependence=ev.engine_dependence, execution=ev.execution,
-                                            skipped=ev.skipped, problems=ev.problems)
-                    got = {"scores": self.scores(e), "questions": self.questions(e, only),
-                           "labels": self.question_labels(e), "evaluation": notes}
-                    while len(self._pages) >= PAGES:
-                        self._pages.pop(next(iter(self._pages)), None)
-                    self._pages[key] = got
+                    got = self._keep_page(key, self._page_data(e, only))
                     if not kept:  # cached as page data now: its evaluation leaves room for the leaderboards'
                         self._evals.pop(e.id, None)
+        return got
+
+    def precompute_page(self, e: Experiment, only: frozenset[str] | None = None) -> None:
+        """:meth:`page`'s data computed in the leaderboards' test process (its results read and
+        scored there, not under the server's GIL) and cached here: what the server does when an
+        experiment finishes, before anyone asks for its page."""
+        key = (e.id, only)
+        if key in self._pages:
+            return
+        try:  # (a request for the page meanwhile awaits this rather than computing it again)
+            fut = self._coming[key] = self.boards.submit(page_in_worker, self.store.url, e.id, only)
+            got = fut.result()
+        except Exception:  # (a process that could not start or died): computed here, as a request would
+            self._coming.pop(key, None)
+            self.page(e, only)
+            return
+        with self._once(("page", *key)):
+            if key not in self._pages:
+                self._keep_page(key, got)
+        self._coming.pop(key, None)
+
+    def _page_data(self, e: Experiment, only: frozenset[str] | None) -> dict[str, Any]:
+        ev = self.evaluation(e)
+        notes = SimpleNamespace(engine_dependence=ev.engine_dependence, execution=ev.execution,
+                                skipped=ev.skipped, problems=ev.problems)
+        return {"scores": self.scores(e), "questions": self.questions(e, only), "labels": self.question_labels(e),
+                "evaluation": notes}
+
+    def _keep_page(self, key: tuple, got: dict[str, Any]) -> dict[str, Any]:
+        while len(self._pages) >= PAGES:
+            self._pages.pop(next(iter(self._pages)), None)
+        self._pages[key] = got
         return got
 
     def questions(self, e: Experiment, only: frozenset[str] | None = None) -> list[dict[str, Any]]:
@@ -193,9 +225,12 @@ class Views:
         page; or the ``per`` right after / before experiment ``after`` / ``before``: keyset
         paging), best first, with significance letters (ranx style, all pairs of the top
         :data:`TESTED` on the headline measure) and the Holm-adjusted p of the comparison with
-        the best. Only the page's rows and the top ones' results are read; the tests are
-        computed once per set of top experiments (finished experiments never change). ``until``:
-        a frozen board ranks the experiments created at or before this ISO time only."""
+        the best. Only the page's rows and the top ones' summaries are read; the tests are
+        computed off the request path once per set of top experiments
+        (:class:`kgqa.web.boards.BoardTests`): until they are in, ``pending`` is true and the
+        letters shown are those computed last for the board (``tested_at`` says when), on the
+        rows that were in its top then. ``until``: a frozen board ranks the experiments created
+        at or before this ISO time only."""
         total = self.store.count(dataset=dataset, profile=profile, status="finished", until=until)
         offset = (min(max(1, page), max(1, -(-total // per))) - 1) * per  # past the end: the last page
         try:
@@ -206,71 +241,47 @@ class Views:
         exps, offset = pg.experiments, pg.offset
         top = exps[:TESTED] if offset == 0 else self.store.leaderboard(dataset, profile, limit=TESTED, until=until)
         headline = top[0].headline if top else None
-        key = (dataset, profile, headline, tuple(e.id for e in top))
-        tests = self._boards.get(key)
-        if tests is None:
-            with self._once(key):
-                tests = self._boards.get(key)
-                if tests is None:
-                    if len(self._boards) > 32:
-                        self._boards.clear()
-                    tests = self._boards[key] = self._significance(top, headline)
-        return self._leaderboard(dataset, profile, exps, top, offset, total, tests)
+        tested, pending = self.boards.get((dataset, profile, until), headline, top)
+        return self._leaderboard(dataset, profile, exps, top, offset, total, tested, pending)
 
-    def _significance(self, top: list[Experiment], headline: str | None) -> dict[str, Any]:
-        """Letters and the comparison with the best among ``top`` on ``headline`` (by the
-        names :func:`_unique_names` gives ``top``), or why they could not be computed."""
-        letters: dict[str, Any] = {}
-        vs_best: dict[str, Any] = {}
-        note = ""
-        if len(top) >= 2 and headline:
-            evals = [_renamed(self.evaluation(e), name) for e, name in zip(top, _unique_names(top))]
-            try:
-                cmp = runner.compare(evals, measures=[headline], resamples=RESAMPLES)
-                m = cmp.measures[0] if cmp.measures else None
-            except ValueError as err:
-                m, note = None, str(err)
-            if m is not None:
-                own = system_letters(cmp.systems)
-                best = cmp.systems[0]
-                for c in m.comparisons:
-                    if best in (c.system_a, c.system_b):
-                        other = c.system_b if c.system_a == best else c.system_a
-                        vs_best[other] = {"p": c.p_holm.get(c.primary), "significant": c.significant and c.better == best,
-                                          "test": c.primary}
-                letters = {s: (own[s], m.letters[s]) for s in cmp.systems}
-        return {"letters": letters, "vs_best": vs_best, "note": note}
+    def warm_board(self, dataset: str, profile: str, until: str | None = None) -> None:
+        """Start the tests of the board's current top (an experiment on it just finished), so
+        the next page finds them computed."""
+        top = self.store.leaderboard(dataset, profile, limit=TESTED, until=until)
+        self.boards.get((dataset, profile, until), top[0].headline if top else None, top)
 
     def _leaderboard(self, dataset: str, profile: str, exps: list[Experiment], top: list[Experiment], offset: int,
-                     total: int, tests: dict[str, Any]) -> dict[str, Any]:
+                     total: int, tested: Tested | None, pending: bool) -> dict[str, Any]:
         labels: list[str] = []
         for e in exps:
             for k in e.aggregate:
                 if k not in labels:
                     labels.append(k)
         headline = top[0].headline if top else None
-        letters, vs_best = tests["letters"], tests["vs_best"]
-        note = tests["note"]
+        result = tested.result if tested is not None else {"letters": {}, "vs_best": {}, "note": ""}
+        letters, vs_best = result["letters"], result["vs_best"]
+        note = result["note"]
         if not note and total > TESTED:
             note = (f"Significance is tested among the top {TESTED} of {total} experiments; "
                     "compare any others from the checkboxes.")
-        names = _unique_names(exps)
-        by_id = dict(zip((e.id for e in top), _unique_names(top)))
+        in_top = {e.id for e in top}  # (a last result's letters of experiments that left the top are not shown)
         rows = []
-        for rank, (e, name) in enumerate(zip(exps, names), offset + 1):
-            tested = by_id.get(e.id)
-            rows.append({"rank": rank, "e": e, "name": name, "letters": letters.get(tested, ("", "")),
-                         "vs_best": vs_best.get(tested), "values": [e.aggregate.get(k) for k in labels]})
+        for rank, (e, name) in enumerate(zip(exps, unique_names(exps)), offset + 1):
+            shown = e.id in in_top
+            rows.append({"rank": rank, "e": e, "name": name, "letters": letters.get(e.id, ("", "")) if shown else ("", ""),
+                         "vs_best": vs_best.get(e.id) if shown else None, "values": [e.aggregate.get(k) for k in labels],
+                         "untested": pending and shown and e.id not in letters})
         return {"dataset": dataset, "profile": profile, "labels": labels, "rows": rows, "headline": headline,
                 "head": labels.index(headline) if headline in labels else -1,  # the headline's column
-                "note": note, "total": total, "offset": offset}
+                "note": note, "total": total, "offset": offset, "pending": pending, "tested": len(top),
+                "tested_at": tested.at if pending and tested is not None else None}
 
     def compare(self, exps: list[Experiment]) -> Markup:
         key = ("cmp", tuple(e.id for e in exps))
         if key not in self._sections:
             self._trim()
-            names = _unique_names(exps)
-            evals = [_renamed(self.evaluation(e), n) for e, n in zip(exps, names)]
+            names = unique_names(exps)
+            evals = [renamed(self.evaluation(e), n) for e, n in zip(exps, names)]
             cmp = runner.compare(evals, resamples=RESAMPLES)
             self._sections[key] = Markup(_report_sections(evals, start="scores", comparison=cmp))
         return self._sections[key]
@@ -325,13 +336,13 @@ class Views:
         return info
 
 
-def _unique_names(exps: list[Experiment]) -> list[str]:
-    names = [e.run_name for e in exps]
-    return [f"{n} ({e.id[:6]})" if names.count(n) > 1 else n for n, e in zip(names, exps)]
-
-
-def _renamed(ev: Any, name: str) -> Any:
-    return replace(ev, run=name)
+def page_in_worker(url: str, eid: str, only: frozenset[str] | None) -> dict[str, Any]:
+    """:meth:`Views.page`'s data of experiment ``eid`` of store ``url``, in a worker process."""
+    store = open_store(url)
+    e = store.get(eid)
+    if e is None:
+        raise KeyError(f"no experiment {eid}")
+    return Views(store)._page_data(e, only)
 
 
 def _answer_values(results: Any) -> list[str] | None:

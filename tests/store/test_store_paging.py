@@ -64,10 +64,27 @@ SPEC = st.tuples(st.integers(0, 3), st.one_of(st.none(), st.sampled_from([0.0, 0
                  st.sampled_from(["finished", "finished", "failed"]))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(specs=st.lists(SPEC, max_size=25), per=st.integers(1, 6), sort=st.sampled_from(sorted(SORTS)),
-       desc=st.booleans())
+_SEEK = dict(specs=st.lists(SPEC, max_size=25), per=st.integers(1, 6), sort=st.sampled_from(sorted(SORTS)),
+             desc=st.booleans())
+_SEEK_SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@settings(max_examples=20, **_SEEK_SETTINGS)
+@given(**_SEEK)
 def test_seek_pages_equal_offset_pages(store, specs, per, sort, desc):
+    """The property on 20 listings (each pages from every row: ~50 queries an example); the
+    slow part runs it on 60 (test_seek_pages_equal_offset_pages_thoroughly)."""
+    _check_seek_pages(store, specs, per, sort, desc)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, **_SEEK_SETTINGS)
+@given(**_SEEK)
+def test_seek_pages_equal_offset_pages_thoroughly(store, specs, per, sort, desc):
+    _check_seek_pages(store, specs, per, sort, desc)
+
+
+def _check_seek_pages(store, specs, per, sort, desc):
     _fill(store, _rows(specs))
     full = [e.id for e in store.list(sort=sort, descending=desc)]
     assert len(full) == len(specs)

@@ -20,19 +20,22 @@ from kgqa.web.uploads import web_wording
 
 async def experiment(request: Request) -> Response:
     web = web_of(request)
-    e = await web.get_exp(request, results=False)  # its results load only when its page data is not cached
+    return await run_in_threadpool(_experiment, web, request)  # read and rendered in one thread hop
+
+
+def _experiment(web: Web, request: Request) -> Response:
+    e = web.exp_of(request, results=False)  # its results load only when its page data is not cached
     if e is None:
-        return await web.error(request, 404, f"no experiment {request.path_params['eid']!r} in this store")
-    published = await run_in_threadpool(web.published, e)
+        return web.render_error(request, 404, f"no experiment {request.path_params['eid']!r} in this store")
+    published = web.published(e)
     ctx: dict[str, Any] = {"e": e, "title": f"kgqa · {e.run_name} on {e.dataset}", "hidden": published is not None,
                            "hidden_note": HIDDEN}
     if e.status == "finished":
-        v = web.views
-        ctx.update(await run_in_threadpool(v.page, e, published), downloads=list(DOWNLOADS))
+        ctx.update(web.views.page(e, published), downloads=list(DOWNLOADS))
         if published is not None:  # a challenge's test set: the published questions' outcomes only
             ctx["questions"] = [q for q in ctx["questions"] if q["id"] in published]
             ctx["downloads"] = []
-    return await web.page(request, "experiment.html", **ctx)
+    return web.render(request, "experiment.html", **ctx)
 
 
 async def sections(request: Request) -> Response:
@@ -104,15 +107,19 @@ async def _html_report(web: Web, e: Any, name: str) -> Response:
 
 async def input_file(request: Request) -> Response:
     web = web_of(request)
-    e = await web.get_exp(request)
+    return await run_in_threadpool(_input_file, web, request)  # read in one thread hop
+
+
+def _input_file(web: Web, request: Request) -> Response:
+    e = web.exp_of(request, results=False)  # the summary names the files: the results stay unread
     which = request.path_params["which"]
     if e is None or which not in ("run", "dataset", "kg"):
-        return await web.error(request, 404, "no such file")
+        return web.render_error(request, 404, "no such file")
     sha = {"run": e.run_file, "dataset": e.dataset_file, "kg": e.kg_file}[which]
     name = {"run": e.run_filename, "dataset": e.dataset_filename, "kg": e.kg_filename}[which]
     if sha is None:
-        return await web.error(request, 404, f"experiment {e.id} has no uploaded {which} file")
-    return Response(await run_in_threadpool(web.store.get_file, sha), media_type="application/octet-stream",
+        return web.render_error(request, 404, f"experiment {e.id} has no uploaded {which} file")
+    return Response(web.store.get_file(sha), media_type="application/octet-stream",
                     headers={"Content-Disposition": f'attachment; filename="{runner.safe_filename(name)}"'})
 
 

@@ -13,22 +13,22 @@ from starlette.routing import Route
 from kgqa.load import registry
 from kgqa.model import InputError
 from kgqa.store import runner
-from kgqa.web.context import HIDDEN, ID, web_of
+from kgqa.web.context import HIDDEN, ID, Web, web_of
 from kgqa.web.routes.paging import listing, pager, paging, sort_links
 from kgqa.web.views import BOARD_ROWS, LIST_ROWS
 
 
 async def home(request: Request) -> Response:
     web = web_of(request)
+    return await run_in_threadpool(_home, web, request)  # read and rendered in one thread hop
 
+
+def _home(web: Web, request: Request) -> Response:
     mine = web.mine(request)  # a participant's home lists its own experiments
-
-    def load() -> dict[str, Any]:
-        exps, p = listing(request, LIST_ROWS, lambda: web.store.count(submitter=mine),
-                          lambda **kw: web.store.list_page(submitter=mine, **kw))
-        return {"experiments": exps, "boards": web.store.boards(), "pager": p, "sorts": sort_links(request, p)}
-
-    return await web.page(request, "index.html", **await run_in_threadpool(load))
+    exps, p = listing(request, LIST_ROWS, lambda: web.store.count(submitter=mine),
+                      lambda **kw: web.store.list_page(submitter=mine, **kw))
+    return web.render(request, "index.html", experiments=exps, boards=web.store.boards(), pager=p,
+                      sorts=sort_links(request, p))
 
 
 async def leaderboards(request: Request) -> Response:
@@ -39,17 +39,20 @@ async def leaderboards(request: Request) -> Response:
 
 async def leaderboard(request: Request) -> Response:
     web = web_of(request)
+    return await run_in_threadpool(_leaderboard, web, request)  # read and rendered in one thread hop
+
+
+def _leaderboard(web: Web, request: Request) -> Response:
     ds, prof = request.path_params["dataset"], request.path_params["profile"]
     p = paging(request)
-    until = await run_in_threadpool(web.frozen_at, ds)
-    board = await run_in_threadpool(lambda: web.views.leaderboard(ds, prof, page=p["page"], after=p["after"],
-                                                                  before=p["before"], until=until))
+    until = web.frozen_at(ds)
+    board = web.views.leaderboard(ds, prof, page=p["page"], after=p["after"], before=p["before"], until=until)
     if not board["rows"]:
-        return await web.error(request, 404, f"no finished experiment on {ds} with profile {prof}"
-                                             + (f" submitted by {until} (UTC), when its leaderboard froze" if until else ""))
+        return web.render_error(request, 404, f"no finished experiment on {ds} with profile {prof}"
+                                + (f" submitted by {until} (UTC), when its leaderboard froze" if until else ""))
     pg = pager(request, p, board["total"], BOARD_ROWS, board["offset"], [r["e"].id for r in board["rows"]])
-    return await web.page(request, "leaderboard.html", title=f"kgqa · leaderboard {ds} · {prof}", board=board,
-                          pager=pg, frozen=until)
+    return web.render(request, "leaderboard.html", title=f"kgqa · leaderboard {ds} · {prof}", board=board,
+                      pager=pg, frozen=until)
 
 
 async def compare(request: Request) -> Response:
@@ -102,17 +105,21 @@ async def datasets(request: Request) -> Response:
 
 async def dataset(request: Request) -> Response:
     web = web_of(request)
+    return await run_in_threadpool(_dataset, web, request)  # read and rendered in one thread hop
+
+
+def _dataset(web: Web, request: Request) -> Response:
     name = request.path_params["name"]
     try:
-        info = await run_in_threadpool(web.views.dataset, name)
+        info = web.views.dataset(name)
     except KeyError:
-        return await web.error(request, 404, f"no registered dataset {name!r}")
+        return web.render_error(request, 404, f"no registered dataset {name!r}")
     hidden = name in web.settings.hidden_gold
-    published = sorted(web.settings.hidden_gold[name] | (await run_in_threadpool(web.accounts.published, name)
-                                                         if web.accounts else frozenset())) if hidden else []
-    return await web.page(request, "dataset.html", title=f"kgqa · {name}", name=name, info=info,
-                          audit_kg=name if name in web.settings.kgs and not hidden else None, hidden=hidden,
-                          published=published)
+    published = sorted(web.settings.hidden_gold[name] | (web.accounts.published(name) if web.accounts
+                                                         else frozenset())) if hidden else []
+    return web.render(request, "dataset.html", title=f"kgqa · {name}", name=name, info=info,
+                      audit_kg=name if name in web.settings.kgs and not hidden else None, hidden=hidden,
+                      published=published)
 
 
 async def dataset_audit(request: Request) -> Response:
