@@ -195,7 +195,7 @@ def cli_rows(row: Row, tmp: Path, data: Path) -> None:
                        ("compare (3 runs)", ["compare", "demo", *map(str, sorted(runs.glob("*.json"))),
                                              "--resamples", "200"])]:
         code, text = run_pty(args, cols=80, env=env80)
-        widest = max((len(ln) for ln in text.splitlines() if not ln.startswith("signature: ")), default=0)
+        widest = max((len(ln) for ln in text.splitlines() if not ln.lower().startswith("signature: ")), default=0)
         cut = text.count("…")
         row("cli", f"{name} in an 80-column terminal", "no line over 80 columns, no name cut",
             f"exit {code}; widest line {widest}; cut {cut}", code == 0 and widest <= 80 and cut == 0)

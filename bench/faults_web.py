@@ -262,10 +262,10 @@ def _error_header_rows(row: Row, tmp: Path) -> None:
         r500 = c.get("/")
     ok413 = head413.startswith("http/1.1 413") and all(f"\r\n{h}:" in head413 for h in HEADERS)
     row("web", "security headers on error responses (404, 413, 500 after the store lost its table)",
-        "every header on each; 500 page without traceback",
+        "every header on each; 500 or 503 (the store failed) page without traceback",
         f"404 {'ok' if _secured(r404.headers) else 'MISSING'}, 413 {'ok' if ok413 else 'MISSING'}, "
         f"{r500.status_code} {'ok' if _secured(r500.headers) else 'MISSING'}",
-        _secured(r404.headers) and ok413 and r500.status_code == 500 and _secured(r500.headers)
+        _secured(r404.headers) and ok413 and r500.status_code in (500, 503) and _secured(r500.headers)
         and "Traceback" not in r500.text)
 
 
