@@ -60,6 +60,10 @@ def read_frequencies(path: str | Path) -> dict[str, float]:
     return out
 
 
+#: topics whose labels have more words than this are ranked down (half an order of magnitude a word)
+LONG_LABEL_WORDS = 3
+
+
 class Commonness:
     """Computes log10 p(q) for graph queries on one KG (entity degrees are queried, batched)."""
 
@@ -145,7 +149,8 @@ class Commonness:
     def rank_candidates(self, cands: list[dict[str, Term]], lex=None) -> list[dict[str, Term]]:
         """Grounding candidates, the ones people would ask about first: entities by degree
         (p(e), as Eq. 1), an entity without a label (``lex``) or a number as topic (a lookup
-        by statistic: "Which country has a population of 44.4?") last; the seeded order
+        by statistic: "Which country has a population of 44.4?") last, an entity with a long
+        label (more than :data:`LONG_LABEL_WORDS` words) after shorter ones; the seeded order
         breaks ties."""
         self.prefetch(t for c in cands for t in c.values())
         if lex is not None:
@@ -158,6 +163,8 @@ class Commonness:
                     total += math.log10(self.individual(t))
                     if lex is not None and t.value in lex.unlabelled:
                         total -= 3.0
+                    elif lex is not None:  # a long label makes a clumsy topic: shorter ones first
+                        total -= 0.5 * max(0, len(lex.label(t.value).split()) - LONG_LABEL_WORDS)
                 elif isinstance(t, Literal) and t.datatype in NUMERIC_TYPES:
                     total -= 3.0
             return total

@@ -276,6 +276,13 @@ class _Describer:
         have, be = ("have", "are") if plural_ else ("has", "is")
         if rt.opaque:
             self.problems.append(f"relation {e.rel} fits no frame")
+        if rt.identifying:  # "Which actor is identified by PE220760?": a lookup by a catalogue number
+            self.problems.append(f"'{rt.words}' relates a thing to its identifier")
+        far = e.src if e.src != nid else e.dst
+        if self.bare_leaf(i, far) and (e.src != nid or rt.kind != "noun"):
+            # "was taken out of existence by an end of existence", "is the part of a BOM part":
+            # an unnamed node said only by its class tells nothing
+            self.problems.append(f"an unnamed {_class_text(self.q.node(far), self.lex)} with nothing said of it")
         if e.src != nid:  # ``nid`` is the edge's object
             src = self.q.node(e.src)
             if rt.inverse is not None:
@@ -309,6 +316,13 @@ class _Describer:
         if same is not None:  # "has the same hisco code as X"
             return "subj", f"{have} the same {phrase} as {same}"
         return "subj", f"{have} {self.np(other.id, phrase)}"
+
+    def bare_leaf(self, i: int, nid: str) -> bool:
+        """Whether entity node ``nid``, reached by edge ``i``, is neither grounded nor the question
+        node, not said yet, and has no other edge: it would be said as "a <class>" alone."""
+        n = self.q.node(nid)
+        return not n.literal and n.value is None and nid != self.q.question and nid not in self.seen and \
+            not [j for j in self._open_edges(nid) if j != i]
 
     def shared_object(self, i: int, other: Node) -> str | None:
         """The label of X when ungrounded ``other`` is reached by edge ``i`` and by exactly one
@@ -434,6 +448,8 @@ def _value_question(q: GraphQuery, d: _Describer, lex: Lexicon) -> str:
     i, e = next((i, e) for i, e in enumerate(q.edges) if x.id in (e.src, e.dst))
     rt = _rel(e.rel, lex)
     phrase = rt.noun
+    if rt.identifying:
+        d.problems.append(f"'{rt.words}' relates a thing to its identifier")
     d.seen.add(x.id)
     d.covered.add(i)
     owner = q.node(e.src)
@@ -448,7 +464,7 @@ def _value_question(q: GraphQuery, d: _Describer, lex: Lexicon) -> str:
         word = ("latest" if fn.name == "max" else "earliest") if date else \
             ("largest" if fn.name == "max" else "smallest")
         bare = subj.split(" ", 1)[1] if subj.startswith(("a ", "an ")) else subj
-        of = subj if owner.value is not None else "any " + bare
+        of = subj if owner.value is not None else "anything" if bare == "thing" else "any " + bare
         return _finish(f"What is the {word} {phrase} of {of}{join}")
     return _finish(f"What is the {phrase} of {subj}{join}")
 
@@ -460,6 +476,9 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
     if x.literal:
         return _value_question(q, d, lex), d
     cls = _class_text(x, lex)
+    for n in q.topic_entities:  # "Which sex is in the scheme Sex?": the class repeats the topic
+        if isinstance(n.value, IRI) and _squash(lex.label(n.value.value)) in (_squash(cls), _squash(plural(cls))):
+            d.problems.append(f"the class {cls!r} repeats the topic")
     if fn.name == "count":
         mine = [i for i, e in enumerate(q.edges) if x.id in (e.src, e.dst)]
         e = q.edges[mine[0]]
@@ -486,6 +505,10 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
         return _finish(f"{who} are the {plural(m[2])} of {m[3]}"), d
     head = "What" if cls == "thing" else f"Which {cls}"
     return _finish(_sentence(head, subj, obj, sup)), d
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\W+", "", text).lower()
 
 
 def canonical_question(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str]]:
@@ -542,16 +565,49 @@ def unreadable_topics(q: GraphQuery, lex: Lexicon) -> list[str]:
 
 
 def unreadable_term(t: Term | None, lex: Lexicon) -> str:
-    """Why topic ``t`` cannot be put in a question (:func:`unreadable_topics`), or ""."""
-    if isinstance(t, Literal) and value_kind(t.datatype or "") == "text" and _NUMBER_TEXT.match(t.value.strip()):
-        return f"{t.value!r} is a number written as text"
+    """Why topic ``t`` cannot be put in a question (:func:`unreadable_topics`), or "": a number
+    written as text, a timestamp (a time of day to the second is no topic a person asks by), a
+    web address, an entity without a label whose local name is no name (``87819495-21e8-...``,
+    or any unlabelled one where the KG names its entities), or a label that is a code (no word
+    in it: "PE205292", "93.225.27", "111"), or longer than :data:`MAX_TOPIC_WORDS` words."""
+    if isinstance(t, Literal):
+        kind = value_kind(t.datatype or "")
+        if kind == "text" and _NUMBER_TEXT.match(t.value.strip()):
+            return f"{t.value!r} is a number written as text"
+        if _TIMESTAMP.match(t.value.strip()):
+            return f"{t.value!r} is a timestamp"
+        if re.match(r"^(https?|ftp)://", t.value.strip()):
+            return f"{t.value!r} is a web address"
+        return ""
     if isinstance(t, IRI):
         text = lex.label(t.value)
         if re.match(r"^(https?|ftp)://", text):
             return f"{t.value} is named by a web address"
-        if t.value in lex.unlabelled and (lex.require_labels or not re.search(r"[^\W\d_]", text)):
+        if t.value in lex.unlabelled and (lex.require_labels or unnamed_iri(t.value)):
             return f"{t.value} has no label"
+        if code_like(text):
+            return f"{t.value} is named by a code ({text!r})"
+        if len(text.split()) > MAX_TOPIC_WORDS:
+            return f"{t.value}'s label is too long for a topic ({len(text.split())} words)"
     return ""
+
+
+#: a topic's label with more words than this makes a question no one would write
+MAX_TOPIC_WORDS = 6
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+_WORD = re.compile(r"^[^\W\d_]{2,}$")
+
+
+def code_like(text: str) -> bool:
+    """Whether a label has no word in it (only numbers, codes, single letters): "PE205292",
+    "93.225.27", "4088.G.9", "1905 -"."""
+    return not any(_WORD.match(w) for w in re.split(r"[\s,;:/()\[\]\-.'\"&+]+", text))
+
+
+def unnamed_iri(iri: str) -> bool:
+    """Whether an IRI's local name is no name a reader could use (no word in it: a UUID, a
+    serial number, a hash: ``87819495-21e8-45eb-...``, ``pe204288``; "Bergen" is a name)."""
+    return code_like(local_name(iri))
 
 
 def _finish(text: str) -> str:
