@@ -44,7 +44,9 @@ def _answer_iris(answered: Answered) -> list[str]:
 
 
 def answer_in_text(answered: Answered, lex, text: str) -> bool:
-    """Whether an answer of ``answered`` is written in ``text`` (whole words, any case)."""
+    """Whether an answer of ``answered`` is written in ``text`` (whole words, any case; its label
+    without a bracketed suffix too: "Y117-1025328 (5)" is in "... has the part Y117-1025328 -
+    Planck Switch")."""
     if answered.query.function.name in ("count", "max", "min"):
         return False
     low = text.lower()
@@ -58,8 +60,9 @@ def answer_in_text(answered: Answered, lex, text: str) -> bool:
             else:
                 continue
             said = said.strip().lower()
-            if len(said) >= 2 and re.search(r"(?<!\w)" + re.escape(said) + r"(?!\w)", low):
-                return True
+            for form in (said, re.sub(r"\s*\([^()]*\)$", "", said)):  # "Y117-1025328 (5)": the code is said
+                if len(form) >= 2 and re.search(r"(?<!\w)" + re.escape(form) + r"(?!\w)", low):
+                    return True
     return False
 
 

@@ -174,3 +174,27 @@ def test_generation_drops_what_it_cannot_word(kg_file):
     assert all(" valid " not in f" {t} " or "valid to" in t for t in texts)
     assert not any(" a responsible " in t or " has a created" in t or "is the in " in t for t in texts)
     assert "http://o.example/valid" in res.summary["opaque_relations"]
+
+
+def test_bare_unnamed_nodes_and_repeated_classes_are_refused(lex):
+    # "Which employee is a member of a department?": the department is said by its class alone
+    x, y = Node("x", O + "Employee"), Node("y1", O + "Department")
+    d0 = Node("y2", O + "Department", value=IRI(R + "dept0"))
+    bare = _q([x, y, Node("y2", O + "Collection", value=IRI(R + "coll0"))],
+              [Edge("x", O + "memberOf", "y1"), Edge("x", O + "memberOf", "y2")])
+    assert any("unnamed" in p for p in wording_problems(bare, lex))
+    # "Which price is the price of a department?" (the department an unnamed subject)
+    inv = _q([Node("x", O + "Price"), y], [Edge("y1", O + "price", "x")])
+    assert any("unnamed" in p for p in wording_problems(inv, lex))
+    # the same node with something said of it is fine
+    ok = _q([x, y, d0], [Edge("x", O + "memberOf", "y1"), Edge("y1", O + "element", "y2")])
+    assert not any("unnamed" in p for p in wording_problems(ok, lex))
+    # "Which collection is in the collection Collection 0?": the class only repeats the topic
+    c0 = Node("y1", O + "Collection", value=IRI(R + "coll0"))
+    rep = _q([Node("x", O + "Collection"), c0], [Edge("x", O + "inCollection", "y1")])
+    assert not any("repeats" in p for p in wording_problems(rep, lex))  # "collection" is not "Collection 0"
+    lex._labels[R + "coll0x"] = "Collection"
+    lex._has_label[R + "coll0x"] = True
+    rep = _q([Node("x", O + "Collection"), Node("y1", O + "Collection", value=IRI(R + "coll0x"))],
+             [Edge("x", O + "inCollection", "y1")])
+    assert any("repeats" in p for p in wording_problems(rep, lex))
