@@ -28,7 +28,7 @@ from dataclasses import replace
 from kgqa.make.generate.graphquery import Edge, GraphQuery
 from kgqa.make.generate.grounding import Answered, answer_key
 from kgqa.make.generate.kg import KGAccess, QueryFailed
-from kgqa.make.generate.language import unnamed_iri
+from kgqa.make.generate.language import code_like, unnamed_iri
 from kgqa.model.terms import IRI, BNode, Literal
 
 _INT = "http://www.w3.org/2001/XMLSchema#integer"
@@ -44,9 +44,9 @@ def _answer_iris(answered: Answered) -> list[str]:
 
 
 def answer_in_text(answered: Answered, lex, text: str) -> bool:
-    """Whether an answer of ``answered`` is written in ``text`` (whole words, any case; its label
-    without a bracketed suffix too: "Y117-1025328 (5)" is in "... has the part Y117-1025328 -
-    Planck Switch")."""
+    """Whether an answer of ``answered`` is written in ``text`` (whole words, any case; a label
+    that is a code with a bracketed suffix without it: "Y117-1025328 (5)" is in "... has the
+    part Y117-1025328 - Planck Switch")."""
     if answered.query.function.name in ("count", "max", "min"):
         return False
     low = text.lower()
@@ -60,7 +60,8 @@ def answer_in_text(answered: Answered, lex, text: str) -> bool:
             else:
                 continue
             said = said.strip().lower()
-            for form in (said, re.sub(r"\s*\([^()]*\)$", "", said)):  # "Y117-1025328 (5)": the code is said
+            bare = re.sub(r"\s*\([^()]*\)$", "", said)  # "Y117-1025328 (5)": the code is said
+            for form in (said, bare) if code_like(bare) else (said,):
                 if len(form) >= 2 and re.search(r"(?<!\w)" + re.escape(form) + r"(?!\w)", low):
                     return True
     return False

@@ -27,7 +27,8 @@ from kgqa.make.generate.lexicon import (BUILTIN, RelationLexicon, class_text, is
                                         read_relation_lexicon, split_name)
 from kgqa.model.terms import IRI, Literal
 from kgqa.make.generate.readings import answer_in_text
-from kgqa.make.generate.schema import IDENTITY_RELATIONS, is_identifier_name, label_properties
+from kgqa.make.generate.commonness import subsumed_relations
+from kgqa.make.generate.schema import IDENTITY_RELATIONS, induce_schema, is_identifier_name, label_properties
 from kgqa.model.problems import InputError
 
 META = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#",
@@ -267,3 +268,23 @@ def test_every_kg_generates_publishable_questions(shared_data, name):
     s = check_kg(name, shared_data / KG_FILES[name], 40)
     if s:
         _mix_ok(s)
+
+
+def test_subsumed_relations_are_left_out(tmp_path):
+    """A relation whose pairs another relation holds too (either way round) is a second, more
+    technical way to ask the same: the narrower one goes, and of two that hold the same pairs
+    the shorter name stays."""
+    S = "http://www.w3.org/2004/02/skos/core#"
+    lines = []
+    for i in range(8):
+        c, sch = f"<http://x/c{i}>", f"<http://x/s{i % 2}>"
+        lines.append(f"{c} <{S}inScheme> {sch} .")
+        lines.append(f"{c} <http://x/relatedTo> <http://x/c{(i + 1) % 8}> .")
+        if i < 4:
+            lines.append(f"{c} <{S}topConceptOf> {sch} .")  # a strict subset of inScheme
+        lines.append(f"{sch} <http://x/hasSchemeMember> {c} .")  # inScheme's pairs, the other way round
+    kg = tmp_path / "s.nt"
+    kg.write_text("\n".join(lines) + "\n")
+    with KGAccess.open(kg) as acc:
+        got = subsumed_relations(acc, induce_schema(acc))
+    assert got == {S + "topConceptOf": S + "inScheme", "http://x/hasSchemeMember": S + "inScheme"}
