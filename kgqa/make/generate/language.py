@@ -279,10 +279,13 @@ class _Describer:
         if rt.identifying:  # "Which actor is identified by PE220760?": a lookup by a catalogue number
             self.problems.append(f"'{rt.words}' relates a thing to its identifier")
         far = e.src if e.src != nid else e.dst
-        if self.bare_leaf(i, far) and (e.src != nid or rt.kind != "noun"):
-            # "was taken out of existence by an end of existence", "is the part of a BOM part":
-            # an unnamed node said only by its class tells nothing
+        if self.bare_leaf(i, far) and not self.same_as(i, far):
+            # "was taken out of existence by an end of existence", "is the part of a BOM part",
+            # "and has a hisco status": an unnamed node said only by its class tells nothing
             self.problems.append(f"an unnamed {_class_text(self.q.node(far), self.lex)} with nothing said of it")
+        elif self.q.node(far).value is None and far != self.q.question and not self.q.node(far).literal and \
+                _class_text(self.q.node(far), self.lex) == "thing":
+            self.problems.append("an unnamed node of no class: 'a thing that ...'")
         if e.src != nid:  # ``nid`` is the edge's object
             src = self.q.node(e.src)
             if rt.inverse is not None:
@@ -323,6 +326,13 @@ class _Describer:
         n = self.q.node(nid)
         return not n.literal and n.value is None and nid != self.q.question and nid not in self.seen and \
             not [j for j in self._open_edges(nid) if j != i]
+
+    def same_as(self, i: int, nid: str) -> bool:
+        """Whether node ``nid`` is the shared object of edge ``i`` and one more edge of the same
+        relation ("has the same hisco code as X"): said, not bare."""
+        rest = [j for j in range(len(self.q.edges)) if j != i and nid in (self.q.edges[j].src, self.q.edges[j].dst)]
+        return len(rest) == 1 and self.q.edges[rest[0]].rel == self.q.edges[i].rel and \
+            self.q.edges[rest[0]].dst == nid == self.q.edges[i].dst
 
     def shared_object(self, i: int, other: Node) -> str | None:
         """The label of X when ungrounded ``other`` is reached by edge ``i`` and by exactly one
