@@ -284,7 +284,9 @@ class _Describer:
             # "and has a hisco status": an unnamed node said only by its class tells nothing
             self.problems.append(f"an unnamed {_class_text(self.q.node(far), self.lex)} with nothing said of it")
         elif self.q.node(far).value is None and far != self.q.question and not self.q.node(far).literal and \
-                _class_text(self.q.node(far), self.lex) == "thing":
+                _class_text(self.q.node(far), self.lex) == "thing" and far not in self.seen and \
+                not ((e.src == nid and rt.kind == "noun") or (e.src != nid and rt.inverse is not None)):
+            # said by its class, not by the relation's noun ("a hisco code that ...")
             self.problems.append("an unnamed node of no class: 'a thing that ...'")
         if e.src != nid:  # ``nid`` is the edge's object
             src = self.q.node(e.src)
