@@ -180,6 +180,9 @@ def plural(word: str) -> str:
 
 
 NAME_WORDS = ("name", "title", "label")
+#: nouns of relations whose objects are codes: a code object with a label of words is "the
+#: code for <label>" ("has the hisco code for Weaver")
+CODE_NOUNS = frozenset(("code", "codes"))
 #: class words that name people: "Who is the manager of X?" rather than "What is ..."
 PERSON_NOUNS = frozenset(("person", "people", "human", "employee", "manager", "author", "artist", "actor", "agent",
                           "laureate", "student", "teacher", "writer", "composer", "painter", "musician", "scientist",
@@ -316,7 +319,11 @@ class _Describer:
         if rt.kind != "noun":
             return "subj", rt.active(self.np(other.id), plural_)
         if other.value is not None:
-            return "subj", f"{have} the {phrase} {self.np(other.id)}"
+            name = self.np(other.id)
+            if phrase.split()[-1] in CODE_NOUNS and not code_like(name):
+                # "has the hisco code Medical Doctor": a code named by what it stands for
+                return "subj", f"{have} the {phrase} for {name}"
+            return "subj", f"{have} the {phrase} {name}"
         same = self.shared_object(i, other)
         if same is not None:  # "has the same hisco code as X"
             return "subj", f"{have} the same {phrase} as {same}"

@@ -198,3 +198,18 @@ def test_bare_unnamed_nodes_and_repeated_classes_are_refused(lex):
     rep = _q([Node("x", O + "Collection"), Node("y1", O + "Collection", value=IRI(R + "coll0x"))],
              [Edge("x", O + "inCollection", "y1")])
     assert any("repeats" in p for p in wording_problems(rep, lex))
+
+
+def test_a_code_named_by_words_is_the_code_for_it(tmp_path):
+    kg = tmp_path / "codes.nt"
+    kg.write_text("".join(
+        f'<http://r/o{i}> <http://o/hisco_code> <http://r/c{i % 2}> .\n<http://r/o{i}> <{LABEL}> "Job {chr(65 + i)}" .\n'
+        for i in range(4)) + f'<http://r/c0> <{LABEL}> "Weaver, Specialisation Unknown" .\n'
+        f'<http://r/c1> <{LABEL}> "75400" .\n')
+    with KGAccess.open(kg) as acc:
+        lx = Lexicon(acc)
+        x = Node("x", "")
+        q = _q([x, Node("y1", "", value=IRI("http://r/c0"))], [Edge("x", "http://o/hisco_code", "y1")], typed=False)
+        assert canonical_question(q, lx)[0] == "What has the hisco code for Weaver, Specialisation Unknown?"
+        q = _q([x, Node("y1", "", value=IRI("http://r/c1"))], [Edge("x", "http://o/hisco_code", "y1")], typed=False)
+        assert canonical_question(q, lx)[0] == "What has the hisco code 75400?"
