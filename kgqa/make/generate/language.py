@@ -483,7 +483,9 @@ def _value_question(q: GraphQuery, d: _Describer, lex: Lexicon) -> str:
         word = ("latest" if fn.name == "max" else "earliest") if date else \
             ("largest" if fn.name == "max" else "smallest")
         bare = subj.split(" ", 1)[1] if subj.startswith(("a ", "an ")) else subj
-        of = subj if owner.value is not None else "anything" if bare == "thing" else "any " + bare
+        if owner.value is None and bare == "thing" and not join:  # "What is the largest hiscam?"
+            return _finish(f"What is the {word} {phrase}")
+        of = subj if owner.value is not None else "any " + bare
         return _finish(f"What is the {word} {phrase} of {of}{join}")
     return _finish(f"What is the {phrase} of {subj}{join}")
 
