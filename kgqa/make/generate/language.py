@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import re
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -291,6 +292,11 @@ class _Describer:
                 not ((e.src == nid and rt.kind == "noun") or (e.src != nid and rt.inverse is not None)):
             # said by its class, not by the relation's noun ("a hisco code that ...")
             self.problems.append("an unnamed node of no class: 'a thing that ...'")
+        if e.src != nid and rt.kind == "verb" and rt.object_noun:  # "Which instrument whole does S include?"
+            if rt.object_noun in _class_text(self.q.node(nid), self.lex).split():
+                rt = replace(rt, words=rt.words.rsplit(" ", 1)[0])
+            else:
+                self.problems.append(f"'{rt.words}': a verb and a noun before the object")
         if e.src != nid:  # ``nid`` is the edge's object
             src = self.q.node(e.src)
             if rt.inverse is not None:
@@ -317,6 +323,11 @@ class _Describer:
         if rt.kind == "past":  # "Which type assignment assigned painting?": not English
             self.problems.append(f"'{rt.words}' with an entity fits no frame")
         if rt.kind != "noun":
+            if rt.kind == "verb" and rt.object_noun:  # "includes whole O": said as "includes O" when
+                cls = _class_text(other, self.lex)   # O's class says the noun ("an instrument whole")
+                if other.value is None and rt.object_noun in cls.split():
+                    return "subj", replace(rt, words=rt.words.rsplit(" ", 1)[0]).active(self.np(other.id), plural_)
+                self.problems.append(f"'{rt.words}': a verb and a noun before the object")
             return "subj", rt.active(self.np(other.id), plural_)
         if other.value is not None:
             name = self.np(other.id)
@@ -508,6 +519,8 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
                 (not q.typed or cls in rt.words.lower()):  # "How many suppliers does X have?"
             d.seen.add(x.id)
             d.covered.add(mine[0])
+            if q.node(e.src).value is None:  # "How many homepages does an actor that ... have?" sums
+                d.problems.append("a count per unnamed owner: the text says one, the query adds up many")
             return _finish(f"How many {plural(rt.words)} does {d.np(e.src)} have"), d
         subj, obj, sup = d.clauses(x.id, plural_=True)
         if not (subj or obj or sup):

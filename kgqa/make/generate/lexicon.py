@@ -92,6 +92,15 @@ class RelText:
         return self.kind in ("opaque", "raw")
 
     @property
+    def object_noun(self) -> str:
+        """The noun a ``verb`` relation's words end in ("include whole" -> "whole"), "" when
+        they end in the verb or a preposition ("contain", "refer to")."""
+        w = self.words.split()
+        if self.kind != "verb" or len(w) < 2 or w[-1] in PREPOSITIONS:
+            return ""
+        return w[-1]
+
+    @property
     def identifying(self) -> bool:
         """Whether the words relate a thing to its identifier ("is identified by", "has
         identifier", "id"): no question a person asks ("Which actor is identified by

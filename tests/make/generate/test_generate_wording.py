@@ -213,3 +213,41 @@ def test_a_code_named_by_words_is_the_code_for_it(tmp_path):
         assert canonical_question(q, lx)[0] == "What has the hisco code for Weaver, Specialisation Unknown?"
         q = _q([x, Node("y1", "", value=IRI("http://r/c1"))], [Edge("x", "http://o/hisco_code", "y1")], typed=False)
         assert canonical_question(q, lx)[0] == "What has the hisco code 75400?"
+
+
+def test_a_verb_with_a_noun_is_said_by_the_object_class(tmp_path):
+    """``includesWhole`` reads "includes whole O": said "includes O" when O's class names the
+    noun ("an instrument whole"), else not said at all."""
+    kg = tmp_path / "organs.nt"
+    kg.write_text("".join(
+        f'<http://r/Organ{c}> <{TYPE}> <http://o/Organ> .\n<http://r/Organ{c}> <{LABEL}> "Organ {c}" .\n'
+        f'<http://r/Organ{c}> <http://o/includesWhole> <http://r/Whole{c}> .\n'
+        f'<http://r/Whole{c}> <{TYPE}> <http://o/InstrumentWhole> .\n<http://r/Whole{c}> <{LABEL}> "Whole {c}" .\n'
+        f'<http://r/Whole{c}> <http://o/hasCity> <http://r/City{c}> .\n<http://r/City{c}> <{LABEL}> "Town {c}" .\n'
+        for c in "ABCD"))
+    with KGAccess.open(kg) as acc:
+        lx = Lexicon(acc)
+        x, w = Node("x", "http://o/Organ"), Node("y1", "http://o/InstrumentWhole")
+        city = Node("y2", "", value=IRI("http://r/CityA"))
+        q = _q([x, w, city], [Edge("x", "http://o/includesWhole", "y1"), Edge("y1", "http://o/hasCity", "y2")])
+        assert canonical_question(q, lx)[0] == "Which organ includes an instrument whole that has the city Town A?"
+        assert wording_problems(q, lx) == []
+        up = _q([Node("x", "http://o/InstrumentWhole"), Node("y1", "http://o/Organ", value=IRI("http://r/OrganA"))],
+                [Edge("y1", "http://o/includesWhole", "x")])
+        assert canonical_question(up, lx)[0] == "Which instrument whole does Organ A include?"
+        bad = _q([x, Node("y1", "", value=IRI("http://r/CityA"))], [Edge("x", "http://o/includesWhole", "y1")])
+        assert wording_problems(bad, lx)
+
+
+def test_a_count_per_unnamed_owner_is_refused(lex):
+    """"How many employees does a department that is in the collection X have?" adds up the
+    employees of every such department while the text says one."""
+    x, d = Node("x", O + "Employee"), Node("y1", O + "Department")
+    c0 = Node("y2", O + "Collection", value=IRI(R + "coll0"))
+    q = _q([x, d, c0], [Edge("y1", O + "employee", "x"), Edge("y1", O + "inCollection", "y2")], Function("count"),
+           typed=False)
+    assert any("count per unnamed owner" in p for p in wording_problems(q, lex))
+    d0 = Node("y1", O + "Department", value=IRI(R + "dept0"))
+    ok = _q([x, d0], [Edge("y1", O + "employee", "x")], Function("count"), typed=False)
+    assert canonical_question(ok, lex)[0] == "How many employees does Department 0 have?"
+    assert wording_problems(ok, lex) == []
