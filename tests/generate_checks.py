@@ -29,7 +29,7 @@ def parts(sparql: str) -> tuple[str, list[str], str]:
 
 
 def triple(line: str) -> tuple[str, str, str] | None:
-    if line.startswith("FILTER("):
+    if line.startswith(("FILTER(", "BIND(")):
         return None
     assert line.endswith(" ."), line
     s, p, o = line[:-2].split(" ", 2)
@@ -74,31 +74,72 @@ def check_exclusive(items, engine) -> int:
     return n
 
 
-def reductions(sparql: str) -> list[str]:
-    """The paper's single-component removals, done on the SPARQL text: drop one triple
-    pattern, then every pattern no longer connected to ?x and every FILTER over a variable or an
-    individual that is gone. Removals that leave no relation pattern or take the function away are not
-    questions of the same kind and are left out."""
-    head, body, tail = parts(sparql)
-    trip = [(i, triple(line)) for i, line in enumerate(body) if triple(line)]
+VIA = re.compile(r"\?via\w+")
+BIND = re.compile(r"^BIND\(.*\) AS (\?\w+)\)$")
+
+
+def _units(body: list[str]) -> list[tuple[list[int], set[str], bool]]:
+    """The graph query's components in the SPARQL body: a triple pattern, or the patterns of a
+    relation through blank nodes (and its cast: a BIND, or the FILTER comparing a grounded
+    value) joined by their ``?via`` variables. Each: (line indices, end terms, is a class)."""
+    groups: list[tuple[list[int], set[str]]] = []
+    for i, line in enumerate(body):
+        vias = set(VIA.findall(line))
+        if not triple(line) and not (vias and (line.startswith("BIND(") or line.startswith("FILTER("))):
+            continue
+        hit = [g for g in groups if g[1] & vias]
+        lines, vs = [i], set(vias)
+        for g in hit:
+            groups.remove(g)
+            lines, vs = sorted(g[0] + lines), g[1] | vs
+        groups.append((lines, vs))
     out = []
-    for drop, _ in trip:
-        rest = [(i, t) for i, t in trip if i != drop]
+    for lines, vias in groups:
+        ends: set[str] = set()
+        cls = False
+        for i in lines:
+            t = triple(body[i])
+            if t:
+                ends |= {x for x in (t[0], t[2]) if x not in vias}
+                cls = cls or t[1] == "a"
+            m = BIND.match(body[i])
+            if m:
+                ends.add(m.group(1))
+        out.append((lines, ends, cls))
+    return out
+
+
+def reductions(sparql: str) -> list[str]:
+    """The paper's single-component removals, done on the SPARQL text: drop one component (a
+    triple pattern, or a relation through blank nodes: :func:`_units`), then every component no
+    longer connected to ?x and every FILTER over a variable or an individual that is gone.
+    Removals that leave no relation pattern or take the function away are not questions of the
+    same kind and are left out."""
+    head, body, tail = parts(sparql)
+    units = _units(body)
+    in_unit = {i for u in units for i in u[0]}
+    out = []
+    for drop in range(len(units)):
+        rest = [u for k, u in enumerate(units) if k != drop]
         reach, changed = {"?x"}, True
         while changed:
             changed = False
-            for _, (s, p, o) in rest:
-                if (s in reach) != (o in reach) and p != "a":
-                    reach |= {s, o}
+            for _, ends, cls in rest:
+                if not cls and ends & reach and not ends <= reach:
+                    reach |= ends
                     changed = True
-        kept = [(i, t) for i, t in rest if t[0] in reach and (t[1] == "a" or t[2] in reach)]
-        if not any(t[1] != "a" for _, t in kept):
+        kept = [u for u in rest if u[1] <= reach or (u[2] and u[1] & reach)]
+        if not any(not cls for _, _, cls in kept):
             continue
-        vars_ = {v for _, t in kept for v in (t[0], t[2]) if v.startswith("?")}
-        iris = {x for _, t in kept for x in (t[0], t[2]) if x.startswith("<")}
-        lines = [body[i] for i, _ in kept]
+        vars_ = {v for _, ends, _ in kept for v in ends if v.startswith("?")}
+        vars_ |= {v for ls, _, _ in kept for i in ls for v in VIA.findall(body[i])}
+        iris = {x for _, ends, _ in kept for x in ends if x.startswith("<")}
+        keep_lines = {i for ls, _, _ in kept for i in ls}
+        lines = [body[i] for i in sorted(keep_lines)]
         gone = False
-        for line in body:
+        for i, line in enumerate(body):
+            if i in in_unit:
+                continue
             if line.startswith("FILTER("):
                 fv = set(VAR.findall(line))
                 # a node that is gone takes its mutual-exclusivity filters with it

@@ -27,8 +27,11 @@ from that KG; it answers raw questions (issue 40.1).
   and the best-scored one over all subsets that returns a non-empty answer is the query (none
   does: the first filled one). The score adds how far the question's words name the skeleton's
   relations and classes (:meth:`E2ESystem._relevance`), and a mismatch of counting and *how
-  many* costs; one-edge **graph candidates** over the linked entity's own predicates
-  (:meth:`E2ESystem._graph_candidates`) compete with the skeletons, so relations no generated
+  many*, or of a skeleton's order and the question's superlative (:func:`direction`), costs;
+  skeletons that order are also kept the other way round (:func:`flipped`); two-edge and
+  superlative graph candidates (:mod:`kgqa.baselines.e2e_paths`) compete too, and so do the
+  one-edge **graph candidates** over the linked entity's own predicates
+  (:func:`kgqa.baselines.e2e_paths.one_edge_candidates`) compete with the skeletons, so relations no generated
   question asked about can be answered. Yes/no questions get ``ASK`` (:func:`as_ask`), *how
   many* questions a count (:func:`as_count`). docs/baselines.md gives the weights.
   No mention found: the best skeleton without slots, else no query.
@@ -54,6 +57,7 @@ import numpy as np
 from kgqa.model import Dataset, IRI, InputError, Item, TableAnswer
 from kgqa.baselines.base import System
 from kgqa.baselines.labels import LabelIndex, label_key
+from kgqa.baselines.e2e_paths import one_edge_candidates, star_candidates, superlative_candidates, two_hop_candidates
 from kgqa.baselines.retrieval import slot_kinds
 from kgqa.baselines.simple import tfidf_rows
 from kgqa.baselines.tokens import detokenize, query_tokens, question_text, split_declarations
@@ -230,6 +234,67 @@ def as_count(query: str) -> str:
     return f"SELECT (COUNT(DISTINCT {var[1]}) AS ?count) WHERE {m[1]}" if m and var else query
 
 
+_UP = frozenset("largest highest most greatest maximum max biggest top".split())
+_DOWN = frozenset("smallest lowest least fewest minimum min".split())
+
+
+def direction(words: Sequence[str]) -> str | None:
+    """``DESC`` where the question (superlatives said as generated questions say them,
+    :func:`superlatives`) asks for the largest of something, ``ASC`` for the smallest, else None
+    (both: None)."""
+    up, down = any(w in _UP for w in words), any(w in _DOWN for w in words)
+    return None if up == down else ("DESC" if up else "ASC")
+
+
+def _against(query: Sequence[str], way: str | None) -> bool:
+    """A skeleton that orders the other way than the question asks (``ORDER BY ASC`` for *the
+    most expensive*)."""
+    if way is None or "ORDER" not in query:
+        return False
+    ways = {t for t in query if t in ("ASC", "DESC")} or {"ASC"}
+    return way not in ways
+
+
+_OPPOSITE = {"largest": "smallest", "highest": "lowest", "most": "least", "maximum": "minimum",
+             "greatest": "least", "biggest": "smallest", "max": "min"}
+_OPPOSITE |= {v: k for k, v in list(_OPPOSITE.items()) if v not in ("least", "smallest")}
+_OPPOSITE |= {"least": "most", "smallest": "largest"}
+_FLIP = {"ASC": "DESC", "DESC": "ASC", "MAX": "MIN", "MIN": "MAX"}
+
+
+def flipped(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """A skeleton that orders (``ORDER BY ASC/DESC``) or takes a ``MAX``/``MIN``, the other way
+    round, its question's superlative swapped (``largest`` <-> ``smallest``, ``highest`` <->
+    ``lowest``): generation words one direction of a relation, a question can ask the other.
+    None where the question says no direction word or the query has no direction keyword."""
+    doc, query = entry["doc"], entry["query"]
+    if not any(w in _OPPOSITE for w in doc) or not any(t in _FLIP for t in query):
+        return None
+    return {**entry, "doc": [_OPPOSITE.get(w, w) for w in doc], "query": [_FLIP.get(t, t) for t in query],
+            "id": f"{entry['id']}~"}
+
+
+def strong(span: tuple[int, int, Any], cased: Sequence[str]) -> bool:
+    """A mention that is hardly an ordinary word: two words or more, or written with a capital
+    after the question's first word (``Compensators``, ``Toulouse``)."""
+    s, e = span[0], span[1]
+    return e - s >= 2 or any(k > 0 and cased[k][:1].isupper() for k in range(s, e))
+
+
+def focus_classes(relwords: dict[str, list[str]], classes: set[str], words: Sequence[str]) -> list[str]:
+    """The classes the question names (every word of the class's name matched), and of those
+    the one(s) named first: the thing asked for comes first in English (*which department is
+    responsible for hardware ...*: Department, not Hardware)."""
+    at: dict[str, int] = {}
+    for c, names in relwords.items():
+        if c in classes:
+            hits = [min((k for k, w in enumerate(words) if _matches(n, w)), default=-1) for n in names]
+            if hits and min(hits) >= 0:
+                at[c] = max(hits)
+    first = min(at.values(), default=None)
+    return [c for c, k in at.items() if k == first]
+
+
 def _counts(query: Sequence[str]) -> bool:
     return "COUNT" in query
 
@@ -277,8 +342,8 @@ class E2ESystem(System):
     kind = "e2e"
     needs_kg = True
     defaults = {"n": 800, "round": 150, "edges": 2, "held_out": 0.1, "candidates": 100, "tries": 12, "generate_share": 0.7,
-                "drop_penalty": 0.85, "relation_weight": 0.3,
-                "pattern_penalty": 0.0, "graph_base": 0.75,
+                "drop_penalty": 0.85, "strong_drop_penalty": 0.7, "relation_weight": 0.3,
+                "pattern_penalty": 0.0, "graph_base": 0.75, "hop_base": 0.8, "type_penalty": 0.15,
                 "form_penalty": 0.15}
 
     # ------------------------------------------------------------------ linking
@@ -397,7 +462,7 @@ class E2ESystem(System):
     def _vectorize(self) -> None:
         seen: set[tuple[str, str]] = set()
         unique = []
-        for e in self.entries:  # the same masked question and skeleton once (rephrasings repeat them)
+        for e in [*self.entries, *filter(None, map(flipped, self.entries))]:  # the same masked question and skeleton once (rephrasings repeat them)
             key = (" ".join(e["doc"]), " ".join(e["query"]))
             if key not in seen:
                 seen.add(key)
@@ -459,75 +524,75 @@ class E2ESystem(System):
         spans = self._mentions(words, index, cased)
         said = superlatives(words)
         best: tuple[float, int, str] | None = None
-        drop = float(self.config["drop_penalty"])
+        drop, strong_drop = float(self.config["drop_penalty"]), float(self.config["strong_drop_penalty"])
         first: str | None = None
         per = max(1, int(self.config["tries"]))
         rel, simple = float(self.config["relation_weight"]), float(self.config["pattern_penalty"])
         form, counting = float(self.config["form_penalty"]), " ".join(words[:2]) in ("how many", "how much")
+        way = direction(said)
         for size in range(len(spans), max(-1, len(spans) - 4), -1):
             pool = self.by_slots.get(size, [])
             if not pool:
                 continue
             for keep in combinations(spans, size):
+                cost = math.prod(drop if not strong(sp, cased) else strong_drop for sp in spans if sp not in keep)
                 doc = self._matrix([self._features(superlatives(self._masked(words, keep)))])
                 scores = np.asarray((self.matrix[pool] @ doc.T).todense()).ravel()
                 top = np.argsort(-scores, kind="stable")[: int(self.config["candidates"])]
                 ranked = sorted(((float(scores[j]) + rel * self._relevance(self.entries[pool[int(j)]], said)
                                   - simple * self._patterns(self.entries[pool[int(j)]])
-                                  - form * (_counts(self.entries[pool[int(j)]]["query"]) != counting))
-                                 * drop ** (len(spans) - size), int(j)) for j in top)
-                if size == 1 and executor is not None and len(top) and not _NUMBER.match(" ".join(words[keep[0][0]:keep[0][1]])):
-                    base = float(scores[top[0]]) * float(self.config["graph_base"]) * drop ** (len(spans) - size)
-                    ranked += self._graph_candidates(keep[0][2], said, executor, base)
+                                  - form * (_counts(self.entries[pool[int(j)]]["query"]) != counting)
+                                  - form * _against(self.entries[pool[int(j)]]["query"], way))
+                                 * cost, int(j)) for j in top)
+                if executor is not None and len(top) and 1 <= size <= 2 and \
+                        not any(_NUMBER.match(" ".join(words[k[0]:k[1]])) for k in keep):
+                    base = float(scores[top[0]]) * float(self.config["graph_base"]) * cost
+                    ranked += self._path_candidates([k[2] for k in keep], said, executor, base)
                 ranked.sort(key=lambda x: -x[0])  # stable: ties keep the TF-IDF order
                 tried = 0
                 for score, j in ranked:
                     if best is not None and score <= best[0]:
                         break
+                    if tried >= per and not isinstance(j, str):
+                        continue  # skeleton tries spent: graph candidates (read off the KG) still compete
                     q = j if isinstance(j, str) else self._fill(self.entries[pool[j]], list(keep))
                     if q is None:
                         continue
                     first = first or q
-                    tried += 1
+                    tried += not isinstance(j, str)
                     if executor is None or self._answers(executor, q):
                         best = (score, size, q)
-                        break
-                    if tried >= per:
                         break
         query = best[2] if best is not None else first
         if query and words and words[0] in YES_NO:
             return as_ask(query)
         return as_count(query) if query and counting else query
 
-    def _graph_candidates(self, cands: list[str], words: list[str], executor: Any, base: float) -> list[tuple[float, str]]:
-        """One-edge queries from the mention's entity (its best IRI; else the subjects of its
-        value) over every predicate it has in the KG, either direction, where the question names the predicate (:meth:`_relevance`):
-        relations the generated questions never asked about (``phone``) can still be answered.
-        Scored ``base`` (a share of the best skeleton's TF-IDF score) plus the relation score."""
-        ent = next((c for c in cands if c.startswith("<")), None)
-        value = next((c for c in cands if c.startswith("\"")), None)
-        if ent is None and value is None:
-            return []
-        out = []
+    def _path_candidates(self, cands: list[list[str]], words: list[str], executor: Any,
+                         base: float) -> list[tuple[float, str]]:
+        """Graph candidates for one kept mention (one edge, :func:`one_edge_candidates`, and two
+        hops, :func:`two_hop_candidates`) or two entity mentions (:func:`star_candidates`), the
+        two-edge ones at ``hop_base`` x ``base``."""
         rel = float(self.config["relation_weight"])
-        classes = [c for c, names in self._relwords.items() if c in self._classes
-                   and all(any(_matches(n, w) for w in words) for n in names)]
-        shapes = ((f"{ent} ?p ?o", f"SELECT DISTINCT ?x WHERE {{ {ent} {{p}} ?x . }}"),
-                  (f"?o ?p {ent}", f"SELECT DISTINCT ?x WHERE {{ ?x {{p}} {ent} . }}")) if ent else \
-            ((f"?o ?p {value}", f"SELECT DISTINCT ?x WHERE {{ ?x {{p}} {value} . }}"),)
-        for pattern, q in shapes:
-            oc = executor.execute(f"SELECT DISTINCT ?p WHERE {{ {pattern} }}")
-            if oc.status.failed or not isinstance(oc.answer, TableAnswer):
-                continue
-            for (p,) in oc.answer.rows:
-                if not isinstance(p, IRI) or p.value == RDF_TYPE:
-                    continue
-                r = self._relevance({"query": [f"<{p.value}>"]}, words)
-                if r > 0 or ent is None:  # a value's property often goes unsaid ("suppliers in Toulouse")
-                    filled = q.replace("{p}", f"<{p.value}>")
-                    out.append((base + rel * r, filled))
-                    for c in classes:  # the class the question asks for ("which suppliers")
-                        out.append((base + rel * (r + 1) / 2, filled.replace(" . }", f" . ?x a {c} . }}")))
+        named = focus_classes(self._relwords, self._classes, words)
+        ents = [next((c for c in cs if c.startswith("<")), None) for cs in cands]
+        hop, off = base * float(self.config["hop_base"]), float(self.config["type_penalty"])
+
+        def relevance(t: str) -> float:
+            return self._relevance({"query": [t]}, words)
+        if len(cands) == 2:
+            if None in ents or ents[0] == ents[1] or hop <= 0:
+                return []
+            return star_candidates(ents[0], ents[1], executor, relevance, named, hop, rel, off)
+        value = next((c for c in cands[0] if c.startswith("\"")), None)
+        out = one_edge_candidates(ents[0], value, executor, relevance, named, base, rel, off)
+        if ents[0] is not None and hop > 0:
+            out += two_hop_candidates(ents[0], executor, relevance, named, hop, rel, off)
+            way = direction(words)
+            if way is not None:  # a superlative asked: a reading that orders nothing costs form_penalty
+                form = float(self.config["form_penalty"])
+                out = [(s - form * ("ORDER BY" not in q), q) for s, q in out]
+                out += superlative_candidates(ents[0], way, executor, relevance, hop, rel)
         return out
 
     @staticmethod

@@ -143,3 +143,72 @@ def test_e2e_question_helpers():
     assert as_count("SELECT ?x WHERE { ?x <p> <o> }") == "SELECT (COUNT(DISTINCT ?x) AS ?count) WHERE { ?x <p> <o> }"
     assert as_count("SELECT ?x WHERE { ?x <p> ?v } ORDER BY ?v LIMIT 1").endswith("LIMIT 1")  # not a plain list: unchanged
     assert as_count("SELECT ?x WHERE { ?x <p> ?v } ORDER BY ?v LIMIT 1").startswith("SELECT ?x")
+
+
+def test_e2e_two_edge_graph_candidates_are_read_off_the_kg(tiny_kg):
+    """Two hops from one named thing, and what two named things share, each typed only with a
+    named class its answers have; an untyped one costs the mismatch where named classes are not
+    its answers' (issue 40: relations no generated question combined)."""
+    from kgqa.baselines.e2e_paths import one_edge_candidates, star_candidates, two_hop_candidates
+
+    words = {f"<{E}office>": 1.0, f"<{E}worksIn>": 0.5}
+    def relevance(t):
+        return words.get(t, 0.0)
+    with Executor.open(str(tiny_kg), cache=False) as ex:
+        hop = two_hop_candidates(f"<{E}alice>", ex, relevance, [], 0.2, 0.3)
+        star = star_candidates(f"<{E}sales>", f"<{E}bob>", ex, relevance, [f"<{E}Person>"], 0.2, 0.3, 0.15)
+        one = one_edge_candidates(f"<{E}sales>", None, ex, relevance, [f"<{E}Department>"], 0.2, 0.3, 0.15)
+    pre = f"SELECT DISTINCT ?x WHERE {{ <{E}alice>"
+    assert {q.replace(pre, ""): round(s, 4) for s, q in hop} == {  # the last relation named (or a named class)
+        f" <{E}worksIn> ?y . ?y <{E}office> ?x . FILTER(?x != <{E}alice>) }}": 0.2 + 0.3 * 0.75,  # office 1, worksIn 0.5
+        f" <{E}worksIn> ?y . ?x <{E}worksIn> ?y . FILTER(?x != <{E}alice>) }}": 0.2 + 0.3 * 0.5,  # where Alice works
+        f" <{E}manager> ?y . ?y <{E}worksIn> ?x . FILTER(?x != <{E}alice>) }}": 0.2 + 0.3 * 0.25}
+    people = {q: s for s, q in star}
+    typed = (f"SELECT DISTINCT ?x WHERE {{ ?x <{E}worksIn> <{E}sales> . ?x <{E}manager> <{E}bob> . "
+             f"FILTER(?x != <{E}sales> && ?x != <{E}bob>) ?x a <{E}Person> . }}")
+    assert people[typed] == pytest.approx(0.2 + 0.3 * 1.5 / 3)  # worksIn 0.5, manager 0, the class 1
+    assert people[typed.replace(f" ?x a <{E}Person> .", "")] == pytest.approx(0.2 + 0.3 * 0.25)
+    # employees, not departments, work in Sales: the untyped reading costs 0.15, no typed one is made
+    assert one == [(pytest.approx(0.2 + 0.3 * 1.0 - 0.15), f"SELECT DISTINCT ?x WHERE {{ <{E}sales> <{E}office> ?x . }}"),
+                   (pytest.approx(0.2 + 0.3 * 0.5 - 0.15), f"SELECT DISTINCT ?x WHERE {{ ?x <{E}worksIn> <{E}sales> . }}")]
+
+
+def test_e2e_superlative_direction_and_strong_mentions():
+    from kgqa.baselines.e2e import direction, flipped, strong
+
+    assert [direction(w.split()) for w in ("the most largest price", "the cheapest smallest price", "which city", "largest or smallest")] == \
+        ["DESC", "ASC", None, None]
+    entry = {"doc": "which <e> has the largest weight".split(), "query": "SELECT ?x WHERE { } ORDER BY DESC ( ?v )".split(),
+             "slots": ["E"], "id": "g1"}
+    assert flipped(entry) == {"doc": "which <e> has the smallest weight".split(), "slots": ["E"], "id": "g1~",
+                              "query": "SELECT ?x WHERE { } ORDER BY ASC ( ?v )".split()}
+    assert flipped({**entry, "doc": "which <e> has a weight".split()}) is None
+    cased = "Which suppliers deliver Compensators in the Data Services department".split()
+    assert [strong(s, cased) for s in ((3, 4), (1, 2), (0, 1), (6, 8))] == [True, False, False, True]
+
+
+def test_e2e_superlative_candidates_order_what_a_named_thing_relates_to(tiny_kg):
+    """*The oldest person in Sales*: the things related to the named one, by a number of theirs
+    the question names, the largest first (the relation to the named thing may go unsaid)."""
+    from kgqa.baselines.e2e_paths import superlative_candidates
+
+    def relevance(t):
+        return {f"<{E}age>": 1.0}.get(t, 0.0)
+    with Executor.open(str(tiny_kg), cache=False) as ex:
+        cands = superlative_candidates(f"<{E}sales>", "DESC", ex, relevance, 0.2, 0.3)
+        assert cands == [(0.5, f"SELECT DISTINCT ?x WHERE {{ ?x <{E}worksIn> <{E}sales> . ?x <{E}age> ?v . }} "
+                               "ORDER BY DESC(?v) LIMIT 1"),
+                         (0.35, f"SELECT DISTINCT ?x WHERE {{ ?x <{E}worksIn> <{E}sales> . ?x <{E}manager> ?z . "
+                                f"?z <{E}age> ?v . }} ORDER BY DESC(?v) LIMIT 1")]
+        assert [r[0].value for r in ex.execute(cands[0][1]).answer.rows] == [f"{E}bob"]  # 45
+
+
+def test_e2e_focus_class_is_the_one_named_first():
+    from kgqa.baselines.e2e import focus_classes
+
+    rel = {"<D>": ["department"], "<H>": ["hardware"], "<P>": ["product", "category"], "<q>": ["responsible"]}
+    classes = {"<D>", "<H>", "<P>"}
+    words = "what department is responsible for hardware that has the product category x".split()
+    assert focus_classes(rel, classes, words) == ["<D>"]
+    assert focus_classes(rel, classes, "which hardware has a product category".split()) == ["<H>"]
+    assert focus_classes(rel, classes, "who is it".split()) == []

@@ -36,7 +36,7 @@ from kgqa.make.generate.lexicon import RelationLexicon, read_relation_lexicon
 from kgqa.make.generate.output import build_dataset, write_dataset
 from kgqa.make.generate.paraphrase import load_paraphraser, write_annotation
 from kgqa.make.generate.pipeline import run
-from kgqa.make.generate.schema import induce_schema, label_properties, schema_from_ontology, untype_classes
+from kgqa.make.generate.schema import induce_schema, label_properties, path_texts, schema_from_ontology, untype_classes
 from kgqa.make.generate.summary import summarize
 
 #: the KG names its entities when at least this share of them has a label: then a question
@@ -129,6 +129,8 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
         onto = KGAccess.open(ontology) if ontology else None
         try:
             relations = RelationLexicon([access] + ([onto] if onto else []), rel_lex, lang)
+            for rel, text in path_texts(schema.relations, relations.get).items():  # through blank nodes
+                relations.user.setdefault(rel, text)
             opaque = relations.opaque(schema.relations)
         finally:
             if onto is not None:

@@ -4,7 +4,8 @@ relation edges, with at most one function, and its translation to SPARQL.
 
 SPARQL form (deterministic text; full IRIs):
 
-- every edge is one triple pattern; the question node's class is one more pattern
+- every edge is one triple pattern (a relation through blank nodes: one per step, joined by a
+  ``?via`` variable per blank node; a cast relation binds its cast value, see :func:`edge_patterns`); the question node's class is one more pattern
   ``?x a <Class>`` while :attr:`GraphQuery.typed` (minimization drops it when redundant);
 - mutual exclusivity: ``FILTER(?a != ?b)`` for every pair of entity nodes one of which is a
   variable (two grounded nodes are different individuals by construction). Only the question
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field, replace
+from urllib.parse import quote, unquote
 
 from kgqa.model.terms import IRI, Literal, Term
 
@@ -28,6 +30,54 @@ FUNCTION_CLASSES = {"none": "none", "count": "count", "max": "superlative", "min
                     "argmax": "superlative", "argmin": "superlative", ">": "comparative",
                     ">=": "comparative", "<": "comparative", "<=": "comparative"}
 FUNCTIONS = tuple(FUNCTION_CLASSES)
+
+#: a relation through blank nodes (``S <p> _:b . _:b <q> O``) is one edge whose relation is a
+#: path IRI: this prefix and the steps' IRIs, each percent-encoded, joined by commas
+PATH_PREFIX = "urn:kgqa:path:"
+#: a last path element ``^^`` + a datatype: the relation's plain-string values are read as that
+#: datatype (dates and numbers written as strings: ``"2013-01-01"`` compared as a date)
+CAST_MARK = "^^"
+
+
+def path_iri(steps: tuple[str, ...] | list[str], cast: str | None = None) -> str:
+    """The relation IRI of a path through blank nodes, its values read as ``cast`` when given
+    (one step and no cast: the step itself)."""
+    if len(steps) == 1 and not cast:
+        return steps[0]
+    parts = [*steps, *((CAST_MARK + cast,) if cast else ())]
+    return PATH_PREFIX + ",".join(quote(s, safe="") for s in parts)
+
+
+def _parts(rel: str) -> list[str]:
+    return [unquote(s) for s in rel[len(PATH_PREFIX):].split(",")] if rel.startswith(PATH_PREFIX) else [rel]
+
+
+def path_steps(rel: str) -> tuple[str, ...]:
+    """The predicates of relation ``rel`` in order (one for a plain relation)."""
+    return tuple(p for p in _parts(rel) if not p.startswith(CAST_MARK))
+
+
+def path_cast(rel: str) -> str | None:
+    """The datatype ``rel``'s plain-string values are read as, or None."""
+    last = _parts(rel)[-1]
+    return last[len(CAST_MARK):] if last.startswith(CAST_MARK) else None
+
+
+def edge_patterns(src: str, rel: str, dst: str, tag: str) -> list[str]:
+    """Triple patterns of one edge: a path relation gets a variable per blank node it passes
+    (``?via{tag}_1``, ..., each ``FILTER(isBlank(...))``: the relation found through blank nodes),
+    never a blank-node label; a cast relation reads its value into a
+    variable (``?via{tag}_v``) and binds the cast value to ``dst`` (or, ``dst`` grounded,
+    compares it)."""
+    steps = path_steps(rel)
+    cast = path_cast(rel)
+    end = f"?via{tag}_v" if cast else dst
+    terms = [src, *(f"?via{tag}_{k}" for k in range(1, len(steps))), end]
+    out = [f"{terms[k]} <{p}> {terms[k + 1]} ." for k, p in enumerate(steps)]
+    out += [f"FILTER(isBlank({v}))" for v in terms[1:len(steps)]]  # through blank nodes, as found
+    if cast:
+        out.append(f"BIND(<{cast}>({end}) AS {dst})" if dst.startswith("?") else f"FILTER(<{cast}>({end}) = {dst})")
+    return out
 
 
 @dataclass(frozen=True)
@@ -118,7 +168,8 @@ class GraphQuery:
         return [(a.id, b.id) for a, b in itertools.combinations(ents, 2) if not (a.grounded and b.grounded)]
 
     def patterns(self, class_constraint: bool | None = None) -> list[str]:
-        lines = [f"{self.term(e.src)} <{e.rel}> {self.term(e.dst)} ." for e in self.edges]
+        lines = [line for i, e in enumerate(self.edges)
+                 for line in edge_patterns(self.term(e.src), e.rel, self.term(e.dst), str(i))]
         q = self.qnode
         typed = self.typed if class_constraint is None else class_constraint
         if typed and not q.literal and q.cls:

@@ -16,7 +16,7 @@ that keeps some answers and drops others (``>``/``<=``: the value at index (k-1)
 ``>=``/``<``: index k//2); a node with a single value has no comparative.
 
 Each candidate graph query is then executed (:func:`validate`); it is valid when the answer is
-non-empty (a count of at least 2: a count of 1 is a lookup, ``count-one``; a bound max/min), a superlative chooses among at least two
+non-empty and holds no blank node (``blank-answer``; a count of at least 2: a count of 1 is a lookup, ``count-one``; a bound max/min), a superlative chooses among at least two
 answers (max/min: values), an argmax/argmin has no tie at the top, and a comparative changes
 the answer (a filter that keeps every answer is a redundant function).
 """
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from kgqa.make.generate.graphquery import Function, GraphQuery
 from kgqa.make.generate.kg import KGAccess, QueryFailed
 from kgqa.model.answer import TableAnswer
-from kgqa.model.terms import IRI, RDF_LANGSTRING, Literal, Term
+from kgqa.model.terms import IRI, RDF_LANGSTRING, BNode, Literal, Term
 from kgqa.model.terms import TermMatching
 
 
@@ -38,6 +38,11 @@ from kgqa.model.terms import TermMatching
 SOLUTION_CAP = 5000
 #: a literal longer than this is never a topic (a description would give the answer away)
 MAX_TOPIC_CHARS = 60
+
+
+def _named(var: str, labels: tuple[str, ...]) -> str:
+    return (f"FILTER EXISTS {{ ?{var} ?{var}_lp ?{var}_l . VALUES ?{var}_lp {{ "
+            + " ".join(f"<{p}>" for p in labels) + " } }")
 
 
 def _grounding_body(t: GraphQuery) -> tuple[list[str], list[str]]:
@@ -59,17 +64,22 @@ def _grounding_body(t: GraphQuery) -> tuple[list[str], list[str]]:
     return lines, vars_
 
 
-def grounding_query(t: GraphQuery, limit: int, salt: str) -> tuple[str, list[str]] | None:
+def grounding_query(t: GraphQuery, limit: int, salt: str,
+                    labels: tuple[str, ...] = ()) -> tuple[str, list[str]] | None:
     """The SELECT for candidate groundings of template ``t`` and the variables it returns
     (None when the template has nothing to ground). Literal topics are at most
-    :data:`MAX_TOPIC_CHARS` characters."""
+    :data:`MAX_TOPIC_CHARS` characters. ``labels``: entity topics must have a value of one of
+    these (a KG that names its entities: an unnamed topic is never put in a question, so it is
+    not drawn); checked on the capped solutions, outside the subquery, so a template whose
+    topics are mostly unnamed costs no more than :data:`SOLUTION_CAP` checks."""
     lines, vars_ = _grounding_body(t)
     if not vars_:
         return None
     key = ", \"|\", ".join(f"STR(?{v})" for v in vars_)
     sel = " ".join(f"?{v}" for v in vars_)
     where = "".join(f"  {line}\n" for line in lines)
-    q = (f"SELECT DISTINCT {sel} WHERE {{ {{ SELECT {sel} WHERE {{\n{where}}} LIMIT {SOLUTION_CAP} }} }}\n"
+    named = " ".join(_named(n.id, labels) for n in t.nodes if n.template and not n.literal) if labels else ""
+    q = (f"SELECT DISTINCT {sel} WHERE {{ {{ SELECT {sel} WHERE {{\n{where}}} LIMIT {SOLUTION_CAP} }} {named} }}\n"
          f"ORDER BY MD5(CONCAT({key}, \"|{salt}\")) {sel}\nLIMIT {int(limit)}")
     return q, vars_
 
@@ -87,10 +97,12 @@ def count_varies(kg: KGAccess, t: GraphQuery) -> bool:
     return bool(kg.select(q).rows)
 
 
-def candidates(kg: KGAccess, t: GraphQuery, limit: int, salt: str) -> list[dict[str, Term]]:
+def candidates(kg: KGAccess, t: GraphQuery, limit: int, salt: str,
+               labels: tuple[str, ...] = ()) -> list[dict[str, Term]]:
     """Up to ``limit`` seeded candidate groundings ({node id: value}); [{}] when there is
-    nothing to ground. Raises :class:`QueryFailed`."""
-    gq = grounding_query(t, limit, salt)
+    nothing to ground. ``labels``: :func:`grounding_query`. Raises
+    :class:`QueryFailed`."""
+    gq = grounding_query(t, limit, salt, labels)
     if gq is None:
         return [{}]
     q, vars_ = gq
@@ -155,6 +167,8 @@ def _checks(q: GraphQuery) -> list[str]:
     x = f"?{q.question}"
     if fn.cls == "superlative":  # how many distinct answers (values) there are to choose from
         out.append(plain.replace(f"SELECT DISTINCT {x}", f"SELECT (COUNT(DISTINCT {x}) AS ?n)", 1))
+    if fn.name == "count":  # would it count a blank node?
+        out.append(f"{plain[:-1]}  FILTER(isBlank({x}))\n}}\nLIMIT 1")
     if fn.name in ("argmax", "argmin"):
         order = "DESC" if fn.name == "argmax" else "ASC"
         base = plain.replace(f"SELECT DISTINCT {x}", f"SELECT DISTINCT ?{fn.node} {x}", 1)
@@ -172,6 +186,10 @@ def _judge(q: GraphQuery, sparql: str, res: list) -> tuple[Answered | None, str]
     rows = [r for r in answer.rows if any(c is not None for c in r)]
     if not rows:
         return None, "empty"
+    if any(isinstance(c, BNode) for r in rows for c in r):
+        return None, "blank-answer"  # a blank node is never an answer (it has no name to give)
+    if fn.name == "count" and res[1].rows:
+        return None, "blank-answer"
     if fn.name == "count" and rows[0][0] == Literal("0", "http://www.w3.org/2001/XMLSchema#integer"):
         return None, "empty"
     if fn.name == "count" and rows[0][0] == Literal("1", "http://www.w3.org/2001/XMLSchema#integer"):

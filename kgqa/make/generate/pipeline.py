@@ -140,6 +140,7 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
     texts: dict[str, str] = {}
     accepted: dict[str, int] = {}
     varies: dict[tuple, bool] = {}
+    ungroundable: set[tuple] = set()  # template keys without a grounding (the salt only orders them)
     budget = opts.max_attempts if opts.max_attempts is not None else 50 * max(1, opts.n)
 
     def accept(answered, edges_before: int) -> bool:
@@ -218,6 +219,9 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         last_accept = out.attempts
         return True
 
+    # a KG that names its entities: topics drawn named in SPARQL (unnamed ones would be
+    # rejected as unlabelled after costing their validation queries)
+    named = tuple(lex.props) if lex is not None and lex.require_labels else ()
     allowed = tuple(opts.functions)
     tried: dict[str, int] = {}  # templates tried per function class since its last acceptance
     last_accept = 0
@@ -252,13 +256,17 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             if not varies[key]:
                 out.rejected["count-always-one"] += 1
                 continue
+        if key in ungroundable:  # its grounding query came back empty: it does under every salt
+            out.rejected["no-grounding"] += 1
+            continue
         salt = hashlib.sha256(f"{opts.seed}:{out.attempts}".encode()).hexdigest()[:16]
         try:
-            cands = candidates(kg, t, opts.candidates, salt)
+            cands = candidates(kg, t, opts.candidates, salt, named)
         except QueryFailed:
             out.rejected["engine-error"] += 1
             continue
         if not cands:
+            ungroundable.add(key)
             out.rejected["no-grounding"] += 1
             continue
         try:

@@ -19,23 +19,27 @@ dataset, a class or a property (subjects typed in :data:`META_SUBJECT_TYPES`: an
 version, creator or licence is no question). Identifier-valued relations (ids, codes, e-mail
 addresses, phone numbers, URLs by name; text values unique to each of at least
 :data:`KEY_MIN_TRIPLES` subjects) lose their literal ends: an identifier is neither a topic nor
-a quantity ("more than 4674578"). Blank nodes are left out (a grounded node must be writable
-in SPARQL). A relation between IRIs whose triples all share one subject or one object
+a quantity ("more than 4674578"). Blank nodes are never ends of a relation (a grounded node
+must be writable in SPARQL); a path through them is one relation (:func:`blank_paths`), and a
+relation whose plain strings are all dates or numbers is read as such (:func:`_cast_relation`). A relation between IRIs whose triples all share one subject or one object
 (:data:`CONSTANT_MIN_TRIPLES`) is left out: "Which concept scheme is X a top concept of?" has
 the same answer for every X. :func:`label_properties` finds the KG's label predicate when ``rdfs:label`` is absent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 import re
 
+from kgqa.make.generate.graphquery import edge_patterns, path_cast, path_iri, path_steps
 from kgqa.make.generate.kg import KGAccess, QueryFailed
+from kgqa.make.generate.lexicon import RelText, parse_phrase
 from kgqa.model.labels import ALT_LABEL_PREDICATES, LABEL_PREDICATES, PRIMARY_LABEL_PREDICATES
 from kgqa.model.problems import InputError
-from kgqa.model.terms import DATE_TYPES, IRI, Literal, NUMERIC_TYPES, RDF, XSD_STRING
+from kgqa.model.terms import (DATE_TYPES, IRI, Literal, NUMERIC_TYPES, RDF, XSD_DATE, XSD_DECIMAL, XSD_INTEGER,
+                              XSD_STRING)
 
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 OWL = "http://www.w3.org/2002/07/owl#"
@@ -357,7 +361,150 @@ def induce_schema(kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
         r.domain[s_cls] = r.domain.get(s_cls, 0) + _int(n)
         r.datatypes[d] = r.datatypes.get(d, 0) + _int(n)
         r.values = values.get(p.value, 0)
+    for r in blank_paths(kg, ex):
+        rels.setdefault(r.iri, r)
+    for r in [r for r in rels.values() if PLAIN in r.datatypes]:
+        cast = _cast_relation(kg, r)
+        if cast is not None:  # dates and numbers written as strings are compared as such
+            rels[cast.iri] = cast
+            del r.datatypes[PLAIN]
+            if not r.datatypes and not r.range:
+                del rels[r.iri]
     return Schema(classes, dict(sorted(rels.items())), stats, "induced")
+
+
+#: lexical forms of plain strings read as dates or numbers (all of a relation's values must fit)
+_DATE_RE, _INT_RE, _DEC_RE = r"^-?[0-9]{4}-[0-9]{2}-[0-9]{2}$", r"^-?[0-9]+$", r"^-?[0-9]+[.][0-9]+$"
+
+
+def _cast_relation(kg: KGAccess, r: Relation) -> Relation | None:
+    """The relation ``r`` with its plain-string values read as ``xsd:date``, ``xsd:integer`` or
+    ``xsd:decimal`` when every one of them is written so (``"2013-01-01"``, ``"1884"``,
+    ``"45.348367"``), or None. Integers that are keys (one per subject, packed in a range at most
+    4n wide: serial numbers) are not read as numbers."""
+    body = " ".join(edge_patterns("?s", r.iri, "?o", "c"))
+    q = (f"SELECT (COUNT(*) AS ?n) (COUNT(DISTINCT ?o) AS ?d) (SUM(IF(REGEX(?o, \"{_DATE_RE}\"), 1, 0)) AS ?dt) "
+         f"(SUM(IF(REGEX(?o, \"{_INT_RE}\"), 1, 0)) AS ?i) (SUM(IF(REGEX(?o, \"{_DEC_RE}\"), 1, 0)) AS ?de) "
+         f"WHERE {{ {body} FILTER(isIRI(?s) && isLiteral(?o) && DATATYPE(?o) = <{PLAIN}>) }}")
+    try:
+        n, d, dt, i, de = (_int(t) for t in kg.select(q).rows[0])
+    except (QueryFailed, IndexError):
+        return None
+    if n < 2:
+        return None
+    if dt == n:
+        cast = XSD_DATE
+    elif i == n:
+        cast = XSD_INTEGER
+        if d == n and n >= KEY_MIN_TRIPLES and _dense_cast(kg, body, n):
+            return None
+    elif i + de == n and de:
+        cast = XSD_DECIMAL
+    else:
+        return None
+    return Relation(path_iri(path_steps(r.iri), cast), n, domain=dict(r.domain), datatypes={cast: n},
+                    subjects=r.subjects)
+
+
+def _dense_cast(kg: KGAccess, body: str, n: int) -> bool:
+    q = (f"SELECT (MIN(<{XSD_INTEGER}>(?o)) AS ?lo) (MAX(<{XSD_INTEGER}>(?o)) AS ?hi) WHERE {{ {body} "
+         f"FILTER(isLiteral(?o) && DATATYPE(?o) = <{PLAIN}>) }}")
+    try:
+        lo, hi = (int(t.value) for t in kg.select(q).rows[0])
+    except (QueryFailed, IndexError, AttributeError, TypeError, ValueError):
+        return True
+    return hi - lo < 4 * n
+
+
+#: blank nodes a path relation passes at most (organs-it: organ, timed location, location,
+#: address, city)
+MAX_BLANK_DEPTH = 3
+
+
+def _path_pattern(depth: int) -> tuple[str, list[str]]:
+    """The WHERE text of paths from an IRI ``?s`` through ``depth`` blank nodes to a non-blank
+    ``?o``, and the step variables."""
+    steps = [f"?p{k}" for k in range(1, depth + 1)] + ["?q"]
+    lines = ["?s ?p1 ?b1 . FILTER(isIRI(?s) && isBlank(?b1))"]
+    for k in range(2, depth + 1):
+        lines.append(f"?b{k - 1} ?p{k} ?b{k} . FILTER(isBlank(?b{k}))")
+    lines.append(f"?b{depth} ?q ?o . FILTER(!isBlank(?o))")
+    return " ".join(lines), steps
+
+
+def _path_rows(kg: KGAccess, depth: int, extra: str, select: str, group: str = "") -> dict[str, list]:
+    where, steps = _path_pattern(depth)
+    sv = " ".join(steps)
+    q = f"SELECT {sv} {select} WHERE {{ {where} {extra} }} GROUP BY {sv} {group}"
+    out: dict[str, list] = {}
+    for row in kg.select(q).rows:
+        ps = row[:len(steps)]
+        if all(_iri(p) for p in ps):
+            out.setdefault(path_iri([p.value for p in ps]), []).append(row[len(steps):])
+    return out
+
+
+def _path_ok(rel: str, exclude: frozenset[str]) -> bool:
+    """Whether no step is schema vocabulary and the last is a relation questions may use."""
+    steps = path_steps(rel)
+    return all(_relation_ok(p, exclude) or (k < len(steps) - 1 and not is_meta(p)) for k, p in enumerate(steps))
+
+
+def blank_paths(kg: KGAccess, exclude: frozenset[str] = frozenset()) -> list[Relation]:
+    """Relations through blank nodes: ``S <p> _:b . _:b <q> O`` (up to :data:`MAX_BLANK_DEPTH`
+    blank nodes) from an IRI ``S`` to an IRI or literal ``O`` is one relation whose IRI is the
+    path's (:func:`~kgqa.make.generate.graphquery.path_iri`); a blank node is never a topic
+    nor an answer, the query passes it through a variable. Paths over schema vocabulary, a
+    label or an identity relation are left out, as are identifier-valued and key literal ends
+    and IRI ends that are constant (module docstring)."""
+    out: list[Relation] = []
+    for depth in range(1, MAX_BLANK_DEPTH + 1):
+        totals = _path_rows(kg, depth, "", "(COUNT(*) AS ?n) (COUNT(DISTINCT ?s) AS ?ds) (COUNT(DISTINCT ?o) AS ?do) "
+                            "(SUM(IF(isLiteral(?o), 1, 0)) AS ?nl)")
+        if not totals:
+            break
+        subj = _path_rows(kg, depth, "?s a ?cs .", "?cs (COUNT(*) AS ?n)", "?cs")
+        obj = _path_rows(kg, depth, "FILTER(isIRI(?o)) ?o a ?co .", "?co (COUNT(*) AS ?n)", "?co")
+        lit = _path_rows(kg, depth, "FILTER(isLiteral(?o)) BIND(DATATYPE(?o) AS ?dt)",
+                         "?dt (COUNT(*) AS ?n) (COUNT(DISTINCT ?o) AS ?d)", "?dt")
+        for rel, [(n, ds, do, nl)] in sorted(totals.items()):
+            r = _path_relation(rel, _int(n), _int(ds), _int(do), _int(nl), subj.get(rel, []), obj.get(rel, []),
+                               lit.get(rel, []), exclude)
+            if r is not None:
+                out.append(r)
+    return out
+
+
+def _path_relation(rel: str, n: int, ds: int, do: int, nl: int, subj: list, obj: list, lit: list,
+                   exclude: frozenset[str]) -> Relation | None:
+    if not _path_ok(rel, exclude):
+        return None
+    last = path_steps(rel)[-1]
+    r = Relation(rel, n, subjects=ds, objects=do if nl < n else 0)
+    for c, k in subj:
+        if _iri(c) and _class_ok(c.value):
+            r.domain[c.value] = r.domain.get(c.value, 0) + _int(k)
+    rest = n - sum(r.domain.values())
+    if rest > 0 or not r.domain:
+        r.domain[UNTYPED] = max(rest, 1)
+    n_iri = n - nl
+    if n_iri and not (n_iri >= CONSTANT_MIN_TRIPLES and min(ds, do) == 1):
+        for c, k in obj:
+            if _iri(c) and _class_ok(c.value):
+                r.range[c.value] = r.range.get(c.value, 0) + _int(k)
+        rest = n_iri - sum(r.range.values())
+        if rest > 0 or not r.range:
+            r.range[UNTYPED] = max(rest, 1)
+    total = sum(_int(k) for _, k, _ in lit)
+    distinct = sum(_int(d) for _, _, d in lit)
+    key = total >= KEY_MIN_TRIPLES and total == distinct and all(not _iri(dt) or value_kind(dt.value) == "text"
+                                                                  for dt, _, _ in lit)
+    if nl and not is_identifier_name(last) and not key:
+        for dt, k, _ in lit:
+            d = dt.value if _iri(dt) else PLAIN
+            r.datatypes[d] = r.datatypes.get(d, 0) + _int(k)
+        r.values = distinct
+    return r if (r.range or r.datatypes) else None
 
 
 def schema_from_ontology(path: str | Path, kg: KGAccess, exclude: Iterable[str] = ()) -> Schema:
@@ -413,3 +560,32 @@ def _from_declarations(store: KGAccess, name: str, kg: KGAccess, exclude: Iterab
         if r.domain and (r.range or r.datatypes):
             rels[prop] = r
     return Schema(classes, rels, observed.stats, f"ontology:{name}")
+
+
+#: last steps too vague to say alone: the step before names what they belong to ("location name")
+GENERIC_STEPS = frozenset(("name", "label", "value", "title", "type", "kind"))
+
+
+def path_texts(relations: Iterable[str], get: Callable[[str], RelText]) -> dict[str, RelText]:
+    """How each path relation through blank nodes reads: as its last step ("has city" for
+    organ / timed location / location / address / city), a vague last step with the noun of
+    the step before ("location name"); a path whose steps have no words is opaque. ``get``
+    gives a plain relation's :class:`~kgqa.make.generate.lexicon.RelText`."""
+    out: dict[str, RelText] = {}
+    for rel in relations:
+        steps = path_steps(rel)
+        if len(steps) == 1 and not path_cast(rel):
+            continue
+        last = get(steps[-1])
+        if last.opaque:
+            out[rel] = RelText("opaque", "", source="path")
+            continue
+        if last.kind == "noun" and last.words.lower() in GENERIC_STEPS and len(steps) > 1:
+            before = get(steps[-2])
+            if before.opaque or before.kind != "noun":
+                out[rel] = RelText("opaque", "", source="path")
+                continue
+            out[rel] = parse_phrase(f"has {before.words} {last.words}", "path")
+            continue
+        out[rel] = replace(last, source="path", inverse=None)
+    return out
