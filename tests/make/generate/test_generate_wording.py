@@ -8,6 +8,7 @@ Exact texts on a small KG written here; the properties on the real KGs are in
 from __future__ import annotations
 
 import pytest
+from urllib.parse import quote
 
 from kgqa.make.generate import GenerateOptions, generate
 from kgqa.make.generate.graphquery import Edge, Function, GraphQuery, Node
@@ -173,7 +174,9 @@ def test_generation_drops_what_it_cannot_word(kg_file):
     assert texts
     assert all(" valid " not in f" {t} " or "valid to" in t for t in texts)
     assert not any(" a responsible " in t or " has a created" in t or "is the in " in t for t in texts)
-    assert "http://o.example/valid" in res.summary["opaque_relations"]
+    # "valid" (its string values read as numbers: a cast path relation) is reported as opaque
+    assert any(quote("http://o.example/valid", safe="") in r or r == "http://o.example/valid"
+               for r in res.summary["opaque_relations"])
 
 
 def test_bare_unnamed_nodes_and_repeated_classes_are_refused(lex):
