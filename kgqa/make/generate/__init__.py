@@ -29,7 +29,7 @@ from kgqa.model.problems import InputError
 from kgqa.make.generate.pipeline import GenerateOptions, parse_edges
 from kgqa.model.item import Dataset
 from kgqa import __version__
-from kgqa.make.generate.commonness import Commonness, read_frequencies
+from kgqa.make.generate.commonness import Commonness, read_frequencies, subsumed_relations
 from kgqa.make.generate.functions import default_shares
 from kgqa.make.generate.language import Lexicon, faithfulness, read_lexicon
 from kgqa.make.generate.lexicon import RelationLexicon, read_relation_lexicon
@@ -142,6 +142,9 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
                              f"none of the KG's {len(opaque)} relations can be said in English (opaque names "
                              f"such as {', '.join(opaque[:3])} and no label): give their words with "
                              "--lexicon FILE.yaml (IRI: phrase)")
+        subsumed = subsumed_relations(access, schema)
+        for r in subsumed:  # a second, narrower way to ask what another relation asks
+            del schema.relations[r]
         lex = Lexicon(access, lang, user_lex, label_properties=labels, relations=relations)
         lex.multivalued = {r.iri for r in schema.relations.values() if not r.functional}
         lex.fetch(list(schema.classes))
@@ -161,6 +164,7 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
                                                "schema_relations": len(schema.relations),
                                                "templates_tried": res.attempts,
                                                "opaque_relations": opaque,
+                                               "subsumed_relations": subsumed,
                                                "faithfulness_failures": sum(1 for g in res.queries
                                                                             if faithfulness(g.query, lex, g.question))})
         written = []

@@ -27,8 +27,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kgqa.make.generate.graphquery import GraphQuery
-from kgqa.make.generate.kg import KGAccess
-from kgqa.make.generate.schema import UNTYPED, Schema
+from kgqa.make.generate.kg import KGAccess, QueryFailed
+from kgqa.make.generate.schema import UNTYPED, Schema, name_words
 from kgqa.model.problems import InputError
 from kgqa.model.terms import IRI, NUMERIC_TYPES, Literal, Term
 
@@ -57,6 +57,47 @@ def read_frequencies(path: str | Path) -> dict[str, float]:
                 out[iri] = out.get(iri, 0.0) + n
     except OSError as e:
         raise InputError(str(p), f"cannot read the frequency table: {e}") from e
+    return out
+
+
+#: topics whose labels have more words than this are ranked down (half an order of magnitude a word)
+LONG_LABEL_WORDS = 3
+
+
+def subsumed_relations(kg: KGAccess, schema: Schema) -> dict[str, str]:
+    """Relations between IRIs each of whose triples is also a triple of another relation of
+    ``schema``, read the same way or the other way round (``skos:topConceptOf`` when every top
+    concept is also ``skos:inScheme`` its scheme): {dropped relation: the relation kept}. A
+    reader would ask by the broader relation; the narrower one only adds a second, more
+    technical way to ask the same. Two relations that hold (nearly: 10%) the same pairs say the
+    same thing: the one with the shorter name is kept ("in scheme" over "has top concept").
+    One aggregate query per relation."""
+    rels = {k: r for k, r in schema.relations.items() if r.range and not r.datatypes}
+    inside: dict[str, list[str]] = {}
+    for p, r in sorted(rels.items()):
+        q = (f"SELECT ?q ?dir (COUNT(*) AS ?n) WHERE {{ ?s <{p}> ?o . FILTER(isIRI(?o)) "
+             f"{{ ?s ?q ?o . BIND(1 AS ?dir) }} UNION {{ ?o ?q ?s . BIND(-1 AS ?dir) }} "
+             f"FILTER(?q != <{p}>) }} GROUP BY ?q ?dir")
+        try:
+            rows = kg.select(q).rows
+        except QueryFailed:
+            continue
+        inside[p] = sorted({o.value for o, _, n in rows if isinstance(o, IRI) and o.value in rels
+                            and isinstance(n, Literal) and int(n.value) >= r.count})
+    out: dict[str, str] = {}
+
+    def plainness(iri: str) -> tuple:
+        words = name_words(iri)
+        return (len(words), len("".join(words)), iri)
+
+    for p in sorted(inside):
+        for q in inside[p]:
+            if p in out or q in out:
+                continue
+            if rels[q].count > 1.1 * rels[p].count or plainness(q) < plainness(p):
+                out[p] = q  # narrower, or the same pairs under a longer name
+            else:
+                out[q] = p
     return out
 
 
@@ -145,7 +186,8 @@ class Commonness:
     def rank_candidates(self, cands: list[dict[str, Term]], lex=None) -> list[dict[str, Term]]:
         """Grounding candidates, the ones people would ask about first: entities by degree
         (p(e), as Eq. 1), an entity without a label (``lex``) or a number as topic (a lookup
-        by statistic: "Which country has a population of 44.4?") last; the seeded order
+        by statistic: "Which country has a population of 44.4?") last, an entity with a long
+        label (more than :data:`LONG_LABEL_WORDS` words) after shorter ones; the seeded order
         breaks ties."""
         self.prefetch(t for c in cands for t in c.values())
         if lex is not None:
@@ -158,6 +200,8 @@ class Commonness:
                     total += math.log10(self.individual(t))
                     if lex is not None and t.value in lex.unlabelled:
                         total -= 3.0
+                    elif lex is not None:  # a long label makes a clumsy topic: shorter ones first
+                        total -= 0.5 * max(0, len(lex.label(t.value).split()) - LONG_LABEL_WORDS)
                 elif isinstance(t, Literal) and t.datatype in NUMERIC_TYPES:
                     total -= 3.0
             return total

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import re
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -180,6 +181,9 @@ def plural(word: str) -> str:
 
 
 NAME_WORDS = ("name", "title", "label")
+#: nouns of relations whose objects are codes: a code object with a label of words is "the
+#: code for <label>" ("has the hisco code for Weaver")
+CODE_NOUNS = frozenset(("code", "codes"))
 #: class words that name people: "Who is the manager of X?" rather than "What is ..."
 PERSON_NOUNS = frozenset(("person", "people", "human", "employee", "manager", "author", "artist", "actor", "agent",
                           "laureate", "student", "teacher", "writer", "composer", "painter", "musician", "scientist",
@@ -276,6 +280,23 @@ class _Describer:
         have, be = ("have", "are") if plural_ else ("has", "is")
         if rt.opaque:
             self.problems.append(f"relation {e.rel} fits no frame")
+        if rt.identifying:  # "Which actor is identified by PE220760?": a lookup by a catalogue number
+            self.problems.append(f"'{rt.words}' relates a thing to its identifier")
+        far = e.src if e.src != nid else e.dst
+        if self.bare_leaf(i, far) and not self.same_as(i, far):
+            # "was taken out of existence by an end of existence", "is the part of a BOM part",
+            # "and has a hisco status": an unnamed node said only by its class tells nothing
+            self.problems.append(f"an unnamed {_class_text(self.q.node(far), self.lex)} with nothing said of it")
+        elif self.q.node(far).value is None and far != self.q.question and not self.q.node(far).literal and \
+                _class_text(self.q.node(far), self.lex) == "thing" and far not in self.seen and \
+                not ((e.src == nid and rt.kind == "noun") or (e.src != nid and rt.inverse is not None)):
+            # said by its class, not by the relation's noun ("a hisco code that ...")
+            self.problems.append("an unnamed node of no class: 'a thing that ...'")
+        if e.src != nid and rt.kind == "verb" and rt.object_noun:  # "Which instrument whole does S include?"
+            if rt.object_noun in _class_text(self.q.node(nid), self.lex).split():
+                rt = replace(rt, words=rt.words.rsplit(" ", 1)[0])
+            else:
+                self.problems.append(f"'{rt.words}': a verb and a noun before the object")
         if e.src != nid:  # ``nid`` is the edge's object
             src = self.q.node(e.src)
             if rt.inverse is not None:
@@ -302,13 +323,36 @@ class _Describer:
         if rt.kind == "past":  # "Which type assignment assigned painting?": not English
             self.problems.append(f"'{rt.words}' with an entity fits no frame")
         if rt.kind != "noun":
+            if rt.kind == "verb" and rt.object_noun:  # "includes whole O": said as "includes O" when
+                cls = _class_text(other, self.lex)   # O's class says the noun ("an instrument whole")
+                if other.value is None and rt.object_noun in cls.split():
+                    return "subj", replace(rt, words=rt.words.rsplit(" ", 1)[0]).active(self.np(other.id), plural_)
+                self.problems.append(f"'{rt.words}': a verb and a noun before the object")
             return "subj", rt.active(self.np(other.id), plural_)
         if other.value is not None:
-            return "subj", f"{have} the {phrase} {self.np(other.id)}"
+            name = self.np(other.id)
+            if phrase.split()[-1] in CODE_NOUNS and not code_like(name):
+                # "has the hisco code Medical Doctor": a code named by what it stands for
+                return "subj", f"{have} the {phrase} for {name}"
+            return "subj", f"{have} the {phrase} {name}"
         same = self.shared_object(i, other)
         if same is not None:  # "has the same hisco code as X"
             return "subj", f"{have} the same {phrase} as {same}"
         return "subj", f"{have} {self.np(other.id, phrase)}"
+
+    def bare_leaf(self, i: int, nid: str) -> bool:
+        """Whether entity node ``nid``, reached by edge ``i``, is neither grounded nor the question
+        node, not said yet, and has no other edge: it would be said as "a <class>" alone."""
+        n = self.q.node(nid)
+        return not n.literal and n.value is None and nid != self.q.question and nid not in self.seen and \
+            not [j for j in self._open_edges(nid) if j != i]
+
+    def same_as(self, i: int, nid: str) -> bool:
+        """Whether node ``nid`` is the shared object of edge ``i`` and one more edge of the same
+        relation ("has the same hisco code as X"): said, not bare."""
+        rest = [j for j in range(len(self.q.edges)) if j != i and nid in (self.q.edges[j].src, self.q.edges[j].dst)]
+        return len(rest) == 1 and self.q.edges[rest[0]].rel == self.q.edges[i].rel and \
+            self.q.edges[rest[0]].dst == nid == self.q.edges[i].dst
 
     def shared_object(self, i: int, other: Node) -> str | None:
         """The label of X when ungrounded ``other`` is reached by edge ``i`` and by exactly one
@@ -434,6 +478,8 @@ def _value_question(q: GraphQuery, d: _Describer, lex: Lexicon) -> str:
     i, e = next((i, e) for i, e in enumerate(q.edges) if x.id in (e.src, e.dst))
     rt = _rel(e.rel, lex)
     phrase = rt.noun
+    if rt.identifying:
+        d.problems.append(f"'{rt.words}' relates a thing to its identifier")
     d.seen.add(x.id)
     d.covered.add(i)
     owner = q.node(e.src)
@@ -448,6 +494,8 @@ def _value_question(q: GraphQuery, d: _Describer, lex: Lexicon) -> str:
         word = ("latest" if fn.name == "max" else "earliest") if date else \
             ("largest" if fn.name == "max" else "smallest")
         bare = subj.split(" ", 1)[1] if subj.startswith(("a ", "an ")) else subj
+        if owner.value is None and bare == "thing" and not join:  # "What is the largest hiscam?"
+            return _finish(f"What is the {word} {phrase}")
         of = subj if owner.value is not None else "any " + bare
         return _finish(f"What is the {word} {phrase} of {of}{join}")
     return _finish(f"What is the {phrase} of {subj}{join}")
@@ -460,6 +508,9 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
     if x.literal:
         return _value_question(q, d, lex), d
     cls = _class_text(x, lex)
+    for n in q.topic_entities:  # "Which sex is in the scheme Sex?": the class repeats the topic
+        if isinstance(n.value, IRI) and _squash(lex.label(n.value.value)) in (_squash(cls), _squash(plural(cls))):
+            d.problems.append(f"the class {cls!r} repeats the topic")
     if fn.name == "count":
         mine = [i for i, e in enumerate(q.edges) if x.id in (e.src, e.dst)]
         e = q.edges[mine[0]]
@@ -468,6 +519,8 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
                 (not q.typed or cls in rt.words.lower()):  # "How many suppliers does X have?"
             d.seen.add(x.id)
             d.covered.add(mine[0])
+            if q.node(e.src).value is None:  # "How many homepages does an actor that ... have?" sums
+                d.problems.append("a count per unnamed owner: the text says one, the query adds up many")
             return _finish(f"How many {plural(rt.words)} does {d.np(e.src)} have"), d
         subj, obj, sup = d.clauses(x.id, plural_=True)
         if not (subj or obj or sup):
@@ -486,6 +539,10 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
         return _finish(f"{who} are the {plural(m[2])} of {m[3]}"), d
     head = "What" if cls == "thing" else f"Which {cls}"
     return _finish(_sentence(head, subj, obj, sup)), d
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\W+", "", text).lower()
 
 
 def canonical_question(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str]]:
@@ -542,16 +599,49 @@ def unreadable_topics(q: GraphQuery, lex: Lexicon) -> list[str]:
 
 
 def unreadable_term(t: Term | None, lex: Lexicon) -> str:
-    """Why topic ``t`` cannot be put in a question (:func:`unreadable_topics`), or ""."""
-    if isinstance(t, Literal) and value_kind(t.datatype or "") == "text" and _NUMBER_TEXT.match(t.value.strip()):
-        return f"{t.value!r} is a number written as text"
+    """Why topic ``t`` cannot be put in a question (:func:`unreadable_topics`), or "": a number
+    written as text, a timestamp (a time of day to the second is no topic a person asks by), a
+    web address, an entity without a label whose local name is no name (``87819495-21e8-...``,
+    or any unlabelled one where the KG names its entities), or a label that is a code (no word
+    in it: "PE205292", "93.225.27", "111"), or longer than :data:`MAX_TOPIC_WORDS` words."""
+    if isinstance(t, Literal):
+        kind = value_kind(t.datatype or "")
+        if kind == "text" and _NUMBER_TEXT.match(t.value.strip()):
+            return f"{t.value!r} is a number written as text"
+        if _TIMESTAMP.match(t.value.strip()):
+            return f"{t.value!r} is a timestamp"
+        if re.match(r"^(https?|ftp)://", t.value.strip()):
+            return f"{t.value!r} is a web address"
+        return ""
     if isinstance(t, IRI):
         text = lex.label(t.value)
         if re.match(r"^(https?|ftp)://", text):
             return f"{t.value} is named by a web address"
-        if t.value in lex.unlabelled and (lex.require_labels or not re.search(r"[^\W\d_]", text)):
+        if t.value in lex.unlabelled and (lex.require_labels or unnamed_iri(t.value)):
             return f"{t.value} has no label"
+        if code_like(text):
+            return f"{t.value} is named by a code ({text!r})"
+        if len(text.split()) > MAX_TOPIC_WORDS:
+            return f"{t.value}'s label is too long for a topic ({len(text.split())} words)"
     return ""
+
+
+#: a topic's label with more words than this makes a question no one would write
+MAX_TOPIC_WORDS = 6
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+_WORD = re.compile(r"^[^\W\d_]{2,}$")
+
+
+def code_like(text: str) -> bool:
+    """Whether a label has no word in it (only numbers, codes, single letters): "PE205292",
+    "93.225.27", "4088.G.9", "1905 -"."""
+    return not any(_WORD.match(w) for w in re.split(r"[\s,;:/()\[\]\-.'\"&+]+", text))
+
+
+def unnamed_iri(iri: str) -> bool:
+    """Whether an IRI's local name is no name a reader could use (no word in it: a UUID, a
+    serial number, a hash: ``87819495-21e8-45eb-...``, ``pe204288``; "Bergen" is a name)."""
+    return code_like(local_name(iri))
 
 
 def _finish(text: str) -> str:

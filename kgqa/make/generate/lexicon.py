@@ -52,9 +52,17 @@ BE = frozenset(("is", "was", "are", "were", "be", "been"))
 HAVE = frozenset(("has", "have", "had"))
 RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
 SKOS = "http://www.w3.org/2004/02/skos/core#"
+DCT = "http://purl.org/dc/terms/"
 MAX_COMMENT_WORDS = 5
 #: prepositions moved to the front of a question ("In which country is S located?")
 FRONTED = frozenset(("in", "at", "from"))
+
+#: words that make a relation one to an identifier (:attr:`RelText.identifying`)
+IDENTIFYING_WORDS = frozenset(("identified", "identifier", "identifiers", "id", "ids", "identifies"))
+#: class names that are no noun a question can use ("Which concept has ...?", "Which entity
+#: is ...?"): such classes are said as "What" (:func:`class_text` gives "thing")
+GENERIC_CLASS_WORDS = frozenset(("concept", "entity", "thing", "resource", "item", "object", "individual",
+                                 "named individual", "node", "instance", "element", "record"))
 
 _OPAQUE = re.compile(r"^[A-Za-z]{0,8}[_:-]?\d+[a-z]?$")
 _CIDOC = re.compile(r"^[A-Z]\d+[a-z]?[_ ]+(?=\w)")
@@ -82,6 +90,22 @@ class RelText:
     def opaque(self) -> bool:
         """No words, or words that fit no frame (``raw``): never put in a question."""
         return self.kind in ("opaque", "raw")
+
+    @property
+    def object_noun(self) -> str:
+        """The noun a ``verb`` relation's words end in ("include whole" -> "whole"), "" when
+        they end in the verb or a preposition ("contain", "refer to")."""
+        w = self.words.split()
+        if self.kind != "verb" or len(w) < 2 or w[-1] in PREPOSITIONS:
+            return ""
+        return w[-1]
+
+    @property
+    def identifying(self) -> bool:
+        """Whether the words relate a thing to its identifier ("is identified by", "has
+        identifier", "id"): no question a person asks ("Which actor is identified by
+        PE220760?"); the KG's catalogue numbers are no topics and no answers."""
+        return bool(set(self.words.lower().replace("-", " ").split()) & IDENTIFYING_WORDS)
 
     @property
     def article(self) -> bool:
@@ -332,6 +356,14 @@ BUILTIN: dict[str, RelText] = {
                                                  inverse=RelText("noun", "part", source="builtin")),
     "http://purl.org/dc/terms/hasPart": RelText("noun", "part", source="builtin",
                                                 inverse=RelText("adj", "part of", source="builtin")),
+    # Dublin Core terms named by a verb in the third person, which their names share with a
+    # plural noun ("references": the name alone reads "has the references X")
+    **{DCT + name: RelText("verb", words, source="builtin") for name, words in (
+        ("references", "refer to"), ("replaces", "replace"), ("requires", "require"),
+        ("conformsTo", "conform to"))},
+    **{DCT + name: RelText("adj", words, source="builtin") for name, words in (
+        ("isReferencedBy", "referred to by"), ("isReplacedBy", "replaced by"), ("isRequiredBy", "required by"),
+        ("isVersionOf", "a version of"), ("isFormatOf", "a format of"))},
 }
 
 
@@ -443,9 +475,14 @@ class RelationLexicon:
 
 
 def class_text(iri: str, label: str | None) -> str:
-    """A class's name in a question: its label (a CIDOC number dropped) lower-cased, acronyms
-    kept; else its local name's words."""
+    """A class's name in a question: its label (a CIDOC number dropped, camelCase split, a
+    parenthesised version with digits dropped) lower-cased, acronyms kept; else its local
+    name's words; "thing" (said as "What") for no words or a generic noun
+    (:data:`GENERIC_CLASS_WORDS`: "concept", "entity")."""
     if not label and is_opaque_name(iri):
         return "thing"
     text = _CIDOC.sub("", label) if label else local_words(iri)
-    return " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in text.split())
+    text = re.sub(r"(?<=[a-z])(?=[A-Z][a-z])", " ", text)  # a label written in camelCase
+    text = re.sub(r"\s*\([^()]*\d[^()]*\)", "", text).strip() or text  # "Commune (2013-01-01)": a version
+    text = " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in text.split())
+    return "thing" if text.replace("_", " ") in GENERIC_CLASS_WORDS else text

@@ -28,6 +28,7 @@ from dataclasses import replace
 from kgqa.make.generate.graphquery import Edge, GraphQuery
 from kgqa.make.generate.grounding import Answered, answer_key
 from kgqa.make.generate.kg import KGAccess, QueryFailed
+from kgqa.make.generate.language import code_like, unnamed_iri
 from kgqa.model.terms import IRI, BNode, Literal
 
 _INT = "http://www.w3.org/2001/XMLSchema#integer"
@@ -43,7 +44,9 @@ def _answer_iris(answered: Answered) -> list[str]:
 
 
 def answer_in_text(answered: Answered, lex, text: str) -> bool:
-    """Whether an answer of ``answered`` is written in ``text`` (whole words, any case)."""
+    """Whether an answer of ``answered`` is written in ``text`` (whole words, any case; a label
+    that is a code with a bracketed suffix without it: "Y117-1025328 (5)" is in "... has the
+    part Y117-1025328 - Planck Switch")."""
     if answered.query.function.name in ("count", "max", "min"):
         return False
     low = text.lower()
@@ -57,8 +60,10 @@ def answer_in_text(answered: Answered, lex, text: str) -> bool:
             else:
                 continue
             said = said.strip().lower()
-            if len(said) >= 2 and re.search(r"(?<!\w)" + re.escape(said) + r"(?!\w)", low):
-                return True
+            bare = re.sub(r"\s*\([^()]*\)$", "", said)  # "Y117-1025328 (5)": the code is said
+            for form in (said, bare) if code_like(bare) else (said,):
+                if len(form) >= 2 and re.search(r"(?<!\w)" + re.escape(form) + r"(?!\w)", low):
+                    return True
     return False
 
 
@@ -66,7 +71,8 @@ def unreadable_answers(answered: Answered, lex) -> str:
     """``indistinct-answers`` when two answers have the same label (a reader cannot tell
     "death, death, death" apart: structural nodes such as events and time-spans), or
     ``unlabelled-answers`` when the KG names its entities but most answers have no name
-    (blank-node-like structure: parthoods, time-spans); else ""."""
+    (blank-node-like structure: parthoods, time-spans), or when an answer has neither a label
+    nor a local name with a word in it (a UUID); else ""."""
     if answered.query.function.name in ("count", "max", "min"):
         return ""
     iris = _answer_iris(answered)
@@ -78,6 +84,8 @@ def unreadable_answers(answered: Answered, lex) -> str:
         return "indistinct-answers"
     if lex.names_entities and 2 * sum(1 for i in iris if i in lex.unlabelled) > len(iris):
         return "unlabelled-answers"
+    if any(i in lex.unlabelled and unnamed_iri(i) for i in iris):
+        return "unlabelled-answers"  # a UUID printed as an answer: no reader can name or check it
     return ""
 
 

@@ -550,7 +550,9 @@ def test_set_up_mistakes_are_said_out_loud(tmp_path, capsys):
     assert code == 2 and "not found" in err
     # a KG without rdf:type still works: the question node is an untyped resource
     untyped = tmp_path / "untyped.nt"
-    untyped.write_text("".join(f"<http://e/s{i}> <http://e/likes> <http://e/o{i % 3}> .\n" for i in range(9)))
+    people = ["Ada", "Bob", "Cleo", "Dan", "Eve", "Finn", "Gus", "Hal", "Ivy"]  # names: "s0" would be none
+    untyped.write_text("".join(f"<http://e/{p}> <http://e/likes> <http://e/{('Apple', 'Pear', 'Plum')[i % 3]}> .\n"
+                               for i, p in enumerate(people)))
     code, out, err = run_cli(capsys, "generate", "--kg", str(untyped), "-n", "3", "-o", str(tmp_path / "u.json"),
                              "-f", "json", "--functions", "none,count")
     assert code == 0, err

@@ -6,6 +6,8 @@ that generation succeeds or says why and that every generated question
   identity or mapping relation (sameAs, skos:exactMatch, ...);
 - ranks or compares on no identifier (ids, codes, serial numbers);
 - does not contain its answer;
+- has no topic and prints no answer without a name (a UUID, a code such as "PE205292", a
+  timestamp, a web address, a label of more than six words);
 - follows the paper's function mix within 3 points where the KG offers every function class.
 """
 
@@ -20,11 +22,13 @@ from generate_kgs import KG_FILES, kg_options
 from kgqa.make.generate import GenerateOptions, generate
 from kgqa.make.generate.grounding import Answered
 from kgqa.make.generate.kg import KGAccess
-from kgqa.make.generate.language import Lexicon
-from kgqa.make.generate.lexicon import (RelationLexicon, is_opaque_name, parse_phrase, read_relation_lexicon,
-                                        split_name)
+from kgqa.make.generate.language import Lexicon, code_like, unnamed_iri, unreadable_term
+from kgqa.make.generate.lexicon import (BUILTIN, RelationLexicon, class_text, is_opaque_name, parse_phrase,
+                                        read_relation_lexicon, split_name)
+from kgqa.model.terms import IRI, Literal
 from kgqa.make.generate.readings import answer_in_text
-from kgqa.make.generate.schema import IDENTITY_RELATIONS, is_identifier_name, label_properties
+from kgqa.make.generate.commonness import subsumed_relations
+from kgqa.make.generate.schema import IDENTITY_RELATIONS, induce_schema, is_identifier_name, label_properties
 from kgqa.model.problems import InputError
 
 META = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#",
@@ -122,12 +126,64 @@ def test_label_predicate_by_coverage(tmp_path):
 
 def test_relative_iris_need_base(tmp_path):
     kg = tmp_path / "rel.ttl"
-    kg.write_text("".join(f"<a{i}> <http://o.org/contains> <b{i % 2}> .\n" for i in range(6)))
+    towns = ["Oslo", "Bergen", "Tromso", "Narvik", "Molde", "Alta"]  # named: "a0" would be no name
+    kg.write_text("".join(f"<{t}> <http://o.org/contains> <{('North', 'South')[i % 2]}> .\n"
+                          for i, t in enumerate(towns)))
     with pytest.raises(InputError, match="--base"):
         generate(kg, GenerateOptions(n=2, seed=0, functions=("none",)))
     res = generate(kg, GenerateOptions(n=2, seed=0, functions=("none",)), engine_options={"base": "http://ex.org/"})
     assert res.dataset.items and all("file:" not in it.sparql for it in res.dataset.items)
     assert all("http://ex.org/" in it.sparql for it in res.dataset.items)
+
+
+@pytest.mark.parametrize("text, code", [("PE205292", True), ("93.225.27", True), ("4088.G.9", True),
+                                        ("1905 -", True), ("111", True), ("87819495 21e8 45eb 88d2 587c35f54c98", True),
+                                        ("Commune (2013-01-01)", False), ("[jar]", False), ("Bergen", False),
+                                        ("K313-8452822 - Heisenberg Crystal Transformer", False), ("Øl", False)])
+def test_code_like_labels(text, code):
+    assert code_like(text) is code
+
+
+def test_unnamed_iris_and_unreadable_topics():
+    assert unnamed_iri("http://model.geneontology.org/M/87819495-21e8-45eb-88d2-587c35f54c98")
+    assert unnamed_iri("http://data.theautry.org/maker/pe204288")
+    assert not unnamed_iri("http://ex.org/Bergen")
+    xsd = "http://www.w3.org/2001/XMLSchema#"
+    assert "timestamp" in unreadable_term(Literal("2013-02-27T09:19:00Z", xsd + "dateTime"), None)
+    assert unreadable_term(Literal("2013-02-27", xsd + "date"), None) == ""
+    assert "web address" in unreadable_term(Literal("https://orcid.org/0000-0001-7476-6306"), None)
+
+    class Lex:  # labels as a KG would give them
+        unlabelled: set = set()
+        require_labels = False
+        labels = {"http://x/a": "PE205292", "http://x/b": "Spinner, Weaver, Knitter, Dyer or Related Worker, "
+                  "Specialisation Unknown", "http://x/c": "Medical Doctor", "http://x/d": "Commune (2013-01-01)"}
+
+        def label(self, iri):
+            return self.labels[iri]
+    assert "code" in unreadable_term(IRI("http://x/a"), Lex())
+    assert "too long" in unreadable_term(IRI("http://x/b"), Lex())
+    assert unreadable_term(IRI("http://x/c"), Lex()) == unreadable_term(IRI("http://x/d"), Lex()) == ""
+
+
+@pytest.mark.parametrize("label, iri, text", [
+    (None, "http://www.w3.org/2004/02/skos/core#Concept", "thing"),  # no useful noun: "What ...?"
+    ("Entity", "http://x/Entity", "thing"),
+    ("Commune (2013-01-01)", "http://x/CL_HGDE", "commune"),  # a version in brackets is no part of the noun
+    ("NationalityCategory", "http://x/CL_NAT", "nationality category"),
+    (None, "http://www.cidoc-crm.org/cidoc-crm/E22_Man-Made_Object", "man-made object"),
+    ("Bill of material (BOM)", "http://x/Bom", "bill of material (BOM)"),
+])
+def test_class_names(label, iri, text):
+    assert class_text(iri, label) == text
+
+
+def test_identifier_relations_and_dublin_core_verbs():
+    assert parse_phrase("is identified by").identifying and parse_phrase("has identifier").identifying
+    assert not parse_phrase("carried out by").identifying and not parse_phrase("has title").identifying
+    refs = BUILTIN["http://purl.org/dc/terms/references"]  # a verb, not "has the references X"
+    assert (refs.active("X"), refs.asked("S")) == ("refers to X", ("", "does S refer to"))
+    assert BUILTIN["http://purl.org/dc/terms/isReplacedBy"].active("X") == "is replaced by X"
 
 
 # ----------------------------------------------------------------------------- every real KG
@@ -176,6 +232,15 @@ def check_kg(name: str, path, n: int) -> dict:
                 assert p.strip("<>") not in IDENTITY_RELATIONS, (name, it.sparql)
             for rel in _ranked_relations(it.sparql):
                 assert not is_identifier_name(rel), (name, it.question(), rel)
+            for s_, p, o in _triples(it.sparql):  # topics: every constant end of a triple
+                for end in (s_, o):
+                    if end.startswith("<") and p != "a":
+                        assert not unreadable_term(IRI(end.strip("<>")), lex), (name, it.question(), end)
+            for row in it.answer.rows:
+                for t in row:
+                    if isinstance(t, IRI):
+                        lex.label(t.value)
+                        assert not (t.value in lex.unlabelled and unnamed_iri(t.value)), (name, it.question(), t)
             fake = Answered(_Fn(it.metadata.get("function", "none")), it.sparql, it.answer)
             assert not answer_in_text(fake, lex, it.question()), (name, it.question(), it.answer)
     return s
@@ -203,3 +268,23 @@ def test_every_kg_generates_publishable_questions(shared_data, name):
     s = check_kg(name, shared_data / KG_FILES[name], 40)
     if s:
         _mix_ok(s)
+
+
+def test_subsumed_relations_are_left_out(tmp_path):
+    """A relation whose pairs another relation holds too (either way round) is a second, more
+    technical way to ask the same: the narrower one goes, and of two that hold the same pairs
+    the shorter name stays."""
+    S = "http://www.w3.org/2004/02/skos/core#"
+    lines = []
+    for i in range(8):
+        c, sch = f"<http://x/c{i}>", f"<http://x/s{i % 2}>"
+        lines.append(f"{c} <{S}inScheme> {sch} .")
+        lines.append(f"{c} <http://x/relatedTo> <http://x/c{(i + 1) % 8}> .")
+        if i < 4:
+            lines.append(f"{c} <{S}topConceptOf> {sch} .")  # a strict subset of inScheme
+        lines.append(f"{sch} <http://x/hasSchemeMember> {c} .")  # inScheme's pairs, the other way round
+    kg = tmp_path / "s.nt"
+    kg.write_text("\n".join(lines) + "\n")
+    with KGAccess.open(kg) as acc:
+        got = subsumed_relations(acc, induce_schema(acc))
+    assert got == {S + "topConceptOf": S + "inScheme", "http://x/hasSchemeMember": S + "inScheme"}
