@@ -41,8 +41,10 @@ MAX_TOPIC_CHARS = 60
 
 
 def _named(var: str, labels: tuple[str, ...]) -> str:
-    return (f"FILTER EXISTS {{ ?{var} ?{var}_lp ?{var}_l . VALUES ?{var}_lp {{ "
-            + " ".join(f"<{p}>" for p in labels) + " } }")
+    """A filter: ``?var`` has a value of one of ``labels``. One EXISTS per predicate, each a
+    lookup with subject and predicate bound (``EXISTS { ?v ?p ?l . VALUES ?p {...} }`` scanned
+    the whole KG per solution on pyoxigraph: 10-22 s per grounding query on fso-hgde, 1 s so)."""
+    return "FILTER(" + " || ".join(f"EXISTS {{ ?{var} <{p}> ?{var}_l{i} }}" for i, p in enumerate(labels)) + ")"
 
 
 def _grounding_body(t: GraphQuery) -> tuple[list[str], list[str]]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 
 from kgqa.make.generate.functions import requirements
-from kgqa.make.generate.graphquery import Edge, Function, GraphQuery, Node
+from kgqa.make.generate.graphquery import Edge, Function, GraphQuery, Node, path_steps
 from kgqa.make.generate.schema import MAX_SHARING, UNTYPED, Schema, value_kind
 
 REUSE_PROBABILITY = 0.2
@@ -65,6 +65,19 @@ def _hub(schema: Schema, r, nid: str, edges: list[Edge], side: str) -> bool:
                for e in edges)
 
 
+def _through_blanks(rel: str) -> bool:
+    """Whether ``rel`` is a path through blank nodes (more than one step)."""
+    return len(path_steps(rel)) > 1
+
+
+def _second_path(rel: str, edges: list[Edge]) -> bool:
+    """Whether an edge of ``rel`` would be a template's second path through blank nodes. Two
+    such paths from one node join every pair of its blank nodes (organs-it: each instrument's
+    timed locations twice over; queries of 30 s and more) and read as one long sentence, so
+    a template has at most one."""
+    return _through_blanks(rel) and any(_through_blanks(e.rel) for e in edges)
+
+
 def grow_template(schema: Schema, rng: random.Random, n_edges: int, fn: str) -> GraphQuery | None:
     """One random template with ``n_edges`` edges and function ``fn``, or None when the schema
     offers no way to build it from the drawn start (callers draw again)."""
@@ -84,14 +97,14 @@ def grow_template(schema: Schema, rng: random.Random, n_edges: int, fn: str) -> 
         for n in nodes:
             if not n.literal:
                 for r in schema.outgoing(n.cls):
-                    if _hub(schema, r, n.id, edges, "out"):
+                    if _hub(schema, r, n.id, edges, "out") or _second_path(r.iri, edges):
                         continue
                     if force_numeric and not any(_numeric(d) for d in r.datatypes):
                         continue
                     options.append((n, r.iri, "out"))
             if not force_numeric:
                 for r in schema.incoming(n.cls, n.literal):
-                    if not n.literal and _hub(schema, r, n.id, edges, "in"):
+                    if (not n.literal and _hub(schema, r, n.id, edges, "in")) or _second_path(r.iri, edges):
                         continue
                     # a value join only over the same relation ("the same height as X"): two
                     # different relations sharing a value is a coincidence, not a question
