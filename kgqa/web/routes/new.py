@@ -70,9 +70,12 @@ async def new_post(request: Request) -> Response:
     except InputError as err:
         return await web.page(request, "new.html", 400, title="kgqa · new experiment", error=web_wording(str(err)),
                               **form_context(web, values))
-    await run_in_threadpool(web.audit, request, "submit", eid,
-                            f"{values.get('run_name') or 'run'} on {values.get('dataset') or 'an uploaded dataset'}")
-    await run_in_threadpool(web.jobs.submit, eid, **given)
+    def record() -> None:  # its audit row and its job in one thread hop
+        web.audit(request, "submit", eid,
+                  f"{values.get('run_name') or 'run'} on {values.get('dataset') or 'an uploaded dataset'}")
+        web.jobs.submit(eid, **given)
+
+    await run_in_threadpool(record)
     return RedirectResponse(f"/e/{eid}", status_code=303)
 
 
