@@ -34,6 +34,7 @@ from webserver import _alive, descendants  # noqa: E402
 Row = Callable[[str, str, str, str, bool], None]
 DEMO = registry.PACKAGE_DIR / "demo" / "data"
 EXPECTED = "0 lost or failed, 0 evaluated twice, 0 orphans, scores = CLI"
+AT_KILL = 8  # questions one cut experiment may ask again (see _scenario)
 
 
 def jobs_rows(row: Row, tmp: Path, data: Path) -> None:
@@ -77,7 +78,10 @@ def _scenario(d: Path, fault, cli: dict) -> tuple[str, bool]:
     with Store(d / "exp.sqlite") as st:
         aggs = [st.get(e.id, results=False).aggregate for e in exps]
     bad = [e for e in exps if e.status != "finished"]
-    twice = max(0, n_asked - N_QUESTIONS * len(exps) - len(exps))  # one question in flight each may be re-asked
+    # questions a cut run may ask again: in flight (the live client's concurrency, 4) and answered
+    # while the store journal's last write ran (as bench_workers.AT_KILL); an experiment
+    # evaluated twice asks all N_QUESTIONS again, more than the allowance of all three together
+    twice = max(0, n_asked - N_QUESTIONS * len(exps) - AT_KILL * len(exps))
     same = all(a == cli for a in aggs)
     observed = (f"{len(exps) - len(bad)}/{len(exps)} finished, {len(bad)} failed, {twice} evaluated twice "
                 f"({n_asked} questions asked for {len(exps)} x {N_QUESTIONS}), {orphans} orphans, "
