@@ -475,26 +475,27 @@ def blank_paths(kg: KGAccess, exclude: frozenset[str] = frozenset()) -> list[Rel
     return out
 
 
+def _add_classes(counts: dict[str, int], rows: list, n: int) -> None:
+    """Add the (class, count) ``rows`` to a domain or range ``counts`` of ``n`` ends; the ends
+    no class covers (or all, when none has one) count as :data:`UNTYPED`."""
+    for c, k in rows:
+        if _iri(c) and _class_ok(c.value):
+            counts[c.value] = counts.get(c.value, 0) + _int(k)
+    rest = n - sum(counts.values())
+    if rest > 0 or not counts:
+        counts[UNTYPED] = max(rest, 1)
+
+
 def _path_relation(rel: str, n: int, ds: int, do: int, nl: int, subj: list, obj: list, lit: list,
                    exclude: frozenset[str]) -> Relation | None:
     if not _path_ok(rel, exclude):
         return None
     last = path_steps(rel)[-1]
     r = Relation(rel, n, subjects=ds, objects=do if nl < n else 0)
-    for c, k in subj:
-        if _iri(c) and _class_ok(c.value):
-            r.domain[c.value] = r.domain.get(c.value, 0) + _int(k)
-    rest = n - sum(r.domain.values())
-    if rest > 0 or not r.domain:
-        r.domain[UNTYPED] = max(rest, 1)
+    _add_classes(r.domain, subj, n)
     n_iri = n - nl
     if n_iri and not (n_iri >= CONSTANT_MIN_TRIPLES and min(ds, do) == 1):
-        for c, k in obj:
-            if _iri(c) and _class_ok(c.value):
-                r.range[c.value] = r.range.get(c.value, 0) + _int(k)
-        rest = n_iri - sum(r.range.values())
-        if rest > 0 or not r.range:
-            r.range[UNTYPED] = max(rest, 1)
+        _add_classes(r.range, obj, n_iri)
     total = sum(_int(k) for _, k, _ in lit)
     distinct = sum(_int(d) for _, _, d in lit)
     key = total >= KEY_MIN_TRIPLES and total == distinct and all(not _iri(dt) or value_kind(dt.value) == "text"
