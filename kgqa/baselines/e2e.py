@@ -111,8 +111,10 @@ _PART = re.compile(r"\s+[-–—:|/]\s+|\s*[,;(\[]\s*|\s*[)\]]\s*")
 
 def add_label_parts(index: LabelIndex) -> None:
     """Index the parts of composite labels too (``"G205-5318100 - LCD Gauge"``: also ``"LCD
-    Gauge"`` and ``"G205-5318100"``), where the part is no full label of anything and has two
-    words or four characters: people name things by a part of a long label."""
+    Gauge"`` and ``"G205-5318100"``), where the part has two words or four characters and is no
+    full label of anything, or only a value (``"Woods Ltd"``, the name of ``"Woods Ltd (United
+    States)"``), then of at most 3 entities, which come first: people name things by a part of
+    a long label."""
     extra: dict[str, list[str]] = {}
     for ent, labs in index.labels.items():
         if not ent.startswith("<") or ent.endswith(("/>", "#>")):  # not a namespace's own IRI
@@ -129,8 +131,9 @@ def add_label_parts(index: LabelIndex) -> None:
         ranked = sorted(set(ents), key=lambda i: (-index.degree.get(i, 0), i))
         if k not in index.by_key:
             index.by_key[k] = ranked
-        elif len(ranked) <= 3 and any(c.isdigit() for c in k) and not any(e.startswith("<") for e in index.by_key[k]):
-            index.by_key[k] = ranked + index.by_key[k]  # "M558-2275045": the item before its ID value
+        elif len(ranked) <= 3 and not any(e.startswith("<") for e in index.by_key[k]):
+            # "M558-2275045", "Woods Ltd": the item before its ID or name value (a literal of it)
+            index.by_key[k] = ranked + index.by_key[k]
 
 
 def add_name_words(index: LabelIndex, most: int = 5) -> None:
@@ -330,6 +333,20 @@ def relation_words(executor: Any, lang: str = "en") -> dict[str, list[str]]:
     return out
 
 
+def _merged(spans: list[tuple[int, int, list[str]]]) -> list[tuple[int, int, list[str]]]:
+    """Adjacent mentions that can name the same entity as one mention of it (*the Potentiometer
+    Rheostat Z763-7274829*: a name two items have, then the ID of one of them)."""
+    out: list[tuple[int, int, list[str]]] = []
+    for s, e, cands in spans:
+        if out and out[-1][1] == s:
+            common = [c for c in out[-1][2] if c.startswith("<") and c in cands]
+            if common:
+                out[-1] = (out[-1][0], e, common)
+                continue
+        out.append((s, e, cands))
+    return out
+
+
 def _weak(word: str, written: str | None) -> bool:
     """A one-word match too weak to be a mention: unless written in capitals (``US``), a stop
     word or a word of at most 3 letters."""
@@ -345,6 +362,8 @@ class E2ESystem(System):
                 "drop_penalty": 0.85, "strong_drop_penalty": 0.7, "relation_weight": 0.3,
                 "pattern_penalty": 0.0, "graph_base": 0.75, "hop_base": 0.8, "type_penalty": 0.15,
                 "form_penalty": 0.15}
+
+    trace: list | None = None  # a list: every query tried is appended, (score, mentions kept, query)
 
     # ------------------------------------------------------------------ linking
 
@@ -388,7 +407,7 @@ class E2ESystem(System):
                         w in getattr(index, "name_words", {}):
                     out.append((i, i + 1, index.name_words[w]))
                 i += 1
-        return out
+        return _merged(out)
 
     @staticmethod
     def _masked(words: list[str], spans: Sequence[tuple[int, int, Any]]) -> list[str]:
@@ -547,7 +566,7 @@ class E2ESystem(System):
                 if executor is not None and len(top) and 1 <= size <= 2 and \
                         not any(_NUMBER.match(" ".join(words[k[0]:k[1]])) for k in keep):
                     base = float(scores[top[0]]) * float(self.config["graph_base"]) * cost
-                    ranked += self._path_candidates([k[2] for k in keep], said, executor, base)
+                    ranked += self._path_candidates(list(keep), words, executor, base)
                 ranked.sort(key=lambda x: -x[0])  # stable: ties keep the TF-IDF order
                 tried = 0
                 for score, j in ranked:
@@ -560,6 +579,8 @@ class E2ESystem(System):
                         continue
                     first = first or q
                     tried += not isinstance(j, str)
+                    if self.trace is not None:  # what was tried, for reading a question's ranking
+                        self.trace.append((round(score, 4), size, q))
                     if executor is None or self._answers(executor, q):
                         best = (score, size, q)
                         break
@@ -568,14 +589,17 @@ class E2ESystem(System):
             return as_ask(query)
         return as_count(query) if query and counting else query
 
-    def _path_candidates(self, cands: list[list[str]], words: list[str], executor: Any,
+    def _path_candidates(self, keep: list[tuple[int, int, list[str]]], plain: list[str], executor: Any,
                          base: float) -> list[tuple[float, str]]:
         """Graph candidates for one kept mention (one edge, :func:`one_edge_candidates`, and two
         hops, :func:`two_hop_candidates`) or two entity mentions (:func:`star_candidates`), the
-        two-edge ones at ``hop_base`` x ``base``."""
+        two-edge ones at ``hop_base`` x ``base``. The classes the question names for its answer
+        leave out a mention's own class said beside it (*the Engineering department*)."""
         rel = float(self.config["relation_weight"])
-        named = focus_classes(self._relwords, self._classes, words)
+        cands = [k[2] for k in keep]
         ents = [next((c for c in cs if c.startswith("<")), None) for cs in cands]
+        words = superlatives(plain)
+        named = focus_classes(self._relwords, self._classes, superlatives(self._undescribed(plain, keep, ents, executor)))
         hop, off = base * float(self.config["hop_base"]), float(self.config["type_penalty"])
 
         def relevance(t: str) -> float:
@@ -593,6 +617,24 @@ class E2ESystem(System):
                 form = float(self.config["form_penalty"])
                 out = [(s - form * ("ORDER BY" not in q), q) for s, q in out]
                 out += superlative_candidates(ents[0], way, executor, relevance, hop, rel)
+        return out
+
+    def _undescribed(self, words: list[str], keep: Sequence[tuple[int, int, Any]], ents: Sequence[str | None],
+                     executor: Any) -> list[str]:
+        """The words with those that name a kept entity's own class just before or after its
+        mention (*the hardware Z763-7274829*, *the Engineering department*) blanked out."""
+        out = list(words)
+        for (s, e, _), ent in zip(keep, ents):
+            if ent is None:
+                continue
+            oc = executor.execute(f"SELECT DISTINCT ?c WHERE {{ {ent} a ?c }}")
+            names = {w for r in (oc.answer.rows if not oc.status.failed and isinstance(oc.answer, TableAnswer) else [])
+                     if isinstance(r[0], IRI) for w in self._relwords.get(f"<{r[0].value}>", [])}
+            for side in (range(s - 1, max(-1, s - 4), -1), range(e, min(len(words), e + 3))):
+                for k in side:
+                    if not any(_matches(n, words[k]) or _matches(n, singular(words[k]) or "") for n in names):
+                        break
+                    out[k] = ""
         return out
 
     @staticmethod

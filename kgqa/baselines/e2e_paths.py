@@ -71,16 +71,18 @@ def one_edge_candidates(entity: str | None, value: str | None, executor: Any, re
                         limit: int = 2000) -> list[tuple[float, str]]:
     """``entity p ?x`` / ``?x p entity`` over every predicate the KG has there (no entity: ``?x p
     value``), where the question names ``p`` (a value's predicate may go unsaid: *suppliers in
-    Toulouse*)."""
+    Toulouse*) or, typed only, a class of its answers (*which employees report to E*)."""
     shapes = ((f"{entity} ?p ?x .", "{e} <{p}> ?x ."), (f"?x ?p {entity} .", "?x <{p}> {e} .")) if entity else \
         ((f"?x ?p {value} .", "?x <{p}> {e} ."),) if value else ()
     out: list[tuple[float, str]] = []
     for pattern, form in shapes:
         for p, classes in _singles(executor, pattern, limit).items():
             r = relevance(f"<{p}>")
+            body = form.format(e=entity or value, p=p)
             if r > 0 or entity is None:
-                body = form.format(e=entity or value, p=p)
                 out += _typed(base + weight * r, body, classes, named, [r], base, weight, mismatch)
+            elif any(c[1:-1] in classes for c in named):  # the relation unsaid, the answer's class named
+                out += _typed(base, body, classes, named, [r], base, weight, mismatch)[1:]
     return out
 
 
