@@ -359,7 +359,7 @@ class E2ESystem(System):
     kind = "e2e"
     needs_kg = True
     defaults = {"n": 800, "round": 150, "edges": 2, "held_out": 0.1, "candidates": 100, "tries": 12, "generate_share": 0.7,
-                "drop_penalty": 0.85, "strong_drop_penalty": 0.7, "relation_weight": 0.3,
+                "drop_penalty": 0.85, "strong_drop_penalty": 0.5, "relation_weight": 0.3,
                 "pattern_penalty": 0.0, "graph_base": 0.75, "hop_base": 0.8, "type_penalty": 0.15,
                 "form_penalty": 0.15}
 
@@ -565,8 +565,8 @@ class E2ESystem(System):
                                  * cost, int(j)) for j in top)
                 if executor is not None and len(top) and 1 <= size <= 2 and \
                         not any(_NUMBER.match(" ".join(words[k[0]:k[1]])) for k in keep):
-                    base = float(scores[top[0]]) * float(self.config["graph_base"]) * cost
-                    ranked += self._path_candidates(list(keep), words, executor, base)
+                    base = float(scores[top[0]]) * float(self.config["graph_base"])
+                    ranked += [(s * cost, q) for s, q in self._path_candidates(list(keep), words, executor, base)]
                 ranked.sort(key=lambda x: -x[0])  # stable: ties keep the TF-IDF order
                 tried = 0
                 for score, j in ranked:
