@@ -196,10 +196,12 @@ _EST = {"heaviest": "heavy", "lightest": "light", "cheapest": "cheap", "tallest"
         "latest": "late", "farthest": "far", "nearest": "near", "richest": "rich"}
 
 
-def superlatives(words: list[str]) -> list[str]:
+def superlatives(words: list[str], measures: frozenset[str] = frozenset()) -> list[str]:
     """The words with each superlative also said the way generated questions say it:
     ``heaviest`` -> ``heaviest largest weight``, ``most expensive`` -> ``largest price``,
-    ``cheapest`` -> ``smallest price``."""
+    ``cheapest`` -> ``smallest price``; the measure it implies is left out where the next word
+    is one of ``measures`` (words naming the KG's numeric properties): *the highest
+    reliability index* compares reliability, not height."""
     out: list[str] = []
     i = 0
     while i < len(words):
@@ -210,10 +212,11 @@ def superlatives(words: list[str]) -> list[str]:
             up = (w == "most") == (adj in _MORE)
         else:
             up = adj in _MORE
+        named = i + 1 < len(words) and words[i + 1] in measures
         if adj is None:
             out.append(w)
         else:
-            out += [w, "largest" if up else "smallest", *([_MEASURES[adj]] if adj in _MEASURES else [])]
+            out += [w, "largest" if up else "smallest", *([_MEASURES[adj]] if adj in _MEASURES and not named else [])]
         i += 1
     return out
 
@@ -377,6 +380,10 @@ class E2ESystem(System):
             oc = executor.execute("SELECT DISTINCT ?c WHERE { ?x a ?c }")
             self._classes = {f"<{r[0].value}>" for r in oc.answer.rows if isinstance(r[0], IRI)} \
                 if not oc.status.failed and isinstance(oc.answer, TableAnswer) else set()
+            oc = executor.execute("SELECT DISTINCT ?p WHERE { ?s ?p ?o . FILTER(isNumeric(?o)) }")
+            self._measures = frozenset(w for r in (oc.answer.rows if not oc.status.failed and
+                                                   isinstance(oc.answer, TableAnswer) else [])
+                                       if isinstance(r[0], IRI) for w in self._relwords.get(f"<{r[0].value}>", []))
             self._labels = (executor, index)
         return self._labels[1]
 
@@ -541,7 +548,7 @@ class E2ESystem(System):
         cased = _WORDS.findall(question)
         words = [w.lower() for w in cased]
         spans = self._mentions(words, index, cased)
-        said = superlatives(words)
+        said = superlatives(words, self._measures)
         best: tuple[float, int, str] | None = None
         drop, strong_drop = float(self.config["drop_penalty"]), float(self.config["strong_drop_penalty"])
         first: str | None = None
@@ -555,7 +562,7 @@ class E2ESystem(System):
                 continue
             for keep in combinations(spans, size):
                 cost = math.prod(drop if not strong(sp, cased) else strong_drop for sp in spans if sp not in keep)
-                doc = self._matrix([self._features(superlatives(self._masked(words, keep)))])
+                doc = self._matrix([self._features(superlatives(self._masked(words, keep), self._measures))])
                 scores = np.asarray((self.matrix[pool] @ doc.T).todense()).ravel()
                 top = np.argsort(-scores, kind="stable")[: int(self.config["candidates"])]
                 ranked = sorted(((float(scores[j]) + rel * self._relevance(self.entries[pool[int(j)]], said)
@@ -598,8 +605,9 @@ class E2ESystem(System):
         rel = float(self.config["relation_weight"])
         cands = [k[2] for k in keep]
         ents = [next((c for c in cs if c.startswith("<")), None) for cs in cands]
-        words = superlatives(plain)
-        named = focus_classes(self._relwords, self._classes, superlatives(self._undescribed(plain, keep, ents, executor)))
+        words = superlatives(plain, self._measures)
+        named = focus_classes(self._relwords, self._classes,
+                              superlatives(self._undescribed(plain, keep, ents, executor), self._measures))
         hop, off = base * float(self.config["hop_base"]), float(self.config["type_penalty"])
 
         def relevance(t: str) -> float:
