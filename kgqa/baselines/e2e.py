@@ -57,6 +57,7 @@ import numpy as np
 from kgqa.model import Dataset, IRI, InputError, Item, TableAnswer
 from kgqa.baselines.base import System
 from kgqa.baselines.labels import LabelIndex, label_key
+from kgqa.baselines.e2e_schema import column_questions, grouping_questions, schema_labels
 from kgqa.baselines.e2e_paths import one_edge_candidates, star_candidates, superlative_candidates, two_hop_candidates
 from kgqa.baselines.retrieval import slot_kinds
 from kgqa.baselines.simple import tfidf_rows
@@ -736,7 +737,8 @@ def generated_training(kg: Any, *, n: int = 800, round_size: int = 150, edges: i
                     f"{time.monotonic() - start:.0f} s)")
 
         with Executor.open(kg, cache=False) as ex:
-            for it in schema_questions(ex, lang):
+            labels = schema_labels(ex, lang)
+            for it in [*schema_questions(ex, lang), *grouping_questions(ex, labels, lang), *column_questions(ex, labels, lang)]:
                 items.append(Item(f"s{len(items)}", dict(it.questions), it.sparql, metadata={"group": f"s{it.sparql}"}))
         if say:
             say(f"e2e: {len(items)} questions with those about classes as a whole")
