@@ -363,7 +363,7 @@ class E2ESystem(System):
     kind = "e2e"
     needs_kg = True
     defaults = {"n": 800, "round": 150, "edges": 2, "held_out": 0.1, "candidates": 100, "tries": 12, "generate_share": 0.7,
-                "drop_penalty": 0.85, "strong_drop_penalty": 0.5, "relation_weight": 0.3,
+                "drop_penalty": 0.85, "strong_drop_penalty": 0.5, "unnamed_penalty": 0.6, "relation_weight": 0.3,
                 "pattern_penalty": 0.0, "graph_base": 0.75, "hop_base": 0.8, "type_penalty": 0.15,
                 "form_penalty": 0.15}
 
@@ -391,7 +391,7 @@ class E2ESystem(System):
     @staticmethod
     def _mentions(words: list[str], index: LabelIndex, cased: list[str] | None = None) -> list[tuple[int, int, list[str]]]:
         """``(start, end, candidates)`` word spans: labels / values of the KG (the last word also
-        as its singular: ``Transistors``), numbers, and (with ``cased``, the question's words as
+        as its singular: ``Transistors``, or without a possessive: ``Rebecca Hall's``), numbers, and (with ``cased``, the question's words as
         written) a capitalised word that is one word of a few entities' names (``Ms. Brant``). A
         one-word match that is a stop word, or of at most 3 letters not written in capitals (``in``
         vs ``US``), is no mention."""
@@ -401,8 +401,9 @@ class E2ESystem(System):
             for n in range(min(index.max_words, len(words) - i), 0, -1):
                 key = " ".join(words[i:i + n])
                 if key not in index.by_key:
-                    one = singular(words[i + n - 1])
-                    key = " ".join([*words[i:i + n - 1], one]) if one else key
+                    last = words[i + n - 1]
+                    one = singular(last) or (re.sub(r"['’]s$", "", last) if last[-2:] in ("'s", "’s") else None)
+                    key = " ".join([*words[i:i + n - 1], one]) if one else key  # Transistors, Rebecca Hall's
                 if key in index.by_key and not (n == 1 and _weak(words[i], cased[i] if cased else None)):
                     out.append((i, i + n, index.by_key[key]))
                     i += n
@@ -563,6 +564,8 @@ class E2ESystem(System):
                 continue
             for keep in combinations(spans, size):
                 cost = math.prod(drop if not strong(sp, cased) else strong_drop for sp in spans if sp not in keep)
+                if not keep and any(strong(sp, cased) for sp in spans):
+                    cost *= float(self.config["unnamed_penalty"])  # a reading of the class as a whole, a name said
                 doc = self._matrix([self._features(superlatives(self._masked(words, keep), self._measures))])
                 scores = np.asarray((self.matrix[pool] @ doc.T).todense()).ravel()
                 top = np.argsort(-scores, kind="stable")[: int(self.config["candidates"])]
