@@ -597,7 +597,10 @@ class E2ESystem(System):
                         break
         query = best[2] if best is not None else first
         if query and words and words[0] in YES_NO:
-            return as_ask(query)
+            ents = [next((c for c in sp[2] if c.startswith("<")), None) for sp in spans]
+            ents = list(dict.fromkeys(e for e in ents if e))
+            link = self._link(ents[0], ents[1], said, executor) if len(ents) == 2 and executor is not None else None
+            return link or as_ask(query)
         return as_count(query) if query and counting else query
 
     def _path_candidates(self, keep: list[tuple[int, int, list[str]]], plain: list[str], executor: Any,
@@ -630,6 +633,23 @@ class E2ESystem(System):
                 out = [(s - form * ("ORDER BY" not in q), q) for s, q in out]
                 out += superlative_candidates(ents[0], way, executor, relevance, hop, rel)
         return out
+
+    def _link(self, first: str, second: str, words: list[str], executor: Any) -> str | None:
+        """A yes/no question naming two things: ``ASK { first p second }`` (either way round) with
+        the predicate the KG has between members of their classes that the question names best
+        (else the most used, where only one links them); it need not hold for these two."""
+        found: list[tuple[float, int, str]] = []
+        for a, b in ((first, second), (second, first)):
+            oc = executor.execute(f"SELECT ?p (COUNT(*) AS ?n) WHERE {{ {a} a ?c1 . {b} a ?c2 . ?s a ?c1 . ?o a ?c2 . "
+                                  f"?s ?p ?o }} GROUP BY ?p")
+            for p, n in (oc.answer.rows if not oc.status.failed and isinstance(oc.answer, TableAnswer) else []):
+                if isinstance(p, IRI) and p.value != RDF_TYPE:
+                    found.append((self._relevance({"query": [f"<{p.value}>"]}, words), int(n.value),
+                                  f"ASK WHERE {{ {a} <{p.value}> {b} . }}"))
+        if not found:
+            return None
+        found.sort(key=lambda x: (-x[0], -x[1]))
+        return found[0][2] if found[0][0] > 0 or len(found) == 1 else None
 
     def _undescribed(self, words: list[str], keep: Sequence[tuple[int, int, Any]], ents: Sequence[str | None],
                      executor: Any) -> list[str]:
