@@ -402,7 +402,7 @@ class E2ESystem(System):
                 key = " ".join(words[i:i + n])
                 if key not in index.by_key:
                     last = words[i + n - 1]
-                    one = singular(last) or (re.sub(r"['’]s$", "", last) if last[-2:] in ("'s", "’s") else None)
+                    one = last[:-2] if last[-2:] in ("'s", "’s") else singular(last)
                     key = " ".join([*words[i:i + n - 1], one]) if one else key  # Transistors, Rebecca Hall's
                 if key in index.by_key and not (n == 1 and _weak(words[i], cased[i] if cased else None)):
                     out.append((i, i + n, index.by_key[key]))
