@@ -576,8 +576,10 @@ class E2ESystem(System):
                                  * cost, int(j)) for j in top)
                 if executor is not None and len(top) and 1 <= size <= 2 and \
                         not any(_NUMBER.match(" ".join(words[k[0]:k[1]])) for k in keep):
-                    base = float(scores[top[0]]) * float(self.config["graph_base"])
-                    ranked += [(s * cost, q) for s, q in self._path_candidates(list(keep), words, executor, base)]
+                    # a strong name left out costs the whole graph candidate, an ordinary word its base
+                    named = math.prod(strong_drop for sp in spans if sp not in keep and strong(sp, cased))
+                    base = float(scores[top[0]]) * float(self.config["graph_base"]) * cost / named
+                    ranked += [(s * named, q) for s, q in self._path_candidates(list(keep), words, executor, base)]
                 ranked.sort(key=lambda x: -x[0])  # stable: ties keep the TF-IDF order
                 tried = 0
                 for score, j in ranked:
