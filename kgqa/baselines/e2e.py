@@ -639,19 +639,18 @@ class E2ESystem(System):
     def _link(self, first: str, second: str, words: list[str], executor: Any) -> str | None:
         """A yes/no question naming two things: ``ASK { first p second }`` (either way round) with
         the predicate the KG has between members of their classes that the question names best
-        (else the most used, where only one links them); it need not hold for these two."""
-        found: list[tuple[float, int, str]] = []
+        (else the only one that links them); it need not hold for these two."""
+        found: list[tuple[float, str]] = []
         for a, b in ((first, second), (second, first)):
-            oc = executor.execute(f"SELECT ?p (COUNT(*) AS ?n) WHERE {{ {a} a ?c1 . {b} a ?c2 . ?s a ?c1 . ?o a ?c2 . "
-                                  f"?s ?p ?o }} GROUP BY ?p")
-            for p, n in (oc.answer.rows if not oc.status.failed and isinstance(oc.answer, TableAnswer) else []):
+            oc = executor.execute(f"SELECT DISTINCT ?p WHERE {{ {a} a ?c1 . {b} a ?c2 . ?s a ?c1 . ?s ?p ?o . ?o a ?c2 }} "
+                                  "LIMIT 50")  # DISTINCT and LIMIT: no scan of a large KG to the end
+            for (p,) in (oc.answer.rows if not oc.status.failed and isinstance(oc.answer, TableAnswer) else []):
                 if isinstance(p, IRI) and p.value != RDF_TYPE:
-                    found.append((self._relevance({"query": [f"<{p.value}>"]}, words), int(n.value),
-                                  f"ASK WHERE {{ {a} <{p.value}> {b} . }}"))
+                    found.append((self._relevance({"query": [f"<{p.value}>"]}, words), f"ASK WHERE {{ {a} <{p.value}> {b} . }}"))
         if not found:
             return None
-        found.sort(key=lambda x: (-x[0], -x[1]))
-        return found[0][2] if found[0][0] > 0 or len(found) == 1 else None
+        found.sort(key=lambda x: -x[0])  # stable: ties keep the first direction
+        return found[0][1] if found[0][0] > 0 or len(found) == 1 else None
 
     def _undescribed(self, words: list[str], keep: Sequence[tuple[int, int, Any]], ents: Sequence[str | None],
                      executor: Any) -> list[str]:
