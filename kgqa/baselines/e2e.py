@@ -13,7 +13,8 @@ from that KG; it answers raw questions (issue 40.1).
   an IRI without a label (:func:`add_local_names`) or a literal value of the KG (longest first, left to right); numbers are values too.
 - **Questions about classes as a whole** (:func:`schema_questions`), which graph-query generation
   does not make (it puts a constant in every query): list, count, and the largest, smallest and
-  average of a class's numeric properties, worded from the KG's labels.
+  average of a class's numeric properties, worded from the KG's labels; and grouping, two-column,
+  negation and threshold questions over the schema (:mod:`kgqa.baselines.e2e_schema`).
 - **Skeletons**: each training question with the spans of its query's entities and values replaced
   by ``<e>`` (numbers ``<n>``), and its query with those constants replaced by numbered slots in
   question order. A training item whose constants cannot all be found in its question is skipped
@@ -33,7 +34,10 @@ from that KG; it answers raw questions (issue 40.1).
   one-edge **graph candidates** over the linked entity's own predicates
   (:func:`kgqa.baselines.e2e_paths.one_edge_candidates`) compete with the skeletons, so relations no generated
   question asked about can be answered. Yes/no questions get ``ASK`` (:func:`as_ask`), *how
-  many* questions a count (:func:`as_count`). docs/baselines.md gives the weights.
+  many* questions a count (:func:`as_count`); a yes/no question naming two things asks whether
+  the predicate between their classes that it names links them (:meth:`E2ESystem._link`).
+  docs/baselines.md gives the weights, and the CK25 development set the changes were made on
+  (``bench/experiments/e2e_dev_ck25.json``).
   No mention found: the best skeleton without slots, else no query.
 
 Deterministic for a given KG, seed and budget cut.
