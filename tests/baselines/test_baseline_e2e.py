@@ -282,3 +282,21 @@ def test_e2e_a_superlative_before_a_named_measure_compares_that_measure():
     assert superlatives("the highest reliability index".split(), frozenset({"reliability"})) == \
         ["the", "highest", "largest", "reliability", "index"]
     assert superlatives("the highest part".split(), frozenset({"reliability"})) == ["the", "highest", "largest", "height", "part"]
+
+
+def test_the_ck25_development_set_loads_and_every_gold_query_answers_on_the_kg(shared_data):
+    """``bench/experiments/e2e_dev_ck25.json``: 40 hand-written questions about the CK25 KG, every
+    kind the brief names, each gold query executed on the KG with an answer (yes/no: a boolean)."""
+    from pathlib import Path
+
+    from kgqa.model import BooleanAnswer
+
+    dev = kgqa.load_dataset(str(Path(__file__).parents[2] / "bench" / "experiments" / "e2e_dev_ck25.json"))
+    assert len(dev.items) == 40 and {it.metadata["category"] for it in dev.items} == {
+        "one-hop", "two-hop", "count", "superlative", "filter", "multi-column", "yes/no"}
+    with Executor.open(str(shared_data / "ck25" / "graphs" / "prod-inst.ttl"), cache=False) as ex:
+        gold = ex.run({it.id: it.sparql for it in dev.items})
+    for it in dev.items:
+        a = gold[it.id].answer
+        assert isinstance(a, BooleanAnswer) if it.metadata["category"] == "yes/no" else a.rows, it.id
+    assert [len(gold[it.id].answer.rows[0]) for it in dev.items if it.metadata["category"] == "multi-column"] == [2, 2, 2]
