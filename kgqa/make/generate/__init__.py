@@ -29,7 +29,7 @@ from kgqa.model.problems import InputError
 from kgqa.make.generate.pipeline import GenerateOptions, parse_edges
 from kgqa.model.item import Dataset
 from kgqa import __version__
-from kgqa.make.generate.commonness import Commonness, read_frequencies, subsumed_relations
+from kgqa.make.generate.commonness import Commonness, read_frequencies, structural_relations, subsumed_relations
 from kgqa.make.generate.functions import default_shares
 from kgqa.make.generate.language import Lexicon, faithfulness, read_lexicon
 from kgqa.make.generate.lexicon import RelationLexicon, read_relation_lexicon
@@ -147,6 +147,7 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
             del schema.relations[r]
         lex = Lexicon(access, lang, user_lex, label_properties=labels, relations=relations)
         lex.multivalued = {r.iri for r in schema.relations.values() if not r.functional}
+        lex.structural = structural_relations(access, schema, labels)
         lex.fetch(list(schema.classes))
         untype_classes(schema, [c for c in schema.classes if lex.class_name(c) == "thing"])
         common = Commonness(access, schema, table)
