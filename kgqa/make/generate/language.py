@@ -29,7 +29,7 @@ from urllib.parse import unquote
 
 from kgqa.make.generate.graphquery import GraphQuery, Node
 from kgqa.make.generate.kg import KGAccess
-from kgqa.make.generate.lexicon import RelationLexicon, RelText, class_text, lemmas, plural_noun
+from kgqa.make.generate.lexicon import TIME_SPAN_WORDS, RelationLexicon, RelText, class_text, lemmas, plural_noun
 from kgqa.make.generate.schema import ALT_LABEL_PROPERTIES, LABEL_PROPERTIES, value_kind
 from kgqa.model.problems import InputError
 from kgqa.model.terms import IRI, Literal, Term
@@ -342,6 +342,8 @@ class _Describer:
             return "subj", rt.active(self.np(other.id), plural_)
         if other.value is not None:
             name = self.np(other.id)
+            if rt.time_span:  # "is dated circa 1870", not "has the time-span circa 1870"
+                return "subj", f"{be} dated {name}"
             if phrase.split()[-1] in CODE_NOUNS and not code_like(name):
                 # "has the hisco code Medical Doctor": a code named by what it stands for
                 return "subj", f"{have} the {phrase} for {name}"
@@ -559,6 +561,8 @@ def _value_question(q: GraphQuery, d: _Describer, lex: Lexicon) -> str:
         d.problems.append(f"'{rt.words}' is a position in a sequence (structural metadata)")
     if rt.kind == "past" and date and fn.name not in ("max", "min") and not join:
         return _finish(f"When was {subj} {rt.words}")
+    if owner.value is None and _class_text(owner, lex) in TIME_SPAN_WORDS:  # "the latest end of any time-span"
+        d.problems.append("a time-span said by its class: the text cannot say whose span it is")
     if rt.kind == "when" and fn.name not in ("max", "min") and not join:
         return _finish(f"When did {subj} {rt.words}")  # "When did the production of X begin?"
     if rt.kind not in ("noun", "when"):
@@ -582,6 +586,8 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
     if x.literal:
         return _value_question(q, d, lex), d
     cls = _class_text(x, lex)
+    if cls in TIME_SPAN_WORDS:  # "Which time-span began on 1885-01-01?": a span is asked of its event
+        d.problems.append("a time-span as the answer: a person asks when an event happened, not which span")
     for n in q.topic_entities:  # "Which sex is in the scheme Sex?": the class repeats the topic
         if isinstance(n.value, IRI) and _squash(lex.label(n.value.value)) in (_squash(cls), _squash(plural(cls))):
             d.problems.append(f"the class {cls!r} repeats the topic")

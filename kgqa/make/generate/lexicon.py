@@ -68,10 +68,11 @@ GENERIC_CLASS_WORDS = frozenset(("concept", "entity", "thing", "resource", "item
 #: head nouns that make a number a position in a sequence ("order", "position", "index"): where
 #: a part sits in its whole (an SDMX component's order), structural metadata no one asks about
 POSITION_WORDS = frozenset(("order", "position", "index", "sequence", "ordinal", "seq", "rank order", "sort"))
-#: nouns of relations to a time-span ("has time-span", "period"): the span of an event is when it
-#: happened, so a begin/end on it is said of the event ("Which production began after 1850?")
-TIME_SPAN_WORDS = frozenset(("time-span", "time span", "timespan", "period", "time interval", "interval",
-                             "duration"))
+#: nouns of relations to a time-span, and of time-span classes ("has time-span"): the span of an
+#: event is when it happened, so a begin/end on it is said of the event ("Which production began
+#: after 1850?"), a grounded one "is dated X"; a time-span is never the answer ("period" is not
+#: among them: a period such as "Baroque" is a name a person asks by)
+TIME_SPAN_WORDS = frozenset(("time-span", "time span", "timespan", "time interval"))
 #: the words of relations to the bounds of a time-span (CIDOC's ``P82a_begin_of_the_begin``,
 #: ``startTime``, "end date"): said by the intransitive verb ``begin`` / ``end`` (:class:`RelText`
 #: kind ``when``: "When did X begin?", "began after 1850-01-01"); CIDOC's inner bounds ("end of the

@@ -337,6 +337,7 @@ def test_time_span_bounds_read_as_begin_and_end(museum):
     earliest = _q([Node("x", XSD + "date", literal=True), Node("y1", CRM + "E52_Time-Span")],
                   [Edge("y1", CRM + "P82a_begin_of_the_begin", "x")], Function("min", "x"))
     assert canonical_question(earliest, museum)[0] == "What is the earliest start date of any time-span?"
+    assert wording_problems(earliest, museum)  # whose span? (test_time_spans_are_dates_not_answers)
 
 
 def test_positions_in_a_sequence_are_never_asked(museum):
@@ -408,3 +409,19 @@ def test_demonym_membership(museum):
     q = _q([x, am], [Edge("x", CRM + "P107i_is_current_or_former_member_of", "y1")], typed=False)
     assert canonical_question(q, museum)[0] == "Who is American?"
     assert wording_problems(q, museum) == [] and faithfulness(q, museum) == []
+
+
+def test_time_spans_are_dates_not_answers(museum):
+    """A grounded time-span reads "is dated X"; a time-span is never the answer ("Which
+    time-span began on 1850-01-01?") nor the unnamed owner of a ranked date."""
+    x = Node("x", CRM + "E12_Production")
+    ts = Node("y1", "", value=IRI(R + "ts1"))
+    q = _q([x, ts], [Edge("x", CRM + "P4_has_time-span", "y1")])
+    assert canonical_question(q, museum)[0] == "Which production is dated 1850?"
+    assert wording_problems(q, museum) == [] and faithfulness(q, museum) == []
+    day = Node("y1", XSD + "date", literal=True, value=Literal("1850-01-01", XSD + "date"))
+    which = _q([Node("x", CRM + "E52_Time-Span"), day], [Edge("x", CRM + "P82a_begin_of_the_begin", "y1")])
+    assert any("time-span as the answer" in p for p in wording_problems(which, museum))
+    top = _q([Node("x", XSD + "date", literal=True), Node("y1", CRM + "E52_Time-Span")],
+             [Edge("y1", CRM + "P82a_begin_of_the_begin", "x")], Function("max", "x"))
+    assert any("whose span" in p for p in wording_problems(top, museum))
