@@ -166,6 +166,7 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
                                                "templates_tried": res.attempts,
                                                "opaque_relations": opaque,
                                                "subsumed_relations": subsumed,
+                                               "unreadable_reasons": dict(res.unreadable.most_common(5)),
                                                "faithfulness_failures": sum(1 for g in res.queries
                                                                             if faithfulness(g.query, lex, g.question))})
         written = []

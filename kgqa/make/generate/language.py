@@ -536,6 +536,15 @@ def wording_problems(q: GraphQuery, lex: Lexicon) -> list[str]:
     return _describe(q, lex)[1].problems
 
 
+def problem_kind(problem: str) -> str:
+    """A wording problem without its particulars (quoted words, IRIs, bracketed parts), so the
+    summary can count why questions were not published: "'order' is a position in a sequence
+    (structural metadata)" -> "X is a position in a sequence"."""
+    text = re.sub(r"'[^']*'|\S+://\S+|urn:\S+", "X", problem)
+    text = re.sub(r"\s*\([^()]*\)", "", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
 def _value_question(q: GraphQuery, d: _Describer, lex: Lexicon) -> str:
     """The question for a literal question node, through its (first) incoming edge: "What is
     the population of X?", "What is the largest population of any city?", "When was X

@@ -10,12 +10,15 @@ from __future__ import annotations
 import pytest
 from urllib.parse import quote
 
+from rich.console import Console
+
+from kgqa.cli.generate import render_summary
 from kgqa.make.generate import GenerateOptions, generate
 from kgqa.make.generate.commonness import structural_relations
 from kgqa.make.generate.graphquery import Edge, Function, GraphQuery, Node, path_iri
 from kgqa.make.generate.kg import KGAccess
-from kgqa.make.generate.language import (Lexicon, canonical_question, demonym, faithfulness, unreadable_term,
-                                         wording_problems)
+from kgqa.make.generate.language import (Lexicon, canonical_question, demonym, faithfulness, problem_kind,
+                                         unreadable_term, wording_problems)
 from kgqa.make.generate.lexicon import parse_phrase, split_name
 from kgqa.make.generate.schema import induce_schema, path_texts
 from kgqa.model import IRI, Literal
@@ -425,3 +428,20 @@ def test_time_spans_are_dates_not_answers(museum):
     top = _q([Node("x", XSD + "date", literal=True), Node("y1", CRM + "E52_Time-Span")],
              [Edge("y1", CRM + "P82a_begin_of_the_begin", "x")], Function("max", "x"))
     assert any("whose span" in p for p in wording_problems(top, museum))
+
+
+def test_generation_says_why_questions_were_unreadable(tmp_path):
+    """The summary counts the wording problems of the candidates it did not publish (the
+    particulars dropped), and the CLI prints them: a KG that names little yields fewer
+    questions with the reason, not unreadable ones."""
+    kg = tmp_path / "m.nt"
+    kg.write_text(_museum_text(), encoding="utf-8")
+    res = generate(kg, GenerateOptions(n=30, seed=1))
+    texts = [it.question() for it in res.dataset.items if it.metadata.get("paraphrase_source") == "canonical"]
+    assert texts and not any("order" in t or "time-span" in t.lower() or "How many things" in t for t in texts)
+    reasons = res.summary["unreadable_reasons"]
+    assert reasons and all("'" not in k and "://" not in k for k in reasons)
+    assert problem_kind("'order' is a position in a sequence (structural metadata)") == "X is a position in a sequence"
+    console = Console(record=True, width=200)
+    render_summary({"rejected": {"unreadable": 3}, "unreadable_reasons": {"X is a position in a sequence": 3}}, console)
+    assert "unreadable, most often because: X is a position in a sequence (3)" in console.export_text()
