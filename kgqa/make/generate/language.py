@@ -184,6 +184,11 @@ def plural(word: str) -> str:
 
 
 NAME_WORDS = ("name", "title", "label")
+#: nouns any kind of thing has a value of: ranked over things of no class ("What is the latest
+#: date?") the text cannot say whose value it is; a specific noun ("hiscam") says it by itself
+GENERIC_VALUE_NOUNS = frozenset(("date", "time", "value", "number", "amount", "count", "name", "label", "title",
+                                 "type", "source", "year", "size", "score", "level", "total", "modified", "created",
+                                 "issued", "start", "end", "quantity"))
 #: nouns of relations whose objects are codes: a code object with a label of words is "the
 #: code for <label>" ("has the hisco code for Weaver")
 CODE_NOUNS = frozenset(("code", "codes"))
@@ -580,8 +585,9 @@ def _value_question(q: GraphQuery, d: _Describer, lex: Lexicon) -> str:
         word = ("latest" if fn.name == "max" else "earliest") if date else \
             ("largest" if fn.name == "max" else "smallest")
         bare = subj.split(" ", 1)[1] if subj.startswith(("a ", "an ")) else subj
-        if owner.value is None and bare == "thing" and not join:  # "What is the latest date?" of what?
-            d.problems.append("a superlative over things of no class: the text cannot say whose value it is")
+        if owner.value is None and bare == "thing" and not join:  # "What is the largest hiscam?"
+            if set(phrase.lower().split()) & GENERIC_VALUE_NOUNS:  # "What is the latest date?" of what?
+                d.problems.append("a superlative over things of no class: the text cannot say whose value it is")
             return _finish(f"What is the {word} {phrase}")
         of = subj if owner.value is not None else "any " + bare
         return _finish(f"What is the {word} {phrase} of {of}{join}")

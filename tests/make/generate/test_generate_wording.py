@@ -366,9 +366,14 @@ def test_things_of_no_class_are_never_counted_or_ranked(museum):
     count = _q([x, t0], [Edge("x", O + "hasCity", "y1")], Function("count"), typed=False)
     assert canonical_question(count, museum)[0].startswith("How many things")
     assert any("count of things" in p for p in wording_problems(count, museum))
-    top = _q([Node("x", XSD + "integer", literal=True), Node("y1", "")], [Edge("y1", O + "weight", "x")],
+    top = _q([Node("x", XSD + "date", literal=True), Node("y1", "")], [Edge("y1", O + "date", "x")],
              Function("max", "x"), typed=False)
+    assert canonical_question(top, museum)[0] == "What is the latest date?"
     assert any("superlative over things" in p for p in wording_problems(top, museum))
+    # a specific noun says whose value it is by itself ("What is the largest weight?" is not generic)
+    heavy = _q([Node("x", XSD + "integer", literal=True), Node("y1", "")], [Edge("y1", O + "weight", "x")],
+               Function("max", "x"), typed=False)
+    assert not any("superlative over things" in p for p in wording_problems(heavy, museum))
 
 
 def test_a_structural_one_to_one_node_is_said_through(museum):
