@@ -371,7 +371,8 @@ class _Describer:
                 or far.id in self.seen:
             return None
         rest = [j for j in self._open_edges(far.id) if j != i]
-        if len(rest) != 1 or self.q.edges[rest[0]].src != far.id or self.q.edges[rest[0]].dst == far.id:
+        if len(rest) != 1 or self.q.edges[rest[0]].src != far.id or \
+                self.q.edges[rest[0]].dst in (far.id, nid, self.q.question) or self.q.edges[rest[0]].dst in self.seen:
             return None
         j = rest[0]
         rt, nxt = _rel(e.rel, self.lex), _rel(self.q.edges[j].rel, self.lex)
