@@ -36,7 +36,8 @@ from kgqa.make.generate.lexicon import RelationLexicon, read_relation_lexicon
 from kgqa.make.generate.output import build_dataset, write_dataset
 from kgqa.make.generate.paraphrase import load_paraphraser, write_annotation
 from kgqa.make.generate.pipeline import run
-from kgqa.make.generate.schema import induce_schema, label_properties, path_texts, schema_from_ontology, untype_classes
+from kgqa.make.generate.schema import (induce_schema, label_properties, path_texts, schema_from_ontology, untype_classes,
+                                       value_kind)
 from kgqa.make.generate.summary import summarize
 
 #: the KG names its entities when at least this share of them has a label: then a question
@@ -137,6 +138,10 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
                 onto.close()
         for r in opaque:  # never said in a question (module lexicon)
             del schema.relations[r]
+        positional = sorted(r for r, rel in schema.relations.items() if not rel.range and rel.datatypes and
+                            all(value_kind(d) == "number" for d in rel.datatypes) and relations.get(r).positional)
+        for r in positional:  # a position in a sequence ("order"): no template spends queries on it
+            del schema.relations[r]
         if not schema.relations:
             raise InputError(str(kg) if own else access.signature,
                              f"none of the KG's {len(opaque)} relations can be said in English (opaque names "
@@ -166,6 +171,7 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
                                                "templates_tried": res.attempts,
                                                "opaque_relations": opaque,
                                                "subsumed_relations": subsumed,
+                                               "positional_relations": positional,
                                                "unreadable_reasons": dict(res.unreadable.most_common(5)),
                                                "faithfulness_failures": sum(1 for g in res.queries
                                                                             if faithfulness(g.query, lex, g.question))})

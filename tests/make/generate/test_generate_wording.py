@@ -444,6 +444,7 @@ def test_generation_says_why_questions_were_unreadable(tmp_path):
     res = generate(kg, GenerateOptions(n=30, seed=1))
     texts = [it.question() for it in res.dataset.items if it.metadata.get("paraphrase_source") == "canonical"]
     assert texts and not any("order" in t or "time-span" in t.lower() or "How many things" in t for t in texts)
+    assert O + "order" in res.summary["positional_relations"]  # no template spends queries on it
     reasons = res.summary["unreadable_reasons"]
     assert reasons and all("'" not in k and "://" not in k for k in reasons)
     assert problem_kind("'order' is a position in a sequence (structural metadata)") == "X is a position in a sequence"
