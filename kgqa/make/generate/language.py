@@ -428,6 +428,8 @@ class _Describer:
         if rt.positional and kind == "number":
             self.problems.append(f"'{rt.words}' is a position in a sequence (structural metadata)")
         if rt.kind == "when":  # "began on 1945-01-01", "ended in 1997"
+            if not (_DATE_TEXT.match(v) or re.match(r"^\d{4}$", v)):  # a genome's "start"/"end" position
+                self.problems.append(f"'{rt.words}' with a value that is no date or year")
             return f"{rt.past} {'on' if _DATE_TEXT.match(v) else 'in'} {v}"
         if rt.kind == "noun":
             if rt.words in NAME_WORDS:
@@ -578,6 +580,8 @@ def _value_question(q: GraphQuery, d: _Describer, lex: Lexicon) -> str:
         return _finish(f"When was {subj} {rt.words}")
     if owner.value is None and _class_text(owner, lex) in TIME_SPAN_WORDS:  # "the latest end of any time-span"
         d.problems.append("a time-span said by its class: the text cannot say whose span it is")
+    if rt.kind == "when" and not date:  # "When did X end?" of a number (a position, not a time)
+        d.problems.append(f"'{rt.words}' with a value that is no date")
     if rt.kind == "when" and fn.name not in ("max", "min") and not join:
         return _finish(f"When did {subj} {rt.words}")  # "When did the production of X begin?"
     if rt.kind not in ("noun", "when"):

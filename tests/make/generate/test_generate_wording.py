@@ -451,3 +451,17 @@ def test_generation_says_why_questions_were_unreadable(tmp_path):
     console = Console(record=True, width=200)
     render_summary({"rejected": {"unreadable": 3}, "unreadable_reasons": {"X is a position in a sequence": 3}}, console)
     assert "unreadable, most often because: X is a position in a sequence (3)" in console.export_text()
+
+
+def test_begin_and_end_of_numbers_are_no_times(museum):
+    """A relation named "end" over numbers (a genome position) is no time: never "When did X
+    end?" nor "ended in 12345"."""
+    x = Node("x", O + "DataStructure")
+    pos = Node("y1", XSD + "integer", literal=True, value=Literal("12345", XSD + "integer"))
+    assert any("no date" in p for p in wording_problems(_q([x, pos], [Edge("x", O + "end", "y1")]), museum))
+    when = _q([Node("x", XSD + "integer", literal=True), Node("y1", O + "DataStructure", value=IRI(R + "dsd0"))],
+              [Edge("y1", O + "end", "x")])
+    assert any("no date" in p for p in wording_problems(when, museum))
+    year = Node("y1", XSD + "integer", literal=True, value=Literal("1997", XSD + "integer"))
+    assert canonical_question(_q([x, year], [Edge("x", O + "end", "y1")]), museum)[0] == \
+        "Which data structure ended in 1997?"
