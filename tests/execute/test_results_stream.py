@@ -57,9 +57,21 @@ def feed_split(stream, data: bytes, cuts: list[int]):
     return stream.close()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(doc=documents(), cuts=st.lists(st.integers(0, 2000), max_size=8), indent=st.sampled_from([None, 1]))
 def test_json_any_split_equals_whole_document(doc, cuts, indent):
+    """60 examples here; the slow part runs 200 (the _thoroughly twin)."""
+    _check_json_any_split_equals_whole_document(doc, cuts, indent)
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None)
+@given(doc=documents(), cuts=st.lists(st.integers(0, 2000), max_size=8), indent=st.sampled_from([None, 1]))
+def test_json_any_split_equals_whole_document_thoroughly(doc, cuts, indent):
+    _check_json_any_split_equals_whole_document(doc, cuts, indent)
+
+
+def _check_json_any_split_equals_whole_document(doc, cuts, indent):
     data = json.dumps(doc, indent=indent, ensure_ascii=False).encode("utf-8")
     assert feed_split(JsonResultsStream(), data, cuts) == from_results_json(doc)
 

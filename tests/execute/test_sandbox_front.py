@@ -49,9 +49,21 @@ def _escape(c: str, big: bool) -> str:
     return f"\\U{ord(c):08X}" if big or ord(c) > 0xFFFF else f"\\u{ord(c):04x}"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40), st.lists(st.booleans(), max_size=40))
 def test_codepoint_escapes_decode_to_the_characters(s, big):
+    """100 examples here; the slow part runs 300 (the _thoroughly twin)."""
+    _check_codepoint_escapes_decode_to_the_characters(s, big)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40), st.lists(st.booleans(), max_size=40))
+def test_codepoint_escapes_decode_to_the_characters_thoroughly(s, big):
+    _check_codepoint_escapes_decode_to_the_characters(s, big)
+
+
+def _check_codepoint_escapes_decode_to_the_characters(s, big):
     assume("\\" not in s)
     escaped = "".join(_escape(c, big[i] if i < len(big) else False) for i, c in enumerate(s))
     assert decode_codepoint_escapes(escaped) == s
@@ -237,9 +249,21 @@ def update_variant(draw):
     return word, prologue + head + "".join(out)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(update_variant())
 def test_every_update_form_is_refused(case):
+    """100 examples here; the slow part runs 400 (the _thoroughly twin)."""
+    _check_every_update_form_is_refused(case)
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None)
+@given(update_variant())
+def test_every_update_form_is_refused_thoroughly(case):
+    _check_every_update_form_is_refused(case)
+
+
+def _check_every_update_form_is_refused(case):
     word, query = case
     reason = refusal(query)
     assert reason is not None and reason.startswith("refused: SPARQL Update"), query

@@ -168,9 +168,21 @@ PIECES = [
 ]
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(["", " ", " ", "\n"])), max_size=24))
 def test_hypothesis_pieces_agree(parts):
+    """150 examples here; the slow part runs 600 (the _thoroughly twin)."""
+    _check_hypothesis_pieces_agree(parts)
+
+
+@pytest.mark.slow
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(["", " ", " ", "\n"])), max_size=24))
+def test_hypothesis_pieces_agree_thoroughly(parts):
+    _check_hypothesis_pieces_agree(parts)
+
+
+def _check_hypothesis_pieces_agree(parts):
     assert_agrees("".join(p + sep for p, sep in parts))
 
 

@@ -224,9 +224,21 @@ def _datasets(draw):
     return Dataset("prop", [draw(_items(i)) for i in range(n)])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ds=_datasets())
 def test_writer_round_trip_property(tmp_path, ds):
+    """20 examples here; the slow part runs 60 (the _thoroughly twin)."""
+    _check_writer_round_trip_property(tmp_path, ds)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ds=_datasets())
+def test_writer_round_trip_property_thoroughly(tmp_path, ds):
+    _check_writer_round_trip_property(tmp_path, ds)
+
+
+def _check_writer_round_trip_property(tmp_path, ds):
     out = tmp_path / "rt.json"
     qald_json.write(ds, out)
     json.loads(out.read_text(encoding="utf-8"))  # valid JSON

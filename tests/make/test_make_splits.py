@@ -299,9 +299,26 @@ def datasets(draw):
     return Dataset("rand", items, "jsonl")
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(ds=datasets(), by=st.sampled_from(["uri", "template"]), seed=st.integers(0, 99))
+_RANDOM_CLI = dict(ds=datasets(), by=st.sampled_from(["uri", "template"]), seed=st.integers(0, 99))
+_RANDOM_CLI_SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@settings(max_examples=8, **_RANDOM_CLI_SETTINGS)
+@given(**_RANDOM_CLI)
 def test_random_datasets_cli(ds, by, seed, tmp_path_factory):
+    """The property on 8 random datasets (two CLI splits each); the slow part runs it on 25
+    (test_random_datasets_cli_thoroughly)."""
+    _check_random_dataset_cli(ds, by, seed, tmp_path_factory)
+
+
+@pytest.mark.slow
+@settings(max_examples=25, **_RANDOM_CLI_SETTINGS)
+@given(**_RANDOM_CLI)
+def test_random_datasets_cli_thoroughly(ds, by, seed, tmp_path_factory):
+    _check_random_dataset_cli(ds, by, seed, tmp_path_factory)
+
+
+def _check_random_dataset_cli(ds, by, seed, tmp_path_factory):
     base = tmp_path_factory.mktemp("rand")
     from kgqa.load import formats
 

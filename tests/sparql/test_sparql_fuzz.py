@@ -39,9 +39,20 @@ def test_random_text(text):
     assert all(text[t.start:t.end] for t in tokenize(text))
 
 
-@settings(max_examples=600, deadline=None)
-@given(st.lists(st.sampled_from(FRAGMENTS), max_size=60), st.sampled_from([" ", "", "\n"]))
+_SOUP = (st.lists(st.sampled_from(FRAGMENTS), max_size=60), st.sampled_from([" ", "", "\n"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(*_SOUP)
 def test_token_soup(parts, sep):
+    """150 soups here; the slow part runs 600 (test_token_soup_thoroughly)."""
+    _check(sep.join(parts))
+
+
+@pytest.mark.slow
+@settings(max_examples=600, deadline=None)
+@given(*_SOUP)
+def test_token_soup_thoroughly(parts, sep):
     _check(sep.join(parts))
 
 
@@ -55,9 +66,24 @@ def gold(shared_data):
 _CHARS = st.sampled_from(list("{}()<>.;,?\"' abcxyz:_#*^|/!=&+-$@0123456789\n\\"))
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+_MUTATED_SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@settings(max_examples=150, **_MUTATED_SETTINGS)
 @given(data=st.data())
 def test_mutated_gold_queries(gold, data):
+    """150 mutations here; the slow part runs 500 (test_mutated_gold_queries_thoroughly)."""
+    _check_mutated(gold, data)
+
+
+@pytest.mark.slow
+@settings(max_examples=500, **_MUTATED_SETTINGS)
+@given(data=st.data())
+def test_mutated_gold_queries_thoroughly(gold, data):
+    _check_mutated(gold, data)
+
+
+def _check_mutated(gold, data):
     q = gold[data.draw(st.integers(0, len(gold) - 1), label="query")]
     kind = data.draw(st.sampled_from(["truncate", "delete", "insert", "delete-span", "swap"]), label="kind")
     k = data.draw(st.integers(0, len(q)), label="offset")

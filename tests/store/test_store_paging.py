@@ -106,9 +106,21 @@ def _check_seek_pages(store, specs, per, sort, desc):
     assert _walk(lambda **kw: store.list_page(status="finished", sort=sort, descending=desc, **kw), per) == fin
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(specs=st.lists(SPEC, max_size=25), per=st.integers(1, 6))
 def test_leaderboard_seek_pages_rank_like_offset_pages(store, specs, per):
+    """15 examples here; the slow part runs 40 (the _thoroughly twin)."""
+    _check_leaderboard_seek_pages_rank_like_offset_pages(store, specs, per)
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(specs=st.lists(SPEC, max_size=25), per=st.integers(1, 6))
+def test_leaderboard_seek_pages_rank_like_offset_pages_thoroughly(store, specs, per):
+    _check_leaderboard_seek_pages_rank_like_offset_pages(store, specs, per)
+
+
+def _check_leaderboard_seek_pages_rank_like_offset_pages(store, specs, per):
     _fill(store, _rows(specs))
     full = store.leaderboard("demo", "kgqa")
     assert all(e.status == "finished" for e in full)

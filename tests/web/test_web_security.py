@@ -36,6 +36,14 @@ def server(tmp_path_factory):
         yield srv
 
 
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory):
+    """A second server with no flags (its own store and port), shared by the tests that need one."""
+    tmp = tmp_path_factory.mktemp("websec-plain")
+    with WebServer(tmp / "plain.sqlite", tmp) as srv:
+        yield srv
+
+
 @contextmanager
 def session(srv):
     """A client with the session cookie and the form token of the server's own form."""
@@ -137,15 +145,15 @@ def test_state_changing_requests_from_another_origin_are_refused(server):
         assert n_experiments(server) == before
 
 
-def test_cookies_are_per_port_strict_and_http_only(server, tmp_path):
+def test_cookies_are_per_port_strict_and_http_only(server, plain):
     with httpx.Client(base_url=server.base, timeout=30) as c:
         cookie = c.get("/").headers["set-cookie"]
     assert cookie.startswith(f"kgqa_session_{server.port}=")
     assert "SameSite=Strict" in cookie and "HttpOnly" in cookie
     # a second server on the same host does not clobber the first one's session
-    with WebServer(tmp_path / "other.sqlite", tmp_path) as other, session(server) as c:
-        assert c.get(other.base + "/").status_code == 200
-        assert {k for k in c.cookies.keys()} >= {f"kgqa_session_{server.port}", f"kgqa_session_{other.port}"}
+    with session(server) as c:
+        assert c.get(plain.base + "/").status_code == 200
+        assert {k for k in c.cookies.keys()} >= {f"kgqa_session_{server.port}", f"kgqa_session_{plain.port}"}
         assert post_new(c).status_code == 303
 
 
@@ -207,7 +215,7 @@ def test_every_response_carries_the_security_headers(server, tmp_path):
 # --------------------------------------------------------------------------- URLs the server asks
 
 
-def test_system_urls_need_the_flag_and_public_hosts(server, tmp_path):
+def test_system_urls_need_the_flag_and_public_hosts(server, plain):
     listener = Listener()
     try:
         url = f"http://127.0.0.1:{listener.port}/qa"
@@ -221,7 +229,7 @@ def test_system_urls_need_the_flag_and_public_hosts(server, tmp_path):
                 assert needle in msg, (u, msg)
             assert "--allowed-url-host 127.0.0.1" in error_text(
                 post_new(c, files={}, system_url=url, system_protocol="gerbil").text)
-        with WebServer(tmp_path / "plain.sqlite", tmp_path) as plain, session(plain) as c:
+        with session(plain) as c:
             r = post_new(c, files={}, system_url=url, system_protocol="gerbil")
             assert r.status_code == 400 and "--allow-system-urls" in error_text(r.text)
             assert 'name="system_url"' not in c.get("/new").text

@@ -650,12 +650,26 @@ def random_kg(draw):
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                 HealthCheck.too_slow])
+_ANY_KG_SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+@settings(max_examples=4, **_ANY_KG_SETTINGS)
 @given(text=random_kg(), seed=st.integers(0, 1000))
 def test_any_kg_gives_valid_minimal_exclusive_queries(tmp_path_factory, text, seed):
     """On arbitrary small KGs: whatever is generated re-executes to its stored non-empty answer,
-    keeps entities apart and is minimal; ids are unique; the run never fails."""
+    keeps entities apart and is minimal; ids are unique; the run never fails. 4 KGs here (each
+    opens an engine worker); the slow part runs 12 (..._thoroughly)."""
+    _check_any_kg(tmp_path_factory, text, seed)
+
+
+@pytest.mark.slow
+@settings(max_examples=12, **_ANY_KG_SETTINGS)
+@given(text=random_kg(), seed=st.integers(0, 1000))
+def test_any_kg_gives_valid_minimal_exclusive_queries_thoroughly(tmp_path_factory, text, seed):
+    _check_any_kg(tmp_path_factory, text, seed)
+
+
+def _check_any_kg(tmp_path_factory, text, seed):
     d = tmp_path_factory.mktemp("rkg")
     kg_file = d / "kg.ttl"
     kg_file.write_text(text)
