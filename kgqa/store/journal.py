@@ -6,8 +6,11 @@ to the store's ``journal`` table (:meth:`kgqa.store.Store.journal_write`) as it 
 worker that takes the experiment over after its first worker was killed, on this machine or
 on any other one on the same store, asks the live system only the questions without an
 answer there. The journal's own writer thread writes whatever answers arrived while its
-last write ran in one transaction (a batch grows with the load), made only while this worker
-holds the experiment's lease; the client hands each answer over and asks its next question at
+last write ran in one transaction (a batch grows with the load); a worker that lost the lease
+(a database outage longer than the lease, and another worker took the experiment over) still
+adds the answers it holds for questions the journal has no record of, never replacing one and
+never once the experiment is recorded: they are facts about the live system, which the new
+owner then reads instead of asking again; the client hands each answer over and asks its next question at
 once, so the store's round trips never slow the evaluation. What a kill loses is the questions
 in flight and the answers not written yet (those that arrived during the last write); every
 answer in the store is kept. A store that cannot be written for a while (a database restart, a
@@ -39,7 +42,8 @@ class StoreJournal:
         self.dropped = 0
         #: answers not written yet (the store was away)
         self.pending: dict[str, str] = {}
-        #: another worker holds the experiment now: nothing more is written
+        #: another worker holds the experiment now: answers are still written, for questions the
+        #: journal has no record of (:meth:`kgqa.store.Store.journal_write`), until it is recorded
         self.lost = False
         self._lock = threading.Lock()  # records and pending
         self._write_lock = threading.Lock()  # one write at a time
@@ -112,8 +116,6 @@ class StoreJournal:
         store is away (the answers stay pending for a later batch, tried again with backoff)."""
         with self._write_lock:
             with self._lock:
-                if self.lost:
-                    self.pending.clear()
                 batch, self.pending = self.pending, {}
             if not batch:
                 return True

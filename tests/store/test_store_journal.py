@@ -1,6 +1,6 @@
 """A live system's answers journalled in the store (issue 39, schema 6): what a worker on any
 machine resumes a killed worker's experiment from. A record per question (a later one replaces
-it), written only while the worker holds the lease, kept in memory while the store is away,
+it), written while the worker holds the lease (after it lost it: only questions without a record), kept in memory while the store is away,
 gone with the experiment's record; schema 5 stores get the table."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from sqlalchemy import create_engine, text
 
 from kgqa.store import Store, StoreError, schema
 from kgqa.store.journal import StoreJournal
-from kgqa.store.store import owner_id
+from kgqa.store.store import AWAY_GRACE_S, owner_id
+from pgserver import PgServer, why_not
 
 
 @pytest.fixture
@@ -49,7 +50,10 @@ def test_answers_journalled_by_one_worker_are_read_by_the_next(store):
     assert store.journal(eid) == {}
 
 
-def test_a_worker_that_lost_the_lease_journals_nothing_more(store):
+def test_a_worker_that_lost_the_lease_adds_only_answers_the_journal_lacks(store):
+    """A database outage longer than the lease: another worker took the experiment over. The
+    first still journals the answers it holds (facts about the live system) for questions with
+    no record, never replacing the new owner's, and nothing once the experiment is recorded."""
     eid = new(store)
     first, second = owner_id(), owner_id()
     assert store.claim(eid, first)
@@ -59,9 +63,14 @@ def test_a_worker_that_lost_the_lease_journals_nothing_more(store):
     assert store.claim(eid, second, stale_s=-1)  # its lease lapsed: taken over
     j.append_many([rec("q1", "malformed_response"), rec("q2")])
     j.close()
-    assert j.lost and store.journal(eid) == {"q1": json.dumps(rec("q1"))}
-    assert not store.journal_write(eid, {"q3": "{}"}, owner=first)
-    assert store.journal_write(eid, {"q3": json.dumps(rec("q3"))}, owner=second)
+    assert j.lost and store.journal(eid) == {"q1": json.dumps(rec("q1")), "q2": json.dumps(rec("q2"))}
+    assert not store.journal_write(eid, {"q2": "{}", "q3": json.dumps(rec("q3"))}, owner=first)  # not held
+    assert store.journal(eid)["q2"] == json.dumps(rec("q2")) and "q3" in store.journal(eid)
+    assert store.journal_write(eid, {"q3": json.dumps(rec("q3", "timeout"))}, owner=second)  # the owner replaces
+    assert json.loads(store.journal(eid)["q3"])["outcome"] == "timeout"
+    assert len(store.journal(eid)) == 3  # one row a question
+    store.fail(eid, "recorded by the new owner")
+    assert not store.journal_write(eid, {"q4": "{}"}, owner=first) and store.journal(eid) == {}
 
 
 def test_the_journal_goes_with_the_experiments_record(store):
@@ -143,3 +152,62 @@ def test_a_schema_5_store_gets_the_journal_table(tmp_path):
         assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 6
     assert s.journal(eid) == {"q1": "{}"}
     s.close()
+
+
+@pytest.fixture(scope="module")
+def pg():
+    why = why_not()
+    if why:
+        pytest.skip(why)
+    with PgServer() as server:
+        yield server
+
+
+def _lapse(pg: PgServer, eid: str) -> None:
+    """The lease of ``eid`` as an outage longer than the lease leaves it: its heartbeat old."""
+    pg.sql(f"UPDATE experiments SET heartbeat = heartbeat - 1000 WHERE id = '{eid}'")
+
+
+def retried(call):
+    """``call()`` as the worker's heartbeat makes it: its first try after the restart may find a
+    pooled connection the restart ended (an operational error; the pool then reconnects)."""
+    try:
+        return call()
+    except StoreError as err:
+        assert err.operational
+        return call()
+
+
+@pytest.mark.slow  # a PostgreSQL cluster starts, stops and starts again
+def test_on_postgresql_an_outage_longer_than_the_lease_leaves_the_experiment_to_its_worker(pg):
+    """bench/bench_workers.py's 40 s outage on a real PostgreSQL: the worker that found the
+    database away takes no lapsed lease for a while once it is back, so the holder renews
+    its own (and records its answers, asking nobody again); a holder that lost it all the same
+    still journals what it holds, which the new owner reads; nothing once it is recorded."""
+    with Store(pg.url) as holder, Store(pg.url) as other:
+        eid = new(holder)
+        first, second = owner_id(), owner_id()
+        assert holder.claim(eid, first)
+        assert holder.journal_write(eid, {"q1": json.dumps(rec("q1"))}, owner=first)
+        pg.stop()
+        with pytest.raises(StoreError) as away:
+            other.claim_next(second)
+        assert away.value.operational and other.away_at > 0
+        pg.start()
+        _lapse(pg, eid)  # (as if 40 s had passed)
+        assert other.claim_next(second) is None and other.claim(eid, second) is None  # the grace
+        assert [e.id for e in other.claimable()] == []
+        assert retried(lambda: holder.heartbeat(eid, first))  # renewed on its return: its worker keeps it
+        assert holder.journal_write(eid, {"q2": json.dumps(rec("q2"))}, owner=first)
+        _lapse(pg, eid)
+        other.away_at -= AWAY_GRACE_S  # the grace over: a lapsed lease is taken now
+        got = other.claim_next(second)
+        assert got is not None and (got.eid, got.lost_from) == (eid, first)
+        assert not holder.heartbeat(eid, first)
+        late = {"q2": json.dumps(rec("q2", "timeout")), "q3": json.dumps(rec("q3"))}
+        assert not holder.journal_write(eid, late, owner=first)  # lost: only what the journal lacks
+        assert other.journal(eid) == {"q1": json.dumps(rec("q1")), "q2": json.dumps(rec("q2")),
+                                      "q3": json.dumps(rec("q3"))}
+        other.fail(eid, "recorded", owner=second)
+        assert not holder.journal_write(eid, {"q4": json.dumps(rec("q4"))}, owner=first)
+        assert other.journal(eid) == {}
