@@ -29,13 +29,23 @@ from sqlalchemy.exc import DBAPIError
 
 from kgqa.store.store import StoreError
 
+#: how often (s) a journal that watches (a worker that took the experiment over) reads the
+#: answers another worker journalled meanwhile
+REFRESH_S = 1.0
+
 
 class StoreJournal:
     """The journal of stored experiment ``eid`` for the live client; ``owner``: the worker
     holding its lease (None: a store without leases, which always writes)."""
 
-    def __init__(self, store: Any, eid: str, owner: str | None = None):
+    def __init__(self, store: Any, eid: str, owner: str | None = None, *, watch: bool = False):
         self.store, self.eid, self.owner = store, eid, owner
+        #: read the store's journal again while asking (:meth:`refresh`, every
+        #: :data:`REFRESH_S` on the writer thread): this worker took the experiment over from a
+        #: worker that may still write the answers it held (:meth:`taken`)
+        self.watch = watch
+        #: answers another worker journalled after this journal was opened: question id -> record
+        self.others: dict[str, dict[str, Any]] = {}
         #: question id -> record (what the store holds, and what this session added)
         self.records: dict[str, dict[str, Any]] = {}
         #: records that could not be read (never expected: each row is written whole)
@@ -74,6 +84,8 @@ class StoreJournal:
                 self.records[qid] = rec
             else:
                 self.dropped += 1
+        if self.watch:
+            self.start()
         return self
 
     def append_many(self, records: list[dict[str, Any]]) -> None:
@@ -86,14 +98,7 @@ class StoreJournal:
             for r in records:
                 self.records[r["id"]] = r
                 self.pending[r["id"]] = json.dumps(r, ensure_ascii=False, allow_nan=False)
-            start = self._thread is None and not self._inline
-            if start:
-                self._thread = threading.Thread(target=self._write_loop, name="kgqa-store-journal", daemon=True)
-        if start:
-            try:
-                self._thread.start()  # type: ignore[union-attr]
-            except (RuntimeError, MemoryError):  # no thread to be had (a capped worker): written here
-                self._thread, self._inline = None, True
+        self.start()
         if self._inline:
             self.flush()
         else:
@@ -102,14 +107,56 @@ class StoreJournal:
     def append(self, record: dict[str, Any]) -> None:
         self.append_many([record])
 
+    def taken(self, qid: str) -> dict[str, Any] | None:
+        """The record another worker journalled for question ``qid`` since this journal was
+        opened (None: none): the live client asks the question only when there is none."""
+        with self._lock:
+            return self.others.get(qid)
+
+    def refresh(self) -> int:
+        """Read the answers other workers journalled since this journal was opened (the
+        question ids first, then only the new records): how many; 0 when the store is away."""
+        try:
+            ids = self.store.journal_ids(self.eid)
+            with self._lock:
+                new = [q for q in ids if q not in self.records and q not in self.pending]
+            got = self.store.journal(self.eid, questions=new) if new else {}
+        except (DBAPIError, StoreError):
+            return 0
+        n = 0
+        with self._lock:
+            for qid, text in got.items():
+                try:
+                    rec = json.loads(text)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(rec, dict) and rec.get("id") == qid and qid not in self.records:
+                    self.others[qid] = self.records[qid] = rec
+                    n += 1
+        return n
+
     def _write_loop(self) -> None:
         while True:
-            self._wake.wait()
+            woken = self._wake.wait(REFRESH_S if self.watch else None)
             self._wake.clear()
             if self._stop.is_set():
                 return
-            if not self.flush() and not self._stop.wait(self._pause):  # the store is away: after the backoff
+            if self.watch:
+                self.refresh()
+            if woken and not self.flush() and not self._stop.wait(self._pause):  # the store is away: backoff
                 self._wake.set()
+
+    def start(self) -> None:
+        """Start the writer thread now (a watching journal reads the store from the start)."""
+        with self._lock:
+            start = self._thread is None and not self._inline
+            if start:
+                self._thread = threading.Thread(target=self._write_loop, name="kgqa-store-journal", daemon=True)
+        if start:
+            try:
+                self._thread.start()  # type: ignore[union-attr]
+            except (RuntimeError, MemoryError):  # no thread to be had (a capped worker): written by the caller
+                self._thread, self._inline = None, True
 
     def flush(self) -> bool:
         """Write every answer handed over so far (after a write in progress): False when the

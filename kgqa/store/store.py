@@ -824,12 +824,23 @@ class Store:
 
     # ------------------------------------------------------------------ live-system journal
 
-    def journal(self, eid: str) -> dict[str, str]:
+    def journal(self, eid: str, *, questions: list[str] | None = None) -> dict[str, str]:
         """The live-system answers journalled for experiment ``eid``: {question id: record
-        (JSON text)} (:class:`kgqa.store.journal.StoreJournal`)."""
+        (JSON text)} (:class:`kgqa.store.journal.StoreJournal`); ``questions``: only these."""
+        q = select(T_JOURNAL.c.question, T_JOURNAL.c.record).where(T_JOURNAL.c.experiment == eid)
+        if questions is None:
+            with self.engine.connect() as c:
+                return {k: r for k, r in c.execute(q)}
+        out: dict[str, str] = {}
         with self.engine.connect() as c:
-            return {q: r for q, r in c.execute(select(T_JOURNAL.c.question, T_JOURNAL.c.record)
-                                               .where(T_JOURNAL.c.experiment == eid))}
+            for i in range(0, len(questions), JOURNAL_ROWS):  # (SQLite's limit on bound parameters)
+                out.update({k: r for k, r in c.execute(q.where(T_JOURNAL.c.question.in_(questions[i:i + JOURNAL_ROWS])))})
+        return out
+
+    def journal_ids(self, eid: str) -> list[str]:
+        """The questions experiment ``eid``'s journal has a record of (cheap: no records read)."""
+        with self.engine.connect() as c:
+            return list(c.execute(select(T_JOURNAL.c.question).where(T_JOURNAL.c.experiment == eid)).scalars())
 
     def journal_write(self, eid: str, records: dict[str, str], *, owner: str | None = None) -> bool:
         """Journal live-system answers of open experiment ``eid`` ({question id: record}; a

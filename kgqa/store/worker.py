@@ -208,7 +208,8 @@ def run_claimed(store: Store, claim: Claim, settings: WorkerSettings, *, system_
     beat.start()
     try:
         ok = runner.run_experiment(store, eid, kgs=settings.kgs, timeout=settings.timeout, system_url=system_url,
-                                   kg_url=kg_url, owner=owner, url_rule=url_rule)
+                                   kg_url=kg_url, owner=owner, url_rule=url_rule,
+                                   takeover=claim.lost_from is not None)
     except LostClaim:
         return "lost"
     finally:

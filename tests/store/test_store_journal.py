@@ -10,10 +10,13 @@ import json
 import pytest
 from sqlalchemy import create_engine, text
 
+from kgqa.execute.live import AskSettings, ask
+from kgqa.load import load_dataset
 from kgqa.store import Store, StoreError, schema
 from kgqa.store.journal import StoreJournal
 from kgqa.store.store import AWAY_GRACE_S, owner_id
 from pgserver import PgServer, why_not
+from systemprocs import count, faulty
 
 
 @pytest.fixture
@@ -211,3 +214,50 @@ def test_on_postgresql_an_outage_longer_than_the_lease_leaves_the_experiment_to_
         other.fail(eid, "recorded", owner=second)
         assert not holder.journal_write(eid, {"q4": json.dumps(rec("q4"))}, owner=first)
         assert other.journal(eid) == {}
+
+
+def test_a_worker_that_took_over_reads_what_the_lost_one_journals_meanwhile(store):
+    """The new owner's journal watches the store (it took the lease over from a worker that
+    may still write): an answer the lost worker journals after the new owner opened the
+    journal is read (:meth:`StoreJournal.refresh`) and handed to the live client
+    (:meth:`StoreJournal.taken`); the new owner's own records are never replaced."""
+    eid = new(store)
+    first, second = owner_id(), owner_id()
+    assert store.claim(eid, first) and store.claim(eid, second, stale_s=-1)
+    mine = StoreJournal(store, eid, second, watch=True).open_journal({})
+    mine.append(rec("q2", "timeout", transient=True))
+    assert mine.flush() and mine.taken("q1") is None
+    assert not store.journal_write(eid, {"q1": json.dumps(rec("q1")), "q2": json.dumps(rec("q2"))}, owner=first)
+    mine.refresh()  # (its writer thread reads too, every REFRESH_S: the same outcome)
+    assert mine.taken("q1") == rec("q1") and mine.taken("q2") is None
+    assert mine.records["q2"]["outcome"] == "timeout" and store.journal_ids(eid).__len__() == 2
+    assert store.journal(eid, questions=["q1"]) == {"q1": json.dumps(rec("q1"))}
+    mine.close()
+
+
+@pytest.mark.slow  # a live system process answers CK25's 50 questions twice
+def test_the_live_client_does_not_ask_what_the_lost_worker_journalled_meanwhile(store, shared_data):
+    """ask() with a watching journal: the 20 answers a lost worker journals after the new
+    owner opened the journal are not asked again; the run holds all 50."""
+    ds = load_dataset("ck25")
+    eid = new(store)
+    first, second = owner_id(), owner_id()
+    assert store.claim(eid, first) and store.claim(eid, second, stale_s=-1)
+    s = AskSettings(progress=False, concurrency=4)
+    with faulty(shared_data / "ck25-runs" / "WSE" / "ck25_answers.json") as srv:
+        held = ask(ds, srv.url, "gerbil", s).records[:20]  # what the lost worker holds in memory
+        late = {r["id"]: json.dumps(r) for r in held}
+
+        class LateWrite(StoreJournal):
+            def open_journal(self, header, *, fresh=False):
+                super().open_journal(header, fresh=fresh)
+                assert self.records == {}  # opened before the lost worker's write landed
+                assert not self.store.journal_write(self.eid, late, owner=first)
+                assert self.refresh() == 20
+                return self
+
+        before = count(srv)["total"]
+        res = ask(ds, srv.url, "gerbil", s, journal=LateWrite(store, eid, second, watch=True))
+        asked = count(srv)["total"] - before
+    assert (asked, res.asked, res.reused, len(res.records)) == (30, 30, 20, 50)
+    assert [r["id"] for r in res.records[:20]] == list(late)
