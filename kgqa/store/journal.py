@@ -161,21 +161,31 @@ class StoreJournal:
     def flush(self) -> bool:
         """Write every answer handed over so far (after a write in progress): False when the
         store is away (the answers stay pending for a later batch, tried again with backoff)."""
+        try:
+            self.settle()
+        except (DBAPIError, StoreError):
+            self._pause = min(max(2 * self._pause, 0.5), 10.0)
+            return False
+        self._pause = 0.0
+        return True
+
+    def settle(self) -> None:
+        """Write every answer handed over so far; the store's error propagates when it is away
+        (the answers stay pending): what the run waits out before it records the experiment
+        (:func:`kgqa.store.runner.wait_for_store`), so the answers of a run that finished asking
+        during an outage reach the journal even if another worker takes the experiment over."""
         with self._write_lock:
             with self._lock:
                 batch, self.pending = self.pending, {}
             if not batch:
-                return True
+                return
             try:
                 written = self.store.journal_write(self.eid, batch, owner=self.owner)
             except (DBAPIError, StoreError):
                 with self._lock:
                     self.pending = {**batch, **self.pending}  # (a later record of a question wins)
-                self._pause = min(max(2 * self._pause, 0.5), 10.0)
-                return False
-            self._pause = 0.0
+                raise
             self.lost = not written  # taken over: the run's next write of the experiment says so
-            return True
 
     def close(self) -> None:
         """Stop the writer thread and write what is still pending (one more try)."""

@@ -283,6 +283,8 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
 
         with using(url_rule or current_rule()):
             res = evaluate_inputs(inp, progress)
+        if isinstance(inp.journal, StoreJournal):  # answers kept in memory while the store was away
+            wait_for_store(inp.journal.settle)
         wait_for_store(lambda: store.finish(eid, res.evaluation, headline=res.headline, **held,
                                             kg_fingerprint=res.kg_fingerprint, dataset_checksum=res.dataset_checksum))
         return True

@@ -14,6 +14,7 @@ from kgqa.execute.live import AskSettings, ask
 from kgqa.load import load_dataset
 from kgqa.store import Store, StoreError, schema
 from kgqa.store.journal import StoreJournal
+from kgqa.store.runner import wait_for_store
 from kgqa.store.store import AWAY_GRACE_S, owner_id
 from pgserver import PgServer, why_not
 from systemprocs import count, faulty
@@ -123,6 +124,18 @@ def test_answers_the_store_could_not_take_go_with_the_next_batch(store):
     assert j.flush() or j.flush()  # (its writer thread, or this first flush, found the store away)
     j.close()
     assert away.calls == 2 and set(store.journal(eid)) == {"q1", "q2"} and j.pending == {}
+
+
+def test_answers_held_when_the_asking_ended_in_an_outage_are_written_before_the_record(store):
+    """A run that finished asking while the store was away holds its last answers in memory:
+    the runner waits the store out for them (:meth:`StoreJournal.settle`) before it records
+    the experiment, so a worker that takes it over meanwhile finds them in the journal."""
+    eid = new(store)
+    away = AwayOnce(store)
+    j = StoreJournal(away, eid).open_journal({})
+    j.pending["q1"] = json.dumps(rec("q1"))  # (what the closing flush could not write)
+    assert wait_for_store(j.settle, 60) is None
+    assert away.calls == 2 and store.journal(eid) == {"q1": json.dumps(rec("q1"))} and j.pending == {}
 
 
 def test_without_a_writer_thread_each_batch_is_written_by_the_caller(store, monkeypatch):
