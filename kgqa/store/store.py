@@ -834,7 +834,8 @@ class Store:
         out: dict[str, str] = {}
         with self.engine.connect() as c:
             for i in range(0, len(questions), JOURNAL_ROWS):  # (SQLite's limit on bound parameters)
-                out.update({k: r for k, r in c.execute(q.where(T_JOURNAL.c.question.in_(questions[i:i + JOURNAL_ROWS])))})
+                part = q.where(T_JOURNAL.c.question.in_(questions[i:i + JOURNAL_ROWS]))
+                out.update({k: r for k, r in c.execute(part)})
         return out
 
     def journal_ids(self, eid: str) -> list[str]:

@@ -1,7 +1,8 @@
 """A live system's answers journalled in the store (issue 39, schema 6): what a worker on any
 machine resumes a killed worker's experiment from. A record per question (a later one replaces
-it), written while the worker holds the lease (after it lost it: only questions without a record), kept in memory while the store is away,
-gone with the experiment's record; schema 5 stores get the table."""
+it), written while the worker holds the lease (after it lost it: only questions without a
+record), kept in memory while the store is away, gone with the experiment's record; schema 5
+stores get the table; a database outage longer than the lease on a real PostgreSQL."""
 
 from __future__ import annotations
 

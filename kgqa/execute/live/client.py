@@ -873,9 +873,9 @@ def ask(dataset: Dataset, url: str, protocol: str = "gerbil", settings: AskSetti
               [jpath] if jpath is not None else [], problems,
               {"system": shown, "protocol": protocol, "dataset": dataset_iri})
     result = AskResult(run, records, shown, protocol, s, dataset_iri, asked=len(todo) - len(skipped),
-                       reused=len(questions) - len(todo) + len(skipped), requests=asker.requests, elapsed=time.monotonic() - t0,
-                       problems=problems, langs=list(dict.fromkeys(q.lang for q in questions)),
-                       not_asked=len(questions) - len(records))
+                       reused=len(questions) - len(todo) + len(skipped), requests=asker.requests,
+                       elapsed=time.monotonic() - t0, problems=problems,
+                       langs=list(dict.fromkeys(q.lang for q in questions)), not_asked=len(questions) - len(records))
     n_failed = len(result.failed)
     if not s.allow_failures and (result.not_asked or n_failed and (n_failed == len(records)
                                                                    or n_failed > s.max_failures * len(records))):
