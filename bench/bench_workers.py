@@ -17,8 +17,9 @@ ratio is bounded by the cores free, and each worker's query engine already uses 
 Each row gives the time, each experiment's own mean time (it grows when the workers compete
 for the cores) and the mean load average during the run.
 
-Rows: PostgreSQL restart; PostgreSQL outage (stopped 10 s, and 40 s: longer than the lease, so
-another worker takes the experiments over and their first workers record nothing); disk full and
+Rows: PostgreSQL restart; PostgreSQL outage (stopped 10 s, and 40 s: longer than the lease,
+so every lease lapses, and the workers that hold them renew them before any other worker takes
+one: kgqa.store.store.AWAY_GRACE_S); disk full and
 freed (the database in a tablespace on an 48 MB tmpfs, filled mid-run, freed 10 s later:
 needs root to mount, else the row says so); SIGINT (Ctrl-C to the worker's process group),
 SIGTERM and kill -9 of a worker; kill -9 of one evaluating process of a worker.

@@ -487,6 +487,11 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"sandbox, memory, lost, loaders, zeros, {', '.join(EXTRA_ROWS)} (comma-separated)")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
+    # Ctrl-C rows send SIGINT as a terminal does: a bench started in the background (``&`` without
+    # job control, nohup) has SIGINT ignored, which its children inherit (Python then installs no
+    # handler: the CLI under test ran to the end, exit 0); a handler here is reset to the default in
+    # every child at exec
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     data = Path(args.data)
     only = set(args.only.split(",")) if args.only else None
     tmp = Path(tempfile.mkdtemp(prefix="kgqa-faults-"))

@@ -97,7 +97,7 @@ def print_comparison(console, cmp: MultiComparison) -> None:
     print_grid(console, summary, transpose=False)
     print_grid(console, pairs, transpose=False)
     for n in notes:  # a signature is one line, never wrapped by kgqa (the terminal folds it; a copy gives it whole)
-        console.print(n, style="dim", highlight=False, soft_wrap=n.startswith("Signature: "))
+        console.print(n, style="dim", highlight=False, soft_wrap=n.startswith("signature: "))
 
 
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] | None = None) -> list[str]:

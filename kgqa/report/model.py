@@ -154,7 +154,7 @@ class Report:
         lines.append("")
         lines += [f"{n}  " for n in self.notes]
         if signatures:
-            lines += [f"Signature: `{s}`" for s in self.signatures]
+            lines += [f"signature: `{s}`" for s in self.signatures]
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict[str, Any]:
@@ -325,7 +325,7 @@ def comparison_facts(cmp: Any) -> list[str]:
         facts.append("Outcomes: " + "; ".join(
             f"{s} " + (", ".join(f"{k} {v}" for k, v in counts.items()) or "none") for s, counts in outcomes.items())
             + ".")
-    facts += [f"Signature: {sig}" for sig in getattr(cmp, "signatures", []) or []]
+    facts += [f"signature: {sig}" for sig in getattr(cmp, "signatures", []) or []]
     return facts
 
 

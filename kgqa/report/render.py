@@ -113,7 +113,7 @@ def comparison_renderable(cmp: MultiComparison) -> list[Any]:
     by kgqa, as under an evaluation's table; print them with ``print_renderable``)."""
 
     summary, pairs, notes = A.comparison_grids(cmp)  # grids fit the width they are printed at
-    label = "Signature: "
+    label = "signature: "
     body = Group(summary, pairs, *(Text(n, style="dim") for n in notes if not n.startswith(label)))
     return [body, *(SignatureLine(n[len(label):], label) for n in notes if n.startswith(label))]
 

@@ -239,7 +239,7 @@ def stored_inputs(store: Any, e: Any, d: Path, *, kgs: dict[str, str], timeout: 
 
 def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, timeout: float = 30.0,
                    system_url: str | None = None, kg_url: str | None = None, owner: str | None = None,
-                   url_rule: UrlRule | None = None) -> bool:
+                   url_rule: UrlRule | None = None, takeover: bool = False) -> bool:
     """Evaluate the stored experiment ``eid`` and record the result (or the failure, with a
     message naming file and record). ``kgs`` maps the KG names the server offers to ``--kg``
     values; ``system_url``: the live system's URL as given, credentials included (the store
@@ -251,7 +251,9 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
     experiment finished. No message, progress note or log line carries the credentials.
 
     ``owner``: the worker holding the experiment's lease (:meth:`Store.claim`): it records
-    only while it holds it (:class:`~kgqa.store.store.LostClaim` ends the run, recording
+    only while it holds it; ``takeover``: it took the lease over from a lost worker, which may
+    still journal answers it held (a database outage longer than the lease): the journal is
+    read again while the live system is asked, and those questions are not asked again (:class:`~kgqa.store.store.LostClaim` ends the run, recording
     nothing). A store that cannot be reached is never the experiment's failure: progress
     notes are skipped while it is away, the result is recorded once it is back
     (:func:`wait_for_store`), and an error of the store itself propagates, the experiment left
@@ -269,7 +271,7 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
     try:
         inp = stored_inputs(store, e, Path(tmp), kgs=kgs, timeout=timeout, system_url=system_url, kg_url=kg_url)
         if inp.system_url:  # answers journalled in the store: whichever worker resumes it asks only the rest
-            inp.journal = StoreJournal(store, eid, owner)
+            inp.journal = StoreJournal(store, eid, owner, watch=takeover)
         held = {"owner": owner} if owner else {}  # (a store without leases: the CLI's, a test's double)
         wait_for_store(lambda: store.start(eid, 0, "starting", **held))
 
@@ -281,6 +283,8 @@ def run_experiment(store: Any, eid: str, *, kgs: dict[str, str] | None = None, t
 
         with using(url_rule or current_rule()):
             res = evaluate_inputs(inp, progress)
+        if isinstance(inp.journal, StoreJournal):  # answers kept in memory while the store was away
+            wait_for_store(inp.journal.settle)
         wait_for_store(lambda: store.finish(eid, res.evaluation, headline=res.headline, **held,
                                             kg_fingerprint=res.kg_fingerprint, dataset_checksum=res.dataset_checksum))
         return True

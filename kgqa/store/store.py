@@ -47,6 +47,13 @@ _OPEN = ("pending", "running")
 #: (``KGQA_LEASE_SECONDS``); workers renew theirs every third of it.
 LEASE_S = float(os.environ.get("KGQA_LEASE_SECONDS") or 30)
 
+#: after this process found the store away (a database restart or outage, a full disk), it
+#: takes no lapsed lease for this many seconds once the store answers again: nobody could renew
+#: a lease while the store was away, so a lease that lapsed then says nothing about its holder;
+#: a live holder renews it within this time (its heartbeat is tried again every second after a
+#: failure, :class:`kgqa.store.worker.Heartbeat`), a dead one's is taken after it
+AWAY_GRACE_S = LEASE_S / 2
+
 #: the PostgreSQL channel on which a queued (or given back) experiment wakes idle workers
 QUEUE_CHANNEL = "kgqa_queue"
 
@@ -390,9 +397,27 @@ class Store:
             event.listen(self.engine, "connect", _sqlite_pragmas)
         shown = self.url.split("///", 1)[1] if self.url.startswith("sqlite") and "///" in self.url else \
             self.engine.url.render_as_string(hide_password=True)
-        event.listen(self.engine, "handle_error", lambda ctx: _clear_error(ctx, shown))
+        #: when (time.time()) a database call of this store last found the database away
+        self.away_at = 0.0
+        event.listen(self.engine, "handle_error", lambda ctx: self._note_error(ctx, shown))
         self._listener: Any = None  # the connection waiting for queued experiments (wait_for_work)
         self.schema_found = schema.migrate(self.engine)
+
+    def _note_error(self, ctx: Any, shown: str) -> None:
+        """The ``handle_error`` hook: note when the database was away, then :func:`_clear_error`."""
+        try:
+            _clear_error(ctx, shown)
+        except StoreError as err:
+            if err.operational:
+                self.away_at = time.time()
+            raise
+
+    def _lease_cutoff(self, stale_s: float) -> float:
+        """Leases with a heartbeat older than this (time.time()) lapsed; none does within
+        :data:`AWAY_GRACE_S` of this store finding the database away (their holders could not
+        renew them meanwhile)."""
+        now = time.time()
+        return 0.0 if now - self.away_at < AWAY_GRACE_S else now - stale_s
 
     def __repr__(self) -> str:
         return f"Store({self.engine.url.render_as_string(hide_password=True)!r})"
@@ -668,7 +693,7 @@ class Store:
         if row is None or row.status not in _OPEN:
             return None
         held = row.claimed_by
-        lost = held is not None and ((row.heartbeat or 0) < time.time() - stale_s or owner_gone(held))
+        lost = held is not None and ((row.heartbeat or 0) < self._lease_cutoff(stale_s) or owner_gone(held))
         if held is not None and not lost:
             return None
         attempts = (row.attempts or 0) + (1 if lost else 0)
@@ -685,8 +710,7 @@ class Store:
         PostgreSQL the candidates are read ``FOR UPDATE SKIP LOCKED`` in the claiming
         transaction, so concurrent workers skip each other's candidates instead of racing for
         the same row. None: nothing to take now."""
-        stale_s = LEASE_S if stale_s is None else stale_s
-        cutoff = time.time() - stale_s
+        cutoff = self._lease_cutoff(LEASE_S if stale_s is None else stale_s)
         here = f"{socket.gethostname()}:"
         free = or_(T_EXP.c.claimed_by.is_(None), T_EXP.c.heartbeat.is_(None), T_EXP.c.heartbeat < cutoff,
                    T_EXP.c.claimed_by.startswith(here, autoescape=True))  # (this machine's: owner_gone decides)
@@ -794,40 +818,60 @@ class Store:
 
     def claimable(self, *, stale_s: float | None = None) -> list[Experiment]:
         """Open experiments no live worker holds (to queue; oldest first)."""
-        stale_s = LEASE_S if stale_s is None else stale_s
+        cutoff = self._lease_cutoff(LEASE_S if stale_s is None else stale_s)
         return [e for e in self.unfinished()
-                if e.claimed_by is None or (e.heartbeat or 0) < time.time() - stale_s or owner_gone(e.claimed_by)]
+                if e.claimed_by is None or (e.heartbeat or 0) < cutoff or owner_gone(e.claimed_by)]
 
     # ------------------------------------------------------------------ live-system journal
 
-    def journal(self, eid: str) -> dict[str, str]:
+    def journal(self, eid: str, *, questions: list[str] | None = None) -> dict[str, str]:
         """The live-system answers journalled for experiment ``eid``: {question id: record
-        (JSON text)} (:class:`kgqa.store.journal.StoreJournal`)."""
+        (JSON text)} (:class:`kgqa.store.journal.StoreJournal`); ``questions``: only these."""
+        q = select(T_JOURNAL.c.question, T_JOURNAL.c.record).where(T_JOURNAL.c.experiment == eid)
+        if questions is None:
+            with self.engine.connect() as c:
+                return {k: r for k, r in c.execute(q)}
+        out: dict[str, str] = {}
         with self.engine.connect() as c:
-            return {q: r for q, r in c.execute(select(T_JOURNAL.c.question, T_JOURNAL.c.record)
-                                               .where(T_JOURNAL.c.experiment == eid))}
+            for i in range(0, len(questions), JOURNAL_ROWS):  # (SQLite's limit on bound parameters)
+                part = q.where(T_JOURNAL.c.question.in_(questions[i:i + JOURNAL_ROWS]))
+                out.update({k: r for k, r in c.execute(part)})
+        return out
+
+    def journal_ids(self, eid: str) -> list[str]:
+        """The questions experiment ``eid``'s journal has a record of (cheap: no records read)."""
+        with self.engine.connect() as c:
+            return list(c.execute(select(T_JOURNAL.c.question).where(T_JOURNAL.c.experiment == eid)).scalars())
 
     def journal_write(self, eid: str, records: dict[str, str], *, owner: str | None = None) -> bool:
         """Journal live-system answers of open experiment ``eid`` ({question id: record}; a
-        question's record replaces an earlier one), in one transaction, and only while worker
-        ``owner`` holds its lease (the lease row is locked meanwhile, and its heartbeat
-        renewed). False: nothing written (the experiment is done, or another worker holds it)."""
+        question's record replaces an earlier one), in one transaction, while worker ``owner``
+        holds its lease (the lease row is locked meanwhile, and its heartbeat renewed). False:
+        ``owner`` no longer holds it (another worker took it over, e.g. after a database outage
+        longer than the lease) or the experiment is recorded. A worker that lost the lease still
+        adds its answers for questions the journal has no record of (they are facts about the
+        live system, which the worker that took over then need not ask again), never replacing
+        a row, and never once the experiment is recorded (that transaction deletes the journal;
+        the experiment's row is locked by both)."""
         if not records:
             return True
         where = [T_EXP.c.id == eid, T_EXP.c.status.in_(_OPEN)]
-        if owner is not None:
-            where.append(T_EXP.c.claimed_by == owner)
         dialect = pg_dialect if self.engine.dialect.name == "postgresql" else sqlite_dialect
         rows = [{"experiment": eid, "question": q, "record": r} for q, r in records.items()]
         with self.engine.begin() as c:
-            values = {"heartbeat": time.time()} if owner is not None else {"status": T_EXP.c.status}
-            if c.execute(update(T_EXP).where(*where).values(**values)).rowcount != 1:
-                return False
+            held = True
+            if owner is not None:
+                held = c.execute(update(T_EXP).where(*where, T_EXP.c.claimed_by == owner)
+                                 .values(heartbeat=time.time())).rowcount == 1
+            if not held or owner is None:  # (the row locked: a concurrent record waits, or is seen)
+                if c.execute(update(T_EXP).where(*where).values(status=T_EXP.c.status)).rowcount != 1:
+                    return False
             for i in range(0, len(rows), JOURNAL_ROWS):  # (SQLite's limit on bound parameters)
                 stmt = dialect.insert(T_JOURNAL).values(rows[i:i + JOURNAL_ROWS])
-                c.execute(stmt.on_conflict_do_update(index_elements=[T_JOURNAL.c.experiment, T_JOURNAL.c.question],
-                                                     set_={"record": stmt.excluded.record}))
-        return True
+                keys = [T_JOURNAL.c.experiment, T_JOURNAL.c.question]
+                c.execute(stmt.on_conflict_do_update(index_elements=keys, set_={"record": stmt.excluded.record})
+                          if held else stmt.on_conflict_do_nothing(index_elements=keys))
+        return held
 
     def journal_clear(self, eid: str) -> None:
         """Forget experiment ``eid``'s journalled answers (a fresh start)."""

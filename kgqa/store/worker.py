@@ -17,7 +17,11 @@ number of machines share one PostgreSQL store, and:
   :data:`MAX_LOSSES` times fails, saying so;
 - a store that goes away (a PostgreSQL restart or outage, a full disk) is waited out: an idle
   worker keeps asking with backoff, a busy one records the result once it is back
-  (:func:`kgqa.store.runner.wait_for_store`).
+  (:func:`kgqa.store.runner.wait_for_store`). An outage longer than the lease lapses every
+  lease, but none is taken for :data:`~kgqa.store.store.AWAY_GRACE_S` after a worker found the
+  store away: the holders renew theirs first (their heartbeat tries every second while the
+  store is away) and keep their experiments; should another worker take one over all the same,
+  the first still journals the answers it holds, which the new owner reads.
 
 :func:`serve_workers` is the supervisor ``kgqa worker`` runs: ``processes`` evaluating
 processes (:func:`worker_loop`), each restarted when it dies, all ending with it.
@@ -110,15 +114,19 @@ class Heartbeat:
 
     @classmethod
     def _run(cls) -> None:
-        while not threading.Event().wait(LEASE_S / 3):
+        pause = LEASE_S / 3
+        while not threading.Event().wait(pause):
             with cls._lock:
                 beats = list(cls._jobs.values())
+            pause = LEASE_S / 3
             for b in beats:
                 try:
                     if not b.store.heartbeat(b.eid, b.owner):
                         b.stop()  # taken over: the next write of the run raises LostClaim
                 except (DBAPIError, StoreError, MemoryError):
-                    continue
+                    # the store is away: tried again every second, so the lease is renewed as soon as it
+                    # is back (within the grace other workers give it, kgqa.store.store.AWAY_GRACE_S)
+                    pause = min(pause, 1.0)
 
 
 def die_with(server_pid: int) -> None:
@@ -200,7 +208,8 @@ def run_claimed(store: Store, claim: Claim, settings: WorkerSettings, *, system_
     beat.start()
     try:
         ok = runner.run_experiment(store, eid, kgs=settings.kgs, timeout=settings.timeout, system_url=system_url,
-                                   kg_url=kg_url, owner=owner, url_rule=url_rule)
+                                   kg_url=kg_url, owner=owner, url_rule=url_rule,
+                                   takeover=claim.lost_from is not None)
     except LostClaim:
         return "lost"
     finally:

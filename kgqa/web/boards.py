@@ -7,8 +7,9 @@ on the headline measure (paired tests of every pair, Holm-adjusted; :func:`signi
 Those tests read every top experiment's per-question results and cost seconds on a busy
 machine, so no page request computes them: :class:`BoardTests` runs them in a process of its
 own (below the server's priority, so pages keep the CPU) once per set of top experiments,
-keyed by the board and the ids of its top (finished experiments never change, so a result
-stays right for its key), when the first page of a new top is asked for or as soon as an
+keyed by what the tests depend on: the headline measure and the ids of the top, in rank order
+(finished experiments never change, so a result stays right for its key; boards ranking the
+same experiments share it), when the first page of a new top is asked for or as soon as an
 experiment finishes on a server that evaluates (:meth:`kgqa.web.views.Views.warm_board`).
 Until the current top's result is in, the page shows the last result computed for that
 board, saying so and when, or none, and reloads itself: never a number of another top
@@ -92,50 +93,63 @@ class Tested:
 
 class BoardTests:
     """The significance tests of the leaderboards of ``store``, each computed once per top in
-    a worker process (``memory_mb``: its address-space cap, as the experiment workers')."""
+    a worker process (``memory_mb``: its address-space cap, as the experiment workers').
+
+    A computation is keyed by what its result depends on, and by nothing else: the headline
+    measure and the ids of the top experiments, in rank order (a finished experiment's results
+    never change; :data:`RESAMPLES` and the seed are fixed). So boards that rank the same
+    experiments (a frozen board and the live one before anything new finished, the organiser's
+    view and a participant's) share one computation. The result holds letters and p-values
+    only, never per-question data, so sharing it shows a hidden-gold view nothing more; the
+    per-question outcomes it compares are read in the worker process and stay there."""
 
     def __init__(self, store: Any, memory_mb: float = 0.0):
         self.store = store
         self.memory_mb = memory_mb
-        self._done: dict[tuple, Tested] = {}  # (board, headline, ids) -> its tests
+        self._done: dict[tuple, Tested] = {}  # (headline, ids) -> its tests
         self._last: dict[tuple, Tested] = {}  # board -> the tests computed last for it
-        self._pending: set[tuple] = set()
+        self._pending: dict[tuple, set[tuple]] = {}  # (headline, ids) being computed -> the boards waiting
         self._failed: dict[tuple, tuple[float, str]] = {}  # key -> (when, why)
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.RLock()  # a done callback may run in the submitting thread
         self._idle = threading.Condition(self._lock)  # notified as each computation ends
         self._stopping = False
+        #: computations started (one per key; a test counts them)
+        self.started = 0
 
     def get(self, board: tuple, headline: str | None, top: list[Experiment]) -> tuple[Tested | None, bool]:
         """The tests of ``board`` (dataset, profile, frozen-at) for its current ``top``:
         (its tests, False) when computed; else (the last tests computed for the board or None,
-        True) and the computation is started."""
+        True) and the computation is started (unless the same one runs already)."""
         ids = tuple(e.id for e in top)
-        key = (board, headline, ids)
+        key = (headline, ids)
         with self._lock:
             got = self._done.get(key)
-            if got is not None:
-                return got, False
-            if len(top) < 2 or not headline:  # nothing to test: no process needed
+            if got is None and (len(top) < 2 or not headline):  # nothing to test: no process needed
                 got = self._keep(key, {"letters": {}, "vs_best": {}, "note": ""})
+            if got is not None:
+                self._last[board] = got
                 return got, False
             last = self._last.get(board)
             failed = self._failed.get(key)
             if failed is not None and time.monotonic() - failed[0] < RETRY_S:
                 note = f"the significance tests could not be computed ({failed[1]}); they are tried again shortly"
                 return Tested(ids, {"letters": {}, "vs_best": {}, "note": note}, _now()), False
-            if key not in self._pending and not self._stopping:
-                self._pending.add(key)
+            if key in self._pending:
+                self._pending[key].add(board)
+            elif not self._stopping:
+                self._pending[key] = {board}
                 self._start(key)
         return last, True
 
-    def _keep(self, key: tuple, result: dict[str, Any]) -> Tested:
-        """Record ``result`` for ``key`` (under the lock)."""
-        got = Tested(key[2], result, _now())
+    def _keep(self, key: tuple, result: dict[str, Any], boards: set[tuple] = frozenset()) -> Tested:
+        """Record ``result`` for ``key``, the last result of ``boards`` (under the lock)."""
+        got = Tested(key[1], result, _now())
         if len(self._done) > 256:
             self._done.clear()  # computed again at worst
         self._done[key] = got
-        self._last[key[0]] = got
+        for b in boards:
+            self._last[b] = got
         self._failed.pop(key, None)
         return got
 
@@ -155,10 +169,11 @@ class BoardTests:
 
     def _start(self, key: tuple) -> None:
         try:
-            fut = self.submit(tests_in_worker, self.store.url, key[2], key[1])
+            fut = self.submit(tests_in_worker, self.store.url, key[1], key[0])
+            self.started += 1
         except Exception as err:  # a broken pool: a fresh one next time
             self._pool = None
-            self._pending.discard(key)
+            self._pending.pop(key, None)
             self._idle.notify_all()
             self._failed[key] = (time.monotonic(), f"{type(err).__name__}: {err}")
             return
@@ -171,13 +186,13 @@ class BoardTests:
 
     def _finished(self, key: tuple, fut: Future) -> None:
         with self._lock:
-            self._pending.discard(key)
+            boards = self._pending.pop(key, set())
             self._idle.notify_all()
             if fut.cancelled():
                 return
             err = fut.exception()
             if err is None:
-                self._keep(key, fut.result())
+                self._keep(key, fut.result(), boards)
                 return
             self._failed[key] = (time.monotonic(), f"{type(err).__name__}: {err}")
 

@@ -83,7 +83,7 @@ def run_in_worker(url: str, eid: str, kgs: dict[str, str], timeout: float, syste
     beat.start()
     try:
         ok = runner.run_experiment(store, eid, kgs=kgs, timeout=timeout, system_url=system_url, kg_url=kg_url,
-                                   owner=owner, url_rule=url_rule)
+                                   owner=owner, url_rule=url_rule, takeover=claim.lost_from is not None)
     except LostClaim:
         return "lost"
     finally:

@@ -189,4 +189,4 @@ def test_the_command_line_comparison_prints_its_signature_whole_at_any_width():
         buf = io.StringIO()
         print_rendered(Console(file=buf, width=width, color_system=None), comparison_renderable(cmp))
         for sig in cmp.signatures:  # one line, never cut (the terminal folds it; a copy gives it whole)
-            assert f"Signature: {sig}\n" in buf.getvalue(), width
+            assert f"signature: {sig}\n" in buf.getvalue(), width

@@ -53,6 +53,15 @@ def test_tests_run_off_the_request_path_and_a_stale_result_is_labelled(tmp_path)
         fresh = views.leaderboard("demo", "kgqa")
         assert not fresh["pending"] and [r["name"] for r in fresh["rows"]] == ["strong", "medium", "weak"]
         assert all(r["letters"][0] for r in fresh["rows"])
+        # keyed by what the tests depend on (the headline, the top's experiments): a frozen board
+        # ranking the same experiments (the organiser's, a participant's) is not computed again
+        started = views.boards.started
+        frozen = views.leaderboard("demo", "kgqa", until="9999-12-31T00:00:00+00:00")
+        assert not frozen["pending"] and views.boards.started == started
+        assert [r["letters"] for r in frozen["rows"]] == [r["letters"] for r in fresh["rows"]]
+        early = views.leaderboard("demo", "kgqa", until=st.get(ids["strong"]).created)  # frozen before medium
+        assert [r["name"] for r in early["rows"]] == ["strong", "weak"] and not early["pending"]  # the first top's
+        assert views.boards.started == started and {r["e"].id: r["letters"] for r in early["rows"]} == want["letters"]
     finally:
         views.boards.shutdown()
         st.close()

@@ -88,6 +88,10 @@ def test_a_ck25_challenge_with_hidden_gold_end_to_end(drv, tmp_path, shared_data
         assert [tr.get_attribute("data-system") for tr in p.finds("#leaderboard tbody tr")] == OFFICIAL_ORDER
         assert not p.finds("#freeze-form")
         p.screenshot("leaderboard-participant")
+        drv.set_window_size(900, 1000)  # the whole table in its box at 900 px, the created column included
+        assert drv.execute_script("var b = document.querySelector('#leaderboard').parentElement;"
+                                  "return b.scrollWidth - b.clientWidth") <= 1
+        drv.set_window_size(1400, 1000)
         # the organiser: every experiment, the freeze, the audit log
         _log_in(p, "org")
         p.go("/")

@@ -57,7 +57,10 @@ target). Proxy settings of the environment are ignored (``trust_env=False``).
 Resume: with a ``journal`` path every finished question is appended to it at once (flushed
 and fsync'd, see :mod:`kgqa.execute.live.journal`); a rerun on the same journal asks only
 the questions without a record and those whose failure was transient (``retry_failed`` asks
-every failed one again, ``fresh`` starts over). Every record names the client settings it was
+every failed one again, ``fresh`` starts over). A journal that other sessions may add to
+while this one asks (a stored experiment taken over from a worker that lost its lease,
+:class:`kgqa.store.journal.StoreJournal` with ``taken``) is looked up before each question is
+asked: a question answered there meanwhile is not asked again. Every record names the client settings it was
 asked under (``client``), and the signature names those of the answers' session(s), not the
 settings of the last command. Ctrl-C raises :class:`AskInterrupted` (a KeyboardInterrupt
 naming the journal and what is in it).
@@ -648,7 +651,8 @@ def is_connection_failure(rec: dict[str, Any]) -> bool:
 
 
 async def _ask_all(asker: _Asker, todo: list[Question], commit: Callable[[list[dict[str, Any]]], None],
-                   tripped: Callable[[], bool] = lambda: False) -> None:
+                   tripped: Callable[[], bool] = lambda: False,
+                   reuse: Callable[[str], dict[str, Any] | None] = lambda qid: None) -> None:
     s = asker.s
     limits = httpx.Limits(max_connections=s.concurrency, max_keepalive_connections=s.concurrency)
 
@@ -707,7 +711,9 @@ async def _ask_all(asker: _Asker, todo: list[Question], commit: Callable[[list[d
             for q in it:
                 if tripped():  # the circuit breaker opened: leave the rest unasked
                     return
-                rec = await asker.ask(client, q)
+                rec = reuse(q.id)  # (journalled meanwhile by another session: not asked again)
+                if rec is None:
+                    rec = await asker.ask(client, q)
                 done = loop.create_future()
                 pending.put_nowait((rec, done))
                 await done
@@ -778,6 +784,23 @@ def prediction_from_record(rec: dict[str, Any]) -> Prediction:
                       elapsed=rec.get("elapsed"), status=status, message=rec.get("message", ""), metadata=md)
 
 
+def _reuse_from(j: Any, again: Callable[[dict[str, Any]], bool]) -> tuple[Callable[[str], Any], set[str]]:
+    """(what :func:`_ask_all` asks before each question, the questions it reused): the record
+    that journal ``j`` received from another session meanwhile (``j.taken``: a stored
+    experiment's journal after a take-over), unless it is to be asked again."""
+    taken = getattr(j, "taken", None)
+    skipped: set[str] = set()
+
+    def reuse(qid: str) -> dict[str, Any] | None:
+        rec = taken(qid) if taken is not None else None
+        if rec is None or again(rec):
+            return None
+        skipped.add(qid)
+        return rec
+
+    return reuse, skipped
+
+
 def ask(dataset: Dataset, url: str, protocol: str = "gerbil", settings: AskSettings | None = None, *,
         journal: str | Path | Any = None, name: str | None = None) -> AskResult:
     """Ask the system at ``url`` every question of ``dataset`` (see the module docstring) and
@@ -814,7 +837,8 @@ def ask(dataset: Dataset, url: str, protocol: str = "gerbil", settings: AskSetti
         return rec.get("outcome") != "ok" and (s.retry_failed or is_transient(rec))
 
     todo = [q for q in questions if q.id not in known or again(known[q.id])]
-    asker = _Asker(url, protocol, s, dataset_iri)
+    asker, (reuse, skipped) = _Asker(url, protocol, s, dataset_iri), _reuse_from(j, again)
+
     t0 = time.monotonic()
     try:
         with progress_bar(len(todo), "asking", enabled=s.progress, status=True) as bar:
@@ -833,7 +857,7 @@ def ask(dataset: Dataset, url: str, protocol: str = "gerbil", settings: AskSetti
 
             if todo:
                 try:
-                    _run_async(_ask_all(asker, todo, commit, lambda: bool(limit) and in_a_row[0] >= limit))
+                    _run_async(_ask_all(asker, todo, commit, lambda: bool(limit) and in_a_row[0] >= limit, reuse))
                 except KeyboardInterrupt:
                     answered = sum(1 for q in questions if q.id in known and known[q.id].get("outcome") == "ok")
                     raise AskInterrupted(jpath, answered, len(questions)) from None
@@ -848,10 +872,10 @@ def ask(dataset: Dataset, url: str, protocol: str = "gerbil", settings: AskSetti
     run = Run(name or _run_name(url), [prediction_from_record(r) for r in records], "system",
               [jpath] if jpath is not None else [], problems,
               {"system": shown, "protocol": protocol, "dataset": dataset_iri})
-    result = AskResult(run, records, shown, protocol, s, dataset_iri, asked=len(todo),
-                       reused=len(questions) - len(todo), requests=asker.requests, elapsed=time.monotonic() - t0,
-                       problems=problems, langs=list(dict.fromkeys(q.lang for q in questions)),
-                       not_asked=len(questions) - len(records))
+    result = AskResult(run, records, shown, protocol, s, dataset_iri, asked=len(todo) - len(skipped),
+                       reused=len(questions) - len(todo) + len(skipped), requests=asker.requests,
+                       elapsed=time.monotonic() - t0, problems=problems,
+                       langs=list(dict.fromkeys(q.lang for q in questions)), not_asked=len(questions) - len(records))
     n_failed = len(result.failed)
     if not s.allow_failures and (result.not_asked or n_failed and (n_failed == len(records)
                                                                    or n_failed > s.max_failures * len(records))):
