@@ -93,6 +93,21 @@ def grounding_query(t: GraphQuery, limit: int, salt: str,
     return q, vars_
 
 
+def named_classes(kg: KGAccess, classes: dict[str, int], labels: tuple[str, ...]) -> frozenset[str]:
+    """The classes of ``classes`` ({class: instances}) most of whose instances have a value of
+    one of ``labels`` (one grouped query): question nodes whose answers can be named, unlike
+    structural nodes (time-spans, productions, addresses). Raises :class:`QueryFailed`."""
+    if not labels or not classes:
+        return frozenset()
+    has = " || ".join(f"EXISTS {{ ?s <{p}> ?l{i} }}" for i, p in enumerate(labels))
+    q = f"SELECT ?c (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s a ?c . FILTER(isIRI(?s) && isIRI(?c)) FILTER({has}) }} GROUP BY ?c"
+    out = set()
+    for c, n in kg.select(q).rows:
+        if isinstance(c, IRI) and isinstance(n, Literal) and 2 * int(n.value) > classes.get(c.value, 0) > 0:
+            out.add(c.value)
+    return frozenset(out)
+
+
 def count_varies(kg: KGAccess, t: GraphQuery) -> bool:
     """Whether some grounding of count template ``t`` counts more than one answer (False: the
     count is 1 for every grounding, a lookup, not a count question). Raises :class:`QueryFailed`."""

@@ -30,7 +30,8 @@ import math
 from kgqa.make.generate.commonness import Commonness
 from kgqa.make.generate.functions import choose_function, parse_function_shares
 from kgqa.make.generate.graphquery import FUNCTION_CLASSES, FUNCTIONS, GraphQuery
-from kgqa.make.generate.grounding import apply, candidates, comparative_constants, count_varies, validate_many
+from kgqa.make.generate.grounding import (apply, candidates, comparative_constants, count_varies, named_classes,
+                                         validate_many)
 from kgqa.make.generate.kg import KGAccess, QueryFailed
 from kgqa.make.generate.language import (canonical_question, faithfulness, unreadable_term, unreadable_topics,
                                          wording_problems)
@@ -222,6 +223,10 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
     # a KG that names its entities: topics drawn named in SPARQL (unnamed ones would be
     # rejected as unlabelled after costing their validation queries)
     named = tuple(lex.props) if lex is not None and lex.require_labels else ()
+    try:  # question nodes of functions on numbers: classes whose instances are named
+        named_cls = named_classes(kg, schema.classes, named)
+    except QueryFailed:
+        named_cls = frozenset()
     allowed = tuple(opts.functions)
     tried: dict[str, int] = {}  # templates tried per function class since its last acceptance
     last_accept = 0
@@ -238,7 +243,7 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             out.rejected[f"gave-up-{cls_}"] += 1
             continue
         k = rng.randint(*opts.edges)
-        t = grow_template(schema, rng, k, fn)
+        t = grow_template(schema, rng, k, fn, named_cls)
         if t is None:
             out.rejected["no-template"] += 1
             continue
