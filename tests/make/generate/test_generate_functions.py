@@ -182,3 +182,35 @@ def test_named_classes(tmp_path):
     with KGAccess.open(f) as kg:
         got = named_classes(kg, {EX + "Object": 6, EX + "TimeSpan": 6}, ("http://www.w3.org/2000/01/rdf-schema#label",))
     assert got == {EX + "Object"}
+
+
+def _museum(n: int) -> str:
+    """Named objects, each produced by an unnamed production whose unnamed time-span starts
+    on a date: the date is three edges from anything with a name (CIDOC's shape)."""
+    out = ["@prefix ex: <http://example.org/> .", "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .",
+           "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> ."]
+    for i in range(n):
+        out.append(f'ex:obj{i} a ex:Painting ; rdfs:label "Painting number {i}" ; ex:producedBy ex:prod{i} . '
+                   f'ex:prod{i} a ex:Production ; ex:hasTimeSpan ex:ts{i} . '
+                   f'ex:ts{i} a ex:TimeSpan ; ex:startDate "{_started(i)}"^^xsd:date .')
+    return "\n".join(out)
+
+
+def _started(i: int) -> str:
+    return f"{1800 + (i * 13) % 97}-01-01"
+
+
+@pytest.mark.slow
+def test_generated_functions_reach_dates_three_edges_away(tmp_path):
+    f = tmp_path / "museum.ttl"
+    f.write_text(_museum(80))
+    res = generate(f, GenerateOptions.parse(functions="superlative,comparative", n=6, seed=4))
+    items = [it for it in res.dataset.items if it.metadata.get("paraphrase_source") == "canonical"]
+    store = _store(f)
+    far = 0
+    for it in items:
+        assert _rerun(store, it.sparql) == {t.value for row in it.answer.rows for t in row}, it.question()
+        if it.metadata["function"] in ("argmax", "argmin", *KEPT) and "producedBy" in it.sparql:
+            far += 1
+            assert all(t.value.startswith(EX + "obj") for row in it.answer.rows for t in row), it.question()
+    assert far >= 1, [it.question() for it in items]
