@@ -258,6 +258,8 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             break
         out.attempts += 1
         fn = choose_function(rng, allowed, accepted, opts.shares)
+        if "none" in allowed and not _room(_shares(opts, allowed), accepted, FUNCTION_CLASSES[fn], opts.n):
+            fn = "none"  # functions wait for plain questions (and are not given up meanwhile)
         cls_ = FUNCTION_CLASSES[fn]
         tried[cls_] = tried.get(cls_, 0) + 1
         if tried[cls_] > GIVE_UP and not accepted.get(cls_) and len({FUNCTION_CLASSES[f] for f in allowed}) > 1:
