@@ -31,6 +31,9 @@ RULES = {
   (r"^How many departments are responsible for hardware that has the supplier .*\?$", 2, ""),
  ],
  "autry-museum": [
+  (r"^Who is [A-Z][\w-]*\?$", 2, "'Who is American?': the nationality group said as a person says it"),
+  (r"^Which man-made object is dated [^?]*\?$", 2, "'is dated circa 1870' (the production's time-span); 'man-made object' is CIDOC's, but clear"),
+  (r"^How many linguistic objects is .* referred to by\?$", 1, "CIDOC's 'linguistic objects' and a stranded 'referred to by': a person asks how many texts describe X"),
   (r"^How many productions are carried out by .*\?$", 1, "CIDOC wording ('productions ... carried out by'); a person asks how many works X made"),
   (r"^What is the homepage of .*\?$", 2, "readable (the answer is the same page for every object)"),
   (r"^Which group is .* a current or former member of\?$", 1, "CIDOC's 'current or former member of' for a nationality"),
@@ -65,6 +68,11 @@ RULES = {
   (r"has a hisco code that has the broader concept .*\?$", 1, "two hops through the HISCO hierarchy: awkward"),
  ],
  "organs-it": [
+  (r"^Which organ is in the city [^?]*\?$", 2, "what a person asks (the instrument whole and the blank-node address are the KG's structure)"),
+  (r"^Which organ is at the location [^?]*\?$", 2, "'at the location <church>': natural"),
+  (r"^Which organ has the full address [^?]*\?$", 2, ""),
+  (r"^Which organ has a start time of \d+\?$", 1, "'a start time of 1997': the start of what (its stay at its location) is not said"),
+  (r"^Which organ has a time of \d+\?$", 1, "'a time of 1997' is vague (the KG's time interval)"),
   (r"^How many instrument wholes have a (time|start time|end time) of \d+\?$", 1, "'a time of 2010' is vague (the KG's time interval), 'instrument wholes' the KG's class"),
   (r"^How many instrument wholes have the (city|location name|full address) .*\?$", 1, "'instrument wholes' is the KG's class name: a person says organs"),
   (r"^Which organ includes an instrument whole that has (a latitude|a longitude) of .*\?$", 1, "a lookup by a coordinate; 'includes an instrument whole' is the KG's modelling"),
@@ -78,6 +86,10 @@ RULES = {
   (r"^How many things .*\?$", 1, "'things': the counted individuals have no names or classes with words (GO-CAM ids)"),
  ],
  "fso-hgde": [
+  (r"^Which (code list|concept scheme|commune) is valid until [^ ]*\?$", 2, ""),
+  (r"^How many communes are valid until [^ ]*\?$", 2, ""),
+  (r"^How many communes are valid from \S+ and are valid until \S+\?$", 1, "'are valid from X and are valid until Y': a person writes 'valid from X until Y'"),
+  (r"^Which collection has the same member as .*\?$", 1, "'the same member as Hierarchy': awkward, what is shared is not said"),
   (r"^How many communes are in the scheme .*\?$", 2, ""),
   (r"^How many concept roles are in the scheme .*\?$", 1, "SDMX 'concept role' and a scheme named 'concepts scheme'"),
   (r"^What is the measure of .*\?$", 1, "SDMX 'measure' of a data structure named by a code"),

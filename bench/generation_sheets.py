@@ -61,6 +61,7 @@ def sheet(name: str, path: Path, n: int, seed: int, scores: list | None) -> tupl
     items = [it for it in res.dataset.items if it.metadata.get("paraphrase_source") == "canonical"]
     s = res.summary
     rej = ", ".join(f"{k} {v}" for k, v in sorted(s["rejected"].items()))
+    why = s.get("unreadable_reasons") or {}
     mix = "/".join(str(s["function_class"].get(c, 0)) for c in ("none", "count", "superlative", "comparative"))
     rows = []
     got = []
@@ -75,7 +76,9 @@ def sheet(name: str, path: Path, n: int, seed: int, scores: list | None) -> tupl
     stats = {"n": len(items), "mix": mix, "mean": mean, "secs": secs,
              "dist": [got.count(2), got.count(1), got.count(0)]}
     head = (f"## {name}\n\n{len(items)} questions, {secs:.1f} s" + (f", mean {mean:.2f}" if mean is not None else "")
-            + f". Opaque relations (never used): {len(s.get('opaque_relations', []))}. Rejected: {rej}\n\n"
+            + f". Opaque relations (never used): {len(s.get('opaque_relations', []))}. Rejected: {rej}"
+            + (". Unreadable, most often because: " + "; ".join(f"{k} ({v})" for k, v in why.items()) if why else "")
+            + "\n\n"
             "| # | question | query | answer | score | reason |\n|---|---|---|---|---|---|\n")
     return head + "\n".join(rows) + "\n", stats
 

@@ -3,7 +3,8 @@
     python bench/experiments/e2e_held.py models/e2e-ammo [--one-edge] [--set KEY=VALUE ...]
 
 Answers the held-back generated questions a folder keeps (``held_out.json``) and prints how many
-return exactly the gold query's answer. ``--one-edge`` keeps only the skeletons of one triple
+return exactly the gold query's answer (and how many of those about the schema, ids ``s...``,
+whose query no training question has: they are held back with all their wordings). ``--one-edge`` keeps only the skeletons of one triple
 pattern and answers only the held-back questions of two edges (an intermediate ``?y``): what the
 graph candidates answer for relations no training question combined. ``--set`` overrides a
 config value (``--set hop_base=0`` turns the two-edge graph candidates off).
@@ -45,6 +46,11 @@ def main() -> None:
         h = held_out_accuracy(system, held, kg)
         print(f"{folder}: {h['correct']}/{h['items']} ({h['accuracy']:.1%})"
               f"{' one-edge skeletons, two-edge questions' if args.one_edge else ''} {' '.join(args.set)}")
+        schema = [it for it in held if it.id.startswith("s")]  # questions about the schema (ids s...)
+        if schema and not args.one_edge:
+            s = held_out_accuracy(system, schema, kg)
+            print(f"    of which about the schema: {s['correct']}/{s['items']}; graph-query questions: "
+                  f"{h['correct'] - s['correct']}/{h['items'] - s['items']}")
 
 
 if __name__ == "__main__":

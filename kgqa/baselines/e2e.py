@@ -13,7 +13,8 @@ from that KG; it answers raw questions (issue 40.1).
   an IRI without a label (:func:`add_local_names`) or a literal value of the KG (longest first, left to right); numbers are values too.
 - **Questions about classes as a whole** (:func:`schema_questions`), which graph-query generation
   does not make (it puts a constant in every query): list, count, and the largest, smallest and
-  average of a class's numeric properties, worded from the KG's labels.
+  average of a class's numeric properties, worded from the KG's labels; and grouping, two-column,
+  negation and threshold questions over the schema (:mod:`kgqa.baselines.e2e_schema`).
 - **Skeletons**: each training question with the spans of its query's entities and values replaced
   by ``<e>`` (numbers ``<n>``), and its query with those constants replaced by numbered slots in
   question order. A training item whose constants cannot all be found in its question is skipped
@@ -33,7 +34,10 @@ from that KG; it answers raw questions (issue 40.1).
   one-edge **graph candidates** over the linked entity's own predicates
   (:func:`kgqa.baselines.e2e_paths.one_edge_candidates`) compete with the skeletons, so relations no generated
   question asked about can be answered. Yes/no questions get ``ASK`` (:func:`as_ask`), *how
-  many* questions a count (:func:`as_count`). docs/baselines.md gives the weights.
+  many* questions a count (:func:`as_count`); a yes/no question naming two things asks whether
+  the predicate between their classes that it names links them (:meth:`E2ESystem._link`).
+  docs/baselines.md gives the weights, and the CK25 development set the changes were made on
+  (``bench/experiments/e2e_dev_ck25.json``).
   No mention found: the best skeleton without slots, else no query.
 
 Deterministic for a given KG, seed and budget cut.
@@ -57,6 +61,7 @@ import numpy as np
 from kgqa.model import Dataset, IRI, InputError, Item, TableAnswer
 from kgqa.baselines.base import System
 from kgqa.baselines.labels import LabelIndex, label_key
+from kgqa.baselines.e2e_schema import column_questions, grouping_questions, schema_labels
 from kgqa.baselines.e2e_paths import one_edge_candidates, star_candidates, superlative_candidates, two_hop_candidates
 from kgqa.baselines.retrieval import slot_kinds
 from kgqa.baselines.simple import tfidf_rows
@@ -111,8 +116,10 @@ _PART = re.compile(r"\s+[-–—:|/]\s+|\s*[,;(\[]\s*|\s*[)\]]\s*")
 
 def add_label_parts(index: LabelIndex) -> None:
     """Index the parts of composite labels too (``"G205-5318100 - LCD Gauge"``: also ``"LCD
-    Gauge"`` and ``"G205-5318100"``), where the part is no full label of anything and has two
-    words or four characters: people name things by a part of a long label."""
+    Gauge"`` and ``"G205-5318100"``), where the part has two words or four characters and is no
+    full label of anything, or only a value (``"Woods Ltd"``, the name of ``"Woods Ltd (United
+    States)"``), then of at most 3 entities, which come first: people name things by a part of
+    a long label."""
     extra: dict[str, list[str]] = {}
     for ent, labs in index.labels.items():
         if not ent.startswith("<") or ent.endswith(("/>", "#>")):  # not a namespace's own IRI
@@ -129,8 +136,9 @@ def add_label_parts(index: LabelIndex) -> None:
         ranked = sorted(set(ents), key=lambda i: (-index.degree.get(i, 0), i))
         if k not in index.by_key:
             index.by_key[k] = ranked
-        elif len(ranked) <= 3 and any(c.isdigit() for c in k) and not any(e.startswith("<") for e in index.by_key[k]):
-            index.by_key[k] = ranked + index.by_key[k]  # "M558-2275045": the item before its ID value
+        elif len(ranked) <= 3 and not any(e.startswith("<") for e in index.by_key[k]):
+            # "M558-2275045", "Woods Ltd": the item before its ID or name value (a literal of it)
+            index.by_key[k] = ranked + index.by_key[k]
 
 
 def add_name_words(index: LabelIndex, most: int = 5) -> None:
@@ -193,10 +201,12 @@ _EST = {"heaviest": "heavy", "lightest": "light", "cheapest": "cheap", "tallest"
         "latest": "late", "farthest": "far", "nearest": "near", "richest": "rich"}
 
 
-def superlatives(words: list[str]) -> list[str]:
+def superlatives(words: list[str], measures: frozenset[str] = frozenset()) -> list[str]:
     """The words with each superlative also said the way generated questions say it:
     ``heaviest`` -> ``heaviest largest weight``, ``most expensive`` -> ``largest price``,
-    ``cheapest`` -> ``smallest price``."""
+    ``cheapest`` -> ``smallest price``; the measure it implies is left out where the next word
+    is one of ``measures`` (words naming the KG's numeric properties): *the highest
+    reliability index* compares reliability, not height."""
     out: list[str] = []
     i = 0
     while i < len(words):
@@ -207,10 +217,11 @@ def superlatives(words: list[str]) -> list[str]:
             up = (w == "most") == (adj in _MORE)
         else:
             up = adj in _MORE
+        named = i + 1 < len(words) and words[i + 1] in measures
         if adj is None:
             out.append(w)
         else:
-            out += [w, "largest" if up else "smallest", *([_MEASURES[adj]] if adj in _MEASURES else [])]
+            out += [w, "largest" if up else "smallest", *([_MEASURES[adj]] if adj in _MEASURES and not named else [])]
         i += 1
     return out
 
@@ -330,6 +341,20 @@ def relation_words(executor: Any, lang: str = "en") -> dict[str, list[str]]:
     return out
 
 
+def _merged(spans: list[tuple[int, int, list[str]]]) -> list[tuple[int, int, list[str]]]:
+    """Adjacent mentions that can name the same entity as one mention of it (*the Potentiometer
+    Rheostat Z763-7274829*: a name two items have, then the ID of one of them)."""
+    out: list[tuple[int, int, list[str]]] = []
+    for s, e, cands in spans:
+        if out and out[-1][1] == s:
+            common = [c for c in out[-1][2] if c.startswith("<") and c in cands]
+            if common:
+                out[-1] = (out[-1][0], e, common)
+                continue
+        out.append((s, e, cands))
+    return out
+
+
 def _weak(word: str, written: str | None) -> bool:
     """A one-word match too weak to be a mention: unless written in capitals (``US``), a stop
     word or a word of at most 3 letters."""
@@ -342,9 +367,11 @@ class E2ESystem(System):
     kind = "e2e"
     needs_kg = True
     defaults = {"n": 800, "round": 150, "edges": 2, "held_out": 0.1, "candidates": 100, "tries": 12, "generate_share": 0.7,
-                "drop_penalty": 0.85, "strong_drop_penalty": 0.7, "relation_weight": 0.3,
+                "drop_penalty": 0.85, "strong_drop_penalty": 0.5, "unnamed_penalty": 0.6, "relation_weight": 0.3,
                 "pattern_penalty": 0.0, "graph_base": 0.75, "hop_base": 0.8, "type_penalty": 0.15,
                 "form_penalty": 0.15}
+
+    trace: list | None = None  # a list: every query tried is appended, (score, mentions kept, query)
 
     # ------------------------------------------------------------------ linking
 
@@ -358,13 +385,17 @@ class E2ESystem(System):
             oc = executor.execute("SELECT DISTINCT ?c WHERE { ?x a ?c }")
             self._classes = {f"<{r[0].value}>" for r in oc.answer.rows if isinstance(r[0], IRI)} \
                 if not oc.status.failed and isinstance(oc.answer, TableAnswer) else set()
+            oc = executor.execute("SELECT DISTINCT ?p WHERE { ?s ?p ?o . FILTER(isNumeric(?o)) }")
+            self._measures = frozenset(w for r in (oc.answer.rows if not oc.status.failed and
+                                                   isinstance(oc.answer, TableAnswer) else [])
+                                       if isinstance(r[0], IRI) for w in self._relwords.get(f"<{r[0].value}>", []))
             self._labels = (executor, index)
         return self._labels[1]
 
     @staticmethod
     def _mentions(words: list[str], index: LabelIndex, cased: list[str] | None = None) -> list[tuple[int, int, list[str]]]:
         """``(start, end, candidates)`` word spans: labels / values of the KG (the last word also
-        as its singular: ``Transistors``), numbers, and (with ``cased``, the question's words as
+        as its singular: ``Transistors``, or without a possessive: ``Rebecca Hall's``), numbers, and (with ``cased``, the question's words as
         written) a capitalised word that is one word of a few entities' names (``Ms. Brant``). A
         one-word match that is a stop word, or of at most 3 letters not written in capitals (``in``
         vs ``US``), is no mention."""
@@ -374,8 +405,9 @@ class E2ESystem(System):
             for n in range(min(index.max_words, len(words) - i), 0, -1):
                 key = " ".join(words[i:i + n])
                 if key not in index.by_key:
-                    one = singular(words[i + n - 1])
-                    key = " ".join([*words[i:i + n - 1], one]) if one else key
+                    last = words[i + n - 1]
+                    one = last[:-2] if last[-2:] in ("'s", "’s") else singular(last)
+                    key = " ".join([*words[i:i + n - 1], one]) if one else key  # Transistors, Rebecca Hall's
                 if key in index.by_key and not (n == 1 and _weak(words[i], cased[i] if cased else None)):
                     out.append((i, i + n, index.by_key[key]))
                     i += n
@@ -388,7 +420,7 @@ class E2ESystem(System):
                         w in getattr(index, "name_words", {}):
                     out.append((i, i + 1, index.name_words[w]))
                 i += 1
-        return out
+        return _merged(out)
 
     @staticmethod
     def _masked(words: list[str], spans: Sequence[tuple[int, int, Any]]) -> list[str]:
@@ -522,7 +554,7 @@ class E2ESystem(System):
         cased = _WORDS.findall(question)
         words = [w.lower() for w in cased]
         spans = self._mentions(words, index, cased)
-        said = superlatives(words)
+        said = superlatives(words, self._measures)
         best: tuple[float, int, str] | None = None
         drop, strong_drop = float(self.config["drop_penalty"]), float(self.config["strong_drop_penalty"])
         first: str | None = None
@@ -536,7 +568,9 @@ class E2ESystem(System):
                 continue
             for keep in combinations(spans, size):
                 cost = math.prod(drop if not strong(sp, cased) else strong_drop for sp in spans if sp not in keep)
-                doc = self._matrix([self._features(superlatives(self._masked(words, keep)))])
+                if not keep and any(strong(sp, cased) for sp in spans):
+                    cost *= float(self.config["unnamed_penalty"])  # a reading of the class as a whole, a name said
+                doc = self._matrix([self._features(superlatives(self._masked(words, keep), self._measures))])
                 scores = np.asarray((self.matrix[pool] @ doc.T).todense()).ravel()
                 top = np.argsort(-scores, kind="stable")[: int(self.config["candidates"])]
                 ranked = sorted(((float(scores[j]) + rel * self._relevance(self.entries[pool[int(j)]], said)
@@ -546,8 +580,10 @@ class E2ESystem(System):
                                  * cost, int(j)) for j in top)
                 if executor is not None and len(top) and 1 <= size <= 2 and \
                         not any(_NUMBER.match(" ".join(words[k[0]:k[1]])) for k in keep):
-                    base = float(scores[top[0]]) * float(self.config["graph_base"]) * cost
-                    ranked += self._path_candidates([k[2] for k in keep], said, executor, base)
+                    # a strong name left out costs the whole graph candidate, an ordinary word its base
+                    named = math.prod(strong_drop for sp in spans if sp not in keep and strong(sp, cased))
+                    base = float(scores[top[0]]) * float(self.config["graph_base"]) * cost / named
+                    ranked += [(s * named, q) for s, q in self._path_candidates(list(keep), words, executor, base)]
                 ranked.sort(key=lambda x: -x[0])  # stable: ties keep the TF-IDF order
                 tried = 0
                 for score, j in ranked:
@@ -560,22 +596,31 @@ class E2ESystem(System):
                         continue
                     first = first or q
                     tried += not isinstance(j, str)
+                    if self.trace is not None:  # what was tried, for reading a question's ranking
+                        self.trace.append((round(score, 4), size, q))
                     if executor is None or self._answers(executor, q):
                         best = (score, size, q)
                         break
         query = best[2] if best is not None else first
         if query and words and words[0] in YES_NO:
-            return as_ask(query)
+            ents = [next((c for c in sp[2] if c.startswith("<")), None) for sp in spans]
+            ents = list(dict.fromkeys(e for e in ents if e))
+            link = self._link(ents[0], ents[1], said, executor) if len(ents) == 2 and executor is not None else None
+            return link or as_ask(query)
         return as_count(query) if query and counting else query
 
-    def _path_candidates(self, cands: list[list[str]], words: list[str], executor: Any,
+    def _path_candidates(self, keep: list[tuple[int, int, list[str]]], plain: list[str], executor: Any,
                          base: float) -> list[tuple[float, str]]:
         """Graph candidates for one kept mention (one edge, :func:`one_edge_candidates`, and two
         hops, :func:`two_hop_candidates`) or two entity mentions (:func:`star_candidates`), the
-        two-edge ones at ``hop_base`` x ``base``."""
+        two-edge ones at ``hop_base`` x ``base``. The classes the question names for its answer
+        leave out a mention's own class said beside it (*the Engineering department*)."""
         rel = float(self.config["relation_weight"])
-        named = focus_classes(self._relwords, self._classes, words)
+        cands = [k[2] for k in keep]
         ents = [next((c for c in cs if c.startswith("<")), None) for cs in cands]
+        words = superlatives(plain, self._measures)
+        named = focus_classes(self._relwords, self._classes,
+                              superlatives(self._undescribed(plain, keep, ents, executor), self._measures))
         hop, off = base * float(self.config["hop_base"]), float(self.config["type_penalty"])
 
         def relevance(t: str) -> float:
@@ -593,6 +638,40 @@ class E2ESystem(System):
                 form = float(self.config["form_penalty"])
                 out = [(s - form * ("ORDER BY" not in q), q) for s, q in out]
                 out += superlative_candidates(ents[0], way, executor, relevance, hop, rel)
+        return out
+
+    def _link(self, first: str, second: str, words: list[str], executor: Any) -> str | None:
+        """A yes/no question naming two things: ``ASK { first p second }`` (either way round) with
+        the predicate the KG has between members of their classes that the question names best
+        (else the only one that links them); it need not hold for these two."""
+        found: list[tuple[float, str]] = []
+        for a, b in ((first, second), (second, first)):
+            oc = executor.execute(f"SELECT DISTINCT ?p WHERE {{ {a} a ?c1 . {b} a ?c2 . ?s a ?c1 . ?s ?p ?o . ?o a ?c2 }} "
+                                  "LIMIT 50")  # DISTINCT and LIMIT: no scan of a large KG to the end
+            for (p,) in (oc.answer.rows if not oc.status.failed and isinstance(oc.answer, TableAnswer) else []):
+                if isinstance(p, IRI) and p.value != RDF_TYPE:
+                    found.append((self._relevance({"query": [f"<{p.value}>"]}, words), f"ASK WHERE {{ {a} <{p.value}> {b} . }}"))
+        if not found:
+            return None
+        found.sort(key=lambda x: -x[0])  # stable: ties keep the first direction
+        return found[0][1] if found[0][0] > 0 or len(found) == 1 else None
+
+    def _undescribed(self, words: list[str], keep: Sequence[tuple[int, int, Any]], ents: Sequence[str | None],
+                     executor: Any) -> list[str]:
+        """The words with those that name a kept entity's own class just before or after its
+        mention (*the hardware Z763-7274829*, *the Engineering department*) blanked out."""
+        out = list(words)
+        for (s, e, _), ent in zip(keep, ents):
+            if ent is None:
+                continue
+            oc = executor.execute(f"SELECT DISTINCT ?c WHERE {{ {ent} a ?c }}")
+            names = {w for r in (oc.answer.rows if not oc.status.failed and isinstance(oc.answer, TableAnswer) else [])
+                     if isinstance(r[0], IRI) for w in self._relwords.get(f"<{r[0].value}>", [])}
+            for side in (range(s - 1, max(-1, s - 4), -1), range(e, min(len(words), e + 3))):
+                for k in side:
+                    if not any(_matches(n, words[k]) or _matches(n, singular(words[k]) or "") for n in names):
+                        break
+                    out[k] = ""
         return out
 
     @staticmethod
@@ -686,7 +765,8 @@ def generated_training(kg: Any, *, n: int = 800, round_size: int = 150, edges: i
                     f"{time.monotonic() - start:.0f} s)")
 
         with Executor.open(kg, cache=False) as ex:
-            for it in schema_questions(ex, lang):
+            labels = schema_labels(ex, lang)
+            for it in [*schema_questions(ex, lang), *grouping_questions(ex, labels, lang), *column_questions(ex, labels, lang)]:
                 items.append(Item(f"s{len(items)}", dict(it.questions), it.sparql, metadata={"group": f"s{it.sparql}"}))
         if say:
             say(f"e2e: {len(items)} questions with those about classes as a whole")

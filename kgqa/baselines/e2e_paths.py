@@ -7,7 +7,8 @@ that combination.
   -hasSupplier-> ?x``: *which suppliers deliver Compensators*). The question must name the
   last relation ``q`` or a class of the answer; the first one may go unsaid.
 - **Two named things** (:func:`star_candidates`): ``E1 p ?x . E2 q ?x`` in each direction, the
-  answers both are related to (*the Network expert from the Marketing department*).
+  answers both are related to (*the Network expert from the Marketing department*), scored by
+  the better named of the two relations: one may go unsaid (*the Sensor products E manages*).
 
 Each candidate is ``(score, query)``: ``base`` plus ``weight`` times the mean of its relation
 scores (``relevance`` of each predicate, and 1 for a named class the answer is typed with).
@@ -71,16 +72,18 @@ def one_edge_candidates(entity: str | None, value: str | None, executor: Any, re
                         limit: int = 2000) -> list[tuple[float, str]]:
     """``entity p ?x`` / ``?x p entity`` over every predicate the KG has there (no entity: ``?x p
     value``), where the question names ``p`` (a value's predicate may go unsaid: *suppliers in
-    Toulouse*)."""
+    Toulouse*) or, typed only, a class of its answers (*which employees report to E*)."""
     shapes = ((f"{entity} ?p ?x .", "{e} <{p}> ?x ."), (f"?x ?p {entity} .", "?x <{p}> {e} .")) if entity else \
         ((f"?x ?p {value} .", "?x <{p}> {e} ."),) if value else ()
     out: list[tuple[float, str]] = []
     for pattern, form in shapes:
         for p, classes in _singles(executor, pattern, limit).items():
             r = relevance(f"<{p}>")
+            body = form.format(e=entity or value, p=p)
             if r > 0 or entity is None:
-                body = form.format(e=entity or value, p=p)
                 out += _typed(base + weight * r, body, classes, named, [r], base, weight, mismatch)
+            elif any(c[1:-1] in classes for c in named):  # the relation unsaid, the answer's class named
+                out += _typed(base, body, classes, named, [r], base, weight, mismatch)[1:]
     return out
 
 
@@ -114,8 +117,8 @@ def star_candidates(first: str, second: str, executor: Any, relevance: Relevance
             pairs = _pairs(executor, f"{a} {b} FILTER(?x != {first} && ?x != {second})", limit)
             for (p, q), classes in pairs.items():
                 body = f"{a.replace('?p', f'<{p}>')} {b.replace('?q', f'<{q}>')} FILTER(?x != {first} && ?x != {second})"
-                rels = [relevance(f"<{p}>"), relevance(f"<{q}>")]
-                out += _typed(base + weight * sum(rels) / 2, body, classes, named, rels, base, weight, mismatch)
+                rels = [max(relevance(f"<{p}>"), relevance(f"<{q}>"))]  # one relation may go unsaid (Sensor products)
+                out += _typed(base + weight * rels[0], body, classes, named, rels, base, weight, mismatch)
     return out
 
 

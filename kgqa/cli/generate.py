@@ -39,6 +39,9 @@ def render_summary(s: dict, console: Console) -> None:
     if s.get("rejected"):
         console.print("rejected candidates: " + ", ".join(f"{k} {v}" for k, v in s["rejected"].items()),
                       highlight=False)
+    if s.get("unreadable_reasons"):  # what the KG's words could not say: why there are fewer questions
+        console.print("unreadable, most often because: " + "; ".join(
+            f"{k} ({v})" for k, v in s["unreadable_reasons"].items()), highlight=False)
 
 
 def generate_cmd(

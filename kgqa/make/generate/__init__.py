@@ -29,14 +29,15 @@ from kgqa.model.problems import InputError
 from kgqa.make.generate.pipeline import GenerateOptions, parse_edges
 from kgqa.model.item import Dataset
 from kgqa import __version__
-from kgqa.make.generate.commonness import Commonness, read_frequencies, subsumed_relations
+from kgqa.make.generate.commonness import Commonness, read_frequencies, structural_relations, subsumed_relations
 from kgqa.make.generate.functions import default_shares
 from kgqa.make.generate.language import Lexicon, faithfulness, read_lexicon
 from kgqa.make.generate.lexicon import RelationLexicon, read_relation_lexicon
 from kgqa.make.generate.output import build_dataset, write_dataset
 from kgqa.make.generate.paraphrase import load_paraphraser, write_annotation
 from kgqa.make.generate.pipeline import run
-from kgqa.make.generate.schema import induce_schema, label_properties, path_texts, schema_from_ontology, untype_classes
+from kgqa.make.generate.schema import (induce_schema, label_properties, path_texts, schema_from_ontology, untype_classes,
+                                       value_kind)
 from kgqa.make.generate.summary import summarize
 
 #: the KG names its entities when at least this share of them has a label: then a question
@@ -137,6 +138,10 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
                 onto.close()
         for r in opaque:  # never said in a question (module lexicon)
             del schema.relations[r]
+        positional = sorted(r for r, rel in schema.relations.items() if not rel.range and rel.datatypes and
+                            all(value_kind(d) == "number" for d in rel.datatypes) and relations.get(r).positional)
+        for r in positional:  # a position in a sequence ("order"): no template spends queries on it
+            del schema.relations[r]
         if not schema.relations:
             raise InputError(str(kg) if own else access.signature,
                              f"none of the KG's {len(opaque)} relations can be said in English (opaque names "
@@ -147,6 +152,7 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
             del schema.relations[r]
         lex = Lexicon(access, lang, user_lex, label_properties=labels, relations=relations)
         lex.multivalued = {r.iri for r in schema.relations.values() if not r.functional}
+        lex.structural = structural_relations(access, schema, labels)
         lex.fetch(list(schema.classes))
         untype_classes(schema, [c for c in schema.classes if lex.class_name(c) == "thing"])
         common = Commonness(access, schema, table)
@@ -165,6 +171,8 @@ def generate(kg: str | Path | Sequence[str | Path] | KGAccess, options: Generate
                                                "templates_tried": res.attempts,
                                                "opaque_relations": opaque,
                                                "subsumed_relations": subsumed,
+                                               "positional_relations": positional,
+                                               "unreadable_reasons": dict(res.unreadable.most_common(5)),
                                                "faithfulness_failures": sum(1 for g in res.queries
                                                                             if faithfulness(g.query, lex, g.question))})
         written = []

@@ -101,6 +101,30 @@ def subsumed_relations(kg: KGAccess, schema: Schema) -> dict[str, str]:
     return out
 
 
+def structural_relations(kg: KGAccess, schema: Schema, labels: Iterable[str]) -> set[str]:
+    """Relations that are one to one (each subject one object, each object one subject) from
+    subjects that have a label to objects none of which has one (``labels``: the label
+    predicates): the object is the subject's own structure, modelled apart (an organ's
+    "instrument whole", a record's "parthood") and named by nothing, so a question says its
+    relations of the subject, as it says a path through blank nodes. One count query per
+    candidate relation."""
+    lp = ", ".join(f"<{p}>" for p in labels)
+    out: set[str] = set()
+    for p, r in sorted(schema.relations.items()):
+        if not r.range or r.datatypes or not r.count or not (r.count == r.subjects == r.objects) or not lp:
+            continue
+        q = (f"SELECT (SUM(IF(EXISTS {{ ?o ?l ?x . FILTER(?l IN ({lp})) }}, 1, 0)) AS ?no) "
+             f"(SUM(IF(EXISTS {{ ?s ?l ?x . FILTER(?l IN ({lp})) }}, 1, 0)) AS ?ns) WHERE {{ ?s <{p}> ?o }}")
+        try:
+            rows = kg.select(q).rows
+        except QueryFailed:
+            continue
+        no, ns = (int(t.value) if isinstance(t, Literal) else 0 for t in rows[0]) if rows else (1, 0)
+        if no == 0 and 2 * ns > r.count:
+            out.add(p)
+    return out
+
+
 class Commonness:
     """Computes log10 p(q) for graph queries on one KG (entity degrees are queried, batched)."""
 

@@ -29,7 +29,7 @@ from urllib.parse import unquote
 
 from kgqa.make.generate.graphquery import GraphQuery, Node
 from kgqa.make.generate.kg import KGAccess
-from kgqa.make.generate.lexicon import RelationLexicon, RelText, class_text, plural_noun
+from kgqa.make.generate.lexicon import TIME_SPAN_WORDS, RelationLexicon, RelText, class_text, lemmas, plural_noun
 from kgqa.make.generate.schema import ALT_LABEL_PROPERTIES, LABEL_PROPERTIES, value_kind
 from kgqa.model.problems import InputError
 from kgqa.model.terms import IRI, Literal, Term
@@ -86,6 +86,9 @@ class Lexicon:
         self.names_entities = False
         #: IRIs without a label in the KG (their text is the local name)
         self.unlabelled: set[str] = set()
+        #: relations one to one to nodes without a label (:func:`kgqa.make.generate.commonness.structural_relations`):
+        #: their node is said no more than a blank node is ("Which organ is in the city X?")
+        self.structural: set[str] = set()
         #: relations with several objects per subject ("an element of X", not "the element
         #: of X"); :func:`kgqa.make.generate.generate` fills it from the schema
         self.multivalued: set[str] = set()
@@ -181,6 +184,11 @@ def plural(word: str) -> str:
 
 
 NAME_WORDS = ("name", "title", "label")
+#: nouns any kind of thing has a value of: ranked over things of no class ("What is the latest
+#: date?") the text cannot say whose value it is; a specific noun ("hiscam") says it by itself
+GENERIC_VALUE_NOUNS = frozenset(("date", "time", "value", "number", "amount", "count", "name", "label", "title",
+                                 "type", "source", "year", "size", "score", "level", "total", "modified", "created",
+                                 "issued", "start", "end", "quantity"))
 #: nouns of relations whose objects are codes: a code object with a label of words is "the
 #: code for <label>" ("has the hisco code for Weaver")
 CODE_NOUNS = frozenset(("code", "codes"))
@@ -283,6 +291,11 @@ class _Describer:
         if rt.identifying:  # "Which actor is identified by PE220760?": a lookup by a catalogue number
             self.problems.append(f"'{rt.words}' relates a thing to its identifier")
         far = e.src if e.src != nid else e.dst
+        j = self.through(i, nid)
+        if j is not None:  # said of ``nid`` itself: "Which production began after 1850-01-01?"
+            self.covered.add(j)
+            self.seen.add(far)
+            return self.clause(j, far, plural_)
         if self.bare_leaf(i, far) and not self.same_as(i, far):
             # "was taken out of existence by an end of existence", "is the part of a BOM part",
             # "and has a hisco status": an unnamed node said only by its class tells nothing
@@ -328,9 +341,14 @@ class _Describer:
                 if other.value is None and rt.object_noun in cls.split():
                     return "subj", replace(rt, words=rt.words.rsplit(" ", 1)[0]).active(self.np(other.id), plural_)
                 self.problems.append(f"'{rt.words}': a verb and a noun before the object")
+            if other.value is not None and rt.kind == "adj" and rt.words.endswith("member of") and \
+                    demonym(term_text(other.value, self.lex)):  # "is American", not "a member of American"
+                return "subj", f"{be} {self.np(other.id)}"
             return "subj", rt.active(self.np(other.id), plural_)
         if other.value is not None:
             name = self.np(other.id)
+            if rt.time_span:  # "is dated circa 1870", not "has the time-span circa 1870"
+                return "subj", f"{be} dated {name}"
             if phrase.split()[-1] in CODE_NOUNS and not code_like(name):
                 # "has the hisco code Medical Doctor": a code named by what it stands for
                 return "subj", f"{have} the {phrase} for {name}"
@@ -339,6 +357,38 @@ class _Describer:
         if same is not None:  # "has the same hisco code as X"
             return "subj", f"{have} the same {phrase} as {same}"
         return "subj", f"{have} {self.np(other.id, phrase)}"
+
+    def through(self, i: int, nid: str) -> int | None:
+        """The edge to say in place of edge ``i`` (from ``nid`` to an unnamed node N that has
+        exactly one more edge, j, from N), or None: j is said of ``nid`` itself when N is
+        ``nid``'s time-span and j a bound of it ("began after 1850-01-01": the span of an event
+        is when it happened), or when edge i's relation is structural (one to one, to nodes
+        without a label: :attr:`Lexicon.structural`, "an instrument whole" modelled apart from
+        its organ, as a blank node would be)."""
+        e = self.q.edges[i]
+        far = self.q.node(e.dst)
+        if e.src != nid or e.dst == nid or far.literal or far.value is not None or far.id == self.q.question \
+                or far.id in self.seen:
+            return None
+        rest = [j for j in self._open_edges(far.id) if j != i]
+        if len(rest) != 1 or self.q.edges[rest[0]].src != far.id or \
+                self.q.edges[rest[0]].dst in (far.id, nid, self.q.question) or self.q.edges[rest[0]].dst in self.seen:
+            return None
+        j = rest[0]
+        rt, nxt = _rel(e.rel, self.lex), _rel(self.q.edges[j].rel, self.lex)
+        if (rt.time_span and nxt.kind == "when") or e.rel in self.lex.structural:
+            return j
+        return None
+
+    def span_of(self, nid: str) -> int | None:
+        """The edge that makes unnamed node ``nid`` (with no other edge left) the time-span of
+        another node (:attr:`~kgqa.make.generate.lexicon.RelText.time_span`), or None."""
+        n = self.q.node(nid)
+        rest = self._open_edges(nid)
+        if n.value is not None or nid == self.q.question or len(rest) != 1:
+            return None
+        e = self.q.edges[rest[0]]
+        return rest[0] if e.dst == nid and e.src != nid and _rel(e.rel, self.lex).time_span else None
 
     def bare_leaf(self, i: int, nid: str) -> bool:
         """Whether entity node ``nid``, reached by edge ``i``, is neither grounded nor the question
@@ -375,6 +425,12 @@ class _Describer:
         """The clause for an edge to a grounded literal ``v``: "is called X", "has a weight of
         5", "has the colour red", "was created on 2016-03-14", "is located in Oslo"."""
         have, be = ("have", "are") if plural_ else ("has", "is")
+        if rt.positional and kind == "number":
+            self.problems.append(f"'{rt.words}' is a position in a sequence (structural metadata)")
+        if rt.kind == "when":  # "began on 1945-01-01", "ended in 1997"
+            if not (_DATE_TEXT.match(v) or re.match(r"^\d{4}$", v)):  # a genome's "start"/"end" position
+                self.problems.append(f"'{rt.words}' with a value that is no date or year")
+            return f"{rt.past} {'on' if _DATE_TEXT.match(v) else 'in'} {v}"
         if rt.kind == "noun":
             if rt.words in NAME_WORDS:
                 return f"{be} called {v}"
@@ -396,22 +452,30 @@ class _Describer:
         phrase = rt.noun
         self.seen.add(other.id)
         join = self.value_join(other.id, phrase)
-        past = rt.kind == "past" and date and not join and fn.node == other.id
+        past = rt.kind in ("past", "when") and date and not join and fn.node == other.id
+        if rt.positional and value_kind(other.cls) == "number":
+            self.problems.append(f"'{rt.words}' is a position in a sequence (structural metadata)")
         if rt.kind != "noun" and not past:
             self.problems.append(f"'{rt.words}' ({rt.kind}) cannot be compared or ranked")
         was = "were" if plural_ else "was"
         if fn.cls == "comparative" and fn.node == other.id and fn.value is not None:
             op = ({">": "after", ">=": "on or after", "<": "before", "<=": "on or before"} if date else
                   {">": "greater than", ">=": "of at least", "<": "less than", "<=": "of at most"})[fn.name]
+            if past and rt.kind == "when":  # "began after 1850-01-01"
+                return "subj", f"{rt.past} {op} {fn.value.value}"
             if past:
                 return "subj", f"{was} {rt.words} {op} {fn.value.value}"
             return "subj", f"{have} {_a(phrase)}{join} {op} {fn.value.value}"
         if fn.cls == "superlative" and fn.node == other.id:
             word = ("latest" if fn.name == "argmax" else "earliest") if date else \
                 ("largest" if fn.name == "argmax" else "smallest")
+            if past and rt.kind == "when":  # "began latest", "ended earliest"
+                return "sup", f"{rt.past} {'latest' if fn.name == 'argmax' else 'earliest'}"
             if past:
                 return "sup", f"{was} {rt.words} {'most recently' if fn.name == 'argmax' else 'earliest'}"
             return "sup", f"{have} the {word} {phrase}{join}"
+        if rt.kind == "when":  # "has a start date" says nothing a reader can use
+            self.problems.append(f"'{rt.words}' with an open date fits no frame")
         if join.startswith(", equal to that of ") and " and to " not in join:
             return "subj", f"{have} the same {phrase} as {join[len(', equal to that of '):-1]}"
         return "subj", f"{have} {_a(phrase)}{join}"
@@ -432,6 +496,16 @@ class _Describer:
             owner = self.np(e.src)
             out.append(f"that of {owner}" if ph == phrase else f"the {ph} of {owner}")
         return (", equal to " + " and to ".join(out) + ",") if out else ""
+
+
+_DEMONYM = re.compile(r"^[A-Z][a-z]+(?:-[A-Z][a-z]+)*(?:an|ish|ese|ic|ch)$")
+
+
+def demonym(label: str) -> bool:
+    """Whether a label is one capitalised adjective of nationality or people ("American",
+    "Danish", "Austro-Hungarian", "Hispanic"): a group so named is said by the adjective ("Who
+    is Danish?"), not as "the members of Danish"."""
+    return bool(_DEMONYM.match(label.strip())) and "NOUN" not in lemmas(label.strip().lower())
 
 
 def _sentence(head: str, subj: list[str], obj: list[ObjClause], sup: str | None) -> str:
@@ -470,6 +544,15 @@ def wording_problems(q: GraphQuery, lex: Lexicon) -> list[str]:
     return _describe(q, lex)[1].problems
 
 
+def problem_kind(problem: str) -> str:
+    """A wording problem without its particulars (quoted words, IRIs, bracketed parts), so the
+    summary can count why questions were not published: "'order' is a position in a sequence
+    (structural metadata)" -> "X is a position in a sequence"."""
+    text = re.sub(r"'[^']*'|\S+://\S+|urn:\S+", "X", problem)
+    text = re.sub(r"\s*\([^()]*\)", "", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
 def _value_question(q: GraphQuery, d: _Describer, lex: Lexicon) -> str:
     """The question for a literal question node, through its (first) incoming edge: "What is
     the population of X?", "What is the largest population of any city?", "When was X
@@ -483,18 +566,33 @@ def _value_question(q: GraphQuery, d: _Describer, lex: Lexicon) -> str:
     d.seen.add(x.id)
     d.covered.add(i)
     owner = q.node(e.src)
-    subj = d.np(e.src)
+    k = d.span_of(e.src) if rt.kind == "when" else None
+    if k is not None:  # "When did the production of X begin?": the time-span's owner is the event
+        d.covered.add(k)
+        d.seen.add(e.src)
+        owner = q.node(q.edges[k].src)
+    subj = d.np(owner.id)
     join = d.value_join(x.id, phrase).rstrip(",")
     date = value_kind(x.cls) == "date"
+    if rt.positional and value_kind(x.cls) == "number":
+        d.problems.append(f"'{rt.words}' is a position in a sequence (structural metadata)")
     if rt.kind == "past" and date and fn.name not in ("max", "min") and not join:
         return _finish(f"When was {subj} {rt.words}")
-    if rt.kind != "noun":
+    if owner.value is None and _class_text(owner, lex) in TIME_SPAN_WORDS:  # "the latest end of any time-span"
+        d.problems.append("a time-span said by its class: the text cannot say whose span it is")
+    if rt.kind == "when" and not date:  # "When did X end?" of a number (a position, not a time)
+        d.problems.append(f"'{rt.words}' with a value that is no date")
+    if rt.kind == "when" and fn.name not in ("max", "min") and not join:
+        return _finish(f"When did {subj} {rt.words}")  # "When did the production of X begin?"
+    if rt.kind not in ("noun", "when"):
         d.problems.append(f"'{rt.words}' ({rt.kind}) has no noun for its value")
     if fn.name in ("max", "min"):
         word = ("latest" if fn.name == "max" else "earliest") if date else \
             ("largest" if fn.name == "max" else "smallest")
         bare = subj.split(" ", 1)[1] if subj.startswith(("a ", "an ")) else subj
         if owner.value is None and bare == "thing" and not join:  # "What is the largest hiscam?"
+            if set(phrase.lower().split()) & GENERIC_VALUE_NOUNS:  # "What is the latest date?" of what?
+                d.problems.append("a superlative over things of no class: the text cannot say whose value it is")
             return _finish(f"What is the {word} {phrase}")
         of = subj if owner.value is not None else "any " + bare
         return _finish(f"What is the {word} {phrase} of {of}{join}")
@@ -508,6 +606,8 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
     if x.literal:
         return _value_question(q, d, lex), d
     cls = _class_text(x, lex)
+    if cls in TIME_SPAN_WORDS:  # "Which time-span began on 1885-01-01?": a span is asked of its event
+        d.problems.append("a time-span as the answer: a person asks when an event happened, not which span")
     for n in q.topic_entities:  # "Which sex is in the scheme Sex?": the class repeats the topic
         if isinstance(n.value, IRI) and _squash(lex.label(n.value.value)) in (_squash(cls), _squash(plural(cls))):
             d.problems.append(f"the class {cls!r} repeats the topic")
@@ -522,6 +622,8 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
             if q.node(e.src).value is None:  # "How many homepages does an actor that ... have?" sums
                 d.problems.append("a count per unnamed owner: the text says one, the query adds up many")
             return _finish(f"How many {plural(rt.words)} does {d.np(e.src)} have"), d
+        if cls == "thing":  # "How many things have the source PMID:...?": what is counted has no name
+            d.problems.append("a count of things of no class: the text cannot say what is counted")
         subj, obj, sup = d.clauses(x.id, plural_=True)
         if not (subj or obj or sup):
             return _finish(f"How many {plural(cls)} are there"), d
@@ -537,6 +639,9 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
         if m[1] == "the":
             return _finish(f"{who} {subj[0]}"), d
         return _finish(f"{who} are the {plural(m[2])} of {m[3]}"), d
+    if len(subj) == 1 and not obj and not sup and not q.typed and set(cls.split()) & PERSON_NOUNS and \
+            re.match(r"(is|was) [A-Z]", subj[0]):  # "Who is American?" (the class no constraint)
+        return _finish(f"Who {subj[0]}"), d
     head = "What" if cls == "thing" else f"Which {cls}"
     return _finish(_sentence(head, subj, obj, sup)), d
 
@@ -612,6 +717,8 @@ def unreadable_term(t: Term | None, lex: Lexicon) -> str:
             return f"{t.value!r} is a timestamp"
         if re.match(r"^(https?|ftp)://", t.value.strip()):
             return f"{t.value!r} is a web address"
+        if kind == "number" and _MEASUREMENT.match(t.value.strip()):
+            return f"{t.value!r} is a measurement to {MAX_TOPIC_DECIMALS + 1} or more decimals (a coordinate)"
         return ""
     if isinstance(t, IRI):
         text = lex.label(t.value)
@@ -628,6 +735,10 @@ def unreadable_term(t: Term | None, lex: Lexicon) -> str:
 
 #: a topic's label with more words than this makes a question no one would write
 MAX_TOPIC_WORDS = 6
+#: a number with more decimals than this is a measurement (a coordinate: "44.982734"), no value a
+#: person looks a thing up by ("Which organ has a latitude of 44.982734?")
+MAX_TOPIC_DECIMALS = 3
+_MEASUREMENT = re.compile(r"^[-+]?\d*[.,]\d{%d,}$" % (MAX_TOPIC_DECIMALS + 1))
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 _WORD = re.compile(r"^[^\W\d_]{2,}$")
 

@@ -47,7 +47,8 @@ except ImportError:  # pragma: no cover - fallback rules below
     getAllLemmas = getInflection = None
 
 PREPOSITIONS = frozenset(("of", "for", "to", "in", "by", "with", "from", "on", "at", "as", "into", "onto",
-                          "about", "under", "over", "within", "after", "before", "during", "than", "via"))
+                          "about", "under", "over", "within", "after", "before", "during", "than", "via", "until",
+                          "since"))
 BE = frozenset(("is", "was", "are", "were", "be", "been"))
 HAVE = frozenset(("has", "have", "had"))
 RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
@@ -64,6 +65,26 @@ IDENTIFYING_WORDS = frozenset(("identified", "identifier", "identifiers", "id", 
 GENERIC_CLASS_WORDS = frozenset(("concept", "entity", "thing", "resource", "item", "object", "individual",
                                  "named individual", "node", "instance", "element", "record"))
 
+#: head nouns that make a number a position in a sequence ("order", "position", "index"): where
+#: a part sits in its whole (an SDMX component's order), structural metadata no one asks about
+POSITION_WORDS = frozenset(("order", "position", "index", "sequence", "ordinal", "seq", "rank order", "sort"))
+#: nouns of relations to a time-span, and of time-span classes ("has time-span"): the span of an
+#: event is when it happened, so a begin/end on it is said of the event ("Which production began
+#: after 1850?"), a grounded one "is dated X"; a time-span is never the answer ("period" is not
+#: among them: a period such as "Baroque" is a name a person asks by)
+TIME_SPAN_WORDS = frozenset(("time-span", "time span", "timespan", "time interval"))
+#: the words of relations to the bounds of a time-span (CIDOC's ``P82a_begin_of_the_begin``,
+#: ``startTime``, "end date"): said by the intransitive verb ``begin`` / ``end`` (:class:`RelText`
+#: kind ``when``: "When did X begin?", "began after 1850-01-01"); CIDOC's inner bounds ("end of the
+#: begin", "begin of the end": the latest start, the earliest end) have no such verb and stay unsaid
+BOUND_WORDS = {
+    "begin of the begin": "begin", "end of the end": "end", "begin": "begin", "beginning": "begin", "start": "begin", "start date": "begin",
+    "start time": "begin", "begin date": "begin", "end": "end", "end date": "end", "end time": "end",
+    "ending": "end", "finish": "end",
+}
+#: adjectives a relation's words use where a person says a preposition ("valid to" a date)
+PHRASE_WORDS = {"valid to": "valid until", "valid through": "valid until", "valid till": "valid until"}
+
 _OPAQUE = re.compile(r"^[A-Za-z]{0,8}[_:-]?\d+[a-z]?$")
 _CIDOC = re.compile(r"^[A-Z]\d+[a-z]?[_ ]+(?=\w)")
 
@@ -77,8 +98,9 @@ class RelText:
     participle or past-tense verb: "created", "assigned": "was created on 2016-03-14",
     "Which type assignment assigned X?"), ``prep`` (a preposition and a noun: "in
     collection": "is in the collection X", "In which collection is S?"), ``raw`` (words that
-    fit no frame: "valid", "begin of the begin"; never put in a question) or ``opaque`` (no
-    words). ``inverse``: how it reads from its object, when known."""
+    fit no frame: "valid", "begin of the end"; never put in a question), ``when`` (the bound
+    of a time-span, ``words`` the verb "begin" or "end": "began after 1850-01-01", "When did
+    X begin?") or ``opaque`` (no words). ``inverse``: how it reads from its object, when known."""
 
     kind: str
     words: str
@@ -90,6 +112,24 @@ class RelText:
     def opaque(self) -> bool:
         """No words, or words that fit no frame (``raw``): never put in a question."""
         return self.kind in ("opaque", "raw")
+
+    @property
+    def positional(self) -> bool:
+        """Whether a number of this relation is a position in a sequence ("has an order of 8":
+        :data:`POSITION_WORDS`): never a question's value (structural metadata)."""
+        return self.kind == "noun" and bool(set(self.words.lower().split()) & POSITION_WORDS or
+                                            self.words.lower() in POSITION_WORDS)
+
+    @property
+    def time_span(self) -> bool:
+        """Whether the relation's noun names a time-span ("time-span", "period"): :data:`TIME_SPAN_WORDS`."""
+        return self.kind == "noun" and self.words.lower() in TIME_SPAN_WORDS
+
+    @property
+    def past(self) -> str:
+        """The past tense of a ``when`` relation's verb ("began", "ended")."""
+        got = getInflection(self.words, tag="VBD") if getInflection is not None else None
+        return got[0] if got else {"begin": "began"}.get(self.words, self.words + "ed")
 
     @property
     def object_noun(self) -> str:
@@ -130,6 +170,8 @@ class RelText:
             return " ".join(self.words.split()[:-1]) or self.words
         if self.kind == "prep":
             return self.words.partition(" ")[2]
+        if self.kind == "when":
+            return "start date" if self.words == "begin" else "end date"
         return self.words
 
     def active(self, obj: str, plural: bool = False) -> str:
@@ -141,6 +183,8 @@ class RelText:
             return f"{be_form(self.aux, plural)} {self._adj(plural)} {obj}"
         if self.kind == "past":
             return f"{self.words} {obj}"
+        if self.kind == "when":
+            return f"{self.past} on {obj}"
         if self.kind == "prep":
             prep, _, noun = self.words.partition(" ")
             return f"{be_form(self.aux, plural)} {prep} the {noun} {obj}"
@@ -219,6 +263,11 @@ def plural_noun(word: str) -> str:
 
 def _lemmas(word: str) -> dict[str, tuple[str, ...]]:
     return getAllLemmas(word) if getAllLemmas is not None else {}
+
+
+def lemmas(word: str) -> dict[str, tuple[str, ...]]:
+    """lemminflect's lemmas of ``word`` by part of speech (empty without lemminflect)."""
+    return _lemmas(word)
 
 
 def is_noun(word: str) -> bool:
@@ -300,10 +349,14 @@ def is_opaque_name(iri: str) -> bool:
 
 def parse_phrase(text: str, source: str = "name") -> RelText:
     """The form of a relation's words (module docstring)."""
+    text = PHRASE_WORDS.get(text.strip().lower(), text)
     words = [w for w in re.split(r"\s+", text.strip()) if w]
     low = [w.lower() for w in words]
     if not words:
         return RelText("opaque", "", source=source)
+    bound = " ".join(low[1:] if low[0] in HAVE and len(low) > 1 else low)
+    if bound in BOUND_WORDS:  # "begin of the begin", "has start time": a time-span's bound
+        return RelText("when", BOUND_WORDS[bound], "did", source)
     if any(len(w) == 1 and w.isalpha() and w != "a" for w in low) or \
             any(w.split("-")[-1] in PREPOSITIONS for w in low if "-" in w):
         return RelText("raw", " ".join(words), source=source)  # "m agency", "evidence-with"

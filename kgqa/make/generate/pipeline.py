@@ -33,8 +33,8 @@ from kgqa.make.generate.graphquery import FUNCTION_CLASSES, FUNCTIONS, GraphQuer
 from kgqa.make.generate.grounding import (apply, candidates, comparative_constants, count_varies, named_classes,
                                          validate_many)
 from kgqa.make.generate.kg import KGAccess, QueryFailed
-from kgqa.make.generate.language import (canonical_question, faithfulness, unreadable_term, unreadable_topics,
-                                         wording_problems)
+from kgqa.make.generate.language import (canonical_question, faithfulness, problem_kind, unreadable_term,
+                                         unreadable_topics, wording_problems)
 from kgqa.make.generate.minimization import minimize, redundant_components
 from kgqa.make.generate.readings import answers_problem, readings_problem
 from kgqa.make.generate.schema import Schema
@@ -102,6 +102,8 @@ class Generated:
 class GenerationRun:
     queries: list[Generated]
     rejected: Counter = field(default_factory=Counter)
+    #: why ``unreadable`` candidates were not published (:func:`~kgqa.make.generate.language.problem_kind`)
+    unreadable: Counter = field(default_factory=Counter)
     templates: int = 0
     attempts: int = 0
 
@@ -211,6 +213,7 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
                 return False
             if wording:
                 out.rejected["unreadable"] += 1
+                out.unreadable[problem_kind(wording[0])] += 1
                 return False
             if problems:
                 out.rejected["unfaithful"] += 1

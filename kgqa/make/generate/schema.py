@@ -574,13 +574,22 @@ def _from_declarations(store: KGAccess, name: str, kg: KGAccess, exclude: Iterab
 
 #: last steps too vague to say alone: the step before names what they belong to ("location name")
 GENERIC_STEPS = frozenset(("name", "label", "value", "title", "type", "kind"))
+#: step nouns that make a path lead to a place: a last step that is a place noun reads "is in the
+#: city X" ("Which organ is in the city Arignano?"), a name of such a step "is at the location X"
+PLACE_STEPS = frozenset(("location", "address", "place", "site", "position", "venue", "timed location"))
+PLACE_NOUNS = frozenset(("city", "town", "village", "municipality", "commune", "country", "region", "province",
+                         "county", "state", "district", "locality", "place"))
 
 
 def path_texts(relations: Iterable[str], get: Callable[[str], RelText]) -> dict[str, RelText]:
-    """How each path relation through blank nodes reads: as its last step ("has city" for
-    organ / timed location / location / address / city), a vague last step with the noun of
-    the step before ("location name"); a path whose steps have no words is opaque. ``get``
-    gives a plain relation's :class:`~kgqa.make.generate.lexicon.RelText`."""
+    """How each path relation through blank nodes reads: as its last step ("has full address"
+    for organ / timed location / location / address / full address), a vague last step with
+    the noun of the step before ("location name"); a path through a place step (a location, an
+    address) to a place noun "is in the city X", to a place's name "is at the location X"
+    (:data:`PLACE_STEPS`); the bound of a time-span at the end of a path is said by its noun
+    ("has a start time of 1997": the begin of the blank node's span, not of the subject); a
+    path whose steps have no words is opaque. ``get`` gives a plain relation's
+    :class:`~kgqa.make.generate.lexicon.RelText`."""
     out: dict[str, RelText] = {}
     for rel in relations:
         steps = path_steps(rel)
@@ -590,12 +599,21 @@ def path_texts(relations: Iterable[str], get: Callable[[str], RelText]) -> dict[
         if last.opaque:
             out[rel] = RelText("opaque", "", source="path")
             continue
+        if last.kind == "when":
+            last = RelText("noun", " ".join(w.lower() for w in name_words(steps[-1])), source="path")
+        before = [get(p) for p in steps[:-1]]
+        placed = any(b.kind == "noun" and b.words.lower() in PLACE_STEPS for b in before)
+        if placed and last.kind == "noun" and last.words.lower() in PLACE_NOUNS:
+            out[rel] = RelText("prep", f"in {last.words.lower()}", source="path")
+            continue
         if last.kind == "noun" and last.words.lower() in GENERIC_STEPS and len(steps) > 1:
-            before = get(steps[-2])
-            if before.opaque or before.kind != "noun":
+            if before[-1].opaque or before[-1].kind != "noun":
                 out[rel] = RelText("opaque", "", source="path")
                 continue
-            out[rel] = parse_phrase(f"has {before.words} {last.words}", "path")
+            if before[-1].words.lower() in PLACE_STEPS and last.words.lower() in ("name", "label", "title"):
+                out[rel] = RelText("prep", f"at {before[-1].words.lower()}", source="path")
+                continue
+            out[rel] = parse_phrase(f"has {before[-1].words} {last.words}", "path")
             continue
         out[rel] = replace(last, source="path", inverse=None)
     return out
