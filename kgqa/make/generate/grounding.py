@@ -10,10 +10,13 @@ promise a row order otherwise), as long as the template has at most :data:`SOLUT
 solutions; of a larger one only the first that many, in the engine's order, are drawn from
 (the same on one engine; on another engine the draw may differ).
 
-A comparative's constant is grounded next (:func:`comparative_constants`): the distinct values
-of the function node over the answers without the filter, in SPARQL order, and the middle one
-that keeps some answers and drops others (``>``/``<=``: the value at index (k-1)//2 of k,
-``>=``/``<``: index k//2); a node with a single value has no comparative.
+A comparative's constant is grounded next (:func:`comparative_constants`): of the N answers
+without the filter, each answer's largest (``>``, ``>=``) or smallest (``<``, ``<=``) value of
+the function node's datatype is read (one grouped query; cast values and values through blank
+nodes alike), and the constant is the value that keeps closest to min(:data:`COMPARATIVE_KEEP`,
+N/2) answers, at least one and not all (:func:`choose_constant`): a median over hundreds of
+answers kept hundreds, more than a question lists. A node with a single value has no
+comparative.
 
 Each candidate graph query is then executed (:func:`validate`); it is valid when the answer is
 non-empty and holds no blank node (``blank-answer``; a count of at least 2: a count of 1 is a lookup, ``count-one``; a bound max/min), a superlative chooses among at least two
@@ -38,6 +41,10 @@ from kgqa.model.terms import TermMatching
 SOLUTION_CAP = 5000
 #: a literal longer than this is never a topic (a description would give the answer away)
 MAX_TOPIC_CHARS = 60
+#: a comparative's constant keeps about this many answers at most (half of them when there
+#: are fewer than twice as many): "Which organs were built after 1890?" lists a few organs,
+#: not the 600 a median would keep (more than a reader lists: ``too-many-answers``)
+COMPARATIVE_KEEP = 20
 
 
 def _named(var: str, labels: tuple[str, ...]) -> str:
@@ -86,6 +93,21 @@ def grounding_query(t: GraphQuery, limit: int, salt: str,
     return q, vars_
 
 
+def named_classes(kg: KGAccess, classes: dict[str, int], labels: tuple[str, ...]) -> frozenset[str]:
+    """The classes of ``classes`` ({class: instances}) most of whose instances have a value of
+    one of ``labels`` (one grouped query): question nodes whose answers can be named, unlike
+    structural nodes (time-spans, productions, addresses). Raises :class:`QueryFailed`."""
+    if not labels or not classes:
+        return frozenset()
+    has = " || ".join(f"EXISTS {{ ?s <{p}> ?l{i} }}" for i, p in enumerate(labels))
+    q = f"SELECT ?c (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s a ?c . FILTER(isIRI(?s) && isIRI(?c)) FILTER({has}) }} GROUP BY ?c"
+    out = set()
+    for c, n in kg.select(q).rows:
+        if isinstance(c, IRI) and isinstance(n, Literal) and 2 * int(n.value) > classes.get(c.value, 0) > 0:
+            out.add(c.value)
+    return frozenset(out)
+
+
 def count_varies(kg: KGAccess, t: GraphQuery) -> bool:
     """Whether some grounding of count template ``t`` counts more than one answer (False: the
     count is 1 for every grounding, a lookup, not a count question). Raises :class:`QueryFailed`."""
@@ -127,26 +149,49 @@ def apply(t: GraphQuery, values: dict[str, Term]) -> GraphQuery | None:
     return t.ground(values)
 
 
+def _constant_query(q: GraphQuery) -> str:
+    """Each answer's largest (``>``, ``>=``) or smallest (``<``, ``<=``) value of the function
+    node's datatype, grouped: the distinct such values in SPARQL order, each with how many
+    answers have it. An answer passes ``?v > c`` when its largest value does, so the answers a
+    constant keeps are read off these rows."""
+    node = q.node(q.function.node)
+    x = f"?{q.question}"
+    agg = "MAX" if q.function.name in (">", ">=") else "MIN"
+    body = "".join(f"  {line}\n" for line in q.__class__(q.nodes, q.edges, Function(), q.typed, q.question).patterns())
+    return (f"SELECT ?m (COUNT({x}) AS ?n) WHERE {{ {{ SELECT {x} ({agg}(?{node.id}) AS ?m) WHERE {{\n{body}"
+            f"  FILTER(DATATYPE(?{node.id}) = <{node.cls}>)\n}} GROUP BY {x} }} }}\nGROUP BY ?m\nORDER BY ?m")
+
+
+def choose_constant(fn: str, rows: list[tuple[Literal, int]]) -> Literal | None:
+    """The constant of comparative ``fn`` from ``rows`` (:func:`_constant_query`: each distinct
+    extreme value, ascending, and its number of answers): the value that keeps closest to
+    min(:data:`COMPARATIVE_KEEP`, half) of the N answers, at least one and fewer than N (ties:
+    fewer answers, then the smaller value); None when no value does (a single value)."""
+    total = sum(n for _, n in rows)
+    target = min(COMPARATIVE_KEEP, max(1, total // 2))
+    best: tuple | None = None
+    below = 0  # answers whose value is below rows[j]
+    for j, (value, n) in enumerate(rows):
+        kept = {">": total - below - n, ">=": total - below, "<": below, "<=": below + n}[fn]
+        if 1 <= kept < total:
+            key = (abs(kept - target), kept, j)
+            if best is None or key < best[0]:
+                best = (key, value)
+        below += n
+    return best[1] if best else None
+
+
 def comparative_constants(kg: KGAccess, qs: list[GraphQuery]) -> list[GraphQuery | None]:
     """Each comparative query with its constant chosen (module docstring; one batch); None when
-    the function node has fewer than two distinct values of its datatype among the answers, or
-    the query failed."""
-    texts = []
-    for q in qs:
-        node = q.node(q.function.node)
-        body = "".join(f"  {line}\n" for line in q.__class__(q.nodes, q.edges, Function(), q.typed, q.question).patterns())
-        texts.append(f"SELECT DISTINCT ?{node.id} WHERE {{\n{body}  FILTER(DATATYPE(?{node.id}) = <{node.cls}>)\n}}\n"
-                     f"ORDER BY ?{node.id}")
+    no constant keeps some answers and drops others (a single value), or the query failed."""
     out: list[GraphQuery | None] = []
-    for q, res in zip(qs, kg.select_many(texts)):
-        values = [] if isinstance(res, QueryFailed) else [r[0] for r in res.rows if isinstance(r[0], Literal)]
-        if len(values) < 2:
-            out.append(None)
-            continue
-        k = len(values)
+    for q, res in zip(qs, kg.select_many([_constant_query(q) for q in qs])):
+        rows = [] if isinstance(res, QueryFailed) else \
+            [(r[0], int(r[1].value)) for r in res.rows if isinstance(r[0], Literal) and isinstance(r[1], Literal)]
         fn = q.function
-        c = values[(k - 1) // 2] if fn.name in (">", "<=") else values[k // 2]
-        out.append(q.__class__(q.nodes, q.edges, Function(fn.name, fn.node, c), q.typed, q.question))
+        c = choose_constant(fn.name, rows)
+        out.append(None if c is None else
+                   q.__class__(q.nodes, q.edges, Function(fn.name, fn.node, c), q.typed, q.question))
     return out
 
 

@@ -30,7 +30,8 @@ import math
 from kgqa.make.generate.commonness import Commonness
 from kgqa.make.generate.functions import choose_function, parse_function_shares
 from kgqa.make.generate.graphquery import FUNCTION_CLASSES, FUNCTIONS, GraphQuery
-from kgqa.make.generate.grounding import apply, candidates, comparative_constants, count_varies, validate_many
+from kgqa.make.generate.grounding import (apply, candidates, comparative_constants, count_varies, named_classes,
+                                         validate_many)
 from kgqa.make.generate.kg import KGAccess, QueryFailed
 from kgqa.make.generate.language import (canonical_question, faithfulness, problem_kind, unreadable_term,
                                          unreadable_topics, wording_problems)
@@ -46,6 +47,9 @@ from kgqa.make.generate.language import canonical_question, faithfulness, unread
 
 #: templates tried in a row without a new graph query before generation stops (``stalled``)
 STALL = 400
+#: plain questions stay at least their share less this (two points) of the questions accepted:
+#: functions wait for them (:func:`_room`)
+MIX_SLACK = 0.02
 #: a function class none of whose first this many templates was accepted is given up (the KG
 #: offers no such question: no comparable numbers, every count a lookup)
 GIVE_UP = 60
@@ -104,15 +108,34 @@ class GenerationRun:
     attempts: int = 0
 
 
+def _shares(opts: GenerateOptions, allowed: tuple[str, ...]) -> dict[str, float]:
+    """The target share of each function class still allowed (renormalised over them)."""
+    classes = {FUNCTION_CLASSES[f] for f in allowed}
+    shares = {c: v for c, v in (opts.shares or default_shares(tuple(opts.functions))).items() if c in classes}
+    total = sum(shares.values()) or 1.0
+    return {c: v / total for c, v in shares.items()}
+
+
 def _caps(opts: GenerateOptions, allowed: tuple[str, ...]) -> dict[str, int]:
     """The most graph queries of each function class: its share (renormalised over the
     classes still allowed) of ``n``, rounded up, so that the several groundings of one template
     never push a class past its share."""
+    return {c: math.ceil(v * opts.n) for c, v in _shares(opts, allowed).items()}
 
-    classes = {FUNCTION_CLASSES[f] for f in allowed}
-    shares = {c: v for c, v in (opts.shares or default_shares(tuple(opts.functions))).items() if c in classes}
-    total = sum(shares.values()) or 1.0
-    return {c: math.ceil(v / total * opts.n) for c, v in shares.items()}
+
+def _room(shares: dict[str, float], accepted: dict[str, int], cls: str, cap: int) -> bool:
+    """Whether one more graph query of class ``cls`` may be accepted: below its cap and, for a
+    function class while plain questions are allowed too, below its share of the questions
+    accepted so far plus one (rounded to the nearest) with plain questions still at least
+    their share less :data:`MIX_SLACK` of them. A KG whose plain questions run out (organs-it's
+    after 17) then keeps the mix: 17 plain questions with 2 + 2 + 2 functions, not 3 + 3 + 2."""
+    n = accepted.get(cls, 0)
+    if n >= cap:
+        return False
+    if cls == "none" or "none" not in shares:
+        return True
+    total = sum(accepted.get(c, 0) for c in shares) + 1
+    return n < shares.get(cls, 0.0) * total + 0.5 and accepted.get("none", 0) >= (shares["none"] - MIX_SLACK) * total
 
 
 def parse_edges(spec: str) -> tuple[int, int]:
@@ -225,6 +248,10 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
     # a KG that names its entities: topics drawn named in SPARQL (unnamed ones would be
     # rejected as unlabelled after costing their validation queries)
     named = tuple(lex.props) if lex is not None and lex.require_labels else ()
+    try:  # question nodes of functions on numbers: classes whose instances are named
+        named_cls = named_classes(kg, schema.classes, named)
+    except QueryFailed:
+        named_cls = frozenset()
     allowed = tuple(opts.functions)
     tried: dict[str, int] = {}  # templates tried per function class since its last acceptance
     last_accept = 0
@@ -234,6 +261,8 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             break
         out.attempts += 1
         fn = choose_function(rng, allowed, accepted, opts.shares)
+        if "none" in allowed and not _room(_shares(opts, allowed), accepted, FUNCTION_CLASSES[fn], opts.n):
+            fn = "none"  # functions wait for plain questions (and are not given up meanwhile)
         cls_ = FUNCTION_CLASSES[fn]
         tried[cls_] = tried.get(cls_, 0) + 1
         if tried[cls_] > GIVE_UP and not accepted.get(cls_) and len({FUNCTION_CLASSES[f] for f in allowed}) > 1:
@@ -241,7 +270,7 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             out.rejected[f"gave-up-{cls_}"] += 1
             continue
         k = rng.randint(*opts.edges)
-        t = grow_template(schema, rng, k, fn)
+        t = grow_template(schema, rng, k, fn, named_cls)
         if t is None:
             out.rejected["no-template"] += 1
             continue
@@ -284,8 +313,9 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         kept = kept_per_template.get(key, 0)
         pos = 0
         cap = _caps(opts, allowed).get(t.function.cls, opts.n)
+        shares = _shares(opts, allowed)
         while pos < len(cands) and kept < opts.groundings and len(out.queries) < opts.n and \
-                accepted.get(t.function.cls, 0) < cap:
+                _room(shares, accepted, t.function.cls, cap):
             chunk = cands[pos:pos + opts.groundings - kept]  # validated as one batch
             pos += len(chunk)
             qs = []
@@ -300,7 +330,8 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
                 out.rejected["no-constant"] += sum(1 for q in with_c if q is None)
                 qs = [q for q in with_c if q is not None]
             for q, (answered, why) in zip(qs, validate_many(kg, qs)):
-                if kept >= opts.groundings or len(out.queries) >= opts.n or accepted.get(t.function.cls, 0) >= cap:
+                if kept >= opts.groundings or len(out.queries) >= opts.n or \
+                        not _room(shares, accepted, t.function.cls, cap):
                     break
                 if answered is None:
                     out.rejected[why] += 1

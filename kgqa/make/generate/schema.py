@@ -421,15 +421,19 @@ def _dense_cast(kg: KGAccess, body: str, n: int) -> bool:
 MAX_BLANK_DEPTH = 3
 
 
+def _chain(depth: int) -> list[str]:
+    """WHERE lines of an IRI ``?s`` and ``depth`` blank nodes ``?b1`` ... one after the other."""
+    lines = ["?s ?p1 ?b1 . FILTER(isIRI(?s) && isBlank(?b1))"]
+    for k in range(2, depth + 1):
+        lines.append(f"?b{k - 1} ?p{k} ?b{k} . FILTER(isBlank(?b{k}))")
+    return lines
+
+
 def _path_pattern(depth: int) -> tuple[str, list[str]]:
     """The WHERE text of paths from an IRI ``?s`` through ``depth`` blank nodes to a non-blank
     ``?o``, and the step variables."""
     steps = [f"?p{k}" for k in range(1, depth + 1)] + ["?q"]
-    lines = ["?s ?p1 ?b1 . FILTER(isIRI(?s) && isBlank(?b1))"]
-    for k in range(2, depth + 1):
-        lines.append(f"?b{k - 1} ?p{k} ?b{k} . FILTER(isBlank(?b{k}))")
-    lines.append(f"?b{depth} ?q ?o . FILTER(!isBlank(?o))")
-    return " ".join(lines), steps
+    return " ".join([*_chain(depth), f"?b{depth} ?q ?o . FILTER(!isBlank(?o))"]), steps
 
 
 def _path_rows(kg: KGAccess, depth: int, extra: str, select: str, group: str = "") -> dict[str, list]:
@@ -442,6 +446,11 @@ def _path_rows(kg: KGAccess, depth: int, extra: str, select: str, group: str = "
         if all(_iri(p) for p in ps):
             out.setdefault(path_iri([p.value for p in ps]), []).append(row[len(steps):])
     return out
+
+
+def _blank_chain(kg: KGAccess, depth: int) -> bool:
+    """Whether some IRI reaches a chain of ``depth`` blank nodes one after the other."""
+    return bool(kg.select(f"SELECT ?b{depth} WHERE {{ {' '.join(_chain(depth))} }} LIMIT 1").rows)
 
 
 def _path_ok(rel: str, exclude: frozenset[str]) -> bool:
@@ -461,7 +470,7 @@ def blank_paths(kg: KGAccess, exclude: frozenset[str] = frozenset()) -> list[Rel
     for depth in range(1, MAX_BLANK_DEPTH + 1):
         totals = _path_rows(kg, depth, "", "(COUNT(*) AS ?n) (COUNT(DISTINCT ?s) AS ?ds) (COUNT(DISTINCT ?o) AS ?do) "
                             "(SUM(IF(isLiteral(?o), 1, 0)) AS ?nl)")
-        if not totals:
+        if not totals and not _blank_chain(kg, depth):  # (a blank node may lead only to blank nodes)
             break
         subj = _path_rows(kg, depth, "?s a ?cs .", "?cs (COUNT(*) AS ?n)", "?cs")
         obj = _path_rows(kg, depth, "FILTER(isIRI(?o)) ?o a ?co .", "?co (COUNT(*) AS ?n)", "?co")

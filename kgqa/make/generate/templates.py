@@ -78,28 +78,91 @@ def _second_path(rel: str, edges: list[Edge]) -> bool:
     return _through_blanks(rel) and any(_through_blanks(e.rel) for e in edges)
 
 
-def grow_template(schema: Schema, rng: random.Random, n_edges: int, fn: str) -> GraphQuery | None:
+#: numeric_distance per schema (id -> (schema, relations then, distances)); a few schemas per process
+_DISTANCES: dict[int, tuple[Schema, int, dict[str, int]]] = {}
+
+
+def numeric_distance(schema: Schema) -> dict[str, int]:
+    """For each class, the fewest edges from one of its instances to a number or date literal
+    over the schema's relations (either direction between entities, the last one to the
+    literal); classes that reach none are absent. Cached per schema (and its relation count:
+    the generator drops relations before it grows templates)."""
+    hit = _DISTANCES.get(id(schema))
+    if hit is not None and hit[0] is schema and hit[1] == len(schema.relations):
+        return hit[2]
+    links: dict[str, set[str]] = {}
+    dist: dict[str, int] = {}
+    for r in schema.relations.values():
+        if any(_numeric(d) for d in r.datatypes):
+            dist.update((c, 1) for c in r.domain)
+        for a in r.domain:
+            for b in r.range:
+                links.setdefault(a, set()).add(b)
+                links.setdefault(b, set()).add(a)
+    frontier = sorted(dist)
+    while frontier:  # breadth first from the classes one edge away
+        nxt = []
+        for c in frontier:
+            for d in sorted(links.get(c, ())):
+                if d not in dist:
+                    dist[d] = dist[c] + 1
+                    nxt.append(d)
+        frontier = nxt
+    if len(_DISTANCES) > 8:
+        _DISTANCES.clear()
+    _DISTANCES[id(schema)] = (schema, len(schema.relations), dist)
+    return dist
+
+
+def _ends(r, direction: str, toward: dict[str, int] | None, left: int) -> dict[str, int]:
+    """The classes/datatypes an edge of ``r`` may lead to (with their triple counts): when the
+    template must still reach a number (``toward``: :func:`numeric_distance`), only number/date
+    datatypes or classes that reach one in the ``left`` edges after this one."""
+    ends = {**r.range, **r.datatypes} if direction == "out" else dict(r.domain)
+    if toward is None:
+        return ends
+    return {k: c for k, c in ends.items()
+            if (direction == "out" and k in r.datatypes and _numeric(k)) or
+            (k not in r.datatypes and toward.get(k, left + 1) <= left)}
+
+
+# long function: the growth loop (module docstring): options, their ends and reuse share the loop's nodes and edges
+def grow_template(schema: Schema, rng: random.Random, n_edges: int, fn: str,
+                  named: frozenset[str] = frozenset()) -> GraphQuery | None:
     """One random template with ``n_edges`` edges and function ``fn``, or None when the schema
-    offers no way to build it from the drawn start (callers draw again)."""
+    offers no way to build it from the drawn start (callers draw again). A function on a
+    number or date (argmax, argmin, comparatives) starts from a class that reaches one within
+    ``n_edges`` (:func:`numeric_distance`) and grows toward it: until the template has such a
+    literal node, an edge is kept only when some node still reaches one in the edges left
+    (an object's date through its production and time-span). Such a function's question node
+    is of a class in ``named`` (whose instances have names) when one reaches a number: its
+    answers are listed or picked, and "Which time-span has the latest end date?" names none."""
     q_literal, need_numeric = requirements(fn)
     if fn == "count" or fn in ("argmax", "argmin") or need_numeric:
         q_literal = False
     starts = question_classes(schema, q_literal)
+    dist = numeric_distance(schema) if need_numeric else {}
+    if need_numeric:
+        starts = [c for c in starts if dist.get(c, n_edges + 1) <= n_edges]
+        starts = [c for c in starts if c in named] or starts
     if not starts:
         return None
     nodes: list[Node] = [Node("x", rng.choice(starts), literal=q_literal)]
     edges: list[Edge] = []
     counter = 0
     for step in range(n_edges):
-        last = step == n_edges - 1
-        force_numeric = need_numeric and last and not any(n.literal and _numeric(n.cls) for n in nodes[1:])
+        left = n_edges - step - 1  # edges after this one
+        # must this edge lead toward a number (no node has one, none reaches one later)?
+        toward = dist if need_numeric and not any(n.literal and _numeric(n.cls) for n in nodes[1:]) and \
+            not any(not n.literal and dist.get(n.cls, left + 1) <= left for n in nodes) else None
+        force_numeric = toward is not None and left == 0
         options: list[tuple[Node, str, str]] = []  # (node, relation, direction)
         for n in nodes:
             if not n.literal:
                 for r in schema.outgoing(n.cls):
                     if _hub(schema, r, n.id, edges, "out") or _second_path(r.iri, edges):
                         continue
-                    if force_numeric and not any(_numeric(d) for d in r.datatypes):
+                    if toward is not None and not _ends(r, "out", toward, left):
                         continue
                     options.append((n, r.iri, "out"))
             if not force_numeric:
@@ -111,19 +174,15 @@ def grow_template(schema: Schema, rng: random.Random, n_edges: int, fn: str) -> 
                     into = [e for e in edges if e.dst == n.id]
                     if n.literal and into and not (r.joinable and any(e.rel == r.iri for e in into)):
                         continue  # (a literal question node takes its first edge from anywhere)
+                    if toward is not None and not _ends(r, "in", toward, left):
+                        continue
                     options.append((n, r.iri, "in"))
         if not options:
             return None
         node, rel, direction = rng.choice(options)
         r = schema.relations[rel]
-        if direction == "out":
-            ends = {d: c for d, c in r.datatypes.items() if _numeric(d)} if force_numeric else \
-                {**r.range, **r.datatypes}
-            other = _weighted(rng, ends)
-            literal = other in r.datatypes and other not in r.range
-        else:
-            other = _weighted(rng, r.domain)
-            literal = False
+        other = _weighted(rng, _ends(r, direction, toward, left))
+        literal = direction == "out" and other in r.datatypes and other not in r.range
         reuse = [n for n in nodes if n.cls == other and n.literal == literal and n.id != node.id and not literal
                  and not any({e.src, e.dst} == {n.id, node.id} and e.rel == rel for e in edges)]
         if reuse and rng.random() < REUSE_PROBABILITY:
