@@ -29,7 +29,7 @@ from urllib.parse import unquote
 
 from kgqa.make.generate.graphquery import GraphQuery, Node
 from kgqa.make.generate.kg import KGAccess
-from kgqa.make.generate.lexicon import TIME_SPAN_WORDS, RelationLexicon, RelText, class_text, lemmas, plural_noun
+from kgqa.make.generate.lexicon import BOUND_CHANGE_WORDS, TIME_SPAN_WORDS, RelationLexicon, RelText, class_text, lemmas, plural_noun
 from kgqa.make.generate.schema import ALT_LABEL_PROPERTIES, LABEL_PROPERTIES, value_kind
 from kgqa.model.problems import InputError
 from kgqa.model.terms import IRI, Literal, Term
@@ -453,9 +453,10 @@ class _Describer:
         self.seen.add(other.id)
         join = self.value_join(other.id, phrase)
         past = rt.kind in ("past", "when") and date and not join and fn.node == other.id
+        change = BOUND_CHANGE_WORDS.get(rt.words) if rt.kind == "adj" and date and not join and fn.node == other.id else None
         if rt.positional and value_kind(other.cls) == "number":
             self.problems.append(f"'{rt.words}' is a position in a sequence (structural metadata)")
-        if rt.kind != "noun" and not past:
+        if rt.kind != "noun" and not past and not change:
             self.problems.append(f"'{rt.words}' ({rt.kind}) cannot be compared or ranked")
         was = "were" if plural_ else "was"
         if fn.cls == "comparative" and fn.node == other.id and fn.value is not None:
@@ -463,14 +464,16 @@ class _Describer:
                   {">": "greater than", ">=": "of at least", "<": "less than", "<=": "of at most"})[fn.name]
             if past and rt.kind == "when":  # "began after 1850-01-01"
                 return "subj", f"{rt.past} {op} {fn.value.value}"
+            if change:  # "became valid after 2000-01-01"
+                return "subj", f"{change} {op} {fn.value.value}"
             if past:
                 return "subj", f"{was} {rt.words} {op} {fn.value.value}"
             return "subj", f"{have} {_a(phrase)}{join} {op} {fn.value.value}"
         if fn.cls == "superlative" and fn.node == other.id:
             word = ("latest" if fn.name == "argmax" else "earliest") if date else \
                 ("largest" if fn.name == "argmax" else "smallest")
-            if past and rt.kind == "when":  # "began latest", "ended earliest"
-                return "sup", f"{rt.past} {'latest' if fn.name == 'argmax' else 'earliest'}"
+            if (past and rt.kind == "when") or change:  # "began latest", "became valid earliest"
+                return "sup", f"{change or rt.past} {'latest' if fn.name == 'argmax' else 'earliest'}"
             if past:
                 return "sup", f"{was} {rt.words} {'most recently' if fn.name == 'argmax' else 'earliest'}"
             return "sup", f"{have} the {word} {phrase}{join}"

@@ -84,6 +84,11 @@ BOUND_WORDS = {
 }
 #: adjectives a relation's words use where a person says a preposition ("valid to" a date)
 PHRASE_WORDS = {"valid to": "valid until", "valid through": "valid until", "valid till": "valid until"}
+#: the change of state behind a validity bound, said where a date is compared or ranked ("valid
+#: from" a date later than X: "became valid after X"; "valid until" one earlier than X: "stopped
+#: being valid before X"); the grounded bound keeps its own words ("is valid from 2000-01-01")
+BOUND_CHANGE_WORDS = {"valid from": "became valid", "valid since": "became valid", "valid until": "stopped being valid",
+                      "effective from": "took effect", "in force from": "came into force"}
 
 _OPAQUE = re.compile(r"^[A-Za-z]{0,8}[_:-]?\d+[a-z]?$")
 _CIDOC = re.compile(r"^[A-Z]\d+[a-z]?[_ ]+(?=\w)")

@@ -162,8 +162,14 @@ def test_dates_of_participles_compare_and_rank(lex):
 def test_unwordable_questions_are_refused(lex):
     x = Node("x", O + "Employee")
     v = Node("y1", XSD + "date", literal=True)
-    # "valid to" is no noun: it cannot be ranked ("has the latest valid"?)
+    # "valid to" is no noun ("has the latest valid"?): ranked and compared by the change it
+    # bounds ("stopped being valid latest"); a relation with no such change cannot be
     q = _q([x, v], [Edge("x", O + "validTo", "y1")], Function("argmax", "y1"))
+    assert not wording_problems(q, lex)
+    assert canonical_question(q, lex)[0] == "Which employee stopped being valid latest?"
+    q = _q([x, v], [Edge("x", O + "validTo", "y1")], Function(">", "y1", Literal("2020-01-01", XSD + "date")))
+    assert canonical_question(q, lex)[0] == "Which employee stopped being valid after 2020-01-01?"
+    q = _q([x, v], [Edge("x", O + "valid", "y1")], Function("argmax", "y1"))
     assert wording_problems(q, lex)
     # an inverted object clause around a relative clause is garbled English
     dept, y2 = Node("x", O + "Department"), Node("y1", O + "Employee")
@@ -177,7 +183,8 @@ def test_generation_drops_what_it_cannot_word(kg_file):
     res = generate(kg_file, GenerateOptions(n=20, seed=1))
     texts = [it.question() for it in res.dataset.items if it.metadata.get("paraphrase_source") == "canonical"]
     assert texts
-    assert all(" valid " not in f" {t} " or "valid until" in t for t in texts)
+    assert all(" valid " not in f" {t} " or any(w in t for w in ("valid until", "became valid", "stopped being valid"))
+               for t in texts), texts
     assert not any(" a responsible " in t or " has a created" in t or "is the in " in t for t in texts)
     # "valid" (its string values read as numbers: a cast path relation) is reported as opaque
     assert any(quote("http://o.example/valid", safe="") in r or r == "http://o.example/valid"
