@@ -86,6 +86,11 @@ RULES = {
   (r"^How many things .*\?$", 1, "'things': the counted individuals have no names or classes with words (GO-CAM ids)"),
  ],
  "fso-hgde": [
+  (r"^Which (code list|concept scheme|commune) (became valid|stopped being valid) (latest|earliest)\?$", 2, ""),
+  (r"^Which (code list|concept scheme|commune) (became valid|stopped being valid) (after|before|on or after|on or before) [^ ]*\?$", 2, ""),
+  (r"^Which commune is valid until \S+ and is valid from \S+\?$", 1, "'is valid until Y and is valid from X': a person writes 'valid from X until Y'"),
+  (r"^How many classification levels have a member that is valid from \S+\?$", 1, "SDMX 'classification levels' with 'a member': clear, awkward"),
+  (r"^Which commune that is valid from \S+ stopped being valid (latest|earliest)\?$", 1, "a superlative among the communes valid from a date: understandable, awkward"),
   (r"^Which (code list|concept scheme|commune) is valid until [^ ]*\?$", 2, ""),
   (r"^How many communes are valid until [^ ]*\?$", 2, ""),
   (r"^How many communes are valid from \S+ and are valid until \S+\?$", 1, "'are valid from X and are valid until Y': a person writes 'valid from X until Y'"),

@@ -35,7 +35,7 @@ from kgqa.model.terms import IRI, Literal  # noqa: E402
 def short_query(sparql: str) -> str:
     """The SPARQL on one line with IRIs as ``:local`` and datatypes as ``^^:type``."""
     body = sparql[sparql.find("SELECT"):] if "SELECT" in sparql else sparql
-    body = re.sub(r"<[^>]*?([^/#>]+)>", r":\1", body)
+    body = re.sub(r"<[^<>\s]*?([^/#<>\s]+)>", r":\1", body)  # IRIs only, not a '<' comparison
     return re.sub(r"\s+", " ", body).strip().replace("|", "\\|")
 
 
