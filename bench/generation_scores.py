@@ -10,6 +10,19 @@ topic get the same score); questions no rule matches are printed, to be read and
 import json, re, sys
 RULES = {
  "ck25": [
+  ('^What are the BOM parts of [^?]*\\?$', 2, ''),
+  ('^How many hardware have a (depth|width|height|weight) \\(.*\\) of \\d+\\?$', 1, "a count by a statistic; 'hardware' as a count noun"),
+  ('^Which service has the category [^?]*\\?$', 2, ''),
+  ('^Which manager is a member of [^?]*\\?$', 2, ''),
+  ('^Which BOM part has a quantity of \\d+\\?$', 1, 'a lookup by a quantity'),
+  ('^Which BOM part has a part that has a .* (greater than|less than|of at least|of at most) .*\\?$', 1, 'two hops with a comparison: clear, awkward'),
+  ('^Which supplier has a long (greater than|less than|of at least|of at most) .*\\?$', 0, "'long' (a longitude column) is not a word a reader understands here"),
+  ('^Which supplier has the address country [^?]*\\?$', 1, "'address country' is schema.org's word; a person says 'located in'"),
+  ('^How many employees are product managers of hardware that .* is responsible for\\?$', 1, 'long; clear'),
+  ('^Which department is [^?]* a member of\\?$', 2, ''),
+  ('^How many prices have an amount of [\\d.]+\\?$', 1, 'a count of price nodes by amount: a person asks how many products cost that'),
+  ('^What is the price of [^?]*\\?$', 2, ''),
+  ('^Which hardware has a (depth|width|height|weight) \\(.*\\) (greater than|less than|of at least|of at most) \\d+\\?$', 2, ''),
   (r"^What is the (smallest|largest) long of any supplier\?$", 0, "'long' (a longitude column, now read as a number) is not a word a reader understands here"),
   (r"^Which BOM part has the (largest|smallest) quantity\?$", 2, ""),
   (r"^Who is the product manager of [^?]*\?$", 2, ""),
@@ -31,6 +44,10 @@ RULES = {
   (r"^How many departments are responsible for hardware that has the supplier .*\?$", 2, ""),
  ],
  "autry-museum": [
+  ('^How many actors are [A-Z][\\w-]*\\?$', 2, ''),
+  ('^Which man-made object was produced by a production that (began|ended) .*\\?$', 1, "CIDOC wording ('produced by a production'); a person asks which object was made earliest/before X"),
+  ('^Which actor was (taken out of existence by an end of existence|brought into existence by a beginning of existence) .*\\?$', 0, "CIDOC's 'taken out of existence by an end of existence': a person asks who died/was born before X"),
+  ('^How many type assignments was .* classified by\\?$', 1, "CIDOC 'type assignments' and a stranded 'by'"),
   (r"^Who is [A-Z][\w-]*\?$", 2, "'Who is American?': the nationality group said as a person says it"),
   (r"^Which man-made object is dated [^?]*\?$", 2, "'is dated circa 1870' (the production's time-span); 'man-made object' is CIDOC's, but clear"),
   (r"^How many linguistic objects is .* referred to by\?$", 1, "CIDOC's 'linguistic objects' and a stranded 'referred to by': a person asks how many texts describe X"),
@@ -44,6 +61,8 @@ RULES = {
   (r"^What is the time-span of a production that is carried out by .*\?$", 1, "CIDOC 'time-span of a production': a person asks when X made works"),
  ],
  "libris-sab": [
+  ('^Which subdivision is an element of [^?]*\\?$', 2, ''),
+  ('^Which temporal subdivision is an element of a classification that has the narrower concept .*\\?$', 1, 'long: through a classification and its narrower concept'),
   (r"^In which term collection is .*\?$", 2, "Swedish labels in an English frame, natural otherwise"),
   (r"^How many .* are elements of .*\?$", 2, ""),
   (r"^Which (classification|subdivision) has the narrower concept [^?]*\?$", 2, ""),
@@ -58,6 +77,7 @@ RULES = {
   (r"^How many subdivisions have a broader concept that has the element .*\?$", 1, "long"),
  ],
  "ammo-occupations": [
+  ('^How many titles have a hisco code that has the broader concept .*\\?$', 1, 'two hops through the HISCO hierarchy: awkward'),
   (r"hisco code for Not an occupational title\?$", 1, "the category's label is a sentence ('Not an occupational title')"),
   (r"^(Which|How many) \w+( \w+)? (has|have) the hisco code for .*\?$", 2, "'the HISCO code for <category>': a specialist's question, clear"),
   (r"^What is the (smallest|largest) hiscam\?$", 1, "'hiscam' (a status score) is unexplained; of which occupations is not said"),
@@ -68,6 +88,10 @@ RULES = {
   (r"has a hisco code that has the broader concept .*\?$", 1, "two hops through the HISCO hierarchy: awkward"),
  ],
  "organs-it": [
+  ('^Which organ has a start time (of at most|of at least|greater than|less than) \\d+\\?$', 1, "'a start time': the start of what (its stay at its location) is not said"),
+  ('^Which organ has the (smallest|largest) start time\\?$', 1, "'start time': the start of what is not said"),
+  ('^Which organ has the (largest|smallest) (longitude|latitude)\\?$', 1, "'the largest longitude' (the easternmost): understandable, odd"),
+  ('^How many instrument wholes are in the city [^?]*\\?$', 1, "'instrument wholes' is the KG's class name: a person says organs"),
   (r"^Which organ is in the city [^?]*\?$", 2, "what a person asks (the instrument whole and the blank-node address are the KG's structure)"),
   (r"^Which organ is at the location [^?]*\?$", 2, "'at the location <church>': natural"),
   (r"^Which organ has the full address [^?]*\?$", 2, ""),

@@ -68,10 +68,10 @@ def sheet(name: str, path: Path, n: int, seed: int, scores: list | None) -> tupl
     with KGAccess.open(path, **kg_options(name).get("engine_options", {})) as acc:
         lex = Lexicon(acc, label_properties=label_properties(acc))
         for k, it in enumerate(items):
-            sc, why = (scores[k] if scores and k < len(scores) else ("", ""))
+            sc, reason = (scores[k] if scores and k < len(scores) else ("", ""))
             if sc != "":
                 got.append(int(sc))
-            rows.append(f"| {k + 1} | {it.question()} | `{short_query(it.sparql)}` | {answer_text(it, lex)} | {sc} | {why} |")
+            rows.append(f"| {k + 1} | {it.question()} | `{short_query(it.sparql)}` | {answer_text(it, lex)} | {sc} | {reason} |")
     mean = sum(got) / len(got) if got else None
     stats = {"n": len(items), "mix": mix, "mean": mean, "secs": secs,
              "dist": [got.count(2), got.count(1), got.count(0)]}

@@ -376,7 +376,11 @@ class _Describer:
             return None
         j = rest[0]
         rt, nxt = _rel(e.rel, self.lex), _rel(self.q.edges[j].rel, self.lex)
-        if (rt.time_span and nxt.kind == "when") or e.rel in self.lex.structural:
+        if rt.time_span and nxt.kind == "when":
+            return j
+        if e.rel in self.lex.structural and not nxt.time_span:
+            # not into a time-span: its bounds would be said of ``nid`` ("Which actor ended after
+            # 1948?" for the end of the actor's birth), the event they bound unsaid
             return j
         return None
 
