@@ -254,12 +254,14 @@ class _Fn:
 
 
 def _mix_ok(s: dict) -> None:
+    """Within 3 points of the paper's mix, plus half a question where the KG yields few (15
+    questions: one is 6.7 points, so 10% counts cannot be met closer than 3.3 points)."""
     if any(k.startswith("gave-up") for k in s["rejected"]) or not s:
         return
     k = s["graph_queries"]
     for c, want in PAPER.items():
         got = 100 * s["function_class"].get(c, 0) / k
-        assert abs(got - want) <= 3.0 + 1e-9, (c, got, s["function_class"])
+        assert abs(got - want) <= 3.0 + 50 / k + 1e-9, (c, got, s["function_class"])
 
 
 @pytest.mark.slow

@@ -73,14 +73,14 @@ def test_ck25_200_questions_seed_1(ck25_kg, tmp_path, capsys):
 def test_generate_against_virtuoso_endpoint(virtuoso_ck25, tmp_path, capsys):
     url = virtuoso_ck25.sparql_url
     out = tmp_path / "vt-gen.json"
-    code, stdout, err = run_cli(capsys, "generate", "--kg", url, "--graph", CK25_GRAPH, "-n", "60", "--seed", "1",
+    code, stdout, err = run_cli(capsys, "generate", "--kg", url, "--graph", CK25_GRAPH, "-n", "80", "--seed", "1",
                                 "-o", str(out), "-f", "json")
     assert code == 0, err
     summary = json.loads(stdout)
-    assert summary["graph_queries"] == 60
+    assert summary["graph_queries"] == 80
     engine = open_engine(url, CK25_GRAPH)
     try:
-        got = _done_when(out, engine, 60)
+        got = _done_when(out, engine, 80)
     finally:
         engine.close()
     assert got["reductions"] > 10
@@ -88,7 +88,7 @@ def test_generate_against_virtuoso_endpoint(virtuoso_ck25, tmp_path, capsys):
     assert meta["kg"].startswith("sparql-endpoint")
     # the same seed on the same endpoint gives the same bytes
     again = tmp_path / "vt-gen2.json"
-    code, _, err = run_cli(capsys, "generate", "--kg", url, "--graph", CK25_GRAPH, "-n", "60", "--seed", "1",
+    code, _, err = run_cli(capsys, "generate", "--kg", url, "--graph", CK25_GRAPH, "-n", "80", "--seed", "1",
                            "-o", str(again), "-q")
     assert code == 0, err
     assert again.read_bytes() == out.read_bytes()
