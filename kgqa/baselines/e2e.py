@@ -61,7 +61,7 @@ import numpy as np
 from kgqa.model import Dataset, IRI, InputError, Item, TableAnswer
 from kgqa.baselines.base import System
 from kgqa.baselines.labels import LabelIndex, label_key
-from kgqa.baselines.e2e_schema import column_questions, grouping_questions, schema_labels
+from kgqa.baselines.e2e_schema import column_questions, grouping_questions, name_of, plural, schema_labels
 from kgqa.baselines.e2e_paths import one_edge_candidates, star_candidates, superlative_candidates, two_hop_candidates
 from kgqa.baselines.retrieval import slot_kinds
 from kgqa.baselines.simple import tfidf_rows
@@ -782,24 +782,6 @@ NUMERIC = tuple(_XSD + t for t in ("integer", "int", "long", "short", "decimal",
                                    "nonNegativeInteger", "positiveInteger"))
 
 
-def _words_of(iri: str, labels: dict[str, list[str]]) -> str:
-    """A name for a class or predicate: its label, else its local name in words."""
-    labs = labels.get(f"<{iri}>")
-    if labs:
-        return labs[0]
-    local = re.split(r"[/#]", iri.rstrip("/#"))[-1]
-    local = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", local).replace("_", " ").replace("-", " ")
-    return " ".join(local.split()).lower()
-
-
-def _plural(noun: str) -> str:
-    if re.search(r"(s|x|z|ch|sh)$", noun):
-        return noun + "es"
-    if re.search(r"[^aeiou]y$", noun):
-        return noun[:-1] + "ies"
-    return noun + "s"
-
-
 def schema_questions(executor: Any, lang: str = "en", per_class: int = 3) -> list[Item]:
     """Questions about a class as a whole, which graph-query generation (a constant in every
     query) does not make: list, count, and for the numeric properties of its members the
@@ -817,8 +799,8 @@ def schema_questions(executor: Any, lang: str = "en", per_class: int = 3) -> lis
                if isinstance(c, IRI) and not c.value.startswith(("http://www.w3.org/", "http://www.w3.org/2002/07/owl#"))]
     out: list[Item] = []
     for c, n in sorted(classes, key=lambda x: -x[1])[:60]:
-        name = _words_of(c, schema_labels)
-        many = _plural(name)
+        name = name_of(c, schema_labels)
+        many = plural(name)
         q_list = f"SELECT DISTINCT ?x WHERE {{ ?x a <{c}> . }}"
         q_count = f"SELECT (COUNT(DISTINCT ?x) AS ?count) WHERE {{ ?x a <{c}> . }}"
         out += [Item("", {lang: f"Which {many} are there?"}, q_list), Item("", {lang: f"List all {many}."}, q_list),
@@ -827,7 +809,7 @@ def schema_questions(executor: Any, lang: str = "en", per_class: int = 3) -> lis
                      f"DATATYPE(?v) IN ({', '.join(f'<{t}>' for t in NUMERIC)})) }} GROUP BY ?p ORDER BY DESC(?n) "
                      f"LIMIT {per_class}")
         for (p, _) in props:
-            pn = _words_of(p.value, schema_labels)
+            pn = name_of(p.value, schema_labels)
             body = f"?x a <{c}> . ?x <{p.value}> ?v ."
             out += [Item("", {lang: f"Which {name} has the highest {pn}?"},
                          f"SELECT ?x WHERE {{ {body} }} ORDER BY DESC(?v) LIMIT 1"),
