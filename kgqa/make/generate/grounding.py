@@ -58,7 +58,8 @@ def _binds_last(lines: list[str]) -> list[str]:
     """``lines`` with every ``BIND`` (a cast of a value written as a plain string) after the
     triple patterns: a BIND ends its group's basic graph pattern, so pyoxigraph joined the
     patterns after it only once the cast relation was read whole (fso-hgde: 30 s timeouts, 0.1 s
-    so). The same solutions: a BIND's variable is a cast literal no triple pattern uses."""
+    so). The same solutions (a BIND's variable is a cast literal no triple pattern uses),
+    though the first :data:`SOLUTION_CAP` the engine returns may be others where there are more."""
     binds = [line for line in lines if line.startswith("BIND(")]
     if not binds:
         return lines
