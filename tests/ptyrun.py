@@ -59,6 +59,28 @@ def screen(raw: str) -> str:
     return "\n".join("".join(ln) for ln in lines) + "\n"
 
 
+def check_fits(text: str, names=(), width: int = 80) -> None:
+    """No line of ``text`` wider than ``width`` (but a score signature, one line on purpose: a copy
+    gives it whole and the terminal folds it), nothing cut with "…", and each of ``names`` whole."""
+    wide = [ln for ln in text.splitlines() if len(ln) > width and not ln.lower().startswith("signature: ")]
+    assert wide == [], "\n".join(wide)
+    assert "…" not in text
+    words = set(re.split(r"[\s│┃|,()]+", text))
+    missing = [n for n in names if n not in words]
+    assert missing == [], f"cut or missing: {missing}"
+
+
+def help_paths(root) -> list[tuple[str, object]]:
+    """Every command path of the click command ``root`` (``""`` for the root itself) and its
+    command, for the tests that render every ``--help``."""
+    def walk(cmd, prefix=""):
+        for name, sub in (getattr(cmd, "commands", None) or {}).items():
+            yield f"{prefix} {name}".strip(), sub
+            yield from walk(sub, f"{prefix} {name}".strip())
+
+    return [("", root), *walk(root)]
+
+
 def run_pty(args: list[str], cols: int = 80, rows: int = 50, cwd: Path | None = None,
             env: dict[str, str] | None = None, limit_s: float = 300.0) -> tuple[int, str]:
     """Exit status and the (colour-stripped) terminal text of ``python -m kgqa.cli ARGS`` run in

@@ -11,6 +11,10 @@ import subprocess
 import sys
 
 from conftest import REPO
+from kgqa.cli import command
+from tests.ptyrun import check_fits, help_paths
+
+WIDTH = 80  # as in tests/cli/test_cli_80_columns.py
 
 #: Never imported by building the CLI or printing any command's help.
 HELP_FREE = ["matplotlib", "scipy", "sacrebleu", "pandas", "sqlalchemy", "starlette", "uvicorn", "jinja2",
@@ -19,16 +23,16 @@ HELP_FREE = ["matplotlib", "scipy", "sacrebleu", "pandas", "sqlalchemy", "starle
 SCORING_FREE = ["matplotlib", "scipy", "sacrebleu", "pandas", "sqlalchemy", "starlette", "uvicorn", "jinja2"]
 
 
-def _loaded_after(code: str, modules: list[str]) -> dict:
-    """Run ``code`` in a fresh interpreter; return which of ``modules`` (or their submodules) it
-    imported, and what ``code`` left in ``result``."""
+def _loaded_after(code: str, modules: list[str], env: dict[str, str] | None = None) -> dict:
+    """Run ``code`` in a fresh interpreter (``env`` added to its environment); return which of
+    ``modules`` (or their submodules) it imported, and what ``code`` left in ``result``."""
     script = code + f"""
 import json as _json, sys as _sys
 _mods = {modules!r}
 _loaded = sorted(m for m in _mods if any(k == m or k.startswith(m + ".") for k in _sys.modules))
 _sys.__stdout__.write("\\n@@" + _json.dumps({{"loaded": _loaded, "result": globals().get("result")}}) + "\\n")
 """
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300,
                           cwd=str(REPO))
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -36,6 +40,9 @@ _sys.__stdout__.write("\\n@@" + _json.dumps({{"loaded": _loaded, "result": globa
 
 
 def test_building_the_cli_and_its_help_import_no_heavy_library():
+    """Also issue 24's claim that every help fits 80 columns and keeps every option name: the helps
+    are rendered here once, at ``COLUMNS=80`` (test_cli_80_columns.py's in-process twin runs under
+    slow)."""
     out = _loaded_after("""
 import io, contextlib
 from kgqa.cli import command, main
@@ -56,15 +63,19 @@ for path in ["", *paths(cmd)]:
             main([*path.split(), "--help"])
         except SystemExit:
             pass
-    helps[path] = len(buf.getvalue())
+    helps[path] = buf.getvalue()
 result = {"after_command": after_command, "helps": helps}
-""", HELP_FREE)
+""", HELP_FREE, env={"COLUMNS": str(WIDTH)})
     heavy_after_command = [m for m in HELP_FREE
                            if any(k == m or k.startswith(m + ".") for k in out["result"]["after_command"])]
     assert heavy_after_command == []
     assert out["loaded"] == [], "imported by rendering --help: " + ", ".join(out["loaded"])
     helps = out["result"]["helps"]
-    assert len(helps) > 30 and all(n > 200 for n in helps.values()), helps  # every help was printed
+    assert len(helps) > 30 and all(len(t) > 200 for t in helps.values()), helps  # every help was printed
+    paths = help_paths(command())
+    assert sorted(helps) == sorted(path for path, _ in paths)
+    for path, sub in paths:  # at 80 columns no line is wider, and no option name is cut
+        check_fits(helps[path], [o for p in sub.params for o in p.opts if o.startswith("--")], WIDTH)
 
 
 def test_version_imports_no_heavy_library():

@@ -4,14 +4,13 @@ names whole); piped, the names are printed in full too. Help fits and keeps ever
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 
 import pytest
 
 from kgqa.demo import DATA
-from tests.ptyrun import REPO, run_pty, run_pty_many
+from tests.ptyrun import REPO, check_fits, help_paths, run_pty, run_pty_many
 
 pytestmark = pytest.mark.xdist_group("cli80")
 
@@ -21,13 +20,7 @@ LONG = "a-system-with-a-rather-long-name"  # a run name wider than a narrow colu
 
 
 def _check(text: str, names: list[str] = ()) -> None:
-    # the score signature is one line on purpose (a copy gives it whole; the terminal folds it)
-    wide = [ln for ln in text.splitlines() if len(ln) > WIDTH and not ln.lower().startswith("signature: ")]
-    assert wide == [], "\n".join(wide)
-    assert "…" not in text
-    words = set(re.split(r"[\s│┃|,()]+", text))
-    missing = [n for n in names if n not in words]
-    assert missing == [], f"cut or missing: {missing}"
+    check_fits(text, names, WIDTH)
 
 
 @pytest.fixture(scope="module")
@@ -108,12 +101,8 @@ def test_dataset_names_are_whole_when_piped():
     assert [e.name for e in registry.entries() if e.name not in words] == []
 
 
-def _paths(cmd, prefix=""):
-    for name, sub in (getattr(cmd, "commands", None) or {}).items():
-        yield f"{prefix} {name}".strip(), sub
-        yield from _paths(sub, f"{prefix} {name}".strip())
-
-
+@pytest.mark.slow  # the quick suite renders every help at 80 columns once, in the fresh process of
+# test_lazy_imports.py::test_building_the_cli_and_its_help_import_no_heavy_library, which checks this claim
 def test_every_help_fits_80_columns_and_keeps_option_names(monkeypatch):
     import io
     from contextlib import redirect_stdout
@@ -122,7 +111,7 @@ def test_every_help_fits_80_columns_and_keeps_option_names(monkeypatch):
 
     monkeypatch.setenv("COLUMNS", str(WIDTH))
     root = cli.command()
-    for path, sub in [("", root), *_paths(root)]:
+    for path, sub in help_paths(root):
         buf = io.StringIO()
         with redirect_stdout(buf):
             try:

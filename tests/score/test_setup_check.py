@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
-from conftest import no_data
+from conftest import no_data, run_cli
 
 from kgqa.execute.engine import transient
 from kgqa.model import Dataset, Item, Prediction, Run, TableAnswer
@@ -88,27 +90,26 @@ def test_official_eval_file_is_not_a_run():
     assert check_setup(d, [good]) == []
 
 
-def test_cli_strict_exits_3(tmp_path):
-    import subprocess
-    import sys
-
+def test_cli_strict_exits_3(tmp_path, capsys):
+    """``--strict`` makes the process exit 3 (a real process: the exit status is the claim); the
+    warning without it and the error of a run that matches nothing are checked in this process."""
     dsf = tmp_path / "ds.jsonl"
     dsf.write_text("".join(f'{{"id": "{i}", "question": "q?", "answers": ["http://x/a"]}}\n' for i in (1, 2, 3)),
                    encoding="utf-8")
     runf = tmp_path / "run.jsonl"  # one of three questions answered (under half): a warning
     runf.write_text('{"id": "1", "answers": ["http://x/a"]}\n{"id": "9", "answers": ["http://x/a"]}\n',
                     encoding="utf-8")
+    code, _, err = run_cli(capsys, "evaluate", str(dsf), str(runf))
+    assert code == 0 and "set-up warning" in err and "'9'" in err
     args = [sys.executable, "-c", "from kgqa.cli import main; main()", "evaluate", str(dsf), str(runf)]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2]), "COLUMNS": "200"}
-    plain = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
-    assert plain.returncode == 0 and "set-up warning" in plain.stderr and "'9'" in plain.stderr
     strict = subprocess.run(args + ["--strict"], capture_output=True, text=True, env=env, timeout=120)
-    assert strict.returncode == 3
+    assert strict.returncode == 3 and "set-up warning" in strict.stderr
     other = tmp_path / "other.jsonl"  # not one id in common: an error whatever --strict says
     other.write_text('{"id": "9", "answers": ["http://x/a"]}\n', encoding="utf-8")
-    none = subprocess.run(args[:-1] + [str(other)], capture_output=True, text=True, env=env, timeout=120)
-    assert none.returncode == 2 and "error:" in none.stderr and "matches a question id" in none.stderr
-    assert "Traceback" not in none.stderr
+    code, _, err = run_cli(capsys, "evaluate", str(dsf), str(other))
+    assert code == 2 and "error:" in err and "matches a question id" in err
+    assert "Traceback" not in err
 
 
 def test_answers_found_by_a_runs_own_queries_are_not_a_gold_copy():
