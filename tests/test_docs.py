@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, run_cli
 
 DOCS = REPO / "docs"
 PAGES = sorted(p for p in DOCS.rglob("*.md"))
@@ -97,14 +97,19 @@ def _commands(block: str) -> list[str]:
 
 
 @pytest.mark.parametrize("where,block", _examples("sh"))
-def test_sh_examples_run(where, block, tmp_path):
+def test_sh_examples_run(where, block, tmp_path, monkeypatch, capsys):
+    """Each command of the block, from the repository root, through the ``main`` the ``kgqa``
+    command calls, in this process (the kgqa process itself is tested in tests/cli/)."""
+    monkeypatch.chdir(REPO)
+    env = _env(tmp_path)
+    for k in ("KGQA_CACHE_DIR", "COLUMNS", "NO_COLOR"):
+        monkeypatch.setenv(k, env[k])
     for cmd in _commands(block):
         argv = shlex.split(cmd, comments=True)
         assert argv[0] == "kgqa", f"{where}: sh blocks run kgqa commands only: {cmd}"
-        r = subprocess.run([sys.executable, "-c", "from kgqa.cli import main; main()", *argv[1:]], cwd=REPO,
-                           capture_output=True, text=True, env=_env(tmp_path))
-        assert r.returncode == 0, f"{where}: {cmd}\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}"
-        assert r.stdout.strip(), f"{where}: {cmd} printed nothing"
+        code, out, err = run_cli(capsys, *argv[1:])
+        assert code == 0, f"{where}: {cmd}\n{out[-2000:]}\n{err[-2000:]}"
+        assert out.strip(), f"{where}: {cmd} printed nothing"
 
 
 def test_docs_have_runnable_examples():
