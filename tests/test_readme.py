@@ -4,7 +4,6 @@ reference moved to the documentation site, generated from the registries: tests/
 from __future__ import annotations
 
 import re
-import sys
 
 from conftest import REPO
 
