@@ -212,7 +212,8 @@ def test_echo_checks_ignore_case_whitespace_and_punctuation(ck25, answers, tmp_p
 # --------------------------------------------------------------------------- credentials
 
 
-def test_credentials_are_sent_but_never_written(answers, tmp_path, shared_data):
+def test_credentials_are_sent_but_never_written(answers, tmp_path, shared_data, capsys):
+    """``system ask`` as a process, ``evaluate --system`` in this process (the same main)."""
     password, key, header = "s3cretpw", "k3yvalue123", "h3adersecret"
     out = tmp_path / "out.json"
     save = tmp_path / "eval.json"
@@ -221,10 +222,11 @@ def test_credentials_are_sent_but_never_written(answers, tmp_path, shared_data):
         r = cli("system", "ask", url, "ck25", "--protocol", "text2sparql", "-o", str(out), "--no-progress",
                 "--header", "X-Trace:visible", extra_env={"KGQA_SYSTEM_HEADERS": f"X-Api-Key: {header}"})
         assert r.returncode == 0, r.stderr
-        r2 = cli("evaluate", "ck25", "--system", url, "--protocol", "text2sparql", "--journal",
-                 str(tmp_path / "eval.journal.jsonl"), "--header", f"X-Api-Key:{header}", "-f", "json",
-                 "--save", str(save), "-p", "text2sparql", "--kg", "ck25")
-        assert r2.returncode == 0, r2.stderr
+        code2, out2, err2 = run_cli(capsys, "evaluate", "ck25", "--system", url, "--protocol", "text2sparql",
+                                    "--journal", str(tmp_path / "eval.journal.jsonl"), "--header",
+                                    f"X-Api-Key:{header}", "-f", "json", "--save", str(save), "-p", "text2sparql",
+                                    "--kg", "ck25")
+        assert code2 == 0, err2
         log = requests_log(srv)
     # sent: basic auth from the URL, the headers, and the URL's own query string with the parameters
     first_request = log[0]
@@ -235,9 +237,9 @@ def test_credentials_are_sent_but_never_written(answers, tmp_path, shared_data):
     written = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir() if p.is_file()}
     assert {"out.json", "out.json.journal.jsonl", "eval.journal.jsonl", "eval.json"} <= set(written)
     for secret in (password, key, header):
-        for name, text in {**written, "stdout": r.stdout + r2.stdout, "stderr": r.stderr + r2.stderr}.items():
+        for name, text in {**written, "stdout": r.stdout + out2, "stderr": r.stderr + err2}.items():
             assert secret not in text, (secret, name)
-    sig = json.loads(r2.stdout)["runs"][0]["signature"]
+    sig = json.loads(out2)["runs"][0]["signature"]
     assert f"system:http://127.0.0.1:{srv.port}|" in sig and "alice" not in sig
     assert json.loads(written["out.json"])[0]["endpoint"] == f"http://***@127.0.0.1:{srv.port}/?apikey=***"
 
@@ -248,9 +250,10 @@ def test_display_url_and_origin():
     assert display_url("http://127.0.0.1:9/") == "http://127.0.0.1:9/"
 
 
-def test_bad_headers_are_refused_without_echoing_their_value(tmp_path):
-    r = cli("system", "ask", "http://127.0.0.1:9/", "ck25", "-o", str(tmp_path / "o.json"), "--header", "novalue")
-    assert r.returncode == 2 and "NAME:VALUE" in flat(r.stderr) and "novalue" not in r.stderr
+def test_bad_headers_are_refused_without_echoing_their_value(tmp_path, capsys):
+    code, out, err = run_cli(capsys, "system", "ask", "http://127.0.0.1:9/", "ck25", "-o", str(tmp_path / "o.json"),
+                             "--header", "novalue")
+    assert code == 2 and "NAME:VALUE" in flat(err) and "novalue" not in err + out
     with pytest.raises(Exception, match="not a valid header"):
         AskSettings(headers={"Bad Name": "v"})
 
