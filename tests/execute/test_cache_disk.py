@@ -9,8 +9,6 @@ import errno
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 import warnings
 
 import pytest
@@ -21,7 +19,7 @@ from kgqa.execute.embedded import EmbeddedEngine
 from kgqa.load.jsonio import OutputError, write_atomic
 from kgqa.model import InputError, Status
 
-from conftest import REPO
+from conftest import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +123,7 @@ def test_output_on_a_full_disk(tmp_path, monkeypatch):
     assert sorted(x.name for x in tmp_path.iterdir()) == ["out.json"]  # no temporary file left
 
 
-def test_cli_prints_one_line_for_a_corrupt_cache(tmp_path):
+def test_cli_prints_one_line_for_a_corrupt_cache(tmp_path, monkeypatch, capsys):
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "results.sqlite").write_bytes(b"SQLite format 3\x00" + os.urandom(3000))
     ds = tmp_path / "ds.jsonl"
@@ -134,9 +132,8 @@ def test_cli_prints_one_line_for_a_corrupt_cache(tmp_path):
     run.write_text(json.dumps({"id": "1", "sparql": "SELECT ?x WHERE { ?x ?p ?o }"}) + "\n", encoding="utf-8")
     kg = tmp_path / "kg.nt"
     kg.write_text('<http://x/a> <http://x/p> "a" .\n', encoding="utf-8")
-    env = {**os.environ, "KGQA_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200", "PYTHONPATH": str(REPO)}
-    r = subprocess.run([sys.executable, "-c", "from kgqa.cli import main; main()", "evaluate", str(ds), str(run),
-                        "--kg", str(kg)], env=env, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2
-    assert "Traceback" not in r.stderr
-    assert "result cache unusable" in r.stderr and "results.sqlite" in r.stderr
+    monkeypatch.setenv("KGQA_CACHE_DIR", str(tmp_path / "cache"))
+    code, _, err = run_cli(capsys, "evaluate", str(ds), str(run), "--kg", str(kg))  # the kgqa command's main
+    assert code == 2
+    assert "Traceback" not in err
+    assert "result cache unusable" in err and "results.sqlite" in err
