@@ -163,9 +163,9 @@ def run_cli(capsys, *args: str) -> tuple[int, str, str]:
 
 def examples(n: int):
     """Parametrise a property test with its number of examples (the ``examples`` argument): a
-    tenth of ``n`` (at least 50) in the README's test command and all ``n`` in CI's slow run, so
+    tenth of ``n`` (at least 25) in the README's test command and all ``n`` in CI's slow run, so
     the same property is checked quickly every time and thoroughly in CI."""
-    return pytest.mark.parametrize("examples", [pytest.param(max(n // 10, 50), id="quick"),
+    return pytest.mark.parametrize("examples", [pytest.param(max(n // 10, 25), id="quick"),
                                                 pytest.param(n, id="thorough", marks=pytest.mark.slow)])
 
 

@@ -69,10 +69,10 @@ _SEEK = dict(specs=st.lists(SPEC, max_size=25), per=st.integers(1, 6), sort=st.s
 _SEEK_SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-@settings(max_examples=20, **_SEEK_SETTINGS)
+@settings(max_examples=10, **_SEEK_SETTINGS)
 @given(**_SEEK)
 def test_seek_pages_equal_offset_pages(store, specs, per, sort, desc):
-    """The property on 20 listings (each pages from every row: ~50 queries an example); the
+    """The property on 10 listings (each pages from every row: ~50 queries an example); the
     slow part runs it on 60 (test_seek_pages_equal_offset_pages_thoroughly)."""
     _check_seek_pages(store, specs, per, sort, desc)
 
