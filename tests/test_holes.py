@@ -133,9 +133,21 @@ _lexical = st.builds(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(_lexical, st.sampled_from(NUMERIC))
 def test_every_numeric_lexical_form_has_a_key(text, dt):
+    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
+    _check_every_numeric_lexical_form_has_a_key(text, dt)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None)
+@given(_lexical, st.sampled_from(NUMERIC))
+def test_every_numeric_lexical_form_has_a_key_thoroughly(text, dt):
+    _check_every_numeric_lexical_form_has_a_key(text, dt)
+
+
+def _check_every_numeric_lexical_form_has_a_key(text, dt):
     k = DEFAULT_MATCHING.key(Literal(text, datatype=dt))
     assert k[0] in ("num", "text")
     if k[0] == "num":

@@ -25,9 +25,21 @@ _SPARQLISH = st.text(alphabet=st.sampled_from(list("SELECTwhere{}()<>?$:\"'#\\u0
                      max_size=120)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.one_of(st.text(max_size=200), _SPARQLISH))
 def test_lexer_is_lossless_with_trivia(text):
+    """100 examples here; the slow part runs 300 (the _thoroughly twin)."""
+    _check_lexer_is_lossless_with_trivia(text)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=200), _SPARQLISH))
+def test_lexer_is_lossless_with_trivia_thoroughly(text):
+    _check_lexer_is_lossless_with_trivia(text)
+
+
+def _check_lexer_is_lossless_with_trivia(text):
     toks = tokenize(text, trivia=True)
     assert "".join(text[t.start:t.end] for t in toks) == text
     pos = 0
@@ -270,9 +282,21 @@ def _check_every_update_form_is_refused(case):
     assert refusal(query, allow_update=True) is None or "SERVICE" in refusal(query, allow_update=True)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(update_variant())
 def test_what_pyoxigraph_runs_as_an_update_is_refused(case):
+    """60 examples here; the slow part runs 200 (the _thoroughly twin)."""
+    _check_what_pyoxigraph_runs_as_an_update_is_refused(case)
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None)
+@given(update_variant())
+def test_what_pyoxigraph_runs_as_an_update_is_refused_thoroughly(case):
+    _check_what_pyoxigraph_runs_as_an_update_is_refused(case)
+
+
+def _check_what_pyoxigraph_runs_as_an_update_is_refused(case):
     _, query = case
     assume("LOAD" not in query.upper())  # never let the oracle fetch anything
     try:
@@ -298,19 +322,43 @@ def service_variant(draw):
             f"{kw}{silent}{sep}{target} {{ ?s ?p ?o }} }}")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(service_variant())
 def test_every_service_form_is_refused(query):
+    """100 examples here; the slow part runs 300 (the _thoroughly twin)."""
+    _check_every_service_form_is_refused(query)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(service_variant())
+def test_every_service_form_is_refused_thoroughly(query):
+    _check_every_service_form_is_refused(query)
+
+
+def _check_every_service_form_is_refused(query):
     reason = refusal(query)
     assert reason is not None and "SERVICE" in reason, query
     assert refusal(query, allow_service=True) is None
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(service_variant())
 def test_what_pyoxigraph_runs_as_service_is_refused(query):
     """Oracle: pyoxigraph refuses port 1 itself, so an OSError naming it means the query was
-    read as SERVICE (nothing is sent)."""
+    read as SERVICE (nothing is sent). 50 examples here; the slow part runs 150 (the
+    _thoroughly twin)."""
+    _check_what_pyoxigraph_runs_as_service_is_refused(query)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None)
+@given(service_variant())
+def test_what_pyoxigraph_runs_as_service_is_refused_thoroughly(query):
+    _check_what_pyoxigraph_runs_as_service_is_refused(query)
+
+
+def _check_what_pyoxigraph_runs_as_service_is_refused(query):
     try:
         list(pyoxigraph.Store().query(query))
     except OSError as e:
@@ -334,9 +382,21 @@ def test_the_service_oracle_is_not_vacuous():
         assert refusal(q) is not None
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.text(alphabet=st.characters(blacklist_characters='"\\\n\r', blacklist_categories=("Cs",)), max_size=60))
 def test_string_contents_never_trigger_refusal(s):
+    """60 examples here; the slow part runs 200 (the _thoroughly twin)."""
+    _check_string_contents_never_trigger_refusal(s)
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_characters='"\\\n\r', blacklist_categories=("Cs",)), max_size=60))
+def test_string_contents_never_trigger_refusal_thoroughly(s):
+    _check_string_contents_never_trigger_refusal(s)
+
+
+def _check_string_contents_never_trigger_refusal(s):
     assert refusal(f'SELECT ?x WHERE {{ ?x ?p "{s}" }}') is None
 
 
@@ -399,12 +459,27 @@ _QUERYISH = st.text(alphabet=st.sampled_from(
     max_size=80)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from([
     "SELECT", "DISTINCT", "COUNT(?x)", "COUNT(DISTINCT ?y)", "xsd:int(?v)", "(MAX(?z))", "?a", "WHERE",
     "{", "}", "?s dbo:p ?o .", '"str # not a comment"', "# comment (COUNT\n", "<http://x/a>", "(", ")",
     "FILTER(xsd:int(?v) > 2)", "NOW()", "AS ?n", "dbr:X", "'x' ", "\n"]), max_size=14), _QUERYISH)
 def test_normaliser_only_adds_tokens_and_never_touches_strings_iris_comments(parts, noise):
+    """100 examples here; the slow part runs 300 (the _thoroughly twin)."""
+    _check_normaliser_only_adds_tokens_and_never_touches_strings_iris_comments(parts, noise)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([
+    "SELECT", "DISTINCT", "COUNT(?x)", "COUNT(DISTINCT ?y)", "xsd:int(?v)", "(MAX(?z))", "?a", "WHERE",
+    "{", "}", "?s dbo:p ?o .", '"str # not a comment"', "# comment (COUNT\n", "<http://x/a>", "(", ")",
+    "FILTER(xsd:int(?v) > 2)", "NOW()", "AS ?n", "dbr:X", "'x' ", "\n"]), max_size=14), _QUERYISH)
+def test_normaliser_only_adds_tokens_and_never_touches_strings_iris_comments_thoroughly(parts, noise):
+    _check_normaliser_only_adds_tokens_and_never_touches_strings_iris_comments(parts, noise)
+
+
+def _check_normaliser_only_adds_tokens_and_never_touches_strings_iris_comments(parts, noise):
     from kgqa.execute.normalise import normalise
 
     q = " ".join(parts) + noise

@@ -62,10 +62,23 @@ def naive_components(sets: list[frozenset], rare_below: int) -> list[int]:
 sets_strategy = st.lists(st.frozensets(st.integers(0, 40), max_size=5), min_size=1, max_size=60)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(sets=sets_strategy, k=st.integers(1, 6), seed=st.integers(0, 2**31),
        ratios=st.sampled_from([(0.8, 0.1, 0.1), (0.6, 0.2, 0.2), (0.5, 0.0, 0.5), (0.9, 0.05, 0.05)]))
 def test_uri_split_properties(sets, k, seed, ratios):
+    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
+    _check_uri_split_properties(sets, k, seed, ratios)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None)
+@given(sets=sets_strategy, k=st.integers(1, 6), seed=st.integers(0, 2**31),
+       ratios=st.sampled_from([(0.8, 0.1, 0.1), (0.6, 0.2, 0.2), (0.5, 0.0, 0.5), (0.9, 0.05, 0.05)]))
+def test_uri_split_properties_thoroughly(sets, k, seed, ratios):
+    _check_uri_split_properties(sets, k, seed, ratios)
+
+
+def _check_uri_split_properties(sets, k, seed, ratios):
     ch = Characteristics.from_sets(sorted(s) for s in sets)
     sp = split_characteristics(ch, "uri", ratios, rare_below=k, tries=7, seed=seed)
     parts = sp.parts
@@ -94,10 +107,23 @@ def test_uri_split_properties(sets, k, seed, ratios):
     assert all(np.array_equal(again.parts[n], parts[n]) for n in parts) and again.report == sp.report
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(templates=st.lists(st.one_of(st.none(), st.integers(0, 12)), min_size=1, max_size=80),
        seed=st.integers(0, 2**31))
 def test_template_split_properties(templates, seed):
+    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
+    _check_template_split_properties(templates, seed)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None)
+@given(templates=st.lists(st.one_of(st.none(), st.integers(0, 12)), min_size=1, max_size=80),
+       seed=st.integers(0, 2**31))
+def test_template_split_properties_thoroughly(templates, seed):
+    _check_template_split_properties(templates, seed)
+
+
+def _check_template_split_properties(templates, seed):
     sets = [frozenset() if t is None else frozenset([t]) for t in templates]
     ch = Characteristics.from_sets(sorted(s) for s in sets)
     sp = split_characteristics(ch, "template", (0.8, 0.1, 0.1), tries=5, seed=seed)

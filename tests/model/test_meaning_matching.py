@@ -97,9 +97,21 @@ def test_link_files_read_either_format_and_refuse_bad_lines(tmp_path):
 iris = st.sampled_from([f"http://x/{c}" for c in "abcdefgh"])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(iris, iris), max_size=12))
 def test_links_are_the_connected_components(pairs):
+    """60 examples here; the slow part runs 200 (the _thoroughly twin)."""
+    _check_links_are_the_connected_components(pairs)
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(iris, iris), max_size=12))
+def test_links_are_the_connected_components_thoroughly(pairs):
+    _check_links_are_the_connected_components(pairs)
+
+
+def _check_links_are_the_connected_components(pairs):
     links = IriLinks.from_pairs(pairs, dbpedia=False)
     nodes = {x for p in pairs for x in p} | {"http://x/z"}
     comp = {x: {x} for x in nodes}  # brute force: merge until nothing changes

@@ -115,8 +115,20 @@ answers = st.one_of(st.booleans().map(BooleanAnswer), tables)
 
 
 @given(answer=st.one_of(st.none(), answers), sparql=st.one_of(st.none(), st.text(min_size=1, max_size=40)))
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=50, deadline=None)
 def test_gerbil_response_round_trips(answer, sparql):
+    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
+    _check_gerbil_response_round_trips(answer, sparql)
+
+
+@pytest.mark.slow
+@given(answer=st.one_of(st.none(), answers), sparql=st.one_of(st.none(), st.text(min_size=1, max_size=40)))
+@settings(max_examples=150, deadline=None)
+def test_gerbil_response_round_trips_thoroughly(answer, sparql):
+    _check_gerbil_response_round_trips(answer, sparql)
+
+
+def _check_gerbil_response_round_trips(answer, sparql):
     if answer is None and (sparql is None or not sparql.strip()):
         return
     doc = gerbil_response("q7", Q.text, "en", sparql, answer)
