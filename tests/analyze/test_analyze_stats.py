@@ -216,9 +216,21 @@ def test_randomization_deterministic():
     assert randomization_test(a, b, seed=3) == randomization_test(a, b, seed=3)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(pairs, st.integers(min_value=1, max_value=200), st.integers(min_value=0, max_value=2**32))
 def test_property_randomization_p_in_open_closed_unit(ab, trials, seed):
+    """30 examples here; the slow part runs 80 (the _thoroughly twin)."""
+    _check_property_randomization_p_in_open_closed_unit(ab, trials, seed)
+
+
+@pytest.mark.slow
+@settings(max_examples=80, deadline=None)
+@given(pairs, st.integers(min_value=1, max_value=200), st.integers(min_value=0, max_value=2**32))
+def test_property_randomization_p_in_open_closed_unit_thoroughly(ab, trials, seed):
+    _check_property_randomization_p_in_open_closed_unit(ab, trials, seed)
+
+
+def _check_property_randomization_p_in_open_closed_unit(ab, trials, seed):
     a, b = ab
     p = randomization_test(a, b, trials=trials, seed=seed)
     assert 1 / (trials + 1) <= p <= 1.0
@@ -250,9 +262,21 @@ def test_mcnemar_textbook(n01, n10, expected):
     assert mcnemar_exact(b, a) == pytest.approx(expected, rel=1e-12)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(binary_pairs)
 def test_mcnemar_agrees_with_binomtest(ab):
+    """30 examples here; the slow part runs 80 (the _thoroughly twin)."""
+    _check_mcnemar_agrees_with_binomtest(ab)
+
+
+@pytest.mark.slow
+@settings(max_examples=80, deadline=None)
+@given(binary_pairs)
+def test_mcnemar_agrees_with_binomtest_thoroughly(ab):
+    _check_mcnemar_agrees_with_binomtest(ab)
+
+
+def _check_mcnemar_agrees_with_binomtest(ab):
     a, b = ab
     x, y = np.array(a, bool), np.array(b, bool)
     n01, n10 = int((x & ~y).sum()), int((~x & y).sum())
@@ -342,9 +366,21 @@ def test_corrections_reject_invalid_p():
         benjamini_hochberg([float("nan")])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.lists(st.floats(min_value=1e-300, max_value=1.0), min_size=1, max_size=30))
 def test_property_adjusted_at_least_raw_monotone_capped(ps):
+    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
+    _check_property_adjusted_at_least_raw_monotone_capped(ps)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.floats(min_value=1e-300, max_value=1.0), min_size=1, max_size=30))
+def test_property_adjusted_at_least_raw_monotone_capped_thoroughly(ps):
+    _check_property_adjusted_at_least_raw_monotone_capped(ps)
+
+
+def _check_property_adjusted_at_least_raw_monotone_capped(ps):
     for adjust in (holm, benjamini_hochberg):
         adj = adjust(ps)
         assert all(r <= q <= 1.0 for r, q in zip(ps, adj))

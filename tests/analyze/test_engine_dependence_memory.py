@@ -213,10 +213,23 @@ def test_a_transient_variant_outcome_is_not_remembered(engine, tmp_path, monkeyp
         assert rc._db.execute("SELECT COUNT(*) FROM assessments").fetchone() == (0,)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(k=st.integers(1, 7), offset=st.integers(0, 5), desc=st.booleans(), key=st.sampled_from(["?n", "?d", "?n ?d"]),
        project=st.sampled_from(["?d", "?d ?n", "*"]), distinct=st.booleans())
 def test_remembered_equals_fresh_on_generated_queries(engine, tmp_path_factory, k, offset, desc, key, project, distinct):
+    """10 examples here; the slow part runs 30 (the _thoroughly twin)."""
+    _check_remembered_equals_fresh_on_generated_queries(engine, tmp_path_factory, k, offset, desc, key, project, distinct)
+
+
+@pytest.mark.slow
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(k=st.integers(1, 7), offset=st.integers(0, 5), desc=st.booleans(), key=st.sampled_from(["?n", "?d", "?n ?d"]),
+       project=st.sampled_from(["?d", "?d ?n", "*"]), distinct=st.booleans())
+def test_remembered_equals_fresh_on_generated_queries_thoroughly(engine, tmp_path_factory, k, offset, desc, key, project, distinct):
+    _check_remembered_equals_fresh_on_generated_queries(engine, tmp_path_factory, k, offset, desc, key, project, distinct)
+
+
+def _check_remembered_equals_fresh_on_generated_queries(engine, tmp_path_factory, k, offset, desc, key, project, distinct):
     order = " ".join(f"DESC({v})" if desc else v for v in key.split())
     q = (P + f"SELECT {'DISTINCT ' if distinct and project != '*' else ''}{project} WHERE {{ ?d ex:size ?n }} "
          f"ORDER BY {order} LIMIT {k}" + (f" OFFSET {offset}" if offset else ""))
@@ -279,10 +292,23 @@ def _reference_aggregate_range(evaluation, ranges):
     return out
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(picked=st.lists(st.tuples(st.integers(0, 29), st.floats(0, 1), st.floats(0, 1)), max_size=12),
        made=st.sampled_from(["none", "some", "changed", "nan"]))
 def test_aggregate_range_from_columns_is_the_reference(picked, made):
+    """15 examples here; the slow part runs 40 (the _thoroughly twin)."""
+    _check_aggregate_range_from_columns_is_the_reference(picked, made)
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None)
+@given(picked=st.lists(st.tuples(st.integers(0, 29), st.floats(0, 1), st.floats(0, 1)), max_size=12),
+       made=st.sampled_from(["none", "some", "changed", "nan"]))
+def test_aggregate_range_from_columns_is_the_reference_thoroughly(picked, made):
+    _check_aggregate_range_from_columns_is_the_reference(picked, made)
+
+
+def _check_aggregate_range_from_columns_is_the_reference(picked, made):
     import kgqa
     from kgqa.analyze.engine_dependence import _aggregate_range
     from kgqa.demo import DATA

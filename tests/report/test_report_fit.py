@@ -74,7 +74,7 @@ def test_blocks_repeat_the_key_columns():
         assert [c.header for c in t.columns][:2] == ["run", "n"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(
     n_rows=st.integers(1, 6),
     n_cols=st.integers(1, 40),
@@ -82,6 +82,23 @@ def test_blocks_repeat_the_key_columns():
     values=st.lists(st.one_of(st.floats(min_value=-1e6, max_value=1e6), st.just(float("nan")), st.none()), min_size=1, max_size=20),
 )
 def test_fit_never_breaks_a_number(n_rows, n_cols, width, values):
+    """20 examples here; the slow part runs 60 (the _thoroughly twin)."""
+    _check_fit_never_breaks_a_number(n_rows, n_cols, width, values)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None)
+@given(
+    n_rows=st.integers(1, 6),
+    n_cols=st.integers(1, 40),
+    width=st.integers(30, 220),
+    values=st.lists(st.one_of(st.floats(min_value=-1e6, max_value=1e6), st.just(float("nan")), st.none()), min_size=1, max_size=20),
+)
+def test_fit_never_breaks_a_number_thoroughly(n_rows, n_cols, width, values):
+    _check_fit_never_breaks_a_number(n_rows, n_cols, width, values)
+
+
+def _check_fit_never_breaks_a_number(n_rows, n_cols, width, values):
     cols = [f"m{j}" for j in range(n_cols)]
     cells = [[f"r{i}", *(fmt_number(values[(i * n_cols + j) % len(values)]) for j in range(n_cols))] for i in range(n_rows)]
     g = Grid(None, ["run"], cols, cells, numeric=set(cols))

@@ -398,10 +398,23 @@ def _check_semantic_measures_invariant_to_order_renaming_and_iri_spelling(data):
     assert f1_sem(pred2, pred) == 1.0 and f1_tri(pred2, pred) == 1.0 and f1_tri(pred2, pred, "aligned") == 1.0
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(bgp_query(), bgp_query(), st.sampled_from(["ok", "empty", "parse_error", "timeout", "none"]),
                           st.booleans()), min_size=1, max_size=4))
 def test_all_measures_lie_in_unit_interval(cases):
+    """15 examples here; the slow part runs 40 (the _thoroughly twin)."""
+    _check_all_measures_lie_in_unit_interval(cases)
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(bgp_query(), bgp_query(), st.sampled_from(["ok", "empty", "parse_error", "timeout", "none"]),
+                          st.booleans()), min_size=1, max_size=4))
+def test_all_measures_lie_in_unit_interval_thoroughly(cases):
+    _check_all_measures_lie_in_unit_interval(cases)
+
+
+def _check_all_measures_lie_in_unit_interval(cases):
     rows = []
     for g, p, kind, truncate in cases:
         gq, pq = render(g), render(p)
