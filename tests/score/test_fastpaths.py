@@ -32,6 +32,9 @@ from kgqa.score.rules import Counts
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                              HealthCheck.function_scoped_fixture])
+#: the README's command samples a third of SETTINGS' examples; each property's _thoroughly twin
+#: (CI's slow part) all of them
+QUICK_SETTINGS = settings(SETTINGS, max_examples=50)
 
 
 # --------------------------------------------------------------------------- line reader
@@ -68,9 +71,21 @@ _PIECES = st.sampled_from([b"\n", b"\r\n", b"\r", b"a", b"{}", b" ", "é".encode
                            b"\xe2\x82", b"\xff", b"\x85", jsonio.BOM, "😀".encode(), b'{"id": "1"}'])
 
 
-@SETTINGS
+@QUICK_SETTINGS
 @given(st.lists(_PIECES, max_size=40), st.sampled_from([1, 2, 3, 7, 1 << 20]))
 def test_block_line_reader_equals_the_line_reader(tmp_path, monkeypatch, pieces, block):
+    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
+    _check_block_line_reader_equals_the_line_reader(tmp_path, monkeypatch, pieces, block)
+
+
+@pytest.mark.slow
+@SETTINGS
+@given(st.lists(_PIECES, max_size=40), st.sampled_from([1, 2, 3, 7, 1 << 20]))
+def test_block_line_reader_equals_the_line_reader_thoroughly(tmp_path, monkeypatch, pieces, block):
+    _check_block_line_reader_equals_the_line_reader(tmp_path, monkeypatch, pieces, block)
+
+
+def _check_block_line_reader_equals_the_line_reader(tmp_path, monkeypatch, pieces, block):
     path = tmp_path / "f.jsonl"
     path.write_bytes(b"".join(pieces))
     monkeypatch.setattr(generic, "_BLOCK", block)
@@ -86,9 +101,21 @@ _JSON = st.recursive(_SCALARS, lambda kids: st.one_of(st.lists(kids, max_size=3)
                      max_leaves=8)
 
 
-@SETTINGS
+@QUICK_SETTINGS
 @given(_JSON)
 def test_plain_object_equals_loads(doc):
+    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
+    _check_plain_object_equals_loads(doc)
+
+
+@pytest.mark.slow
+@SETTINGS
+@given(_JSON)
+def test_plain_object_equals_loads_thoroughly(doc):
+    _check_plain_object_equals_loads(doc)
+
+
+def _check_plain_object_equals_loads(doc):
     text = json.dumps(doc)
     plain = jsonio.plain_object(text)
     if plain is not None:
@@ -97,11 +124,23 @@ def test_plain_object_equals_loads(doc):
         assert repr(plain) == repr(full)  # integers stay integers
 
 
-@SETTINGS
+@QUICK_SETTINGS
 @given(_JSON, st.sampled_from(["", " ", "\n"]))
 def test_fast_loads_equals_json_loads(doc, pad):
     """orjson where it reads the same value; integers of 19+ digits (exact only in json) found by
-    the long-digits search, wherever they stand."""
+    the long-digits search, wherever they stand. 50 examples here; the slow part runs 150 (the
+    _thoroughly twin)."""
+    _check_fast_loads_equals_json_loads(doc, pad)
+
+
+@pytest.mark.slow
+@SETTINGS
+@given(_JSON, st.sampled_from(["", " ", "\n"]))
+def test_fast_loads_equals_json_loads_thoroughly(doc, pad):
+    _check_fast_loads_equals_json_loads(doc, pad)
+
+
+def _check_fast_loads_equals_json_loads(doc, pad):
     text = pad + json.dumps(doc, ensure_ascii=False) + pad
     fast, full = jsonio.fast_loads(text), json.loads(text)
     assert repr(fast) == repr(full) or (fast != fast and full != full)  # NaN != NaN
@@ -113,14 +152,29 @@ _BIG = st.one_of(st.integers(min_value=2**63 - 4, max_value=2**64 + 4),
                  st.integers(min_value=-(2**63) - 4, max_value=-(2**63) + 4), st.integers(min_value=10**30))
 
 
-@SETTINGS
+@QUICK_SETTINGS
 @given(st.recursive(st.one_of(_BIG, st.integers(), st.text(max_size=4), st.booleans(), st.none()),
                     lambda kids: st.one_of(st.lists(kids, max_size=3),
                                            st.dictionaries(st.one_of(st.text(max_size=4), _BIG), kids, max_size=3)),
                     max_leaves=8), st.booleans())
 def test_dumps_writes_integers_beyond_64_bits_as_json_does(doc, indent):
     """jsonio.dumps writes integers orjson refuses (beyond 64 bits, values and keys) through
-    orjson fragments: digit for digit json's text, indented the same."""
+    orjson fragments: digit for digit json's text, indented the same. 50 examples here; the slow part runs 150 (the
+    _thoroughly twin)."""
+    _check_dumps_writes_integers_beyond_64_bits_as_json_does(doc, indent)
+
+
+@pytest.mark.slow
+@SETTINGS
+@given(st.recursive(st.one_of(_BIG, st.integers(), st.text(max_size=4), st.booleans(), st.none()),
+                    lambda kids: st.one_of(st.lists(kids, max_size=3),
+                                           st.dictionaries(st.one_of(st.text(max_size=4), _BIG), kids, max_size=3)),
+                    max_leaves=8), st.booleans())
+def test_dumps_writes_integers_beyond_64_bits_as_json_does_thoroughly(doc, indent):
+    _check_dumps_writes_integers_beyond_64_bits_as_json_does(doc, indent)
+
+
+def _check_dumps_writes_integers_beyond_64_bits_as_json_does(doc, indent):
     expected = json.dumps(doc, indent=2 if indent else None, ensure_ascii=False,
                           separators=None if indent else (",", ":"))
     assert jsonio.dumps(doc, indent=indent) == expected
@@ -185,9 +239,21 @@ def _general_only(monkeypatch):
     monkeypatch.setattr(jsonio, "plain_object", lambda text: None)
 
 
-@SETTINGS
+@QUICK_SETTINGS
 @given(st.lists(_line("dataset"), max_size=12))
 def test_fast_jsonl_dataset_equals_the_general_path(tmp_path, monkeypatch, lines):
+    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
+    _check_fast_jsonl_dataset_equals_the_general_path(tmp_path, monkeypatch, lines)
+
+
+@pytest.mark.slow
+@SETTINGS
+@given(st.lists(_line("dataset"), max_size=12))
+def test_fast_jsonl_dataset_equals_the_general_path_thoroughly(tmp_path, monkeypatch, lines):
+    _check_fast_jsonl_dataset_equals_the_general_path(tmp_path, monkeypatch, lines)
+
+
+def _check_fast_jsonl_dataset_equals_the_general_path(tmp_path, monkeypatch, lines):
     path = tmp_path / "ds.jsonl"
     path.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
     monkeypatch.setattr(generic, "_BLOCK", 64)  # several blocks of lines
@@ -198,9 +264,21 @@ def test_fast_jsonl_dataset_equals_the_general_path(tmp_path, monkeypatch, lines
     assert fast == slow
 
 
-@SETTINGS
+@QUICK_SETTINGS
 @given(st.lists(_line("run"), max_size=12))
 def test_fast_jsonl_run_equals_the_general_path(tmp_path, monkeypatch, lines):
+    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
+    _check_fast_jsonl_run_equals_the_general_path(tmp_path, monkeypatch, lines)
+
+
+@pytest.mark.slow
+@SETTINGS
+@given(st.lists(_line("run"), max_size=12))
+def test_fast_jsonl_run_equals_the_general_path_thoroughly(tmp_path, monkeypatch, lines):
+    _check_fast_jsonl_run_equals_the_general_path(tmp_path, monkeypatch, lines)
+
+
+def _check_fast_jsonl_run_equals_the_general_path(tmp_path, monkeypatch, lines):
     path = tmp_path / "run.jsonl"
     path.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
     fast = _load(lambda: generic.load_jsonl_run([path]))
@@ -219,18 +297,42 @@ def _load(fn):
     return rows, [str(p) for p in obj.problems]
 
 
-@SETTINGS
+@QUICK_SETTINGS
 @given(_record("dataset"))
 def test_fast_item_is_item_from_record(rec):
+    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
+    _check_fast_item_is_item_from_record(rec)
+
+
+@pytest.mark.slow
+@SETTINGS
+@given(_record("dataset"))
+def test_fast_item_is_item_from_record_thoroughly(rec):
+    _check_fast_item_is_item_from_record(rec)
+
+
+def _check_fast_item_is_item_from_record(rec):
     line = json.dumps(rec)
     item = generic._fast_item(line, "de")
     if item is not None:
         assert item == generic.item_from_record(jsonio.loads(line), "de")
 
 
-@SETTINGS
+@QUICK_SETTINGS
 @given(_record("run"))
 def test_fast_prediction_is_prediction_from_record(rec):
+    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
+    _check_fast_prediction_is_prediction_from_record(rec)
+
+
+@pytest.mark.slow
+@SETTINGS
+@given(_record("run"))
+def test_fast_prediction_is_prediction_from_record_thoroughly(rec):
+    _check_fast_prediction_is_prediction_from_record(rec)
+
+
+def _check_fast_prediction_is_prediction_from_record(rec):
     line = json.dumps(rec)
     pred = generic._fast_prediction(line)
     if pred is not None:
@@ -249,9 +351,21 @@ def test_the_fast_paths_take_the_common_records():
         assert generic._fast_item(line, "en") is None, line
 
 
-@SETTINGS
+@QUICK_SETTINGS
 @given(st.lists(_TERM_TEXT, max_size=6))
 def test_guess_terms_is_guess_term_of_each(texts):
+    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
+    _check_guess_terms_is_guess_term_of_each(texts)
+
+
+@pytest.mark.slow
+@SETTINGS
+@given(st.lists(_TERM_TEXT, max_size=6))
+def test_guess_terms_is_guess_term_of_each_thoroughly(texts):
+    _check_guess_terms_is_guess_term_of_each(texts)
+
+
+def _check_guess_terms_is_guess_term_of_each(texts):
     made = guess_terms(texts)
     assert made == [guess_term(t) for t in texts]
     assert [type(t) for t in made] == [type(guess_term(t)) for t in texts]
