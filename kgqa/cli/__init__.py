@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from kgqa.cli._output import Console
+from kgqa.cli.coercion import defer_coercion
 from kgqa.cli.errors import Failure, InputError, exit_with
 
 app = typer.Typer(
@@ -117,6 +118,7 @@ def command(argv: Sequence[str] | None = None):
     _register()
     cmd = get_command(_only(argv[0] if argv else None))
     polish(cmd)
+    defer_coercion(cmd)
     return cmd
 
 

@@ -6,10 +6,20 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from typer._click import Context
+from typer._click.exceptions import BadParameter
+from typer._coercion import build_runtime_param
 
+from conftest import REPO
 from kgqa.cli import command, main
+from kgqa.cli.coercion import coerce
 
 
 def _paths(cmd, prefix: tuple[str, ...] = ()):
@@ -77,3 +87,100 @@ def test_a_mistyped_command_still_gets_its_did_you_mean(capsys):
         main(["evaluat"])
     assert e.value.code == 2
     assert "evaluate" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- coercion without pydantic
+
+def _params():
+    """A parameter of each kind among every command's (annotation, settings, default)."""
+    out = {}
+    for path in [(), *PATHS]:
+        cmd = _find(FULL, path)
+        for p in cmd.params:
+            if hasattr(p, "type_descriptor"):
+                i = p.type_descriptor.parameter_info
+                key = (repr(p.type_descriptor.annotation), repr(p.default), p.multiple, p.nargs, i.parser, i.min, i.max,
+                       i.clamp, i.case_sensitive, i.exists, i.file_okay, i.dir_okay, i.writable, i.readable,
+                       i.resolve_path, i.allow_dash, i.path_type)
+                out.setdefault(key, (cmd, p))
+    return list(out.values())
+
+
+PARAMS = _params()
+VALUES = [None, "", "5", "-3", "0", "-0", "007", "+4", " 5", "5 ", "1_000", "1.5", "-2.25", "1e3", ".5", "5.",
+          "nan", "inf", "abc", "-", "json", "JSON", "Json", "md", "table", "csv", "latex", "tsv", "x.json",
+          "runs/a.json", "/tmp", "~/x", str(Path(__file__)), "True", "false", "yes", 0, 7, -1, 10**6, 0.5, 3.0,
+          True, False, Path("x.json"), Path("/tmp")]
+
+
+def _real(p):
+    """typer's own coercion of ``p`` (pydantic), built afresh."""
+    return build_runtime_param(p.type_descriptor)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and (a == b or (a != a and b != b))
+
+
+def _check(cmd, p, value) -> bool:
+    """Where kgqa's coercion answers, typer's gives the same value of the same type (else kgqa
+    hands the value to typer: nothing to compare). True when kgqa answered."""
+    ctx = Context(cmd)
+    try:
+        fast = coerce(p, value, ctx)
+    except Exception:
+        return False
+    real = _real(p).coerce(value, param=p, ctx=ctx)
+    assert _same(fast, real), (cmd.name, p.name, p.type_descriptor.annotation, value, fast, real)
+    return True
+
+
+def test_kgqa_coerces_a_value_only_to_what_typer_makes_of_it():
+    answered = 0
+    for cmd, p in PARAMS:
+        many = p.multiple or p.nargs == -1
+        values = [p.default, *VALUES]
+        if many:
+            values += [tuple(v for v in VALUES[i:i + 3] if v is not None) for i in range(0, len(VALUES), 3)]
+            values += [[v] for v in VALUES if v is not None] + [(), []]
+        for v in values:
+            answered += _check(cmd, p, v)
+    assert len(PARAMS) > 20 and answered > 15 * len(PARAMS)  # most values never reach pydantic
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(PARAMS), st.one_of(st.text(max_size=8), st.text("0123456789.-+e ", max_size=6),
+                                          st.integers(), st.floats(), st.lists(st.text(max_size=4), max_size=3)))
+def test_any_value_is_coerced_as_typer_coerces_it(param, value):
+    _check(*param, value)
+
+
+def test_a_bad_value_gets_typers_own_error(capsys):
+    """A value kgqa does not pass through goes to typer's coercion, and its message."""
+    with pytest.raises(SystemExit) as e:
+        main(["evaluate", "demo", "x.json", "--timeout", "soon"])
+    assert e.value.code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    cmd = FULL.commands["evaluate"]
+    timeout = next(p for p in cmd.params if p.name == "timeout")
+    with pytest.raises(BadParameter) as typers:
+        _real(timeout).coerce("soon", param=timeout, ctx=Context(cmd))
+    assert f"Invalid value for '--timeout': {' '.join(typers.value.message.split())}" in err
+
+
+def test_running_a_command_imports_no_pydantic(tmp_path):
+    """typer >= 0.29 checks parameters with pydantic (0.15-0.25 s a process); kgqa's own values
+    never need it (kgqa.cli.coercion)."""
+    code = ("import sys, io, contextlib\nfrom kgqa.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n        main(['evaluate', 'kgqa/demo/data/questions.json', 'kgqa/demo/data/runs/strong.json', '-f',"
+            " 'json', '--timeout', '5', '-o', sys.argv[1]])\n"
+            "    except SystemExit as e:\n        assert not e.code, e.code\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'httpx', 'numpy')))")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "out.json")], capture_output=True, text=True, cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split("\n")[-2] == "[]"
+    assert (tmp_path / "out.json").is_file()
