@@ -21,20 +21,22 @@ app = typer.Typer(
 )
 err = Console(stderr=True)
 
-#: Modules that add commands to ``app`` (each defines ``register(app)``).
-COMMAND_MODULES: list[str] = [
-    "kgqa.cli.datasets",
-    "kgqa.cli.evaluate",
-    "kgqa.cli.kg",
-    "kgqa.cli.analysis",
-    "kgqa.cli.make",
-    "kgqa.cli.metaeval",
-    "kgqa.cli.system",
-    "kgqa.cli.web",
-    "kgqa.cli.generate",
-    "kgqa.cli.migrate",
-    "kgqa.cli.baseline",
-]
+#: Modules that add commands to ``app`` (each defines ``register(app)``), with the names of the
+#: commands and command groups each adds: a call imports the module of the command it runs only
+#: (tests/cli/test_cli_startup.py checks the names against what each module registers).
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "kgqa.cli.datasets": ("datasets",),
+    "kgqa.cli.evaluate": ("evaluate", "measures", "profiles", "demo"),
+    "kgqa.cli.kg": ("kg", "cache", "audit"),
+    "kgqa.cli.analysis": ("compare", "report", "show"),
+    "kgqa.cli.make": ("split", "levels", "annotate"),
+    "kgqa.cli.metaeval": ("degrade", "sensitivity", "axioms"),
+    "kgqa.cli.system": ("system",),
+    "kgqa.cli.web": ("web", "worker", "experiments"),
+    "kgqa.cli.generate": ("generate", "paraphrases"),
+    "kgqa.cli.migrate": ("migrate",),
+    "kgqa.cli.baseline": ("baseline",),
+}
 
 
 def _version(value: bool) -> None:
@@ -88,23 +90,28 @@ def _name(info) -> str | None:
 
 
 def _only(name: str | None) -> typer.Typer:
-    """``app`` with only the command or command group ``name`` (its first argument) when that names
-    one, else all of ``app``: typer turns every parameter of every command into a click parameter
-    when it builds a group (about 5 ms a command, 34 commands), and a run of one command needs
-    only its own. ``kgqa``, ``kgqa --help``, ``--version``, shell completion and a mistyped name
-    (its "did you mean") get the whole group."""
+    """A copy of ``app`` with only the command or command group ``name`` (a call's first argument)
+    when that names one, else all of ``app``: typer turns every parameter of every command into a
+    click parameter when it builds a group (about 5 ms a command, 34 commands), and a call of one
+    command needs only its own (and only its module imported). ``kgqa``, ``kgqa --help``,
+    ``--version``, shell completion and a mistyped name (its "did you mean") get the whole group."""
     import copy
+    import importlib
 
-    if name is None or name.startswith("-"):
-        return app
-    commands = [c for c in app.registered_commands if _name(c) == name]
-    groups = [g for g in app.registered_groups if _name(g) == name]
-    named = all(_name(i) is not None for i in (*app.registered_commands, *app.registered_groups))
-    if len(commands) + len(groups) != 1 or not named:
-        return app
-    only = copy.copy(app)
-    only.registered_commands, only.registered_groups = commands, groups
-    return only
+    module = next((m for m, names in COMMAND_MODULES.items() if name in names), None)
+    if module is not None:
+        only = copy.copy(app)
+        for guard in [k for k in vars(only) if k.startswith("_kgqa_")]:  # a module's "registered once" mark
+            delattr(only, guard)
+        only.registered_commands, only.registered_groups = [], []
+        importlib.import_module(module).register(only)
+        commands = [c for c in only.registered_commands if _name(c) == name]
+        groups = [g for g in only.registered_groups if _name(g) == name]
+        if len(commands) + len(groups) == 1:
+            only.registered_commands, only.registered_groups = commands, groups
+            return only
+    _register()
+    return app
 
 
 def command(argv: Sequence[str] | None = None):
@@ -115,7 +122,6 @@ def command(argv: Sequence[str] | None = None):
 
     from kgqa.cli.helptext import polish
 
-    _register()
     cmd = get_command(_only(argv[0] if argv else None))
     polish(cmd)
     defer_coercion(cmd)

@@ -5,6 +5,7 @@ holds, with the same parameters and the same help. Not timed: bench/bench_startu
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import os
 import subprocess
@@ -12,13 +13,14 @@ import sys
 from pathlib import Path
 
 import pytest
+import typer
 from hypothesis import HealthCheck, given, settings, strategies as st
 from typer._click import Context
 from typer._click.exceptions import BadParameter
 from typer._coercion import build_runtime_param
 
 from conftest import REPO
-from kgqa.cli import command, main
+from kgqa.cli import COMMAND_MODULES, command, main
 from kgqa.cli.coercion import coerce
 
 
@@ -65,6 +67,20 @@ def test_a_call_builds_only_its_command_and_it_is_the_whole_clis():
         assert list(only.commands) == [name]
         assert _shape(only.commands[name]) == _shape(FULL.commands[name]), name
         assert [p.name for p in only.params] == [p.name for p in FULL.params]
+
+
+def test_each_command_module_adds_the_commands_it_lists():
+    """A call imports only the module COMMAND_MODULES names for its command: the names must be
+    what the module's ``register`` adds, and all of them the whole CLI's."""
+    listed = []
+    for module, names in COMMAND_MODULES.items():
+        probe = typer.Typer()
+        importlib.import_module(module).register(probe)
+        added = [c.name or c.callback.__name__ for c in probe.registered_commands] + \
+                [g.name for g in probe.registered_groups]
+        assert sorted(added) == sorted(names), module
+        listed += names
+    assert sorted(listed) == sorted(FULL.commands)
 
 
 @pytest.mark.parametrize("argv", [[], ["--help"], ["--version"], ["-V"], ["evaluatee"], ["--help", "evaluate"]])
