@@ -24,8 +24,9 @@ cached-bytecode best. With ``--baseline-repo`` the same commands are timed on an
 (e.g. the main branch before the change) in the same run, and the ratio is printed.
 
 Then, in fresh interpreters, the heavy modules loaded after ``import kgqa.cli`` and building the
-click command, after printing ``kgqa --help``, after ``kgqa evaluate --kg`` of the demo files, after ``import kgqa``, and after an answers-only
-``kgqa.evaluate`` (text2sparql and kgqa profiles) of a generated JSONL dataset and run.
+click command, after printing ``kgqa --help``, after ``kgqa evaluate --kg`` of the demo files,
+after ``import kgqa``, and after an answers-only ``kgqa.evaluate`` (text2sparql and kgqa
+profiles) of a generated JSONL dataset and run.
 """
 
 from __future__ import annotations
@@ -44,9 +45,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 0.25
 DEMO = ROOT / "kgqa" / "demo" / "data"
-HEAVY = ["matplotlib", "scipy", "pydantic", "httpx", "sacrebleu", "pandas", "numpy", "sqlalchemy", "starlette", "uvicorn", "jinja2",
-         "pyoxigraph", "yaml", "portalocker", "rapidfuzz", "kgqa.sparql", "kgqa.make.migrate", "kgqa.score.evaluate",
-         "kgqa.api"]
+HEAVY = ["matplotlib", "scipy", "pydantic", "httpx", "sacrebleu", "pandas", "numpy", "sqlalchemy", "starlette",
+         "uvicorn", "jinja2", "pyoxigraph", "yaml", "portalocker", "rapidfuzz", "kgqa.sparql", "kgqa.make.migrate",
+         "kgqa.score.evaluate", "kgqa.api"]
 
 
 def kgqa_command() -> tuple[list[str], str]:
@@ -124,7 +125,8 @@ def commands() -> list[tuple[str, list[str]]]:
     demo = ["evaluate", str(DEMO / "questions.json"), str(DEMO / "runs" / "strong.json")]
     return [("kgqa --help", help_cmd), ("evaluate --kg", [*kgqa, *demo, "--kg", str(DEMO / "kg.ttl")]),
             ("evaluate (answers)", [*kgqa, *demo, "-f", "json"]),
-            ("import kgqa", [sys.executable, "-c", "import kgqa"]), ("import sys", [sys.executable, "-c", "import sys"])]
+            ("import kgqa", [sys.executable, "-c", "import kgqa"]),
+            ("import sys", [sys.executable, "-c", "import sys"])]
 
 
 def time_all(repos: list[tuple[str, Path]], tmp: str, repeat: int):
@@ -141,7 +143,8 @@ def time_all(repos: list[tuple[str, Path]], tmp: str, repeat: int):
                 if name == "import sys" and label != "this checkout":
                     continue
                 results[(label, name, bytecode)], cpus[(label, name, bytecode)] = wall(cmd, env, repeat)
-                print(f"{label:14s} {name:18s} {fmt_times(results[(label, name, bytecode)], cpus[(label, name, bytecode)])}")
+                key = (label, name, bytecode)
+                print(f"{label:14s} {name:18s} {fmt_times(results[key], cpus[key])}")
         for name, _ in commands() if len(repos) > 1 else ():
             if name != "import sys":
                 new, old = (statistics.median(cpus[(r, name, bytecode)]) for r in ("this checkout", "baseline"))
