@@ -64,8 +64,10 @@ _registered = False
 
 def _register() -> None:
     """Add every command module's commands to ``app``, once per process: a second call (each
-    :func:`main` and :func:`command` calls it) adds nothing, so ``app`` never holds a command
-    twice and building the CLI costs the same on the hundredth call as on the first."""
+    build of the whole CLI calls it) adds nothing, so ``app`` never holds a command twice and
+    building the CLI costs the same on the hundredth call as on the first. A call that runs one
+    command registers its module into a copy instead (:func:`_only`), so ``app`` keeps the order
+    of :data:`COMMAND_MODULES` whatever ran before in the process."""
     global _registered
     import importlib
 
