@@ -676,10 +676,13 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
 
 def _possessive(q: GraphQuery, d: _Describer, lex: Lexicon, cls: str) -> str:
     """"Which title's hisco code has the smallest hiscam?" for a question node whose only edge
-    is a noun relation with one object per subject (:attr:`Lexicon.multivalued` excluded: "the
-    X's code" says there is one) to an unnamed node of which everything else is said as its
+    is a relation with one object per subject (:attr:`Lexicon.multivalued` excluded: "the X's
+    code" says there is one) to an unnamed node of which everything else is said as its
     subject: the two hops as a person writes them, rather than "Which title has a hisco code
-    that has the smallest hiscam?". "" when the query has another shape (nothing is said then)."""
+    that has the smallest hiscam?". The node is said by the relation's noun, or, for a verb or
+    a participle ("was produced by"), by its class ("Which man-made object's production began
+    earliest?" rather than "... was produced by a production that began earliest?"). "" when
+    the query has another shape (nothing is said then)."""
     x = q.qnode
     mine = [i for i, e in enumerate(q.edges) if x.id in (e.src, e.dst)]
     if q.function.name == "count" or cls == "thing" or len(mine) != 1 or not re.fullmatch(r"[a-z][a-z -]*", cls):
@@ -688,11 +691,17 @@ def _possessive(q: GraphQuery, d: _Describer, lex: Lexicon, cls: str) -> str:
     e = q.edges[i]
     y = q.node(e.dst)
     rt = _rel(e.rel, lex)
-    if e.src != x.id or y.id == x.id or y.literal or y.value is not None or rt.kind != "noun" or \
-            rt.time_span or rt.identifying or rt.words in NAME_WORDS or e.rel in lex.multivalued or \
-            e.rel in lex.structural:
+    if e.src != x.id or y.id == x.id or y.literal or y.value is not None or rt.kind not in ("noun", "adj", "verb") or \
+            rt.time_span or rt.identifying or rt.words in NAME_WORDS or e.rel in lex.multivalued:
         return ""
     rest = [j for j, f in enumerate(q.edges) if j != i and y.id in (f.src, f.dst)]
+    if e.rel in lex.structural and not any(_rel(q.edges[j].rel, lex).time_span for j in rest):
+        return ""  # said through ("Which organ is in the city X?"), but not into a time-span
+    noun = rt.words
+    if rt.kind != "noun":  # "Which man-made object's production began earliest?": y said by its class
+        noun = _class_text(y, lex)
+        if noun == "thing" or noun in TIME_SPAN_WORDS or rt.object_noun or not re.fullmatch(r"[a-z][a-z -]*", noun):
+            return ""
     if not rest or any(q.edges[j].src != y.id or q.edges[j].dst == y.id for j in rest):
         return ""  # said of y as its object ("that X contains"): no possessive
     d.seen.update((x.id, y.id))
@@ -702,7 +711,7 @@ def _possessive(q: GraphQuery, d: _Describer, lex: Lexicon, cls: str) -> str:
         d.problems.append("nothing said of a possessive's noun")
         return f"Which {cls} has {_a(rt.words)}"
     owner = cls + ("'" if cls.endswith("s") else "'s")
-    return _sentence(f"Which {owner} {rt.words}", subj, obj, sup)
+    return _sentence(f"Which {owner} {noun}", subj, obj, sup)
 
 
 def _squash(text: str) -> str:
