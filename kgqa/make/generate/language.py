@@ -549,10 +549,23 @@ def _sentence(head: str, subj: list[str], obj: list[ObjClause], sup: str | None)
     # a clause whose noun phrase has relative clauses goes last, so that the clauses after it
     # cannot be read as its own ("Which supplier has the address country France and is the
     # supplier of a hardware that ...")
-    subj = sorted(subj, key=lambda c: " that " in c)
+    subj = sorted(validity_range(subj), key=lambda c: " that " in c)
     rel = " and ".join(f"that {c}" for c in [o[0] for o in obj] + (subj if sup else []))
     main = " and ".join([sup] if sup else subj)
     return " ".join(filter(None, [head, rel, main]))
+
+
+_VALID = re.compile(r"^(is|are) valid (from|until) (\S+)$")
+
+
+def validity_range(subj: list[str]) -> list[str]:
+    """Two clauses that bound one validity ("is valid until 2002-12-31", "is valid from
+    1978-01-01") said as a person writes the range: "is valid from 1978-01-01 until 2002-12-31"."""
+    got = {m[2]: (k, m) for k, c in enumerate(subj) if (m := _VALID.match(c))}
+    if set(got) != {"from", "until"}:
+        return subj
+    (i, a), (j, b) = got["from"], got["until"]
+    return [f"{a[1]} valid from {a[3]} until {b[3]}" if k == i else c for k, c in enumerate(subj) if k != j]
 
 
 def describe(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str], set[int]]:

@@ -19,8 +19,8 @@ from kgqa.make.generate import GenerateOptions, generate
 from kgqa.make.generate.commonness import structural_relations
 from kgqa.make.generate.graphquery import Edge, Function, GraphQuery, Node, path_iri
 from kgqa.make.generate.kg import KGAccess
-from kgqa.make.generate.language import (Lexicon, canonical_question, demonym, faithfulness, problem_kind,
-                                         unreadable_term, wording_problems)
+from kgqa.make.generate.language import (Lexicon, validity_range, canonical_question, demonym, faithfulness,
+                                         problem_kind, unreadable_term, wording_problems)
 from kgqa.make.generate.grounding import validate_many
 from kgqa.make.generate.lexicon import is_opaque_name, parse_phrase, split_name
 from kgqa.make.generate.readings import label_twins, readings_problem
@@ -641,3 +641,13 @@ def test_codes_and_possessives_on_the_real_kgs(shared_data, name, wanted, never)
     for t in texts:
         assert not any(b in t for b in never), t
     assert res.summary.get("faithfulness_failures", 0) == 0
+
+
+def test_two_bounds_of_one_validity_read_as_a_range():
+    """"Which commune is valid from 1978-01-01 until 2002-12-31?" (was "... is valid until
+    2002-12-31 and is valid from 1978-01-01?")."""
+    assert validity_range(["is valid until 2002-12-31", "is valid from 1978-01-01"]) == \
+        ["is valid from 1978-01-01 until 2002-12-31"]
+    assert validity_range(["are valid from 1978-01-01", "are valid until 2002-12-31", "have the name X"]) == \
+        ["are valid from 1978-01-01 until 2002-12-31", "have the name X"]
+    assert validity_range(["is valid from 1978-01-01", "has the name X"]) == ["is valid from 1978-01-01", "has the name X"]
