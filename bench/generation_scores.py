@@ -118,6 +118,8 @@ RULES = {
   (r"^How many things .*\?$", 1, "'things': the counted individuals have no names or classes with words (GO-CAM ids)"),
  ],
  "fso-hgde": [
+  (r"^Which commune is valid from \S+ until \S+\?$", 2, "'valid from X until Y': as a person writes the range"),
+  (r"^How many communes are valid from \S+ until \S+\?$", 2, "'valid from X until Y': as a person writes the range"),
   (r"^Which (code list|concept scheme|commune) (became valid|stopped being valid) (latest|earliest)\?$", 2, ""),
   (r"^Which (code list|concept scheme|commune) (became valid|stopped being valid) (after|before|on or after|on or before) [^ ]*\?$", 2, ""),
   (r"^Which commune is valid until \S+ and is valid from \S+\?$", 1, "'is valid until Y and is valid from X': a person writes 'valid from X until Y'"),
