@@ -228,8 +228,9 @@ def _checks(q: GraphQuery) -> list[str]:
     out = [q.sparql()]
     plain = q.sparql(function=False)
     x = f"?{q.question}"
-    if fn.cls == "superlative":  # how many distinct answers (values) there are to choose from
-        out.append(plain.replace(f"SELECT DISTINCT {x}", f"SELECT (COUNT(DISTINCT {x}) AS ?n)", 1))
+    if fn.cls == "superlative":  # are there two distinct answers (values) to choose from? (LIMIT 2
+        # stops early: COUNT(DISTINCT) read every solution, 1-4 s each on fso-hgde)
+        out.append(f"{plain[:-1]}  FILTER(BOUND({x}))\n}}\nLIMIT 2")
     if fn.name == "count":  # would it count a blank node?
         out.append(f"{plain[:-1]}  FILTER(isBlank({x}))\n}}\nLIMIT 1")
     if fn.name in ("argmax", "argmin"):
@@ -258,8 +259,7 @@ def _judge(q: GraphQuery, sparql: str, res: list) -> tuple[Answered | None, str]
     if fn.name == "count" and rows[0][0] == Literal("1", "http://www.w3.org/2001/XMLSchema#integer"):
         return None, "count-one"  # a lookup worded as a count
     if fn.cls == "superlative":
-        n = res[1].rows[0][0] if res[1].rows else None
-        if not isinstance(n, Literal) or int(n.value) < 2:
+        if len({r[0] for r in res[1].rows if r and r[0] is not None}) < 2:
             return None, "redundant-function"  # a max over one value, an argmax over one answer
     if fn.name in ("argmax", "argmin"):
         top = res[2].rows
