@@ -109,16 +109,22 @@ def grounding_query(t: GraphQuery, limit: int, salt: str,
 
 
 def solutions_query(t: GraphQuery, labels: tuple[str, ...] = ()) -> tuple[str, list[str]] | None:
-    """:func:`grounding_query` without its seeded order and limit: the distinct groundings
-    drawn from (the same for every salt, so read once per template and memoised by the
-    executor), and the variables it returns; None when there is nothing to ground."""
+    """:func:`grounding_query`'s distinct groundings without its seeded order and limit (the
+    same for every salt, so read once per template and memoised by the executor), and the
+    variables it returns; None when there is nothing to ground."""
     lines, vars_ = _grounding_body(t)
     if not vars_:
         return None
     sel = " ".join(f"?{v}" for v in vars_)
     where = "".join(f"  {line}\n" for line in lines)
-    named = " ".join(_named(n.id, labels) for n in t.nodes if n.template and not n.literal) if labels else ""
-    return f"SELECT DISTINCT {sel} WHERE {{ {{ SELECT {sel} WHERE {{\n{where}}} LIMIT {SOLUTION_CAP} }} {named} }}", vars_
+    capped = f"{{ SELECT {sel} WHERE {{\n{where}}} LIMIT {SOLUTION_CAP} }}"
+    nodes = [n.id for n in t.nodes if n.template and not n.literal] if labels else []
+    if not nodes:
+        return f"SELECT DISTINCT {sel} WHERE {{ {capped} }}", vars_
+    # the names checked on the distinct groundings, each a BIND: as FILTERs over the capped
+    # solutions pyoxigraph took 1-2 s a query on fso-hgde, this way 0.03 s (the same rows)
+    named = " ".join(f"BIND(({_named(v, labels)[7:-1]}) AS ?{v}_named) FILTER(?{v}_named)" for v in nodes)
+    return f"SELECT DISTINCT {sel} WHERE {{ {{ SELECT DISTINCT {sel} WHERE {{ {capped} }} }} {named} }}", vars_
 
 
 def seeded_order(rows, salt: str, limit: int) -> list | None:
