@@ -9,6 +9,9 @@ Every figure is the wall time (and the CPU time) of a child process (best and me
 - ``kgqa --help``: the ``kgqa`` console script installed beside this interpreter (``kgqa.cli:main``,
   see pyproject.toml), with PYTHONPATH set to this checkout so that its code is the one imported
   (without the script, the same two imports and call from ``python -c``);
+- ``evaluate --kg`` and ``evaluate (answers)``: ``kgqa evaluate`` of the demo's questions and its
+  strong run, on the demo KG and answers-only (``-f json``): a call like the quick suite's
+  150-odd CLI processes, whose CPU is nearly all start-up (imports, building the command);
 - ``import kgqa``: ``python -c "import kgqa"``;
 - the interpreter alone: ``python -c "import sys"``, the floor under both.
 
@@ -21,8 +24,9 @@ cached-bytecode best. With ``--baseline-repo`` the same commands are timed on an
 (e.g. the main branch before the change) in the same run, and the ratio is printed.
 
 Then, in fresh interpreters, the heavy modules loaded after ``import kgqa.cli`` and building the
-click command, after printing ``kgqa --help``, after ``import kgqa``, and after an answers-only
-``kgqa.evaluate`` (text2sparql and kgqa profiles) of a generated JSONL dataset and run.
+click command, after printing ``kgqa --help``, after ``kgqa evaluate --kg`` of the demo files,
+after ``import kgqa``, and after an answers-only ``kgqa.evaluate`` (text2sparql and kgqa
+profiles) of a generated JSONL dataset and run.
 """
 
 from __future__ import annotations
@@ -40,9 +44,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 0.25
-HEAVY = ["matplotlib", "scipy", "sacrebleu", "pandas", "numpy", "sqlalchemy", "starlette", "uvicorn", "jinja2",
-         "pyoxigraph", "yaml", "portalocker", "rapidfuzz", "kgqa.sparql", "kgqa.make.migrate", "kgqa.score.evaluate",
-         "kgqa.api"]
+DEMO = ROOT / "kgqa" / "demo" / "data"
+HEAVY = ["matplotlib", "scipy", "pydantic", "httpx", "sacrebleu", "pandas", "numpy", "sqlalchemy", "starlette",
+         "uvicorn", "jinja2", "pyoxigraph", "yaml", "portalocker", "rapidfuzz", "kgqa.sparql", "kgqa.make.migrate",
+         "kgqa.score.evaluate", "kgqa.api"]
 
 
 def kgqa_command() -> tuple[list[str], str]:
@@ -112,39 +117,52 @@ def fmt_times(ts: list[float], cpu: list[float]) -> str:
             f"cpu best {min(cpu):6.3f} s  median {statistics.median(cpu):6.3f} s")
 
 
+def commands() -> list[tuple[str, list[str]]]:
+    """The timed commands: ``kgqa --help``, two ``kgqa evaluate`` calls of the demo's files (the
+    quick suite starts about 150 CLI processes like these), ``import kgqa`` and the interpreter."""
+    help_cmd, _ = kgqa_command()
+    kgqa = help_cmd[:-1]
+    demo = ["evaluate", str(DEMO / "questions.json"), str(DEMO / "runs" / "strong.json")]
+    return [("kgqa --help", help_cmd), ("evaluate --kg", [*kgqa, *demo, "--kg", str(DEMO / "kg.ttl")]),
+            ("evaluate (answers)", [*kgqa, *demo, "-f", "json"]),
+            ("import kgqa", [sys.executable, "-c", "import kgqa"]),
+            ("import sys", [sys.executable, "-c", "import sys"])]
+
+
+def time_all(repos: list[tuple[str, Path]], tmp: str, repeat: int):
+    """Wall and CPU seconds of every command of :func:`commands` on every checkout, with and without
+    cached bytecode; printed as they come, with the baseline's ratio."""
+    results: dict[tuple[str, str, bool], list[float]] = {}
+    cpus: dict[tuple[str, str, bool], list[float]] = {}
+    for bytecode in (True, False):
+        print(f"\n== {'cached bytecode' if bytecode else 'no bytecode (kgqa compiled from source every run)'}"
+              f" ({repeat} runs each after a warm-up)")
+        for label, repo in repos:
+            env = env_for(repo, bytecode, str(Path(tmp) / f"pyc-{len(results)}"))
+            for name, cmd in commands():
+                if name == "import sys" and label != "this checkout":
+                    continue
+                results[(label, name, bytecode)], cpus[(label, name, bytecode)] = wall(cmd, env, repeat)
+                key = (label, name, bytecode)
+                print(f"{label:14s} {name:18s} {fmt_times(results[key], cpus[key])}")
+        for name, _ in commands() if len(repos) > 1 else ():
+            if name != "import sys":
+                new, old = (statistics.median(cpus[(r, name, bytecode)]) for r in ("this checkout", "baseline"))
+                print(f"{name}: median CPU {new:.3f} s vs baseline {old:.3f} s: {old / new:.2f}x less")
+    return results, cpus
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--baseline-repo", type=Path, default=None,
                     help="another checkout (e.g. the main branch) timed with the same commands, for a ratio")
     args = ap.parse_args()
-    help_cmd, help_name = kgqa_command()
-    import_cmd = [sys.executable, "-c", "import kgqa"]
-    floor_cmd = [sys.executable, "-c", "import sys"]
     repos = [("this checkout", ROOT)] + ([("baseline", args.baseline_repo.resolve())] if args.baseline_repo else [])
     print(f"interpreter: {sys.executable}")
-    print(f"kgqa --help runs: {help_name} --help")
-    results: dict[tuple[str, str, bool], list[float]] = {}
-    cpus: dict[tuple[str, str, bool], list[float]] = {}
+    print(f"kgqa --help runs: {kgqa_command()[1]} --help")
     with tempfile.TemporaryDirectory(prefix="kgqa-bench-startup-") as tmp:
-        for bytecode in (True, False):
-            print(f"\n== {'cached bytecode' if bytecode else 'no bytecode (kgqa compiled from source every run)'}"
-                  f" ({args.repeat} runs each after a warm-up)")
-            for label, repo in repos:
-                prefix = str(Path(tmp) / f"pyc-{len(results)}")
-                env = env_for(repo, bytecode, prefix)
-                for name, cmd in (("kgqa --help", help_cmd), ("import kgqa", import_cmd), ("import sys", floor_cmd)):
-                    if name == "import sys" and label != "this checkout":
-                        continue
-                    ts, cpu = wall(cmd, env, args.repeat)
-                    results[(label, name, bytecode)] = ts
-                    cpus[(label, name, bytecode)] = cpu
-                    print(f"{label:14s} {name:12s} {fmt_times(ts, cpu)}")
-            if args.baseline_repo:
-                for what, table in (("wall", results), ("cpu", cpus)):
-                    new, old = min(table[("this checkout", "kgqa --help", bytecode)]), \
-                        min(table[("baseline", "kgqa --help", bytecode)])
-                    print(f"kgqa --help {what}: {new:.3f} s vs baseline {old:.3f} s: {old / new:.2f}x faster")
+        results, cpus = time_all(repos, tmp, args.repeat)
         floor = min(results[("this checkout", "import sys", True)])
         best = min(results[("this checkout", "kgqa --help", True)])
         cold = min(results[("this checkout", "kgqa --help", False)])
@@ -161,6 +179,10 @@ def main() -> int:
             "kgqa --help (printed)": "from kgqa.cli import main\nimport contextlib, io\n"
                                      "with contextlib.redirect_stdout(io.StringIO()):\n"
                                      "    try:\n        main(['--help'])\n    except SystemExit:\n        pass",
+            "kgqa evaluate --kg (demo files)": "from kgqa.cli import main\nimport contextlib, io\n"
+                                               "with contextlib.redirect_stdout(io.StringIO()):\n"
+                                               f"    try:\n        main({commands()[1][1][-5:]!r})\n"
+                                               "    except SystemExit:\n        pass",
             "import kgqa": "import kgqa",
             "import kgqa.api": "import kgqa.api",
         }

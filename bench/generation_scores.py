@@ -44,6 +44,8 @@ RULES = {
   (r"^How many departments are responsible for hardware that has the supplier .*\?$", 2, ""),
  ],
  "autry-museum": [
+  (r"^Which man-made object's production (began|ended) [^?]*\?$", 2, "'Which object's production began earliest?': how a person could put it ('man-made object' is CIDOC's, but clear)"),
+  (r"^Which actor's (beginning|end) of existence (began|ended) [^?]*\?$", 1, "CIDOC's 'beginning/end of existence' (a birth, a death): understandable, odd"),
   ('^How many actors are [A-Z][\\w-]*\\?$', 2, ''),
   ('^Which man-made object was produced by a production that (began|ended) .*\\?$', 1, "CIDOC wording ('produced by a production'); a person asks which object was made earliest/before X"),
   ('^Which actor was (taken out of existence by an end of existence|brought into existence by a beginning of existence) .*\\?$', 0, "CIDOC's 'taken out of existence by an end of existence': a person asks who died/was born before X"),
@@ -77,6 +79,12 @@ RULES = {
   (r"^How many subdivisions have a broader concept that has the element .*\?$", 1, "long"),
  ],
  "ammo-occupations": [
+  (r"^Which \w+( \w+)?'s hisco code has a hiscam of [\d.]+\?$", 1, "a lookup by a statistic (the code's hiscam)"),
+  (r"^Which \w+( \w+)?'s hisco code has (the (smallest|largest) hiscam|a hiscam (greater than|less than|of at least|of at most) [\d.]+)\?$", 2,
+   "'Which title's hisco code has the smallest hiscam?': a specialist's question, the two hops said as a person says them"),
+  (r"^Which \w+( \w+)?'s hisco code has the broader concept .*\?$", 2,
+   "the possessive says the two hops; 'has the broader concept X' as in libris-sab's 'Which classification has the broader concept X?'"),
+  (r"^What is the (smallest|largest) hiscam of any hisco code\?$", 2, "whose value is ranked is said (the HISCO codes); a specialist's question"),
   ('^How many titles have a hisco code that has the broader concept .*\\?$', 1, 'two hops through the HISCO hierarchy: awkward'),
   (r"hisco code for Not an occupational title\?$", 1, "the category's label is a sentence ('Not an occupational title')"),
   (r"^(Which|How many) \w+( \w+)? (has|have) the hisco code for .*\?$", 2, "'the HISCO code for <category>': a specialist's question, clear"),
@@ -110,6 +118,8 @@ RULES = {
   (r"^How many things .*\?$", 1, "'things': the counted individuals have no names or classes with words (GO-CAM ids)"),
  ],
  "fso-hgde": [
+  (r"^Which commune is valid from \S+ until \S+\?$", 2, "'valid from X until Y': as a person writes the range"),
+  (r"^How many communes are valid from \S+ until \S+\?$", 2, "'valid from X until Y': as a person writes the range"),
   (r"^Which (code list|concept scheme|commune) (became valid|stopped being valid) (latest|earliest)\?$", 2, ""),
   (r"^Which (code list|concept scheme|commune) (became valid|stopped being valid) (after|before|on or after|on or before) [^ ]*\?$", 2, ""),
   (r"^Which commune is valid until \S+ and is valid from \S+\?$", 1, "'is valid until Y and is valid from X': a person writes 'valid from X until Y'"),

@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                 deadline = time.monotonic() + args.lifetime
                 while not os.path.exists(arg) and time.monotonic() < deadline:
                     time.sleep(0.02)
-            elif kind in ("500", "503", "404"):
+            elif kind in ("500", "503", "404", "405"):
                 return self._send(int(kind), "service trouble", "text/plain")
             elif kind == "429":
                 return self._send(429, "slow down", "text/plain", {"Retry-After": arg or "0"})

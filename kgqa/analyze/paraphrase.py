@@ -33,9 +33,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Hashable, Mapping
+from typing import TYPE_CHECKING, Callable, Hashable, Mapping
 
-import numpy as np
+if TYPE_CHECKING:  # NumPy through kgqa.lazy in the functions that compute (see kgqa.analyze.stats)
+    import numpy as np
+
+from kgqa import lazy
 
 __all__ = ["RankPoint", "rank_curve", "paraphrase_groups", "graphquestions_group"]
 
@@ -115,6 +118,7 @@ def rank_curve(
     """The paraphrase rank curve (see the module docstring): one :class:`RankPoint` per rank
     1..(largest group size, or ``max_rank``). ``ratio`` is ``"paper"`` (``mean@k / mean@1``,
     Su et al.) or ``"same_groups"`` (``mean@k`` over the rank-1 mean of the same groups)."""
+    np = lazy.numpy()
     if ratio not in ("paper", "same_groups"):
         raise ValueError(f"ratio must be 'paper' or 'same_groups', got {ratio!r}")
     if max_rank is not None and max_rank < 1:

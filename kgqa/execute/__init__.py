@@ -23,7 +23,6 @@ from typing import Any
 from kgqa.execute.engine import Engine, EngineInfo
 from kgqa.model.problems import InputError
 from kgqa.execute.embedded import EmbeddedEngine
-from kgqa.execute.endpoint import SparqlEndpoint
 from kgqa.execute.kgfile import cached_store, disk_store_threshold
 
 
@@ -52,6 +51,8 @@ def open_engine(kg: str | Path | Sequence[str | Path], graph: str | None = None,
                 raise InputError(text, "--base applies when loading RDF files, not to an endpoint")
             urls = [u.strip() for u in text.split(",") if u.strip()]
             options = {k: v for k, v in options.items() if k not in ("memory_limit", "max_result_bytes")}
+            from kgqa.execute.endpoint import SparqlEndpoint  # httpx and asyncio only for an endpoint
+
             return SparqlEndpoint(urls, default_graphs=[graph] if graph else (), **options)
         items: list[str | Path] = [kg] if Path(text).exists() else [p.strip() for p in text.split(",") if p.strip()]
     else:

@@ -27,15 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import httpx
-
+from kgqa import lazy
 from kgqa.model.registry import Registry
 from kgqa.model import Dataset, InputError
 from kgqa.load.jsonio import read_yaml
 from kgqa.load import formats
 from kgqa.model.progress import progress_bar
 from kgqa.model.suggest import did_you_mean
-from kgqa.model.urlguard import UrlRefused, guarded_client
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
@@ -304,6 +302,11 @@ def _searched(f: DataFile) -> str:
 
 
 def _download(f: DataFile, dest: Path, verify: bool) -> Path:
+    # httpx (with asyncio, about 0.3 s) is imported here, not at the top: every command reads the
+    # registry, and only a download needs a client
+    from kgqa.model.urlguard import UrlRefused, guarded_client
+
+    httpx = lazy.httpx()
     if not f.url:
         raise InputError(dest, "file is not available locally and has no download URL")
     dest.parent.mkdir(parents=True, exist_ok=True)

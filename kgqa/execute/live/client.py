@@ -230,6 +230,8 @@ class AskResult:
         if len(reasons) > 1:
             text += " (also: " + "; ".join(f"{why}: {n}" for why, n in reasons[1:4]) + \
                 (f"; {len(reasons) - 4} more" if len(reasons) > 4 else "") + ")"
+        if len(reasons) == 1 and len(failed) == len(self.records) and reasons[0][0] in _WRONG_DOOR:
+            text += "; " + _WRONG_DOOR[reasons[0][0]].format(protocol=self.protocol, method=_METHOD.get(self.protocol, "request"))
         if self.not_asked:
             text += (f"; stopped after {self.settings.breaker} questions in a row failed to connect, "
                      f"{self.not_asked} question(s) not asked (the system looks down)")
@@ -243,6 +245,16 @@ class AskResult:
         client = list(dict.fromkeys(r.get("client") or self.settings.describe() for r in by_time))
         return {"system": origin_of(self.url), "protocol": self.protocol, "asked": ",".join(self.langs),
                 "client": "+".join(client) or self.settings.describe()}
+
+
+#: the method each protocol asks with (protocols.py's docstring)
+_METHOD = {"gerbil": "POST", "text2sparql": "GET"}
+#: a failure of every question that says the URL serves another protocol than the one asked
+_WRONG_DOOR = {
+    "HTTP 405": "the URL does not take {protocol}'s {method}: does it serve another protocol? (`kgqa system "
+                "serve` serves gerbil at / unless --protocol text2sparql is given, and both at /gerbil and "
+                "/text2sparql)",
+}
 
 
 class SystemFailed(InputError):

@@ -184,11 +184,6 @@ def plural(word: str) -> str:
 
 
 NAME_WORDS = ("name", "title", "label")
-#: nouns any kind of thing has a value of: ranked over things of no class ("What is the latest
-#: date?") the text cannot say whose value it is; a specific noun ("hiscam") says it by itself
-GENERIC_VALUE_NOUNS = frozenset(("date", "time", "value", "number", "amount", "count", "name", "label", "title",
-                                 "type", "source", "year", "size", "score", "level", "total", "modified", "created",
-                                 "issued", "start", "end", "quantity"))
 #: nouns of relations whose objects are codes: a code object with a label of words is "the
 #: code for <label>" ("has the hisco code for Weaver")
 CODE_NOUNS = frozenset(("code", "codes"))
@@ -257,10 +252,34 @@ class _Describer:
             return self.value(n)
         if nid in self.seen:
             return "it" if nid == self.q.question else "that " + (phrase or _class_text(n, self.lex))
+        if phrase is None and not n.literal and nid != self.q.question and _class_text(n, self.lex) == "thing":
+            phrase = self.named_by(nid)
         self.seen.add(nid)
         subj, obj, sup = self.clauses(nid)
         rel = " and ".join(f"that {c}" for c in [o[0] for o in obj] + subj + ([sup] if sup else []))
         return _a(phrase or _class_text(n, self.lex)) + (" " + rel if rel else "")
+
+    def named_by(self, nid: str) -> str | None:
+        """The noun of the one relation (a noun, read from its subject) by which unnamed node
+        ``nid`` of no class is the object of an unnamed node with nothing else said of it: "a
+        hisco code" for ``?o <hisco_code> ?c`` (being something's hisco code is what the noun
+        says); that edge is then said. None when there is no such edge."""
+        hits = []
+        for i in self._open_edges(nid):
+            e = self.q.edges[i]
+            src = self.q.node(e.src)
+            rt = _rel(e.rel, self.lex)
+            if e.dst == nid and e.src != nid and src.value is None and not src.literal and \
+                    e.src != self.q.question and e.src not in self.seen and rt.kind == "noun" and \
+                    rt.inverse is None and not (rt.time_span or rt.identifying or rt.positional) and \
+                    rt.words not in NAME_WORDS and not [j for j in self._open_edges(e.src) if j != i]:
+                hits.append((i, e.src, rt.words))
+        if len(hits) != 1:
+            return None
+        i, src, words = hits[0]
+        self.covered.add(i)
+        self.seen.add(src)
+        return words
 
     def clauses(self, nid: str, plural_: bool = False) -> tuple[list[str], list[ObjClause], str | None]:
         """(verb phrases with ``nid`` as subject, clauses with it as object, the superlative
@@ -530,10 +549,23 @@ def _sentence(head: str, subj: list[str], obj: list[ObjClause], sup: str | None)
     # a clause whose noun phrase has relative clauses goes last, so that the clauses after it
     # cannot be read as its own ("Which supplier has the address country France and is the
     # supplier of a hardware that ...")
-    subj = sorted(subj, key=lambda c: " that " in c)
+    subj = sorted(validity_range(subj), key=lambda c: " that " in c)
     rel = " and ".join(f"that {c}" for c in [o[0] for o in obj] + (subj if sup else []))
     main = " and ".join([sup] if sup else subj)
     return " ".join(filter(None, [head, rel, main]))
+
+
+_VALID = re.compile(r"^(is|are) valid (from|until) (\S+)$")
+
+
+def validity_range(subj: list[str]) -> list[str]:
+    """Two clauses that bound one validity ("is valid until 2002-12-31", "is valid from
+    1978-01-01") said as a person writes the range: "is valid from 1978-01-01 until 2002-12-31"."""
+    got = {m[2]: (k, m) for k, c in enumerate(subj) if (m := _VALID.match(c))}
+    if set(got) != {"from", "until"}:
+        return subj
+    (i, a), (j, b) = got["from"], got["until"]
+    return [f"{a[1]} valid from {a[3]} until {b[3]}" if k == i else c for k, c in enumerate(subj) if k != j]
 
 
 def describe(q: GraphQuery, lex: Lexicon) -> tuple[str, dict[str, str], set[int]]:
@@ -597,9 +629,8 @@ def _value_question(q: GraphQuery, d: _Describer, lex: Lexicon) -> str:
         word = ("latest" if fn.name == "max" else "earliest") if date else \
             ("largest" if fn.name == "max" else "smallest")
         bare = subj.split(" ", 1)[1] if subj.startswith(("a ", "an ")) else subj
-        if owner.value is None and bare == "thing" and not join:  # "What is the largest hiscam?"
-            if set(phrase.lower().split()) & GENERIC_VALUE_NOUNS:  # "What is the latest date?" of what?
-                d.problems.append("a superlative over things of no class: the text cannot say whose value it is")
+        if owner.value is None and bare == "thing" and not join:  # "What is the largest hiscam?" of what?
+            d.problems.append("a superlative over things of no class: the text cannot say whose value it is")
             return _finish(f"What is the {word} {phrase}")
         of = subj if owner.value is not None else "any " + bare
         return _finish(f"What is the {word} {phrase} of {of}{join}")
@@ -635,6 +666,9 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
         if not (subj or obj or sup):
             return _finish(f"How many {plural(cls)} are there"), d
         return _finish(_sentence(f"How many {plural(cls)}", subj, obj, sup)), d
+    poss = _possessive(q, d, lex, cls)
+    if poss:
+        return _finish(poss), d
     subj, obj, sup = d.clauses(x.id)
     if not (subj or obj or sup):
         return _finish(f"Which {cls} is there"), d
@@ -651,6 +685,46 @@ def _describe(q: GraphQuery, lex: Lexicon) -> tuple[str, _Describer]:
         return _finish(f"Who {subj[0]}"), d
     head = "What" if cls == "thing" else f"Which {cls}"
     return _finish(_sentence(head, subj, obj, sup)), d
+
+
+def _possessive(q: GraphQuery, d: _Describer, lex: Lexicon, cls: str) -> str:
+    """"Which title's hisco code has the smallest hiscam?" for a question node whose only edge
+    is a relation with one object per subject (:attr:`Lexicon.multivalued` excluded: "the X's
+    code" says there is one) to an unnamed node of which everything else is said as its
+    subject: the two hops as a person writes them, rather than "Which title has a hisco code
+    that has the smallest hiscam?". The node is said by the relation's noun, or, for a verb or
+    a participle ("was produced by"), by its class ("Which man-made object's production began
+    earliest?" rather than "... was produced by a production that began earliest?"). "" when
+    the query has another shape (nothing is said then)."""
+    x = q.qnode
+    mine = [i for i, e in enumerate(q.edges) if x.id in (e.src, e.dst)]
+    if q.function.name == "count" or cls == "thing" or len(mine) != 1 or not re.fullmatch(r"[a-z][a-z -]*", cls):
+        return ""
+    i = mine[0]
+    e = q.edges[i]
+    y = q.node(e.dst)
+    rt = _rel(e.rel, lex)
+    if e.src != x.id or y.id == x.id or y.literal or y.value is not None or rt.kind not in ("noun", "adj", "verb") or \
+            rt.time_span or rt.identifying or rt.words in NAME_WORDS or e.rel in lex.multivalued:
+        return ""
+    rest = [j for j, f in enumerate(q.edges) if j != i and y.id in (f.src, f.dst)]
+    if e.rel in lex.structural and not any(_rel(q.edges[j].rel, lex).time_span for j in rest):
+        return ""  # said through ("Which organ is in the city X?"), but not into a time-span
+    noun = rt.words
+    if rt.kind != "noun":  # "Which man-made object's production began earliest?": y said by its class
+        noun = _class_text(y, lex)
+        if noun == "thing" or noun in TIME_SPAN_WORDS or rt.object_noun or not re.fullmatch(r"[a-z][a-z -]*", noun):
+            return ""
+    if not rest or any(q.edges[j].src != y.id or q.edges[j].dst == y.id for j in rest):
+        return ""  # said of y as its object ("that X contains"): no possessive
+    d.seen.update((x.id, y.id))
+    d.covered.add(i)
+    subj, obj, sup = d.clauses(y.id)
+    if not (subj or sup):  # (cannot happen: every other edge of y has y as subject)
+        d.problems.append("nothing said of a possessive's noun")
+        return f"Which {cls} has {_a(rt.words)}"
+    owner = cls + ("'" if cls.endswith("s") else "'s")
+    return _sentence(f"Which {owner} {noun}", subj, obj, sup)
 
 
 def _squash(text: str) -> str:
@@ -735,6 +809,8 @@ def unreadable_term(t: Term | None, lex: Lexicon) -> str:
             return f"{t.value} has no label"
         if code_like(text):
             return f"{t.value} is named by a code ({text!r})"
+        if _PLACEHOLDER.match(text.strip()):
+            return f"{t.value}'s label {text!r} says what it is not or that it is unknown"
         if len(text.split()) > MAX_TOPIC_WORDS:
             return f"{t.value}'s label is too long for a topic ({len(text.split())} words)"
     return ""
@@ -748,6 +824,10 @@ MAX_TOPIC_DECIMALS = 3
 _MEASUREMENT = re.compile(r"^[-+]?\d*[.,]\d{%d,}$" % (MAX_TOPIC_DECIMALS + 1))
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 _WORD = re.compile(r"^[^\W\d_]{2,}$")
+#: labels of placeholder categories ("Not an occupational title", "Unknown", "N/A", "Not
+#: specified"): they say what a thing is not, or that it is not known, and name nothing a
+#: person asks by ("Which title has the hisco code for Not an occupational title?")
+_PLACEHOLDER = re.compile(r"^(not\b|unknown$|n/?a$|none$|unspecified$|undefined$|unclassified$)", re.IGNORECASE)
 
 
 def code_like(text: str) -> bool:

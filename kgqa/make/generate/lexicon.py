@@ -92,6 +92,9 @@ BOUND_CHANGE_WORDS = {"valid from": "became valid", "valid since": "became valid
 
 _OPAQUE = re.compile(r"^[A-Za-z]{0,8}[_:-]?\d+[a-z]?$")
 _CIDOC = re.compile(r"^[A-Z]\d+[a-z]?[_ ]+(?=\w)")
+#: a word with letters and two digits or more run together ("coo1980", "hisclass12", "iso639"):
+#: the name of a code system or of a version, no word a question can use
+_CODE_NAME = re.compile(r"^(?=.*[A-Za-z]{2})(?=.*\d{2})[A-Za-z]+\d+[A-Za-z]*$|^\d+[A-Za-z]{2,}\d*$")
 
 
 @dataclass(frozen=True)
@@ -346,6 +349,8 @@ def is_opaque_name(iri: str) -> bool:
     raw = re.split(r"[#/:]", iri.rstrip("/#"))[-1]
     if not raw or _OPAQUE.match(raw):
         return True
+    if any(_CODE_NAME.match(w) for w in split_name(iri)):
+        return True  # "coo1980_code", "hisclass12": a code system's name no reader can say
     words = [p for w in split_name(iri) for p in w.split("-") if any(c.isalpha() for c in p)]
     if len(words) == 1 and words[0].isalpha() and words[0].islower() and len(words[0]) >= 4:
         return False  # one lower-case word lemminflect lacks is a domain term ("hiscam"), not a code

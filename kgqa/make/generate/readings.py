@@ -15,7 +15,12 @@ queries. A graph query is rejected when
 - ``ambiguous-reading``: a relation between two entities read the other way round (the
   reader's other interpretation of "Which region has subregion X?": is X the region's
   subregion, or the region X's?) gives a different, non-empty answer. Relations whose
-  direction the user lexicon or a built-in entry fixes are not re-read.
+  direction the user lexicon or a built-in entry fixes are not re-read;
+- ``ambiguous-topic``: another entity has the topic's label (three HISCO codes are each "Not
+  an occupational title"), and the query with that entity in the topic's place has answers the
+  question's own do not include (a reader of "the hisco code for Not an occupational title"
+  expects the answers of all three); a twin with no answer, or only answers the question has,
+  changes nothing a reader expects (:func:`label_twins`).
 
 Each check is one batch of SPARQL queries through :class:`~kgqa.make.generate.kg.KGAccess`.
 """
@@ -132,6 +137,44 @@ def _reversed(q: GraphQuery, i: int) -> GraphQuery:
     return replace(q, edges=edges)
 
 
+#: entities looked up per topic whose label is the topic's (:func:`label_twins`)
+MAX_TWINS = 5
+
+
+def label_twins(kg: KGAccess, q: GraphQuery, lex) -> list[GraphQuery]:
+    """``q`` with each grounded entity replaced by another entity that has the label the text
+    says (by the same label property, any language tag), at most :data:`MAX_TWINS` per topic:
+    the other things a reader could take the topic for. One batch of queries."""
+    if lex is None or not lex.props:
+        return []
+    topics = [n for n in q.topic_entities if isinstance(n.value, IRI)]
+    props = ", ".join(f"<{p}>" for p in lex.props)
+    texts = [f"SELECT DISTINCT ?o WHERE {{ {n.value.n3()} ?p ?l . FILTER(?p IN ({props})) "
+             f"FILTER(STR(?l) = {Literal(lex.label(n.value.value)).n3()}) ?o ?p ?l . "
+             f"FILTER(isIRI(?o) && ?o != {n.value.n3()}) }} LIMIT {MAX_TWINS}" for n in topics]
+    if not texts:
+        return []
+    out = []
+    for n, r in zip(topics, kg.select_many(texts)):
+        if isinstance(r, QueryFailed):
+            raise r
+        for (o, *_rest) in r.rows:
+            if isinstance(o, IRI):
+                out.append(q.ground({n.id: o}))
+    return out
+
+
+def _twin_differs(q: GraphQuery, rows: frozenset, want: frozenset) -> bool:
+    """Whether a twin's answer (:func:`label_twins`) adds to what the question's reader
+    expects: a list with answers the question's own lack; a count, superlative or comparative
+    with any answer that is not the question's (a count of 0 adds nothing)."""
+    if q.function.name == "count":
+        rows = frozenset(row for row in rows if not all(c == Literal("0", _INT) for c in row))
+    if not rows:
+        return False
+    return bool(rows - want) if q.function.name == "none" else rows != want
+
+
 def readings_problem(kg: KGAccess, answered: Answered, lex, text: str) -> str:
     """The reason to reject ``answered`` (module docstring), or "". Raises :class:`QueryFailed`."""
     q = answered.query
@@ -140,6 +183,14 @@ def readings_problem(kg: KGAccess, answered: Answered, lex, text: str) -> str:
         return why
     if lex is not None and answer_in_text(answered, lex, text):
         return "answer-in-text"
+    twins = label_twins(kg, q, lex)
+    if twins:
+        want = answer_key(answered.answer)
+        for r in kg.select_many([t.sparql() for t in twins]):
+            if isinstance(r, QueryFailed):
+                raise r
+            if _twin_differs(q, frozenset(row for row in r.rows if any(c is not None for c in row)), want):
+                return "ambiguous-topic"
     plain = q.sparql(function=False)
     head = f"SELECT DISTINCT ?{q.question}"
     texts = [plain.replace(head, f"SELECT (COUNT(DISTINCT ?{nid}) AS ?n)", 1) for nid in pinned_nodes(q)]

@@ -125,6 +125,16 @@ def test_failure_threshold_counts_more_than_half(ck25, answers, tmp_path):
     assert ok.failure_summary() == f"HTTP 404 at {srv.url} for 5 of 10 questions"
 
 
+def test_every_question_refused_405_says_the_url_may_serve_another_protocol(ck25, answers, tmp_path):
+    ds = first(ck25, 4)
+    with faulty(answers, {q: ["405"] for q in texts(ds).values()}, workdir=tmp_path) as srv:
+        with pytest.raises(SystemFailed) as e:
+            ask(ds, srv.url, "text2sparql", quiet(concurrency=2, retries=0))
+    assert f"HTTP 405 at {srv.url} for 4 of 4 questions; the URL does not take text2sparql's GET: does it " \
+           "serve another protocol?" in str(e.value)
+    assert "--protocol text2sparql" in str(e.value)
+
+
 def test_failure_reasons_group_one_cause():
     assert failure_reason({"outcome": "http_error", "message": "connection error: ConnectError: connection refused "
                                                                "(gave up after 4 attempts)"}) == "connection refused"
