@@ -30,8 +30,8 @@ import math
 from kgqa.make.generate.commonness import Commonness
 from kgqa.make.generate.functions import choose_function, parse_function_shares
 from kgqa.make.generate.graphquery import FUNCTION_CLASSES, FUNCTIONS, GraphQuery
-from kgqa.make.generate.grounding import (apply, candidates, comparative_constants, count_varies, named_classes,
-                                         validate_many)
+from kgqa.make.generate.grounding import (SIGNATURE_MAX_TRIPLES, apply, candidates, comparative_constants,
+                                         count_varies, may_ground, named_classes, node_signatures, validate_many)
 from kgqa.make.generate.kg import KGAccess, QueryFailed
 from kgqa.make.generate.language import (canonical_question, faithfulness, problem_kind, unreadable_term,
                                          unreadable_topics, wording_problems)
@@ -252,6 +252,12 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         named_cls = named_classes(kg, schema.classes, named)
     except QueryFailed:
         named_cls = frozenset()
+    sigs = None  # what meets at the KG's nodes: templates that cannot be grounded cost no query
+    if schema.stats.get("triples", 0) <= SIGNATURE_MAX_TRIPLES:
+        try:
+            sigs = node_signatures(kg)
+        except QueryFailed:
+            sigs = None
     allowed = tuple(opts.functions)
     tried: dict[str, int] = {}  # templates tried per function class since its last acceptance
     last_accept = 0
@@ -279,6 +285,8 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             out.rejected["template-full"] += 1
             continue
         if fn == "count":
+            if key not in varies and sigs is not None and not may_ground(sigs, t):
+                varies[key] = False  # no grounding: count_varies would find no row
             if key not in varies:
                 try:
                     varies[key] = count_varies(kg, t)
@@ -288,6 +296,8 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             if not varies[key]:
                 out.rejected["count-always-one"] += 1
                 continue
+        if key not in ungroundable and sigs is not None and not may_ground(sigs, t, named):
+            ungroundable.add(key)  # its grounding query would come back empty
         if key in ungroundable:  # its grounding query came back empty: it does under every salt
             out.rejected["no-grounding"] += 1
             continue
