@@ -457,13 +457,14 @@ def test_no_shared_gold_query_is_refused_and_prepare_equals_normalise(shared_dat
 _QUERYISH = st.text(alphabet=st.sampled_from(
     list("SELECT DISTINCT COUNT xsd:int dbo:x ( ) { } ?a ?b <http://x/> \"s # t\" 'u' # c\n WHERE AS . ,")),
     max_size=80)
+_PARTS = st.lists(st.sampled_from([
+    "SELECT", "DISTINCT", "COUNT(?x)", "COUNT(DISTINCT ?y)", "xsd:int(?v)", "(MAX(?z))", "?a", "WHERE",
+    "{", "}", "?s dbo:p ?o .", '"str # not a comment"', "# comment (COUNT\n", "<http://x/a>", "(", ")",
+    "FILTER(xsd:int(?v) > 2)", "NOW()", "AS ?n", "dbr:X", "'x' ", "\n"]), max_size=14)
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.sampled_from([
-    "SELECT", "DISTINCT", "COUNT(?x)", "COUNT(DISTINCT ?y)", "xsd:int(?v)", "(MAX(?z))", "?a", "WHERE",
-    "{", "}", "?s dbo:p ?o .", '"str # not a comment"', "# comment (COUNT\n", "<http://x/a>", "(", ")",
-    "FILTER(xsd:int(?v) > 2)", "NOW()", "AS ?n", "dbr:X", "'x' ", "\n"]), max_size=14), _QUERYISH)
+@given(_PARTS, _QUERYISH)
 def test_normaliser_only_adds_tokens_and_never_touches_strings_iris_comments(parts, noise):
     """100 examples here; the slow part runs 300 (the _thoroughly twin)."""
     _check_normaliser_only_adds_tokens_and_never_touches_strings_iris_comments(parts, noise)
@@ -471,10 +472,7 @@ def test_normaliser_only_adds_tokens_and_never_touches_strings_iris_comments(par
 
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from([
-    "SELECT", "DISTINCT", "COUNT(?x)", "COUNT(DISTINCT ?y)", "xsd:int(?v)", "(MAX(?z))", "?a", "WHERE",
-    "{", "}", "?s dbo:p ?o .", '"str # not a comment"', "# comment (COUNT\n", "<http://x/a>", "(", ")",
-    "FILTER(xsd:int(?v) > 2)", "NOW()", "AS ?n", "dbr:X", "'x' ", "\n"]), max_size=14), _QUERYISH)
+@given(_PARTS, _QUERYISH)
 def test_normaliser_only_adds_tokens_and_never_touches_strings_iris_comments_thoroughly(parts, noise):
     _check_normaliser_only_adds_tokens_and_never_touches_strings_iris_comments(parts, noise)
 
