@@ -13,6 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
 from webserver import free_port
 
 
@@ -151,3 +152,14 @@ class PgServer:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+@pytest.fixture(scope="module")
+def pg():
+    """A private cluster for a test module's tests (import this fixture into the module); they
+    are skipped, saying why, where none can start here."""
+    why = why_not()
+    if why:
+        pytest.skip(why)
+    with PgServer() as server:
+        yield server

@@ -17,7 +17,7 @@ from kgqa.store import Store, StoreError, schema
 from kgqa.store.journal import StoreJournal
 from kgqa.store.runner import wait_for_store
 from kgqa.store.store import AWAY_GRACE_S, owner_id
-from pgserver import PgServer, why_not
+from pgserver import PgServer, pg  # noqa: F401 (pg: a fixture)
 from systemprocs import count, faulty
 
 
@@ -169,15 +169,6 @@ def test_a_schema_5_store_gets_the_journal_table(tmp_path):
         assert c.execute(text("SELECT version FROM kgqa_schema")).scalar() == schema.VERSION == 6
     assert s.journal(eid) == {"q1": "{}"}
     s.close()
-
-
-@pytest.fixture(scope="module")
-def pg():
-    why = why_not()
-    if why:
-        pytest.skip(why)
-    with PgServer() as server:
-        yield server
 
 
 def _lapse(pg: PgServer, eid: str) -> None:

@@ -20,7 +20,7 @@ import pytest
 
 from kgqa.store import Store
 from kgqa.store.store import LostClaim, owner_id
-from pgserver import PgServer, why_not
+from pgserver import pg  # noqa: F401 (a fixture)
 from webserver import descendants
 from workerprocs import N_QUESTIONS, Worker, asked, cli_scores, create, finishes, slow_system, wait_all
 
@@ -74,15 +74,6 @@ def test_a_worker_whose_experiment_was_recorded_by_its_successor_records_nothing
         with pytest.raises(LostClaim):
             st.fail(eid, "the first's result", owner=first)
         assert st.get(eid).error == "recorded by the second"
-
-
-@pytest.fixture(scope="module")
-def pg():
-    why = why_not()
-    if why:
-        pytest.skip(why)
-    with PgServer() as server:
-        yield server
 
 
 def _drain(url: str, taken: list, errors: list) -> None:
