@@ -29,12 +29,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from numbers import Real
-from typing import TYPE_CHECKING, Hashable, Mapping, Sequence
+from typing import Hashable, Mapping, Sequence
 
-if TYPE_CHECKING:  # NumPy through kgqa.lazy in the functions that compute (see kgqa.analyze.stats)
-    import numpy as np
+import numpy as np
 
-from kgqa import lazy
 from kgqa.analyze.stats import bootstrap_ci
 
 __all__ = ["Cell", "NONE", "breakdown", "bin_edges", "bin_labels", "assign_bin"]
@@ -55,7 +53,6 @@ class Cell:
 
 
 def _is_number(v: object) -> bool:
-    np = lazy.numpy()
     return isinstance(v, (Real, np.number)) and not isinstance(v, (bool, np.bool_))
 
 
@@ -80,7 +77,6 @@ def _members(value: object) -> list[Hashable]:
 
 
 def _sort_key(k: Hashable) -> tuple:
-    np = lazy.numpy()
     if k == NONE and isinstance(k, str):
         return (3, 0, "")
     if isinstance(k, (bool, np.bool_)):
@@ -125,7 +121,6 @@ def _outside_labels(edges: Sequence[float]) -> tuple[str, str]:
 def bin_edges(values: Sequence[float], bins: int | Sequence[float]) -> list[float]:
     """Explicit edges (validated: at least two, finite, strictly increasing) or, for an
     integer ``q``, the ``q``-quantile edges of ``values`` with duplicates merged."""
-    np = lazy.numpy()
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
         if bins < 1:
             raise ValueError(f"number of quantile bins must be at least 1, got {bins}")
@@ -149,7 +144,6 @@ def bin_edges(values: Sequence[float], bins: int | Sequence[float]) -> list[floa
 def assign_bin(value: float, edges: Sequence[float]) -> int:
     """Index of the bin holding ``value``: ``-1`` below ``e0``, ``len(edges) - 1`` above the
     last edge, else ``i`` for ``[e_i, e_(i+1))`` (the last bin closed)."""
-    np = lazy.numpy()
     if value < edges[0]:
         return -1
     if value > edges[-1]:
@@ -220,7 +214,6 @@ def breakdown(
 
 
 def _cell(key: Hashable, values: list[float], ci: bool, seed: int, confidence: float, resamples: int) -> Cell:
-    np = lazy.numpy()
     if ci:
         c = bootstrap_ci(values, confidence=confidence, resamples=resamples, seed=seed)
         return Cell(key, len(values), c.mean, c.low, c.high)

@@ -41,12 +41,12 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import combinations
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
 
 from kgqa import lazy
-
-if TYPE_CHECKING:  # NumPy (about 0.1-0.3 s) is imported by the functions that compute, through kgqa.lazy:
-    import numpy as np  # a command that only prints a table imports this module and never needs it
+from kgqa.analyze.letters import system_letters
 
 __all__ = [
     "CI",
@@ -75,12 +75,10 @@ _TINY = math.ulp(0.0)  # the smallest positive float (numpy.nextafter(0.0, 1.0))
 
 
 def _generator(seed: int) -> np.random.Generator:
-    np = lazy.numpy()
     return np.random.Generator(np.random.PCG64(seed))
 
 
 def _as_scores(values: Sequence[float] | np.ndarray, what: str = "scores") -> np.ndarray:
-    np = lazy.numpy()
     arr = np.asarray(values, dtype=np.float64)
     if arr.ndim != 1:
         raise ValueError(f"{what}: expected a one-dimensional sequence of numbers, got shape {arr.shape}")
@@ -149,7 +147,6 @@ def _exact_means(series: Sequence[np.ndarray], resamples: int, rng: np.random.Ge
     """Means of ``resamples`` resamples drawn with replacement (in blocks) of each series, all of
     one length, on the *same* draws: each block of indices is drawn once and gathered from every
     series."""
-    np = lazy.numpy()
     n = series[0].size
     outs = [np.empty(resamples, dtype=np.float64) for _ in series]
     blocks = _blocks(n, resamples)
@@ -164,7 +161,6 @@ def _exact_means(series: Sequence[np.ndarray], resamples: int, rng: np.random.Ge
 
 
 def _degenerate(x: np.ndarray, confidence: float) -> CI | None:
-    np = lazy.numpy()
     n = x.size
     if n == 0:
         nan = float("nan")
@@ -328,7 +324,6 @@ class _Series:
 def _quantile_positions(q: float, count: int) -> list[int]:
     """Sorted positions numpy's linear-interpolation quantile may read (its floor and the next
     one, widened by one on each side against the rounding of ``q * (count - 1)``)."""
-    np = lazy.numpy()
     v = int(np.floor(q * (count - 1)))
     return [p for p in range(v - 1, v + 3) if 0 <= p < count]
 
@@ -336,7 +331,6 @@ def _quantile_positions(q: float, count: int) -> list[int]:
 def _dyadic(x: np.ndarray) -> bool:
     """True when every sum of ``n`` values of ``x`` is exact in any order: all values are
     multiples of ``2^-e`` for some ``e <= 30`` and ``n * max|x| * 2^e < 2^53``."""
-    np = lazy.numpy()
     top = float(np.abs(x).max()) * x.size
     for e in range(31):
         scaled = x * 2.0**e
@@ -359,7 +353,6 @@ def _draws_split_freely(n: int) -> bool:
     """True when drawing resamples of size ``n`` a few rows per call gives the same indices as
     one call per block (numpy's bounded integers keep no state between calls but the bit
     generator's: checked once per length, else the banded path is not used)."""
-    np = lazy.numpy()
     whole = _generator(20_250_917).integers(0, n, size=(3, n))
     rng = _generator(20_250_917)
     parts = [rng.integers(0, n, size=(1, n)), rng.integers(0, n, size=(2, n))]
@@ -382,7 +375,6 @@ def _one_blas_thread() -> contextlib.AbstractContextManager:
 def _banded_means(items: list[_Series], resamples: int, seed: int) -> list[np.ndarray]:
     """Resample means of every series, exact wherever a quantile or a p-value of the series
     can depend on them (see the comment above); elsewhere within ``eps`` of the exact mean."""
-    np = lazy.numpy()
     n = items[0].x.size
     X = np.stack([it.x for it in items], axis=1)
     approx = np.empty((resamples, len(items)), dtype=np.float64)
@@ -452,7 +444,6 @@ def _bootstrap_many(
     the shifted-null count of :func:`paired_bootstrap` (``x`` the differences), all resampled
     with ``seed`` -- the same numbers as one call per series, with each block of draws shared
     by every series of its length."""
-    np = lazy.numpy()
     out: list[tuple[float, float, int | None]] = [(0.0, 0.0, None)] * len(requests)
     by_length: dict[int, list[int]] = {}
     for i, (x, _, _) in enumerate(requests):
@@ -496,7 +487,6 @@ def _randomization_many(diffs: Sequence[np.ndarray], trials: int, seed: int) -> 
     its threshold (``eps = 8 (n + 2) u sum|d|``, see "shared draws" above), that vector's block is
     recomputed with the one-vector code; vectors of multiples of ``2^-e`` (binary measures) are
     summed exactly in any order."""
-    np = lazy.numpy()
     out = [1.0] * len(diffs)
     by_length: dict[int, list[int]] = {}
     for i, d in enumerate(diffs):
@@ -519,7 +509,6 @@ def _randomization_many(diffs: Sequence[np.ndarray], trials: int, seed: int) -> 
 
 
 def _sign_flip_counts(vectors: list[np.ndarray], trials: int, seed: int) -> list[int]:
-    np = lazy.numpy()
     n = vectors[0].size
     totals = [float(d.sum()) for d in vectors]
     thresholds = [abs(t) - _TOL * max(1.0, float(np.abs(d).sum())) for d, t in zip(vectors, totals)]
@@ -550,13 +539,11 @@ def _sign_flip_counts(vectors: list[np.ndarray], trials: int, seed: int) -> list
 
 def is_binary(values: Sequence[float] | np.ndarray) -> bool:
     """True when every value is 0 or 1 (booleans and floats 0.0 / 1.0 included)."""
-    np = lazy.numpy()
     arr = np.asarray(values, dtype=np.float64)
     return bool(np.all((arr == 0.0) | (arr == 1.0)))
 
 
 def _as_binary(values, what: str) -> np.ndarray:
-    np = lazy.numpy()
     arr = _as_scores(values, what)
     bad = ~((arr == 0.0) | (arr == 1.0))
     if bad.any():
@@ -576,7 +563,6 @@ def mcnemar_exact(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarr
     probability 1/2, i.e. ``min(1, 2 * P(X <= min(n01, n10)))`` for ``X ~ Binomial(n01 + n10, 1/2)``,
     computed by ``scipy.stats.binomtest(n01, n01 + n10).pvalue``. No discordant pairs gives
     ``p = 1``. Values other than 0/1 raise ``ValueError``."""
-    np = lazy.numpy()
     x = _as_binary(a, "a")
     y = _as_binary(b, "b")
     if x.shape != y.shape:
@@ -594,7 +580,6 @@ def _signed_rank_exact(d: np.ndarray) -> float:
     (each non-zero difference positive or negative with probability 1/2, midranks for ties):
     ``min(1, 2 * min(P(T+ <= t), P(T+ >= t)))``, as ``scipy.stats.permutation_test`` computes
     it when enumerating all sign patterns."""
-    np = lazy.numpy()
     ranks2 = np.rint(2 * _scipy_stats().rankdata(np.abs(d))).astype(np.int64)  # midranks are multiples of 1/2
     t = int(ranks2[d > 0].sum())
     counts = np.zeros(int(ranks2.sum()) + 1, dtype=np.float64)
@@ -619,7 +604,6 @@ def wilcoxon(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -
     programming over the signed-rank sums (same p-value as scipy, milliseconds instead of
     seconds). When every difference is 0 the systems are
     indistinguishable and ``p = 1`` (scipy would return NaN with a warning)."""
-    np = lazy.numpy()
     x, y = _as_pair(a, b)
     d = x - y
     if not np.any(d):
@@ -639,7 +623,6 @@ def wilcoxon(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -
 
 
 def _as_pvalues(pvalues: Iterable[float]) -> np.ndarray:
-    np = lazy.numpy()
     p = np.asarray(list(pvalues), dtype=np.float64)
     if p.ndim != 1:
         raise ValueError(f"p-values: expected a flat sequence, got shape {p.shape}")
@@ -656,7 +639,6 @@ def holm(pvalues: Iterable[float]) -> list[float]:
     With ``p_(1) <= ... <= p_(m)`` sorted ascending, ``adj_(i) = max_{j <= i} min(1, (m - j + 1)
     * p_(j))``: monotone in the raw p-values, never below the raw value, capped at 1. Reject at
     level alpha exactly where ``adj < alpha`` (equivalently ``<=``)."""
-    np = lazy.numpy()
     p = _as_pvalues(pvalues)
     m = p.size
     if m == 0:
@@ -676,7 +658,6 @@ def benjamini_hochberg(pvalues: Iterable[float]) -> list[float]:
     p_(j))``: monotone, never below the raw value, capped at 1; computed by
     ``scipy.stats.false_discovery_control(p, method="bh")`` (the input checked here first, and
     the result floored at the raw p-value should rounding ever put it one ulp below)."""
-    np = lazy.numpy()
     p = _as_pvalues(pvalues)
     if p.size == 0:
         return []
@@ -704,7 +685,6 @@ def win_tie_loss(
     a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, eps: float = 1e-12
 ) -> WinTieLoss:
     """Count per-question wins, ties and losses of ``a`` against ``b`` (tie when ``|a-b| <= eps``)."""
-    np = lazy.numpy()
     x = _as_scores(a, "a")
     y = _as_scores(b, "b")
     if x.shape != y.shape:
@@ -764,7 +744,6 @@ def untested_reason(d: np.ndarray) -> tuple[str, tuple[str, ...]]:
     test for fewer than :data:`MIN_TEST_N` questions; the bootstrap when every difference is the
     same non-zero value (one side constant against the other: every resample equals the observed
     mean, so its "p-value" is 1 / (resamples + 1) whatever n is). Identical series keep p = 1. ``("", ())`` when every test can run."""
-    np = lazy.numpy()
     if d.size < MIN_TEST_N:
         return (f"n = {d.size} < {MIN_TEST_N}: too few questions for a significance test (no exact paired test "
                 "can reach p < 0.05)", TESTS)
@@ -786,21 +765,6 @@ def common_ids(scores: Mapping[str, Mapping[str, float]]) -> tuple[list[str], di
     else:
         ids = sorted(common, key=lambda q: (str(type(q).__name__), str(q)))
     return ids, {system: len(s - common) for system, s in sets.items()}
-
-
-def system_letters(systems: Sequence[str]) -> dict[str, str]:
-    """Letters for systems in order: a, b, ..., z, aa, ab, ... (as ranx marks significance)."""
-    out: dict[str, str] = {}
-    for i, system in enumerate(systems):
-        label = ""
-        k = i
-        while True:
-            label = chr(ord("a") + k % 26) + label
-            k = k // 26 - 1
-            if k < 0:
-                break
-        out[system] = label
-    return out
 
 
 def significance_letters(

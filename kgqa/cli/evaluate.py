@@ -71,10 +71,12 @@ def next_steps(runs: Path, cwd: Path | None = None) -> list[tuple[str, str]]:
 def emit(evals: list[Evaluation], fmt: OutputFormat, per_question: bool, output: Optional[Path]) -> None:
     from kgqa import api
     from kgqa.cli._output import write_text
-    from kgqa.report import console
+    # the evaluation tables alone, not kgqa.report.console: it brings every renderer (comparisons,
+    # breakdowns, audits, and with them NumPy and the SPARQL parser), and `kgqa evaluate` prints one table
+    from kgqa.report import evaluation
 
     if fmt is OutputFormat.table and output is None:
-        console.print_evaluations(out, evals, per_question=per_question)
+        evaluation.terminal(out, evals, per_question=per_question)
         return
     write_text(api.render_evaluations(evals, fmt.value), output)
 

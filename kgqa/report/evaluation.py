@@ -20,7 +20,7 @@ from kgqa.load import jsonio
 from kgqa.model.gcpause import during
 from kgqa.report import numbers
 from kgqa.report.fit import Grid
-from kgqa.report.html import report_table
+from kgqa.report.htmltable import report_table
 from kgqa.report.model import evaluation_report, measure_labels as _labels
 from kgqa.score.evaluate import Evaluation
 from kgqa.analyze.hints import hints

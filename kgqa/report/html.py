@@ -26,7 +26,6 @@ Light and dark themes follow the system. Sections:
 from __future__ import annotations
 
 import base64
-import html
 import io
 import json
 from collections.abc import Mapping, Sequence
@@ -42,7 +41,8 @@ from kgqa.analyze.comparison import MultiComparison, compare_evaluations
 from kgqa.analyze.taxonomy import LABELS, classify_evaluation, taxonomy_counts
 from kgqa.report import analysis as A
 from kgqa.report import numbers
-from kgqa.report.model import Report, ReportCell, comparison_report, evaluation_report
+from kgqa.report.htmltable import Raw as _Raw, escape as _e, report_table, table as _table
+from kgqa.report.model import comparison_report, evaluation_report
 from kgqa.score.evaluate import Evaluation, require_items
 
 __all__ = ["html_report", "report_table"]
@@ -92,10 +92,6 @@ function kgqaFilter(box){
 """
 
 _COLORS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd"]
-
-
-def _e(x: Any) -> str:
-    return html.escape("" if x is None else str(x), quote=True)
 
 
 def _trunc(s: str | None, n: int = 120) -> str:
@@ -236,52 +232,6 @@ def _stacked(runs: list[str], labels: list[str], counts: Mapping[str, Mapping[st
 
 
 # --------------------------------------------------------------------------- tables
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric_from: int = 1,
-           numeric_to: int | None = None, row_attrs: Sequence[str] | None = None) -> str:
-    """A table in a horizontally scrolling box: numeric cells (columns ``numeric_from`` up to
-    ``numeric_to``) never wrap, the first column (ids, names) does not either."""
-    out = ['<div class="scroll"><table>', "<tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr>"]
-    for i, r in enumerate(rows):
-        cells = []
-        for j, c in enumerate(r):
-            raw = isinstance(c, _Raw)
-            text = c.html if raw else _e(c)
-            cls = ' class="num"' if j >= numeric_from and (numeric_to is None or j < numeric_to) else \
-                ' class="id"' if j == 0 else ""
-            cells.append(f"<td{cls}>{text}</td>")
-        attrs = f" {row_attrs[i]}" if row_attrs else ""
-        out.append(f"<tr{attrs}>" + "".join(cells) + "</tr>")
-    out.append("</table></div>")
-    return "\n".join(out)
-
-
-class _Raw:
-    def __init__(self, html_text: str):
-        self.html = html_text
-
-
-def _cell(c: ReportCell) -> Any:
-    """A report cell: the number (``<span class="best">`` when best), its letters
-    (``<span class="sig">``) and its CI; text escaped."""
-    if c.kind == "text":
-        return c.text()
-    num = _e(c.number())
-    out = f'<span class="best">{num}</span>' if c.best else num
-    if c.letters:
-        out += f'<span class="sig">{_e(c.letters)}</span>'
-    if c.low is not None:
-        out += " " + _e(c.ci())
-    return _Raw(out)
-
-
-def report_table(report: Report, *, row_notes: str | None = None) -> str:
-    """A :class:`~kgqa.report.model.Report` as an HTML table; ``row_notes`` names a last column
-    holding the report's one-line row notes (outcome counts)."""
-    rows = [[_cell(c) for c in r] + ([note] if row_notes else []) for r, note in
-            zip(report.rows, report.row_notes or [""] * len(report.rows))]
-    return _table(report.header + ([row_notes] if row_notes else []), rows)
 
 
 def _scores_section(evals: Sequence[Evaluation]) -> str:

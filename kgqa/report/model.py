@@ -31,7 +31,7 @@ from typing import Any
 from rich.markup import escape
 
 from kgqa.report import numbers
-from kgqa.analyze.stats import system_letters
+from kgqa.analyze.letters import system_letters
 from kgqa.report.fit import Grid
 from kgqa.report.safe import csv_row, md_cell, md_table_cell
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from kgqa.analyze.stats import system_letters
+from kgqa.analyze.letters import system_letters
 from kgqa.store import Experiment, runner
 from kgqa.web.jobs import open_store, stop_pool, worker_context, worker_setup
 
