@@ -223,7 +223,7 @@ class KgqaSide:
     per-query timeout, caps, typed terms), no result cache."""
 
     def __init__(self, kg: Path, workers: int, timeout: float):
-        from kgqa.execute import open_engine
+        from kgqa.execute.opener import open_engine
         from kgqa.execute.executor import Executor
         from kgqa.execute.policy import ExecutionPolicy
 
@@ -436,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
 
     raw_dir, cache = w / "raw-store", w / "cache"
     env = {"KGQA_CACHE_DIR": str(cache), "KGQA_KG_STORE_BYTES": "0"}  # the on-disk path at any --triples
-    open_code = ("from kgqa.execute import open_engine\n"
+    open_code = ("from kgqa.execute.opener import open_engine\n"
                  f"e = open_engine({str(kg)!r})\n"
                  "print(e.manifest.quads, e.info.version); e.close()")
     rows: list[str] = []
@@ -453,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"first load: raw {raw_wall:.1f} s / {raw_rss:.0f} MB; kgqa {kg_wall:.1f} s / {kg_rss:.0f} MB ({line})")
 
         # 2. second run's set-up: open_engine to a ready engine, after the imports every run pays
-        _, _, again_line = child("from kgqa.execute import open_engine\nimport time\nt = time.perf_counter()\n"
+        _, _, again_line = child("from kgqa.execute.opener import open_engine\nimport time\nt = time.perf_counter()\n"
                                  f"e = open_engine({str(kg)!r})\n"
                                  "print(time.perf_counter() - t); e.close()", env)
         again = float(again_line)

@@ -641,7 +641,7 @@ FUNCTION_IMPORTS_ALLOWED: dict[str, str] = {
               "metaeval, the registry) is imported by the function that uses it",
     "load/__init__.py": "on the answers-only scoring path: the dataset registry (its data file, "
                         "httpx) only when a dataset is named, not given as a file",
-    "execute/__init__.py": "every KG file's run imports it: the SPARQL endpoint client (httpx, asyncio: about "
+    "execute/opener.py": "every KG file's run imports it: the SPARQL endpoint client (httpx, asyncio: about "
                            "0.3 s a process) only when --kg is a URL",
     "load/registry.py": "every command reads the registry: the download client (httpx through "
                         "kgqa.model.urlguard) only when a file is downloaded",

@@ -30,7 +30,7 @@ from kgqa.model.item import Dataset
 from kgqa.model.outcome import Outcome, Status
 from kgqa.model.progress import progress_bar
 from kgqa.model.run import Run
-from kgqa.execute import open_engine
+from kgqa.execute.opener import open_engine
 from kgqa.execute.engine_findings import screen
 from kgqa.execute.types import answer_types, label_pairs, link_pairs
 
@@ -109,7 +109,7 @@ class Executor:
              policy: ExecutionPolicy | None = None, cache: ResultCache | str | Path | bool | None = True,
              progress: bool = False, on_progress: Callable[[int, int], None] | None = None,
              **engine_options: Any) -> "Executor":
-        """Open the engine for ``kg`` (:func:`kgqa.execute.open_engine`: RDF file(s), a store
+        """Open the engine for ``kg`` (:func:`kgqa.execute.opener.open_engine`: RDF file(s), a store
         directory or an endpoint URL) and a result cache (``True``: the default cache, a path:
         that cache file, ``False``/None: none). Closing the executor closes both."""
 

@@ -86,7 +86,7 @@ def test_choice_enumerates_every_legal_answer():
 
 @pytest.fixture(scope="module")
 def runner(tmp_path_factory):
-    from kgqa.execute import open_engine
+    from kgqa.execute.opener import open_engine
     from kgqa.execute.executor import Executor
 
     path = tmp_path_factory.mktemp("kg") / "kg.ttl"

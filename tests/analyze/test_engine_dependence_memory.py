@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kgqa.execute import engine_findings as ed
-from kgqa.execute import open_engine
+from kgqa.execute.opener import open_engine
 from kgqa.execute.cache import ResultCache
 from kgqa.execute.executor import Executor
 from kgqa.execute.policy import ExecutionPolicy

@@ -294,7 +294,7 @@ def test_without_isolation_the_signature_says_so_and_warns_once(kg_files, monkey
 
 
 def test_sizes_and_engine_options():
-    from kgqa.execute import open_engine
+    from kgqa.execute.opener import open_engine
     from kgqa.execute.engine import parse_bytes
 
     assert parse_bytes("512MiB") == 512 << 20 and parse_bytes("2G") == 2 << 30 and parse_bytes("off") == 0

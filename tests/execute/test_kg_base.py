@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgqa.execute import open_engine
+from kgqa.execute.opener import open_engine
 from kgqa.execute.kgfile import cached_store, fingerprint, load_files, read_manifest
 from kgqa.model import InputError
 

@@ -8,7 +8,8 @@ import os
 
 import pytest
 
-from kgqa.execute import kgfile, open_engine
+from kgqa.execute import kgfile
+from kgqa.execute.opener import open_engine
 from kgqa.execute.embedded import EmbeddedEngine
 from kgqa.execute.executor import Executor
 from kgqa.model import InputError, Status

@@ -98,7 +98,7 @@ def _check_refused_only_when_the_text_parses(words, sep):
 
 def test_the_embedded_engine_labels_alike(tmp_path):
     # the engine's own sandbox (defence in depth, without the executor in front) labels alike
-    from kgqa.execute import open_engine
+    from kgqa.execute.opener import open_engine
 
     kg = tmp_path / "kg.ttl"
     kg.write_text("<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .\n")

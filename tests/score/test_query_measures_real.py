@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from kgqa.execute import open_engine
+from kgqa.execute.opener import open_engine
 from kgqa.execute.executor import Executor
 from kgqa.load import load_dataset, load_run
 from kgqa.model import Prediction, Run, Status

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from generate_checks import canonical, check_all, reductions, rows
 from conftest import run_cli
 from kgqa.demo import DATA
-from kgqa.execute import open_engine
+from kgqa.execute.opener import open_engine
 from kgqa.make.generate import KGAccess, GenerateOptions, generate, parse_edges, parse_functions
 from kgqa.make.generate.commonness import Commonness, read_frequencies
 from kgqa.make.generate.graphquery import Edge, Function, GraphQuery, Node

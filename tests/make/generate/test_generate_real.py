@@ -10,7 +10,7 @@ import pytest
 
 from generate_checks import check_all
 from conftest import run_cli
-from kgqa.execute import open_engine
+from kgqa.execute.opener import open_engine
 from virtuoso import CK25_GRAPH, virtuoso_ck25  # noqa: F401  (session fixture)
 
 
