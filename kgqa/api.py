@@ -54,6 +54,11 @@ from kgqa.score.setup_check import (
     transport_warnings,
 )
 from kgqa.load.stream import open_stream
+from kgqa.load import registry
+from kgqa.load.registry import resolve_kg
+from kgqa.load.summary import summarize
+from kgqa.execute.engine import Engine
+from kgqa.execute.types import iris_of
 from kgqa.load.validate import validate
 
 if TYPE_CHECKING:
@@ -61,7 +66,7 @@ if TYPE_CHECKING:
     from kgqa.execute.policy import ExecutionPolicy
 
 #: imported on first use (answers-only scoring executes nothing and needs none of them)
-_LAZY = {"ExecutionPolicy": "kgqa.execute.policy", "Executor": "kgqa.execute.executor", "Engine": "kgqa.execute.engine",
+_LAZY = {"ExecutionPolicy": "kgqa.execute.policy", "Executor": "kgqa.execute.executor",
          "PROTOCOLS": "kgqa.execute.live.protocols"}
 
 
@@ -101,8 +106,6 @@ def load_dataset(dataset: PathLike | Sequence[PathLike] | Dataset, *, format: st
     if isinstance(dataset, Dataset):
         return dataset
     if prefer_registry and format is None and isinstance(dataset, (str, Path)) and not Path(dataset).is_absolute():
-        from kgqa.load import registry
-
         entry = registry.find(str(dataset))
         if entry is not None:
             return registry.load(entry, **options)
@@ -111,8 +114,6 @@ def load_dataset(dataset: PathLike | Sequence[PathLike] | Dataset, *, format: st
 
 def dataset_names() -> list[str]:
     """The registry's dataset names (``kgqa datasets list``)."""
-    from kgqa.load import registry
-
     return [e.name for e in registry.entries()]
 
 
@@ -124,8 +125,6 @@ def profile_names() -> list[str]:
 def dataset_checksum(spec: PathLike) -> str | None:
     """``sha256:<hex>`` over a dataset's file(s): a registry name's resolved files (None when
     they are not here), else the file ``spec`` (None when there is none)."""
-
-    from kgqa.load import registry
 
     p = Path(spec)
     entry = registry.find(str(spec)) if not p.is_absolute() else None
@@ -367,8 +366,6 @@ class Evaluator:
                                             ("not-a-run", allow_score_file)) if on}
         self._kg_name = _kg_name(kg)
         if isinstance(kg, (str, Path)):  # a registry KG name (ck25) as the web form offers it
-            from kgqa.load.registry import resolve_kg
-
             kg = resolve_kg(str(kg))
         self._links = [str(x) for x in links or ()]
         self._redirects = _expand_iri(redirects) if redirects else None
@@ -441,7 +438,6 @@ class Evaluator:
     def executor(self) -> Executor | None:
         """The executor (opened on first use; None without ``kg``)."""
         if self._executor is None and self._kg is not None:
-            from kgqa.execute.engine import Engine
             from kgqa.execute.executor import Executor
 
             kg = self._kg
@@ -581,8 +577,6 @@ class Evaluator:
         pairs = _dataset_labels(self.dataset.items)
         sources = [f"dataset={len(pairs)}"] if pairs else []
         if ex is not None:
-            from kgqa.execute.types import iris_of
-
             gold, system = self._answers(run, execution)
             kg_pairs, failed = ex.label_pairs(iris_of([*gold.values(), *system.values()]))
             if failed:
@@ -594,7 +588,6 @@ class Evaluator:
     def _with_redirects(self, ex: Executor, run: Run, execution: Any) -> Profile:
         """The profile with meaning matching over the link files and the KG redirects that touch
         this run's answers (gold and system)."""
-        from kgqa.execute.types import iris_of
         from kgqa.load.links import load_links
 
         gold, system = self._answers(run, execution)
@@ -1024,8 +1017,6 @@ def parse_measures(spec: str | Sequence[str], what: str = "measures") -> list[Me
 def dataset_summary(dataset: PathLike | Dataset, format: str | None = None) -> Any:
     """``kgqa datasets info``: counts per language, answer kinds and types, items with SPARQL or
     answers, problems (a :class:`kgqa.load.summary.DatasetSummary`)."""
-    from kgqa.load.summary import summarize
-
     return summarize(dataset, format)
 
 

@@ -19,6 +19,7 @@ Files of the built-in ``demo`` entry live inside the package and need no downloa
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -167,27 +168,47 @@ def read_registry(path: Path | None = None) -> tuple[tuple[Entry, ...], dict[str
         raise InputError(path, str(e), e.record) from None
 
 
-ENTRIES, KGS, SOURCES = read_registry()
+@functools.cache
+def _loaded() -> tuple[tuple[Entry, ...], dict[str, DataFile], dict[str, str], Registry[Entry]]:
+    """The registry data file, read and checked on first use rather than at import (about 20 ms
+    a process: a command given files, not names, never reads it)."""
+    entries, kgs, sources = read_registry()
+    datasets: Registry[Entry] = Registry("dataset", case_insensitive=True)
+    for e in entries:
+        datasets.register(e.name, e)
+    return entries, kgs, sources, datasets
+
+
+#: The registry's entries, in the data file's order.
 ENTRIES: tuple[Entry, ...]
 #: Knowledge graphs by the name of the dataset they belong to: what ``--kg NAME`` (CLI, web form,
 #: ``kg=`` in the library) executes queries on when NAME is not a file or URL.
 KGS: dict[str, DataFile]
 #: Upstream repositories pinned to a commit, by the name a file's URL uses (``{qald}``).
 SOURCES: dict[str, str]
-
-
 #: The named datasets as a :class:`~kgqa.model.registry.Registry` (others may register more).
-DATASETS: Registry[Entry] = Registry("dataset", case_insensitive=True)
-for _e in ENTRIES:
-    DATASETS.register(_e.name, _e)
+DATASETS: Registry[Entry]
+_READ_ON_FIRST_USE = {"ENTRIES": 0, "KGS": 1, "SOURCES": 2, "DATASETS": 3}
+
+
+def __getattr__(name: str) -> Any:
+    """:data:`ENTRIES`, :data:`KGS`, :data:`SOURCES` and :data:`DATASETS`: the data file is read
+    when one of them is first used (PEP 562), once a process."""
+    if name in _READ_ON_FIRST_USE:
+        return _loaded()[_READ_ON_FIRST_USE[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _kgs() -> dict[str, DataFile]:
+    return _loaded()[1]
 
 
 def entries() -> list[Entry]:
-    return list(DATASETS.values())
+    return list(_loaded()[3].values())
 
 
 def find(name: str) -> Entry | None:
-    return DATASETS.find(name.strip())
+    return _loaded()[3].find(name.strip())
 
 
 def resolve_kg(spec: str, verify: bool = True, download: bool = True) -> str:
@@ -199,12 +220,12 @@ def resolve_kg(spec: str, verify: bool = True, download: bool = True) -> str:
     text = spec.strip()
     if text.startswith(("http://", "https://")) or "," in text or Path(text).expanduser().exists():
         return spec
-    f = KGS.get(text.lower())
+    f = _kgs().get(text.lower())
     if f is None:
         if "/" not in text and "." not in text:  # a bare word: a name the user expected us to know
 
-            raise InputError("--kg", f"no such file, directory or registry KG {text!r}{did_you_mean(text, KGS)}; "
-                                     f"registry KGs: {', '.join(KGS)} (or RDF file(s), a store directory, an "
+            raise InputError("--kg", f"no such file, directory or registry KG {text!r}{did_you_mean(text, _kgs())}; "
+                                     f"registry KGs: {', '.join(_kgs())} (or RDF file(s), a store directory, an "
                                      "http(s) SPARQL endpoint)")
         return spec
     try:
@@ -380,7 +401,7 @@ def load(entry: Entry, verify: bool = True, **options: Any) -> Dataset:
 def kg_path(name: str) -> Path | None:
     """The local RDF file of the registered KG ``name`` (None: no such KG, or not present
     here: the data dir or the download cache lacks it)."""
-    f = KGS.get(name.strip().lower())
+    f = _kgs().get(name.strip().lower())
     if f is None:
         return None
     kind, path = locate(f)
@@ -389,4 +410,4 @@ def kg_path(name: str) -> Path | None:
 
 def available_kgs() -> dict[str, str]:
     """Registered KGs present on this machine: name -> RDF file (what ``kgqa web`` offers)."""
-    return {name: str(p) for name in KGS if (p := kg_path(name)) is not None}
+    return {name: str(p) for name in _kgs() if (p := kg_path(name)) is not None}
