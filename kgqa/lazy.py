@@ -12,8 +12,8 @@ two of its functions asks this module for it there instead of importing it at it
 
 Each function returns the module (Python caches it after the first call, so the second costs a
 dictionary look-up). A module whose every function needs the library (``kgqa.execute.embedded``
-and pyoxigraph, ``kgqa.store.schema`` and SQLAlchemy, ``kgqa.web`` and Starlette) imports it at
-its top like any other; this is for the few calls from modules that a light path imports. Modelled
+and pyoxigraph, ``kgqa.analyze.stats`` and NumPy, ``kgqa.store.schema`` and SQLAlchemy,
+``kgqa.web`` and Starlette) imports it at its top like any other; this is for the few calls from modules that a light path imports. Modelled
 on ir_datasets' ``lazy_libs.py``.
 """
 
@@ -23,7 +23,9 @@ from types import ModuleType
 
 
 def numpy() -> ModuleType:
-    """NumPy (about 0.1 s): intervals, figures, the baselines' matrices."""
+    """NumPy (about 0.1-0.4 s): the one call that needs it in the paraphrase curve, the HTML
+    report's figures and the web's jobs (``kgqa.analyze.stats`` and ``.breakdown``, whose every
+    function needs it, import it at their top; a light path does not import them)."""
     import numpy
 
     return numpy

@@ -35,7 +35,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Hashable, Mapping
 
-if TYPE_CHECKING:  # NumPy through kgqa.lazy in the functions that compute (see kgqa.analyze.stats)
+if TYPE_CHECKING:  # NumPy through kgqa.lazy in the one function that computes with it
     import numpy as np
 
 from kgqa import lazy
