@@ -167,6 +167,24 @@ _PROLOGUE_ATOMS = ["PREFIX", "prefix", "PREFIXdbo:", " ", "\n", "dbo", "a.b", "a
                    "# c\n", "\\", "PREFIX p: <http://p/>", "PREFIX : <http://e/>", "PREF\u0131X"]
 
 
+def test_negated_name_classes_hold_the_same_characters():
+    """The fast expression writes SPARQL's name classes negated (a sixth of the compile time):
+    over every code point of the BMP and on both sides of each bound beyond it, each matches exactly
+    the characters of the class as written."""
+    import re
+
+    from kgqa.sparql import lexer as L
+
+    bounds = {0x10000, 0xEFFFF, 0xF0000, 0x1F600, 0x1F64F, 0x10FFFF}
+    every = "".join(map(chr, sorted({*range(0x10000), *(b + d for b in bounds for d in (-1, 0, 1) if b + d <= 0x10FFFF)})))
+    bodies = [L._PN_CHARS_BASE, L._PN_CHARS_U + "0-9", L._PN_CHARS, L._PN_CHARS + ":", L._PN_CHARS + ".:",
+              L._PN_CHARS_U + ":0-9", L._PN_CHARS_U + r"0-9\u00B7\u0300-\u036F\u203F-\u2040",
+              r"\-a-c", "-x-z", "ab-", r"\U0001F600-\U0001F64F\\"]
+    for body in bodies:
+        assert re.sub(f"[{body}]", "\x00", every) == re.sub(L._negated(body), "\x00", every), body
+    assert L._master.__wrapped__(False).pattern.count("[^") >= 10  # the fast expression uses them
+
+
 @examples(2000)
 def test_parser_tokens_reuse_prologues_exactly(examples):
     """The parser reuses the tokens of a PREFIX prologue it has seen (kgqa.sparql.parser._tokens):
