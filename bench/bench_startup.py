@@ -9,9 +9,10 @@ Every figure is the wall time (and the CPU time) of a child process (best and me
 - ``kgqa --help``: the ``kgqa`` console script installed beside this interpreter (``kgqa.cli:main``,
   see pyproject.toml), with PYTHONPATH set to this checkout so that its code is the one imported
   (without the script, the same two imports and call from ``python -c``);
-- ``evaluate --kg`` and ``evaluate (answers)``: ``kgqa evaluate`` of the demo's questions and its
-  strong run, on the demo KG and answers-only (``-f json``): a call like the quick suite's
-  150-odd CLI processes, whose CPU is nearly all start-up (imports, building the command);
+- ``evaluate --kg``, ``evaluate (answers)`` and ``evaluate (answers, table)``: ``kgqa evaluate``
+  of the demo's questions and its strong run, on the demo KG and answers-only (``-f json``, and
+  the default table): a call like the quick suite's 150-odd CLI processes, whose CPU is nearly
+  all start-up (imports, building the command);
 - ``import kgqa``: ``python -c "import kgqa"``;
 - the interpreter alone: ``python -c "import sys"``, the floor under both.
 
@@ -21,7 +22,8 @@ PYTHONPYCACHEPREFIX (warmed by the first run); the ``no bytecode`` rows run with
 PYTHONDONTWRITEBYTECODE=1 and that prefix unset, so kgqa's own modules are compiled from source
 in every run (as in a checkout used with PYTHONDONTWRITEBYTECODE). The target is judged on the
 cached-bytecode best. With ``--baseline-repo`` the same commands are timed on another checkout
-(e.g. the main branch before the change) in the same run, and the ratio is printed.
+(e.g. the main branch before the change) in the same run, the two taking turns run by run, and
+the ratio is printed.
 
 Then, in fresh interpreters, the heavy modules loaded after ``import kgqa.cli`` and building the
 click command, after printing ``kgqa --help``, after ``kgqa evaluate --kg`` of the demo files,
@@ -70,23 +72,17 @@ def env_for(repo: Path, bytecode: bool, prefix: str) -> dict[str, str]:
     return env
 
 
-def wall(cmd: list[str], env: dict[str, str], repeat: int) -> tuple[list[float], list[float]]:
-    """Wall seconds and CPU seconds (user + system, of the child) of ``repeat`` runs of ``cmd``
-    (after one warm-up run, which fills the bytecode cache and the OS file cache); a failing
+def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system, of the child) of one run of ``cmd``; a failing
     command raises. CPU time barely moves when other processes load the machine; wall time does."""
-    times, cpu = [], []
-    for i in range(repeat + 1):
-        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=str(ROOT))
-        dt = time.perf_counter() - t0
-        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if proc.returncode != 0:
-            raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
-        if i:
-            times.append(dt)
-            cpu.append((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime))
-    return times, cpu
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=str(ROOT))
+    dt = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
+    return dt, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def loaded_after(code: str, repo: Path, prefix: str) -> list[str]:
@@ -124,27 +120,36 @@ def commands() -> list[tuple[str, list[str]]]:
     kgqa = help_cmd[:-1]
     demo = ["evaluate", str(DEMO / "questions.json"), str(DEMO / "runs" / "strong.json")]
     return [("kgqa --help", help_cmd), ("evaluate --kg", [*kgqa, *demo, "--kg", str(DEMO / "kg.ttl")]),
-            ("evaluate (answers)", [*kgqa, *demo, "-f", "json"]),
+            ("evaluate (answers)", [*kgqa, *demo, "-f", "json"]), ("evaluate (answers, table)", [*kgqa, *demo]),
             ("import kgqa", [sys.executable, "-c", "import kgqa"]),
             ("import sys", [sys.executable, "-c", "import sys"])]
 
 
 def time_all(repos: list[tuple[str, Path]], tmp: str, repeat: int):
     """Wall and CPU seconds of every command of :func:`commands` on every checkout, with and without
-    cached bytecode; printed as they come, with the baseline's ratio."""
+    cached bytecode; printed as they come, with the baseline's ratio. The checkouts take turns run
+    by run (one warm-up each, which fills the bytecode cache and the OS file cache, then
+    ``repeat`` rounds), so a load that comes and goes on the machine falls on both alike."""
     results: dict[tuple[str, str, bool], list[float]] = {}
     cpus: dict[tuple[str, str, bool], list[float]] = {}
     for bytecode in (True, False):
         print(f"\n== {'cached bytecode' if bytecode else 'no bytecode (kgqa compiled from source every run)'}"
-              f" ({repeat} runs each after a warm-up)")
-        for label, repo in repos:
-            env = env_for(repo, bytecode, str(Path(tmp) / f"pyc-{len(results)}"))
-            for name, cmd in commands():
-                if name == "import sys" and label != "this checkout":
-                    continue
-                results[(label, name, bytecode)], cpus[(label, name, bytecode)] = wall(cmd, env, repeat)
+              f" ({repeat} runs each after a warm-up, checkouts in turn)")
+        envs = {label: env_for(repo, bytecode, str(Path(tmp) / f"pyc-{label.replace(' ', '-')}-{bytecode}"))
+                for label, repo in repos}
+        for name, cmd in commands():
+            labels = [label for label, _ in repos if name != "import sys" or label == "this checkout"]
+            for label in labels:
+                run_once(cmd, envs[label])  # warm-up
+                results[(label, name, bytecode)], cpus[(label, name, bytecode)] = [], []
+            for _ in range(repeat):
+                for label in labels:
+                    dt, cpu = run_once(cmd, envs[label])
+                    results[(label, name, bytecode)].append(dt)
+                    cpus[(label, name, bytecode)].append(cpu)
+            for label in labels:
                 key = (label, name, bytecode)
-                print(f"{label:14s} {name:18s} {fmt_times(results[key], cpus[key])}")
+                print(f"{label:14s} {name:24s} {fmt_times(results[key], cpus[key])}")
         for name, _ in commands() if len(repos) > 1 else ():
             if name != "import sys":
                 new, old = (statistics.median(cpus[(r, name, bytecode)]) for r in ("this checkout", "baseline"))
