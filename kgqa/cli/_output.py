@@ -59,7 +59,7 @@ def say(console: Console, text: str, label: str = "") -> None:
 
 def write_text(text: str, output: Optional[Path]) -> None:
     if output is not None:
-        from kgqa.report.console import write_output
+        from kgqa.report.output import write_output
 
         write_output(output, [text])
         err.print(f"wrote {output}", highlight=False)
@@ -83,7 +83,7 @@ def emit_breakdowns(evals: Sequence[Evaluation], by: Sequence[str], bin_specs: S
     if not isinstance(rendered, str):
         out.print(rendered)
     elif output is not None:
-        from kgqa.report.console import write_output
+        from kgqa.report.output import write_output
 
         before = output.read_text(encoding="utf-8") if output.exists() else ""
         write_output(output, [before, rendered])

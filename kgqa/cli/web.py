@@ -154,7 +154,7 @@ def export_cmd(
     output: Annotated[Optional[Path], option("--output", help="Write to this file (default: stdout).")] = None,
 ) -> None:
     """Export a finished experiment (JSON, CSV, Markdown, LaTeX, HTML report)."""
-    from kgqa.report.console import write_output
+    from kgqa.report.output import write_output
     from kgqa.store.export import export
 
     e = _experiment(store, eid)

@@ -8,16 +8,15 @@ the API: it renders output). Each function formats; none computes a score.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kgqa.load.jsonio import write_atomic
 from kgqa.model import InputError
 from kgqa.score.evaluate import Evaluation
 from kgqa.analyze.taxonomy import classify
 from kgqa.load import registry
 from kgqa.report import analysis, audit, evaluation, listings, tables
+from kgqa.report.output import write_output
 from kgqa.report.render import Wide, breakdown_text, breakdowns, parse_bins
 
 __all__ = ["print_evaluations", "breakdown_report", "print_comparison", "print_rendered", "print_question", "print_measures", "print_profiles", "datasets_table", "audit_renderables", "experiments_table", "experiment_table",
@@ -89,10 +88,3 @@ def experiments_table(experiments: Sequence[Any]) -> Any:
 def experiment_table(summary: Mapping[str, Any]) -> Any:
     """``kgqa experiments show``: one experiment's summary, one key per row (a rich table)."""
     return tables.experiment_table(summary)
-
-
-def write_output(path: str | Path, chunks: Iterable[str]) -> None:
-    """Write rendered output (text, in chunks) to ``path`` whole or not at all: a reader never
-    sees half a report, and a file that cannot be written is an error naming it and the fix
-    (the previous file, if any, is left as it was)."""
-    write_atomic(Path(path), chunks)
