@@ -21,9 +21,9 @@ datasets_app = typer.Typer(help="List, inspect, validate and export benchmark da
 def list_cmd() -> None:
     """Registered datasets: name, items, format, where their files resolve (package, data dir,
     download cache or not downloaded) and a description."""
-    from kgqa.report import console
+    from kgqa.report import tables  # not the console facade: a listing needs no analysis (nor NumPy)
 
-    out.print(console.datasets_table())
+    out.print(tables.registry_table())
 
 
 @datasets_app.command("info")

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from kgqa.cli._output import Console, emit_breakdowns, record, resumable, save_evaluations, say, serve_demo
-from kgqa.cli.errors import Failure
+from kgqa.cli.errors import Failure, InputError
 from kgqa.cli.options import AllowForeignKgOption, AllowGoldCopyOption, AllowScoreFileOption, BinsOption, ByOption
 from kgqa.cli.options import DatasetFormatOption, DatasetLoaderOption, ExecutionOptions, GoldAnswersOption
 from kgqa.cli.options import GraphOption, InputOptions, KgOption, LangOption, MaxKgFailuresOption, MeasuresOption
@@ -169,18 +169,21 @@ def measures_cmd(
     names: Optional[list[str]] = typer.Argument(None, help="Measures to print in full (default: all, one line each)."),
 ) -> None:
     """List the registered measures; with names, print their whole definitions."""
-    from kgqa.report import console
+    from kgqa.report import listings  # not the console facade: a listing needs no analysis (nor NumPy)
 
-    console.print_measures(out, names or [])
+    try:
+        listings.print_measures(out, names or [])
+    except ValueError as e:  # an unknown name, with "did you mean"
+        raise InputError("measures", str(e)) from None
 
 
 def profiles_cmd(
     names: Optional[list[str]] = typer.Argument(None, help="Profiles to print in full (default: all, one row each)."),
 ) -> None:
     """List the scoring profiles; with names, print what each selects and its signature."""
-    from kgqa.report import console
+    from kgqa.report import listings
 
-    console.print_profiles(out, names or [])
+    listings.print_profiles(out, names or [])
 
 
 def demo_cmd(

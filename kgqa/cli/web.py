@@ -134,7 +134,7 @@ def list_cmd(
 ) -> None:
     """Experiments in the store, newest first."""
     rows = open_store(store).list(dataset=dataset, profile=profile, status=status)
-    _emit(fmt, lambda: [e.summary() for e in rows], lambda console: console.experiments_table(rows))
+    _emit(fmt, lambda: [e.summary() for e in rows], lambda tables: tables.experiments_grid(rows))
 
 
 def show_cmd(
@@ -144,7 +144,7 @@ def show_cmd(
 ) -> None:
     """One experiment: inputs, settings, signature, aggregate scores, outcomes."""
     doc = _experiment(store, eid).summary()
-    _emit(fmt, lambda: doc, lambda console: console.experiment_table(doc))
+    _emit(fmt, lambda: doc, lambda tables: tables.experiment_table(doc))
 
 
 def export_cmd(
@@ -185,13 +185,13 @@ def delete_cmd(
 
 def _emit(fmt: SummaryFormat, doc, table) -> None:
     """JSON (``doc()``) on stdout for ``--format json``, else the table that
-    ``table(kgqa.report.console)`` renders on the console."""
+    ``table(kgqa.report.tables)`` renders on the console (the listing tables alone: no analysis, no NumPy)."""
     if fmt is SummaryFormat.json:
         sys.stdout.write(json.dumps(doc(), indent=2, ensure_ascii=False) + "\n")
         return
-    from kgqa.report import console
+    from kgqa.report import tables
 
-    out.print(table(console))
+    out.print(table(tables))
 
 
 def _experiment(store: Optional[str], eid: str):

@@ -14,7 +14,6 @@ from typing import Any
 from kgqa.model import InputError
 from kgqa.score.evaluate import Evaluation
 from kgqa.analyze.taxonomy import classify
-from kgqa.load import registry
 from kgqa.report import analysis, audit, evaluation, listings, tables
 from kgqa.report.output import write_output
 from kgqa.report.render import Wide, breakdown_text, breakdowns, parse_bins
@@ -71,7 +70,7 @@ def print_profiles(console: Any, names: Sequence[str] = ()) -> None:
 def datasets_table() -> Any:
     """The registered datasets (``kgqa datasets list``) as a rich renderable: name, items,
     format, where their files resolve, description."""
-    return tables.datasets_table(registry.entries(), registry.where)
+    return tables.registry_table()
 
 
 def audit_renderables(report: Any, show_all: bool = False) -> list[Any]:

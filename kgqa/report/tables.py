@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from kgqa.load import registry
 from kgqa.report import numbers
 from kgqa.report.fit import Grid
 from kgqa.report.term import clean, wrap
@@ -48,6 +49,12 @@ class DatasetsList:
 
 def datasets_table(entries: Iterable[Any], where: Any) -> DatasetsList:
     return DatasetsList(entries, where)
+
+
+def registry_table() -> DatasetsList:
+    """``kgqa datasets list``: the registered datasets (name, items, format, where their files
+    resolve, description)."""
+    return datasets_table(registry.entries(), registry.where)
 
 
 def experiments_grid(rows: Iterable[Any]) -> Grid:
