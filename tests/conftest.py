@@ -93,10 +93,10 @@ def pytest_collection_modifyitems(config, items):
 
 
 #: The console width every test renders at, whatever the terminal or ``COLUMNS`` of the shell
-#: that runs pytest. Set here, before any test module imports kgqa: a rich Console made at import
-#: time (the CLI's ``out``/``err``) keeps the ``COLUMNS`` it saw then, and one made later reads
-#: it at each render; so one value holds for every CliRunner invocation, every ``kgqa.cli.main``
-#: call and every server started as a process.
+#: that runs pytest. Set here, before any test module imports kgqa, and again before each test: a
+#: rich Console keeps the ``COLUMNS`` it saw when it was made (the CLI's ``out``/``err`` are made on
+#: first use, and made afresh before each test); so one value holds for every CliRunner invocation,
+#: every ``kgqa.cli.main`` call and every server started as a process.
 CONSOLE_WIDTH = 200
 _CONSOLE_ENV = {"COLUMNS": str(CONSOLE_WIDTH), "LINES": "50"}
 os.environ.update(_CONSOLE_ENV)
@@ -109,6 +109,9 @@ def _fixed_console_width(monkeypatch):
     for k, v in _CONSOLE_ENV.items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("TERMINAL_WIDTH", raising=False)
+    output = sys.modules.get("kgqa.cli._output")  # the CLI's consoles keep the width they were made at
+    if output is not None:  # (made by an earlier test, perhaps at another COLUMNS): made afresh
+        output.Console.reset_all()
 
 
 def squash(text: str) -> str:

@@ -10,6 +10,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
@@ -30,9 +31,13 @@ class Console:
     """The command line's console: a :class:`kgqa.report.term.SafeConsole` (it never prints a
     control character taken from data) made on first use."""
 
+    #: every console of the command line (each command module makes its own ``out``/``err``)
+    _made: "weakref.WeakSet[Console]" = weakref.WeakSet()
+
     def __init__(self, **options: Any):
         self._options = options
         self._console: Any = None
+        Console._made.add(self)
 
     def __getattr__(self, name: str) -> Any:  # everything but the two fields above
         if name.startswith("_"):
@@ -40,6 +45,14 @@ class Console:
         if self._console is None:
             self._console = SafeConsole(**self._options)
         return getattr(self._console, name)
+
+    @classmethod
+    def reset_all(cls) -> None:
+        """Forget every console made so far: each reads the terminal (``COLUMNS``) again at its
+        next use. One process is one command, so only a caller of :func:`kgqa.cli.main` that runs
+        several commands at different widths in one process (the tests) needs it."""
+        for c in list(cls._made):
+            c._console = None
 
 
 out = Console()
