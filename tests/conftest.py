@@ -164,11 +164,14 @@ def run_cli(capsys, *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def examples(n: int):
+def examples(n: int, quick: int | None = None):
     """Parametrise a property test with its number of examples (the ``examples`` argument): a
     tenth of ``n`` (at least 25) in the README's test command and all ``n`` in CI's slow run, so
-    the same property is checked quickly every time and thoroughly in CI."""
-    return pytest.mark.parametrize("examples", [pytest.param(max(n // 10, 25), id="quick"),
+    the same property is checked quickly every time and thoroughly in CI. ``quick`` replaces the
+    tenth for a test whose every example is costly (a KG loaded, a store written, a CLI run): a
+    few such examples in the README's command, all ``n`` in CI's slow run."""
+    quick = max(n // 10, 25) if quick is None else quick
+    return pytest.mark.parametrize("examples", [pytest.param(quick, id="quick"),
                                                 pytest.param(n, id="thorough", marks=pytest.mark.slow)])
 
 

@@ -9,6 +9,8 @@ from decimal import Decimal
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from conftest import examples
+
 from kgqa.execute import engine_findings
 from kgqa.execute.embedded import EmbeddedEngine
 from kgqa.execute.engine_findings import DEFAULT_BOUND, assess_many, distinct_orders
@@ -133,18 +135,14 @@ _lexical = st.builds(
 )
 
 
-@settings(max_examples=50, deadline=None)
-@given(_lexical, st.sampled_from(NUMERIC))
-def test_every_numeric_lexical_form_has_a_key(text, dt):
-    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
-    _check_every_numeric_lexical_form_has_a_key(text, dt)
+@examples(150)
+def test_every_numeric_lexical_form_has_a_key(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(_lexical, st.sampled_from(NUMERIC))
+    def check(text, dt):
+        _check_every_numeric_lexical_form_has_a_key(text, dt)
 
-
-@pytest.mark.slow
-@settings(max_examples=150, deadline=None)
-@given(_lexical, st.sampled_from(NUMERIC))
-def test_every_numeric_lexical_form_has_a_key_thoroughly(text, dt):
-    _check_every_numeric_lexical_form_has_a_key(text, dt)
+    check()
 
 
 def _check_every_numeric_lexical_form_has_a_key(text, dt):

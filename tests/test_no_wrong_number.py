@@ -23,6 +23,7 @@ from kgqa.model.terms import IRI
 from kgqa.score.setup_check import FOREIGN_MIN, SetupError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import examples  # noqa: E402
 from faultserver import FaultServer, Reply  # noqa: E402
 
 DEMO = Path(kgqa.__file__).resolve().parent / "demo" / "data"
@@ -413,14 +414,11 @@ def _property_case(pitfalls: set[str]) -> None:
             assert (comp.p == {}) == (m.n < 6) and bool(comp.untested) >= (m.n < 6)
 
 
-@settings(max_examples=6, deadline=None)
-@given(pitfalls=st.sets(st.sampled_from(PITFALLS)))
-def test_property_every_pitfall_mix_is_refused_warned_or_right(pitfalls):
-    _property_case(pitfalls)
+@examples(40, quick=6)
+def test_property_every_pitfall_mix_is_refused_warned_or_right(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(pitfalls=st.sets(st.sampled_from(PITFALLS)))
+    def check(pitfalls):
+        _property_case(pitfalls)
 
-
-@pytest.mark.slow
-@settings(max_examples=40, deadline=None)
-@given(pitfalls=st.sets(st.sampled_from(PITFALLS)))
-def test_property_every_pitfall_mix_many_examples(pitfalls):
-    _property_case(pitfalls)
+    check()

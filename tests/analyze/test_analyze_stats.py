@@ -11,6 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
+
 from kgqa.analyze.stats import (
     CI,
     benjamini_hochberg,
@@ -216,18 +218,14 @@ def test_randomization_deterministic():
     assert randomization_test(a, b, seed=3) == randomization_test(a, b, seed=3)
 
 
-@settings(max_examples=30, deadline=None)
-@given(pairs, st.integers(min_value=1, max_value=200), st.integers(min_value=0, max_value=2**32))
-def test_property_randomization_p_in_open_closed_unit(ab, trials, seed):
-    """30 examples here; the slow part runs 80 (the _thoroughly twin)."""
-    _check_property_randomization_p_in_open_closed_unit(ab, trials, seed)
+@examples(80)
+def test_property_randomization_p_in_open_closed_unit(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(pairs, st.integers(min_value=1, max_value=200), st.integers(min_value=0, max_value=2**32))
+    def check(ab, trials, seed):
+        _check_property_randomization_p_in_open_closed_unit(ab, trials, seed)
 
-
-@pytest.mark.slow
-@settings(max_examples=80, deadline=None)
-@given(pairs, st.integers(min_value=1, max_value=200), st.integers(min_value=0, max_value=2**32))
-def test_property_randomization_p_in_open_closed_unit_thoroughly(ab, trials, seed):
-    _check_property_randomization_p_in_open_closed_unit(ab, trials, seed)
+    check()
 
 
 def _check_property_randomization_p_in_open_closed_unit(ab, trials, seed):
@@ -262,18 +260,14 @@ def test_mcnemar_textbook(n01, n10, expected):
     assert mcnemar_exact(b, a) == pytest.approx(expected, rel=1e-12)
 
 
-@settings(max_examples=30, deadline=None)
-@given(binary_pairs)
-def test_mcnemar_agrees_with_binomtest(ab):
-    """30 examples here; the slow part runs 80 (the _thoroughly twin)."""
-    _check_mcnemar_agrees_with_binomtest(ab)
+@examples(80)
+def test_mcnemar_agrees_with_binomtest(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(binary_pairs)
+    def check(ab):
+        _check_mcnemar_agrees_with_binomtest(ab)
 
-
-@pytest.mark.slow
-@settings(max_examples=80, deadline=None)
-@given(binary_pairs)
-def test_mcnemar_agrees_with_binomtest_thoroughly(ab):
-    _check_mcnemar_agrees_with_binomtest(ab)
+    check()
 
 
 def _check_mcnemar_agrees_with_binomtest(ab):
@@ -366,18 +360,14 @@ def test_corrections_reject_invalid_p():
         benjamini_hochberg([float("nan")])
 
 
-@settings(max_examples=50, deadline=None)
-@given(st.lists(st.floats(min_value=1e-300, max_value=1.0), min_size=1, max_size=30))
-def test_property_adjusted_at_least_raw_monotone_capped(ps):
-    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
-    _check_property_adjusted_at_least_raw_monotone_capped(ps)
+@examples(150)
+def test_property_adjusted_at_least_raw_monotone_capped(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(st.lists(st.floats(min_value=1e-300, max_value=1.0), min_size=1, max_size=30))
+    def check(ps):
+        _check_property_adjusted_at_least_raw_monotone_capped(ps)
 
-
-@pytest.mark.slow
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.floats(min_value=1e-300, max_value=1.0), min_size=1, max_size=30))
-def test_property_adjusted_at_least_raw_monotone_capped_thoroughly(ps):
-    _check_property_adjusted_at_least_raw_monotone_capped(ps)
+    check()
 
 
 def _check_property_adjusted_at_least_raw_monotone_capped(ps):

@@ -9,6 +9,8 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from conftest import examples
+
 from kgqa.execute import engine_findings as ed
 from kgqa.execute.opener import open_engine
 from kgqa.execute.cache import ResultCache
@@ -213,20 +215,15 @@ def test_a_transient_variant_outcome_is_not_remembered(engine, tmp_path, monkeyp
         assert rc._db.execute("SELECT COUNT(*) FROM assessments").fetchone() == (0,)
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(k=st.integers(1, 7), offset=st.integers(0, 5), desc=st.booleans(), key=st.sampled_from(["?n", "?d", "?n ?d"]),
-       project=st.sampled_from(["?d", "?d ?n", "*"]), distinct=st.booleans())
-def test_remembered_equals_fresh_on_generated_queries(engine, tmp_path_factory, k, offset, desc, key, project, distinct):
-    """10 examples here; the slow part runs 30 (the _thoroughly twin)."""
-    _check_remembered_equals_fresh_on_generated_queries(engine, tmp_path_factory, k, offset, desc, key, project, distinct)
+@examples(30, quick=10)
+def test_remembered_equals_fresh_on_generated_queries(engine, tmp_path_factory, examples):
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(k=st.integers(1, 7), offset=st.integers(0, 5), desc=st.booleans(), key=st.sampled_from(["?n", "?d", "?n ?d"]),
+           project=st.sampled_from(["?d", "?d ?n", "*"]), distinct=st.booleans())
+    def check(k, offset, desc, key, project, distinct):
+        _check_remembered_equals_fresh_on_generated_queries(engine, tmp_path_factory, k, offset, desc, key, project, distinct)
 
-
-@pytest.mark.slow
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(k=st.integers(1, 7), offset=st.integers(0, 5), desc=st.booleans(), key=st.sampled_from(["?n", "?d", "?n ?d"]),
-       project=st.sampled_from(["?d", "?d ?n", "*"]), distinct=st.booleans())
-def test_remembered_equals_fresh_on_generated_queries_thoroughly(engine, tmp_path_factory, k, offset, desc, key, project, distinct):
-    _check_remembered_equals_fresh_on_generated_queries(engine, tmp_path_factory, k, offset, desc, key, project, distinct)
+    check()
 
 
 def _check_remembered_equals_fresh_on_generated_queries(engine, tmp_path_factory, k, offset, desc, key, project, distinct):
@@ -292,20 +289,15 @@ def _reference_aggregate_range(evaluation, ranges):
     return out
 
 
-@settings(max_examples=15, deadline=None)
-@given(picked=st.lists(st.tuples(st.integers(0, 29), st.floats(0, 1), st.floats(0, 1)), max_size=12),
-       made=st.sampled_from(["none", "some", "changed", "nan"]))
-def test_aggregate_range_from_columns_is_the_reference(picked, made):
-    """15 examples here; the slow part runs 40 (the _thoroughly twin)."""
-    _check_aggregate_range_from_columns_is_the_reference(picked, made)
+@examples(40, quick=15)
+def test_aggregate_range_from_columns_is_the_reference(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(picked=st.lists(st.tuples(st.integers(0, 29), st.floats(0, 1), st.floats(0, 1)), max_size=12),
+           made=st.sampled_from(["none", "some", "changed", "nan"]))
+    def check(picked, made):
+        _check_aggregate_range_from_columns_is_the_reference(picked, made)
 
-
-@pytest.mark.slow
-@settings(max_examples=40, deadline=None)
-@given(picked=st.lists(st.tuples(st.integers(0, 29), st.floats(0, 1), st.floats(0, 1)), max_size=12),
-       made=st.sampled_from(["none", "some", "changed", "nan"]))
-def test_aggregate_range_from_columns_is_the_reference_thoroughly(picked, made):
-    _check_aggregate_range_from_columns_is_the_reference(picked, made)
+    check()
 
 
 def _check_aggregate_range_from_columns_is_the_reference(picked, made):

@@ -125,18 +125,14 @@ def test_too_many_shared_values_give_a_sound_bound():
 
 # --------------------------------------------------------------- through annotate()
 
-@settings(max_examples=20, deadline=None)
-@given(tables(), st.sampled_from(["kgqa", "text2sparql", "gerbil", "qald"]), st.randoms(use_true_random=False))
-def test_annotated_range_is_exact_and_holds_the_engines_answer(table, profile_name, rnd):
-    """20 examples here; the slow part runs 60 (the _thoroughly twin)."""
-    _check_annotated_range_is_exact_and_holds_the_engines_answer(table, profile_name, rnd)
+@examples(60)
+def test_annotated_range_is_exact_and_holds_the_engines_answer(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(tables(), st.sampled_from(["kgqa", "text2sparql", "gerbil", "qald"]), st.randoms(use_true_random=False))
+    def check(table, profile_name, rnd):
+        _check_annotated_range_is_exact_and_holds_the_engines_answer(table, profile_name, rnd)
 
-
-@pytest.mark.slow
-@settings(max_examples=60, deadline=None)
-@given(tables(), st.sampled_from(["kgqa", "text2sparql", "gerbil", "qald"]), st.randoms(use_true_random=False))
-def test_annotated_range_is_exact_and_holds_the_engines_answer_thoroughly(table, profile_name, rnd):
-    _check_annotated_range_is_exact_and_holds_the_engines_answer(table, profile_name, rnd)
+    check()
 
 
 def _check_annotated_range_is_exact_and_holds_the_engines_answer(table, profile_name, rnd):

@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-import pytest
 from hypothesis import given, settings, strategies as st
+
+from conftest import examples
 
 from kgqa.baselines.bpe import BPE, CONT, END, join_pieces, learn_merges
 
@@ -55,18 +56,14 @@ def test_sennrich_example_merges_the_most_frequent_pairs_first():
     assert join_pieces(bpe.encode_all(["lowest", "x", "newer"])) == ["lowest", "x", "newer"]
 
 
-@settings(max_examples=20, deadline=None)
-@given(st.dictionaries(WORD, st.integers(1, 6), min_size=1, max_size=25), st.integers(0, 40))
-def test_incremental_learner_equals_the_textbook_algorithm(words, merges):
-    """20 examples here; the slow part runs 60 (the _thoroughly twin)."""
-    _check_incremental_learner_equals_the_textbook_algorithm(words, merges)
+@examples(60)
+def test_incremental_learner_equals_the_textbook_algorithm(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(st.dictionaries(WORD, st.integers(1, 6), min_size=1, max_size=25), st.integers(0, 40))
+    def check(words, merges):
+        _check_incremental_learner_equals_the_textbook_algorithm(words, merges)
 
-
-@pytest.mark.slow
-@settings(max_examples=60, deadline=None)
-@given(st.dictionaries(WORD, st.integers(1, 6), min_size=1, max_size=25), st.integers(0, 40))
-def test_incremental_learner_equals_the_textbook_algorithm_thoroughly(words, merges):
-    _check_incremental_learner_equals_the_textbook_algorithm(words, merges)
+    check()
 
 
 def _check_incremental_learner_equals_the_textbook_algorithm(words, merges):

@@ -9,6 +9,7 @@ from email.utils import formatdate
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from conftest import examples
 from faultserver import FaultServer, Reply, XML_TYPE
 from kgqa.execute.endpoint import SparqlEndpoint, query_form, retry_after_seconds
 from kgqa.execute.engine import GRAPH_VARIABLES, Engine, too_many_rows_message
@@ -525,20 +526,15 @@ _terms = st.one_of(
 )
 
 
-@settings(max_examples=20, deadline=None)
-@given(st.lists(st.text("abcdefgh", min_size=1, max_size=3), min_size=1, max_size=3, unique=True).flatmap(
-    lambda vs: st.tuples(st.just(tuple(vs)), st.lists(st.tuples(*[st.none() | _terms for _ in vs]), max_size=4))))
-def test_results_xml_roundtrip(table):
-    """20 examples here; the slow part runs 60 (the _thoroughly twin)."""
-    _check_results_xml_roundtrip(table)
+@examples(60)
+def test_results_xml_roundtrip(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(st.lists(st.text("abcdefgh", min_size=1, max_size=3), min_size=1, max_size=3, unique=True).flatmap(
+        lambda vs: st.tuples(st.just(tuple(vs)), st.lists(st.tuples(*[st.none() | _terms for _ in vs]), max_size=4))))
+    def check(table):
+        _check_results_xml_roundtrip(table)
 
-
-@pytest.mark.slow
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.text("abcdefgh", min_size=1, max_size=3), min_size=1, max_size=3, unique=True).flatmap(
-    lambda vs: st.tuples(st.just(tuple(vs)), st.lists(st.tuples(*[st.none() | _terms for _ in vs]), max_size=4))))
-def test_results_xml_roundtrip_thoroughly(table):
-    _check_results_xml_roundtrip(table)
+    check()
 
 
 def _check_results_xml_roundtrip(table):

@@ -8,6 +8,8 @@ import pyoxigraph
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from conftest import examples
+
 from kgqa.execute.policy import ExecutionPolicy, refused_outcome
 from kgqa.model import Status
 
@@ -69,18 +71,14 @@ WORDS = ["the", "services", "service", "SERVICE", "with", "WITH", "insert", "DEL
          ".", ",", ":", "?", "I"]
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from(WORDS), min_size=1, max_size=14), st.sampled_from([" ", "\n"]))
-def test_refused_only_when_the_text_parses(words, sep):
-    """60 examples here; the slow part runs 200 (the _thoroughly twin)."""
-    _check_refused_only_when_the_text_parses(words, sep)
+@examples(200)
+def test_refused_only_when_the_text_parses(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(st.lists(st.sampled_from(WORDS), min_size=1, max_size=14), st.sampled_from([" ", "\n"]))
+    def check(words, sep):
+        _check_refused_only_when_the_text_parses(words, sep)
 
-
-@pytest.mark.slow
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(WORDS), min_size=1, max_size=14), st.sampled_from([" ", "\n"]))
-def test_refused_only_when_the_text_parses_thoroughly(words, sep):
-    _check_refused_only_when_the_text_parses(words, sep)
+    check()
 
 
 def _check_refused_only_when_the_text_parses(words, sep):

@@ -10,6 +10,7 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from conftest import examples
 from faultserver import FaultServer, Reply
 from kgqa.execute.endpoint import SparqlEndpoint
 from kgqa.execute.results_stream import CapExceeded, JsonResultsStream
@@ -57,18 +58,14 @@ def feed_split(stream, data: bytes, cuts: list[int]):
     return stream.close()
 
 
-@settings(max_examples=60, deadline=None)
-@given(doc=documents(), cuts=st.lists(st.integers(0, 2000), max_size=8), indent=st.sampled_from([None, 1]))
-def test_json_any_split_equals_whole_document(doc, cuts, indent):
-    """60 examples here; the slow part runs 200 (the _thoroughly twin)."""
-    _check_json_any_split_equals_whole_document(doc, cuts, indent)
+@examples(200)
+def test_json_any_split_equals_whole_document(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(doc=documents(), cuts=st.lists(st.integers(0, 2000), max_size=8), indent=st.sampled_from([None, 1]))
+    def check(doc, cuts, indent):
+        _check_json_any_split_equals_whole_document(doc, cuts, indent)
 
-
-@pytest.mark.slow
-@settings(max_examples=200, deadline=None)
-@given(doc=documents(), cuts=st.lists(st.integers(0, 2000), max_size=8), indent=st.sampled_from([None, 1]))
-def test_json_any_split_equals_whole_document_thoroughly(doc, cuts, indent):
-    _check_json_any_split_equals_whole_document(doc, cuts, indent)
+    check()
 
 
 def _check_json_any_split_equals_whole_document(doc, cuts, indent):

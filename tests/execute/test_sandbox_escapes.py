@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from hypothesis import given, settings, strategies as st
+
+from conftest import examples
 
 from kgqa.execute.sandbox import check, readings
 
@@ -31,20 +32,15 @@ def escape(ch: str, form: str) -> str:
 FORMS = st.sampled_from(["1", "2", "3", "7", "U"])
 
 
-@settings(max_examples=100, deadline=None)
-@given(word=st.sampled_from(["SERVICE", "INSERT", "DELETE", "LOAD", "DROP", "CLEAR", "FROM"]),
-       at=st.integers(0, 3), form=FORMS, case=st.booleans())
-def test_any_escaped_letter_of_a_dangerous_keyword_is_refused(word, at, form, case):
-    """100 examples here; the slow part runs 300 (the _thoroughly twin)."""
-    _check_any_escaped_letter_of_a_dangerous_keyword_is_refused(word, at, form, case)
+@examples(300)
+def test_any_escaped_letter_of_a_dangerous_keyword_is_refused(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(word=st.sampled_from(["SERVICE", "INSERT", "DELETE", "LOAD", "DROP", "CLEAR", "FROM"]),
+           at=st.integers(0, 3), form=FORMS, case=st.booleans())
+    def check(word, at, form, case):
+        _check_any_escaped_letter_of_a_dangerous_keyword_is_refused(word, at, form, case)
 
-
-@pytest.mark.slow
-@settings(max_examples=300, deadline=None)
-@given(word=st.sampled_from(["SERVICE", "INSERT", "DELETE", "LOAD", "DROP", "CLEAR", "FROM"]),
-       at=st.integers(0, 3), form=FORMS, case=st.booleans())
-def test_any_escaped_letter_of_a_dangerous_keyword_is_refused_thoroughly(word, at, form, case):
-    _check_any_escaped_letter_of_a_dangerous_keyword_is_refused(word, at, form, case)
+    check()
 
 
 def _check_any_escaped_letter_of_a_dangerous_keyword_is_refused(word, at, form, case):
@@ -89,18 +85,14 @@ def test_out_of_range_U_escape_is_kept_as_written():
 # --------------------------------------------------------------------------- a Jena-like endpoint
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.text(st.sampled_from(["\\", "u", "U", "0", "0", "5", "3", "A", "x", " "]), max_size=24))
-def test_java_style_reading_is_what_a_javacc_stream_hands_its_lexer(text):
-    """150 examples here; the slow part runs 500 (the _thoroughly twin)."""
-    _check_java_style_reading_is_what_a_javacc_stream_hands_its_lexer(text)
+@examples(500)
+def test_java_style_reading_is_what_a_javacc_stream_hands_its_lexer(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(st.text(st.sampled_from(["\\", "u", "U", "0", "0", "5", "3", "A", "x", " "]), max_size=24))
+    def check(text):
+        _check_java_style_reading_is_what_a_javacc_stream_hands_its_lexer(text)
 
-
-@pytest.mark.slow
-@settings(max_examples=500, deadline=None)
-@given(st.text(st.sampled_from(["\\", "u", "U", "0", "0", "5", "3", "A", "x", " "]), max_size=24))
-def test_java_style_reading_is_what_a_javacc_stream_hands_its_lexer_thoroughly(text):
-    _check_java_style_reading_is_what_a_javacc_stream_hands_its_lexer(text)
+    check()
 
 
 def _check_java_style_reading_is_what_a_javacc_stream_hands_its_lexer(text):

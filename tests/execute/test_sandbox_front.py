@@ -11,6 +11,7 @@ import pyoxigraph
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
+from conftest import examples
 from faultserver import FaultServer
 from kgqa.execute import sandbox
 from kgqa.execute.endpoint import SparqlEndpoint
@@ -25,18 +26,14 @@ _SPARQLISH = st.text(alphabet=st.sampled_from(list("SELECTwhere{}()<>?$:\"'#\\u0
                      max_size=120)
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.one_of(st.text(max_size=200), _SPARQLISH))
-def test_lexer_is_lossless_with_trivia(text):
-    """100 examples here; the slow part runs 300 (the _thoroughly twin)."""
-    _check_lexer_is_lossless_with_trivia(text)
+@examples(300)
+def test_lexer_is_lossless_with_trivia(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(st.one_of(st.text(max_size=200), _SPARQLISH))
+    def check(text):
+        _check_lexer_is_lossless_with_trivia(text)
 
-
-@pytest.mark.slow
-@settings(max_examples=300, deadline=None)
-@given(st.one_of(st.text(max_size=200), _SPARQLISH))
-def test_lexer_is_lossless_with_trivia_thoroughly(text):
-    _check_lexer_is_lossless_with_trivia(text)
+    check()
 
 
 def _check_lexer_is_lossless_with_trivia(text):
@@ -61,18 +58,14 @@ def _escape(c: str, big: bool) -> str:
     return f"\\U{ord(c):08X}" if big or ord(c) > 0xFFFF else f"\\u{ord(c):04x}"
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40), st.lists(st.booleans(), max_size=40))
-def test_codepoint_escapes_decode_to_the_characters(s, big):
-    """100 examples here; the slow part runs 300 (the _thoroughly twin)."""
-    _check_codepoint_escapes_decode_to_the_characters(s, big)
+@examples(300)
+def test_codepoint_escapes_decode_to_the_characters(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40), st.lists(st.booleans(), max_size=40))
+    def check(s, big):
+        _check_codepoint_escapes_decode_to_the_characters(s, big)
 
-
-@pytest.mark.slow
-@settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40), st.lists(st.booleans(), max_size=40))
-def test_codepoint_escapes_decode_to_the_characters_thoroughly(s, big):
-    _check_codepoint_escapes_decode_to_the_characters(s, big)
+    check()
 
 
 def _check_codepoint_escapes_decode_to_the_characters(s, big):
@@ -261,18 +254,14 @@ def update_variant(draw):
     return word, prologue + head + "".join(out)
 
 
-@settings(max_examples=100, deadline=None)
-@given(update_variant())
-def test_every_update_form_is_refused(case):
-    """100 examples here; the slow part runs 400 (the _thoroughly twin)."""
-    _check_every_update_form_is_refused(case)
+@examples(400)
+def test_every_update_form_is_refused(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(update_variant())
+    def check(case):
+        _check_every_update_form_is_refused(case)
 
-
-@pytest.mark.slow
-@settings(max_examples=400, deadline=None)
-@given(update_variant())
-def test_every_update_form_is_refused_thoroughly(case):
-    _check_every_update_form_is_refused(case)
+    check()
 
 
 def _check_every_update_form_is_refused(case):
@@ -282,18 +271,14 @@ def _check_every_update_form_is_refused(case):
     assert refusal(query, allow_update=True) is None or "SERVICE" in refusal(query, allow_update=True)
 
 
-@settings(max_examples=60, deadline=None)
-@given(update_variant())
-def test_what_pyoxigraph_runs_as_an_update_is_refused(case):
-    """60 examples here; the slow part runs 200 (the _thoroughly twin)."""
-    _check_what_pyoxigraph_runs_as_an_update_is_refused(case)
+@examples(200)
+def test_what_pyoxigraph_runs_as_an_update_is_refused(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(update_variant())
+    def check(case):
+        _check_what_pyoxigraph_runs_as_an_update_is_refused(case)
 
-
-@pytest.mark.slow
-@settings(max_examples=200, deadline=None)
-@given(update_variant())
-def test_what_pyoxigraph_runs_as_an_update_is_refused_thoroughly(case):
-    _check_what_pyoxigraph_runs_as_an_update_is_refused(case)
+    check()
 
 
 def _check_what_pyoxigraph_runs_as_an_update_is_refused(case):
@@ -322,18 +307,14 @@ def service_variant(draw):
             f"{kw}{silent}{sep}{target} {{ ?s ?p ?o }} }}")
 
 
-@settings(max_examples=100, deadline=None)
-@given(service_variant())
-def test_every_service_form_is_refused(query):
-    """100 examples here; the slow part runs 300 (the _thoroughly twin)."""
-    _check_every_service_form_is_refused(query)
+@examples(300)
+def test_every_service_form_is_refused(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(service_variant())
+    def check(query):
+        _check_every_service_form_is_refused(query)
 
-
-@pytest.mark.slow
-@settings(max_examples=300, deadline=None)
-@given(service_variant())
-def test_every_service_form_is_refused_thoroughly(query):
-    _check_every_service_form_is_refused(query)
+    check()
 
 
 def _check_every_service_form_is_refused(query):
@@ -342,20 +323,16 @@ def _check_every_service_form_is_refused(query):
     assert refusal(query, allow_service=True) is None
 
 
-@settings(max_examples=50, deadline=None)
-@given(service_variant())
-def test_what_pyoxigraph_runs_as_service_is_refused(query):
+@examples(150)
+def test_what_pyoxigraph_runs_as_service_is_refused(examples):
     """Oracle: pyoxigraph refuses port 1 itself, so an OSError naming it means the query was
-    read as SERVICE (nothing is sent). 50 examples here; the slow part runs 150 (the
-    _thoroughly twin)."""
-    _check_what_pyoxigraph_runs_as_service_is_refused(query)
+    read as SERVICE (nothing is sent)."""
+    @settings(max_examples=examples, deadline=None)
+    @given(service_variant())
+    def check(query):
+        _check_what_pyoxigraph_runs_as_service_is_refused(query)
 
-
-@pytest.mark.slow
-@settings(max_examples=150, deadline=None)
-@given(service_variant())
-def test_what_pyoxigraph_runs_as_service_is_refused_thoroughly(query):
-    _check_what_pyoxigraph_runs_as_service_is_refused(query)
+    check()
 
 
 def _check_what_pyoxigraph_runs_as_service_is_refused(query):
@@ -382,18 +359,14 @@ def test_the_service_oracle_is_not_vacuous():
         assert refusal(q) is not None
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.text(alphabet=st.characters(blacklist_characters='"\\\n\r', blacklist_categories=("Cs",)), max_size=60))
-def test_string_contents_never_trigger_refusal(s):
-    """60 examples here; the slow part runs 200 (the _thoroughly twin)."""
-    _check_string_contents_never_trigger_refusal(s)
+@examples(200)
+def test_string_contents_never_trigger_refusal(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(st.text(alphabet=st.characters(blacklist_characters='"\\\n\r', blacklist_categories=("Cs",)), max_size=60))
+    def check(s):
+        _check_string_contents_never_trigger_refusal(s)
 
-
-@pytest.mark.slow
-@settings(max_examples=200, deadline=None)
-@given(st.text(alphabet=st.characters(blacklist_characters='"\\\n\r', blacklist_categories=("Cs",)), max_size=60))
-def test_string_contents_never_trigger_refusal_thoroughly(s):
-    _check_string_contents_never_trigger_refusal(s)
+    check()
 
 
 def _check_string_contents_never_trigger_refusal(s):
@@ -463,18 +436,14 @@ _PARTS = st.lists(st.sampled_from([
     "FILTER(xsd:int(?v) > 2)", "NOW()", "AS ?n", "dbr:X", "'x' ", "\n"]), max_size=14)
 
 
-@settings(max_examples=100, deadline=None)
-@given(_PARTS, _QUERYISH)
-def test_normaliser_only_adds_tokens_and_never_touches_strings_iris_comments(parts, noise):
-    """100 examples here; the slow part runs 300 (the _thoroughly twin)."""
-    _check_normaliser_only_adds_tokens_and_never_touches_strings_iris_comments(parts, noise)
+@examples(300)
+def test_normaliser_only_adds_tokens_and_never_touches_strings_iris_comments(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(_PARTS, _QUERYISH)
+    def check(parts, noise):
+        _check_normaliser_only_adds_tokens_and_never_touches_strings_iris_comments(parts, noise)
 
-
-@pytest.mark.slow
-@settings(max_examples=300, deadline=None)
-@given(_PARTS, _QUERYISH)
-def test_normaliser_only_adds_tokens_and_never_touches_strings_iris_comments_thoroughly(parts, noise):
-    _check_normaliser_only_adds_tokens_and_never_touches_strings_iris_comments(parts, noise)
+    check()
 
 
 def _check_normaliser_only_adds_tokens_and_never_touches_strings_iris_comments(parts, noise):

@@ -13,6 +13,8 @@ from unittest import mock
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from conftest import examples
+
 from kgqa.execute import sandbox
 from kgqa.execute.engine_findings import _FINDING_KEYWORDS, _ORDER_OPS, screen
 from kgqa.execute.executor import Executor
@@ -168,18 +170,14 @@ PIECES = [
 ]
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(["", " ", " ", "\n"])), max_size=24))
-def test_hypothesis_pieces_agree(parts):
-    """150 examples here; the slow part runs 600 (the _thoroughly twin)."""
-    _check_hypothesis_pieces_agree(parts)
+@examples(600)
+def test_hypothesis_pieces_agree(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(["", " ", " ", "\n"])), max_size=24))
+    def check(parts):
+        _check_hypothesis_pieces_agree(parts)
 
-
-@pytest.mark.slow
-@settings(max_examples=600, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(["", " ", " ", "\n"])), max_size=24))
-def test_hypothesis_pieces_agree_thoroughly(parts):
-    _check_hypothesis_pieces_agree(parts)
+    check()
 
 
 def _check_hypothesis_pieces_agree(parts):
@@ -190,18 +188,14 @@ _SOUP = st.text(alphabet=st.sampled_from(list("SELECTaskwhere{}()<>?$:\"'#\\u004
                 max_size=120)
 
 
-@settings(max_examples=100, deadline=None)
-@given(_SOUP)
-def test_hypothesis_text_agrees(text):
-    """100 examples here; the slow part runs 300 (the _thoroughly twin)."""
-    assert_agrees(text)
+@examples(300)
+def test_hypothesis_text_agrees(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(_SOUP)
+    def check(text):
+        assert_agrees(text)
 
-
-@pytest.mark.slow
-@settings(max_examples=300, deadline=None)
-@given(_SOUP)
-def test_hypothesis_text_agrees_thoroughly(text):
-    assert_agrees(text)
+    check()
 
 
 @pytest.mark.parametrize("n", [500, pytest.param(1500, marks=pytest.mark.slow)])

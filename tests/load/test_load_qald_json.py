@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from conftest import examples
+
 from kgqa.load import formats, load_dataset, load_run
 from kgqa.load import qald_json
 from kgqa.model import BooleanAnswer, Dataset, InputError, Item, TableAnswer
@@ -224,18 +226,14 @@ def _datasets(draw):
     return Dataset("prop", [draw(_items(i)) for i in range(n)])
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(ds=_datasets())
-def test_writer_round_trip_property(tmp_path, ds):
-    """20 examples here; the slow part runs 60 (the _thoroughly twin)."""
-    _check_writer_round_trip_property(tmp_path, ds)
+@examples(60)
+def test_writer_round_trip_property(tmp_path, examples):
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(ds=_datasets())
+    def check(ds):
+        _check_writer_round_trip_property(tmp_path, ds)
 
-
-@pytest.mark.slow
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(ds=_datasets())
-def test_writer_round_trip_property_thoroughly(tmp_path, ds):
-    _check_writer_round_trip_property(tmp_path, ds)
+    check()
 
 
 def _check_writer_round_trip_property(tmp_path, ds):

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from conftest import run_cli
+from conftest import examples, run_cli
 
 import kgqa.cli as cli
 from kgqa.make.splits import (Characteristics, _one_try, assign_groups, characteristics, concat_datasets,
@@ -62,20 +62,15 @@ def naive_components(sets: list[frozenset], rare_below: int) -> list[int]:
 sets_strategy = st.lists(st.frozensets(st.integers(0, 40), max_size=5), min_size=1, max_size=60)
 
 
-@settings(max_examples=50, deadline=None)
-@given(sets=sets_strategy, k=st.integers(1, 6), seed=st.integers(0, 2**31),
-       ratios=st.sampled_from([(0.8, 0.1, 0.1), (0.6, 0.2, 0.2), (0.5, 0.0, 0.5), (0.9, 0.05, 0.05)]))
-def test_uri_split_properties(sets, k, seed, ratios):
-    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
-    _check_uri_split_properties(sets, k, seed, ratios)
+@examples(150)
+def test_uri_split_properties(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(sets=sets_strategy, k=st.integers(1, 6), seed=st.integers(0, 2**31),
+           ratios=st.sampled_from([(0.8, 0.1, 0.1), (0.6, 0.2, 0.2), (0.5, 0.0, 0.5), (0.9, 0.05, 0.05)]))
+    def check(sets, k, seed, ratios):
+        _check_uri_split_properties(sets, k, seed, ratios)
 
-
-@pytest.mark.slow
-@settings(max_examples=150, deadline=None)
-@given(sets=sets_strategy, k=st.integers(1, 6), seed=st.integers(0, 2**31),
-       ratios=st.sampled_from([(0.8, 0.1, 0.1), (0.6, 0.2, 0.2), (0.5, 0.0, 0.5), (0.9, 0.05, 0.05)]))
-def test_uri_split_properties_thoroughly(sets, k, seed, ratios):
-    _check_uri_split_properties(sets, k, seed, ratios)
+    check()
 
 
 def _check_uri_split_properties(sets, k, seed, ratios):
@@ -107,20 +102,15 @@ def _check_uri_split_properties(sets, k, seed, ratios):
     assert all(np.array_equal(again.parts[n], parts[n]) for n in parts) and again.report == sp.report
 
 
-@settings(max_examples=50, deadline=None)
-@given(templates=st.lists(st.one_of(st.none(), st.integers(0, 12)), min_size=1, max_size=80),
-       seed=st.integers(0, 2**31))
-def test_template_split_properties(templates, seed):
-    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
-    _check_template_split_properties(templates, seed)
+@examples(150)
+def test_template_split_properties(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(templates=st.lists(st.one_of(st.none(), st.integers(0, 12)), min_size=1, max_size=80),
+           seed=st.integers(0, 2**31))
+    def check(templates, seed):
+        _check_template_split_properties(templates, seed)
 
-
-@pytest.mark.slow
-@settings(max_examples=150, deadline=None)
-@given(templates=st.lists(st.one_of(st.none(), st.integers(0, 12)), min_size=1, max_size=80),
-       seed=st.integers(0, 2**31))
-def test_template_split_properties_thoroughly(templates, seed):
-    _check_template_split_properties(templates, seed)
+    check()
 
 
 def _check_template_split_properties(templates, seed):
@@ -329,19 +319,16 @@ _RANDOM_CLI = dict(ds=datasets(), by=st.sampled_from(["uri", "template"]), seed=
 _RANDOM_CLI_SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-@settings(max_examples=8, **_RANDOM_CLI_SETTINGS)
-@given(**_RANDOM_CLI)
-def test_random_datasets_cli(ds, by, seed, tmp_path_factory):
-    """The property on 8 random datasets (two CLI splits each); the slow part runs it on 25
-    (test_random_datasets_cli_thoroughly)."""
-    _check_random_dataset_cli(ds, by, seed, tmp_path_factory)
+@examples(25, quick=8)
+def test_random_datasets_cli(tmp_path_factory, examples):
+    """The property on random datasets (two CLI splits each): 8 in the README's command, 25 in
+    the slow part."""
+    @settings(max_examples=examples, **_RANDOM_CLI_SETTINGS)
+    @given(**_RANDOM_CLI)
+    def check(ds, by, seed):
+        _check_random_dataset_cli(ds, by, seed, tmp_path_factory)
 
-
-@pytest.mark.slow
-@settings(max_examples=25, **_RANDOM_CLI_SETTINGS)
-@given(**_RANDOM_CLI)
-def test_random_datasets_cli_thoroughly(ds, by, seed, tmp_path_factory):
-    _check_random_dataset_cli(ds, by, seed, tmp_path_factory)
+    check()
 
 
 def _check_random_dataset_cli(ds, by, seed, tmp_path_factory):

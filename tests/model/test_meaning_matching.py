@@ -13,7 +13,7 @@ import kgqa
 from kgqa.load.links import load_links, read_pairs
 from kgqa.model import InputError
 from kgqa.model.terms import IRI, IriLinks, Literal, TermMatching, dbpedia_canonical
-from conftest import REPO
+from conftest import REPO, examples
 
 FIX = REPO / "tests" / "fixtures" / "meaning"
 
@@ -97,18 +97,14 @@ def test_link_files_read_either_format_and_refuse_bad_lines(tmp_path):
 iris = st.sampled_from([f"http://x/{c}" for c in "abcdefgh"])
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(iris, iris), max_size=12))
-def test_links_are_the_connected_components(pairs):
-    """60 examples here; the slow part runs 200 (the _thoroughly twin)."""
-    _check_links_are_the_connected_components(pairs)
+@examples(200)
+def test_links_are_the_connected_components(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(st.lists(st.tuples(iris, iris), max_size=12))
+    def check(pairs):
+        _check_links_are_the_connected_components(pairs)
 
-
-@pytest.mark.slow
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(iris, iris), max_size=12))
-def test_links_are_the_connected_components_thoroughly(pairs):
-    _check_links_are_the_connected_components(pairs)
+    check()
 
 
 def _check_links_are_the_connected_components(pairs):

@@ -6,6 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
+
 from kgqa.model.signature import Signature
 
 _keys = st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=8)
@@ -24,18 +26,14 @@ def test_rendering_and_access():
         Signature.build({"a|b": 1})
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.dictionaries(_keys, _values, max_size=8), st.dictionaries(_keys, _values, max_size=4))
-def test_a_rendered_signature_reads_back_into_the_same_parts(parts, more):
-    """60 examples here; the slow part runs 200 (the _thoroughly twin)."""
-    _check_a_rendered_signature_reads_back_into_the_same_parts(parts, more)
+@examples(200)
+def test_a_rendered_signature_reads_back_into_the_same_parts(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(st.dictionaries(_keys, _values, max_size=8), st.dictionaries(_keys, _values, max_size=4))
+    def check(parts, more):
+        _check_a_rendered_signature_reads_back_into_the_same_parts(parts, more)
 
-
-@pytest.mark.slow
-@settings(max_examples=200, deadline=None)
-@given(st.dictionaries(_keys, _values, max_size=8), st.dictionaries(_keys, _values, max_size=4))
-def test_a_rendered_signature_reads_back_into_the_same_parts_thoroughly(parts, more):
-    _check_a_rendered_signature_reads_back_into_the_same_parts(parts, more)
+    check()
 
 
 def _check_a_rendered_signature_reads_back_into_the_same_parts(parts, more):

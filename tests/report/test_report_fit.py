@@ -10,6 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+from conftest import examples
+
 from kgqa.demo import DATA
 from kgqa.report import evaluation as report
 from kgqa.report.fit import Grid, fit, print_grid
@@ -74,28 +76,19 @@ def test_blocks_repeat_the_key_columns():
         assert [c.header for c in t.columns][:2] == ["run", "n"]
 
 
-@settings(max_examples=20, deadline=None)
-@given(
-    n_rows=st.integers(1, 6),
-    n_cols=st.integers(1, 40),
-    width=st.integers(30, 220),
-    values=st.lists(st.one_of(st.floats(min_value=-1e6, max_value=1e6), st.just(float("nan")), st.none()), min_size=1, max_size=20),
-)
-def test_fit_never_breaks_a_number(n_rows, n_cols, width, values):
-    """20 examples here; the slow part runs 60 (the _thoroughly twin)."""
-    _check_fit_never_breaks_a_number(n_rows, n_cols, width, values)
+@examples(60)
+def test_fit_never_breaks_a_number(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(
+        n_rows=st.integers(1, 6),
+        n_cols=st.integers(1, 40),
+        width=st.integers(30, 220),
+        values=st.lists(st.one_of(st.floats(min_value=-1e6, max_value=1e6), st.just(float("nan")), st.none()), min_size=1, max_size=20),
+    )
+    def check(n_rows, n_cols, width, values):
+        _check_fit_never_breaks_a_number(n_rows, n_cols, width, values)
 
-
-@pytest.mark.slow
-@settings(max_examples=60, deadline=None)
-@given(
-    n_rows=st.integers(1, 6),
-    n_cols=st.integers(1, 40),
-    width=st.integers(30, 220),
-    values=st.lists(st.one_of(st.floats(min_value=-1e6, max_value=1e6), st.just(float("nan")), st.none()), min_size=1, max_size=20),
-)
-def test_fit_never_breaks_a_number_thoroughly(n_rows, n_cols, width, values):
-    _check_fit_never_breaks_a_number(n_rows, n_cols, width, values)
+    check()
 
 
 def _check_fit_never_breaks_a_number(n_rows, n_cols, width, values):

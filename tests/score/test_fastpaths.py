@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import pairs
+from conftest import examples, pairs
 from kgqa.load import generic, jsonio, load_dataset, load_run
 from kgqa.model import InputError, Outcome, Status, TableAnswer
 from kgqa.model.terms import IRI, Literal, guess_term, guess_terms, iri, simple_literal
@@ -32,9 +32,6 @@ from kgqa.score.rules import Counts
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                              HealthCheck.function_scoped_fixture])
-#: the README's command samples a third of SETTINGS' examples; each property's _thoroughly twin
-#: (CI's slow part) all of them
-QUICK_SETTINGS = settings(SETTINGS, max_examples=50)
 
 
 # --------------------------------------------------------------------------- line reader
@@ -71,18 +68,14 @@ _PIECES = st.sampled_from([b"\n", b"\r\n", b"\r", b"a", b"{}", b" ", "é".encode
                            b"\xe2\x82", b"\xff", b"\x85", jsonio.BOM, "😀".encode(), b'{"id": "1"}'])
 
 
-@QUICK_SETTINGS
-@given(st.lists(_PIECES, max_size=40), st.sampled_from([1, 2, 3, 7, 1 << 20]))
-def test_block_line_reader_equals_the_line_reader(tmp_path, monkeypatch, pieces, block):
-    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
-    _check_block_line_reader_equals_the_line_reader(tmp_path, monkeypatch, pieces, block)
+@examples(150)
+def test_block_line_reader_equals_the_line_reader(tmp_path, monkeypatch, examples):
+    @settings(SETTINGS, max_examples=examples)
+    @given(st.lists(_PIECES, max_size=40), st.sampled_from([1, 2, 3, 7, 1 << 20]))
+    def check(pieces, block):
+        _check_block_line_reader_equals_the_line_reader(tmp_path, monkeypatch, pieces, block)
 
-
-@pytest.mark.slow
-@SETTINGS
-@given(st.lists(_PIECES, max_size=40), st.sampled_from([1, 2, 3, 7, 1 << 20]))
-def test_block_line_reader_equals_the_line_reader_thoroughly(tmp_path, monkeypatch, pieces, block):
-    _check_block_line_reader_equals_the_line_reader(tmp_path, monkeypatch, pieces, block)
+    check()
 
 
 def _check_block_line_reader_equals_the_line_reader(tmp_path, monkeypatch, pieces, block):
@@ -101,18 +94,14 @@ _JSON = st.recursive(_SCALARS, lambda kids: st.one_of(st.lists(kids, max_size=3)
                      max_leaves=8)
 
 
-@QUICK_SETTINGS
-@given(_JSON)
-def test_plain_object_equals_loads(doc):
-    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
-    _check_plain_object_equals_loads(doc)
+@examples(150)
+def test_plain_object_equals_loads(examples):
+    @settings(SETTINGS, max_examples=examples)
+    @given(_JSON)
+    def check(doc):
+        _check_plain_object_equals_loads(doc)
 
-
-@pytest.mark.slow
-@SETTINGS
-@given(_JSON)
-def test_plain_object_equals_loads_thoroughly(doc):
-    _check_plain_object_equals_loads(doc)
+    check()
 
 
 def _check_plain_object_equals_loads(doc):
@@ -124,20 +113,16 @@ def _check_plain_object_equals_loads(doc):
         assert repr(plain) == repr(full)  # integers stay integers
 
 
-@QUICK_SETTINGS
-@given(_JSON, st.sampled_from(["", " ", "\n"]))
-def test_fast_loads_equals_json_loads(doc, pad):
+@examples(150)
+def test_fast_loads_equals_json_loads(examples):
     """orjson where it reads the same value; integers of 19+ digits (exact only in json) found by
-    the long-digits search, wherever they stand. 50 examples here; the slow part runs 150 (the
-    _thoroughly twin)."""
-    _check_fast_loads_equals_json_loads(doc, pad)
+    the long-digits search, wherever they stand."""
+    @settings(SETTINGS, max_examples=examples)
+    @given(_JSON, st.sampled_from(["", " ", "\n"]))
+    def check(doc, pad):
+        _check_fast_loads_equals_json_loads(doc, pad)
 
-
-@pytest.mark.slow
-@SETTINGS
-@given(_JSON, st.sampled_from(["", " ", "\n"]))
-def test_fast_loads_equals_json_loads_thoroughly(doc, pad):
-    _check_fast_loads_equals_json_loads(doc, pad)
+    check()
 
 
 def _check_fast_loads_equals_json_loads(doc, pad):
@@ -152,26 +137,19 @@ _BIG = st.one_of(st.integers(min_value=2**63 - 4, max_value=2**64 + 4),
                  st.integers(min_value=-(2**63) - 4, max_value=-(2**63) + 4), st.integers(min_value=10**30))
 
 
-@QUICK_SETTINGS
-@given(st.recursive(st.one_of(_BIG, st.integers(), st.text(max_size=4), st.booleans(), st.none()),
-                    lambda kids: st.one_of(st.lists(kids, max_size=3),
-                                           st.dictionaries(st.one_of(st.text(max_size=4), _BIG), kids, max_size=3)),
-                    max_leaves=8), st.booleans())
-def test_dumps_writes_integers_beyond_64_bits_as_json_does(doc, indent):
+@examples(150)
+def test_dumps_writes_integers_beyond_64_bits_as_json_does(examples):
     """jsonio.dumps writes integers orjson refuses (beyond 64 bits, values and keys) through
-    orjson fragments: digit for digit json's text, indented the same. 50 examples here; the slow part runs 150 (the
-    _thoroughly twin)."""
-    _check_dumps_writes_integers_beyond_64_bits_as_json_does(doc, indent)
+    orjson fragments: digit for digit json's text, indented the same."""
+    @settings(SETTINGS, max_examples=examples)
+    @given(st.recursive(st.one_of(_BIG, st.integers(), st.text(max_size=4), st.booleans(), st.none()),
+                        lambda kids: st.one_of(st.lists(kids, max_size=3),
+                                               st.dictionaries(st.one_of(st.text(max_size=4), _BIG), kids, max_size=3)),
+                        max_leaves=8), st.booleans())
+    def check(doc, indent):
+        _check_dumps_writes_integers_beyond_64_bits_as_json_does(doc, indent)
 
-
-@pytest.mark.slow
-@SETTINGS
-@given(st.recursive(st.one_of(_BIG, st.integers(), st.text(max_size=4), st.booleans(), st.none()),
-                    lambda kids: st.one_of(st.lists(kids, max_size=3),
-                                           st.dictionaries(st.one_of(st.text(max_size=4), _BIG), kids, max_size=3)),
-                    max_leaves=8), st.booleans())
-def test_dumps_writes_integers_beyond_64_bits_as_json_does_thoroughly(doc, indent):
-    _check_dumps_writes_integers_beyond_64_bits_as_json_does(doc, indent)
+    check()
 
 
 def _check_dumps_writes_integers_beyond_64_bits_as_json_does(doc, indent):
@@ -239,18 +217,14 @@ def _general_only(monkeypatch):
     monkeypatch.setattr(jsonio, "plain_object", lambda text: None)
 
 
-@QUICK_SETTINGS
-@given(st.lists(_line("dataset"), max_size=12))
-def test_fast_jsonl_dataset_equals_the_general_path(tmp_path, monkeypatch, lines):
-    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
-    _check_fast_jsonl_dataset_equals_the_general_path(tmp_path, monkeypatch, lines)
+@examples(150)
+def test_fast_jsonl_dataset_equals_the_general_path(tmp_path, monkeypatch, examples):
+    @settings(SETTINGS, max_examples=examples)
+    @given(st.lists(_line("dataset"), max_size=12))
+    def check(lines):
+        _check_fast_jsonl_dataset_equals_the_general_path(tmp_path, monkeypatch, lines)
 
-
-@pytest.mark.slow
-@SETTINGS
-@given(st.lists(_line("dataset"), max_size=12))
-def test_fast_jsonl_dataset_equals_the_general_path_thoroughly(tmp_path, monkeypatch, lines):
-    _check_fast_jsonl_dataset_equals_the_general_path(tmp_path, monkeypatch, lines)
+    check()
 
 
 def _check_fast_jsonl_dataset_equals_the_general_path(tmp_path, monkeypatch, lines):
@@ -264,18 +238,14 @@ def _check_fast_jsonl_dataset_equals_the_general_path(tmp_path, monkeypatch, lin
     assert fast == slow
 
 
-@QUICK_SETTINGS
-@given(st.lists(_line("run"), max_size=12))
-def test_fast_jsonl_run_equals_the_general_path(tmp_path, monkeypatch, lines):
-    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
-    _check_fast_jsonl_run_equals_the_general_path(tmp_path, monkeypatch, lines)
+@examples(150)
+def test_fast_jsonl_run_equals_the_general_path(tmp_path, monkeypatch, examples):
+    @settings(SETTINGS, max_examples=examples)
+    @given(st.lists(_line("run"), max_size=12))
+    def check(lines):
+        _check_fast_jsonl_run_equals_the_general_path(tmp_path, monkeypatch, lines)
 
-
-@pytest.mark.slow
-@SETTINGS
-@given(st.lists(_line("run"), max_size=12))
-def test_fast_jsonl_run_equals_the_general_path_thoroughly(tmp_path, monkeypatch, lines):
-    _check_fast_jsonl_run_equals_the_general_path(tmp_path, monkeypatch, lines)
+    check()
 
 
 def _check_fast_jsonl_run_equals_the_general_path(tmp_path, monkeypatch, lines):
@@ -297,18 +267,14 @@ def _load(fn):
     return rows, [str(p) for p in obj.problems]
 
 
-@QUICK_SETTINGS
-@given(_record("dataset"))
-def test_fast_item_is_item_from_record(rec):
-    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
-    _check_fast_item_is_item_from_record(rec)
+@examples(150)
+def test_fast_item_is_item_from_record(examples):
+    @settings(SETTINGS, max_examples=examples)
+    @given(_record("dataset"))
+    def check(rec):
+        _check_fast_item_is_item_from_record(rec)
 
-
-@pytest.mark.slow
-@SETTINGS
-@given(_record("dataset"))
-def test_fast_item_is_item_from_record_thoroughly(rec):
-    _check_fast_item_is_item_from_record(rec)
+    check()
 
 
 def _check_fast_item_is_item_from_record(rec):
@@ -318,18 +284,14 @@ def _check_fast_item_is_item_from_record(rec):
         assert item == generic.item_from_record(jsonio.loads(line), "de")
 
 
-@QUICK_SETTINGS
-@given(_record("run"))
-def test_fast_prediction_is_prediction_from_record(rec):
-    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
-    _check_fast_prediction_is_prediction_from_record(rec)
+@examples(150)
+def test_fast_prediction_is_prediction_from_record(examples):
+    @settings(SETTINGS, max_examples=examples)
+    @given(_record("run"))
+    def check(rec):
+        _check_fast_prediction_is_prediction_from_record(rec)
 
-
-@pytest.mark.slow
-@SETTINGS
-@given(_record("run"))
-def test_fast_prediction_is_prediction_from_record_thoroughly(rec):
-    _check_fast_prediction_is_prediction_from_record(rec)
+    check()
 
 
 def _check_fast_prediction_is_prediction_from_record(rec):
@@ -351,18 +313,14 @@ def test_the_fast_paths_take_the_common_records():
         assert generic._fast_item(line, "en") is None, line
 
 
-@QUICK_SETTINGS
-@given(st.lists(_TERM_TEXT, max_size=6))
-def test_guess_terms_is_guess_term_of_each(texts):
-    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
-    _check_guess_terms_is_guess_term_of_each(texts)
+@examples(150)
+def test_guess_terms_is_guess_term_of_each(examples):
+    @settings(SETTINGS, max_examples=examples)
+    @given(st.lists(_TERM_TEXT, max_size=6))
+    def check(texts):
+        _check_guess_terms_is_guess_term_of_each(texts)
 
-
-@pytest.mark.slow
-@SETTINGS
-@given(st.lists(_TERM_TEXT, max_size=6))
-def test_guess_terms_is_guess_term_of_each_thoroughly(texts):
-    _check_guess_terms_is_guess_term_of_each(texts)
+    check()
 
 
 def _check_guess_terms_is_guess_term_of_each(texts):

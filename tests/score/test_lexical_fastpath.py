@@ -23,6 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
+
 from kgqa.load import load_dataset, load_run
 from kgqa.load.stream import open_stream
 from kgqa.model import Dataset, Item, Run, TableAnswer, is_empty
@@ -33,7 +35,6 @@ from kgqa.score import profiles
 from kgqa.score.evaluate import evaluate
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-QUICK_SETTINGS = settings(SETTINGS, max_examples=60)  # the README's command; the _thoroughly twins (slow) all 200
 
 _TEXT = st.one_of(
     st.sampled_from(["http://x/a", "http://x/a%20b", "http://x/%C3%A9", "https://x/b", "urn:x:1", "http://x/a b",
@@ -57,18 +58,14 @@ _MATCHINGS = [
 ]
 
 
-@QUICK_SETTINGS
-@given(st.lists(_TEXT, max_size=8))
-def test_text_keys_are_the_keys_of_the_guessed_terms(texts):
-    """60 examples here; the slow part runs 200 (the _thoroughly twin)."""
-    _check_text_keys_are_the_keys_of_the_guessed_terms(texts)
+@examples(200)
+def test_text_keys_are_the_keys_of_the_guessed_terms(examples):
+    @settings(SETTINGS, max_examples=examples)
+    @given(st.lists(_TEXT, max_size=8))
+    def check(texts):
+        _check_text_keys_are_the_keys_of_the_guessed_terms(texts)
 
-
-@pytest.mark.slow
-@SETTINGS
-@given(st.lists(_TEXT, max_size=8))
-def test_text_keys_are_the_keys_of_the_guessed_terms_thoroughly(texts):
-    _check_text_keys_are_the_keys_of_the_guessed_terms(texts)
+    check()
 
 
 def _check_text_keys_are_the_keys_of_the_guessed_terms(texts):
@@ -76,18 +73,14 @@ def _check_text_keys_are_the_keys_of_the_guessed_terms(texts):
         assert m.text_keys(texts) == m.keys(guess_terms(texts)), m
 
 
-@QUICK_SETTINGS
-@given(st.lists(_TEXT, max_size=8), st.sampled_from(["answer", "x"]))
-def test_a_text_column_is_the_table_of_its_terms(texts, variable):
-    """60 examples here; the slow part runs 200 (the _thoroughly twin)."""
-    _check_a_text_column_is_the_table_of_its_terms(texts, variable)
+@examples(200)
+def test_a_text_column_is_the_table_of_its_terms(examples):
+    @settings(SETTINGS, max_examples=examples)
+    @given(st.lists(_TEXT, max_size=8), st.sampled_from(["answer", "x"]))
+    def check(texts, variable):
+        _check_a_text_column_is_the_table_of_its_terms(texts, variable)
 
-
-@pytest.mark.slow
-@SETTINGS
-@given(st.lists(_TEXT, max_size=8), st.sampled_from(["answer", "x"]))
-def test_a_text_column_is_the_table_of_its_terms_thoroughly(texts, variable):
-    _check_a_text_column_is_the_table_of_its_terms(texts, variable)
+    check()
 
 
 def _check_a_text_column_is_the_table_of_its_terms(texts, variable):

@@ -10,6 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from sacrebleu.metrics import BLEU as SacreBLEU
 
+from conftest import examples
+
 from kgqa.model import BooleanAnswer, Dataset, IRI, Item, Outcome, Prediction, Run, Status, TableAnswer
 from kgqa.score import measures, profiles
 from kgqa.score.evaluate import evaluate
@@ -300,18 +302,14 @@ TERMS = [IRI("http://x/a"), IRI("http://x/b"), ("var", "0"), ("var", "1"), ("var
 triple = st.tuples(st.sampled_from(TERMS), st.sampled_from(TERMS[:2]), st.sampled_from(TERMS))
 
 
-@settings(max_examples=50, deadline=None)
-@given(st.frozensets(triple, max_size=5), st.frozensets(triple, max_size=5))
-def test_aligned_matching_is_the_best_renaming(p, g):
-    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
-    _check_aligned_matching_is_the_best_renaming(p, g)
+@examples(150)
+def test_aligned_matching_is_the_best_renaming(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(st.frozensets(triple, max_size=5), st.frozensets(triple, max_size=5))
+    def check(p, g):
+        _check_aligned_matching_is_the_best_renaming(p, g)
 
-
-@pytest.mark.slow
-@settings(max_examples=150, deadline=None)
-@given(st.frozensets(triple, max_size=5), st.frozensets(triple, max_size=5))
-def test_aligned_matching_is_the_best_renaming_thoroughly(p, g):
-    _check_aligned_matching_is_the_best_renaming(p, g)
+    check()
 
 
 def _check_aligned_matching_is_the_best_renaming(p, g):
@@ -368,18 +366,14 @@ def variant(draw, q):
     return render(q, order, rename, full)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data())
-def test_semantic_measures_invariant_to_order_renaming_and_iri_spelling(data):
-    """25 examples here; the slow part runs 80 (the _thoroughly twin)."""
-    _check_semantic_measures_invariant_to_order_renaming_and_iri_spelling(data)
+@examples(80)
+def test_semantic_measures_invariant_to_order_renaming_and_iri_spelling(examples):
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.data())
+    def check(data):
+        _check_semantic_measures_invariant_to_order_renaming_and_iri_spelling(data)
 
-
-@pytest.mark.slow
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data())
-def test_semantic_measures_invariant_to_order_renaming_and_iri_spelling_thoroughly(data):
-    _check_semantic_measures_invariant_to_order_renaming_and_iri_spelling(data)
+    check()
 
 
 def _check_semantic_measures_invariant_to_order_renaming_and_iri_spelling(data):
@@ -398,20 +392,15 @@ def _check_semantic_measures_invariant_to_order_renaming_and_iri_spelling(data):
     assert f1_sem(pred2, pred) == 1.0 and f1_tri(pred2, pred) == 1.0 and f1_tri(pred2, pred, "aligned") == 1.0
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(bgp_query(), bgp_query(), st.sampled_from(["ok", "empty", "parse_error", "timeout", "none"]),
-                          st.booleans()), min_size=1, max_size=4))
-def test_all_measures_lie_in_unit_interval(cases):
-    """15 examples here; the slow part runs 40 (the _thoroughly twin)."""
-    _check_all_measures_lie_in_unit_interval(cases)
+@examples(40, quick=15)
+def test_all_measures_lie_in_unit_interval(examples):
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(st.tuples(bgp_query(), bgp_query(), st.sampled_from(["ok", "empty", "parse_error", "timeout", "none"]),
+                              st.booleans()), min_size=1, max_size=4))
+    def check(cases):
+        _check_all_measures_lie_in_unit_interval(cases)
 
-
-@pytest.mark.slow
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(bgp_query(), bgp_query(), st.sampled_from(["ok", "empty", "parse_error", "timeout", "none"]),
-                          st.booleans()), min_size=1, max_size=4))
-def test_all_measures_lie_in_unit_interval_thoroughly(cases):
-    _check_all_measures_lie_in_unit_interval(cases)
+    check()
 
 
 def _check_all_measures_lie_in_unit_interval(cases):

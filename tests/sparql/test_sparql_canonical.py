@@ -242,20 +242,15 @@ def _isomorphic(x: list, y: list) -> bool:
 _ISO_TERMS = ["?a", "?b", "?c", "?d", "<http://x/A>"]
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(_ISO_TERMS), st.sampled_from(["a", "<http://x/p>"]), st.sampled_from(_ISO_TERMS)), min_size=1, max_size=5),
-       st.lists(st.tuples(st.sampled_from(_ISO_TERMS), st.sampled_from(["a", "<http://x/p>"]), st.sampled_from(_ISO_TERMS)), min_size=1, max_size=5))
-def test_equal_forms_iff_isomorphic(x, y):
-    """100 examples here; the slow part runs 300 (the _thoroughly twin)."""
-    _check_equal_forms_iff_isomorphic(x, y)
+@examples(300)
+def test_equal_forms_iff_isomorphic(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(st.lists(st.tuples(st.sampled_from(_ISO_TERMS), st.sampled_from(["a", "<http://x/p>"]), st.sampled_from(_ISO_TERMS)), min_size=1, max_size=5),
+           st.lists(st.tuples(st.sampled_from(_ISO_TERMS), st.sampled_from(["a", "<http://x/p>"]), st.sampled_from(_ISO_TERMS)), min_size=1, max_size=5))
+    def check(x, y):
+        _check_equal_forms_iff_isomorphic(x, y)
 
-
-@pytest.mark.slow
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(_ISO_TERMS), st.sampled_from(["a", "<http://x/p>"]), st.sampled_from(_ISO_TERMS)), min_size=1, max_size=5),
-       st.lists(st.tuples(st.sampled_from(_ISO_TERMS), st.sampled_from(["a", "<http://x/p>"]), st.sampled_from(_ISO_TERMS)), min_size=1, max_size=5))
-def test_equal_forms_iff_isomorphic_thoroughly(x, y):
-    _check_equal_forms_iff_isomorphic(x, y)
+    check()
 
 
 def _check_equal_forms_iff_isomorphic(x, y):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from conftest import examples
+
 from kgqa.analyze.characteristics import sparql_characteristics
 from kgqa.sparql import analyze, canonical_form, tokenize, structure_template
 from sparql_gold import gold_queries
@@ -42,18 +44,14 @@ def test_random_text(text):
 _SOUP = (st.lists(st.sampled_from(FRAGMENTS), max_size=60), st.sampled_from([" ", "", "\n"]))
 
 
-@settings(max_examples=150, deadline=None)
-@given(*_SOUP)
-def test_token_soup(parts, sep):
-    """150 soups here; the slow part runs 600 (test_token_soup_thoroughly)."""
-    _check(sep.join(parts))
+@examples(600)
+def test_token_soup(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(*_SOUP)
+    def check(parts, sep):
+        _check(sep.join(parts))
 
-
-@pytest.mark.slow
-@settings(max_examples=600, deadline=None)
-@given(*_SOUP)
-def test_token_soup_thoroughly(parts, sep):
-    _check(sep.join(parts))
+    check()
 
 
 @pytest.fixture(scope="session")
@@ -69,18 +67,14 @@ _CHARS = st.sampled_from(list("{}()<>.;,?\"' abcxyz:_#*^|/!=&+-$@0123456789\n\\"
 _MUTATED_SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-@settings(max_examples=150, **_MUTATED_SETTINGS)
-@given(data=st.data())
-def test_mutated_gold_queries(gold, data):
-    """150 mutations here; the slow part runs 500 (test_mutated_gold_queries_thoroughly)."""
-    _check_mutated(gold, data)
+@examples(500)
+def test_mutated_gold_queries(gold, examples):
+    @settings(max_examples=examples, **_MUTATED_SETTINGS)
+    @given(data=st.data())
+    def check(data):
+        _check_mutated(gold, data)
 
-
-@pytest.mark.slow
-@settings(max_examples=500, **_MUTATED_SETTINGS)
-@given(data=st.data())
-def test_mutated_gold_queries_thoroughly(gold, data):
-    _check_mutated(gold, data)
+    check()
 
 
 def _check_mutated(gold, data):

@@ -15,6 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import delete, insert
 
+from conftest import examples
+
 import kgqa
 from kgqa.store import Store
 from kgqa.store.schema import experiments
@@ -69,19 +71,16 @@ _SEEK = dict(specs=st.lists(SPEC, max_size=25), per=st.integers(1, 6), sort=st.s
 _SEEK_SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-@settings(max_examples=10, **_SEEK_SETTINGS)
-@given(**_SEEK)
-def test_seek_pages_equal_offset_pages(store, specs, per, sort, desc):
-    """The property on 10 listings (each pages from every row: ~50 queries an example); the
-    slow part runs it on 60 (test_seek_pages_equal_offset_pages_thoroughly)."""
-    _check_seek_pages(store, specs, per, sort, desc)
+@examples(60, quick=10)
+def test_seek_pages_equal_offset_pages(store, examples):
+    """The property on listings (each pages from every row: ~50 queries an example): 10 in the
+    README's command, 60 in the slow part."""
+    @settings(max_examples=examples, **_SEEK_SETTINGS)
+    @given(**_SEEK)
+    def check(specs, per, sort, desc):
+        _check_seek_pages(store, specs, per, sort, desc)
 
-
-@pytest.mark.slow
-@settings(max_examples=60, **_SEEK_SETTINGS)
-@given(**_SEEK)
-def test_seek_pages_equal_offset_pages_thoroughly(store, specs, per, sort, desc):
-    _check_seek_pages(store, specs, per, sort, desc)
+    check()
 
 
 def _check_seek_pages(store, specs, per, sort, desc):
@@ -106,18 +105,14 @@ def _check_seek_pages(store, specs, per, sort, desc):
     assert _walk(lambda **kw: store.list_page(status="finished", sort=sort, descending=desc, **kw), per) == fin
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(specs=st.lists(SPEC, max_size=25), per=st.integers(1, 6))
-def test_leaderboard_seek_pages_rank_like_offset_pages(store, specs, per):
-    """15 examples here; the slow part runs 40 (the _thoroughly twin)."""
-    _check_leaderboard_seek_pages_rank_like_offset_pages(store, specs, per)
+@examples(40, quick=15)
+def test_leaderboard_seek_pages_rank_like_offset_pages(store, examples):
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(specs=st.lists(SPEC, max_size=25), per=st.integers(1, 6))
+    def check(specs, per):
+        _check_leaderboard_seek_pages_rank_like_offset_pages(store, specs, per)
 
-
-@pytest.mark.slow
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(specs=st.lists(SPEC, max_size=25), per=st.integers(1, 6))
-def test_leaderboard_seek_pages_rank_like_offset_pages_thoroughly(store, specs, per):
-    _check_leaderboard_seek_pages_rank_like_offset_pages(store, specs, per)
+    check()
 
 
 def _check_leaderboard_seek_pages_rank_like_offset_pages(store, specs, per):

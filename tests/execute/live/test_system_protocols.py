@@ -8,6 +8,8 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from conftest import examples
+
 from kgqa.execute.live.client import prediction_from_record, questions_for
 from kgqa.execute.live.journal import Journal
 from kgqa.execute.live.protocols import (
@@ -114,18 +116,14 @@ tables = st.lists(terms, max_size=6).map(lambda ts: TableAnswer.single_column(ts
 answers = st.one_of(st.booleans().map(BooleanAnswer), tables)
 
 
-@given(answer=st.one_of(st.none(), answers), sparql=st.one_of(st.none(), st.text(min_size=1, max_size=40)))
-@settings(max_examples=50, deadline=None)
-def test_gerbil_response_round_trips(answer, sparql):
-    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
-    _check_gerbil_response_round_trips(answer, sparql)
+@examples(150)
+def test_gerbil_response_round_trips(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(answer=st.one_of(st.none(), answers), sparql=st.one_of(st.none(), st.text(min_size=1, max_size=40)))
+    def check(answer, sparql):
+        _check_gerbil_response_round_trips(answer, sparql)
 
-
-@pytest.mark.slow
-@given(answer=st.one_of(st.none(), answers), sparql=st.one_of(st.none(), st.text(min_size=1, max_size=40)))
-@settings(max_examples=150, deadline=None)
-def test_gerbil_response_round_trips_thoroughly(answer, sparql):
-    _check_gerbil_response_round_trips(answer, sparql)
+    check()
 
 
 def _check_gerbil_response_round_trips(answer, sparql):
@@ -146,26 +144,18 @@ def test_text2sparql_response_round_trips(question, sparql):
     assert p.outcome == "ok" and p.sparql == (sparql if sparql.strip() else None)
 
 
-@given(raw=st.one_of(st.binary(max_size=200), st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=10)),
-    lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(
-        st.sampled_from(["questions", "query", "answers", "id", "question", "sparql", "head", "results",
-                         "bindings", "boolean", "x"]), c, max_size=4)), max_leaves=12).map(lambda d: json.dumps(d).encode())))
-@settings(max_examples=100, deadline=None)
-def test_any_body_is_ok_or_malformed_never_an_exception(raw):
-    """100 examples here; the slow part runs 300 (the _thoroughly twin)."""
-    _check_any_body_is_ok_or_malformed_never_an_exception(raw)
+@examples(300)
+def test_any_body_is_ok_or_malformed_never_an_exception(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(raw=st.one_of(st.binary(max_size=200), st.recursive(
+        st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=10)),
+        lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(
+            st.sampled_from(["questions", "query", "answers", "id", "question", "sparql", "head", "results",
+                             "bindings", "boolean", "x"]), c, max_size=4)), max_leaves=12).map(lambda d: json.dumps(d).encode())))
+    def check(raw):
+        _check_any_body_is_ok_or_malformed_never_an_exception(raw)
 
-
-@pytest.mark.slow
-@given(raw=st.one_of(st.binary(max_size=200), st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=10)),
-    lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(
-        st.sampled_from(["questions", "query", "answers", "id", "question", "sparql", "head", "results",
-                         "bindings", "boolean", "x"]), c, max_size=4)), max_leaves=12).map(lambda d: json.dumps(d).encode())))
-@settings(max_examples=300, deadline=None)
-def test_any_body_is_ok_or_malformed_never_an_exception_thoroughly(raw):
-    _check_any_body_is_ok_or_malformed_never_an_exception(raw)
+    check()
 
 
 def _check_any_body_is_ok_or_malformed_never_an_exception(raw):

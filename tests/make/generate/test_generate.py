@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from generate_checks import canonical, check_all, reductions, rows
-from conftest import run_cli
+from conftest import examples, run_cli
 from kgqa.demo import DATA
 from kgqa.execute.opener import open_engine
 from kgqa.make.generate import KGAccess, GenerateOptions, generate, parse_edges, parse_functions
@@ -654,20 +654,17 @@ def random_kg(draw):
 _ANY_KG_SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
-@settings(max_examples=4, **_ANY_KG_SETTINGS)
-@given(text=random_kg(), seed=st.integers(0, 1000))
-def test_any_kg_gives_valid_minimal_exclusive_queries(tmp_path_factory, text, seed):
+@examples(12, quick=4)
+def test_any_kg_gives_valid_minimal_exclusive_queries(tmp_path_factory, examples):
     """On arbitrary small KGs: whatever is generated re-executes to its stored non-empty answer,
-    keeps entities apart and is minimal; ids are unique; the run never fails. 4 KGs here (each
-    opens an engine worker); the slow part runs 12 (..._thoroughly)."""
-    _check_any_kg(tmp_path_factory, text, seed)
+    keeps entities apart and is minimal; ids are unique; the run never fails. 4 KGs in the
+    README's command (each opens an engine worker), 12 in the slow part."""
+    @settings(max_examples=examples, **_ANY_KG_SETTINGS)
+    @given(text=random_kg(), seed=st.integers(0, 1000))
+    def check(text, seed):
+        _check_any_kg(tmp_path_factory, text, seed)
 
-
-@pytest.mark.slow
-@settings(max_examples=12, **_ANY_KG_SETTINGS)
-@given(text=random_kg(), seed=st.integers(0, 1000))
-def test_any_kg_gives_valid_minimal_exclusive_queries_thoroughly(tmp_path_factory, text, seed):
-    _check_any_kg(tmp_path_factory, text, seed)
+    check()
 
 
 def _check_any_kg(tmp_path_factory, text, seed):

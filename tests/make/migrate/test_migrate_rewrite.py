@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings, strategies as st
+
+from conftest import examples
 
 from kgqa.make.migrate.rewrite import PredicateTarget, constants, rewrite, slots
 from kgqa.sparql.analyzer import analyze
@@ -90,18 +91,14 @@ _var = st.sampled_from(["?a", "?b", "?c"])
 _node = st.one_of(_iri.map(lambda i: f"<{i}>"), _var)
 
 
-@settings(max_examples=50, deadline=None)
-@given(st.lists(st.tuples(_node, _pred, _node), min_size=1, max_size=5), st.booleans())
-def test_renaming_reaches_every_iri_and_only_those(patterns, inverse):
-    """50 examples here; the slow part runs 150 (the _thoroughly twin)."""
-    _check_renaming_reaches_every_iri_and_only_those(patterns, inverse)
+@examples(150)
+def test_renaming_reaches_every_iri_and_only_those(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(st.lists(st.tuples(_node, _pred, _node), min_size=1, max_size=5), st.booleans())
+    def check(patterns, inverse):
+        _check_renaming_reaches_every_iri_and_only_those(patterns, inverse)
 
-
-@pytest.mark.slow
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(_node, _pred, _node), min_size=1, max_size=5), st.booleans())
-def test_renaming_reaches_every_iri_and_only_those_thoroughly(patterns, inverse):
-    _check_renaming_reaches_every_iri_and_only_those(patterns, inverse)
+    check()
 
 
 def _check_renaming_reaches_every_iri_and_only_those(patterns, inverse):
