@@ -136,6 +136,25 @@ result = len(buf.getvalue())
         assert out["result"] > 100
 
 
+def test_cli_show_of_one_demo_question_imports_no_statistics():
+    """``kgqa show`` prints one question: no comparison, breakdown or interval, so no NumPy."""
+    from kgqa.demo import DATA
+
+    out = _loaded_after(f"""
+import io, contextlib
+from kgqa.cli import main
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    try:
+        main(["show", {str(DATA / "questions.json")!r}, {str(DATA / "runs" / "weak.json")!r}, "--id", "12"])
+    except SystemExit as e:
+        assert e.code in (0, None), e.code
+result = buf.getvalue()
+""", EVALUATE_FREE)
+    assert out["loaded"] == [], out["loaded"]
+    assert "Which books have more than 400 pages?" in out["result"]
+
+
 def test_profile_names_are_their_files_names():
     """``profiles.names()`` lists the files without parsing them: each file's profile has its name."""
     from kgqa.score import profiles

@@ -12,7 +12,7 @@ shares, seed) on ``ck25/graphs/prod-inst.ttl``; an even split by graph query as 
 are shuffled with the seed); each system trained on the train half and asked the test half,
 every predicted query executed on CK25; scored with the ``graphquestions`` profile (average
 F1 of evaluate.py) and broken down with ``kgqa evaluate --by function --by num_edges --by
-commonness --by answer_cardinality`` (:func:`kgqa.analyze.characteristics.breakdown_table`:
+commonness --by answer_cardinality`` (:func:`kgqa.analyze.breakdown.breakdown_table`:
 mean and 95% bootstrap CI per cell, seeded). ``seq2seq`` (raw questions, no copy, the NSpM-style
 setting) is accepted in ``--systems`` where the machine affords it.
 """
@@ -88,7 +88,8 @@ def main() -> None:
                     help="seconds per generator query (long: a query that times out under load changes the questions)")
     args = ap.parse_args()
 
-    from kgqa.analyze.characteristics import breakdown_table, parse_bins
+    from kgqa.analyze.breakdown import breakdown_table
+    from kgqa.analyze.characteristics import parse_bins
     from kgqa.make.generate import GenerateOptions, generate
     from kgqa.report.analysis import breakdown_markdown
 

@@ -33,9 +33,11 @@ from typing import Hashable, Mapping, Sequence
 
 import numpy as np
 
+from kgqa.analyze.characteristics import DEFAULT_BINS, headline_measure, per_question_scores, values_of
 from kgqa.analyze.stats import bootstrap_ci
+from kgqa.score.evaluate import Evaluation, require_items
 
-__all__ = ["Cell", "NONE", "breakdown", "bin_edges", "bin_labels", "assign_bin"]
+__all__ = ["Cell", "NONE", "breakdown", "BreakdownTable", "breakdown_table", "bin_edges", "bin_labels", "assign_bin"]
 
 NONE = "(none)"
 
@@ -220,3 +222,53 @@ def _cell(key: Hashable, values: list[float], ci: bool, seed: int, confidence: f
     arr = np.asarray(values, dtype=np.float64)
     nan = float("nan")
     return Cell(key, len(values), float(arr.mean()) if arr.size else nan, nan, nan)
+
+
+# --------------------------------------------------------------------------- a table of breakdowns
+
+
+@dataclass(frozen=True)
+class BreakdownTable:
+    """A breakdown of ``measure`` by characteristic ``key``: per run, the cells of
+    :func:`kgqa.analyze.breakdown.breakdown` (n, mean, bootstrap CI); ``keys`` are the cell
+    keys in order (union over runs); ``bins`` the binning used, if any."""
+
+    key: str
+    measure: str
+    runs: list[str]
+    keys: list[Hashable]
+    cells: dict[str, dict[Hashable, Cell]]
+    bins: int | list[float] | None = None
+    confidence: float = 0.95
+
+
+def breakdown_table(
+    evals: Sequence[Evaluation],
+    key: str,
+    *,
+    measure: str | None = None,
+    bins: Mapping[str, int | list[float]] | None = None,
+    seed: int = 0,
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+) -> BreakdownTable:
+    """Breakdown of ``measure`` (default :func:`headline_measure`) by characteristic ``key`` for
+    each evaluation. Bins come from ``bins[key]``, else :data:`DEFAULT_BINS`; a numeric
+    characteristic without bins is grouped by distinct value. Every question is in some cell
+    (``"(none)"`` when it has no value)."""
+    require_items(evals, f"a breakdown by {key}")
+    measure = measure or headline_measure(evals)
+    b = (bins or {}).get(key, DEFAULT_BINS.get(key))
+    values = values_of(key, evals)
+    cells: dict[str, dict[Hashable, Cell]] = {}
+    order: list[Hashable] = []
+    for e in evals:
+        scores = per_question_scores(e, measure)
+        got = breakdown(scores, values, bins=b, seed=seed, confidence=confidence, resamples=resamples)
+        cells[e.run] = {c.key: c for c in got}
+        for c in got:
+            if c.key not in order:
+                order.append(c.key)
+    # keep (none) last after the union
+    order = [k for k in order if k != NONE] + ([NONE] if NONE in order else [])
+    return BreakdownTable(key, measure, [e.run for e in evals], order, cells, b, confidence)

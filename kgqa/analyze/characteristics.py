@@ -39,15 +39,13 @@ import functools
 import json
 import math
 from collections import deque
-from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from kgqa.analyze.breakdown import NONE, Cell, breakdown
-from kgqa.analyze.paraphrase import RankPoint, rank_curve
 from kgqa.model.answer import BooleanAnswer, TableAnswer, from_results_json
 from kgqa.model.terms import BNode, IRI, TermMatching
-from kgqa.score.evaluate import Evaluation, QuestionScore, require_items
+from kgqa.score.evaluate import Evaluation, QuestionScore
 from kgqa.sparql.analyzer import QueryInfo, analyze
 
 __all__ = [
@@ -345,104 +343,6 @@ def headline_measure(evals: Sequence[Evaluation]) -> str:
         return "F1"
     f1 = [s.label for e in evals for s in e.measures if s.label in scored and s.measure.name == "F1"]
     return f1[0] if f1 else scored[0]
-
-
-# --------------------------------------------------------------------------- breakdowns
-
-
-@dataclass(frozen=True)
-class BreakdownTable:
-    """A breakdown of ``measure`` by characteristic ``key``: per run, the cells of
-    :func:`kgqa.analyze.breakdown.breakdown` (n, mean, bootstrap CI); ``keys`` are the cell
-    keys in order (union over runs); ``bins`` the binning used, if any."""
-
-    key: str
-    measure: str
-    runs: list[str]
-    keys: list[Hashable]
-    cells: dict[str, dict[Hashable, Cell]]
-    bins: int | list[float] | None = None
-    confidence: float = 0.95
-
-
-def breakdown_table(
-    evals: Sequence[Evaluation],
-    key: str,
-    *,
-    measure: str | None = None,
-    bins: Mapping[str, int | list[float]] | None = None,
-    seed: int = 0,
-    confidence: float = 0.95,
-    resamples: int = 10_000,
-) -> BreakdownTable:
-    """Breakdown of ``measure`` (default :func:`headline_measure`) by characteristic ``key`` for
-    each evaluation. Bins come from ``bins[key]``, else :data:`DEFAULT_BINS`; a numeric
-    characteristic without bins is grouped by distinct value. Every question is in some cell
-    (``"(none)"`` when it has no value)."""
-    require_items(evals, f"a breakdown by {key}")
-    measure = measure or headline_measure(evals)
-    b = (bins or {}).get(key, DEFAULT_BINS.get(key))
-    values = values_of(key, evals)
-    cells: dict[str, dict[Hashable, Cell]] = {}
-    order: list[Hashable] = []
-    for e in evals:
-        scores = per_question_scores(e, measure)
-        got = breakdown(scores, values, bins=b, seed=seed, confidence=confidence, resamples=resamples)
-        cells[e.run] = {c.key: c for c in got}
-        for c in got:
-            if c.key not in order:
-                order.append(c.key)
-    # keep (none) last after the union
-    order = [k for k in order if k != NONE] + ([NONE] if NONE in order else [])
-    return BreakdownTable(key, measure, [e.run for e in evals], order, cells, b, confidence)
-
-
-# --------------------------------------------------------------------------- paraphrases
-
-
-@dataclass(frozen=True)
-class ParaphraseTable:
-    """Paraphrase rank curves of ``measure`` per run, grouped by ``group_key``
-    (:func:`kgqa.analyze.paraphrase.rank_curve`, ratio to rank 1 as in Su et al.)."""
-
-    group_key: str
-    measure: str
-    runs: list[str]
-    curves: dict[str, list[RankPoint]]
-    ungrouped: dict[str, int] = field(default_factory=dict)
-
-
-def paraphrase_key(evals: Sequence[Evaluation]) -> str | None:
-    """The first of :data:`PARAPHRASE_KEYS` that some question has in ``details["groups"]``."""
-    for k in PARAPHRASE_KEYS:
-        if any(k in ((q.details or {}).get("groups") or {}) for e in evals for q in e.questions):
-            return k
-    return None
-
-
-def paraphrase_table(
-    evals: Sequence[Evaluation],
-    *,
-    measure: str | None = None,
-    group_key: str | None = None,
-    max_rank: int | None = None,
-    ratio: str = "paper",
-) -> ParaphraseTable | None:
-    """Rank curves per run over the groups ``details["groups"][group_key]`` (default
-    :func:`paraphrase_key`; None when the dataset has no such key). Questions without the key
-    are left out and counted in ``ungrouped``."""
-    group_key = group_key or paraphrase_key(evals)
-    if group_key is None:
-        return None
-    measure = measure or headline_measure(evals)
-    curves: dict[str, list[RankPoint]] = {}
-    ungrouped: dict[str, int] = {}
-    for e in evals:
-        groups = {q.id: ((q.details or {}).get("groups") or {}).get(group_key) for q in e.questions}
-        scores = per_question_scores(e, measure)
-        ungrouped[e.run] = sum(1 for qid in scores if groups.get(qid) is None)
-        curves[e.run] = rank_curve(scores, groups, ratio=ratio, ungrouped="skip", max_rank=max_rank)
-    return ParaphraseTable(group_key, measure, [e.run for e in evals], curves, ungrouped)
 
 
 def to_jsonable(v: Any) -> Any:

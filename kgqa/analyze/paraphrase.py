@@ -32,15 +32,18 @@ default (``ungrouped="error"``); ``ungrouped="singleton"`` makes each its own gr
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Hashable, Mapping
 
 if TYPE_CHECKING:  # NumPy through kgqa.lazy in the one function that computes with it
     import numpy as np
 
 from kgqa import lazy
+from kgqa.analyze.characteristics import PARAPHRASE_KEYS, headline_measure, per_question_scores
+from kgqa.score.evaluate import Evaluation
 
-__all__ = ["RankPoint", "rank_curve", "paraphrase_groups", "graphquestions_group"]
+__all__ = ["RankPoint", "rank_curve", "ParaphraseTable", "paraphrase_key", "paraphrase_table", "paraphrase_groups", "graphquestions_group"]
 
 
 @dataclass(frozen=True)
@@ -144,3 +147,51 @@ def rank_curve(
         r = mean_k / denominator if denominator != 0 else float("nan")
         points.append(RankPoint(k + 1, mean_k, n, r))
     return points
+
+
+# --------------------------------------------------------------------------- a table of rank curves
+
+
+@dataclass(frozen=True)
+class ParaphraseTable:
+    """Paraphrase rank curves of ``measure`` per run, grouped by ``group_key``
+    (:func:`kgqa.analyze.paraphrase.rank_curve`, ratio to rank 1 as in Su et al.)."""
+
+    group_key: str
+    measure: str
+    runs: list[str]
+    curves: dict[str, list[RankPoint]]
+    ungrouped: dict[str, int] = field(default_factory=dict)
+
+
+def paraphrase_key(evals: Sequence[Evaluation]) -> str | None:
+    """The first of :data:`PARAPHRASE_KEYS` that some question has in ``details["groups"]``."""
+    for k in PARAPHRASE_KEYS:
+        if any(k in ((q.details or {}).get("groups") or {}) for e in evals for q in e.questions):
+            return k
+    return None
+
+
+def paraphrase_table(
+    evals: Sequence[Evaluation],
+    *,
+    measure: str | None = None,
+    group_key: str | None = None,
+    max_rank: int | None = None,
+    ratio: str = "paper",
+) -> ParaphraseTable | None:
+    """Rank curves per run over the groups ``details["groups"][group_key]`` (default
+    :func:`paraphrase_key`; None when the dataset has no such key). Questions without the key
+    are left out and counted in ``ungrouped``."""
+    group_key = group_key or paraphrase_key(evals)
+    if group_key is None:
+        return None
+    measure = measure or headline_measure(evals)
+    curves: dict[str, list[RankPoint]] = {}
+    ungrouped: dict[str, int] = {}
+    for e in evals:
+        groups = {q.id: ((q.details or {}).get("groups") or {}).get(group_key) for q in e.questions}
+        scores = per_question_scores(e, measure)
+        ungrouped[e.run] = sum(1 for qid in scores if groups.get(qid) is None)
+        curves[e.run] = rank_curve(scores, groups, ratio=ratio, ungrouped="skip", max_rank=max_rank)
+    return ParaphraseTable(group_key, measure, [e.run for e in evals], curves, ungrouped)

@@ -123,7 +123,7 @@ def show_cmd(
 ) -> None:
     """One question in full: text, queries, answers, outcome, every measure, characteristics, taxonomy."""
     from kgqa import api
-    from kgqa.report import console
+    from kgqa.report import analysis  # not the console facade: one question needs no comparison (nor NumPy)
 
     measures = measure_list(measures)
     if len(args) == 1:
@@ -132,7 +132,7 @@ def show_cmd(
         evals = api.evaluate_many(args[0], list(args[1:]), profile=profile, measures=measures, lang=lang, kg=kg,
                              progress=True)
     for e, q in api.find_question(evals, qid, run_name):
-        console.print_question(out, e, q)
+        analysis.print_question(out, e, q)
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -20,9 +20,8 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from kgqa.analyze.characteristics import BreakdownTable, ParaphraseTable, question_characteristics
-from kgqa.analyze.comparison import MultiComparison
-from kgqa.analyze.taxonomy import ErrorLabel, LABELS
+from kgqa.analyze.characteristics import question_characteristics
+from kgqa.analyze.taxonomy import ErrorLabel, LABELS, classify
 from kgqa.score.evaluate import Evaluation, QuestionScore
 from kgqa.report import numbers
 from kgqa.report.fit import Grid, print_grid
@@ -30,6 +29,11 @@ from kgqa.report.model import ComparisonReport, as_comparison_report
 from kgqa.report.term import IriWrapped
 from kgqa.sparql.analyzer import analyze
 from kgqa.report.safe import md_table_cell, md_table_cell as esc
+
+if TYPE_CHECKING:  # types only: computing these needs NumPy, printing one question does not
+    from kgqa.analyze.breakdown import BreakdownTable
+    from kgqa.analyze.comparison import MultiComparison
+    from kgqa.analyze.paraphrase import ParaphraseTable
 
 __all__ = [
     "test_names",
@@ -337,5 +341,7 @@ def question_panel(e: Evaluation, q: QuestionScore, label: ErrorLabel) -> Group:
     return Group(*parts)
 
 
-def print_question(console: Console, e: Evaluation, q: QuestionScore, label: ErrorLabel) -> None:
-    console.print(question_panel(e, q, label))
+def print_question(console: Console, e: Evaluation, q: QuestionScore, label: ErrorLabel | None = None) -> None:
+    """One question in full on ``console`` (:func:`question_panel`; ``label``: its taxonomy
+    label, by default :func:`kgqa.analyze.taxonomy.classify`'s)."""
+    console.print(question_panel(e, q, label if label is not None else classify(q)))

@@ -13,7 +13,6 @@ from typing import Any
 
 from kgqa.model import InputError
 from kgqa.score.evaluate import Evaluation
-from kgqa.analyze.taxonomy import classify
 from kgqa.report import analysis, audit, evaluation, listings, tables
 from kgqa.report.output import write_output
 from kgqa.report.render import Wide, breakdown_text, breakdowns, parse_bins
@@ -51,7 +50,7 @@ def print_rendered(console: Any, rendered: Any, wide: Callable[[], Any] | None =
 def print_question(console: Any, evaluation: Evaluation, question: Any) -> None:
     """One question in full on ``console``: text, queries, answers, outcome, every measure,
     characteristics and its error label (taxonomy)."""
-    analysis.print_question(console, evaluation, question, classify(question))
+    analysis.print_question(console, evaluation, question)
 
 
 def print_measures(console: Any, names: Sequence[str] = ()) -> None:

@@ -33,10 +33,9 @@ from typing import Any
 import math
 
 from kgqa import lazy
-from kgqa.analyze.characteristics import (
-    DEFAULT_BREAKDOWNS, BreakdownTable, ParaphraseTable, breakdown_table, headline_measure, paraphrase_table,
-    per_question_scores,
-)
+from kgqa.analyze.breakdown import BreakdownTable, breakdown_table
+from kgqa.analyze.characteristics import DEFAULT_BREAKDOWNS, headline_measure, per_question_scores
+from kgqa.analyze.paraphrase import ParaphraseTable, paraphrase_table
 from kgqa.analyze.comparison import MultiComparison, compare_evaluations
 from kgqa.analyze.taxonomy import LABELS, classify_evaluation, taxonomy_counts
 from kgqa.report import analysis as A

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kgqa.analyze.characteristics import BreakdownTable, ParaphraseTable
+from kgqa.analyze.breakdown import BreakdownTable
+from kgqa.analyze.paraphrase import ParaphraseTable
 from kgqa.analyze.comparison import MultiComparison
 from kgqa.report import numbers
 from kgqa.report.model import ComparisonReport, Report, ReportCell, as_comparison_report, evaluation_report

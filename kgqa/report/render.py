@@ -19,13 +19,9 @@ from kgqa.model.gcpause import during
 from kgqa.load.jsonio import write_atomic
 from kgqa.model import InputError
 from kgqa.score.evaluate import Evaluation
-from kgqa.analyze.characteristics import (
-    ParaphraseTable,
-    breakdown_table,
-    paraphrase_table,
-    parse_bins as _parse,
-    to_jsonable,
-)
+from kgqa.analyze.breakdown import breakdown_table
+from kgqa.analyze.characteristics import parse_bins as _parse, to_jsonable
+from kgqa.analyze.paraphrase import ParaphraseTable, paraphrase_table
 from kgqa.analyze.comparison import compare_evaluations
 from kgqa.analyze.taxonomy import taxonomy_counts, taxonomy_left_out
 from kgqa.report import analysis as A, latex as L
@@ -64,9 +60,9 @@ def parse_bins(specs: Sequence[str] | None) -> dict:
 
 def breakdowns(evals: Sequence[Evaluation], by: Sequence[str], bins: dict | None = None, *, seed: int = 0,
                measure: str | None = None, resamples: int = 10_000, paraphrase_curve: bool = False) -> list:
-    """One breakdown table per key of ``by`` (see :func:`kgqa.analyze.characteristics.breakdown_table`);
+    """One breakdown table per key of ``by`` (see :func:`kgqa.analyze.breakdown.breakdown_table`);
     with ``paraphrase_curve``, ``paraphrase`` (the paraphrase group key) gives the paraphrase rank
-    curve (:func:`kgqa.analyze.characteristics.paraphrase_table`) instead of one row per group."""
+    curve (:func:`kgqa.analyze.paraphrase.paraphrase_table`) instead of one row per group."""
 
     tables = []
     for key in by:

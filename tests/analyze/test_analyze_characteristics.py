@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 from analysis_synthetic import F1, evaluation
 
+from kgqa.analyze.breakdown import breakdown_table
 from kgqa.analyze.characteristics import (
-    answer_characteristics, breakdown_table, headline_measure, paraphrase_table, parse_bins,
-    query_characteristics, values_of,
+    answer_characteristics, headline_measure, parse_bins, query_characteristics, values_of,
 )
+from kgqa.analyze.paraphrase import paraphrase_table
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,8 @@ import subprocess
 import pytest
 from analysis_evals import make_eval
 
-from kgqa.analyze.characteristics import breakdown_table, paraphrase_table
+from kgqa.analyze.breakdown import breakdown_table
+from kgqa.analyze.paraphrase import paraphrase_table
 from kgqa.analyze.comparison import compare_evaluations
 from kgqa.report.latex import breakdown_latex, comparison_latex, escape, evaluations_latex, paraphrase_latex
 

@@ -135,7 +135,7 @@ def test_what_reads_the_items_refuses_a_streamed_evaluation(tmp_path):
     evaluation does not keep: they say so instead of putting every question under "(none)"."""
     from typer.testing import CliRunner
 
-    from kgqa.analyze.characteristics import breakdown_table
+    from kgqa.analyze.breakdown import breakdown_table
     from kgqa.analyze.taxonomy import classify_evaluation, taxonomy_counts
     from kgqa.cli import _register, app
     from kgqa.report.html import html_report

@@ -80,7 +80,7 @@ def test_demo_dataset_meets_the_done_when(demo_set, engine):
 
 
 def test_self_scoring_is_one_and_degraded_copy_breaks_down_by_stored_characteristics(demo_set, tmp_path, capsys):
-    from kgqa.analyze.characteristics import breakdown_table
+    from kgqa.analyze.breakdown import breakdown_table
     from kgqa.api import evaluate_many as run_evaluations
 
     path, _ = demo_set
@@ -145,7 +145,7 @@ def test_split_by_template_keeps_paraphrases_and_groundings_together(tmp_path, k
     assert all(len(v) == 1 for v in by_group.values())
     assert res.summary["questions"] == len(ds)
     # the GraphQuestions paraphrase curve works on the groups as they are
-    from kgqa.analyze.characteristics import paraphrase_table
+    from kgqa.analyze.paraphrase import paraphrase_table
     from kgqa.api import evaluate_many as run_evaluations
 
     run = tmp_path / "run.jsonl"

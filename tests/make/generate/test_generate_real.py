@@ -32,7 +32,7 @@ def _done_when(path, engine, n: int) -> dict:
 @pytest.mark.slow
 @pytest.mark.xdist_group("generate-ck25")
 def test_ck25_200_questions_seed_1(ck25_kg, tmp_path, capsys):
-    from kgqa.analyze.characteristics import breakdown_table
+    from kgqa.analyze.breakdown import breakdown_table
     from kgqa.api import evaluate_many as run_evaluations
 
     out = tmp_path / "ck25-gen.json"
