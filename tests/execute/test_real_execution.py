@@ -25,6 +25,10 @@ def cache_dir(tmp_path, monkeypatch):
     return tmp_path / "cache"
 
 
+@pytest.mark.slow  # three real CK25 runs executed twice through the CLI (about 8 CPU-s); the README's command keeps
+# the claims in tests/api/test_api.py: test_ck25_executed_answers_reproduce_the_official_per_question_scores (WSE's
+# executed answers reproduce the official per-question set_F) and test_evaluator_reuses_one_engine_and_cache_across_runs
+# (rescoring executes nothing) and tests/execute/test_execute_executor.py::test_real_run_executes_and_reexecution_is_free
 def test_executed_real_runs_reproduce_official_scores_and_rescoring_executes_nothing(shared_data, capsys, cache_dir):
     kg = str(shared_data / "ck25" / "graphs" / "prod-inst.ttl")
     runs = [str(shared_data / "ck25-runs" / t / "ck25_answers.json") for t in OFFICIAL_MATCH_AT_LEAST]
