@@ -29,6 +29,9 @@ from systemprocs import adapter
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 TINY = dict(layers=1, d_model=32, heads=2, ff=64, dropout=0.0, epochs=2, batch=16, lr=3e-3)
 
+# one worker runs the module: the annotated LC-QuAD URI split is made once, not once per worker
+pytestmark = pytest.mark.xdist_group("baseline-inputs")
+
 
 def _cli(*args, code: int = 0):
     cli._register()

@@ -19,6 +19,9 @@ from kgqa.metaeval.degrade import where_braces
 
 RATES = (0.1, 0.2)
 
+# one worker runs the module: its executed CK25 table is made once, not once per worker
+pytestmark = pytest.mark.xdist_group("sensitivity")
+
 
 @pytest.fixture(scope="module")
 def ck25(shared_data):

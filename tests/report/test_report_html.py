@@ -11,6 +11,9 @@ from analysis_synthetic import evaluation
 
 from kgqa.report.html import html_report
 
+# one worker runs the module: the two evaluations and the page are made once, not once per worker
+pytestmark = pytest.mark.xdist_group("report-html")
+
 
 class _Collect(HTMLParser):
     def __init__(self):

@@ -23,6 +23,10 @@ from waiting import wait_until
 
 MEASURES = ("set_P", "set_recall", "set_F")
 
+# one worker runs the module: the direct evaluation and the result cache its replays are answered
+# from are made once (split over two workers, each made its own and executed the queries again)
+pytestmark = pytest.mark.xdist_group("system-live")
+
 
 @pytest.fixture
 def ck25(shared_data):
