@@ -23,7 +23,7 @@ RAM_TMP_MIN_FREE = 4 << 30
 def _ram_tmp() -> str | None:
     """Temporary files on a RAM file system (Linux ``/dev/shm``) where one has room: the SQLite
     result caches, experiment stores and journals of the tests sync to disk on every commit
-    (an fsync of about 5 ms on a virtual disk: seconds of a quiet run's wall time waiting for it
+    (an fsync of about 4 ms on a virtual disk: seconds of a quiet run's wall time waiting for it
     per file that writes a store). A ``TMPDIR`` already set is kept (set ``TMPDIR=/tmp`` for
     the disk); too little room (a container's 64 MiB ``/dev/shm``): the default. Set for the
     whole session, so the tests' processes (CLI runs, servers, workers) and pytest's
