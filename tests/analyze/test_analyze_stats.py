@@ -35,6 +35,8 @@ class _Scipy:
     """``scipy.stats``, imported by the first test that uses it (not by collection, on every worker)."""
 
     def __getattr__(self, name):
+        if name.startswith("_"):  # pytest's collection asks for __test__ and the like: no import for that
+            raise AttributeError(name)
         from scipy import stats
 
         return getattr(stats, name)
