@@ -258,6 +258,8 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             sigs = node_signatures(kg)
         except QueryFailed:
             sigs = None
+        if kg.join_stats is None:  # checks sent in a better join order (module joinorder)
+            kg.read_join_stats()
     allowed = tuple(opts.functions)
     tried: dict[str, int] = {}  # templates tried per function class since its last acceptance
     last_accept = 0
