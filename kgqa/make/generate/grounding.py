@@ -371,6 +371,16 @@ def validate_many(kg: KGAccess, qs: list[GraphQuery]) -> list[tuple[Answered | N
     return out
 
 
+def prefetch_few_values(kg: KGAccess, qs: list[GraphQuery]) -> None:
+    """Run the two-values checks of the superlatives among ``qs`` as one batch, ahead of
+    :func:`validate_many` (which then finds them in the executor's memo): a superlative
+    template's candidates are mostly all checked, most choosing among one value, and one batch
+    keeps every engine worker busy where batches of one or three left one idle."""
+    texts = [_checks(q)[1] for q in qs if q.function.cls == "superlative"]
+    if len(texts) > 1:
+        kg.select_many(texts, reorder=True)
+
+
 def _few_values(kg: KGAccess, qs: list[GraphQuery], plans: list[list[str]]) -> list[tuple[None, str] | None]:
     """For each superlative, the verdict :func:`_judge` gives when its answers have fewer
     than two values, read from its two-values check alone (asked first, one batch), so the
