@@ -1,21 +1,24 @@
 """Join order for the generator's queries on the embedded engine.
 
-pyoxigraph joins a basic graph pattern's triple patterns much in the order they are written,
-and a ``BIND`` ends the pattern it follows (the patterns after it are joined only once the
-cast relation was read whole). The generator writes patterns in the order of a graph query's
-edges, which is often the worst: fso-hgde's ``?y1 validFrom ?v . ?y1 isPartOf ?y2 . ?y2
-hasPart ?y3`` ran into the 30 s timeout, the same patterns most selective first take 0.1 s.
+pyoxigraph joins a basic graph pattern's triple patterns with hash joins whose build side is
+the patterns joined so far, in an order taken from the text where its estimates tie, and a
+``BIND`` ends the pattern it follows (the patterns after it are joined only once the cast
+relation was read whole). The generator writes patterns in the order of a graph query's
+edges, often the worst: on fso-hgde ``?y1 inScheme ?y2 . ?y2 validFrom ?b`` (8,513 rows
+hashed on 11 schemes) took 4.8 s, the same two patterns the other way round 0.06 s.
 
 :func:`reorder` rewrites the text a query is sent as (never the text stored in a dataset):
-within each run of one-line triple patterns, ``FILTER``\\ s and ``BIND``\\ s, the triple patterns
-are ordered most selective first, each one after the first sharing a variable with one placed
-already, by per-predicate counts read once per KG (:class:`JoinStats`); then the ``BIND``\\ s,
-then the ``FILTER``\\ s. The solutions are the same: a basic graph pattern's order does not
-change its solutions, a ``FILTER`` applies to its whole group wherever it is written, and a
-``BIND`` moves only when no triple pattern of the run uses its variable and every variable it
-reads is bound by the patterns before it. Row order may differ, so only queries whose result
-does not depend on which rows come first (no ``LIMIT`` that cuts an unordered result whose
-rows matter) are rewritten: callers opt in (:meth:`KGAccess.select_many` ``reorder``).
+within each run of one-line triple patterns, ``FILTER`` lines and ``BIND`` lines, the triple patterns
+in the order of least estimated cost (:func:`_cost`, from per-predicate counts read once per
+KG: :class:`JoinStats`), each after the first sharing a variable with one placed already;
+then the ``BIND`` lines, then the ``FILTER`` lines. A run whose written order is estimated cheap
+(:data:`CHEAP`) is left as written. The solutions are the same: a basic graph pattern's order
+does not change its solutions, a ``FILTER`` applies to its whole group wherever it is
+written, and a ``BIND`` moves only when no triple pattern of the run uses its variable and
+every variable it reads is bound by the patterns before it. Row order may differ, so only
+queries whose result does not depend on which rows come first (no ``LIMIT`` that cuts an
+unordered result whose rows matter, no list whose rows are kept in the engine's order) are
+rewritten: callers opt in (:meth:`KGAccess.select_many` ``reorder``).
 """
 
 from __future__ import annotations
