@@ -7,12 +7,16 @@ the machine's load), graph queries generated, the
 function mix (none/count/superlative/comparative, %), and what generation gave up on, or the
 reason it generated nothing.
 
-Usage: ``python bench/bench_generate_kgs.py [--n 200] [--seed 1] [--only organs-it,ck25]``.
+``--out DIR`` writes each KG's dataset (``DIR/<kg>.jsonl``) and summary (``DIR/<kg>.summary.json``)
+so that two runs can be diffed byte for byte (a speed change must not change what is generated).
+
+Usage: ``python bench/bench_generate_kgs.py [--n 200] [--seed 1] [--only organs-it,ck25] [--out DIR]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import sys
@@ -37,10 +41,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only", default="")
+    ap.add_argument("--out", default="", help="write DIR/<kg>.jsonl and DIR/<kg>.summary.json")
     args = ap.parse_args(argv)
     from kgqa.make.generate import GenerateOptions, generate
     from kgqa.model.problems import InputError
 
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
     names = [n for n in KG_FILES if not args.only or n in args.only.split(",")]
     print(f"kgqa generate -n {args.n} --seed {args.seed}, embedded engine, no cache")
     print(f"{'KG':18} {'seconds':>8} {'cpu s':>8} {'queries':>8}  none/count/sup/comp %  notes")
@@ -48,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         path = Path(args.data) / KG_FILES[name]
         t0, c0 = time.perf_counter(), cpu_seconds()
         try:
-            res = generate(path, GenerateOptions(n=args.n, seed=args.seed), **kg_options(name))
+            res = generate(path, GenerateOptions(n=args.n, seed=args.seed),
+                           output=out / f"{name}.jsonl" if out is not None else None, **kg_options(name))
         except InputError as e:
             print(f"{name:18} {time.perf_counter() - t0:8.1f} {cpu_seconds() - c0:8.1f} {0:8d}  -  {e}")
             continue
@@ -57,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         k = max(1, s["graph_queries"])
         mix = "/".join(f"{100 * s['function_class'].get(c, 0) / k:.0f}" for c in ("none", "count", "superlative", "comparative"))
         notes = ", ".join(r for r in s["rejected"] if r.startswith("gave-up"))
+        if out is not None:
+            (out / f"{name}.summary.json").write_text(json.dumps(s, indent=1, sort_keys=True, default=str) + "\n")
         print(f"{name:18} {secs:8.1f} {cpu:8.1f} {s['graph_queries']:8d}  {mix:22} {notes}", flush=True)
     return 0
 

@@ -278,7 +278,7 @@ def comparative_constants(kg: KGAccess, qs: list[GraphQuery]) -> list[GraphQuery
     """Each comparative query with its constant chosen (module docstring; one batch); None when
     no constant keeps some answers and drops others (a single value), or the query failed."""
     out: list[GraphQuery | None] = []
-    for q, res in zip(qs, kg.select_many([_constant_query(q) for q in qs])):
+    for q, res in zip(qs, kg.select_many([_constant_query(q) for q in qs], reorder=True)):
         rows = [] if isinstance(res, QueryFailed) else \
             [(r[0], int(r[1].value)) for r in res.rows if isinstance(r[0], Literal) and isinstance(r[1], Literal)]
         fn = q.function
@@ -348,19 +348,37 @@ def _judge(q: GraphQuery, sparql: str, res: list) -> tuple[Answered | None, str]
     return Answered(q, sparql, TableAnswer(answer.variables, tuple(rows))), ""
 
 
+#: functions whose answer is one row: their query may be sent in another join order (the rows
+#: of a list come in the engine's order, and that order is the dataset's)
+ONE_ROW = frozenset(("count", "max", "min", "argmax", "argmin"))
+
+
 def validate_many(kg: KGAccess, qs: list[GraphQuery]) -> list[tuple[Answered | None, str]]:
     """:func:`validate` for several queries, executed as one batch (the engine runs them in
-    parallel: worker processes, or requests in flight to an endpoint)."""
+    parallel: worker processes, or requests in flight to an endpoint). The checks are sent in
+    the join order of :mod:`~kgqa.make.generate.joinorder`; the query itself when its answer
+    is one row (:data:`ONE_ROW`)."""
     plans = [_checks(q) for q in qs]
     early = _few_values(kg, qs, plans)
     todo = [k for k in range(len(qs)) if early[k] is None]
-    flat = kg.select_many([x for k in todo for x in plans[k]])
+    flat = kg.select_many([x for k in todo for x in plans[k]],
+                          reorder=[j > 0 or qs[k].function.name in ONE_ROW for k in todo for j in range(len(plans[k]))])
     out, i = list(early), 0
     for k in todo:
         p = plans[k]
         out[k] = _judge(qs[k], p[0], flat[i:i + len(p)])
         i += len(p)
     return out
+
+
+def prefetch_few_values(kg: KGAccess, qs: list[GraphQuery]) -> None:
+    """Run the two-values checks of the superlatives among ``qs`` as one batch, ahead of
+    :func:`validate_many` (which then finds them in the executor's memo): a superlative
+    template's candidates are mostly all checked, most choosing among one value, and one batch
+    keeps every engine worker busy where batches of one or three left one idle."""
+    texts = [_checks(q)[1] for q in qs if q.function.cls == "superlative"]
+    if len(texts) > 1:
+        kg.select_many(texts, reorder=True)
 
 
 def _few_values(kg: KGAccess, qs: list[GraphQuery], plans: list[list[str]]) -> list[tuple[None, str] | None]:
@@ -371,7 +389,7 @@ def _few_values(kg: KGAccess, qs: list[GraphQuery], plans: list[list[str]]) -> l
     node) or ``redundant-function``; None where the whole validation must run."""
     sup = [k for k, q in enumerate(qs) if q.function.cls == "superlative"]
     out: list[tuple[None, str] | None] = [None] * len(qs)
-    for k, res in zip(sup, kg.select_many([plans[k][1] for k in sup])):
+    for k, res in zip(sup, kg.select_many([plans[k][1] for k in sup], reorder=True)):
         if isinstance(res, QueryFailed):
             continue
         values = {r[0] for r in res.rows if r and r[0] is not None}

@@ -21,13 +21,14 @@ is such a failure too. ``queries`` counts what was asked (for the throughput ben
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kgqa.execute.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT
 from kgqa.execute.executor import Executor
 from kgqa.execute.policy import ExecutionPolicy
+from kgqa.make.generate.joinorder import JoinStats, reorder as reorder_joins
 from kgqa.model.answer import BooleanAnswer, TableAnswer
 from kgqa.model.outcome import Status
 from kgqa.model.terms import Term
@@ -57,6 +58,11 @@ class KGAccess:
     owns_engine: bool = False
     queries: int = 0
     failures: int = 0
+    #: per-predicate counts for :func:`~kgqa.make.generate.joinorder.reorder` (None: queries
+    #: are sent as written; :meth:`read_join_stats`)
+    join_stats: JoinStats | None = None
+    #: query text -> the text it is sent as (:meth:`select_many` ``reorder``)
+    reordered: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def open(cls, kg: str | Path | Sequence[str | Path], graph: str | None = None, *,
@@ -84,14 +90,26 @@ class KGAccess:
     def signature(self) -> str:
         return self.executor.signature
 
-    def select_many(self, queries: Sequence[str]) -> list[TableAnswer | QueryFailed]:
+    def read_join_stats(self) -> None:
+        """Read :attr:`join_stats` (two aggregate queries); a KG that cannot answer them keeps
+        its queries as written."""
+        got = self.select_many(list(JoinStats.QUERIES))
+        if not any(isinstance(r, QueryFailed) for r in got):
+            self.join_stats = JoinStats.from_rows(got[0].rows, got[1].rows)
+
+    def select_many(self, queries: Sequence[str], reorder: bool | Sequence[bool] = False) -> list[TableAnswer | QueryFailed]:
         """Execute SELECT queries; each result is a table or the :class:`QueryFailed` it ended in.
         They are prepared as the policy says for gold queries (normaliser; the sandbox when
-        ``trust_gold`` is off)."""
+        ``trust_gold`` is off). ``reorder`` (all, or one flag per query): send the query with
+        its patterns in the join order of :func:`~kgqa.make.generate.joinorder.reorder` (the
+        same solutions, perhaps in another order: only for queries whose result does not
+        depend on the order or on which rows a LIMIT keeps)."""
         if not queries:
             return []
+        flags = [reorder] * len(queries) if isinstance(reorder, bool) else list(reorder)
+        texts = [self._reorder(q) if f else q for q, f in zip(queries, flags)]
         ex = self.executor
-        prepared = ex.prepare_many(list(queries), untrusted=ex.policy.untrusted("gold"))
+        prepared = ex.prepare_many(texts, untrusted=ex.policy.untrusted("gold"))
         run = [text for text, _, refused in prepared if refused is None]
         outs = iter(ex.execute_many(run, timeout=self.timeout, max_rows=self.max_rows))
         self.queries += len(queries)
@@ -107,6 +125,14 @@ class KGAccess:
                 self.failures += 1
                 res.append(QueryFailed(o.status.value, o.message or "", q))
         return res
+
+    def _reorder(self, query: str) -> str:
+        if self.join_stats is None:
+            return query
+        text = self.reordered.get(query)
+        if text is None:
+            text = self.reordered[query] = reorder_joins(query, self.join_stats)
+        return text
 
     def select(self, query: str) -> TableAnswer:
         """Execute one SELECT query; raises :class:`QueryFailed` unless it returned a table."""

@@ -29,6 +29,7 @@ lexicon.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -343,6 +344,7 @@ def local_words(iri: str) -> str:
     return " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in split_name(iri))
 
 
+@functools.lru_cache(maxsize=4096)
 def is_opaque_name(iri: str) -> bool:
     """A numbered id (``RO_0002333``, ``P31``, ``BFO_0000066``) or a local name with no English
     word in it (``GDE_GARTE``)."""
@@ -537,6 +539,7 @@ class RelationLexicon:
         return sorted(i for i in iris if self._cache[i].opaque)
 
 
+@functools.lru_cache(maxsize=4096)
 def class_text(iri: str, label: str | None) -> str:
     """A class's name in a question: its label (a CIDOC number dropped, camelCase split, a
     parenthesised version with digits dropped) lower-cased, acronyms kept; else its local

@@ -65,7 +65,7 @@ def _same_many(kg: KGAccess, reduced: list[GraphQuery], answered: Answered) -> l
     out: list[Answered | None] = []
     if n is not None:
         texts = [f"{r.sparql(function=False)}\nLIMIT {n + 1}" for r in todo]
-        got = iter(kg.select_many(texts))
+        got = iter(kg.select_many(texts, reorder=True))  # how many rows, not which first
         for r in reduced:
             if not _comparable(r, answered):
                 out.append(None)

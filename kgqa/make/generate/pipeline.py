@@ -31,7 +31,8 @@ from kgqa.make.generate.commonness import Commonness
 from kgqa.make.generate.functions import choose_function, parse_function_shares
 from kgqa.make.generate.graphquery import FUNCTION_CLASSES, FUNCTIONS, GraphQuery
 from kgqa.make.generate.grounding import (SIGNATURE_MAX_TRIPLES, apply, candidates, comparative_constants,
-                                         count_varies, may_ground, named_classes, node_signatures, validate_many)
+                                         count_varies, may_ground, named_classes, node_signatures, prefetch_few_values,
+                                         validate_many)
 from kgqa.make.generate.kg import KGAccess, QueryFailed
 from kgqa.make.generate.language import (canonical_question, faithfulness, problem_kind, unreadable_term,
                                          unreadable_topics, wording_problems)
@@ -258,6 +259,8 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             sigs = node_signatures(kg)
         except QueryFailed:
             sigs = None
+        if kg.join_stats is None:  # checks sent in a better join order (module joinorder)
+            kg.read_join_stats()
     allowed = tuple(opts.functions)
     tried: dict[str, int] = {}  # templates tried per function class since its last acceptance
     last_accept = 0
@@ -324,6 +327,9 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         pos = 0
         cap = _caps(opts, allowed).get(t.function.cls, opts.n)
         shares = _shares(opts, allowed)
+        if t.function.cls == "superlative" and kept < opts.groundings and len(out.queries) < opts.n and \
+                _room(shares, accepted, t.function.cls, cap):  # the loop below checks them: in one batch
+            prefetch_few_values(kg, [q for q in (apply(t, v) for v in cands) if q is not None])
         while pos < len(cands) and kept < opts.groundings and len(out.queries) < opts.n and \
                 _room(shares, accepted, t.function.cls, cap):
             chunk = cands[pos:pos + opts.groundings - kept]  # validated as one batch

@@ -186,7 +186,7 @@ def readings_problem(kg: KGAccess, answered: Answered, lex, text: str) -> str:
     twins = label_twins(kg, q, lex)
     if twins:
         want = answer_key(answered.answer)
-        for r in kg.select_many([t.sparql() for t in twins]):
+        for r in kg.select_many([t.sparql() for t in twins], reorder=True):
             if isinstance(r, QueryFailed):
                 raise r
             if _twin_differs(q, frozenset(row for row in r.rows if any(c is not None for c in row)), want):
@@ -199,7 +199,7 @@ def readings_problem(kg: KGAccess, answered: Answered, lex, text: str) -> str:
     texts += [_reversed(q, i).sparql() for i in rev]
     if not texts:
         return ""
-    res = kg.select_many(texts)
+    res = kg.select_many(texts, reorder=True)  # counts and answer sets: the order is not read
     for r in res:
         if isinstance(r, QueryFailed):
             raise r
