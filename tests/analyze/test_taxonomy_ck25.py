@@ -26,8 +26,11 @@ EXPECTED = {
 }
 
 
-# its module fixture (a real evaluation) is made once: every test of it on one xdist worker
-pytestmark = pytest.mark.xdist_group("taxonomy-ck25")
+# its module fixture (a real evaluation) is made once: every test of it on one xdist worker.
+# Slow: INFAI's 50 real CK25 queries executed on the CK25 KG (~5 CPU-s, ~20 s). Quick:
+# tests/analyze/test_analyze_taxonomy.py (every label, rewrites, on hand-made cases) and
+# tests/analyze/test_analyze_hints.py (these hint tests on the demo).
+pytestmark = [pytest.mark.xdist_group("taxonomy-ck25"), pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def infai(shared_data, tmp_path_factory):

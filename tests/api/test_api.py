@@ -61,11 +61,18 @@ def test_compare_to_every_format():
     assert "\\begin{table" in cmp.to_latex()
     assert cmp.to_json()["systems"] == ["strong", "medium", "weak"]
     assert "strong" in cmp.to_table() and "Paired tests" in cmp.to_table()
-    assert cmp.to_html().lstrip().lower().startswith("<!doctype html")
+    # to_html: test_compare_to_html (slow: the report's figures)
     # seeded: the same call, the same numbers
     assert kgqa.compare(evals, resamples=200).to_json() == cmp.to_json()
     with pytest.raises(InputError, match="baseline"):
         kgqa.compare(evals, baseline="nope")
+
+
+@pytest.mark.slow  # the HTML report's ten figures cost ~4 s; quick: tests/report/test_report_html.py (the report
+# to_html renders) and tests/cli/test_cli_analysis.py::test_report_writes_report_html_by_default
+def test_compare_to_html():
+    cmp = kgqa.compare(kgqa.evaluate_many(DATA / "questions.json", DEMO_RUNS), resamples=200)
+    assert cmp.to_html().lstrip().lower().startswith("<!doctype html")
 
 
 def test_evaluation_conveniences(tmp_path):

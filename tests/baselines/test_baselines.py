@@ -80,6 +80,7 @@ def tag_end(ds: Dataset) -> Dataset:
     return Dataset("toy-tag-end", items)
 
 
+@pytest.mark.slow  # trains a seq2seq model (README: model training); test_seq2seq_refuses_an_unknown_token_kind is quick
 @needs_torch
 def test_tag_end_separators_are_words_not_kb_elements_to_copy():
     """Tag-end's <sep> is an ordinary source word of the copy model (only the KB elements are
@@ -128,9 +129,12 @@ def test_seq2seq_save_load_round_trip_and_seed_determinism(tmp_path):
     assert [p.sparql for p in again.predict(UNSEEN).predictions] == first
 
 
+# three seq2seq trainings (README: model training); quick: test_seq2seq_refuses_an_unknown_token_kind and
+# test_baseline_training.py::test_the_budget_stops_before_an_epoch_it_cannot_hold (a tiny training)
+@pytest.mark.slow
 @needs_torch
-@pytest.mark.xdist_group("torch")  # importing torch and its first training cost ~5 s a process: one worker pays
-@pytest.mark.parametrize("copy", [True, pytest.param(False, marks=pytest.mark.slow)])
+@pytest.mark.xdist_group("torch")
+@pytest.mark.parametrize("copy", [True, False])
 def test_seq2seq_bpe_tokens_round_trip_and_seed_determinism(tmp_path, copy):
     import torch
 
@@ -160,6 +164,7 @@ def test_seq2seq_bpe_tokens_round_trip_and_seed_determinism(tmp_path, copy):
     assert all("\x1f" not in (q or "") for q in first)
 
 
+@pytest.mark.xdist_group("torch")  # with test_baseline_training's quick training test: torch's start-up paid once
 def test_seq2seq_refuses_an_unknown_token_kind():
     pytest.importorskip("torch")
     with pytest.raises(InputError, match="expected word or bpe, got 'chars'"):
@@ -261,19 +266,22 @@ def ck25_generated(shared_data, tmp_path_factory):
     return ds, kg, tmp
 
 
-def test_retrieval_and_simple_end_to_end_on_a_generated_ck25_benchmark(ck25_generated, tmp_path):
+@pytest.mark.parametrize("kind", [
+    "simple",  # the one quick test of the simple system
+    # retrieval: test_retrieval_regrounds_the_nearest_template_with_the_test_annotation keeps it quick
+    pytest.param("retrieval", marks=pytest.mark.slow)])
+def test_retrieval_and_simple_end_to_end_on_a_generated_ck25_benchmark(ck25_generated, tmp_path, kind):
     ds, kg, _ = ck25_generated
     # every third item to test: the generator writes a template's groundings one after another
     train = Dataset("train", [it for i, it in enumerate(ds.items) if i % 3])
     test = Dataset("test", [it for i, it in enumerate(ds.items) if not i % 3])
-    for kind in ("retrieval", "simple"):
-        system = create(kind).fit(train, kg=kg)
-        run = system.predict(test, kg=str(kg))
-        e = kgqa.evaluate(test, run, kg=str(kg), measures=["F1_Ans", "Exec"])
-        # queries run on the KG, with answers; the simple system is built for these one-edge questions
-        assert e.aggregate["Exec"] > 0.8, (kind, e.aggregate)
-        assert e.aggregate["F1_Ans"] > (0.4 if kind == "simple" else 0.1), (kind, e.aggregate)
-        assert sum(p.answer is not None for p in run.predictions) >= 0.8 * len(test.items)
+    system = create(kind).fit(train, kg=kg)
+    run = system.predict(test, kg=str(kg))
+    e = kgqa.evaluate(test, run, kg=str(kg), measures=["F1_Ans", "Exec"])
+    # queries run on the KG, with answers; the simple system is built for these one-edge questions
+    assert e.aggregate["Exec"] > 0.8, (kind, e.aggregate)
+    assert e.aggregate["F1_Ans"] > (0.4 if kind == "simple" else 0.1), (kind, e.aggregate)
+    assert sum(p.answer is not None for p in run.predictions) >= 0.8 * len(test.items)
 
 
 @pytest.mark.slow  # model servers as processes, asked through both contracts

@@ -142,5 +142,11 @@ def test_report_writes_report_html_by_default(saved, tmp_path, monkeypatch):
     page = (tmp_path / "report.html").read_text()
     assert page.startswith("<!DOCTYPE html>")
     assert page.count("<img ") >= 6 and 'id="taxonomy"' in page
+    # the page on standard output: test_report_html_to_standard_output (slow)
+
+
+@pytest.mark.slow  # a second HTML report (its figures: ~2.5 s); quick: test_report_writes_report_html_by_default
+# (the HTML report) and test_cli_entry_points.py::test_evaluation_formats_are_the_cli_output (report -o -)
+def test_report_html_to_standard_output(saved):
     r = invoke("report", saved, "--resamples", "200", "-o", "-")
     assert r.exit_code == 0 and r.output.lstrip().startswith("<!DOCTYPE html>")

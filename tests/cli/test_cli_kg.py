@@ -36,6 +36,36 @@ def test_kg_load_store_and_info(shared_data, tmp_path):
     assert r.exit_code == 0 and "loaded into  <http://g/>" in r.output and "named graphs 1" in r.output
 
 
+def test_audit_json_and_cache_commands_on_the_demo(tmp_path, cache_dir):
+    """The quick twin of the CK25 test below: the demo's 30 questions, one gold answer with an
+    extra IRI the KG does not give."""
+    from kgqa.demo import DATA
+
+    doc = json.loads((DATA / "questions.json").read_text(encoding="utf-8"))
+    q7 = next(q for q in doc["questions"] if q["id"] == "7")
+    q7["answers"][0]["results"]["bindings"].append({"uri": {"type": "uri", "value": "http://x/Nowhere"}})
+    (tmp_path / "q.json").write_text(json.dumps(doc), encoding="utf-8")
+    args = ["audit", str(tmp_path / "q.json"), "--kg", str(DATA / "kg.ttl")]
+    r = runner.invoke(app, [*args, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["verdicts"] == {"ok": 29, "mismatch": 1}
+    bad = [q for q in out["queries"] if q["verdict"] == "mismatch"]
+    assert [q["id"] for q in bad] == ["7"] and bad[0]["missing"] == ["http://x/Nowhere"]
+    r = runner.invoke(app, ["cache", "stats", "--json"])
+    assert r.exit_code == 0
+    stats = json.loads(r.output)
+    assert stats["entries"] == 30 and stats["path"] == str(cache_dir / "results.sqlite")
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0 and "mismatch: 1, ok: 29" in r.output and "http://x/Nowhere" in r.output
+    r = runner.invoke(app, ["cache", "clear"])
+    assert r.exit_code == 0 and "deleted 30" in r.output
+    r = runner.invoke(app, ["cache", "stats", "--json"])
+    assert json.loads(r.output)["entries"] == 0
+
+
+@pytest.mark.slow  # 50 CK25 queries on its 1.4 MB KG; quick: test_audit_json_and_cache_commands_on_the_demo (the
+# same commands) and tests/analyze/test_engine_dependence.py::test_audit_has_an_engine_dependence_column (this audit)
 def test_audit_json_and_cache_commands(shared_data, cache_dir):
     ttl = str(shared_data / "ck25" / "graphs" / "prod-inst.ttl")
     r = runner.invoke(app, ["audit", "ck25", "--kg", ttl, "--format", "json"])

@@ -4,14 +4,17 @@ leaderboards, comparisons, datasets, the token, restart and resume."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
 import httpx
 import pytest
 
+from kgqa.cli import _output
 from kgqa.load import registry
 from kgqa.store import Store
+from kgqa.web.app import create_app
 from kgqa.web.serve import host_warning
 from waiting import wait_until
 from webserver import WebServer
@@ -296,6 +299,27 @@ def test_token_guards_every_page(tmp_path):
         assert "?token=s3cret-token" in srv.output()
 
 
+def test_demo_web_store_serves_the_three_demo_runs_in_process(monkeypatch, capsys):
+    """The quick twin of the test below: ``kgqa demo --web``'s own code up to serving, its app
+    asked in this process (no server process)."""
+    got = {}
+
+    def serve(store, settings, **kw):
+        async def leaderboard():
+            transport = httpx.ASGITransport(app=create_app(store, settings))
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
+                return await c.get("/leaderboard/demo/kgqa")
+
+        got["store"], got["page"] = store.url, asyncio.run(leaderboard())
+
+    monkeypatch.setattr("kgqa.web.serve.serve", serve)
+    _output.serve_demo(0, "127.0.0.1")
+    assert got["page"].status_code == 200 and "kgqa-demo-" in got["store"]  # a fresh store of its own
+    assert re.findall(r'<tr data-system="([^"]+)"', got["page"].text) == ["strong", "medium", "weak"]
+    assert "demo: 3 experiments in" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # `kgqa demo --web` as a process (~5 CPU-s); quick: test_demo_web_store_serves_the_three_demo_runs_in_process
 def test_demo_web_serves_the_three_demo_runs(tmp_path):
     with WebServer(tmp_path / "unused.sqlite", tmp_path, "--web", command="demo") as srv, \
             httpx.Client(base_url=srv.base, timeout=60) as c:

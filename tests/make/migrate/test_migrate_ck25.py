@@ -19,7 +19,12 @@ from kgqa.make.migrate import KG, Links, load_rules, migrate, write_rules
 from kgqa.make.migrate.agreement import compare
 from kgqa.make.migrate.rewrite import constants
 
-pytestmark = pytest.mark.xdist_group("migrate-ck25")
+# Slow (CK25's whole KG derived, loaded three times and migrated twice: ~7 CPU-s). Quick twins
+# on the demo pair (tests/make/migrate/test_migrate_demo_pair.py): test_paths_merges_and_entities_as_on_ck25
+# (path kinds, merge constraints in the initial mapping, redirect and disambiguation),
+# test_verification_rejects_the_drifting_one_hop_path (flip, two-hop, proposed constraints) and
+# test_every_surviving_demo_answer_is_reproduced (accepted rules); the tie of ck25:50 is CK25's own.
+pytestmark = [pytest.mark.xdist_group("migrate-ck25"), pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[3]
 PV = "http://ld.company.org/prod-vocab/"
@@ -167,9 +172,8 @@ def test_tie_question_returns_a_row_with_the_same_count(refined, kgs, ck25):
     assert len(got.rows) == 1 and got.rows[0][j].value == src.rows[0][i].value
 
 
-# three whole CK25 migrations through the CLI: CI's slow run. The README's command keeps the CLI
-# on CK25 with default flags (test_migrate_defaults), --rules/--propose-rules on the small pair
-# (test_migrate_simple) and the accepted rules on CK25 in this process (above).
+# three whole CK25 migrations through the CLI: CI's slow run (as the whole file). The README's command
+# keeps the CLI on the small pair (test_migrate_simple.py::test_cli_writes_simpledbpediaqa_that_kgqa_loads_...).
 @pytest.mark.slow
 def test_cli_prints_tables_writes_files_and_resumes_from_the_cache(pair, shared_data, tmp_path, monkeypatch, capsys):
     from kgqa.cli import main

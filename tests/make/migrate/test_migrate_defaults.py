@@ -21,8 +21,8 @@ from kgqa.make.migrate import KG
 from kgqa.make.migrate.agreement import compare
 from kgqa.make.migrate.rewrite import constants
 
-# the whole CK25 migration with defaults (a long real-data run): CI's slow part; test_migrate_ck25
-# and test_migrate_simple cover migration in the README's command
+# the whole CK25 migration with defaults (a long real-data run): CI's slow part; test_migrate_demo_pair
+# and test_migrate_simple cover migration in the README's command (test_migrate_ck25 is slow too)
 pytestmark = [pytest.mark.xdist_group("migrate-ck25-hard"), pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[3]

@@ -69,3 +69,27 @@ def test_every_surviving_demo_answer_is_reproduced(run):
             want[it.id] = compare(src.run_gold(it.sparql).answer, surv.run_gold(it.sparql)).label
     assert got == want
     assert sum(v == "exact" for v in got.values()) == 30
+
+
+def test_paths_merges_and_entities_as_on_ck25(run):
+    """The quick twin of tests/make/migrate/test_migrate_ck25.py (slow: CK25's KG derived and
+    migrated): path kinds, the merge's type constraint already in the initial mapping, and
+    constants resolved through a redirect and a disambiguation (chosen by evidence, not the decoy)."""
+    _, manifest, _, _, initial, refined = run
+    c = manifest["counts"]
+    assert c["source_triples"] == 452 and c["intermediate_nodes"] == 5 and c["lost_triples"] == 2
+    ev = {e.source: e for e in initial.evidence}
+    assert ev[ONTO + "capital"].best().kinds == {"complex": ev[ONTO + "capital"].best().support}
+    assert ev[ONTO + "author"].best().to_json()["path"] == f"^<{KB}wrote>"
+    assert {"one-hop", "disambiguation", "redirection", "not-mapped"} <= {k for e in initial.evidence for k in e.categories}
+    # without rules, the merged target predicate carries the constraint its proposed rule has
+    r = {x["id"]: x for x in initial.records}
+    preds = {p["source"]: p for x in initial.records for p in x["predicates"]}
+    assert preds[ONTO + "birthPlace"]["constraint"] == KB + "Person"
+    assert preds[ONTO + "headquarters"]["constraint"] == KB + "Organisation"
+    assert r["2"]["category"] == "exact" and "FILTER EXISTS" in r["2"]["query"]
+    ents = {e["source"]: e for x in refined.records for e in x["entities"]}
+    assert ents["http://demo.kgqa.org/resource/Norland"]["how"] == "link+redirection"
+    aldport = ents["http://demo.kgqa.org/resource/Aldport"]
+    assert (aldport["target"], aldport["how"]) == ("http://example.net/kb/entity/Aldport", "link+disambiguation")
+    assert aldport["choice"].startswith("2 candidates; chose by evidence (http://example.net/kb/entity/Aldport: ")
