@@ -166,7 +166,7 @@ def test_a_worker_on_another_machine_resumes_a_killed_workers_live_experiment_fr
     with slow_system(tmp_path, latency=1.0) as system, Store(pg.url) as st:  # (8 s of asking: killed mid-way)
         (eid,) = create(st, system.url, n_runs=0, n_live=1)
         first = Worker(pg.url, tmp_path, env={"TMPDIR": str(tmp_path / "a")})
-        _wait(lambda: len(st.journal(eid)) >= 10)
+        _wait(lambda: len(st.journal(eid)) >= 10, first)
         assert first.signal(signal.SIGKILL) == []  # no process left behind
         answered = {json.loads(r)["question"] for r in st.journal(eid).values()}  # (nothing written after the kill)
         assert 10 <= len(answered) < N_QUESTIONS
@@ -211,7 +211,7 @@ def test_sigterm_of_a_worker_gives_its_experiment_back_and_the_next_worker_finis
         keys = create(st, system.url, n_runs=0, n_live=1)
         eid = next(iter(keys))
         w1 = Worker(url, tmp_path)
-        _wait(lambda: len(st.journal(eid)) >= 5)
+        _wait(lambda: len(st.journal(eid)) >= 5, w1)
         assert w1.stop() == []  # SIGTERM: ends at once, no process left
         left = st.get(eid, results=False)
         assert (left.status, left.claimed_by, left.attempts) == ("running", None, 0)  # given back, not counted
@@ -228,11 +228,13 @@ def test_sigterm_of_a_worker_gives_its_experiment_back_and_the_next_worker_finis
         assert finishes([w1, w2]) == Counter({eid: 1})
 
 
-def _wait(what, timeout: float = 120.0) -> None:
+def _wait(what, worker: Worker, timeout: float = 120.0) -> None:
+    """Until ``what()`` holds; a failure says whether ``worker`` still runs and what it printed."""
     deadline = time.monotonic() + timeout
     while not what():
         if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s")
+            state = "running" if worker.proc.poll() is None else f"ended with {worker.proc.returncode}"
+            raise AssertionError(f"not within {timeout} s; the worker is {state}; its output:\n{worker.output()[-4000:]}")
         time.sleep(0.02)
 
 
