@@ -373,6 +373,7 @@ def test_retry_after_seconds_honoured(server):
     assert b.at - a.at >= 0.95  # waited as told (how much longer is the machine's: bench/bench_timeouts.py)
 
 
+@pytest.mark.slow  # a 2-3 s wait (the date form has 1 s resolution); the README's command keeps test_retry_after_seconds_honoured and test_retry_after_parsing (both forms parsed)
 def test_retry_after_http_date_honoured(server):
     # 1 s resolution, and the date is fixed before the request is made: the wait is 2..3 s less the
     # time until the client reads the reply (>= 0.9 s unless that takes over a second)

@@ -190,6 +190,7 @@ def test_workers_have_no_network(ck25):
     srv.close()
 
 
+@pytest.mark.slow  # a 3 s explosive query killed from outside; the README's command keeps tests/test_holes.py's deterministic kill-once/kill-twice checks
 def test_worker_death_is_replaced_and_the_query_asked_again(engine):
     # a worker killed from outside (SIGKILL) is replaced and its query run again (issue 34; the
     # deterministic kill-once / kill-twice checks are in tests/test_holes.py): here the explosive

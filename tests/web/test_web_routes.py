@@ -292,7 +292,9 @@ def test_token_guards_every_page(tmp_path):
             assert c.get("/leaderboards").status_code == 401
             assert c.get("/?token=wrong").status_code == 401
             assert c.get("/?token=schlüssel").status_code == 401
-            assert c.get("/?token=s3cret-token").status_code == 200
+            r = c.get("/?token=s3cret-token")
+            assert r.status_code == 200
+            assert "s3cret-token" not in r.headers["set-cookie"]  # the cookie never holds the token
             assert c.get("/leaderboards").status_code == 200  # the cookie carries it now
         with httpx.Client(base_url=srv.base, headers={"Authorization": "Bearer s3cret-token"}) as c:
             assert c.get("/datasets").status_code == 200

@@ -160,6 +160,7 @@ def test_cookies_are_per_port_strict_and_http_only(server, plain):
 # --------------------------------------------------------------------------- the token
 
 
+@pytest.mark.slow  # two servers one after the other; the README's command keeps test_web_routes.py::test_token_guards_every_page (the token guards, the cookie carries the session and never holds the token) and the cookie tests here
 def test_a_fresh_token_link_wins_and_the_cookie_never_holds_the_token(tmp_path):
     store = tmp_path / "exp.sqlite"
     srv = WebServer(store, tmp_path, "--token", "old-secret").start()
