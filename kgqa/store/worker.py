@@ -35,6 +35,7 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -283,6 +284,24 @@ def _process(url: str, settings: WorkerSettings, supervisor: int) -> None:
     worker_loop(url, settings, say)
 
 
+#: The longest temporary folder a fork server's socket fits under: its path is the folder,
+#: ``/pymp-XXXXXXXX/listener-XXXXXXXX`` (32 bytes) and a NUL, in the 108 bytes of an AF_UNIX address.
+SOCKET_DIR_MAX = 75
+
+
+def process_context(preload: list[str]) -> Any:
+    """How worker processes start (``kgqa worker``'s and the web server's): on Linux a fork
+    server that imports ``preload`` once, each worker forked from it ready (a spawned worker
+    imports them again: about a second of CPU each); spawned elsewhere, and where the
+    temporary folder's path is too long for the fork server's socket (a deep ``TMPDIR``: the
+    fork server would fail with "AF_UNIX path too long")."""
+    if not sys.platform.startswith("linux") or len(os.fsencode(tempfile.gettempdir())) > SOCKET_DIR_MAX:
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(preload)
+    return ctx
+
+
 def serve_workers(url: str, settings: WorkerSettings, *, processes: int = 1,
                   say: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True)) -> int:
     """``kgqa worker``: ``processes`` evaluating processes on the store at ``url`` until
@@ -291,10 +310,7 @@ def serve_workers(url: str, settings: WorkerSettings, *, processes: int = 1,
     were given back."""
     with Store(url) as st:  # opened (migrated) once here: a wrong URL is said before any process starts
         url, shown = st.url, repr(st)
-    ctx = multiprocessing.get_context("forkserver") if sys.platform.startswith("linux") else \
-        multiprocessing.get_context("spawn")
-    if sys.platform.startswith("linux"):
-        ctx.set_forkserver_preload(WORKER_MODULES)
+    ctx = process_context(WORKER_MODULES)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     stop: list[int] = []

@@ -42,7 +42,6 @@ from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
-import multiprocessing
 
 try:
     import resource
@@ -56,7 +55,7 @@ from kgqa.model.urlguard import UrlRule
 from kgqa.store import Store, StoreError, runner
 from kgqa.store.store import LEASE_S, ImmutableError, LostClaim, owner_id
 from kgqa.store.worker import (
-    MAX_LOSSES, WORKER_MODULES, Heartbeat, die_with, lost_message,
+    MAX_LOSSES, WORKER_MODULES, Heartbeat, die_with, lost_message, process_context,
 )
 
 _STORES: dict[str, Store] = {}
@@ -343,17 +342,10 @@ class Jobs:
 
 
 def worker_context() -> Any:
-    """How the server starts its worker processes (experiments, upload checks). On Linux a fork
-    server: one process started fresh (the server's threads are never forked) imports
-    :data:`WORKER_MODULES` once, and each worker is forked from it, ready, instead of being a
-    fresh interpreter importing them again (spawned: about a second of CPU each). Elsewhere,
-    spawned."""
-
-    if not sys.platform.startswith("linux"):
-        return multiprocessing.get_context("spawn")
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(WORKER_MODULES)
-    return ctx
+    """How the server starts its worker processes (experiments, upload checks): as ``kgqa
+    worker`` does (:func:`kgqa.store.worker.process_context`), a fork server started fresh on
+    Linux, so the server's threads are never forked."""
+    return process_context(WORKER_MODULES)
 
 
 def stop_pool(pool: ProcessPoolExecutor | None) -> None:

@@ -12,6 +12,7 @@ import multiprocessing
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -39,6 +40,27 @@ def dead_owner() -> str:
     p.start()
     p.join()
     return owner_id().split(":")[0] + f":{p.pid}:dead"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server is Linux's")
+def test_a_temporary_folder_too_deep_for_the_fork_servers_socket_spawns_workers(tmp_path, monkeypatch):
+    """A ``TMPDIR`` deeper than an AF_UNIX address allows ("AF_UNIX path too long" from the fork
+    server): workers are spawned instead, and they run."""
+    from kgqa.store.worker import SOCKET_DIR_MAX, WORKER_MODULES, process_context
+
+    shallow = tmp_path / "t"
+    shallow.mkdir()
+    deep = tmp_path / ("d" * max(1, SOCKET_DIR_MAX + 1 - len(str(tmp_path)) - 1))
+    deep.mkdir()
+    for folder, method in ((shallow, "forkserver"), (deep, "spawn")):
+        monkeypatch.setattr(tempfile, "tempdir", str(folder))
+        if method == "forkserver" and len(str(folder)) > SOCKET_DIR_MAX:
+            continue  # pytest's own folder is already too deep here
+        ctx = process_context(WORKER_MODULES)
+        assert ctx.get_start_method() == method, folder
+    ctx = process_context(WORKER_MODULES)  # the deep folder: a worker starts and answers
+    with ctx.Pool(1) as pool:
+        assert pool.apply(abs, (-3,)) == 3
 
 
 def test_the_queue_gives_the_oldest_free_experiment_once_and_takes_over_a_lost_one(tmp_path):
