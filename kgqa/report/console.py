@@ -14,6 +14,7 @@ from typing import Any
 from kgqa.model import InputError
 from kgqa.score.evaluate import Evaluation
 from kgqa.report import analysis, audit, evaluation, listings, tables
+from kgqa.report.analysis import print_question  # one question in full, its taxonomy label by default
 from kgqa.report.output import write_output
 from kgqa.report.render import Wide, breakdown_text, breakdowns, parse_bins
 
@@ -45,12 +46,6 @@ def print_rendered(console: Any, rendered: Any, wide: Callable[[], Any] | None =
     on ``console``; the ones that want a wide console on ``wide()``."""
     for r in rendered if isinstance(rendered, list) else [rendered]:
         evaluation.print_renderable(wide() if wide is not None and isinstance(r, Wide) else console, r)
-
-
-def print_question(console: Any, evaluation: Evaluation, question: Any) -> None:
-    """One question in full on ``console``: text, queries, answers, outcome, every measure,
-    characteristics and its error label (taxonomy)."""
-    analysis.print_question(console, evaluation, question)
 
 
 def print_measures(console: Any, names: Sequence[str] = ()) -> None:
