@@ -65,6 +65,32 @@ if TYPE_CHECKING:
     from kgqa.execute.executor import Executor
     from kgqa.execute.policy import ExecutionPolicy
 
+#: The stages beyond answers-only scoring, imported on their first use (kgqa.lazy.module): scoring
+#: a run's stored answers imports 40 kgqa modules and no executor, SPARQL parser, NumPy, httpx or
+#: rich; each function below reaches its stage through one of these
+_analyze_comparison = lazy.module("kgqa.analyze.comparison")
+_analyze_engine_dependence = lazy.module("kgqa.analyze.engine_dependence")
+_execute_audit = lazy.module("kgqa.execute.audit")
+_execute_cache = lazy.module("kgqa.execute.cache")
+_execute_executor = lazy.module("kgqa.execute.executor")
+_execute_kgfile = lazy.module("kgqa.execute.kgfile")
+_execute_live = lazy.module("kgqa.execute.live")
+_execute_policy = lazy.module("kgqa.execute.policy")
+_live_client = lazy.module("kgqa.execute.live.client")
+_load_links = lazy.module("kgqa.load.links")
+_metaeval_axioms = lazy.module("kgqa.metaeval.axioms")
+_metaeval_degrade = lazy.module("kgqa.metaeval.degrade")
+_metaeval_sensitivity = lazy.module("kgqa.metaeval.sensitivity")
+_report_analysis = lazy.module("kgqa.report.analysis")
+_report_dataframe = lazy.module("kgqa.report.dataframe")
+_report_evaluation = lazy.module("kgqa.report.evaluation")
+_report_html = lazy.module("kgqa.report.html")
+_report_latex = lazy.module("kgqa.report.latex")
+_report_metaeval = lazy.module("kgqa.report.metaeval")
+_report_model = lazy.module("kgqa.report.model")
+_report_render = lazy.module("kgqa.report.render")
+_sparql_prefixes = lazy.module("kgqa.sparql.prefixes")
+
 #: imported on first use (answers-only scoring executes nothing and needs none of them)
 _LAZY = {"ExecutionPolicy": "kgqa.execute.policy", "Executor": "kgqa.execute.executor",
          "PROTOCOLS": "kgqa.execute.live.protocols"}
@@ -254,21 +280,15 @@ def get_profile(profile: str | Path | Profile = "kgqa",
 
 
 def _dataframe_view(e: Evaluation, *, characteristics: bool = True):
-    from kgqa.report.dataframe import to_dataframe
-
-    return to_dataframe(e, characteristics=characteristics)
+    return _report_dataframe.to_dataframe(e, characteristics=characteristics)
 
 
 def _markdown_view(e: Evaluation) -> str:
-    from kgqa.report.evaluation import to_markdown
-
-    return to_markdown([e])
+    return _report_evaluation.to_markdown([e])
 
 
 def _html_view(e: Evaluation) -> str:
-    from kgqa.report.evaluation import to_html
-
-    return to_html([e])
+    return _report_evaluation.to_html([e])
 
 
 # Evaluation's notebook views render with the report stage (scoring cannot import it)
@@ -278,17 +298,14 @@ Evaluation.views.update(dataframe=_dataframe_view, markdown=_markdown_view, html
 def load_evaluations(paths: PathLike | Sequence[PathLike]) -> list[Evaluation]:
     """Evaluations saved by ``kgqa evaluate --save`` (or :func:`save_evaluations`), re-read
     without re-running."""
-    from kgqa.analyze.comparison import load_evaluations as _load
-
-    return _load([paths] if isinstance(paths, (str, Path)) else list(paths))
+    return _analyze_comparison.load_evaluations([paths] if isinstance(paths, (str, Path)) else list(paths))
 
 
 def save_evaluations(evaluations: Evaluation | Sequence[Evaluation], path: PathLike) -> None:
     """Write evaluations as JSON (atomically) for ``kgqa report`` / ``kgqa show`` /
     :func:`load_evaluations`."""
-    from kgqa.report.render import save_evaluations as _save
-
-    _save([evaluations] if isinstance(evaluations, Evaluation) else list(evaluations), Path(path))
+    chosen = [evaluations] if isinstance(evaluations, Evaluation) else list(evaluations)
+    _report_render.save_evaluations(chosen, Path(path))
 
 
 def _is_many(runs: Any) -> bool:
@@ -373,9 +390,7 @@ class Evaluator:
         if redirects and kg is None:
             raise InputError("redirects", "redirects are looked up on the KG: pass --kg (kg=) with --redirects")
         if self._links and not redirects:
-            from kgqa.load.links import load_links
-
-            self.profile = self.profile.with_links(load_links(self._links))
+            self.profile = self.profile.with_links(_load_links.load_links(self._links))
         #: why the dataset is streamed without being asked to (None: it is not, or was asked)
         self.streamed_why: str | None = None
         if stream is None:
@@ -422,9 +437,7 @@ class Evaluator:
     def policy(self) -> "ExecutionPolicy":
         """The :class:`ExecutionPolicy` (made on first use: answers-only scoring needs none)."""
         if self._policy is None:
-            from kgqa.execute.policy import ExecutionPolicy
-
-            policy = self._policy_given or ExecutionPolicy()
+            policy = self._policy_given or _execute_policy.ExecutionPolicy()
             self._policy = policy.with_(**self._policy_changes) if self._policy_changes else policy
         return self._policy
 
@@ -438,15 +451,11 @@ class Evaluator:
     def executor(self) -> Executor | None:
         """The executor (opened on first use; None without ``kg``)."""
         if self._executor is None and self._kg is not None:
-            from kgqa.execute.executor import Executor
-
-            kg = self._kg
+            kg, Executor = self._kg, _execute_executor.Executor
             if isinstance(kg, Executor):
                 self._executor = kg
             elif isinstance(kg, Engine):
-                from kgqa.execute.cache import ResultCache
-
-                rc = self._cache if isinstance(self._cache, ResultCache) else None
+                rc = self._cache if isinstance(self._cache, _execute_cache.ResultCache) else None
                 self._executor = Executor(kg, policy=self.policy, cache=rc, progress=self._progress,
                                           on_progress=self._on_progress)
             else:
@@ -550,11 +559,9 @@ class Evaluator:
         scored = _score(self.dataset, r, profile, predicted=execution.predicted, gold=execution.gold,
                         signature_extra=sig, execution=execution.counts, extras=extras)
         if self.engine_check:  # which answers would differ on another engine (ties, LIMIT, ...)
-            from kgqa.analyze import engine_dependence as ed
-
-            scored = ed.check(scored, self.dataset, r, profile, execution, ex)
+            scored = _analyze_engine_dependence.check(scored, self.dataset, r, profile, execution, ex)
             if self.exclude_engine_dependent:
-                scored = ed.rescore_without(scored, self.dataset, r, profile, execution,
+                scored = _analyze_engine_dependence.rescore_without(scored, self.dataset, r, profile, execution,
                                             signature_extra=sig, extras=extras)
         return scored
 
@@ -588,13 +595,11 @@ class Evaluator:
     def _with_redirects(self, ex: Executor, run: Run, execution: Any) -> Profile:
         """The profile with meaning matching over the link files and the KG redirects that touch
         this run's answers (gold and system)."""
-        from kgqa.load.links import load_links
-
         gold, system = self._answers(run, execution)
         pairs, failed = ex.link_pairs(iris_of([*gold.values(), *system.values()]), self._redirects)
         if failed:
             raise InputError("redirects", f"looking up redirects ({self._redirects}) on the KG failed: {failed[0]}")
-        return self.profile.with_links(load_links(self._links, extra=pairs, extra_name="redirects"))
+        return self.profile.with_links(_load_links.load_links(self._links, extra=pairs, extra_name="redirects"))
 
     def evaluate_many(self, runs: Sequence[PathLike | Run], *, names: Sequence[str] | None = None,
                       run_format: str | None = None, run_options: Mapping[str, Any] | None = None) -> list[Evaluation]:
@@ -612,9 +617,7 @@ class Evaluator:
         the system (scheme, host, port), protocol and client settings join the signature. A
         system failing too many questions raises :class:`kgqa.execute.live.SystemFailed`
         (unless ``settings.allow_failures``); fewer failures are a ``system`` set-up warning."""
-        from kgqa.execute.live import ask as ask_system
-
-        asked = ask_system(self.dataset, url, protocol, settings, journal=journal)
+        asked = _execute_live.ask(self.dataset, url, protocol, settings, journal=journal)
         e = self.evaluate(asked.run, name=asked.run.name, signature_extra=asked.signature_parts())
         failures = asked.failure_summary()  # fewer than the client's limit, or allowed: --strict still sees them
         if failures:
@@ -706,12 +709,10 @@ def _dataset_labels(items: Sequence[Any]) -> list[tuple[str, str]]:
 
 def _expand_iri(text: str) -> str:
     """A predicate given as a full IRI (``<...>`` optional) or a standard prefixed name (``dbo:x``)."""
-    from kgqa.sparql.prefixes import STANDARD_PREFIXES
-
     t = text.strip().strip("<>")
     prefix, _, local = t.partition(":")
-    if prefix in STANDARD_PREFIXES and not local.startswith("//"):
-        return STANDARD_PREFIXES[prefix] + local
+    if prefix in _sparql_prefixes.STANDARD_PREFIXES and not local.startswith("//"):
+        return _sparql_prefixes.STANDARD_PREFIXES[prefix] + local
     if "://" not in t:
         raise InputError("redirects", f"expected a predicate IRI or a standard prefixed name such as "
                                       f"dbo:wikiPageRedirects, got {text!r}")
@@ -788,10 +789,8 @@ def audit(dataset: PathLike | Sequence[PathLike] | Dataset, kg: Any, *, graph: s
     """``kgqa audit``: execute every gold query of ``dataset`` on ``kg`` (under ``policy``, whose
     ``trust_gold`` decides whether the gold queries are sandboxed) and compare with the stored
     answers; returns the :class:`kgqa.execute.audit.AuditReport` (one row per gold query)."""
-    from kgqa.execute.audit import audit_kg
-
-    return audit_kg(load_dataset(dataset, format=dataset_format), kg, graph=graph, policy=policy, cache=cache,
-                    progress=progress)
+    return _execute_audit.audit_kg(load_dataset(dataset, format=dataset_format), kg, graph=graph, policy=policy,
+                                   cache=cache, progress=progress)
 
 
 # --------------------------------------------------------------------------- comparison
@@ -817,15 +816,11 @@ class Comparison:
         """The comparison's tables as data (:class:`kgqa.report.model.ComparisonReport`: cells
         with mean, CI, best flag and significance letters), built once; every ``to_*`` renders it."""
         if self._report is None:
-            from kgqa.report.model import comparison_report
-
-            self._report = comparison_report(self.result)
+            self._report = _report_model.comparison_report(self.result)
         return self._report
 
     def __rich__(self):
-        from kgqa.report.analysis import comparison_grids
-
-        summary, pairs, notes = comparison_grids(self.report)
+        summary, pairs, notes = _report_analysis.comparison_grids(self.report)
         Text = lazy.rich_text().Text
         return lazy.rich_console().Group(summary, pairs, *(Text(n, style="dim") for n in notes))
 
@@ -836,20 +831,14 @@ class Comparison:
         return con.export_text()
 
     def to_markdown(self) -> str:
-        from kgqa.report.analysis import comparison_markdown
-
-        return comparison_markdown(self.report)
+        return _report_analysis.comparison_markdown(self.report)
 
     def to_latex(self, **kwargs: Any) -> str:
-        from kgqa.report.latex import comparison_latex
-
-        return comparison_latex(self.report, **kwargs)
+        return _report_latex.comparison_latex(self.report, **kwargs)
 
     def to_html(self, **kwargs: Any) -> str:
         """A standalone HTML report (scores, comparison, outcomes, taxonomy, questions)."""
-        from kgqa.report.html import html_report
-
-        return html_report(self.evaluations, baseline=self.result.baseline, seed=self.result.seed,
+        return _report_html.html_report(self.evaluations, baseline=self.result.baseline, seed=self.result.seed,
                            comparison=self.result, **kwargs)
 
     def to_json(self) -> dict[str, Any]:
@@ -891,9 +880,7 @@ def resolve_baseline(baseline: str | None, evaluations: Sequence[Evaluation],
     used in the comparison (duplicates get ``#2``, ...)."""
     if baseline is None:
         return None
-    from kgqa.analyze.comparison import system_names
-
-    names = system_names(evaluations)
+    names = _analyze_comparison.system_names(evaluations)
     if baseline in names:
         return baseline
     for i, s in enumerate(specs):
@@ -914,15 +901,13 @@ def compare(evaluations: Sequence[Evaluation], *, baseline: str | None = None, s
 
     >>> kgqa.compare(kgqa.evaluate_many("ck25", [a, b], profile="text2sparql")).to_dataframe()  # doctest: +SKIP
     """
-    from kgqa.analyze.comparison import compare_evaluations
-
     evaluations = list(evaluations)
     if resamples < 1:
         raise InputError("resamples", f"expected a positive integer, got {resamples}")
     try:
-        result = compare_evaluations(evaluations, baseline=resolve_baseline(baseline, evaluations, runs),
-                                     seed=seed, measures=measures, family=family, resamples=resamples,
-                                     trials=resamples, alpha=alpha, confidence=confidence)
+        result = _analyze_comparison.compare_evaluations(
+            evaluations, baseline=resolve_baseline(baseline, evaluations, runs), seed=seed, measures=measures,
+            family=family, resamples=resamples, trials=resamples, alpha=alpha, confidence=confidence)
     except ValueError as e:
         raise InputError("compare", str(e)) from None
     return Comparison(evaluations, result)
@@ -951,8 +936,7 @@ EVALUATION_FORMATS = ("table", "json", "csv", "md")
 
 def render_evaluations(evaluations: Sequence[Evaluation], fmt: str) -> str:
     """The evaluations as ``json``, ``csv`` or ``md`` text (``table`` outside a terminal: ``md``)."""
-    from kgqa.report import evaluation as report
-
+    report = _report_evaluation
     render = {"json": report.to_json, "csv": report.to_csv, "md": report.to_markdown, "table": report.to_markdown}
     if fmt not in render:
         raise InputError("format", f"expected one of {', '.join(EVALUATION_FORMATS)}, got {fmt!r}")
@@ -961,9 +945,7 @@ def render_evaluations(evaluations: Sequence[Evaluation], fmt: str) -> str:
 
 def render_comparison(comparison: Comparison, fmt: str) -> Any:
     """A comparison alone: ``md``, ``latex``, ``json`` text, or (``table``) a rich renderable."""
-    from kgqa.report.render import comparison_text
-
-    return comparison_text(comparison.result, fmt)
+    return _report_render.comparison_text(comparison.result, fmt)
 
 
 def render_report(evaluations: Sequence[Evaluation], fmt: str, *, by: Sequence[str] = (),
@@ -974,12 +956,10 @@ def render_report(evaluations: Sequence[Evaluation], fmt: str, *, by: Sequence[s
     text; ``table``: a list of rich renderables for :func:`print_rendered`); two or more are
     compared (``baseline``: a run name, or one of the run files ``runs``). ``full_json``: the
     link from an HTML report to the saved evaluation holding every answer row."""
-    from kgqa.report.render import parse_bins
-    from kgqa.report.render import render_report as _render
-
     evaluations = list(evaluations)
-    return _render(evaluations, fmt, by=by, bins=parse_bins(bins), seed=seed, measure=measure, family=family,
-                   baseline=resolve_baseline(baseline, evaluations, runs), resamples=resamples, full_json=full_json)
+    return _report_render.render_report(
+        evaluations, fmt, by=by, bins=_report_render.parse_bins(bins), seed=seed, measure=measure, family=family,
+        baseline=resolve_baseline(baseline, evaluations, runs), resamples=resamples, full_json=full_json)
 
 
 def find_question(evaluations: Sequence[Evaluation], qid: str, run: str | None = None) -> list[tuple[Any, Any]]:
@@ -1046,10 +1026,7 @@ def export_dataset(dataset: PathLike | Dataset, to: str, output: PathLike, *, fo
 def open_kg(kg: Any, *, timeout: float = 30.0, cache: Any = True) -> Executor:
     """An :class:`Executor` on ``kg`` (RDF files, a store directory, an endpoint) with a
     per-query ``timeout``; ``cache``: the result cache (True: the user's, a path, or False)."""
-    from kgqa.execute.executor import Executor
-    from kgqa.execute.policy import ExecutionPolicy
-
-    return Executor.open(kg, policy=ExecutionPolicy(timeout=timeout), cache=cache)
+    return _execute_executor.Executor.open(kg, policy=_execute_policy.ExecutionPolicy(timeout=timeout), cache=cache)
 
 
 def degrade(dataset: PathLike | Dataset, transform: str, rate: float, seed: int = 0, *, kg: Any = None,
@@ -1057,18 +1034,17 @@ def degrade(dataset: PathLike | Dataset, transform: str, rate: float, seed: int 
     """Gold queries with one transformation applied to a seeded share ``rate`` of the items
     (``kgqa degrade``): a :class:`kgqa.metaeval.degrade.Degradation` whose ``run`` scores like any
     run (:func:`write_run`). ``kg`` is opened for the transformations that need one."""
-    from kgqa.metaeval import degrade as dg
-
     ds = load_dataset(dataset)
-    t = dg.get(transform)
+    t = _metaeval_degrade.get(transform)
     if not t.needs:
-        d = dg.degrade(ds, t, rate, seed, dg.Context(ds), among=among)
+        d = _metaeval_degrade.degrade(ds, t, rate, seed, _metaeval_degrade.Context(ds), among=among)
     elif kg is None:
         raise InputError("--kg", f"{t.name} needs a KG ({', '.join(t.needs)})")
     else:
         with open_kg(kg, timeout=timeout, cache=cache) as runner:
-            d = dg.degrade(ds, t, rate, seed, dg.build_context(ds, [t], runner, timeout=timeout), among=among)
-    return replace(d, run=dg.scoring_run(d.run, ds))  # ids as evaluate expects them
+            context = _metaeval_degrade.build_context(ds, [t], runner, timeout=timeout)
+            d = _metaeval_degrade.degrade(ds, t, rate, seed, context, among=among)
+    return replace(d, run=_metaeval_degrade.scoring_run(d.run, ds))  # ids as evaluate expects them
 
 
 def write_run(run: Run, path: PathLike, format: str = "jsonl") -> None:
@@ -1083,14 +1059,11 @@ def sensitivity(dataset: PathLike | Dataset, kg: Any, *, transforms: Sequence[st
                 timeout: float = 30.0, cache: Any = True) -> Any:
     """Sensitivity of measures to synthetic degradations (ICTIR 2022 Table 3) on ``kg``: a
     :class:`kgqa.metaeval.sensitivity.SensitivityTable` for :func:`render_validation`."""
-    from kgqa.metaeval.sensitivity import DEFAULT_MEASURES
-    from kgqa.metaeval.sensitivity import sensitivity as _sensitivity
-
-    ms = parse_measures(measures or DEFAULT_MEASURES, "--measures")
+    ms = parse_measures(measures or _metaeval_sensitivity.DEFAULT_MEASURES, "--measures")
     ds = load_dataset(dataset)
     with open_kg(kg, timeout=timeout, cache=cache) as runner:
-        return _sensitivity(ds, runner, transforms=list(transforms), rates=list(rates), seeds=list(seeds),
-                            measures=ms, profile=profile, among=among)
+        return _metaeval_sensitivity.sensitivity(ds, runner, transforms=list(transforms), rates=list(rates),
+                                                 seeds=list(seeds), measures=ms, profile=profile, among=among)
 
 
 def check_axioms(measures: str | Sequence[str] | None = None, *, dataset: PathLike | Dataset | None = None,
@@ -1098,32 +1071,28 @@ def check_axioms(measures: str | Sequence[str] | None = None, *, dataset: PathLi
                  timeout: float = 30.0, cache: Any = True) -> Any:
     """Check measures against the axioms A1-A3 of ICTIR 2022 (Table 1) on the synthetic suites
     and (with ``dataset`` and ``kg``) pairs built from the dataset's gold queries."""
-    from kgqa.metaeval import axioms as ax
-
-    ms = parse_measures(list(measures) if measures else ax.DEFAULT_AXIOM_MEASURES, "MEASURE")
-    suites = ax.synthetic_suites() if synthetic else []
+    ms = parse_measures(list(measures) if measures else _metaeval_axioms.DEFAULT_AXIOM_MEASURES, "MEASURE")
+    suites = _metaeval_axioms.synthetic_suites() if synthetic else []
     if dataset is not None:
         if kg is None:
             raise InputError("--kg", "--dataset needs --kg to execute the derived queries")
         ds = load_dataset(dataset)
         ids = [it.id for it in ds.items][:limit] if limit else None
         with open_kg(kg, timeout=timeout, cache=cache) as runner:
-            suites += ax.dataset_suites(ds, runner, ids=ids)
+            suites += _metaeval_axioms.dataset_suites(ds, runner, ids=ids)
     if not suites:
         raise InputError("--no-synthetic", "no suites to check (give --dataset and --kg)")
-    return ax.check(ms, suites, strict=strict)
+    return _metaeval_axioms.check(ms, suites, strict=strict)
 
 
 def render_validation(result: Any, fmt: str) -> Any:
     """A sensitivity table or an axioms report as ``md``, ``latex`` or ``json`` text, or
     (``table``) a list of rich renderables (the last one soft-wrapped)."""
 
-    from kgqa.report import metaeval as V
-    from kgqa.metaeval.sensitivity import SensitivityTable
-
     if fmt == "json":
         return json.dumps(result.to_json(), ensure_ascii=False, indent=2)
-    if isinstance(result, SensitivityTable):
+    V = _report_metaeval
+    if isinstance(result, _metaeval_sensitivity.SensitivityTable):
         render = {"table": V.sensitivity_renderables, "md": V.sensitivity_markdown, "latex": V.sensitivity_latex}
     else:
         render = {"table": V.axioms_renderables, "md": V.axioms_markdown, "latex": V.axioms_latex}
@@ -1155,37 +1124,31 @@ def load_kg(files: Sequence[PathLike], *, store: PathLike | None = None, graph: 
     kgqa store only with ``replace``), or, without ``store``, into memory to check them (the
     named graphs are then listed). Triples go into ``graph`` when given; relative IRIs resolve
     against ``base`` (default: each file's own ``file:`` URI)."""
-    from kgqa.execute.kgfile import create_store, load_files
-
     if store is not None:
-        return KGSummary(create_store(files, store, graph, progress=progress, replace=replace, base=base), None,
-                         str(store))
-    st, manifest = load_files(files, graph, progress=progress, base=base)
+        made = _execute_kgfile.create_store(files, store, graph, progress=progress, replace=replace, base=base)
+        return KGSummary(made, None, str(store))
+    st, manifest = _execute_kgfile.load_files(files, graph, progress=progress, base=base)
     return KGSummary(manifest, [str(g.value) for g in st.named_graphs()])
 
 
 def kg_info(kg: Sequence[PathLike], *, graph: str | None = None) -> KGSummary:
     """``kgqa kg info``: a store directory (one path; opened read-only, its quads counted) or RDF
     file(s) (loaded into memory, triples into ``graph``); named graphs listed either way."""
-    from kgqa.execute.kgfile import load_files, read_manifest
-
     kg = list(kg)
     for k in kg:  # a path taken apart as a URL would read "http:/host": say what kg info takes
         if str(k).startswith(("http://", "https://")):
-            from kgqa.execute.live.client import display_url
-
-            raise InputError(display_url(str(k)), "kgqa kg info reads RDF files or a kgqa store directory, not a "
-                                                 "SPARQL endpoint: evaluate with --kg URL queries an endpoint")
+            raise InputError(_live_client.display_url(str(k)), "kgqa kg info reads RDF files or a kgqa store "
+                             "directory, not a SPARQL endpoint: evaluate with --kg URL queries an endpoint")
     if len(kg) == 1 and Path(kg[0]).is_dir():
         ox = lazy.pyoxigraph()
 
-        manifest = read_manifest(kg[0])  # an InputError explains a directory that is no kgqa store
+        manifest = _execute_kgfile.read_manifest(kg[0])  # an InputError explains a directory that is no kgqa store
         st = ox.Store.read_only(str(kg[0]))
         graphs = [str(g.value) for g in st.named_graphs()]
         manifest.quads = len(st)
         del st
         return KGSummary(manifest, graphs, str(kg[0]))
-    st, manifest = load_files(kg, graph)
+    st, manifest = _execute_kgfile.load_files(kg, graph)
     return KGSummary(manifest, [str(g.value) for g in st.named_graphs()])
 
 
@@ -1193,18 +1156,14 @@ def cache_stats(path: PathLike | None = None):
     """``kgqa cache stats``: entries per engine and outcome status, and the size of the result
     cache (``path``, default ``$KGQA_CACHE_DIR/results.sqlite``); a
     :class:`kgqa.execute.cache.CacheStats`."""
-    from kgqa.execute.cache import ResultCache
-
-    with ResultCache(path) as c:
+    with _execute_cache.ResultCache(path) as c:
         return c.stats()
 
 
 def clear_cache(engine: str | None = None, *, path: PathLike | None = None) -> int:
     """``kgqa cache clear``: delete the cached results of ``engine`` (a key as in
     :func:`cache_stats`; a trailing ``*`` matches a prefix), or all; returns how many."""
-    from kgqa.execute.cache import ResultCache
-
-    with ResultCache(path) as c:
+    with _execute_cache.ResultCache(path) as c:
         return c.clear(engine)
 
 
@@ -1216,8 +1175,7 @@ def ask_system(dataset: PathLike, url: str, output: PathLike, *, protocol: str =
     from the file name). ``settings`` are the fields of
     :class:`kgqa.execute.live.AskSettings` (langs, concurrency, timeout, retries, rps,
     headers, ...). Returns the ask result, the format written and the journal path."""
-    from kgqa.execute.live import AskSettings, ask_to_file
-
-    return ask_to_file(str(dataset), url, output, protocol=protocol, settings=AskSettings(**settings), fmt=fmt,
-                       dataset_format=dataset_format)
+    return _execute_live.ask_to_file(str(dataset), url, output, protocol=protocol,
+                                     settings=_execute_live.AskSettings(**settings), fmt=fmt,
+                                     dataset_format=dataset_format)
 

@@ -15,11 +15,52 @@ dictionary look-up). A module whose every function needs the library (``kgqa.exe
 and pyoxigraph, ``kgqa.analyze.stats`` and NumPy, ``kgqa.store.schema`` and SQLAlchemy,
 ``kgqa.web`` and Starlette) imports it at its top like any other; this is for the few calls from modules that a light path imports. Modelled
 on ir_datasets' ``lazy_libs.py``.
+
+A kgqa module that a light path must not load, but that a module needs in some of its functions
+(the API's later stages, the dataset registry behind a name, the SPARQL endpoint client behind a
+URL), is bound at the top of the module that uses it with :func:`module`::
+
+    from kgqa import lazy
+
+    _report = lazy.module("kgqa.report.evaluation")  # imported on first attribute use
+
+    def to_markdown(e):
+        return _report.to_markdown(e)
+
+so the module's dependencies are still read from its first lines (and checked by the layering
+test: the name is a literal), as PEP 810's ``lazy import`` writes them.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
 from types import ModuleType
+from typing import Any
+
+
+class LazyModule:
+    """A kgqa module bound at a module's top and imported on its first attribute use. Every
+    attribute is read from the imported module (nothing is copied), so a test that monkeypatches
+    the module is seen."""
+
+    __slots__ = ("_lazy_name",)
+
+    def __init__(self, name: str) -> None:
+        object.__setattr__(self, "_lazy_name", name)
+
+    def __getattribute__(self, attr: str) -> Any:
+        name = object.__getattribute__(self, "_lazy_name")
+        return getattr(sys.modules.get(name) or importlib.import_module(name), attr)
+
+    def __repr__(self) -> str:
+        return f"<lazy module {object.__getattribute__(self, '_lazy_name')!r}>"
+
+
+def module(name: str) -> LazyModule:
+    """The kgqa module ``name`` (a literal: tests/test_architecture.py reads it), imported when
+    an attribute of it is first used; bind it at the module's top."""
+    return LazyModule(name)
 
 
 def numpy() -> ModuleType:

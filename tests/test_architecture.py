@@ -9,7 +9,8 @@ module counts:
   (``from kgqa import evaluate``) counts as the module behind it;
 - attribute use through the package: ``import kgqa`` (or ``import kgqa as k``, or ``import
   kgqa.load``, which binds ``kgqa`` too) followed by ``kgqa.score.evaluate(...)``;
-- ``importlib.import_module`` / ``__import__`` with a literal name, or one folded from literals
+- ``importlib.import_module`` / ``__import__`` / ``lazy.module`` (a kgqa module bound at a
+  module's top and imported on first use) with a literal name, or one folded from literals
   (``"kgqa." + "report"``, an f-string of constants); a name computed at run time is refused,
   except in the modules of :data:`DYNAMIC_IMPORTS` (registries and plugin loaders), whose module
   names are literals elsewhere and are checked as such;
@@ -68,6 +69,7 @@ MODULE_ALLOWED: dict[str, set[str]] = {
 DYNAMIC_IMPORTS = {
     "model/registry.py": "a registry imports the modules its list names (each list is a literal, checked)",
     "__init__.py": "the package root's lazy re-exports (_LAZY, a literal table, checked)",
+    "lazy.py": "lazy.module imports the kgqa module its caller names (a literal there, checked)",
     "api.py": "the API's lazy re-exports (_LAZY, a literal table, checked)",
     "cli/__init__.py": "the commands of COMMAND_MODULES (a literal list, checked)",
     "execute/cache.py": "code_fingerprint hashes the source of modules its callers name as literals",
@@ -153,10 +155,20 @@ def _called(node: ast.Call) -> str:
     return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
 
 
+def _lazy_module_call(node: ast.AST) -> bool:
+    """Whether ``node`` is ``lazy.module(...)`` (:func:`kgqa.lazy.module`: an import on first use)."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "module"
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "lazy")
+
+
+def _dynamic_import(node: ast.AST) -> bool:
+    """``importlib.import_module(...)``, ``__import__(...)`` or ``lazy.module(...)``."""
+    return isinstance(node, ast.Call) and (_called(node) in ("import_module", "__import__") or _lazy_module_call(node))
+
+
 def _may_import(node: ast.AST) -> bool:
     """Whether :func:`_targets` can find anything in ``node`` (the kinds of node it looks at)."""
-    return (isinstance(node, (ast.Import, ast.ImportFrom))
-            or (isinstance(node, ast.Call) and _called(node) in ("import_module", "__import__"))
+    return (isinstance(node, (ast.Import, ast.ImportFrom)) or _dynamic_import(node)
             or (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name))
             or (isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(_MODULE_NAME.fullmatch(node.value))))
 
@@ -200,7 +212,7 @@ def _targets(node: ast.AST, module_parts: list[str], is_package: bool, root: Pat
     elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in kgqa_names:
         out.append(_member(root, node.attr, lazy))
     elif isinstance(node, ast.Call):
-        if _called(node) in ("import_module", "__import__") and node.args:
+        if _dynamic_import(node) and node.args:
             text = _folded(node.args[0])
             if text is None:
                 out.append("computed")
@@ -325,6 +337,12 @@ MISSED = {
         [("load/formats.py", "load imports a module by a computed name; use a literal (or add the module to "
                              "DYNAMIC_IMPORTS with the reason)"),
          ("sparql/prefixes.py", "sparql imports kgqa.report")]),
+    "lazy.module (imported on first use) with a forbidden or computed name": (
+        lambda root: (_append(root / "load" / "jsonio.py", "from kgqa import lazy\n_html = lazy.module('kgqa.report.html')"),
+                      _append(root / "score" / "rules.py", "from kgqa import lazy\n_x = lazy.module('kgqa.' + NAME)")),
+        [("load/jsonio.py", "load imports kgqa.report"),
+         ("score/rules.py", "score imports a module by a computed name; use a literal (or add the module to "
+                            "DYNAMIC_IMPORTS with the reason)")]),
     "a new _-prefixed top-level module": (
         lambda root: (root / "_helpers.py").write_text("X = 1\n", encoding="utf-8"),
         [("_helpers.py", "unknown package '_helpers'; add it to ALLOWED in tests/test_architecture.py "
@@ -625,39 +643,26 @@ def test_no_function_is_long_without_its_reason(tmp_path):
 
 #: Modules that may import inside a function, and why (issue 38: imports at module top, so a
 #: module's dependencies are read from its first lines). ``kgqa/lazy.py`` and ``kgqa/cli/`` may
-#: import anything there; every other module listed may import only kgqa modules there (a
-#: standard library at its top, a heavy third-party library through :mod:`kgqa.lazy`).
+#: import anything there; a module added here may import only kgqa modules there. Everywhere else
+#: a standard library is imported at the top, a heavy third-party library through a function of
+#: :mod:`kgqa.lazy`, and a kgqa module a light path must not load (the API's later stages, the
+#: registry behind a dataset name) is bound at the top with ``lazy.module("kgqa.x")``, imported on
+#: its first use: a ``lazy.module`` call inside a function is reported like an import there.
 FUNCTION_IMPORTS_ALLOWED: dict[str, str] = {
     "lazy.py": "the lazy-import module: one function per heavy library, which imports it on first use",
     "cli/": "the command line's start-up path: building it and printing help import no stage "
             "(tests/test_lazy_imports.py); each command imports what it runs",
-    # answers-only scoring (kgqa.evaluate of a dataset and a run, no KG) imports 40 kgqa modules
-    # and no SPARQL parser, executor, NumPy, pyoxigraph or rich; these modules are on that path,
-    # and import at their top only what it needs (everything at the top: 2.4 s instead of 0.4 s)
-    "api.py": "on the answers-only scoring path: each stage beyond it (the executor, analyze, report, "
-              "metaeval, the live-system client) is imported by the function that uses it",
-    "load/__init__.py": "on the answers-only scoring path: the dataset registry (its data file, "
-                        "httpx) only when a dataset is named, not given as a file",
-    "execute/opener.py": "every KG file's run imports it: the SPARQL endpoint client (httpx, asyncio: about "
-                           "0.3 s a process) only when --kg is a URL",
-    "load/registry.py": "every command reads the registry: the download client (httpx through "
-                        "kgqa.model.urlguard) only when a file is downloaded",
-    "score/evaluate.py": "on the answers-only scoring path: the flat scorer (kgqa.score.lean, "
-                         "multiprocessing) only for the profiles it serves",
-    "score/setup_check.py": "on the answers-only scoring path: the executor's transient-error rules "
-                            "and the SPARQL analyzer only when queries were executed",
-    "score/profiles.py": "the command line imports it while it is built (the --profile help lists "
-                         "the profile files): measures and the YAML reader only when a profile is read",
 }
 
 
-def _in_function_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
-    """Every import statement inside a function or method body (nested ones included)."""
-    out: list[ast.Import | ast.ImportFrom] = []
+def _in_function_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom | ast.Call]:
+    """Every import statement and ``lazy.module`` call inside a function or method body (nested
+    ones included)."""
+    out: list[ast.Import | ast.ImportFrom | ast.Call] = []
 
     def visit(node: ast.AST, in_function: bool) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.Import, ast.ImportFrom)) and in_function:
+            if (isinstance(child, (ast.Import, ast.ImportFrom)) or _lazy_module_call(child)) and in_function:
                 out.append(child)
             visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
 
@@ -686,6 +691,10 @@ def function_imports(root: Path, allowed: dict[str, str] | None = None) -> list[
             if key is not None and (key in ("lazy.py", "cli/") or internal):
                 used.add(key)
                 continue
+            if isinstance(node, ast.Call):
+                bad.append(f"kgqa/{rel}:{node.lineno}: `{ast.unparse(node)}` inside a function; bind it at the "
+                           "module top (`_name = lazy.module(...)`: it is imported on first use all the same)")
+                continue
             what = "a kgqa module" if internal else "a library: a heavy one through kgqa.lazy, any other"
             bad.append(f"kgqa/{rel}:{node.lineno}: `{ast.unparse(node)}` inside a function; import {what} at "
                        "the module top (or list the module in FUNCTION_IMPORTS_ALLOWED with the reason)")
@@ -709,6 +718,8 @@ def test_a_planted_function_import_is_reported(tmp_path):
         "model/item.py": "import re\n\nclass Item:\n    def method(self):\n        from kgqa.model.terms import IRI\n\n"
                          "async def fetch():\n    import httpx\n\ndef outer():\n    def inner():\n        import json\n",
         "load/rdf.py": "try:\n    import resource\nexcept ImportError:\n    resource = None\nimport sys\n",
+        "load/formats.py": "from kgqa import lazy\n\n_registry = lazy.module('kgqa.load.registry')\n\n"
+                           "def find(name):\n    return lazy.module('kgqa.load.registry').find(name)\n",
     }
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -716,15 +727,18 @@ def test_a_planted_function_import_is_reported(tmp_path):
     allowed = {"lazy.py": "x", "cli/": "x", "api.py": "x", "score/evaluate.py": "x"}
     bad = function_imports(root, allowed)
     assert [b.split(":")[0] + ":" + b.split(":")[1] for b in bad if b.startswith("kgqa/")] == [
-        "kgqa/api.py:8", "kgqa/model/item.py:5", "kgqa/model/item.py:8", "kgqa/model/item.py:12"]
+        "kgqa/api.py:8", "kgqa/load/formats.py:6", "kgqa/model/item.py:5", "kgqa/model/item.py:8",
+        "kgqa/model/item.py:12"]
     assert "`import pandas as pd` inside a function; import a library: a heavy one through kgqa.lazy" in bad[0]
-    assert "`from kgqa.model.terms import IRI` inside a function; import a kgqa module at the module top" in bad[1]
-    assert bad[4:] == []  # score/evaluate.py is not in the tree: not reported as stale
+    assert "`lazy.module('kgqa.load.registry')` inside a function; bind it at the module top" in bad[1]
+    assert "`from kgqa.model.terms import IRI` inside a function; import a kgqa module at the module top" in bad[2]
+    assert bad[5:] == []  # score/evaluate.py is not in the tree: not reported as stale
     (root / "score").mkdir()
     (root / "score" / "evaluate.py").write_text("import json\n", encoding="utf-8")
     assert function_imports(root, allowed)[-1] == (
         "FUNCTION_IMPORTS_ALLOWED['score/evaluate.py'] covers no import inside a function any more: remove it")
     (root / "model" / "item.py").write_text("import re\n", encoding="utf-8")
+    (root / "load" / "formats.py").write_text(files["load/formats.py"].split("\n\ndef")[0] + "\n", encoding="utf-8")
     (root / "api.py").write_text("def ok():\n    from kgqa.execute import executor\n", encoding="utf-8")
     (root / "score" / "evaluate.py").write_text("def f():\n    from kgqa.score import lean\n", encoding="utf-8")
     assert function_imports(root, allowed) == []

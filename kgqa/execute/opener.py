@@ -12,10 +12,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kgqa import lazy
 from kgqa.execute.engine import Engine
 from kgqa.model.problems import InputError
 from kgqa.execute.embedded import EmbeddedEngine
 from kgqa.execute.kgfile import cached_store, disk_store_threshold
+
+#: the SPARQL endpoint client (httpx, asyncio: about 0.3 s a process) only when --kg is a URL
+_endpoint = lazy.module("kgqa.execute.endpoint")
 
 __all__ = ["open_engine"]
 
@@ -45,9 +49,7 @@ def open_engine(kg: str | Path | Sequence[str | Path], graph: str | None = None,
                 raise InputError(text, "--base applies when loading RDF files, not to an endpoint")
             urls = [u.strip() for u in text.split(",") if u.strip()]
             options = {k: v for k, v in options.items() if k not in ("memory_limit", "max_result_bytes")}
-            from kgqa.execute.endpoint import SparqlEndpoint  # httpx and asyncio only for an endpoint
-
-            return SparqlEndpoint(urls, default_graphs=[graph] if graph else (), **options)
+            return _endpoint.SparqlEndpoint(urls, default_graphs=[graph] if graph else (), **options)
         items: list[str | Path] = [kg] if Path(text).exists() else [p.strip() for p in text.split(",") if p.strip()]
     else:
         items = list(kg)

@@ -9,10 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kgqa import lazy
 from kgqa.load import formats
 from kgqa.model import Dataset, InputError, Run
 from kgqa.model.gcpause import during
 from kgqa.model.suggest import did_you_mean
+
+#: the dataset registry (its data file, httpx for downloads) only when a dataset is named, not a file
+_registry = lazy.module("kgqa.load.registry")
 
 
 def _paths(spec: str | Path | list) -> list[Path]:
@@ -26,13 +30,11 @@ def load_dataset(spec: str | Path | list, format: str | None = None, **options: 
     """A dataset from a registry name or from file path(s)."""
     paths = _paths(spec)
     if len(paths) == 1 and not paths[0].exists():
-        from kgqa.load import registry
-
-        entry = registry.find(str(spec))
+        entry = _registry.find(str(spec))
         if entry is None:
-            near = did_you_mean(str(spec), [e.name for e in registry.entries()])
+            near = did_you_mean(str(spec), [e.name for e in _registry.entries()])
             raise InputError(spec, f"no such file, and not a registered dataset name{near} (see `kgqa datasets list`)")
-        return registry.load(entry, **options)
+        return _registry.load(entry, **options)
     for p in paths:
         if not p.exists():
             raise InputError(p, "no such file")
@@ -44,9 +46,7 @@ def load_dataset(spec: str | Path | list, format: str | None = None, **options: 
 
 def _swapped_hint(p: Path) -> str:
     """A run path that is a registry dataset name: the dataset and the run were given in swapped order."""
-    from kgqa.load import registry
-
-    if registry.find(str(p)) is None:
+    if _registry.find(str(p)) is None:
         return ""
     return (f"; {str(p)!r} is a dataset name: the dataset comes first, then the run(s) "
             f"(kgqa evaluate {p} RUN ...)")

@@ -36,6 +36,10 @@ from kgqa.load import formats
 from kgqa.model.progress import progress_bar
 from kgqa.model.suggest import did_you_mean
 
+#: the download client (httpx through kgqa.model.urlguard) only for a download: every command
+#: reads the registry
+_urlguard = lazy.module("kgqa.model.urlguard")
+
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 Where = Literal["package", "data dir", "cache", "not downloaded"]
@@ -323,10 +327,6 @@ def _searched(f: DataFile) -> str:
 
 
 def _download(f: DataFile, dest: Path, verify: bool) -> Path:
-    # httpx (with asyncio, about 0.3 s) is imported here, not at the top: every command reads the
-    # registry, and only a download needs a client
-    from kgqa.model.urlguard import UrlRefused, guarded_client
-
     httpx = lazy.httpx()
     if not f.url:
         raise InputError(dest, "file is not available locally and has no download URL")
@@ -336,7 +336,7 @@ def _download(f: DataFile, dest: Path, verify: bool) -> Path:
     h = hashlib.sha256()
     try:
         # every redirect hop checked with the URL rule, each connection pinned to the checked address
-        with os.fdopen(fd, "wb") as out, guarded_client(f.url, follow_redirects=True, timeout=60.0) as client, \
+        with os.fdopen(fd, "wb") as out, _urlguard.guarded_client(f.url, follow_redirects=True, timeout=60.0) as client, \
                 client.stream("GET", f.url) as resp:
             if resp.status_code != 200:
                 raise InputError(f.url, f"download failed: HTTP {resp.status_code}; {_searched(f)}")
@@ -357,7 +357,7 @@ def _download(f: DataFile, dest: Path, verify: bool) -> Path:
         return dest
     except httpx.HTTPError as e:
         raise InputError(f.url, f"download failed: {e}; {_searched(f)}") from None
-    except UrlRefused as e:
+    except _urlguard.UrlRefused as e:
         raise InputError(f.url, f"download refused: {e}") from None
     finally:
         if tmp.exists():

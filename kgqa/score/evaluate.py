@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
+from kgqa import lazy
 from kgqa.model import Answer, BooleanAnswer, Dataset, Item, Outcome, Prediction, Run, Status, TableAnswer
 from kgqa.model.answer import TextColumn, answer_items
 from kgqa.model.terms import TermMatching
@@ -30,6 +31,10 @@ from kgqa.score.scored import (NO_GOLD, NOT_EXECUTED, SKIPPED_MISSING, Evaluatio
 #: lean scorer shares).
 __all__ = ["evaluate", "Evaluation", "QuestionList", "QuestionRecord", "QuestionScore", "require_items",
            "compared_items", "gold_items", "NO_GOLD", "SKIPPED_MISSING"]
+
+#: the flat scorer (multiprocessing) only for the profiles it serves: answers-only scoring of a
+#: dataset object never loads it
+_lean = lazy.module("kgqa.score.lean")
 
 
 # --------------------------------------------------------------------------- comparison
@@ -170,9 +175,7 @@ def evaluate(
     policy) to the signature after the profile's.
     """
     if not (predicted or gold or extras or isinstance(dataset, Dataset)):  # streamed, answers as stored
-        from kgqa.score.lean import score_flat
-
-        lean = score_flat(dataset, run, profile, signature_extra)
+        lean = _lean.score_flat(dataset, run, profile, signature_extra)
         if lean is not None:
             return lean
     predicted = predicted or {}

@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from kgqa import lazy
 from kgqa.model.signature import Signature
 from kgqa.model.terms import IriLinks, TermMatching, TextLabels
 from kgqa.model import InputError
@@ -18,6 +19,11 @@ from kgqa.model.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from kgqa.score.measures import Measure
+
+#: the command line imports this module while it is built (the --profile help lists the profile
+#: files): the measures and the YAML reader only when a profile is read
+_measures = lazy.module("kgqa.score.measures")
+_jsonio = lazy.module("kgqa.load.jsonio")
 
 PROFILE_DIR = Path(__file__).parent / "profiles"
 
@@ -104,15 +110,14 @@ class Profile:
         """This profile with the measures named in ``text`` (comma-separated): a label the profile
         prints (``set_F``, ``Macro F1 QALD``) selects that measure under its label; anything else
         is parsed as a measure spec (``F1(rule=qald)``)."""
-        from kgqa.score.measures import parse, split_list
-
         labels = {s.label: s for s in self.measures}
         lower = {s.label.lower(): s for s in self.measures}
-        specs = split_list(text) if isinstance(text, str) else [p for t in text for p in split_list(t)]
+        split = _measures.split_list
+        specs = split(text) if isinstance(text, str) else [p for t in text for p in split(t)]
         chosen: list[Measure | MeasureSpec] = []
         for spec in specs:
             hit = labels.get(spec.strip()) or lower.get(spec.strip().lower())
-            chosen.append(hit if hit is not None else parse(spec, extra_names=list(labels)))
+            chosen.append(hit if hit is not None else _measures.parse(spec, extra_names=list(labels)))
         return self.with_measures(chosen)
 
 
@@ -120,8 +125,6 @@ _ALLOWED = {"name", "description", "reference", "matching", "view", "failures", 
 
 
 def _from_dict(doc: dict[str, Any], source: str) -> Profile:
-    from kgqa.score.measures import parse
-
     unknown = set(doc) - _ALLOWED
     if unknown:
         raise ValueError(f"{source}: unknown profile keys {sorted(unknown)}")
@@ -129,7 +132,7 @@ def _from_dict(doc: dict[str, Any], source: str) -> Profile:
         matching = TermMatching(**(doc.get("matching") or {}))
         specs = []
         for i, m in enumerate(doc["measures"]):
-            spec = parse(m["measure"])
+            spec = _measures.parse(m["measure"])
             specs.append(MeasureSpec(str(m.get("label", spec.key)), spec, m.get("over", "all")))
         return Profile(
             name=doc["name"],
@@ -148,10 +151,8 @@ def _from_dict(doc: dict[str, Any], source: str) -> Profile:
 
 
 def _read(path: Path, source: str) -> Profile:
-    from kgqa.load.jsonio import load_yaml_text
-
     try:
-        doc = load_yaml_text(path.read_text(encoding="utf-8"), source, "profile")
+        doc = _jsonio.load_yaml_text(path.read_text(encoding="utf-8"), source, "profile")
     except InputError as e:  # bounded expansion: a profile is YAML from the user
         raise ValueError(str(e)) from None
     return _from_dict(doc, source)

@@ -45,12 +45,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kgqa import lazy
 from kgqa.model.item import Dataset
 from kgqa.model.outcome import Outcome, Status
 from kgqa.model.problems import InputError
 from kgqa.model.run import Run
 from kgqa.model.answer import answer_items
 from kgqa.model.terms import TermMatching
+
+#: answers-only scoring executes nothing: the executor's transient-error rules, the KG's term
+#: types and the SPARQL analyzer only when queries were executed
+_engine = lazy.module("kgqa.execute.engine")
+_types = lazy.module("kgqa.execute.types")
+_analyzer = lazy.module("kgqa.sparql.analyzer")
 
 #: Keys of a per-question score object (an evaluation file, not answers).
 _SCORE_KEY = re.compile(
@@ -272,8 +279,7 @@ def transport_warnings(run: str, outcomes: Iterable[Outcome]) -> list[SetupWarni
     outcomes = list(outcomes)
     if not outcomes:  # answers-only scoring: nothing executed
         return []
-    from kgqa.execute.engine import is_transient
-
+    is_transient = _engine.is_transient
     reasons = Counter(_reason(o) for o in outcomes if is_transient(o))
     if not reasons:
         return []
@@ -288,9 +294,7 @@ def transport_warnings(run: str, outcomes: Iterable[Outcome]) -> list[SetupWarni
 def _reason(o: Outcome) -> str:
     """A transient failure's reason with counts of attempts and timings removed (so that the
     same cause groups together)."""
-    from kgqa.execute.engine import transient_reason
-
-    text = transient_reason(o)
+    text = _engine.transient_reason(o)
     text = re.sub(r"\s*\(gave up after .*$", "", text)
     text = re.sub(r"\d+(\.\d+)? s\b", "N s", text)
     return text.strip()
@@ -300,10 +304,8 @@ def _query_iris(query: str | None) -> set[str]:
     """The entity, predicate and class IRIs a query names (none when it does not parse)."""
     if not query or not query.strip():
         return set()
-    from kgqa.sparql.analyzer import analyze
-
     try:
-        info = analyze(query)
+        info = _analyzer.analyze(query)
     except Exception:  # noqa: BLE001 - a query kgqa cannot read names no IRI for this check
         return set()
     return {i.value for i in (*info.entities, *info.predicates, *info.classes)}
@@ -312,9 +314,7 @@ def _query_iris(query: str | None) -> set[str]:
 def side_iris(answers: Iterable[Any], queries: Iterable[str | None]) -> list[str]:
     """A sample (:data:`FOREIGN_SAMPLE`, spread over the sorted list) of the IRIs of one side's
     answers and queries, without the common vocabularies (:data:`COMMON_VOCABULARIES`)."""
-    from kgqa.execute.types import iris_of
-
-    found = iris_of(answers)
+    found = _types.iris_of(answers)
     for q in queries:
         found |= _query_iris(q)
     usable = sorted(i for i in found if not i.startswith(COMMON_VOCABULARIES) and ">" not in i and " " not in i
