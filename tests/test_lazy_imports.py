@@ -186,3 +186,18 @@ result = {"ci": [ci.low, ci.high], "scipy_before_test": before, "p": p}
     r = out["result"]
     assert r["scipy_before_test"] is False and out["loaded"] == ["scipy"]
     assert 0.0 <= r["ci"][0] <= r["ci"][1] <= 1.0 and 0.0 < r["p"] <= 1.0
+
+
+def test_a_lazy_module_is_imported_on_first_use_and_reads_the_module_live():
+    code = """
+from kgqa import lazy
+render = lazy.module("kgqa.report.render")
+before = "kgqa.report.render" in __import__("sys").modules
+parse_bins = render.parse_bins
+import kgqa.report.render as real
+real.parse_bins = lambda bins: "patched"  # a monkeypatch of the module is seen through the binding
+result = [before, repr(render), parse_bins is not None, render.parse_bins(None), render.__name__]
+"""
+    got = _loaded_after(code, ["kgqa.report.render", "numpy"])
+    assert got["result"] == [False, "<lazy module 'kgqa.report.render'>", True, "patched", "kgqa.report.render"]
+    assert got["loaded"][0] == "kgqa.report.render"
