@@ -80,7 +80,7 @@ def tag_end(ds: Dataset) -> Dataset:
     return Dataset("toy-tag-end", items)
 
 
-@pytest.mark.slow  # trains a seq2seq model (README: model training); test_seq2seq_refuses_an_unknown_token_kind is quick
+@pytest.mark.slow  # trains a seq2seq model (README: model training)
 @needs_torch
 def test_tag_end_separators_are_words_not_kb_elements_to_copy():
     """Tag-end's <sep> is an ordinary source word of the copy model (only the KB elements are
@@ -164,7 +164,10 @@ def test_seq2seq_bpe_tokens_round_trip_and_seed_determinism(tmp_path, copy):
     assert all("\x1f" not in (q or "") for q in first)
 
 
-@pytest.mark.xdist_group("torch")  # with test_baseline_training's quick training test: torch's start-up paid once
+# slow: the seq2seq module imports PyTorch (~4 CPU-s); no quick test imports it (the README's
+# command leaves model training to the slow run)
+@pytest.mark.slow
+@pytest.mark.xdist_group("torch")
 def test_seq2seq_refuses_an_unknown_token_kind():
     pytest.importorskip("torch")
     with pytest.raises(InputError, match="expected word or bpe, got 'chars'"):
