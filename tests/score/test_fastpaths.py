@@ -202,33 +202,21 @@ def _general_only(monkeypatch):
 
 
 @examples(150)
-def test_fast_jsonl_dataset_equals_the_general_path(tmp_path, monkeypatch, examples):
+@pytest.mark.parametrize("kind", ["dataset", "run"])
+def test_fast_jsonl_equals_the_general_path(tmp_path, monkeypatch, kind, examples):
+    loader = {"dataset": generic.load_jsonl_dataset, "run": generic.load_jsonl_run}[kind]
+
     @settings(SETTINGS, max_examples=examples)
-    @given(st.lists(_line("dataset"), max_size=12))
+    @given(st.lists(_line(kind), max_size=12))
     def check(lines):
-        path = tmp_path / "ds.jsonl"
+        path = tmp_path / f"{kind}.jsonl"
         path.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
-        monkeypatch.setattr(generic, "_BLOCK", 64)  # several blocks of lines
-        fast = _load(lambda: generic.load_jsonl_dataset([path]))
+        if kind == "dataset":
+            monkeypatch.setattr(generic, "_BLOCK", 64)  # several blocks of lines
+        fast = _load(lambda: loader([path]))
         with monkeypatch.context() as m:
             _general_only(m)
-            slow = _load(lambda: generic.load_jsonl_dataset([path]))
-        assert fast == slow
-
-    check()
-
-
-@examples(150)
-def test_fast_jsonl_run_equals_the_general_path(tmp_path, monkeypatch, examples):
-    @settings(SETTINGS, max_examples=examples)
-    @given(st.lists(_line("run"), max_size=12))
-    def check(lines):
-        path = tmp_path / "run.jsonl"
-        path.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
-        fast = _load(lambda: generic.load_jsonl_run([path]))
-        with monkeypatch.context() as m:
-            _general_only(m)
-            slow = _load(lambda: generic.load_jsonl_run([path]))
+            slow = _load(lambda: loader([path]))
         assert fast == slow
 
     check()
