@@ -18,7 +18,7 @@ from kgqa.model import Dataset, InputError, Item
 from kgqa.baselines import create, load_system
 from kgqa.baselines.tokens import detokenize, query_tokens
 
-from conftest import REPO
+from conftest import REPO, run_cli
 from systemprocs import adapter, env
 
 # found, not imported: importing torch costs each test process over a second at collection
@@ -192,16 +192,15 @@ def test_nothing_but_the_seq2seq_module_imports_torch():
     assert out.stdout.strip() == "False"
 
 
-def test_train_seq2seq_without_torch_says_how_to_install(tmp_path):
+def test_train_seq2seq_without_torch_says_how_to_install(tmp_path, capsys, monkeypatch):
     data = tmp_path / "toy.jsonl"
     data.write_text("".join(json.dumps({"id": it.id, "question": it.questions["en"], "sparql": it.sparql}) + "\n"
                             for it in TRAIN.items[:5]))
-    code = ("import sys; sys.modules['torch'] = None\n"
-            "from kgqa.cli import main\n"
-            f"main(['baseline', 'train', 'seq2seq', {str(data)!r}, '-o', {str(tmp_path / 'm')!r}])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**env(), "COLUMNS": "200"})
-    assert out.returncode == 2
-    said = " ".join(out.stderr.split())
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if PyTorch were not installed: importing it fails
+    monkeypatch.delitem(sys.modules, "kgqa.baselines.seq2seq", raising=False)  # imported again, without torch
+    code, _, err = run_cli(capsys, "baseline", "train", "seq2seq", str(data), "-o", str(tmp_path / "m"))
+    assert code == 2
+    said = " ".join(err.split())
     assert "needs PyTorch, kgqa's optional extra 'baselines': pip install torch" in said, said
     assert not (tmp_path / "m").exists()
 
