@@ -22,6 +22,9 @@ from kgqa.model import BooleanAnswer, InputError, Status, TableAnswer
 from kgqa.model.terms import XSD_INTEGER, BNode, IRI, Literal
 from waiting import wait_until
 
+# one worker: the module's engine (the CK25 KG loaded, worker processes) is made once
+pytestmark = pytest.mark.xdist_group("execute-embedded")
+
 COUNT_ALL = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } "
 COUNT_DEFAULT = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
 EXPLOSIVE = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o }"
