@@ -72,7 +72,7 @@ DYNAMIC_IMPORTS = {
     "cli/__init__.py": "the commands of COMMAND_MODULES (a literal list, checked)",
     "execute/cache.py": "code_fingerprint hashes the source of modules its callers name as literals",
     "service/sources.py": "a user's source module (--source module:object), not kgqa's",
-    "make/generate/paraphrase.py": "a user's paraphraser (--paraphraser module:function), not kgqa's",
+    "make/generate/paraphraser.py": "a user's paraphraser (--paraphraser module:function), not kgqa's",
     "baselines/__init__.py": "the baseline kinds of KINDS (a literal table, checked); seq2seq only when torch is asked for",
 }
 
@@ -442,11 +442,8 @@ def test_no_package_is_named_like_generated_output(tmp_path):
 # --------------------------------------------------------------------------- import loops, private names
 
 #: Import loops and ``_private`` imports across modules left in packages this check does not yet
-#: hold to it, each with the reason (every other module of kgqa is held to both rules).
-LOOPS_ALLOWED: dict[frozenset[str], str] = {
-    frozenset({"make/generate/output.py", "make/generate/paraphrase.py"}):
-        "kgqa.make.generate is being rewritten in another branch (issue 38 leaves it to that change)",
-}
+#: hold to it, each with the reason (none left: every module of kgqa is held to both rules).
+LOOPS_ALLOWED: dict[frozenset[str], str] = {}
 #: Module prefixes whose ``_private`` imports are not yet held to the rule (none left).
 PRIVATE_ALLOWED: dict[str, str] = {}
 
@@ -693,8 +690,6 @@ FUNCTION_IMPORTS_ALLOWED: dict[str, str] = {
                             "and the SPARQL analyzer only when queries were executed",
     "score/profiles.py": "the command line imports it while it is built (the --profile help lists "
                          "the profile files): measures and the YAML reader only when a profile is read",
-    "make/generate/output.py": "the loop output.py <-> paraphrase.py (LOOPS_ALLOWED) is left to the "
-                               "branch that rewrites kgqa.make.generate",
 }
 
 

@@ -34,7 +34,8 @@ from kgqa.make.generate.functions import default_shares
 from kgqa.make.generate.language import Lexicon, faithfulness, read_lexicon
 from kgqa.make.generate.lexicon import RelationLexicon, read_relation_lexicon
 from kgqa.make.generate.output import build_dataset, write_dataset
-from kgqa.make.generate.paraphrase import load_paraphraser, write_annotation
+from kgqa.make.generate.paraphrase import write_annotation
+from kgqa.make.generate.paraphraser import load_paraphraser
 from kgqa.make.generate.pipeline import run
 from kgqa.make.generate.schema import (induce_schema, label_properties, path_texts, schema_from_ontology, untype_classes,
                                        value_kind)

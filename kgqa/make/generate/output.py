@@ -28,6 +28,7 @@ from typing import Any
 from kgqa.load import generic, qald_json
 from kgqa.make.generate.graphquery import FUNCTION_CLASSES
 from kgqa.make.generate.language import Lexicon, canonical_question, entity_paraphrases, entity_variants
+from kgqa.make.generate.paraphraser import call_paraphraser
 from kgqa.make.generate.pipeline import Generated
 from kgqa.make.generate.schema import value_kind
 from kgqa.model.answer import TableAnswer
@@ -101,8 +102,6 @@ def build_dataset(queries: list[Generated], lex: Lexicon, *, name: str = "genera
         for e, p in enumerate(entity_paraphrases(question, slots, lex, entity_paraphrase_limit), 1):
             items.append(item_for(g, p, 0, e, "entity", meta, lang))
         if paraphraser is not None:
-            from kgqa.make.generate.paraphrase import call_paraphraser  # the loop left to the generate branch
-
             for s, p in enumerate(call_paraphraser(paraphraser, question, g, meta), 1):
                 items.append(item_for(g, p, s, 0, "paraphraser", meta, lang))
                 alts = {iri: lex.alternatives(iri) for iri in slots}

@@ -10,20 +10,17 @@ they (or any external generator) wrote, and a hook for a user's own model.
   ``paraphrases`` / ``question`` columns) and adds each paraphrase as a new item of that graph
   query's group (next free sentence number), plus entity-level variants from the stored
   alternative labels. Unknown graph queries and empty cells are reported, not guessed;
-- ``--paraphraser module:function``: ``function(question, context) -> list[str]`` is called
-  per graph query with the canonical question and a context dict (``sparql``, ``slots``,
-  ``graph_query``, ``function``, ``num_edges``); its strings become sentence paraphrases.
+- ``--paraphraser module:function`` (a user's own model) is :mod:`kgqa.make.generate.paraphraser`.
 """
 
 from __future__ import annotations
 
 import csv
-import importlib
 import io
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from kgqa.load.jsonio import write_atomic
 from kgqa.model.item import Dataset, Item
@@ -36,34 +33,6 @@ from kgqa.model.answer import TableAnswer
 SEPARATOR = " || "
 COLUMNS = ("graph_query", "template", "sparql", "canonical_question", "slots", "graph_query_json",
            "answers", "paraphrases")
-
-
-def load_paraphraser(spec: str) -> Callable[[str, dict[str, Any]], list[str]]:
-    """``package.module:function`` -> the function (a clear error when it is not there)."""
-    if ":" not in spec:
-        raise InputError(spec, "--paraphraser expects module:function")
-    mod, fn = spec.split(":", 1)
-    try:
-        obj = getattr(importlib.import_module(mod), fn)
-    except (ImportError, AttributeError) as e:
-        raise InputError(spec, f"cannot load the paraphraser: {e}") from e
-    if not callable(obj):
-        raise InputError(spec, "the paraphraser is not callable")
-    return obj
-
-
-def call_paraphraser(fn, question: str, g, meta: dict[str, Any]) -> list[str]:
-    ctx = {"sparql": g.sparql, "slots": meta["slots"], "graph_query": meta["graph_query"],
-           "function": meta["function"], "num_edges": meta["num_edges"]}
-    got = fn(question, ctx)
-    if isinstance(got, str) or not all(isinstance(x, str) for x in (got or [])):
-        raise InputError("--paraphraser", f"must return a list of strings, got {type(got).__name__}")
-    out: list[str] = []
-    for s in got or []:
-        s = s.strip()
-        if s and s != question and s not in out:
-            out.append(s)
-    return out
 
 
 def _canonical_items(ds: Dataset) -> list[Item]:
