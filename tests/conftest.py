@@ -100,6 +100,20 @@ def shared_data() -> Path:
     return SHARED
 
 
+def pytest_configure(config):
+    """In the README's command (``-m "not slow"``) Hypothesis draws no literals from kgqa's own
+    source: to find them it parses every kgqa module a test process has imported (about 2.5
+    CPU-s a process in a fresh clone, whose ``.hypothesis/`` has no cache of them yet). The
+    thorough examples in CI's slow run keep drawing them. Hypothesis has no setting for this:
+    its private hook is replaced, and left alone where a version lacks it."""
+    if (config.getoption("markexpr", "") or "").replace(" ", "") != "notslow":
+        return
+    from hypothesis.internal.conjecture import providers
+
+    if callable(getattr(providers, "_get_local_constants", None)) and hasattr(providers, "_local_constants"):
+        providers._get_local_constants = lambda: providers._local_constants  # empty: none collected
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
     """Under ``--dist loadgroup`` every test of an ``xdist_group`` runs on one worker, so a module's

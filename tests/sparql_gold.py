@@ -7,6 +7,7 @@ QALD-9 train+test and QALD-10 (``questions[].query.sparql``), DB25 and CK25 (YAM
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -15,7 +16,12 @@ import yaml
 
 def gold_queries(data: Path) -> list[tuple[str, str]]:
     """``(source id, query text)`` for every gold query found (files that are absent are
-    skipped)."""
+    skipped): read once per process (six test modules ask), a fresh list each call."""
+    return list(_read(Path(data)))
+
+
+@functools.lru_cache(maxsize=None)
+def _read(data: Path) -> tuple[tuple[str, str], ...]:
     out: list[tuple[str, str]] = []
     for rel in ("qald-9/qald-9-train-multilingual.json", "qald-9/qald-9-test-multilingual.json",
                 "qald-10/qald_10.json"):
@@ -39,4 +45,4 @@ def gold_queries(data: Path) -> list[tuple[str, str]]:
             s = q.get("query")
             if s:
                 out.append((f"rubq-1.0/{f.name}#{q.get('uid')}", s))
-    return out
+    return tuple(out)

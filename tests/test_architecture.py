@@ -180,10 +180,54 @@ def _tree(text: str, filename: str) -> ast.Module:
     return ast.parse(text, filename=filename)
 
 
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SEEN = (ast.Import, ast.ImportFrom, ast.Call, ast.Attribute, ast.Constant, *_FUNCTIONS, ast.Lambda)
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a node class that may hold nodes (all but the load/store context)."""
+    if cls not in _CHILD_FIELDS:
+        _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f != "ctx")
+    return _CHILD_FIELDS[cls]
+
+
 @functools.lru_cache(maxsize=None)
+def _index(text: str, filename: str) -> tuple[list[ast.AST], list[ast.AST], list[ast.AST]]:
+    """One walk (pre-order) of one module's syntax tree, shared by every check below: the nodes
+    that may import (:func:`_may_import`), the function definitions, and the import statements
+    (and ``lazy.module`` calls) inside a function or method body (nested ones and those under a
+    lambda included). One walk of kgqa's 300,000 nodes instead of one per check (and a look only
+    at the kinds of node the checks read) saves seconds a test run; parsing (``_tree``) is the
+    rest."""
+    may: list[ast.AST] = []
+    functions: list[ast.AST] = []
+    inner: list[ast.AST] = []
+    stack: list[tuple[ast.AST, bool]] = [(_tree(text, filename), False)]
+    while stack:
+        node, in_function = stack.pop()
+        cls = node.__class__
+        below = in_function
+        if cls in _SEEN:
+            if _may_import(node):
+                may.append(node)
+                if in_function and (cls in (ast.Import, ast.ImportFrom) or _lazy_module_call(node)):
+                    inner.append(node)
+            if cls in _FUNCTIONS:
+                functions.append(node)
+            below = in_function or cls in _FUNCTIONS or cls is ast.Lambda
+        for name in reversed(_child_fields(cls)):
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                stack.extend((v, below) for v in reversed(value) if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append((value, below))
+    return may, functions, inner
+
+
 def _import_nodes(text: str, filename: str) -> tuple[set[str], list[ast.AST]]:
     """The names bound to ``kgqa`` and the nodes that may import, of one module's source."""
-    nodes = [n for n in ast.walk(_tree(text, filename)) if _may_import(n)]
+    nodes = _index(text, filename)[0]
     names = _kgqa_names(nodes)  # an attribute counts only on a name bound to kgqa
     return names, [n for n in nodes if not isinstance(n, ast.Attribute) or n.value.id in names]
 
@@ -614,9 +658,8 @@ def long_functions(root: Path) -> list[str]:
     for path in sorted(root.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
         lines = text.split("\n")
-        for node in ast.walk(_tree(text, f"kgqa/{path.relative_to(root).as_posix()}")):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                    node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
+        for node in _index(text, f"kgqa/{path.relative_to(root).as_posix()}")[1]:  # parsed and walked once
+            if node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
                 first = min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1
                 if first == 0 or "# long function: " not in lines[first - 1]:
                     bad.append(f"{path.relative_to(root).as_posix()}:{node.lineno} {node.name} "
@@ -655,21 +698,6 @@ FUNCTION_IMPORTS_ALLOWED: dict[str, str] = {
 }
 
 
-def _in_function_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom | ast.Call]:
-    """Every import statement and ``lazy.module`` call inside a function or method body (nested
-    ones included)."""
-    out: list[ast.Import | ast.ImportFrom | ast.Call] = []
-
-    def visit(node: ast.AST, in_function: bool) -> None:
-        for child in ast.iter_child_nodes(node):
-            if (isinstance(child, (ast.Import, ast.ImportFrom)) or _lazy_module_call(child)) and in_function:
-                out.append(child)
-            visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
-
-    visit(tree, False)
-    return out
-
-
 def _allowance(rel: str, allowed: dict[str, str]) -> str | None:
     """The key of ``allowed`` that covers the module ``rel`` (a file, or a folder ending in /)."""
     return next((k for k in allowed if rel == k or (k.endswith("/") and rel.startswith(k))), None)
@@ -685,7 +713,7 @@ def function_imports(root: Path, allowed: dict[str, str] | None = None) -> list[
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
         key = _allowance(rel, allowed)
-        for node in _in_function_imports(_tree(path.read_text(encoding="utf-8"), f"kgqa/{rel}")):  # parsed once
+        for node in _index(path.read_text(encoding="utf-8"), f"kgqa/{rel}")[2]:  # parsed and walked once
             internal = isinstance(node, ast.ImportFrom) and (node.level > 0 or (node.module or "").split(".")[0] == "kgqa") \
                 or isinstance(node, ast.Import) and all(a.name.split(".")[0] == "kgqa" for a in node.names)
             if key is not None and (key in ("lazy.py", "cli/") or internal):

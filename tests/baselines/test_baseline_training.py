@@ -62,7 +62,7 @@ def test_a_resumed_run_ends_with_the_weights_of_an_uninterrupted_one(tmp_path, c
         "epochs_run": 3, "best_epoch": best, "stopped": None, "budget_minutes": None}
 
 
-@pytest.mark.slow  # two seq2seq trainings (README: model training); test_the_budget_stops_before_... is quick
+@pytest.mark.slow  # two seq2seq trainings (README: model training)
 @pytest.mark.xdist_group("torch")
 def test_a_checkpoint_of_other_options_is_not_resumed(tmp_path, capsys):
     import torch
@@ -77,7 +77,10 @@ def test_a_checkpoint_of_other_options_is_not_resumed(tmp_path, capsys):
     assert "of other training data or options; starting afresh" in capsys.readouterr().err
 
 
-@pytest.mark.xdist_group("torch")  # with test_baselines' quick seq2seq test: torch's start-up paid once
+# slow: model training (PyTorch's import alone is ~4 CPU-s); tests/baselines/test_training.py keeps the
+# budget's rule (and the line per epoch) quick, without a model
+@pytest.mark.slow
+@pytest.mark.xdist_group("torch")
 def test_the_budget_stops_before_an_epoch_it_cannot_hold(tmp_path, capsys):
     import torch
 

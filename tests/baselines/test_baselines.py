@@ -18,7 +18,7 @@ from kgqa.model import Dataset, InputError, Item
 from kgqa.baselines import create, load_system
 from kgqa.baselines.tokens import detokenize, query_tokens
 
-from conftest import REPO
+from conftest import REPO, run_cli
 from systemprocs import adapter, env
 
 # found, not imported: importing torch costs each test process over a second at collection
@@ -80,7 +80,7 @@ def tag_end(ds: Dataset) -> Dataset:
     return Dataset("toy-tag-end", items)
 
 
-@pytest.mark.slow  # trains a seq2seq model (README: model training); test_seq2seq_refuses_an_unknown_token_kind is quick
+@pytest.mark.slow  # trains a seq2seq model (README: model training)
 @needs_torch
 def test_tag_end_separators_are_words_not_kb_elements_to_copy():
     """Tag-end's <sep> is an ordinary source word of the copy model (only the KB elements are
@@ -164,7 +164,10 @@ def test_seq2seq_bpe_tokens_round_trip_and_seed_determinism(tmp_path, copy):
     assert all("\x1f" not in (q or "") for q in first)
 
 
-@pytest.mark.xdist_group("torch")  # with test_baseline_training's quick training test: torch's start-up paid once
+# slow: the seq2seq module imports PyTorch (~4 CPU-s); no quick test imports it (the README's
+# command leaves model training to the slow run)
+@pytest.mark.slow
+@pytest.mark.xdist_group("torch")
 def test_seq2seq_refuses_an_unknown_token_kind():
     pytest.importorskip("torch")
     with pytest.raises(InputError, match="expected word or bpe, got 'chars'"):
@@ -189,16 +192,15 @@ def test_nothing_but_the_seq2seq_module_imports_torch():
     assert out.stdout.strip() == "False"
 
 
-def test_train_seq2seq_without_torch_says_how_to_install(tmp_path):
+def test_train_seq2seq_without_torch_says_how_to_install(tmp_path, capsys, monkeypatch):
     data = tmp_path / "toy.jsonl"
     data.write_text("".join(json.dumps({"id": it.id, "question": it.questions["en"], "sparql": it.sparql}) + "\n"
                             for it in TRAIN.items[:5]))
-    code = ("import sys; sys.modules['torch'] = None\n"
-            "from kgqa.cli import main\n"
-            f"main(['baseline', 'train', 'seq2seq', {str(data)!r}, '-o', {str(tmp_path / 'm')!r}])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**env(), "COLUMNS": "200"})
-    assert out.returncode == 2
-    said = " ".join(out.stderr.split())
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if PyTorch were not installed: importing it fails
+    monkeypatch.delitem(sys.modules, "kgqa.baselines.seq2seq", raising=False)  # imported again, without torch
+    code, _, err = run_cli(capsys, "baseline", "train", "seq2seq", str(data), "-o", str(tmp_path / "m"))
+    assert code == 2
+    said = " ".join(err.split())
     assert "needs PyTorch, kgqa's optional extra 'baselines': pip install torch" in said, said
     assert not (tmp_path / "m").exists()
 

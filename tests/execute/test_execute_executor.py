@@ -13,6 +13,9 @@ from kgqa.load import load_dataset, load_run
 from kgqa.model import BooleanAnswer, Dataset, Item, Prediction, Run, Status, TableAnswer
 from kgqa.model.terms import IRI, Literal
 
+# one worker: the module's engine (the CK25 KG loaded, worker processes) is made once
+pytestmark = pytest.mark.xdist_group("execute-executor")
+
 
 @pytest.fixture(scope="module")
 def engine(shared_data):

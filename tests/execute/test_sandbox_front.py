@@ -409,7 +409,10 @@ def test_embedded_engine_refuses_every_attack_and_the_kg_is_unchanged(tmp_path):
 # --------------------------------------------------------------------------- real gold queries and the normaliser
 
 
-def test_no_shared_gold_query_is_refused_and_prepare_equals_normalise(shared_data):
+@pytest.mark.parametrize("step", [10, pytest.param(1, marks=pytest.mark.slow)], ids=["every-10th", "all"])
+def test_no_shared_gold_query_is_refused_and_prepare_equals_normalise(shared_data, step):
+    """Every 10th of the 2,302 shared gold queries in the README's test command, all of them in
+    CI's slow run."""
     import sys
 
     sys.path.insert(0, str(Path(__file__).parents[1]))
@@ -418,6 +421,7 @@ def test_no_shared_gold_query_is_refused_and_prepare_equals_normalise(shared_dat
 
     queries = [q for _, q in gold_queries(shared_data)]
     assert len(queries) == 2302
+    queries = queries[::step]
     refused = [q for q in queries if refusal(q) is not None]
     assert refused == []
     for q in queries:

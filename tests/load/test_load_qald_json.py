@@ -226,7 +226,7 @@ def _datasets(draw):
     return Dataset("prop", [draw(_items(i)) for i in range(n)])
 
 
-@examples(60)
+@examples(60, quick=8)  # each example writes and reads a file
 def test_writer_round_trip_property(tmp_path, examples):
     @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(ds=_datasets())

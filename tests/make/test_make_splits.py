@@ -319,10 +319,11 @@ _RANDOM_CLI = dict(ds=datasets(), by=st.sampled_from(["uri", "template"]), seed=
 _RANDOM_CLI_SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-@examples(25, quick=8)
+@examples(25, quick=4)
 def test_random_datasets_cli(tmp_path_factory, examples):
-    """The property on random datasets (two CLI splits each): 8 in the README's command, 25 in
-    the slow part."""
+    """The property on random datasets (two CLI splits each): 4 in the README's command (the
+    property itself: test_uri_split_properties and test_template_split_properties), 25 in the
+    slow part."""
     @settings(max_examples=examples, **_RANDOM_CLI_SETTINGS)
     @given(**_RANDOM_CLI)
     def check(ds, by, seed):

@@ -73,16 +73,12 @@ def test_block_line_reader_equals_the_line_reader(tmp_path, monkeypatch, example
     @settings(SETTINGS, max_examples=examples)
     @given(st.lists(_PIECES, max_size=40), st.sampled_from([1, 2, 3, 7, 1 << 20]))
     def check(pieces, block):
-        _check_block_line_reader_equals_the_line_reader(tmp_path, monkeypatch, pieces, block)
+        path = tmp_path / "f.jsonl"
+        path.write_bytes(b"".join(pieces))
+        monkeypatch.setattr(generic, "_BLOCK", block)
+        assert _read_all(generic.iter_text_lines, path) == _read_all(_reference_lines, path)
 
     check()
-
-
-def _check_block_line_reader_equals_the_line_reader(tmp_path, monkeypatch, pieces, block):
-    path = tmp_path / "f.jsonl"
-    path.write_bytes(b"".join(pieces))
-    monkeypatch.setattr(generic, "_BLOCK", block)
-    assert _read_all(generic.iter_text_lines, path) == _read_all(_reference_lines, path)
 
 
 # --------------------------------------------------------------------------- JSON records
@@ -99,18 +95,14 @@ def test_plain_object_equals_loads(examples):
     @settings(SETTINGS, max_examples=examples)
     @given(_JSON)
     def check(doc):
-        _check_plain_object_equals_loads(doc)
+        text = json.dumps(doc)
+        plain = jsonio.plain_object(text)
+        if plain is not None:
+            full = jsonio.loads(text)
+            assert plain == full and list(plain) == list(full)
+            assert repr(plain) == repr(full)  # integers stay integers
 
     check()
-
-
-def _check_plain_object_equals_loads(doc):
-    text = json.dumps(doc)
-    plain = jsonio.plain_object(text)
-    if plain is not None:
-        full = jsonio.loads(text)
-        assert plain == full and list(plain) == list(full)
-        assert repr(plain) == repr(full)  # integers stay integers
 
 
 @examples(150)
@@ -120,17 +112,13 @@ def test_fast_loads_equals_json_loads(examples):
     @settings(SETTINGS, max_examples=examples)
     @given(_JSON, st.sampled_from(["", " ", "\n"]))
     def check(doc, pad):
-        _check_fast_loads_equals_json_loads(doc, pad)
+        text = pad + json.dumps(doc, ensure_ascii=False) + pad
+        fast, full = jsonio.fast_loads(text), json.loads(text)
+        assert repr(fast) == repr(full) or (fast != fast and full != full)  # NaN != NaN
+        for big in (2**64, -(2**63) - 1, 10**40):
+            assert repr(jsonio.fast_loads(json.dumps([big, doc]))) == repr(json.loads(json.dumps([big, doc])))
 
     check()
-
-
-def _check_fast_loads_equals_json_loads(doc, pad):
-    text = pad + json.dumps(doc, ensure_ascii=False) + pad
-    fast, full = jsonio.fast_loads(text), json.loads(text)
-    assert repr(fast) == repr(full) or (fast != fast and full != full)  # NaN != NaN
-    for big in (2**64, -(2**63) - 1, 10**40):
-        assert repr(jsonio.fast_loads(json.dumps([big, doc]))) == repr(json.loads(json.dumps([big, doc])))
 
 
 _BIG = st.one_of(st.integers(min_value=2**63 - 4, max_value=2**64 + 4),
@@ -147,15 +135,11 @@ def test_dumps_writes_integers_beyond_64_bits_as_json_does(examples):
                                                st.dictionaries(st.one_of(st.text(max_size=4), _BIG), kids, max_size=3)),
                         max_leaves=8), st.booleans())
     def check(doc, indent):
-        _check_dumps_writes_integers_beyond_64_bits_as_json_does(doc, indent)
+        expected = json.dumps(doc, indent=2 if indent else None, ensure_ascii=False,
+                              separators=None if indent else (",", ":"))
+        assert jsonio.dumps(doc, indent=indent) == expected
 
     check()
-
-
-def _check_dumps_writes_integers_beyond_64_bits_as_json_does(doc, indent):
-    expected = json.dumps(doc, indent=2 if indent else None, ensure_ascii=False,
-                          separators=None if indent else (",", ":"))
-    assert jsonio.dumps(doc, indent=indent) == expected
 
 
 def test_plain_object_refuses_what_orjson_reads_differently():
@@ -218,44 +202,24 @@ def _general_only(monkeypatch):
 
 
 @examples(150)
-def test_fast_jsonl_dataset_equals_the_general_path(tmp_path, monkeypatch, examples):
+@pytest.mark.parametrize("kind", ["dataset", "run"])
+def test_fast_jsonl_equals_the_general_path(tmp_path, monkeypatch, kind, examples):
+    loader = {"dataset": generic.load_jsonl_dataset, "run": generic.load_jsonl_run}[kind]
+
     @settings(SETTINGS, max_examples=examples)
-    @given(st.lists(_line("dataset"), max_size=12))
+    @given(st.lists(_line(kind), max_size=12))
     def check(lines):
-        _check_fast_jsonl_dataset_equals_the_general_path(tmp_path, monkeypatch, lines)
+        path = tmp_path / f"{kind}.jsonl"
+        path.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
+        if kind == "dataset":
+            monkeypatch.setattr(generic, "_BLOCK", 64)  # several blocks of lines
+        fast = _load(lambda: loader([path]))
+        with monkeypatch.context() as m:
+            _general_only(m)
+            slow = _load(lambda: loader([path]))
+        assert fast == slow
 
     check()
-
-
-def _check_fast_jsonl_dataset_equals_the_general_path(tmp_path, monkeypatch, lines):
-    path = tmp_path / "ds.jsonl"
-    path.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
-    monkeypatch.setattr(generic, "_BLOCK", 64)  # several blocks of lines
-    fast = _load(lambda: generic.load_jsonl_dataset([path]))
-    with monkeypatch.context() as m:
-        _general_only(m)
-        slow = _load(lambda: generic.load_jsonl_dataset([path]))
-    assert fast == slow
-
-
-@examples(150)
-def test_fast_jsonl_run_equals_the_general_path(tmp_path, monkeypatch, examples):
-    @settings(SETTINGS, max_examples=examples)
-    @given(st.lists(_line("run"), max_size=12))
-    def check(lines):
-        _check_fast_jsonl_run_equals_the_general_path(tmp_path, monkeypatch, lines)
-
-    check()
-
-
-def _check_fast_jsonl_run_equals_the_general_path(tmp_path, monkeypatch, lines):
-    path = tmp_path / "run.jsonl"
-    path.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
-    fast = _load(lambda: generic.load_jsonl_run([path]))
-    with monkeypatch.context() as m:
-        _general_only(m)
-        slow = _load(lambda: generic.load_jsonl_run([path]))
-    assert fast == slow
 
 
 def _load(fn):
@@ -272,16 +236,12 @@ def test_fast_item_is_item_from_record(examples):
     @settings(SETTINGS, max_examples=examples)
     @given(_record("dataset"))
     def check(rec):
-        _check_fast_item_is_item_from_record(rec)
+        line = json.dumps(rec)
+        item = generic._fast_item(line, "de")
+        if item is not None:
+            assert item == generic.item_from_record(jsonio.loads(line), "de")
 
     check()
-
-
-def _check_fast_item_is_item_from_record(rec):
-    line = json.dumps(rec)
-    item = generic._fast_item(line, "de")
-    if item is not None:
-        assert item == generic.item_from_record(jsonio.loads(line), "de")
 
 
 @examples(150)
@@ -289,18 +249,14 @@ def test_fast_prediction_is_prediction_from_record(examples):
     @settings(SETTINGS, max_examples=examples)
     @given(_record("run"))
     def check(rec):
-        _check_fast_prediction_is_prediction_from_record(rec)
+        line = json.dumps(rec)
+        pred = generic._fast_prediction(line)
+        if pred is not None:
+            problems: list = []
+            assert pred == generic.prediction_from_record(jsonio.loads(line), "f", "line 1", problems)
+            assert problems == []
 
     check()
-
-
-def _check_fast_prediction_is_prediction_from_record(rec):
-    line = json.dumps(rec)
-    pred = generic._fast_prediction(line)
-    if pred is not None:
-        problems: list = []
-        assert pred == generic.prediction_from_record(jsonio.loads(line), "f", "line 1", problems)
-        assert problems == []
 
 
 def test_the_fast_paths_take_the_common_records():
@@ -318,15 +274,11 @@ def test_guess_terms_is_guess_term_of_each(examples):
     @settings(SETTINGS, max_examples=examples)
     @given(st.lists(_TERM_TEXT, max_size=6))
     def check(texts):
-        _check_guess_terms_is_guess_term_of_each(texts)
+        made = guess_terms(texts)
+        assert made == [guess_term(t) for t in texts]
+        assert [type(t) for t in made] == [type(guess_term(t)) for t in texts]
 
     check()
-
-
-def _check_guess_terms_is_guess_term_of_each(texts):
-    made = guess_terms(texts)
-    assert made == [guess_term(t) for t in texts]
-    assert [type(t) for t in made] == [type(guess_term(t)) for t in texts]
 
 
 def test_fast_term_constructors_make_equal_terms():

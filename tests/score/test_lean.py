@@ -139,7 +139,7 @@ def folder():
         yield Path(d)
 
 
-@examples(150)
+@examples(150, quick=10)  # each example scores files both ways, some with a process pool
 def test_lean_equals_general(folder, examples):
     @settings(SETTINGS, max_examples=examples)
     @given(st.lists(_DATASET_LINE, min_size=1, max_size=10, unique_by=lambda r: r["id"].strip()),

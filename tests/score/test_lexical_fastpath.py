@@ -63,14 +63,10 @@ def test_text_keys_are_the_keys_of_the_guessed_terms(examples):
     @settings(SETTINGS, max_examples=examples)
     @given(st.lists(_TEXT, max_size=8))
     def check(texts):
-        _check_text_keys_are_the_keys_of_the_guessed_terms(texts)
+        for m in _MATCHINGS:
+            assert m.text_keys(texts) == m.keys(guess_terms(texts)), m
 
     check()
-
-
-def _check_text_keys_are_the_keys_of_the_guessed_terms(texts):
-    for m in _MATCHINGS:
-        assert m.text_keys(texts) == m.keys(guess_terms(texts)), m
 
 
 @examples(200)
@@ -78,22 +74,18 @@ def test_a_text_column_is_the_table_of_its_terms(examples):
     @settings(SETTINGS, max_examples=examples)
     @given(st.lists(_TEXT, max_size=8), st.sampled_from(["answer", "x"]))
     def check(texts, variable):
-        _check_a_text_column_is_the_table_of_its_terms(texts, variable)
+        table = TableAnswer.single_column(guess_terms(texts), variable)
+        col = TextColumn.of(list(texts), variable)
+        assert len(col) == len(table) and is_empty(col) == is_empty(table)
+        assert col == table and table == col and hash(col) == hash(table)
+        assert col.rows == table.rows and col.variables == table.variables and col.column(variable) == table.column(variable)
+        assert repr(col) == repr(table)
+        assert to_results_json(TextColumn.of(list(texts), variable)) == to_results_json(table)  # written without terms
+        again = pickle.loads(pickle.dumps(col))
+        assert again == table and again.texts == list(texts)
+        assert (TextColumn.of(list(texts) + ["http://x/other"], variable) == table) is False
 
     check()
-
-
-def _check_a_text_column_is_the_table_of_its_terms(texts, variable):
-    table = TableAnswer.single_column(guess_terms(texts), variable)
-    col = TextColumn.of(list(texts), variable)
-    assert len(col) == len(table) and is_empty(col) == is_empty(table)
-    assert col == table and table == col and hash(col) == hash(table)
-    assert col.rows == table.rows and col.variables == table.variables and col.column(variable) == table.column(variable)
-    assert repr(col) == repr(table)
-    assert to_results_json(TextColumn.of(list(texts), variable)) == to_results_json(table)  # written without terms
-    again = pickle.loads(pickle.dumps(col))
-    assert again == table and again.texts == list(texts)
-    assert (TextColumn.of(list(texts) + ["http://x/other"], variable) == table) is False
 
 
 def test_a_text_column_is_made_of_its_strings_only():

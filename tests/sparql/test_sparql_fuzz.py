@@ -34,11 +34,15 @@ def _check(text: str) -> None:
     assert (form is None) == (not info.valid)
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.text(max_size=300))
-def test_random_text(text):
-    _check(text)
-    assert all(text[t.start:t.end] for t in tokenize(text))
+@examples(400)
+def test_random_text(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(st.text(max_size=300))
+    def check(text):
+        _check(text)
+        assert all(text[t.start:t.end] for t in tokenize(text))
+
+    check()
 
 
 _SOUP = (st.lists(st.sampled_from(FRAGMENTS), max_size=60), st.sampled_from([" ", "", "\n"]))

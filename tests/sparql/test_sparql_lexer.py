@@ -148,7 +148,7 @@ _ATOMS = list("{}()[]<>.;,?\"'abcxyzAEZ:_#*^|/!=&+-$@0123456789\n\r\t \\%~e") + 
 ]
 
 
-@examples(3000)
+@examples(3000, quick=100)
 def test_fast_expression_equals_the_spec(examples):
     from hypothesis import given, settings, strategies as st
 
@@ -186,7 +186,7 @@ def test_negated_name_classes_hold_the_same_characters():
     assert L._master.__wrapped__(False).pattern.count("[^") >= 10  # the fast expression uses them
 
 
-@examples(2000)
+@examples(2000, quick=60)
 def test_parser_tokens_reuse_prologues_exactly(examples):
     """The parser reuses the tokens of a PREFIX prologue it has seen (kgqa.sparql.parser._tokens):
     always the same tokens as tokenize, first time or not."""
@@ -216,7 +216,7 @@ def _reference_braces(tokens):
     return out
 
 
-@examples(2000)
+@examples(2000, quick=60)
 def test_parser_tokens_match_braces_as_a_second_pass_does(examples):
     """The lexer matches braces as it reads them (kgqa.sparql.parser._tokens), with or without
     a prologue seen before: the same pairs as a pass over the tokens."""
@@ -239,7 +239,7 @@ def test_parser_tokens_match_braces_as_a_second_pass_does(examples):
     check()
 
 
-@examples(1500)
+@examples(1500, quick=60)
 def test_parser_finds_a_prologue_seen_before_as_the_expression_does(examples):
     """A prologue seen before is found by its first characters (kgqa.sparql.parser._BY_START)
     instead of the prologue expression: the same prologue as the expression, also when the
