@@ -28,7 +28,7 @@ from typing import Any
 from kgqa.execute.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT
 from kgqa.execute.executor import Executor
 from kgqa.execute.policy import ExecutionPolicy
-from kgqa.make.generate.joinorder import JoinStats, reorder as reorder_joins
+from kgqa.make.generate.joinorder import JoinStats, count_query, reads_every_solution, reorder as reorder_joins, solutions
 from kgqa.model.answer import BooleanAnswer, TableAnswer
 from kgqa.model.outcome import Status
 from kgqa.model.terms import Term
@@ -45,6 +45,22 @@ class QueryFailed(RuntimeError):
 
 
 Row = tuple[Term | None, ...]
+
+#: a query that reads every solution of its patterns (an aggregate, a list, an ``ORDER BY``)
+#: whose patterns are estimated (:func:`~kgqa.make.generate.joinorder.solutions`, from the
+#: KG's per-predicate degrees) to have more solutions than this is counted first
+#: (:func:`~kgqa.make.generate.joinorder.count_query`): on the eight shared KGs no check of a
+#: question that was accepted, or that finished at all, is estimated at over 10^6, the
+#: check of fso-hgde that ran into the timeout at 2.7 x 10^7
+COUNT_OVER = 1_000_000
+#: solutions a check reads per second of its timeout at most: one whose patterns have more
+#: than this many times its timeout (21 million for 30 s) is refused ``too-costly`` without
+#: being run. Measured with pyoxigraph on fso-hgde: its superlative over 27.1 million solutions
+#: (``MAX`` of a cast date) took 49 CPU s unbounded (0.55 million a second; in generation it
+#: ran 30 s into the timeout and was refused ``engine-error``), its largest check that finished
+#: read 275,000 in 0.43 CPU s (0.64 million a second)
+SOLUTIONS_PER_SECOND = 700_000
+TOO_COSTLY = "too-costly"
 
 
 @dataclass
@@ -63,6 +79,10 @@ class KGAccess:
     join_stats: JoinStats | None = None
     #: query text -> the text it is sent as (:meth:`select_many` ``reorder``)
     reordered: dict[str, str] = field(default_factory=dict, repr=False)
+    #: the texts asked (:meth:`has_answer`)
+    asked: set[str] = field(default_factory=set, repr=False)
+    #: text sent -> its patterns' solutions counted (:meth:`_too_costly`; None: not counted)
+    counted: dict[str, int | None] = field(default_factory=dict, repr=False)
 
     @classmethod
     def open(cls, kg: str | Path | Sequence[str | Path], graph: str | None = None, *,
@@ -93,9 +113,10 @@ class KGAccess:
     def read_join_stats(self) -> None:
         """Read :attr:`join_stats` (two aggregate queries); a KG that cannot answer them keeps
         its queries as written."""
-        got = self.select_many(list(JoinStats.QUERIES))
-        if not any(isinstance(r, QueryFailed) for r in got):
-            self.join_stats = JoinStats.from_rows(got[0].rows, got[1].rows)
+        got = self.select_many(list(JoinStats.QUERIES) + list(JoinStats.DEGREE_QUERIES))
+        if not any(isinstance(r, QueryFailed) for r in got[:2]):
+            degrees = [] if any(isinstance(r, QueryFailed) for r in got[2:]) else [r.rows for r in got[2:]]
+            self.join_stats = JoinStats.from_rows(got[0].rows, got[1].rows, *degrees)
 
     def select_many(self, queries: Sequence[str], reorder: bool | Sequence[bool] = False) -> list[TableAnswer | QueryFailed]:
         """Execute SELECT queries; each result is a table or the :class:`QueryFailed` it ended in.
@@ -108,13 +129,21 @@ class KGAccess:
             return []
         flags = [reorder] * len(queries) if isinstance(reorder, bool) else list(reorder)
         texts = [self._reorder(q) if f else q for q, f in zip(queries, flags)]
+        costly = self._too_costly(texts)
         ex = self.executor
-        prepared = ex.prepare_many(texts, untrusted=ex.policy.untrusted("gold"))
+        prepared = ex.prepare_many([t for t in texts if t not in costly], untrusted=ex.policy.untrusted("gold"))
         run = [text for text, _, refused in prepared if refused is None]
         outs = iter(ex.execute_many(run, timeout=self.timeout, max_rows=self.max_rows))
         self.queries += len(queries)
+        self.asked.update(queries)
+        preps = iter(prepared)
         res: list[TableAnswer | QueryFailed] = []
-        for q, (_, _, refused) in zip(queries, prepared):
+        for q, text in zip(queries, texts):
+            if text in costly:
+                self.failures += 1
+                res.append(QueryFailed(TOO_COSTLY, costly[text], q))
+                continue
+            refused = next(preps)[2]
             o = refused if refused is not None else next(outs)
             if o.status is Status.OK and isinstance(o.answer, TableAnswer):
                 res.append(o.answer)
@@ -125,6 +154,36 @@ class KGAccess:
                 self.failures += 1
                 res.append(QueryFailed(o.status.value, o.message or "", q))
         return res
+
+    def has_answer(self, query: str) -> bool:
+        """Whether ``query`` was asked before (its outcome is memoised by the executor, but for a
+        transient failure, which is asked again)."""
+        return query in self.asked
+
+    def _too_costly(self, texts: list[str]) -> dict[str, str]:
+        """The texts refused ``too-costly`` without being run, each with why: they read every
+        solution of patterns estimated at over :data:`COUNT_OVER` solutions, counted (one
+        batch of :func:`~kgqa.make.generate.joinorder.count_query`) at over
+        :data:`SOLUTIONS_PER_SECOND` times the timeout. Needs the KG's degrees (:meth:`read_join_stats`)."""
+        stats = self.join_stats
+        if stats is None or not stats.degrees:
+            return {}
+        ask = {}
+        for t in dict.fromkeys(texts):
+            if t not in self.counted and reads_every_solution(t) and solutions(t, stats) > COUNT_OVER:
+                ask[t] = count_query(t)
+            else:
+                self.counted.setdefault(t, None)
+        asked = [q for q in ask.values() if q is not None]
+        got = dict(zip(asked, self.select_many(asked))) if asked else {}
+        for t, q in ask.items():
+            r = got.get(q)
+            ok = isinstance(r, TableAnswer) and r.rows and r.rows[0] and r.rows[0][0] is not None
+            self.counted[t] = int(r.rows[0][0].value) if ok else None
+        bound = SOLUTIONS_PER_SECOND * self.timeout
+        return {t: f"{self.counted[t]:,} solutions to read, over {bound:,.0f} ({SOLUTIONS_PER_SECOND:,} a second "
+                   f"of the {self.timeout:g} s timeout): not run"
+                for t in texts if (self.counted.get(t) or 0) > bound}
 
     def _reorder(self, query: str) -> str:
         if self.join_stats is None:

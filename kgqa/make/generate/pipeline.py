@@ -32,7 +32,7 @@ from kgqa.make.generate.functions import choose_function, parse_function_shares
 from kgqa.make.generate.graphquery import FUNCTION_CLASSES, FUNCTIONS, GraphQuery
 from kgqa.make.generate.grounding import (SIGNATURE_MAX_TRIPLES, apply, candidates, comparative_constants,
                                          count_varies, may_ground, named_classes, node_signatures, prefetch_few_values,
-                                         validate_many)
+                                         solutions_query, validate_many)
 from kgqa.make.generate.kg import KGAccess, QueryFailed
 from kgqa.make.generate.language import (canonical_question, faithfulness, problem_kind, unreadable_term,
                                          unreadable_topics, wording_problems)
@@ -153,6 +153,61 @@ def parse_edges(spec: str) -> tuple[int, int]:
     return lo, hi
 
 
+def _draw(rng: random.Random, opts: GenerateOptions, allowed: tuple[str, ...], accepted: dict[str, int],
+          tried: dict[str, int], schema: Schema, named_cls) -> tuple[str, GraphQuery | None, str]:
+    """One attempt's draws: its function, its template (None: none grows) and the function
+    class given up on this attempt ("" if none: the attempt then draws no template).
+    Counts the attempt in ``tried``."""
+    fn = choose_function(rng, allowed, accepted, opts.shares)
+    if "none" in allowed and not _room(_shares(opts, allowed), accepted, FUNCTION_CLASSES[fn], opts.n):
+        fn = "none"  # functions wait for plain questions (and are not given up meanwhile)
+    cls_ = FUNCTION_CLASSES[fn]
+    tried[cls_] = tried.get(cls_, 0) + 1
+    if tried[cls_] > GIVE_UP and not accepted.get(cls_) and len({FUNCTION_CLASSES[f] for f in allowed}) > 1:
+        return fn, None, cls_
+    k = rng.randint(*opts.edges)
+    return fn, grow_template(schema, rng, k, fn, named_cls), ""
+
+
+#: grounding queries of the templates drawn next read ahead with the current one (one batch:
+#: the engine's two workers busy where one template's query left one idle)
+AHEAD = 3
+#: attempts looked ahead at most for them
+AHEAD_ATTEMPTS = 12
+
+
+def _upcoming(rng: random.Random, state, opts: GenerateOptions, allowed: tuple[str, ...], accepted: dict[str, int],
+              tried: dict[str, int], schema: Schema, named_cls, grounded: Callable[[GraphQuery], bool]) -> list[GraphQuery]:
+    """The templates the next attempts draw whose grounding query they run (``grounded``), up to
+    :data:`AHEAD` of the next :data:`AHEAD_ATTEMPTS`, if the current attempt accepts nothing
+    (the draws depend on what is accepted: a guess, right most of the time; ``rng`` is set to
+    the loop's ``state`` and the loop's counters are copied)."""
+    rng.setstate(state)
+    tried = dict(tried)
+    out: list[GraphQuery] = []
+    for _ in range(AHEAD_ATTEMPTS):
+        _, t, given_up = _draw(rng, opts, allowed, accepted, tried, schema, named_cls)
+        if given_up:
+            allowed = tuple(f for f in allowed if FUNCTION_CLASSES[f] != given_up)
+        elif t is not None and grounded(t):
+            out.append(t)
+            if len(out) >= AHEAD:
+                break
+    return out
+
+
+def _grounded(t: GraphQuery, kept: dict, varies: dict, ungroundable: set, sigs, named: tuple[str, ...],
+              opts: GenerateOptions) -> bool:
+    """Whether the loop, drawing ``t`` now, would run its grounding query (as far as is known
+    without a query: a count template not yet checked is not)."""
+    key = template_key(t)
+    if kept.get(key, 0) >= opts.groundings or key in ungroundable:
+        return False
+    if t.function.name == "count" and not varies.get(key, False):
+        return False
+    return may_ground(sigs, t, named)
+
+
 # long function: the generation loop (module docstring): its caps, stall stop and per-class quotas share the loop's counters
 def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         progress: Callable[[int], None] | None = None, lex=None) -> GenerationRun:
@@ -269,17 +324,11 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             out.rejected["stalled"] += 1
             break
         out.attempts += 1
-        fn = choose_function(rng, allowed, accepted, opts.shares)
-        if "none" in allowed and not _room(_shares(opts, allowed), accepted, FUNCTION_CLASSES[fn], opts.n):
-            fn = "none"  # functions wait for plain questions (and are not given up meanwhile)
-        cls_ = FUNCTION_CLASSES[fn]
-        tried[cls_] = tried.get(cls_, 0) + 1
-        if tried[cls_] > GIVE_UP and not accepted.get(cls_) and len({FUNCTION_CLASSES[f] for f in allowed}) > 1:
-            allowed = tuple(f for f in allowed if FUNCTION_CLASSES[f] != cls_)  # the KG offers none
-            out.rejected[f"gave-up-{cls_}"] += 1
+        fn, t, given_up = _draw(rng, opts, allowed, accepted, tried, schema, named_cls)
+        if given_up:
+            allowed = tuple(f for f in allowed if FUNCTION_CLASSES[f] != given_up)  # the KG offers none
+            out.rejected[f"gave-up-{given_up}"] += 1
             continue
-        k = rng.randint(*opts.edges)
-        t = grow_template(schema, rng, k, fn, named_cls)
         if t is None:
             out.rejected["no-template"] += 1
             continue
@@ -304,6 +353,12 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         if key in ungroundable:  # its grounding query came back empty: it does under every salt
             out.rejected["no-grounding"] += 1
             continue
+        sq = solutions_query(t, named)
+        if sigs is not None and sq is not None and not kg.has_answer(sq[0]):  # both workers: this
+            # grounding query and those of the next templates drawn if this one accepts nothing
+            ahead = _upcoming(random.Random(), rng.getstate(), opts, allowed, accepted, tried, schema, named_cls,
+                              lambda u: _grounded(u, kept_per_template, varies, ungroundable, sigs, named, opts))
+            kg.select_many(list(dict.fromkeys([sq[0]] + [q[0] for u in ahead if (q := solutions_query(u, named))])))
         salt = hashlib.sha256(f"{opts.seed}:{out.attempts}".encode()).hexdigest()[:16]
         try:
             cands = candidates(kg, t, opts.candidates, salt, named)
