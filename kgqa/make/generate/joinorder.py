@@ -53,10 +53,11 @@ class JoinStats:
                            for end in ("s", "o"))
 
     @classmethod
-    def from_rows(cls, predicates, classes, *degrees) -> "JoinStats":
+    def from_rows(cls, predicates, classes, *degrees, base: "JoinStats | None" = None) -> "JoinStats":
         """From the rows of :attr:`QUERIES` (predicate, n, ns, no) and (class, n), and of
-        :attr:`DEGREE_QUERIES` (predicate, sum of squares, largest) where they were read."""
-        out = cls()
+        :attr:`DEGREE_QUERIES` (predicate, sum of squares, largest) where they were read;
+        ``base``: stats these rows are added to (a copy)."""
+        out = cls(dict(base.predicates), dict(base.classes), dict(base.degrees)) if base is not None else cls()
         for p, n, ns, no in predicates:
             if p is not None and n is not None:
                 out.predicates[p.value] = (int(n.value), int(ns.value), int(no.value))
@@ -218,14 +219,14 @@ def _ends(stats: JoinStats, s: str, p: str, o: str) -> tuple[float, dict[str, tu
     return rows, {var[0][1]: (rows, rows, 1.0)}
 
 
-def _rows(order: list[int], run: list[tuple[float, dict]]) -> float | None:
-    """:func:`solutions` of one run joined in ``order`` (None: a pattern sharing no variable is
-    joined while one that does waits)."""
+def _rows(order: list[int], run: list[tuple[float, dict]], strict: bool = True) -> float | None:
+    """:func:`solutions` of one run joined in ``order`` (None, when ``strict``: a pattern sharing
+    no variable is joined while one that does waits)."""
     rows, bound = 1.0, {}
     for pos, k in enumerate(order):
         alone, ends = run[k]
         shared = [_fanout(bound[v], e) for v, e in ends.items() if v in bound]
-        if pos and not shared and any(v in bound for j in order[pos + 1:] for v in run[j][1]):
+        if strict and pos and not shared and any(v in bound for j in order[pos + 1:] for v in run[j][1]):
             return None
         rows *= min(shared) if shared else alone
         for v, e in ends.items():
@@ -233,13 +234,15 @@ def _rows(order: list[int], run: list[tuple[float, dict]]) -> float | None:
     return rows
 
 
-def solutions(query: str, stats: JoinStats | None) -> float:
+def solutions(query: str, stats: JoinStats | None, above: float = 0.0) -> float:
     """An estimate of the solutions of the largest run of one-line triple patterns of ``query``,
     counting skew: joined in the order that gives the fewest (of up to :data:`EXHAUSTIVE`
     patterns; more: as written), each pattern after the first multiplying the rows by its
     :func:`_fanout` on the shared variable that bounds them most (one sharing none: by its
-    rows); ``FILTER``s are not counted. Deterministic from the KG's counts (:class:`JoinStats`
-    with ``degrees``); 0 without stats or patterns."""
+    rows); ``FILTER``s are not counted. Deterministic from the KG's counts (:class:`JoinStats`;
+    without its ``degrees``, as if every node of a predicate had its average degree); 0
+    without stats or patterns. A run estimated at most ``above`` joined as written is not
+    joined in other orders (fewer still: the caller only asks whether it is over ``above``)."""
     if stats is None or not stats.predicates:
         return 0.0
     best, run = 0.0, []
@@ -251,9 +254,11 @@ def solutions(query: str, stats: JoinStats | None) -> float:
         if _CALL.match(line) and _balanced(line):
             continue
         if run:
-            orders = itertools.permutations(range(len(run))) if len(run) <= EXHAUSTIVE else [range(len(run))]
-            got = [r for o in orders if (r := _rows(list(o), run)) is not None]
-            best = max(best, min(got) if got else _rows(list(range(len(run))), run) or 0.0)
+            written = _rows(list(range(len(run))), run, strict=False) or 0.0
+            if written > above and len(run) <= EXHAUSTIVE:
+                got = [r for o in itertools.permutations(range(len(run))) if (r := _rows(list(o), run)) is not None]
+                written = min(got) if got else written
+            best = max(best, written)
         run = []
     return best
 

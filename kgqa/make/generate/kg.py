@@ -61,6 +61,10 @@ COUNT_OVER = 1_000_000
 #: read 275,000 in 0.43 CPU s (0.64 million a second)
 SOLUTIONS_PER_SECOND = 700_000
 TOO_COSTLY = "too-costly"
+#: the predicates' degrees are read (:meth:`KGAccess._read_degrees`) once a query that reads every
+#: solution is estimated, as if every node of a predicate had its average degree, at over this
+#: many (fso-hgde: 470,000; organs-it and autry-museum under 2,000: they are not read)
+DEGREES_OVER = 10_000
 
 
 @dataclass
@@ -81,6 +85,8 @@ class KGAccess:
     reordered: dict[str, str] = field(default_factory=dict, repr=False)
     #: the texts asked (:meth:`has_answer`)
     asked: set[str] = field(default_factory=set, repr=False)
+    #: whether :meth:`_read_degrees` ran
+    degrees_read: bool = False
     #: text sent -> its patterns' solutions counted (:meth:`_too_costly`; None: not counted)
     counted: dict[str, int | None] = field(default_factory=dict, repr=False)
 
@@ -113,10 +119,9 @@ class KGAccess:
     def read_join_stats(self) -> None:
         """Read :attr:`join_stats` (two aggregate queries); a KG that cannot answer them keeps
         its queries as written."""
-        got = self.select_many(list(JoinStats.QUERIES) + list(JoinStats.DEGREE_QUERIES))
-        if not any(isinstance(r, QueryFailed) for r in got[:2]):
-            degrees = [] if any(isinstance(r, QueryFailed) for r in got[2:]) else [r.rows for r in got[2:]]
-            self.join_stats = JoinStats.from_rows(got[0].rows, got[1].rows, *degrees)
+        got = self.select_many(list(JoinStats.QUERIES))
+        if not any(isinstance(r, QueryFailed) for r in got):
+            self.join_stats = JoinStats.from_rows(got[0].rows, got[1].rows)
 
     def select_many(self, queries: Sequence[str], reorder: bool | Sequence[bool] = False) -> list[TableAnswer | QueryFailed]:
         """Execute SELECT queries; each result is a table or the :class:`QueryFailed` it ended in.
@@ -164,16 +169,21 @@ class KGAccess:
         """The texts refused ``too-costly`` without being run, each with why: they read every
         solution of patterns estimated at over :data:`COUNT_OVER` solutions, counted (one
         batch of :func:`~kgqa.make.generate.joinorder.count_query`) at over
-        :data:`SOLUTIONS_PER_SECOND` times the timeout. Needs the KG's degrees (:meth:`read_join_stats`)."""
+        :data:`SOLUTIONS_PER_SECOND` times the timeout. Needs :meth:`read_join_stats`."""
         stats = self.join_stats
-        if stats is None or not stats.degrees:
+        if stats is None:
             return {}
         ask = {}
         for t in dict.fromkeys(texts):
-            if t not in self.counted and reads_every_solution(t) and solutions(t, stats) > COUNT_OVER:
+            if t in self.counted or not reads_every_solution(t):
+                continue
+            if not self.degrees_read and solutions(t, stats, DEGREES_OVER) > DEGREES_OVER:
+                self._read_degrees()
+                stats = self.join_stats
+            if stats.degrees and solutions(t, stats, COUNT_OVER) > COUNT_OVER:
                 ask[t] = count_query(t)
             else:
-                self.counted.setdefault(t, None)
+                self.counted[t] = None
         asked = [q for q in ask.values() if q is not None]
         got = dict(zip(asked, self.select_many(asked))) if asked else {}
         for t, q in ask.items():
@@ -184,6 +194,14 @@ class KGAccess:
         return {t: f"{self.counted[t]:,} solutions to read, over {bound:,.0f} ({SOLUTIONS_PER_SECOND:,} a second "
                    f"of the {self.timeout:g} s timeout): not run"
                 for t in texts if (self.counted.get(t) or 0) > bound}
+
+    def _read_degrees(self) -> None:
+        """Read the degrees of :attr:`join_stats` (two aggregate queries), once: only a KG one
+        of whose checks has many solutions by the counts alone needs them."""
+        self.degrees_read = True
+        got = self.select_many(list(JoinStats.DEGREE_QUERIES))
+        if self.join_stats is not None and not any(isinstance(r, QueryFailed) for r in got):
+            self.join_stats = JoinStats.from_rows([], [], *(r.rows for r in got), base=self.join_stats)
 
     def _reorder(self, query: str) -> str:
         if self.join_stats is None:

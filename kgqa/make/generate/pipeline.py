@@ -185,7 +185,7 @@ def _upcoming(rng: random.Random, state, opts: GenerateOptions, allowed: tuple[s
     rng.setstate(state)
     tried = dict(tried)
     out: list[GraphQuery] = []
-    for _ in range(AHEAD_ATTEMPTS):
+    for _ in range(AHEAD_ATTEMPTS if AHEAD > 0 else 0):
         _, t, given_up = _draw(rng, opts, allowed, accepted, tried, schema, named_cls)
         if given_up:
             allowed = tuple(f for f in allowed if FUNCTION_CLASSES[f] != given_up)
