@@ -176,24 +176,41 @@ AHEAD = 3
 AHEAD_ATTEMPTS = 12
 
 
-def _upcoming(rng: random.Random, state, opts: GenerateOptions, allowed: tuple[str, ...], accepted: dict[str, int],
-              tried: dict[str, int], schema: Schema, named_cls, grounded: Callable[[GraphQuery], bool]) -> list[GraphQuery]:
-    """The templates the next attempts draw whose grounding query they run (``grounded``), up to
-    :data:`AHEAD` of the next :data:`AHEAD_ATTEMPTS`, if the current attempt accepts nothing
-    (the draws depend on what is accepted: a guess, right most of the time; ``rng`` is set to
-    the loop's ``state`` and the loop's counters are copied)."""
-    rng.setstate(state)
-    tried = dict(tried)
-    out: list[GraphQuery] = []
-    for _ in range(AHEAD_ATTEMPTS if AHEAD > 0 else 0):
-        _, t, given_up = _draw(rng, opts, allowed, accepted, tried, schema, named_cls)
-        if given_up:
-            allowed = tuple(f for f in allowed if FUNCTION_CLASSES[f] != given_up)
-        elif t is not None and grounded(t):
-            out.append(t)
-            if len(out) >= AHEAD:
-                break
-    return out
+@dataclass
+class _Ahead:
+    """The attempts after the loop's current one as they go if it accepts nothing more: the
+    draws then depend on the random state alone (what is accepted changes them: a guess, right
+    most of the time). Drawn on a copy of the loop's random state, each attempt once while
+    nothing is accepted (:meth:`upcoming`)."""
+
+    rng: random.Random = field(default_factory=random.Random)
+    accepted: int = -1     # questions accepted when the draws below were made
+    attempt: int = 0       # the attempt the next draw is
+    tried: dict = field(default_factory=dict)
+    allowed: tuple = ()
+    drawn: list = field(default_factory=list)  # (attempt, template or None)
+
+    def upcoming(self, rng: random.Random, attempt: int, accepted: dict[str, int], n_accepted: int,
+                 tried: dict[str, int], allowed: tuple[str, ...], opts: GenerateOptions, schema: Schema, named_cls,
+                 grounded: Callable[[GraphQuery], bool]) -> list[GraphQuery]:
+        """The templates that the attempts after ``attempt`` (the loop's, its random state
+        ``rng``) draw and ground (``grounded``), up to :data:`AHEAD` of the next
+        :data:`AHEAD_ATTEMPTS`, if nothing is accepted meanwhile (``n_accepted`` questions now)."""
+        if n_accepted != self.accepted or self.attempt <= attempt:
+            self.rng.setstate(rng.getstate())
+            self.accepted, self.attempt, self.drawn = n_accepted, attempt + 1, []
+            self.tried, self.allowed = dict(tried), allowed
+        self.drawn = [(a, t) for a, t in self.drawn if a > attempt]
+        out = [t for _, t in self.drawn if t is not None and grounded(t)]
+        while AHEAD > 0 and len(out) < AHEAD and self.attempt <= attempt + AHEAD_ATTEMPTS:
+            _, t, given_up = _draw(self.rng, opts, self.allowed, accepted, self.tried, schema, named_cls)
+            if given_up:
+                self.allowed = tuple(f for f in self.allowed if FUNCTION_CLASSES[f] != given_up)
+            self.drawn.append((self.attempt, t))
+            self.attempt += 1
+            if t is not None and grounded(t):
+                out.append(t)
+        return out[:AHEAD]
 
 
 def _grounded(t: GraphQuery, kept: dict, varies: dict, ungroundable: set, sigs, named: tuple[str, ...],
@@ -319,6 +336,7 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
     allowed = tuple(opts.functions)
     tried: dict[str, int] = {}  # templates tried per function class since its last acceptance
     last_accept = 0
+    reader = _Ahead()  # the grounding queries of the next attempts, read ahead
     while len(out.queries) < opts.n and out.attempts < budget:
         if out.attempts - last_accept > STALL:  # the KG offers no new question
             out.rejected["stalled"] += 1
@@ -356,8 +374,9 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         sq = solutions_query(t, named)
         if sigs is not None and sq is not None and not kg.has_answer(sq[0]):  # both workers: this
             # grounding query and those of the next templates drawn if this one accepts nothing
-            ahead = _upcoming(random.Random(), rng.getstate(), opts, allowed, accepted, tried, schema, named_cls,
-                              lambda u: _grounded(u, kept_per_template, varies, ungroundable, sigs, named, opts))
+            ahead = reader.upcoming(rng, out.attempts, accepted, len(out.queries), tried, allowed, opts, schema,
+                                    named_cls, lambda u: _grounded(u, kept_per_template, varies, ungroundable,
+                                                                   sigs, named, opts))
             kg.select_many(list(dict.fromkeys([sq[0]] + [q[0] for u in ahead if (q := solutions_query(u, named))])))
         salt = hashlib.sha256(f"{opts.seed}:{out.attempts}".encode()).hexdigest()[:16]
         try:

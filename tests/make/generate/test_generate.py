@@ -742,10 +742,10 @@ def test_grounding_queries_read_ahead_are_those_drawn_next_and_change_nothing(kg
     where a question was accepted in between: on this small KG one template in three or so is,
     against one in ten on fso-hgde; and the last ones read ahead as the run ends)."""
     ahead, grounded = [], []
-    real_upcoming, real_candidates = pipeline._upcoming, pipeline.candidates
+    real_upcoming, real_candidates = pipeline._Ahead.upcoming, pipeline.candidates
 
-    def upcoming(*a, **k):
-        got = real_upcoming(*a, **k)
+    def upcoming(self, *a, **k):
+        got = real_upcoming(self, *a, **k)
         ahead.extend(template_key(t) for t in got)
         return got
 
@@ -753,7 +753,7 @@ def test_grounding_queries_read_ahead_are_those_drawn_next_and_change_nothing(kg
         grounded.append(template_key(t))
         return real_candidates(kg_, t, *a, **k)
 
-    monkeypatch.setattr(pipeline, "_upcoming", upcoming)
+    monkeypatch.setattr(pipeline._Ahead, "upcoming", upcoming)
     monkeypatch.setattr(pipeline, "candidates", candidates)
     with_ahead, without = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     generate(KG, GenerateOptions(n=30, seed=5), output=with_ahead, engine_options={"workers": 2})
