@@ -16,6 +16,11 @@ rejected as ``unfaithful``), and no other accepted graph query may have the same
 (``unlabelled-topic``). ``groundings`` holds per template over the whole run (the same template
 may be drawn again). A count template whose answer is 1 for every grounding (a lookup: "How
 many departments are called Sales?") is not used (``count-always-one``).
+
+A template's grounding query is asked in one batch with those of the templates the next
+attempts draw if nothing is accepted meanwhile (:class:`_Ahead`, on a copy of the random
+state): the executor memoises them, so the engine's two workers run two at once, and the
+draws, the candidates and so the dataset are the same as asking each in turn.
 """
 
 from __future__ import annotations
@@ -174,6 +179,11 @@ def _draw(rng: random.Random, opts: GenerateOptions, allowed: tuple[str, ...], a
 AHEAD = 3
 #: attempts looked ahead at most for them
 AHEAD_ATTEMPTS = 12
+#: grounding queries are read ahead on KGs of at least this many triples (fso-hgde's 191,000:
+#: its grounding queries take 26 ms on average); on smaller ones (the other shared KGs, up to
+#: 40,000 triples) they are quick and drawing ahead cost more than it saved (autry-museum,
+#: which accepts often, so the guesses go stale: 4 CPU s more of drawing)
+AHEAD_MIN_TRIPLES = 100_000
 
 
 @dataclass
@@ -336,7 +346,8 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
     allowed = tuple(opts.functions)
     tried: dict[str, int] = {}  # templates tried per function class since its last acceptance
     last_accept = 0
-    reader = _Ahead()  # the grounding queries of the next attempts, read ahead
+    reader = _Ahead()  # the grounding queries of the next attempts, read ahead on a large KG
+    read_ahead = sigs is not None and schema.stats.get("triples", 0) >= AHEAD_MIN_TRIPLES
     while len(out.queries) < opts.n and out.attempts < budget:
         if out.attempts - last_accept > STALL:  # the KG offers no new question
             out.rejected["stalled"] += 1
@@ -372,7 +383,7 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             out.rejected["no-grounding"] += 1
             continue
         sq = solutions_query(t, named)
-        if sigs is not None and sq is not None and not kg.has_answer(sq[0]):  # both workers: this
+        if read_ahead and sq is not None and not kg.has_answer(sq[0]):  # both workers: this
             # grounding query and those of the next templates drawn if this one accepts nothing
             ahead = reader.upcoming(rng, out.attempts, accepted, len(out.queries), tried, allowed, opts, schema,
                                     named_cls, lambda u: _grounded(u, kept_per_template, varies, ungroundable,

@@ -753,6 +753,7 @@ def test_grounding_queries_read_ahead_are_those_drawn_next_and_change_nothing(kg
         grounded.append(template_key(t))
         return real_candidates(kg_, t, *a, **k)
 
+    monkeypatch.setattr(pipeline, "AHEAD_MIN_TRIPLES", 0)  # the demo KG is small
     monkeypatch.setattr(pipeline._Ahead, "upcoming", upcoming)
     monkeypatch.setattr(pipeline, "candidates", candidates)
     with_ahead, without = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
