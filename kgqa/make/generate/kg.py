@@ -49,9 +49,9 @@ Row = tuple[Term | None, ...]
 #: a query that reads every solution of its patterns (an aggregate, a list, an ``ORDER BY``)
 #: whose patterns are estimated (:func:`~kgqa.make.generate.joinorder.solutions`, from the
 #: KG's per-predicate degrees) to have more solutions than this is counted first
-#: (:func:`~kgqa.make.generate.joinorder.count_query`): on the eight shared KGs no check of a
-#: question that was accepted, or that finished at all, is estimated at over 10^6, the
-#: check of fso-hgde that ran into the timeout at 2.7 x 10^7
+#: (:func:`~kgqa.make.generate.joinorder.count_query`): on the eight shared KGs three checks
+#: of fso-hgde, estimated at 2.4-2.7 x 10^7 and counted at 27.1 million (the one that ran into
+#: the timeout), 275,331 and 101,487; no check of another KG is estimated at over 30,000
 COUNT_OVER = 1_000_000
 #: solutions a check reads per second of its timeout at most: one whose patterns have more
 #: than this many times its timeout (21 million for 30 s) is refused ``too-costly`` without
