@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 
 from kgqa.make.generate.graphquery import Function, GraphQuery, path_steps
-from kgqa.make.generate.kg import KGAccess, QueryFailed
+from kgqa.make.generate.kg import TOO_COSTLY, KGAccess, QueryFailed
 from kgqa.model.answer import TableAnswer
 from kgqa.model.terms import IRI, RDF_LANGSTRING, BNode, Literal, Term
 from kgqa.model.terms import TermMatching
@@ -320,8 +320,9 @@ def _checks(q: GraphQuery) -> list[str]:
 
 
 def _judge(q: GraphQuery, sparql: str, res: list) -> tuple[Answered | None, str]:
-    if any(isinstance(r, QueryFailed) for r in res):
-        return None, "engine-error"
+    failed = [r.status for r in res if isinstance(r, QueryFailed)]
+    if failed:  # a check refused unrun for the solutions it would read, or one that failed
+        return None, TOO_COSTLY if TOO_COSTLY in failed else "engine-error"
     fn = q.function
     answer = res[0]
     rows = [r for r in answer.rows if any(c is not None for c in r)]
@@ -407,7 +408,8 @@ def _few_values(kg: KGAccess, qs: list[GraphQuery], plans: list[list[str]]) -> l
 def validate(kg: KGAccess, q: GraphQuery) -> tuple[Answered | None, str]:
     """Execute ``q`` and check it is a valid graph query (module docstring). Returns the
     answered query or None with the reason (``empty``, ``tie``, ``redundant-function``,
-    ``engine-error``)."""
+    ``engine-error``, ``too-costly``: a check refused unrun, see
+    :data:`~kgqa.make.generate.kg.SOLUTIONS_PER_SECOND`)."""
     return validate_many(kg, [q])[0]
 
 

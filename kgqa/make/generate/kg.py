@@ -28,7 +28,7 @@ from typing import Any
 from kgqa.execute.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT
 from kgqa.execute.executor import Executor
 from kgqa.execute.policy import ExecutionPolicy
-from kgqa.make.generate.joinorder import JoinStats, reorder as reorder_joins
+from kgqa.make.generate.joinorder import JoinStats, count_query, reads_every_solution, reorder as reorder_joins, solutions
 from kgqa.model.answer import BooleanAnswer, TableAnswer
 from kgqa.model.outcome import Status
 from kgqa.model.terms import Term
@@ -45,6 +45,26 @@ class QueryFailed(RuntimeError):
 
 
 Row = tuple[Term | None, ...]
+
+#: a query that reads every solution of its patterns (an aggregate, a list, an ``ORDER BY``)
+#: whose patterns are estimated (:func:`~kgqa.make.generate.joinorder.solutions`, from the
+#: KG's per-predicate degrees) to have more solutions than this is counted first
+#: (:func:`~kgqa.make.generate.joinorder.count_query`): on the eight shared KGs three checks
+#: of fso-hgde, estimated at 2.4-2.7 x 10^7 and counted at 27.1 million (the one that ran into
+#: the timeout), 275,331 and 101,487; no check of another KG is estimated at over 30,000
+COUNT_OVER = 1_000_000
+#: solutions a check reads per second of its timeout at most: one whose patterns have more
+#: than this many times its timeout (21 million for 30 s) is refused ``too-costly`` without
+#: being run. Measured with pyoxigraph on fso-hgde: its superlative over 27.1 million solutions
+#: (``MAX`` of a cast date) took 49 CPU s unbounded (0.55 million a second; in generation it
+#: ran 30 s into the timeout and was refused ``engine-error``), its largest check that finished
+#: read 275,000 in 0.43 CPU s (0.64 million a second)
+SOLUTIONS_PER_SECOND = 700_000
+TOO_COSTLY = "too-costly"
+#: the predicates' degrees are read (:meth:`KGAccess._read_degrees`) once a query that reads every
+#: solution is estimated, as if every node of a predicate had its average degree, at over this
+#: many (fso-hgde: 470,000; organs-it and autry-museum under 2,000: they are not read)
+DEGREES_OVER = 10_000
 
 
 @dataclass
@@ -63,6 +83,12 @@ class KGAccess:
     join_stats: JoinStats | None = None
     #: query text -> the text it is sent as (:meth:`select_many` ``reorder``)
     reordered: dict[str, str] = field(default_factory=dict, repr=False)
+    #: the texts asked (:meth:`has_answer`)
+    asked: set[str] = field(default_factory=set, repr=False)
+    #: whether :meth:`_read_degrees` ran
+    degrees_read: bool = False
+    #: text sent -> its patterns' solutions counted (:meth:`_too_costly`; None: not counted)
+    counted: dict[str, int | None] = field(default_factory=dict, repr=False)
 
     @classmethod
     def open(cls, kg: str | Path | Sequence[str | Path], graph: str | None = None, *,
@@ -108,13 +134,21 @@ class KGAccess:
             return []
         flags = [reorder] * len(queries) if isinstance(reorder, bool) else list(reorder)
         texts = [self._reorder(q) if f else q for q, f in zip(queries, flags)]
+        costly = self._too_costly(texts)
         ex = self.executor
-        prepared = ex.prepare_many(texts, untrusted=ex.policy.untrusted("gold"))
+        prepared = ex.prepare_many([t for t in texts if t not in costly], untrusted=ex.policy.untrusted("gold"))
         run = [text for text, _, refused in prepared if refused is None]
         outs = iter(ex.execute_many(run, timeout=self.timeout, max_rows=self.max_rows))
         self.queries += len(queries)
+        self.asked.update(queries)
+        preps = iter(prepared)
         res: list[TableAnswer | QueryFailed] = []
-        for q, (_, _, refused) in zip(queries, prepared):
+        for q, text in zip(queries, texts):
+            if text in costly:
+                self.failures += 1
+                res.append(QueryFailed(TOO_COSTLY, costly[text], q))
+                continue
+            refused = next(preps)[2]
             o = refused if refused is not None else next(outs)
             if o.status is Status.OK and isinstance(o.answer, TableAnswer):
                 res.append(o.answer)
@@ -125,6 +159,49 @@ class KGAccess:
                 self.failures += 1
                 res.append(QueryFailed(o.status.value, o.message or "", q))
         return res
+
+    def has_answer(self, query: str) -> bool:
+        """Whether ``query`` was asked before (its outcome is memoised by the executor, but for a
+        transient failure, which is asked again)."""
+        return query in self.asked
+
+    def _too_costly(self, texts: list[str]) -> dict[str, str]:
+        """The texts refused ``too-costly`` without being run, each with why: they read every
+        solution of patterns estimated at over :data:`COUNT_OVER` solutions, counted (one
+        batch of :func:`~kgqa.make.generate.joinorder.count_query`) at over
+        :data:`SOLUTIONS_PER_SECOND` times the timeout. Needs :meth:`read_join_stats`."""
+        stats = self.join_stats
+        if stats is None:
+            return {}
+        ask = {}
+        for t in dict.fromkeys(texts):
+            if t in self.counted or not reads_every_solution(t):
+                continue
+            if not self.degrees_read and solutions(t, stats, DEGREES_OVER) > DEGREES_OVER:
+                self._read_degrees()
+                stats = self.join_stats
+            if stats.degrees and solutions(t, stats, COUNT_OVER) > COUNT_OVER:
+                ask[t] = count_query(t)
+            else:
+                self.counted[t] = None
+        asked = [q for q in ask.values() if q is not None]
+        got = dict(zip(asked, self.select_many(asked))) if asked else {}
+        for t, q in ask.items():
+            r = got.get(q)
+            ok = isinstance(r, TableAnswer) and r.rows and r.rows[0] and r.rows[0][0] is not None
+            self.counted[t] = int(r.rows[0][0].value) if ok else None
+        bound = SOLUTIONS_PER_SECOND * self.timeout
+        return {t: f"{self.counted[t]:,} solutions to read, over {bound:,.0f} ({SOLUTIONS_PER_SECOND:,} a second "
+                   f"of the {self.timeout:g} s timeout): not run"
+                for t in texts if (self.counted.get(t) or 0) > bound}
+
+    def _read_degrees(self) -> None:
+        """Read the degrees of :attr:`join_stats` (two aggregate queries), once: only a KG one
+        of whose checks has many solutions by the counts alone needs them."""
+        self.degrees_read = True
+        got = self.select_many(list(JoinStats.DEGREE_QUERIES))
+        if self.join_stats is not None and not any(isinstance(r, QueryFailed) for r in got):
+            self.join_stats = JoinStats.from_rows([], [], *(r.rows for r in got), base=self.join_stats)
 
     def _reorder(self, query: str) -> str:
         if self.join_stats is None:

@@ -16,6 +16,11 @@ rejected as ``unfaithful``), and no other accepted graph query may have the same
 (``unlabelled-topic``). ``groundings`` holds per template over the whole run (the same template
 may be drawn again). A count template whose answer is 1 for every grounding (a lookup: "How
 many departments are called Sales?") is not used (``count-always-one``).
+
+A template's grounding query is asked in one batch with those of the templates the next
+attempts draw if nothing is accepted meanwhile (:class:`_Ahead`, on a copy of the random
+state): the executor memoises them, so the engine's two workers run two at once, and the
+draws, the candidates and so the dataset are the same as asking each in turn.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from kgqa.make.generate.functions import choose_function, parse_function_shares
 from kgqa.make.generate.graphquery import FUNCTION_CLASSES, FUNCTIONS, GraphQuery
 from kgqa.make.generate.grounding import (SIGNATURE_MAX_TRIPLES, apply, candidates, comparative_constants,
                                          count_varies, may_ground, named_classes, node_signatures, prefetch_few_values,
-                                         validate_many)
+                                         solutions_query, validate_many)
 from kgqa.make.generate.kg import KGAccess, QueryFailed
 from kgqa.make.generate.language import (canonical_question, faithfulness, problem_kind, unreadable_term,
                                          unreadable_topics, wording_problems)
@@ -153,6 +158,83 @@ def parse_edges(spec: str) -> tuple[int, int]:
     return lo, hi
 
 
+def _draw(rng: random.Random, opts: GenerateOptions, allowed: tuple[str, ...], accepted: dict[str, int],
+          tried: dict[str, int], schema: Schema, named_cls) -> tuple[str, GraphQuery | None, str]:
+    """One attempt's draws: its function, its template (None: none grows) and the function
+    class given up on this attempt ("" if none: the attempt then draws no template).
+    Counts the attempt in ``tried``."""
+    fn = choose_function(rng, allowed, accepted, opts.shares)
+    if "none" in allowed and not _room(_shares(opts, allowed), accepted, FUNCTION_CLASSES[fn], opts.n):
+        fn = "none"  # functions wait for plain questions (and are not given up meanwhile)
+    cls_ = FUNCTION_CLASSES[fn]
+    tried[cls_] = tried.get(cls_, 0) + 1
+    if tried[cls_] > GIVE_UP and not accepted.get(cls_) and len({FUNCTION_CLASSES[f] for f in allowed}) > 1:
+        return fn, None, cls_
+    k = rng.randint(*opts.edges)
+    return fn, grow_template(schema, rng, k, fn, named_cls), ""
+
+
+#: grounding queries of the templates drawn next read ahead with the current one (one batch:
+#: the engine's two workers busy where one template's query left one idle)
+AHEAD = 3
+#: attempts looked ahead at most for them
+AHEAD_ATTEMPTS = 12
+#: grounding queries are read ahead on KGs of at least this many triples (fso-hgde's 191,000:
+#: its grounding queries take 26 ms on average); on smaller ones (the other shared KGs, up to
+#: 40,000 triples) they are quick and drawing ahead cost more than it saved (autry-museum,
+#: which accepts often, so the guesses go stale: 4 CPU s more of drawing)
+AHEAD_MIN_TRIPLES = 100_000
+
+
+@dataclass
+class _Ahead:
+    """The attempts after the loop's current one as they go if it accepts nothing more: the
+    draws then depend on the random state alone (what is accepted changes them: a guess, right
+    most of the time). Drawn on a copy of the loop's random state, each attempt once while
+    nothing is accepted (:meth:`upcoming`)."""
+
+    rng: random.Random = field(default_factory=random.Random)
+    accepted: int = -1     # questions accepted when the draws below were made
+    attempt: int = 0       # the attempt the next draw is
+    tried: dict = field(default_factory=dict)
+    allowed: tuple = ()
+    drawn: list = field(default_factory=list)  # (attempt, template or None)
+
+    def upcoming(self, rng: random.Random, attempt: int, accepted: dict[str, int], n_accepted: int,
+                 tried: dict[str, int], allowed: tuple[str, ...], opts: GenerateOptions, schema: Schema, named_cls,
+                 grounded: Callable[[GraphQuery], bool]) -> list[GraphQuery]:
+        """The templates that the attempts after ``attempt`` (the loop's, its random state
+        ``rng``) draw and ground (``grounded``), up to :data:`AHEAD` of the next
+        :data:`AHEAD_ATTEMPTS`, if nothing is accepted meanwhile (``n_accepted`` questions now)."""
+        if n_accepted != self.accepted or self.attempt <= attempt:
+            self.rng.setstate(rng.getstate())
+            self.accepted, self.attempt, self.drawn = n_accepted, attempt + 1, []
+            self.tried, self.allowed = dict(tried), allowed
+        self.drawn = [(a, t) for a, t in self.drawn if a > attempt]
+        out = [t for _, t in self.drawn if t is not None and grounded(t)]
+        while AHEAD > 0 and len(out) < AHEAD and self.attempt <= attempt + AHEAD_ATTEMPTS:
+            _, t, given_up = _draw(self.rng, opts, self.allowed, accepted, self.tried, schema, named_cls)
+            if given_up:
+                self.allowed = tuple(f for f in self.allowed if FUNCTION_CLASSES[f] != given_up)
+            self.drawn.append((self.attempt, t))
+            self.attempt += 1
+            if t is not None and grounded(t):
+                out.append(t)
+        return out[:AHEAD]
+
+
+def _grounded(t: GraphQuery, kept: dict, varies: dict, ungroundable: set, sigs, named: tuple[str, ...],
+              opts: GenerateOptions) -> bool:
+    """Whether the loop, drawing ``t`` now, would run its grounding query (as far as is known
+    without a query: a count template not yet checked is not)."""
+    key = template_key(t)
+    if kept.get(key, 0) >= opts.groundings or key in ungroundable:
+        return False
+    if t.function.name == "count" and not varies.get(key, False):
+        return False
+    return may_ground(sigs, t, named)
+
+
 # long function: the generation loop (module docstring): its caps, stall stop and per-class quotas share the loop's counters
 def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         progress: Callable[[int], None] | None = None, lex=None) -> GenerationRun:
@@ -264,22 +346,18 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
     allowed = tuple(opts.functions)
     tried: dict[str, int] = {}  # templates tried per function class since its last acceptance
     last_accept = 0
+    reader = _Ahead()  # the grounding queries of the next attempts, read ahead on a large KG
+    read_ahead = sigs is not None and schema.stats.get("triples", 0) >= AHEAD_MIN_TRIPLES
     while len(out.queries) < opts.n and out.attempts < budget:
         if out.attempts - last_accept > STALL:  # the KG offers no new question
             out.rejected["stalled"] += 1
             break
         out.attempts += 1
-        fn = choose_function(rng, allowed, accepted, opts.shares)
-        if "none" in allowed and not _room(_shares(opts, allowed), accepted, FUNCTION_CLASSES[fn], opts.n):
-            fn = "none"  # functions wait for plain questions (and are not given up meanwhile)
-        cls_ = FUNCTION_CLASSES[fn]
-        tried[cls_] = tried.get(cls_, 0) + 1
-        if tried[cls_] > GIVE_UP and not accepted.get(cls_) and len({FUNCTION_CLASSES[f] for f in allowed}) > 1:
-            allowed = tuple(f for f in allowed if FUNCTION_CLASSES[f] != cls_)  # the KG offers none
-            out.rejected[f"gave-up-{cls_}"] += 1
+        fn, t, given_up = _draw(rng, opts, allowed, accepted, tried, schema, named_cls)
+        if given_up:
+            allowed = tuple(f for f in allowed if FUNCTION_CLASSES[f] != given_up)  # the KG offers none
+            out.rejected[f"gave-up-{given_up}"] += 1
             continue
-        k = rng.randint(*opts.edges)
-        t = grow_template(schema, rng, k, fn, named_cls)
         if t is None:
             out.rejected["no-template"] += 1
             continue
@@ -304,6 +382,13 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
         if key in ungroundable:  # its grounding query came back empty: it does under every salt
             out.rejected["no-grounding"] += 1
             continue
+        sq = solutions_query(t, named)
+        if read_ahead and sq is not None and not kg.has_answer(sq[0]):  # both workers: this
+            # grounding query and those of the next templates drawn if this one accepts nothing
+            ahead = reader.upcoming(rng, out.attempts, accepted, len(out.queries), tried, allowed, opts, schema,
+                                    named_cls, lambda u: _grounded(u, kept_per_template, varies, ungroundable,
+                                                                   sigs, named, opts))
+            kg.select_many(list(dict.fromkeys([sq[0]] + [q[0] for u in ahead if (q := solutions_query(u, named))])))
         salt = hashlib.sha256(f"{opts.seed}:{out.attempts}".encode()).hexdigest()[:16]
         try:
             cands = candidates(kg, t, opts.candidates, salt, named)

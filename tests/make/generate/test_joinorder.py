@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pyoxigraph as ox
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,11 +14,14 @@ from conftest import examples
 from kgqa.make.generate.graphquery import Edge, Function, GraphQuery, Node, path_iri
 from kgqa.make.generate import joinorder
 from kgqa.make.generate.joinorder import JoinStats, reorder
-from kgqa.make.generate.kg import KGAccess
-from kgqa.model.terms import IRI
+from kgqa.make.generate import kg as kgmod
+from kgqa.make.generate.kg import KGAccess, QueryFailed
+from kgqa.model.answer import TableAnswer
+from kgqa.model.terms import IRI, Literal
 
 EX = "http://example.org/"
 D = "http://www.w3.org/2001/XMLSchema#date"
+XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
 
 
 def _stats(**preds: tuple[int, int, int]) -> JoinStats:
@@ -138,3 +142,74 @@ def test_access_sends_the_reordered_text_only_when_asked(tmp_path, monkeypatch):
         plain, moved = access.select_many([q, q], reorder=[False, True])
         assert set(plain.rows) == set(moved.rows) == {(IRI(f"{EX}i{i}"),) for i in range(6)}
         assert access.reordered[q] != q  # validFrom first: 2 schemes, 6 items
+
+
+def _count(store: ox.Store, q: str) -> int:
+    """The solutions of ``q``'s triple patterns (its lines that end in `` .``), listed."""
+    lines = [x for x in q.split("\n") if x.endswith(" .")]
+    return sum(1 for _ in store.query("SELECT * WHERE {\n" + "\n".join(lines) + "\n}"))
+
+
+@examples(200)
+def test_counted_solutions_are_the_patterns_solutions(examples):
+    """On a real pyoxigraph store, the count query of every generated query whose patterns form
+    a tree equals the number of solutions of its triple patterns (as a multiset), listed."""
+    store = _store()
+    counted = []
+
+    @settings(max_examples=examples, deadline=None)
+    @given(_queries())
+    def check(q):
+        for text in (q.sparql(), q.sparql(function=False)):
+            cq = joinorder.count_query(text)
+            if cq is None:
+                continue
+            got = next(iter(store.query(cq)))[0]
+            assert int(got.value) == _count(store, text)
+            counted.append(int(got.value))
+
+    check()
+    assert len(counted) > examples and max(counted) > 1
+
+
+def _hub_kg(tmp_path) -> str:
+    """A part hierarchy with one hub: 60 parts of h, each dated, and 3 parts of each of 5 others."""
+    lines = [f"<{EX}p{i}> <{EX}isPartOf> <{EX}h> .\n<{EX}h> <{EX}hasPart> <{EX}p{i}> .\n"
+             f"<{EX}p{i}> <{EX}validFrom> \"20{10 + i % 10}-01-01\" .\n" for i in range(60)]
+    lines += [f"<{EX}q{k}_{i}> <{EX}isPartOf> <{EX}o{k}> .\n<{EX}o{k}> <{EX}hasPart> <{EX}q{k}_{i}> .\n"
+              for k in range(5) for i in range(3)]
+    path = tmp_path / "hub.nt"
+    path.write_text("".join(lines))
+    return str(path)
+
+
+#: fso-hgde's check that ran into the timeout: a date over parts of the wholes items are part of
+CHAIN = (f"SELECT (MAX(?v) AS ?m) WHERE {{\n  ?y1 <{EX}validFrom> ?v .\n  ?y1 <{EX}isPartOf> ?y2 .\n"
+         f"  ?y2 <{EX}hasPart> ?y3 .\n  FILTER(?y1 != ?y3)\n}}")
+
+
+def test_a_check_over_more_solutions_than_its_timeout_allows_is_refused_unrun(tmp_path, monkeypatch):
+    """The hub's chain has 60 x 60 = 3,600 solutions; with a bound of 3,000 (the test's rate
+    times a 1 s timeout) it is refused ``too-costly`` without being run, while a chain of
+    60 + 15 = 75 (each part's whole's parts) and the first chain under a bound of 4,000 are
+    run and answered."""
+    monkeypatch.setattr(kgmod, "DEGREES_OVER", 10)
+    monkeypatch.setattr(kgmod, "COUNT_OVER", 20)
+    monkeypatch.setattr(kgmod, "SOLUTIONS_PER_SECOND", 3000)
+    small = f"SELECT (COUNT(*) AS ?n) WHERE {{\n  ?y2 <{EX}hasPart> ?y3 .\n  ?y3 <{EX}isPartOf> ?y4 .\n}}"
+    with KGAccess.open(_hub_kg(tmp_path), timeout=1.0) as access:
+        access.read_join_stats()
+        # by the counts alone (every node its predicate's average degree) 60 x 1 x 12.5 = 750;
+        # with the hub's degrees (sums of squares) 60 x 1 x 3,645 / 75 = 2,916, of the real 3,600
+        assert joinorder.solutions(CHAIN, access.join_stats) == 750.0
+        big, ok = access.select_many([CHAIN, small], reorder=True)
+        assert joinorder.solutions(CHAIN, access.join_stats) == pytest.approx(2916.0)
+        assert isinstance(big, QueryFailed) and big.status == "too-costly" and "3,600 solutions" in big.message
+        assert access.counted[access.reordered[CHAIN]] == 3600 and access.degrees_read
+        assert access.join_stats.degrees[(EX + "hasPart", 0)] == (60 * 60 + 5 * 9, 60)
+        assert access.counted[access.reordered[small]] in (None, 75)
+        assert isinstance(ok, TableAnswer) and ok.rows == ((Literal("75", XSD_INTEGER),),)
+        executed = access.executed
+        monkeypatch.setattr(kgmod, "SOLUTIONS_PER_SECOND", 4000)
+        answered = access.select(CHAIN)
+        assert answered.rows[0][0] == Literal("2019-01-01") and access.executed == executed + 1
