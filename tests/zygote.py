@@ -1,0 +1,310 @@
+"""The servers tests start (``kgqa web``, ``kgqa system serve``) forked from one process per test
+process that imported kgqa's CLI, web app and live-system service once (a zygote).
+
+A ``kgqa web`` process spends about 1.4 s of CPU importing Starlette, SQLAlchemy, Jinja2, NumPy
+and kgqa's web modules before it serves a page, and ``kgqa system serve`` about 0.7 s: paid
+again by every server a test starts (a dozen in the README's test command). A server forked
+from the zygote starts with them imported. It is still a real process on its own loopback port,
+started, signalled and stopped by its PID, with its own environment, working folder, standard
+streams, session and exit status; it runs the same ``kgqa.cli.main`` with the same arguments, its
+``__main__`` and ``sys.path[0]`` are those of ``python -c``, and its exit runs the ``atexit``
+handlers as an interpreter's exit does. What it does not do is start the interpreter: the tests
+that start a command as a fresh interpreter (``fresh=True`` of :class:`~webserver.WebServer`,
+``systemprocs.Proc``) keep that path covered, and ``KGQA_TEST_FORK=0`` starts every server so.
+
+Requests go over a UNIX socket pair given to the zygote at its start: the command line, the
+environment, the working folder and the standard streams' file descriptors (``SCM_RIGHTS``), and
+a socket of the request's own on which the zygote says the child's PID and, once it has reaped
+the child, its exit status (as :attr:`subprocess.Popen.returncode` says it). The zygote ends when
+the test process closes its end (or dies)."""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+
+#: what the servers import before they serve (the ``kgqa web`` and ``kgqa system serve`` paths)
+PRELOAD = ("kgqa.cli", "kgqa.cli.web", "kgqa.cli.system", "kgqa.web.app", "kgqa.web.serve", "kgqa.service",
+           "uvicorn")
+
+#: settings kgqa reads once at import (module constants): a request that sets them otherwise
+#: than the zygote saw is started as a fresh interpreter
+IMPORT_TIME_ENV = ("KGQA_LEASE_SECONDS", "KGQA_WORKER_IDLE_S", "PYTHONPATH", "PYTHONHASHSEED")
+
+_MAX_MSG = 1 << 20
+
+
+# --------------------------------------------------------------------------- the zygote itself
+
+
+def _child(req: dict, fds: list[int]) -> None:
+    """In the forked child: become ``python -c "from kgqa.cli import main; main()" ARGV``."""
+    code: int = 1
+    try:
+        signal.set_wakeup_fd(-1)
+        for s in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.close(fds[0])
+        if req["session"]:
+            os.setsid()
+        for target, fd in zip((0, 1, 2), fds[1:]):
+            os.dup2(fd, target)
+        for fd in set(fds[1:]):
+            os.close(fd)
+        # the interpreter's standard streams, made afresh on the new descriptors (the zygote's knew
+        # its own: a file is seekable, a pipe is not)
+        enc = sys.__stdout__.encoding if sys.__stdout__ else None
+        sys.stdin = sys.__stdin__ = open(0, "r", encoding=enc, closefd=False)
+        sys.stdout = sys.__stdout__ = open(1, "w", encoding=enc, closefd=False, buffering=1 if os.isatty(1) else -1)
+        sys.stderr = sys.__stderr__ = open(2, "w", encoding=enc, errors="backslashreplace", closefd=False, buffering=1)
+        os.chdir(req["cwd"])
+        os.environ.clear()
+        os.environ.update(req["env"])
+        import importlib
+        import tempfile
+        import types
+
+        tempfile.tempdir = None
+        sys.argv = ["-c", *req["argv"]]
+        sys.path[0] = ""  # python -c: the working folder first
+        importlib.invalidate_caches()
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        from kgqa.cli import main
+
+        code = 0
+        try:
+            main(list(req["argv"]))
+        except SystemExit as e:
+            if e.code is None or isinstance(e.code, int):
+                code = e.code or 0
+            else:
+                print(e.code, file=sys.stderr)
+                code = 1
+        except KeyboardInterrupt:
+            _exit_funcs()
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+            code = 1
+        _exit_funcs()
+    finally:
+        os._exit(code)
+
+
+def _exit_funcs() -> None:
+    import atexit as _atexit
+
+    try:
+        _atexit._run_exitfuncs()
+    finally:
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except Exception:
+                pass
+
+
+def zygote_main(ctl_fd: int) -> None:
+    import importlib
+
+    ctl = socket.socket(fileno=ctl_fd)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C of the test run: the test process ends us
+    for m in PRELOAD:
+        importlib.import_module(m)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    os.set_blocking(wake_r, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *a: None)
+    chans: dict[int, socket.socket] = {}
+    ctl.sendall(b"ready")
+
+    def reap() -> None:
+        while chans:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            ch = chans.pop(pid, None)
+            if ch is not None:
+                try:
+                    ch.sendall(f"exit {os.waitstatus_to_exitcode(status)}\n".encode())
+                except OSError:
+                    pass
+                ch.close()
+
+    while True:
+        ready, _, _ = select.select([ctl, wake_r], [], [])
+        if wake_r in ready:
+            try:
+                os.read(wake_r, 4096)
+            except BlockingIOError:
+                pass
+            reap()
+        if ctl in ready:
+            try:
+                data, fds, _, _ = socket.recv_fds(ctl, _MAX_MSG, 4)
+            except OSError:
+                data, fds = b"", []
+            if not data:  # the test process closed its end (or ended)
+                os._exit(0)
+            pid = os.fork()
+            if pid == 0:
+                ctl.close()
+                os.close(wake_r)
+                os.close(wake_w)
+                for ch in chans.values():
+                    ch.close()
+                _child(json.loads(data), fds)
+            for fd in fds[1:]:
+                os.close(fd)
+            chan = socket.socket(fileno=fds[0])
+            chans[pid] = chan
+            chan.sendall(f"pid {pid}\n".encode())
+            reap()  # a child that ended at once
+
+
+# --------------------------------------------------------------------------- the test process's side
+
+
+class Forked:
+    """A process forked by the zygote, with the parts of :class:`subprocess.Popen` the tests use:
+    ``pid``, ``poll()``, ``wait(timeout)``, ``returncode``, and ``stdout``/``stderr`` (binary
+    readers) where they were asked for as pipes."""
+
+    def __init__(self, chan: socket.socket, stdout=None, stderr=None):
+        self._chan = chan
+        self._buf = b""
+        self.returncode: int | None = None
+        self.stdout, self.stderr = stdout, stderr
+        self.pid = int(self._line(None).split()[1])
+
+    def _line(self, timeout: float | None) -> str | None:
+        while b"\n" not in self._buf:
+            ready, _, _ = select.select([self._chan], [], [], timeout)
+            if not ready:
+                return None
+            got = self._chan.recv(256)
+            if not got:
+                raise RuntimeError("the zygote that forked this server ended")
+            self._buf += got
+        line, self._buf = self._buf.split(b"\n", 1)
+        return line.decode()
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            line = self._line(0)
+            if line is not None:
+                self.returncode = int(line.split()[1])
+                self._chan.close()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            line = self._line(timeout)
+            if line is None:
+                raise subprocess.TimeoutExpired("forked kgqa", timeout)
+            self.returncode = int(line.split()[1])
+            self._chan.close()
+        return self.returncode
+
+
+class _Zygote:
+    def __init__(self, env: dict[str, str]):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.env = env
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__)), str(theirs.fileno())], pass_fds=(theirs.fileno(),),
+                                     env=env, stdin=subprocess.DEVNULL, cwd=str(REPO))
+        theirs.close()
+        self.ctl = ours
+        ready, _, _ = select.select([ours], [], [], 300)
+        if not ready or ours.recv(16) != b"ready":
+            self.close()
+            raise RuntimeError("the test servers' zygote did not start")
+
+    def fits(self, env: dict[str, str]) -> bool:
+        return self.proc.poll() is None and all(env.get(k) == self.env.get(k) for k in IMPORT_TIME_ENV)
+
+    def fork(self, argv: list[str], *, env: dict[str, str], cwd: str, stdout: int, stderr: int,
+             new_session: bool) -> socket.socket:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        null = os.open(os.devnull, os.O_RDONLY)
+        try:
+            msg = json.dumps({"argv": argv, "env": env, "cwd": cwd, "session": new_session}).encode()
+            socket.send_fds(self.ctl, [msg], [theirs.fileno(), null, stdout, stderr])
+        finally:
+            os.close(null)
+            theirs.close()
+        return ours
+
+    def close(self) -> None:
+        self.ctl.close()  # the zygote ends at once
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(30)
+
+
+_ZYGOTE: list[_Zygote] = []
+
+
+def enabled() -> bool:
+    return os.environ.get("KGQA_TEST_FORK", "1") != "0" and sys.platform.startswith("linux")
+
+
+def _zygote(env: dict[str, str]) -> _Zygote | None:
+    if not enabled():
+        return None
+    if not _ZYGOTE:
+        _ZYGOTE.append(_Zygote(env))
+        atexit.register(_ZYGOTE[0].close)
+    z = _ZYGOTE[0]
+    return z if z.fits(env) else None
+
+
+def start(argv: list[str], *, env: dict[str, str], cwd: str, stdout, stderr, new_session: bool = False):
+    """``python -c "from kgqa.cli import main; main()" ARGV`` as a child of the zygote (a
+    :class:`Forked`), or as a fresh interpreter (a :class:`subprocess.Popen`) where forking is
+    off or ``env`` sets an import-time setting otherwise. ``stdout``/``stderr``: a file object
+    to write to, or ``subprocess.PIPE``."""
+    z = _zygote(env)
+    if z is None:
+        return subprocess.Popen([sys.executable, "-c", "from kgqa.cli import main; main()", *argv], cwd=cwd, env=env,
+                                stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, start_new_session=new_session)
+    readers, fds, close = [], [], []
+    for target in (stdout, stderr):
+        if target is subprocess.PIPE:
+            r, w = os.pipe()
+            readers.append(os.fdopen(r, "rb"))
+            fds.append(w)
+            close.append(w)
+        else:
+            readers.append(None)
+            fds.append(target.fileno())
+    try:
+        chan = z.fork(argv, env=env, cwd=cwd, stdout=fds[0], stderr=fds[1], new_session=new_session)
+    finally:
+        for fd in close:
+            os.close(fd)
+    return Forked(chan, *readers)
+
+
+if __name__ == "__main__":
+    zygote_main(int(sys.argv[1]))
