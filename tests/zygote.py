@@ -62,35 +62,39 @@ def _child(req: dict, fds: list[int]) -> None:
             os.dup2(fd, target)
         for fd in set(fds[1:]):
             os.close(fd)
-        # the interpreter's standard streams, made afresh on the new descriptors (the zygote's knew
-        # its own: a file is seekable, a pipe is not)
-        enc = sys.__stdout__.encoding if sys.__stdout__ else None
-        sys.stdin = sys.__stdin__ = open(0, "r", encoding=enc, closefd=False)
-        sys.stdout = sys.__stdout__ = open(1, "w", encoding=enc, closefd=False, buffering=1 if os.isatty(1) else -1)
-        sys.stderr = sys.__stderr__ = open(2, "w", encoding=enc, errors="backslashreplace", closefd=False, buffering=1)
         os.chdir(req["cwd"])
         os.environ.clear()
         os.environ.update(req["env"])
+        # the interpreter's standard streams, made afresh on the new descriptors (the zygote's knew
+        # its own: a file is seekable, a pipe is not), as it makes them (PYTHONIOENCODING, a TTY)
+        enc, _, errors = os.environ.get("PYTHONIOENCODING", "").partition(":")
+        enc = enc or (sys.__stdout__.encoding if sys.__stdout__ else None)
+        sys.stdin = sys.__stdin__ = open(0, "r", encoding=enc, errors=errors or None, closefd=False)
+        sys.stdout = sys.__stdout__ = open(1, "w", encoding=enc, errors=errors or None, closefd=False,
+                                           buffering=1 if os.isatty(1) else -1)
+        sys.stderr = sys.__stderr__ = open(2, "w", encoding=enc, errors="backslashreplace", closefd=False, buffering=1)
         import importlib
         import tempfile
         import types
 
         tempfile.tempdir = None
-        sys.argv = ["-c", *req["argv"]]
-        sys.path[0] = ""  # python -c: the working folder first
+        many = req.get("many", False)
+        sys.argv = ["-c"] if many else [req["argv0"], *req["argv"]]
+        sys.path[0] = "" if req["argv0"] == "-c" else os.getcwd()  # python -c: the working folder first
         importlib.invalidate_caches()
         sys.modules["__main__"] = types.ModuleType("__main__")
         from kgqa.cli import main
 
         code = 0
         try:
-            main(list(req["argv"]))
-        except SystemExit as e:
-            if e.code is None or isinstance(e.code, int):
-                code = e.code or 0
+            if many:
+                _many(main, req["argv"])
             else:
+                main(list(req["argv"]))
+        except SystemExit as e:
+            code = _status(e)
+            if not isinstance(e.code, (int, type(None))):
                 print(e.code, file=sys.stderr)
-                code = 1
         except KeyboardInterrupt:
             _exit_funcs()
             signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -103,6 +107,24 @@ def _child(req: dict, fds: list[int]) -> None:
         _exit_funcs()
     finally:
         os._exit(code)
+
+
+def _status(e: SystemExit) -> int:
+    return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+
+
+def _many(main, commands: list[list[str]]) -> None:
+    """tests/ptyrun.py's driver: each command in turn, then its index and exit status."""
+    for i, args in enumerate(commands):
+        try:
+            main(args)
+            code = 0
+        except SystemExit as e:
+            code = _status(e)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sys.stdout.write(f"\x00kgqa-pty-done {i} {code}\x00\n")
+        sys.stdout.flush()
 
 
 def _exit_funcs() -> None:
@@ -215,6 +237,10 @@ class Forked:
                 self._chan.close()
         return self.returncode
 
+    def kill(self) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signal.SIGKILL)
+
     def wait(self, timeout: float | None = None) -> int:
         if self.returncode is None:
             line = self._line(timeout)
@@ -241,13 +267,12 @@ class _Zygote:
     def fits(self, env: dict[str, str]) -> bool:
         return self.proc.poll() is None and all(env.get(k) == self.env.get(k) for k in IMPORT_TIME_ENV)
 
-    def fork(self, argv: list[str], *, env: dict[str, str], cwd: str, stdout: int, stderr: int,
-             new_session: bool) -> socket.socket:
+    def fork(self, req: dict, stdin: int | None, stdout: int, stderr: int) -> socket.socket:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         null = os.open(os.devnull, os.O_RDONLY)
         try:
-            msg = json.dumps({"argv": argv, "env": env, "cwd": cwd, "session": new_session}).encode()
-            socket.send_fds(self.ctl, [msg], [theirs.fileno(), null, stdout, stderr])
+            socket.send_fds(self.ctl, [json.dumps(req).encode()],
+                            [theirs.fileno(), null if stdin is None else stdin, stdout, stderr])
         finally:
             os.close(null)
             theirs.close()
@@ -279,15 +304,23 @@ def _zygote(env: dict[str, str]) -> _Zygote | None:
     return z if z.fits(env) else None
 
 
-def start(argv: list[str], *, env: dict[str, str], cwd: str, stdout, stderr, new_session: bool = False):
-    """``python -c "from kgqa.cli import main; main()" ARGV`` as a child of the zygote (a
-    :class:`Forked`), or as a fresh interpreter (a :class:`subprocess.Popen`) where forking is
-    off or ``env`` sets an import-time setting otherwise. ``stdout``/``stderr``: a file object
-    to write to, or ``subprocess.PIPE``."""
+#: ``python -m kgqa.cli``'s ``sys.argv[0]``
+MODULE_ARGV0 = str(REPO / "kgqa" / "cli" / "__main__.py")
+
+
+def start(argv: list, *, env: dict[str, str], cwd: str, stdout, stderr, stdin=None, new_session: bool = False,
+          module: bool = False, many: bool = False, fresh_cmd: list[str] | None = None):
+    """``python -c "from kgqa.cli import main; main()" ARGV`` (``module``: ``python -m kgqa.cli
+    ARGV``; ``many``: tests/ptyrun.py's driver of the commands ``ARGV``) as a child of the zygote
+    (a :class:`Forked`), or as a fresh interpreter (a :class:`subprocess.Popen` of ``fresh_cmd``,
+    by default the ``python -c`` line) where forking is off or ``env`` sets an import-time
+    setting otherwise. ``stdin``/``stdout``/``stderr``: a file object or descriptor, or
+    ``subprocess.PIPE`` (not for ``stdin``); ``stdin`` None: the null device."""
     z = _zygote(env)
     if z is None:
-        return subprocess.Popen([sys.executable, "-c", "from kgqa.cli import main; main()", *argv], cwd=cwd, env=env,
-                                stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, start_new_session=new_session)
+        cmd = fresh_cmd or [sys.executable, "-c", "from kgqa.cli import main; main()", *argv]
+        return subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL if stdin is None else stdin,
+                                stdout=stdout, stderr=stderr, start_new_session=new_session)
     readers, fds, close = [], [], []
     for target in (stdout, stderr):
         if target is subprocess.PIPE:
@@ -297,9 +330,13 @@ def start(argv: list[str], *, env: dict[str, str], cwd: str, stdout, stderr, new
             close.append(w)
         else:
             readers.append(None)
-            fds.append(target.fileno())
+            fds.append(target if isinstance(target, int) else target.fileno())
+    if stdin is not None and not isinstance(stdin, int):
+        stdin = stdin.fileno()
+    req = {"argv": argv, "env": env, "cwd": cwd, "session": new_session, "many": many,
+           "argv0": MODULE_ARGV0 if module else "-c"}
     try:
-        chan = z.fork(argv, env=env, cwd=cwd, stdout=fds[0], stderr=fds[1], new_session=new_session)
+        chan = z.fork(req, stdin, fds[0], fds[1])
     finally:
         for fd in close:
             os.close(fd)
