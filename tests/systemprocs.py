@@ -139,12 +139,29 @@ def dead_port() -> int:
         return s.getsockname()[1]
 
 
+def cli_process(args: list[str], extra_env: dict[str, str] | None = None, text: bool = False):
+    """``kgqa ARGS`` (e.g. ``system ask ...``) as a process in its own session (forked from the
+    test process's zygote, its imports done: tests/zygote.py), stdout to the null device, stderr a
+    pipe (``text``: read as text): a :class:`subprocess.Popen` or its like."""
+    p = zygote.start(args, env={**env(), **(extra_env or {})}, cwd=os.getcwd(), stdout=subprocess.DEVNULL,
+                     stderr=subprocess.PIPE, new_session=True)
+    if text:
+        import io
+
+        p.stderr = io.TextIOWrapper(p.stderr, encoding="utf-8", errors="replace")
+    return p
+
+
+def cli_run(args: list[str], extra_env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``kgqa ARGS`` as a process (forked from the zygote), to its end: exit status and output."""
+    return zygote.run(args, env={**env(), **(extra_env or {})}, cwd=os.getcwd(), timeout=timeout)
+
+
 @contextmanager
 def asking(args: list[str]) -> Iterator[subprocess.Popen]:
     """``kgqa ARGS`` (e.g. ``system ask ...``) in its own session, stderr as text; killed by its
     PID if still running at the end."""
-    p = subprocess.Popen(CLI + args, env={**env(), "COLUMNS": "400"}, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    p = cli_process(args, {"COLUMNS": "400"}, text=True)
     try:
         yield p
     finally:

@@ -315,7 +315,8 @@ def start(argv: list, *, env: dict[str, str], cwd: str, stdout, stderr, stdin=No
     (a :class:`Forked`), or as a fresh interpreter (a :class:`subprocess.Popen` of ``fresh_cmd``,
     by default the ``python -c`` line) where forking is off or ``env`` sets an import-time
     setting otherwise. ``stdin``/``stdout``/``stderr``: a file object or descriptor, or
-    ``subprocess.PIPE`` (not for ``stdin``); ``stdin`` None: the null device."""
+    ``subprocess.PIPE`` or ``subprocess.DEVNULL`` (not for ``stdin``); ``stdin`` None: the null
+    device."""
     z = _zygote(env)
     if z is None:
         cmd = fresh_cmd or [sys.executable, "-c", "from kgqa.cli import main; main()", *argv]
@@ -323,11 +324,15 @@ def start(argv: list, *, env: dict[str, str], cwd: str, stdout, stderr, stdin=No
                                 stdout=stdout, stderr=stderr, start_new_session=new_session)
     readers, fds, close = [], [], []
     for target in (stdout, stderr):
-        if target is subprocess.PIPE:
+        if target == subprocess.PIPE:
             r, w = os.pipe()
             readers.append(os.fdopen(r, "rb"))
             fds.append(w)
             close.append(w)
+        elif target == subprocess.DEVNULL:
+            readers.append(None)
+            fds.append(os.open(os.devnull, os.O_WRONLY))
+            close.append(fds[-1])
         else:
             readers.append(None)
             fds.append(target if isinstance(target, int) else target.fileno())
@@ -341,6 +346,26 @@ def start(argv: list, *, env: dict[str, str], cwd: str, stdout, stderr, stdin=No
         for fd in close:
             os.close(fd)
     return Forked(chan, *readers)
+
+
+def run(argv: list[str], *, env: dict[str, str], cwd: str, timeout: float) -> subprocess.CompletedProcess:
+    """:func:`subprocess.run` of ``python -c "from kgqa.cli import main; main()" ARGV``, its output
+    captured as text, the process forked by :func:`start`."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = start(argv, env=env, cwd=cwd, stdout=out, stderr=err)
+        try:
+            code = p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            raise
+        texts = []
+        for f in (out, err):
+            f.seek(0)
+            texts.append(f.read().decode("utf-8", errors="replace"))
+    return subprocess.CompletedProcess(argv, code, *texts)
 
 
 if __name__ == "__main__":
