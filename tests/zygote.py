@@ -147,6 +147,9 @@ def zygote_main(ctl_fd: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C of the test run: the test process ends us
     for m in PRELOAD:
         importlib.import_module(m)
+    import httpx
+
+    httpx.Client().close()  # what a client's first request imports (httpcore, h11, its backends)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     os.set_blocking(wake_r, False)
