@@ -128,9 +128,13 @@ def _many(main, commands: list[list[str]]) -> None:
 
 
 def _exit_funcs() -> None:
+    """What an interpreter does at its end: wait for the threads that are not daemons, run the
+    ``atexit`` handlers, flush the standard streams."""
     import atexit as _atexit
+    import threading
 
     try:
+        threading._shutdown()
         _atexit._run_exitfuncs()
     finally:
         for f in (sys.stdout, sys.stderr):
