@@ -316,6 +316,13 @@ class _Zygote:
 _ZYGOTE: list[_Zygote] = []
 
 
+def close() -> None:
+    """End this process's zygote, if it started one, and wait for it (tests/conftest.py at the
+    session's end, else at the interpreter's exit)."""
+    while _ZYGOTE:
+        _ZYGOTE.pop().close()
+
+
 def enabled() -> bool:
     return os.environ.get("KGQA_TEST_FORK", "1") != "0" and sys.platform.startswith("linux")
 
@@ -325,7 +332,7 @@ def _zygote(env: dict[str, str]) -> _Zygote | None:
         return None
     if not _ZYGOTE:
         _ZYGOTE.append(_Zygote(env))
-        atexit.register(_ZYGOTE[0].close)
+        atexit.register(close)
     z = _ZYGOTE[0]
     return z if z.fits(env) else None
 
