@@ -39,7 +39,23 @@ PRELOAD = ("kgqa.cli", "kgqa.cli.web", "kgqa.cli.system", "kgqa.web.app", "kgqa.
 
 #: settings kgqa reads once at import (module constants): a request that sets them otherwise
 #: than the zygote saw is started as a fresh interpreter
-IMPORT_TIME_ENV = ("KGQA_LEASE_SECONDS", "KGQA_WORKER_IDLE_S", "PYTHONPATH", "PYTHONHASHSEED")
+IMPORT_TIME_ENV = ("KGQA_LEASE_SECONDS", "KGQA_WORKER_IDLE_S", "PYTHONHASHSEED")
+
+
+def python_path(env: dict[str, str]) -> list[str]:
+    """``PYTHONPATH``'s folders as the interpreter puts them on ``sys.path`` (absolute, each
+    once)."""
+    return list(dict.fromkeys(os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p))
+
+
+def same_imports(env: dict[str, str], zygote_env: dict[str, str]) -> bool:
+    """Whether a fresh interpreter with ``env`` imports what the zygote imported: the settings of
+    :data:`IMPORT_TIME_ENV` alike, and the same ``PYTHONPATH`` but for the checkout itself (kgqa
+    comes from it either way: the tests' helpers put it first, an editable install finds it)."""
+    def path(e):
+        return [p for p in python_path(e) if p != str(REPO)]
+
+    return all(env.get(k) == zygote_env.get(k) for k in IMPORT_TIME_ENV) and path(env) == path(zygote_env)
 
 _MAX_MSG = 1 << 20
 
@@ -80,7 +96,9 @@ def _child(req: dict, fds: list[int]) -> None:
         tempfile.tempdir = None
         many = req.get("many", False)
         sys.argv = ["-c"] if many else [req["argv0"], *req["argv"]]
-        sys.path[0] = "" if req["argv0"] == "-c" else os.getcwd()  # python -c: the working folder first
+        # python -c: the working folder first (-m: its absolute path), then PYTHONPATH, then the rest
+        rest = [p for p in sys.path[1:] if p not in python_path(req["zygote_env"])]
+        sys.path[:] = ["" if req["argv0"] == "-c" else os.getcwd(), *python_path(req["env"]), *rest]
         importlib.invalidate_caches()
         sys.modules["__main__"] = types.ModuleType("__main__")
         from kgqa.cli import main
@@ -283,7 +301,7 @@ class _Zygote:
             raise RuntimeError("the test servers' zygote did not start")
 
     def fits(self, env: dict[str, str]) -> bool:
-        return self.proc.poll() is None and all(env.get(k) == self.env.get(k) for k in IMPORT_TIME_ENV)
+        return self.proc.poll() is None and same_imports(env, self.env)
 
     def fork(self, req: dict, stdin: int | None, stdout: int, stderr: int) -> socket.socket:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -372,7 +390,7 @@ def start(argv: list, *, env: dict[str, str], cwd: str, stdout, stderr, stdin=No
     if stdin is not None and not isinstance(stdin, int):
         stdin = stdin.fileno()
     req = {"argv": argv, "env": env, "cwd": cwd, "session": new_session, "many": many,
-           "argv0": MODULE_ARGV0 if module else "-c"}
+           "argv0": MODULE_ARGV0 if module else "-c", "zygote_env": z.env}
     try:
         chan = z.fork(req, stdin, fds[0], fds[1])
     finally:
