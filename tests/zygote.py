@@ -1,5 +1,7 @@
-"""The servers tests start (``kgqa web``, ``kgqa system serve``) forked from one process per test
-process that imported kgqa's CLI, web app and live-system service once (a zygote).
+"""The servers tests start (``kgqa web``, ``kgqa system serve``), and the ``kgqa`` processes
+whose claim is what a process does but not how an interpreter starts (the live-system client
+killed or interrupted, the 80-column terminal runs), forked from one process per test process
+that imported kgqa's CLI, web app and live-system service once (a zygote).
 
 A ``kgqa web`` process spends about 1.4 s of CPU importing Starlette, SQLAlchemy, Jinja2, NumPy
 and kgqa's web modules before it serves a page, and ``kgqa system serve`` about 0.7 s: paid
@@ -16,7 +18,12 @@ Requests go over a UNIX socket pair given to the zygote at its start: the comman
 environment, the working folder and the standard streams' file descriptors (``SCM_RIGHTS``), and
 a socket of the request's own on which the zygote says the child's PID and, once it has reaped
 the child, its exit status (as :attr:`subprocess.Popen.returncode` says it). The zygote ends when
-the test process closes its end (or dies)."""
+the test process closes its end (tests/conftest.py at the session's end) or dies.
+
+CPU time: a forked process is the zygote's child, so its CPU time reaches the test process's
+children's only when the zygote is waited for at the session's end, not when its test ends (a
+per-test probe of the test process's waited-for children does not see it; ``/usr/bin/time`` of
+the run does, and ``KGQA_TEST_ZYGOTE_CPU=FILE`` adds each zygote's total to FILE)."""
 
 from __future__ import annotations
 
