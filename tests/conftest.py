@@ -134,6 +134,15 @@ def pytest_collection_modifyitems(config, items):
             "(pip install -e '.[test]')"))
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_unconfigure(config):
+    """The servers' zygote (tests/zygote.py), where this process started one, ends with the
+    session and is waited for: its CPU time and its servers' count in this process's children's."""
+    zygote = sys.modules.get("zygote")
+    if zygote is not None:
+        zygote.close()
+
+
 #: The console width every test renders at, whatever the terminal or ``COLUMNS`` of the shell
 #: that runs pytest. Set here, before any test module imports kgqa, and again before each test: a
 #: rich Console keeps the ``COLUMNS`` it saw when it was made (the CLI's ``out``/``err`` are made on

@@ -14,6 +14,8 @@ import sys
 import termios
 from pathlib import Path
 
+import zygote
+
 REPO = Path(__file__).resolve().parents[1]
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[()][0-9A-Za-z]")
 
@@ -82,10 +84,13 @@ def help_paths(root) -> list[tuple[str, object]]:
 
 
 def run_pty(args: list[str], cols: int = 80, rows: int = 50, cwd: Path | None = None,
-            env: dict[str, str] | None = None, limit_s: float = 300.0) -> tuple[int, str]:
+            env: dict[str, str] | None = None, limit_s: float = 300.0, fork: bool = False) -> tuple[int, str]:
     """Exit status and the (colour-stripped) terminal text of ``python -m kgqa.cli ARGS`` run in
-    a ``cols`` x ``rows`` pseudo-terminal (stdout and stderr both on it)."""
-    code, raw = _run_in_pty([sys.executable, "-m", "kgqa.cli", *args], cols, rows, cwd, env, limit_s)
+    a ``cols`` x ``rows`` pseudo-terminal (stdout and stderr both on it). ``fork``: forked from
+    the test process's zygote, its imports done (tests/zygote.py), not a fresh interpreter (for a
+    claim about what the terminal shows, not about the interpreter's start)."""
+    fork_as = {"argv": args, "module": True} if fork else None
+    code, raw = _run_in_pty([sys.executable, "-m", "kgqa.cli", *args], cols, rows, cwd, env, limit_s, fork_as)
     return code, screen(raw)
 
 
@@ -108,13 +113,16 @@ for i, args in enumerate(json.loads(sys.argv[1])):
 
 
 def run_pty_many(commands: list[list[str]], cols: int = 80, rows: int = 50, cwd: Path | None = None,
-                 env: dict[str, str] | None = None, limit_s: float = 300.0) -> list[tuple[int, str]]:
+                 env: dict[str, str] | None = None, limit_s: float = 300.0, fork: bool = False) -> list[tuple[int, str]]:
     """:func:`run_pty` for several commands, one after another in one ``python`` process in one
     pseudo-terminal (``kgqa.cli.main`` called for each, as ``python -m kgqa.cli`` calls it): one
-    start-up instead of one per command. Each command's exit status and terminal text."""
+    start-up instead of one per command. Each command's exit status and terminal text. ``fork``:
+    as :func:`run_pty`'s."""
     import json
 
-    code, raw = _run_in_pty([sys.executable, "-c", _MANY, json.dumps(commands)], cols, rows, cwd, env, limit_s)
+    fork_as = {"argv": commands, "many": True} if fork else None
+    code, raw = _run_in_pty([sys.executable, "-c", _MANY, json.dumps(commands)], cols, rows, cwd, env, limit_s,
+                            fork_as)
     parts = _DONE.split(raw)  # text, index, status, text, index, status, ..., rest
     done = {int(parts[k + 1]): (int(parts[k + 2]), screen(parts[k])) for k in range(0, len(parts) - 2, 3)}
     if sorted(done) != list(range(len(commands))):
@@ -124,14 +132,20 @@ def run_pty_many(commands: list[list[str]], cols: int = 80, rows: int = 50, cwd:
 
 
 def _run_in_pty(cmd: list[str], cols: int, rows: int, cwd: Path | None, env: dict[str, str] | None,
-                limit_s: float) -> tuple[int, str]:
-    """Exit status and raw terminal output of ``cmd`` run in a ``cols`` x ``rows`` pseudo-terminal."""
+                limit_s: float, fork_as: dict | None = None) -> tuple[int, str]:
+    """Exit status and raw terminal output of ``cmd`` run in a ``cols`` x ``rows`` pseudo-terminal
+    (``fork_as``: :func:`zygote.start`'s arguments for the same command forked instead)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
     e = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR")}
     e.update({"TERM": "xterm-256color", "PYTHONIOENCODING": "utf-8"})
     e.update(env or {})
-    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, cwd=str(cwd or REPO), env=e, close_fds=True)
+    if fork_as is not None:
+        proc = zygote.start(fork_as.pop("argv"), env=e, cwd=str(cwd or REPO), stdin=slave, stdout=slave, stderr=slave,
+                            fresh_cmd=cmd, **fork_as)
+    else:
+        proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, cwd=str(cwd or REPO), env=e,
+                                close_fds=True)
     os.close(slave)
     chunks: list[bytes] = []
     try:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import httpx
 
+import zygote
 from waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,10 +34,19 @@ def env() -> dict[str, str]:
 
 
 class Proc:
-    def __init__(self, args: list[str], pattern: str, stream: str = "stderr", timeout: float = 60.0, cwd=None):
+    """``args`` as a process in its own session, ready once a line of its ``stream`` matches
+    ``pattern`` (its group 1: the port). ``fork``: a kgqa command (``CLI + [...]``) forked from the
+    test process's zygote, its imports done (tests/zygote.py); else a fresh interpreter."""
+
+    def __init__(self, args: list[str], pattern: str, stream: str = "stderr", timeout: float = 60.0, cwd=None,
+                 fork: bool = False):
         self.args = args
-        self.p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                  env=env(), cwd=cwd, start_new_session=True)
+        if fork and args[:3] == CLI:
+            self.p = zygote.start(args[3:], env=env(), cwd=str(cwd or os.getcwd()), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, new_session=True)
+        else:
+            self.p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                      env=env(), cwd=cwd, start_new_session=True)
         self.pid = self.p.pid
         fh = self.p.stderr if stream == "stderr" else self.p.stdout
         deadline = time.monotonic() + timeout
@@ -79,8 +89,10 @@ class Proc:
 
 
 def adapter(*args: str) -> Proc:
-    """``kgqa system serve ARGS --port 0``, ready (its /health answers)."""
-    p = Proc(CLI + ["system", "serve", *args, "--port", "0"], r"http://127\.0\.0\.1:(\d+)/")
+    """``kgqa system serve ARGS --port 0`` (forked from the zygote), ready (its /health answers).
+    test_replaying_a_run_without_question_texts_needs_the_dataset starts the command as a fresh
+    interpreter."""
+    p = Proc(CLI + ["system", "serve", *args, "--port", "0"], r"http://127\.0\.0\.1:(\d+)/", fork=True)
 
     def healthy() -> bool:
         try:
@@ -127,12 +139,29 @@ def dead_port() -> int:
         return s.getsockname()[1]
 
 
+def cli_process(args: list[str], extra_env: dict[str, str] | None = None, text: bool = False):
+    """``kgqa ARGS`` (e.g. ``system ask ...``) as a process in its own session (forked from the
+    test process's zygote, its imports done: tests/zygote.py), stdout to the null device, stderr a
+    pipe (``text``: read as text): a :class:`subprocess.Popen` or its like."""
+    p = zygote.start(args, env={**env(), **(extra_env or {})}, cwd=os.getcwd(), stdout=subprocess.DEVNULL,
+                     stderr=subprocess.PIPE, new_session=True)
+    if text:
+        import io
+
+        p.stderr = io.TextIOWrapper(p.stderr, encoding="utf-8", errors="replace")
+    return p
+
+
+def cli_run(args: list[str], extra_env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``kgqa ARGS`` as a process (forked from the zygote), to its end: exit status and output."""
+    return zygote.run(args, env={**env(), **(extra_env or {})}, cwd=os.getcwd(), timeout=timeout)
+
+
 @contextmanager
 def asking(args: list[str]) -> Iterator[subprocess.Popen]:
     """``kgqa ARGS`` (e.g. ``system ask ...``) in its own session, stderr as text; killed by its
     PID if still running at the end."""
-    p = subprocess.Popen(CLI + args, env={**env(), "COLUMNS": "400"}, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    p = cli_process(args, {"COLUMNS": "400"}, text=True)
     try:
         yield p
     finally:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 
+import zygote
 from conftest import REPO
 from waiting import wait_until
 
@@ -50,13 +51,16 @@ def _alive(pid: int) -> bool:
 
 
 class WebServer:
-    """``kgqa web --store STORE --port P ARGS...`` as a subprocess of the test."""
+    """``kgqa web --store STORE --port P ARGS...`` as a process of its own: forked from the test
+    process's zygote, its imports done (tests/zygote.py), or with ``fresh`` a fresh interpreter."""
 
-    def __init__(self, store: Path, tmp: Path, *args: str, command: str = "web", port: int | None = None):
+    def __init__(self, store: Path, tmp: Path, *args: str, command: str = "web", port: int | None = None,
+                 fresh: bool = False):
         self.store = store
         self.tmp = tmp
         self.args = list(args)
         self.command = command
+        self.fresh = fresh  # a fresh interpreter, not a fork of the test process's zygote (tests/zygote.py)
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen | None = None
@@ -66,12 +70,16 @@ class WebServer:
         env = dict(os.environ)
         env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
         env.setdefault("KGQA_CACHE_DIR", str(self.tmp / "cache"))
-        cmd = [sys.executable, "-c", "from kgqa.cli import main; main()", self.command]
+        argv = [self.command]
         if self.command == "web":
-            cmd += ["--store", str(self.store)]
-        cmd += ["--port", str(self.port), *self.args]
+            argv += ["--store", str(self.store)]
+        argv += ["--port", str(self.port), *self.args]
         self._logf = open(self.log, "ab")
-        self.proc = subprocess.Popen(cmd, cwd=str(self.tmp), env=env, stdout=self._logf, stderr=subprocess.STDOUT)
+        if self.fresh:
+            self.proc = subprocess.Popen([sys.executable, "-c", "from kgqa.cli import main; main()", *argv],
+                                         cwd=str(self.tmp), env=env, stdout=self._logf, stderr=subprocess.STDOUT)
+        else:
+            self.proc = zygote.start(argv, env=env, cwd=str(self.tmp), stdout=self._logf, stderr=self._logf)
 
         def answering() -> bool:
             if self.proc.poll() is not None:

@@ -1,6 +1,9 @@
 """Every command's table output at 80 columns (issue 24): run in a pseudo-terminal 80 columns
 wide, as a user's terminal is, no line is wider and no name a user must type is cut (no "…",
-names whole); piped, the names are printed in full too. Help fits and keeps every option name."""
+names whole); piped, the names are printed in full too. Help fits and keeps every option name.
+(The commands in a terminal run as processes forked from the test process's zygote, their
+imports done: tests/zygote.py; what a terminal shows does not depend on the interpreter's start,
+which the piped test here and test_lazy_imports.py's terminal runs start afresh.)"""
 
 from __future__ import annotations
 
@@ -72,7 +75,7 @@ def tables(files, tmp_path_factory):
     process (as ``python -m kgqa.cli`` runs one): name -> (exit status, terminal text)."""
     commands = _commands(files)
     cache = tmp_path_factory.mktemp("cli80cache")
-    ran = run_pty_many([commands[n][0] for n in TABLES], cols=WIDTH, env={"KGQA_CACHE_DIR": str(cache)})
+    ran = run_pty_many([commands[n][0] for n in TABLES], cols=WIDTH, env={"KGQA_CACHE_DIR": str(cache)}, fork=True)
     return dict(zip(TABLES, ran))
 
 
@@ -84,7 +87,7 @@ def test_every_table_fits_80_columns_in_a_terminal(files, tables, name):
 
 
 def test_demo_fits_80_columns(tmp_path):
-    code, text = run_pty(["demo"], cols=WIDTH, env={"KGQA_CACHE_DIR": str(tmp_path / "cache")})
+    code, text = run_pty(["demo"], cols=WIDTH, env={"KGQA_CACHE_DIR": str(tmp_path / "cache")}, fork=True)
     assert code == 0, text[-3000:]
     _check(text, ["strong", "weak", "medium"])
     assert "kgqa/demo/data/runs/weak.json" in text  # Next: commands, whole (run from the checkout)
@@ -129,7 +132,7 @@ def test_warnings_wrap_at_word_boundaries_in_a_terminal(tmp_path):
     run = tmp_path / "run.jsonl"
     run.write_text('{"id": "q0", "answers": ["http://x/a"]}\n{"id": "elsewhere", "answers": ["http://x/a"]}\n',
                    encoding="utf-8")
-    code, text = run_pty(["evaluate", str(ds), str(run)], cols=WIDTH)
+    code, text = run_pty(["evaluate", str(ds), str(run)], cols=WIDTH, fork=True)
     assert code == 0, text
     _check(text)
     lines = text.splitlines()

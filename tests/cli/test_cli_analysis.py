@@ -55,7 +55,7 @@ def test_compare_is_deterministic_and_complete():
     assert "0.8556^bc" in one.output  # strong F1, significantly better than medium and weak
 
 
-def test_compare_formats_and_baseline(tmp_path):
+def test_compare_formats_and_baseline():
     r = invoke("compare", QUESTIONS, *RUNS, "--baseline", RUNS[2], "--format", "json", "--resamples", "500")
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
@@ -68,6 +68,13 @@ def test_compare_formats_and_baseline(tmp_path):
     assert r.exit_code == 0 and r.output.count(r"\begin{tabular}") == 2
     r = invoke("compare", QUESTIONS, *RUNS[:2], "--format", "md", "--resamples", "500")
     assert r.exit_code == 0 and "| system | F1 |" not in r.output and "### Paired tests" in r.output
+    # --format html: test_compare_html_to_a_file (slow: the report's figures)
+
+
+@pytest.mark.slow  # the HTML report's figures (~2.5 s); quick: test_report_writes_report_html_by_default (the
+# CLI writes an HTML report) and test_web_routes.py::test_leaderboard_compare_and_datasets (a comparison's report
+# sections, figures included); the other compare formats: test_compare_formats_and_baseline
+def test_compare_html_to_a_file(tmp_path):
     out = tmp_path / "c.html"
     r = invoke("compare", QUESTIONS, *RUNS[:2], "--format", "html", "-o", out, "--resamples", "300")
     assert r.exit_code == 0 and out.read_text().startswith("<!DOCTYPE html>")

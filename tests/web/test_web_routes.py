@@ -1,12 +1,14 @@
 """HTTP-level tests of every route of the web platform (issue 14), against a real ``kgqa web``
-process on a free loopback port: uploads (good and bad), CSRF, caps, escaping, downloads,
-leaderboards, comparisons, datasets, the token, restart and resume."""
+process on a free loopback port: uploads (good and bad), CSRF, caps, escaping, downloads (and
+the HTML report's CSP), leaderboards, comparisons, datasets, the token, restart and resume."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
+from base64 import b64encode
 
 import httpx
 import pytest
@@ -148,6 +150,23 @@ def test_downloads(client, demo_exps):
     assert client.get(f"/e/{eid}/file/kg").status_code == 404
 
 
+def test_html_report_is_served_with_a_csp_of_its_own_hashes(client, demo_exps):
+    """(The web edge's test, issue 23: here on the demo experiment this module's server has
+    anyway, the report rendered once for both modules' downloads.)"""
+    url = f"/e/{demo_exps['strong']}"
+    r1, r2 = client.get(url + "/download/html"), client.get(url + "/download/html")
+    doc = client.get(url + "/download/json").json()
+    assert r1.status_code == 200 and r1.content == r2.content  # cached: the same bytes
+    csp = r1.headers["content-security-policy"]
+    assert "unsafe-inline" not in csp and "default-src 'none'" in csp and "frame-ancestors 'none'" in csp
+    style = re.search(r"<style>(.*?)</style>", r1.text, re.S).group(1)
+    script = re.search(r"<script>(.*?)</script>", r1.text, re.S).group(1)
+    for block in (style, script, "kgqaFilter(this)"):
+        h = "'sha256-" + b64encode(hashlib.sha256(block.encode()).digest()).decode() + "'"
+        assert h in csp
+    assert doc["experiment"]["signature"] in r1.text
+
+
 def test_bad_uploads_get_a_clear_message_naming_file_and_record(client):
     cases = [
         (dict(files={"run_file": ("bad.json", b'{"questions": [ {"id": 1, ', "application/json")}),
@@ -286,7 +305,9 @@ def test_restart_keeps_permalinks_and_resumes_unfinished_work(tmp_path):
 
 
 def test_token_guards_every_page(tmp_path):
-    with WebServer(tmp_path / "exp.sqlite", tmp_path, "--token", "s3cret-token") as srv:
+    # a fresh interpreter (python -c ... web), not a fork of the zygote as the other servers: the
+    # README's command starts `kgqa web` so once
+    with WebServer(tmp_path / "exp.sqlite", tmp_path, "--token", "s3cret-token", fresh=True) as srv:
         with httpx.Client(base_url=srv.base) as c:
             assert c.get("/").status_code == 401
             assert c.get("/leaderboards").status_code == 401

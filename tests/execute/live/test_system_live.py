@@ -18,7 +18,7 @@ from kgqa.load import load_dataset, load_run
 from kgqa.model import Status
 from kgqa.score import profiles
 from kgqa.score.evaluate import evaluate
-from systemprocs import CLI, adapter, count, env, faulty, requests_log
+from systemprocs import CLI, adapter, cli_process, count, env, faulty, requests_log
 from waiting import wait_until
 
 MEASURES = ("set_P", "set_recall", "set_F")
@@ -237,9 +237,8 @@ def test_kill_9_then_rerun_asks_only_the_unanswered_questions(ck25, tmp_path):
     # exists, so at the kill the client (-c 2) has exactly 15 answers journalled and 2 in flight
     held = {t: [f"until:{gate}", "ok"] for t in _texts()[15:]}
     with faulty(ck25["answers"], held, workdir=tmp_path) as srv:
-        client = subprocess.Popen(CLI + ["system", "ask", srv.url, "ck25", "--protocol", "text2sparql", "-o", str(out),
-                                         "-c", "2", "--no-progress"], env=env(), stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, start_new_session=True)
+        client = cli_process(["system", "ask", srv.url, "ck25", "--protocol", "text2sparql", "-o", str(out), "-c", "2",
+                              "--no-progress"])
         try:
             wait_until(lambda: count(srv)["total"] == 17, what="15 questions answered and 2 held", proc=client)
             os.kill(client.pid, signal.SIGKILL)
@@ -275,9 +274,8 @@ def test_ctrl_c_stops_asking_and_keeps_what_arrived(ck25, tmp_path):
     gate = tmp_path / "gate"  # never made: questions 6 on are held by the system, 2 of them in flight
     texts = _texts()
     with faulty(ck25["answers"], {t: [f"until:{gate}"] for t in texts[5:]}, workdir=tmp_path) as srv:
-        client = subprocess.Popen(CLI + ["system", "ask", srv.url, "ck25", "--protocol", "gerbil", "-o", str(out),
-                                         "-c", "2", "--no-progress"], env=env(), stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, start_new_session=True)
+        client = cli_process(["system", "ask", srv.url, "ck25", "--protocol", "gerbil", "-o", str(out), "-c", "2",
+                              "--no-progress"])
         try:
             wait_until(lambda: count(srv)["total"] == 7, what="5 questions answered and 2 held", proc=client)
             os.kill(client.pid, signal.SIGINT)

@@ -1,7 +1,8 @@
 """A live system never turns into a score it did not earn (issue 23, live systems; issue 27,
 one retry policy). Every service is a real process on a free loopback port
 (tests/systemfaults.py, the adapter), stopped by its PID; the client runs in-process or as
-``kgqa`` in a subprocess."""
+``kgqa`` in a process of its own: forked from the test process's zygote, its imports done
+(tests/zygote.py), or, in the dead-system test, a fresh interpreter (:func:`cli`)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from kgqa.execute.live.protocols import same_text
 from kgqa.load import load_dataset, load_run
 from kgqa.model import Dataset, InputError, Status
 from conftest import run_cli
-from systemprocs import CLI, adapter, asking, count, dead_port, env, faulty, requests_log, wait_for_records
+from systemprocs import CLI, adapter, asking, cli_run, count, dead_port, env, faulty, requests_log, wait_for_records
 
 
 @pytest.fixture
@@ -229,8 +230,8 @@ def test_credentials_are_sent_but_never_written(answers, tmp_path, shared_data, 
     save = tmp_path / "eval.json"
     with faulty(answers) as srv:
         url = f"http://alice:{password}@127.0.0.1:{srv.port}/?apikey={key}"
-        r = cli("system", "ask", url, "ck25", "--protocol", "text2sparql", "-o", str(out), "--no-progress",
-                "--header", "X-Trace:visible", extra_env={"KGQA_SYSTEM_HEADERS": f"X-Api-Key: {header}"})
+        r = cli_run(["system", "ask", url, "ck25", "--protocol", "text2sparql", "-o", str(out), "--no-progress",
+                     "--header", "X-Trace:visible"], {"COLUMNS": "400", "KGQA_SYSTEM_HEADERS": f"X-Api-Key: {header}"})
         assert r.returncode == 0, r.stderr
         code2, out2, err2 = run_cli(capsys, "evaluate", "ck25", "--system", url, "--protocol", "text2sparql",
                                     "--journal", str(tmp_path / "eval.journal.jsonl"), "--header",
