@@ -46,6 +46,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgqa import lazy
+from kgqa.execute.engine import is_transient, transient_reason
+from kgqa.execute.types import iris_of
 from kgqa.model.item import Dataset
 from kgqa.model.outcome import Outcome, Status
 from kgqa.model.problems import InputError
@@ -53,10 +55,7 @@ from kgqa.model.run import Run
 from kgqa.model.answer import answer_items
 from kgqa.model.terms import TermMatching
 
-#: answers-only scoring executes nothing: the executor's transient-error rules, the KG's term
-#: types and the SPARQL analyzer only when queries were executed
-_engine = lazy.module("kgqa.execute.engine")
-_types = lazy.module("kgqa.execute.types")
+#: the SPARQL analyzer (the parser) only when queries were executed: answers-only scoring parses none
 _analyzer = lazy.module("kgqa.sparql.analyzer")
 
 #: Keys of a per-question score object (an evaluation file, not answers).
@@ -279,7 +278,6 @@ def transport_warnings(run: str, outcomes: Iterable[Outcome]) -> list[SetupWarni
     outcomes = list(outcomes)
     if not outcomes:  # answers-only scoring: nothing executed
         return []
-    is_transient = _engine.is_transient
     reasons = Counter(_reason(o) for o in outcomes if is_transient(o))
     if not reasons:
         return []
@@ -294,7 +292,7 @@ def transport_warnings(run: str, outcomes: Iterable[Outcome]) -> list[SetupWarni
 def _reason(o: Outcome) -> str:
     """A transient failure's reason with counts of attempts and timings removed (so that the
     same cause groups together)."""
-    text = _engine.transient_reason(o)
+    text = transient_reason(o)
     text = re.sub(r"\s*\(gave up after .*$", "", text)
     text = re.sub(r"\d+(\.\d+)? s\b", "N s", text)
     return text.strip()
@@ -314,7 +312,7 @@ def _query_iris(query: str | None) -> set[str]:
 def side_iris(answers: Iterable[Any], queries: Iterable[str | None]) -> list[str]:
     """A sample (:data:`FOREIGN_SAMPLE`, spread over the sorted list) of the IRIs of one side's
     answers and queries, without the common vocabularies (:data:`COMMON_VOCABULARIES`)."""
-    found = _types.iris_of(answers)
+    found = iris_of(answers)
     for q in queries:
         found |= _query_iris(q)
     usable = sorted(i for i in found if not i.startswith(COMMON_VOCABULARIES) and ">" not in i and " " not in i
