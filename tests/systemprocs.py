@@ -4,6 +4,7 @@ started on a free loopback port and stopped by its PID."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -146,8 +147,6 @@ def cli_process(args: list[str], extra_env: dict[str, str] | None = None, text: 
     p = zygote.start(args, env={**env(), **(extra_env or {})}, cwd=os.getcwd(), stdout=subprocess.DEVNULL,
                      stderr=subprocess.PIPE, new_session=True)
     if text:
-        import io
-
         p.stderr = io.TextIOWrapper(p.stderr, encoding="utf-8", errors="replace")
     return p
 
