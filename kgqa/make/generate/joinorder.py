@@ -202,6 +202,18 @@ def _fanout(prev: tuple[float, float, float], cur: tuple[float, float, float]) -
     return min(m2, (q * q2) ** 0.5 / max(1.0, n))
 
 
+def _triple_runs(query: str) -> list[list[tuple[str, str, str]]]:
+    """The (subject, predicate, object) of each run of one-line triple patterns of ``query``
+    (runs as :func:`reorder` sees them: ``FILTER`` and ``BIND`` lines inside a run do not end it)."""
+    runs, run = [], []
+    for line in query.split("\n") + [""]:
+        m = _TRIPLE.match(line)
+        if m:
+            run.append((m.group(2), m.group(3), m.group(4)))
+        elif not (_CALL.match(line) and _balanced(line)) and run:
+            runs, run = runs + [run], []
+    return runs
+
 
 def _ends(stats: JoinStats, s: str, p: str, o: str) -> tuple[float, dict[str, tuple[float, float, float]]]:
     """One pattern's rows when it is read alone, and per variable end its (triples, sum of squared
@@ -245,21 +257,14 @@ def solutions(query: str, stats: JoinStats | None, above: float = 0.0) -> float:
     joined in other orders (fewer still: the caller only asks whether it is over ``above``)."""
     if stats is None or not stats.predicates:
         return 0.0
-    best, run = 0.0, []
-    for line in query.split("\n") + [""]:
-        m = _TRIPLE.match(line)
-        if m:
-            run.append(_ends(stats, m.group(2), m.group(3), m.group(4)))
-            continue
-        if _CALL.match(line) and _balanced(line):
-            continue
-        if run:
-            written = _rows(list(range(len(run))), run, strict=False) or 0.0
-            if written > above and len(run) <= EXHAUSTIVE:
-                got = [r for o in itertools.permutations(range(len(run))) if (r := _rows(list(o), run)) is not None]
-                written = min(got) if got else written
-            best = max(best, written)
-        run = []
+    best = 0.0
+    for triples in _triple_runs(query):
+        run = [_ends(stats, *t) for t in triples]
+        written = _rows(list(range(len(run))), run, strict=False) or 0.0
+        if written > above and len(run) <= EXHAUSTIVE:
+            got = [r for o in itertools.permutations(range(len(run))) if (r := _rows(list(o), run)) is not None]
+            written = min(got) if got else written
+        best = max(best, written)
     return best
 
 
@@ -278,13 +283,7 @@ def count_query(query: str) -> str | None:
     of fso-hgde, 27 million solutions past the 30 s timeout, is counted in 1 s). None unless
     the query has one run of patterns (:func:`reorder`'s) whose variables form a tree (no
     cycle, no pattern without a variable or with one variable at both ends)."""
-    runs, run = [], []
-    for line in query.split("\n") + [""]:
-        m = _TRIPLE.match(line)
-        if m:
-            run.append((m.group(2), m.group(3), m.group(4)))
-        elif not (_CALL.match(line) and _balanced(line)) and run:
-            runs, run = runs + [run], []
+    runs = _triple_runs(query)
     if len(runs) != 1:
         return None
     pats = runs[0]
