@@ -169,7 +169,10 @@ def test_counted_solutions_are_the_patterns_solutions(examples):
             counted.append(int(got.value))
 
     check()
-    assert len(counted) > examples and max(counted) > 1
+    # the property held on enough of them: about 40% of the drawn texts have tree-shaped patterns
+    # (20 of 50 in one quick run, so 'more than the examples' failed by chance); under 5 of 50 is
+    # 4 standard deviations out
+    assert len(counted) >= 5 and max(counted) > 1, counted
 
 
 def _hub_kg(tmp_path) -> str:
