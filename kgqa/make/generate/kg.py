@@ -28,7 +28,8 @@ from typing import Any
 from kgqa.execute.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT
 from kgqa.execute.executor import Executor
 from kgqa.execute.policy import ExecutionPolicy
-from kgqa.make.generate.joinorder import JoinStats, count_query, reads_every_solution, reorder as reorder_joins, solutions
+from kgqa.make.generate.joinorder import (JoinStats, bind_casts, cast_lookups, count_query, lookup_query,
+                                         reads_every_solution, reorder as reorder_joins, solutions)
 from kgqa.model.answer import BooleanAnswer, TableAnswer
 from kgqa.model.outcome import Status
 from kgqa.model.terms import Term
@@ -89,6 +90,9 @@ class KGAccess:
     degrees_read: bool = False
     #: text sent -> its patterns' solutions counted (:meth:`_too_costly`; None: not counted)
     counted: dict[str, int | None] = field(default_factory=dict, repr=False)
+    #: (predicate, cast datatype, value) -> the n3 text of the one value of the predicate that
+    #: casts to it (None: none, several, or the lookup failed); :meth:`_look_up_casts`
+    stored: dict[tuple[str, str, str], str | None] = field(default_factory=dict, repr=False)
 
     @classmethod
     def open(cls, kg: str | Path | Sequence[str | Path], graph: str | None = None, *,
@@ -127,12 +131,14 @@ class KGAccess:
         """Execute SELECT queries; each result is a table or the :class:`QueryFailed` it ended in.
         They are prepared as the policy says for gold queries (normaliser; the sandbox when
         ``trust_gold`` is off). ``reorder`` (all, or one flag per query): send the query with
-        its patterns in the join order of :func:`~kgqa.make.generate.joinorder.reorder` (the
+        its patterns in the join order of :func:`~kgqa.make.generate.joinorder.reorder`, its
+        grounded cast values as stored (:func:`~kgqa.make.generate.joinorder.bind_casts`; the
         same solutions, perhaps in another order: only for queries whose result does not
         depend on the order or on which rows a LIMIT keeps)."""
         if not queries:
             return []
         flags = [reorder] * len(queries) if isinstance(reorder, bool) else list(reorder)
+        self._look_up_casts([q for q, f in zip(queries, flags) if f and q not in self.reordered])
         texts = [self._reorder(q) if f else q for q, f in zip(queries, flags)]
         costly = self._too_costly(texts)
         ex = self.executor
@@ -203,12 +209,20 @@ class KGAccess:
         if self.join_stats is not None and not any(isinstance(r, QueryFailed) for r in got):
             self.join_stats = JoinStats.from_rows([], [], *(r.rows for r in got), base=self.join_stats)
 
+    def _look_up_casts(self, queries: list[str]) -> None:
+        """Read :attr:`stored` for the grounded cast values of ``queries`` not looked up yet
+        (one batch)."""
+        keys = list(dict.fromkeys(k for q in queries for k in cast_lookups(q) if k not in self.stored))
+        for key, r in zip(keys, self.select_many([lookup_query(k) for k in keys])):
+            one = isinstance(r, TableAnswer) and len(r.rows) == 1 and r.rows[0][0] is not None
+            self.stored[key] = r.rows[0][0].n3() if one else None
+
     def _reorder(self, query: str) -> str:
-        if self.join_stats is None:
-            return query
         text = self.reordered.get(query)
         if text is None:
-            text = self.reordered[query] = reorder_joins(query, self.join_stats)
+            text = bind_casts(query, self.stored)
+            if self.join_stats is not None:  # kept once the join order is known
+                text = self.reordered[query] = reorder_joins(text, self.join_stats)
         return text
 
     def select(self, query: str) -> TableAnswer:

@@ -144,6 +144,42 @@ def test_access_sends_the_reordered_text_only_when_asked(tmp_path, monkeypatch):
         assert access.reordered[q] != q  # validFrom first: 2 schemes, 6 items
 
 
+def test_a_grounded_cast_value_is_sent_as_the_value_the_kg_stores(tmp_path):
+    """fso-hgde writes its dates as plain strings, read as xsd:date: a query that compares one
+    (``FILTER(xsd:date(?v) = "..."^^xsd:date)``) cast the whole relation. It is sent with the one
+    value the KG stores in its pattern, an index lookup, and gives the same rows; a date stored
+    two ways (``Z`` and ``+00:00``: one value), or not at all, is sent as written."""
+    kg = tmp_path / "kg.nt"
+    dates = ["2001-01-01Z", "2001-01-01+00:00"] + [f"200{i}-01-01" for i in range(2, 10)]
+    kg.write_text("".join(f"<{EX}i{i}> <{EX}inScheme> <{EX}s{i % 2}> .\n<{EX}i{i}> <{EX}validFrom> \"{d}\" .\n"
+                          for i, d in enumerate(dates)))
+    rel = path_iri((EX + "validFrom",), cast=D)
+
+    def asking(value: str) -> str:
+        nodes = (Node("x", EX + "C"), Node("y1", D, literal=True, value=Literal(value, D)), Node("y2", EX + "C"))
+        return GraphQuery(nodes, (Edge("x", rel, "y1"), Edge("x", EX + "inScheme", "y2")), Function(),
+                          typed=False, question="x").sparql()
+
+    one, two_ways, none = (asking(v) for v in ("2003-01-01", "2001-01-01Z", "1999-01-01"))
+    cast_filter = f"FILTER(<{D}>(?via0_v) = "
+    assert all(cast_filter in q for q in (one, two_ways, none))
+    with KGAccess.open(str(kg)) as access:
+        access.read_join_stats()
+        plain = access.select_many([one, two_ways, none])
+        sent = access.select_many([one, two_ways, none], reorder=True)
+        assert [set(r.rows) for r in plain] == [set(r.rows) for r in sent] == \
+            [{(IRI(f"{EX}i3"),)}, {(IRI(f"{EX}i0"),), (IRI(f"{EX}i1"),)}, set()]
+        assert f'?x <{EX}validFrom> "2003-01-01" .' in access._reorder(one) and cast_filter not in access._reorder(one)
+        assert cast_filter in access._reorder(two_ways) and cast_filter in access._reorder(none)
+        assert access.stored == {(f"<{EX}validFrom>", f"<{D}>", Literal(v, D).n3()): stored
+                                 for v, stored in (("2003-01-01", '"2003-01-01"'), ("2001-01-01Z", None),
+                                                   ("1999-01-01", None))}
+    # a cast variable read anywhere else (here: returned) keeps its FILTER
+    text = one.replace("SELECT DISTINCT ?x", "SELECT DISTINCT ?x ?via0_v")
+    assert joinorder.bind_casts(text, {k: '"2003-01-01"' for k in joinorder.cast_lookups(one)}) == text
+    assert joinorder.cast_lookups(text) == []
+
+
 def _count(store: ox.Store, q: str) -> int:
     """The solutions of ``q``'s triple patterns (its lines that end in `` .``), listed."""
     lines = [x for x in q.split("\n") if x.endswith(" .")]
