@@ -132,16 +132,33 @@ def seeded_order(rows, salt: str, limit: int) -> list | None:
     ``MD5(CONCAT(STR(?v1), "|", ..., "|salt"))`` ascending, computed here; None where that
     order needs SPARQL's term order to break a tie (two rows with the same string) or a value
     is unbound: the caller then asks the engine."""
-    keyed = []
-    for row in rows:
-        if any(v is None or isinstance(v, BNode) for v in row):
-            return None
-        text = "|".join(v.value for v in row) + "|" + salt
-        keyed.append((hashlib.md5(text.encode("utf-8")).hexdigest(), row))
-    if len({k for k, _ in keyed}) < len(keyed):
+    texts = _row_texts(rows)
+    if texts is None:
         return None
-    keyed.sort(key=lambda kr: kr[0])
-    return [r for _, r in keyed[:int(limit)]]
+    tail = ("|" + salt).encode("utf-8")
+    keyed = sorted((hashlib.md5(t + tail).hexdigest(), k) for k, t in enumerate(texts))
+    if any(a[0] == b[0] for a, b in zip(keyed, keyed[1:])):
+        return None
+    return [rows[k] for _, k in keyed[:int(limit)]]
+
+
+#: the last rows :func:`_row_texts` read ({id: (rows, texts)}): a template's grounding rows are
+#: drawn from under a new salt at every attempt that draws it
+_ROW_TEXTS: dict[int, tuple] = {}
+
+
+def _row_texts(rows) -> list[bytes] | None:
+    """Each row's ``STR(?v1) "|" ... STR(?vn)`` in UTF-8; None when a value is unbound or a
+    blank node (its string is the engine's own)."""
+    hit = _ROW_TEXTS.get(id(rows))
+    if hit is not None and hit[0] is rows:
+        return hit[1]
+    texts = None if any(v is None or isinstance(v, BNode) for row in rows for v in row) else \
+        ["|".join(v.value for v in row).encode("utf-8") for row in rows]
+    if len(_ROW_TEXTS) >= 64:
+        _ROW_TEXTS.clear()
+    _ROW_TEXTS[id(rows)] = (rows, texts)
+    return texts
 
 
 def named_classes(kg: KGAccess, classes: dict[str, int], labels: tuple[str, ...]) -> frozenset[str]:
