@@ -488,6 +488,20 @@ class EmbeddedEngine:
 
     # ------------------------------------------------------------------ constructors
 
+    def sibling(self, workers: int = 1) -> "EmbeddedEngine":
+        """Another engine over this one's KG with ``workers`` workers of its own (forked from the
+        same in-memory store, or opening the same store directory read-only), the same limits
+        and isolation: queries run on it while this one runs others (a caller's background
+        read-ahead). The caller closes it."""
+        if self._closed:
+            raise RuntimeError("engine is closed")
+        kw = self._kwargs
+        return EmbeddedEngine(manifest=self.manifest, store=self._store, store_dir=kw["store_dir"], files=kw["files"],
+                              graph=kw["graph"], workers=workers, allow_service=self.allow_service,
+                              isolate_network=kw["isolate"], union_default_graph=kw["union"],
+                              start_method=self._ctx.get_start_method(), startup_timeout=self.startup_timeout,
+                              memory_limit=self.memory_limit or 0, max_result_bytes=self.max_result_bytes or 0)
+
     @classmethod
     def from_files(cls, paths: Sequence[str | Path], graph: str | None = None, *, progress: bool = False,
                    base: str | None = None, **options: Any) -> "EmbeddedEngine":

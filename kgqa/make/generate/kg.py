@@ -16,11 +16,17 @@ Failures are never empty answers: a query that does not come back ``OK`` raises
 :class:`QueryFailed` (callers count it and move on), and ``select`` of a query over the row cap
 is such a failure too. ``queries`` counts what was asked (for the throughput bench),
 ``executed`` what the engine really ran.
+
+Queries whose answers are wanted soon can be read ahead (:meth:`KGAccess.read_ahead`) on a
+second engine over the same KG, one worker of its own, in a background thread; their answers
+are the same (each query is sent as written), taken when asked. Not kept in the result cache:
+a generation started again asks them again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,6 +99,13 @@ class KGAccess:
     #: (predicate, cast datatype, value) -> the n3 text of the one value of the predicate that
     #: casts to it (None: none, several, or the lookup failed); :meth:`_look_up_casts`
     stored: dict[tuple[str, str, str], str | None] = field(default_factory=dict, repr=False)
+    #: queries read ahead in the background (:meth:`read_ahead`), text -> its future answer
+    ahead: dict[str, Future] = field(default_factory=dict, repr=False)
+    #: their answers, once taken (text -> table)
+    read: dict[str, TableAnswer] = field(default_factory=dict, repr=False)
+    #: the second access that reads ahead (None: not started; False: the engine has no sibling)
+    helper: Any = field(default=None, repr=False)
+    thread: ThreadPoolExecutor | None = field(default=None, repr=False)
 
     @classmethod
     def open(cls, kg: str | Path | Sequence[str | Path], graph: str | None = None, *,
@@ -138,6 +151,12 @@ class KGAccess:
         if not queries:
             return []
         flags = [reorder] * len(queries) if isinstance(reorder, bool) else list(reorder)
+        done = self._take_ahead(queries) if self.ahead or self.read else {}
+        if done:  # answered in the background: the rest asked here
+            rest = [k for k, q in enumerate(queries) if q not in done]
+            got = iter(self.select_many([queries[k] for k in rest], [flags[k] for k in rest]) if rest else [])
+            self.queries += len(queries) - len(rest)
+            return [done[q] if q in done else next(got) for q in queries]
         self._look_up_casts([q for q, f in zip(queries, flags) if f and q not in self.reordered])
         texts = [self._reorder(q) if f else q for q, f in zip(queries, flags)]
         costly = self._too_costly(texts)
@@ -168,8 +187,62 @@ class KGAccess:
 
     def has_answer(self, query: str) -> bool:
         """Whether ``query`` was asked before (its outcome is memoised by the executor, but for a
-        transient failure, which is asked again)."""
-        return query in self.asked
+        transient failure, which is asked again) or is read ahead."""
+        return query in self.asked or query in self.ahead or query in self.read
+
+    def read_ahead(self, queries: Sequence[str]) -> bool:
+        """Start ``queries`` (sent as written) in a background thread on a second engine over the
+        same KG with one worker of its own (:meth:`EmbeddedEngine.sibling`), each on its own,
+        in order: they run while this access's queries and the caller's Python do, and
+        :meth:`select_many` takes their answers (waiting for one that is running, asking one
+        that has not started itself; a failure there is asked again here). False where the
+        engine has no sibling (an endpoint): the caller asks them in its own next batch."""
+        if self.helper is None:
+            if not queries:
+                return False
+            make = getattr(self.executor.engine, "sibling", None)
+            try:
+                engine = make(1) if make is not None else None
+            except (RuntimeError, OSError):
+                engine = None
+            if engine is None:
+                self.helper = False
+                return False
+            self.helper = KGAccess(Executor(engine, policy=self.executor.policy, owns=True), self.timeout,
+                                   self.max_rows, owns_engine=True)
+            self.thread = ThreadPoolExecutor(1, thread_name_prefix="kgqa-read-ahead")
+        if self.helper is False:
+            return False
+        for q in dict.fromkeys(queries):
+            if not self.has_answer(q):
+                self.ahead[q] = self.thread.submit(self.helper.select_many, [q])
+        return True
+
+    def stop_reading_ahead(self) -> None:
+        """Withdraw the queries read ahead that have not started (the one running ends on its
+        own; :meth:`close` waits for it)."""
+        for q in [q for q, f in self.ahead.items() if f.cancel()]:
+            del self.ahead[q]
+
+    def _take_ahead(self, queries: Sequence[str]) -> dict[str, TableAnswer]:
+        """The answers of ``queries`` read ahead (:meth:`read_ahead`): waited for where running;
+        one not started yet is withdrawn (the caller asks it)."""
+        out = {}
+        for q in queries:
+            if q in self.read:
+                out[q] = self.read[q]
+                continue
+            fut = self.ahead.pop(q, None)
+            if fut is None or fut.cancel():
+                continue
+            try:
+                r = fut.result()[0]
+            except Exception:  # noqa: BLE001 - the helper failed: the query is asked here
+                continue
+            if isinstance(r, TableAnswer):
+                self.read[q] = out[q] = r
+                self.asked.add(q)
+        return out
 
     def _too_costly(self, texts: list[str]) -> dict[str, str]:
         """The texts refused ``too-costly`` without being run, each with why: they read every
@@ -233,6 +306,11 @@ class KGAccess:
         return r
 
     def close(self) -> None:
+        if self.thread is not None:  # what runs there ends first (a query of a few seconds at most)
+            self.stop_reading_ahead()
+            self.thread.shutdown(wait=True)
+            self.helper.close()
+            self.thread, self.helper = None, False
         if self.owns_engine:
             self.executor.close()
 

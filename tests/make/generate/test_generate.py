@@ -17,6 +17,7 @@ from generate_checks import canonical, check_all, reductions, rows
 from conftest import examples, run_cli
 from kgqa.demo import DATA
 from kgqa.execute.opener import open_engine
+from kgqa.execute.embedded import EmbeddedEngine
 from kgqa.make.generate import KGAccess, GenerateOptions, generate, parse_edges, parse_functions, pipeline
 from kgqa.make.generate.commonness import Commonness, read_frequencies
 from kgqa.make.generate.graphquery import Edge, Function, GraphQuery, Node
@@ -740,14 +741,47 @@ def test_seeded_draw_is_the_engines_order_and_signatures_never_hide_a_grounding(
     assert not kg.select(grounding_query(t, 5, "0" * 16)[0]).rows
 
 
+def test_queries_read_ahead_in_the_background_answer_as_asked_here(tmp_path, monkeypatch):
+    """:meth:`KGAccess.read_ahead` runs queries on a second engine (one worker of its own) in a
+    background thread: every answer taken from there equals the one asked directly, whether it
+    had finished, was running or had not started (withdrawn and asked here); closing ends the
+    thread and the second engine; an engine without a sibling reads nothing ahead."""
+    kg = tmp_path / "kg.nt"
+    kg.write_text("".join(f"<http://e/s{i}> <http://e/p> \"{i % 7}\" .\n" for i in range(60)))
+    qs = [f"SELECT ?s WHERE {{ ?s <http://e/p> \"{k}\" }}" for k in range(7)]
+    with KGAccess.open(str(kg), workers=1) as plain:
+        expected = [set(r.rows) for r in plain.select_many(qs)]
+    assert all(len(e) >= 8 for e in expected)
+    with KGAccess.open(str(kg), workers=1) as access:
+        assert access.read_ahead(qs[:6])
+        assert all(access.has_answer(q) for q in qs[:6]) and not access.has_answer(qs[6])
+        access.ahead[qs[0]].result(timeout=120)  # one surely answered there
+        assert [set(r.rows) for r in access.select_many(qs[5:6])] == expected[5:6]  # perhaps withdrawn
+        assert [set(r.rows) for r in access.select_many(qs)] == expected
+        assert access.read and set(access.read) <= set(qs[:6])
+        helper = access.helper
+    assert access.helper is False and access.thread is None and helper.executor.engine._closed
+    monkeypatch.setattr(EmbeddedEngine, "sibling", lambda self, workers=1: (_ for _ in ()).throw(RuntimeError("no")))
+    with KGAccess.open(str(kg), workers=1) as access:
+        assert not access.read_ahead(qs[:2]) and access.helper is False and not access.ahead
+        assert [set(r.rows) for r in access.select_many(qs)] == expected
+
+
 def test_grounding_queries_read_ahead_are_those_drawn_next_and_change_nothing(kg, tmp_path, monkeypatch):
-    """The grounding queries of the templates drawn next are asked with the current one (one
-    batch, both engine workers busy): the same bytes as asking each when its template is drawn,
-    and the templates read ahead are mostly those the loop then grounds (a guess that fails
-    where a question was accepted in between: on this small KG one template in three or so is,
-    against one in ten on fso-hgde; and the last ones read ahead as the run ends)."""
-    ahead, grounded = [], []
+    """The grounding queries of the templates drawn next are read ahead on a second engine in
+    the background: the same bytes as asking each when its template is drawn, the loop takes
+    answers from there, and the templates read ahead are mostly those the loop then grounds (a
+    guess that fails where a question was accepted in between: on this small KG one template
+    in three or so is, against one in ten on fso-hgde; and the last ones read ahead as the run
+    ends)."""
+    ahead, grounded, taken = [], [], []
     real_upcoming, real_candidates = pipeline._Ahead.upcoming, pipeline.candidates
+    real_take = KGAccess._take_ahead
+
+    def take(self, queries):
+        got = real_take(self, queries)
+        taken.extend(got)
+        return got
 
     def upcoming(self, *a, **k):
         got = real_upcoming(self, *a, **k)
@@ -761,10 +795,12 @@ def test_grounding_queries_read_ahead_are_those_drawn_next_and_change_nothing(kg
     monkeypatch.setattr(pipeline, "AHEAD_MIN_TRIPLES", 0)  # the demo KG is small
     monkeypatch.setattr(pipeline._Ahead, "upcoming", upcoming)
     monkeypatch.setattr(pipeline, "candidates", candidates)
+    monkeypatch.setattr(KGAccess, "_take_ahead", take)
     with_ahead, without = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     generate(KG, GenerateOptions(n=30, seed=5), output=with_ahead, engine_options={"workers": 2})
     used = sum(1 for k in ahead if k in grounded)
     assert len(ahead) > 10 and used >= 0.5 * len(ahead), (used, len(ahead))
+    assert len(taken) >= 5  # answers that came from the background engine
     monkeypatch.setattr(pipeline, "AHEAD", 0)
     ahead.clear()
     generate(KG, GenerateOptions(n=30, seed=5), output=without, engine_options={"workers": 2})
