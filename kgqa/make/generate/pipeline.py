@@ -182,11 +182,12 @@ def _draw(rng: random.Random, opts: GenerateOptions, allowed: tuple[str, ...], a
 AHEAD = 3
 #: attempts looked ahead at most for them
 AHEAD_ATTEMPTS = 12
-#: grounding queries are read ahead on KGs of at least this many triples (fso-hgde's 191,000:
-#: its grounding queries take 26 ms on average); on smaller ones (the other shared KGs, up to
-#: 40,000 triples) they are quick and drawing ahead cost more than it saved (autry-museum,
-#: which accepts often, so the guesses go stale: 4 CPU s more of drawing)
-AHEAD_MIN_TRIPLES = 100_000
+#: grounding queries are read ahead on KGs of at least this many triples; on smaller ones
+#: (gocam-nod2's 6,600, iaml-genres' 5,600) they take a few milliseconds and drawing ahead
+#: costs more than it saves. Read ahead in the background (a second engine), autry-museum's
+#: (21,000 triples, dates through three edges) took 33-41 s against 38-42 without, one run
+#: after the other; fso-hgde (191,000) gains most
+AHEAD_MIN_TRIPLES = 20_000
 
 
 @dataclass
