@@ -182,12 +182,12 @@ def _draw(rng: random.Random, opts: GenerateOptions, allowed: tuple[str, ...], a
 AHEAD = 3
 #: attempts looked ahead at most for them
 AHEAD_ATTEMPTS = 12
-#: grounding queries are read ahead on KGs of at least this many triples; on smaller ones
-#: (gocam-nod2's 6,600, iaml-genres' 5,600) they take a few milliseconds and drawing ahead
-#: costs more than it saves. Read ahead in the background (a second engine), autry-museum's
-#: (21,000 triples, dates through three edges) took 33-41 s against 38-42 without, one run
-#: after the other; fso-hgde (191,000) gains most
-AHEAD_MIN_TRIPLES = 20_000
+#: grounding queries are read ahead on KGs of at least this many triples (as the schema
+#: counts them); on smaller ones (gocam-nod2, iaml-genres: under 7,000) they take a few
+#: milliseconds and drawing ahead costs more than it saves. Read ahead in the background (a
+#: second engine), autry-museum's (14,600 triples, dates through three edges) took 33-41 s
+#: against 38-42 without, one run after the other; fso-hgde (191,000) gains most
+AHEAD_MIN_TRIPLES = 10_000
 
 
 @dataclass
