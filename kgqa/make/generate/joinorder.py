@@ -342,8 +342,8 @@ def count_query(query: str) -> str | None:
 
 def _cast_sites(query: str) -> list[tuple[int, int, tuple[str, str, str]]]:
     """Per grounded cast value of ``query`` whose variable is read by one triple pattern (as
-    its object) and its FILTER alone: the pattern's line, the FILTER's line and the lookup key
-    (predicate, cast datatype, value as written)."""
+    its object) and its FILTER alone, both in one group (no brace between them): the pattern's
+    line, the FILTER's line and the lookup key (predicate, cast datatype, value as written)."""
     lines = query.split("\n")
     out = []
     for k, line in enumerate(lines):
@@ -354,7 +354,7 @@ def _cast_sites(query: str) -> list[tuple[int, int, tuple[str, str, str]]]:
         if len(re.findall(re.escape(var) + r"\b", query)) != 2:
             continue
         at = [j for j, x in enumerate(lines) if (t := _TRIPLE.match(x)) and t.group(4) == var and t.group(3) != "a"]
-        if len(at) == 1:
+        if len(at) == 1 and not any(c in x for x in lines[min(at[0], k) + 1:max(at[0], k)] for c in "{}"):
             out.append((at[0], k, (_TRIPLE.match(lines[at[0]]).group(3), cast, value)))
     return out
 

@@ -178,6 +178,9 @@ def test_a_grounded_cast_value_is_sent_as_the_value_the_kg_stores(tmp_path):
     text = one.replace("SELECT DISTINCT ?x", "SELECT DISTINCT ?x ?via0_v")
     assert joinorder.bind_casts(text, {k: '"2003-01-01"' for k in joinorder.cast_lookups(one)}) == text
     assert joinorder.cast_lookups(text) == []
+    # the pattern and its FILTER in different groups: the FILTER's scope is not the pattern's
+    nested = one.replace(f"  {cast_filter}", f"  {{ }}\n  {cast_filter}")
+    assert nested != one and joinorder.cast_lookups(nested) == []
 
 
 def _count(store: ox.Store, q: str) -> int:
