@@ -148,7 +148,9 @@ def test_on_postgresql_a_queued_experiment_wakes_an_idle_worker_and_answers_are_
 @pytest.mark.slow
 def test_three_workers_on_postgresql_finish_30_experiments_once_after_one_is_killed(pg, tmp_path):
     pg.sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")  # a fresh store
-    with slow_system(tmp_path, latency=0.2) as system, Store(pg.url) as st:
+    # 0.5 s a question: the victim, seen with 10 answers journalled, cannot finish its other 20
+    # before the kill (at 0.2 s it did once, at load 4: attempts stayed 0)
+    with slow_system(tmp_path, latency=0.5) as system, Store(pg.url) as st:
         keys = create(st, system.url, n_runs=20, n_live=10)
         ids = list(keys)
         workers = [Worker(pg.url, tmp_path) for _ in range(3)]
