@@ -104,7 +104,7 @@ class KGAccess:
     #: their answers, once taken (text -> table)
     read: dict[str, TableAnswer] = field(default_factory=dict, repr=False)
     #: the second access that reads ahead (None: not started; False: the engine has no sibling)
-    helper: Any = field(default=None, repr=False)
+    helper: "KGAccess | bool | None" = field(default=None, repr=False)
     thread: ThreadPoolExecutor | None = field(default=None, repr=False)
 
     @classmethod
@@ -189,6 +189,12 @@ class KGAccess:
         """Whether ``query`` was asked before (its outcome is memoised by the executor, but for a
         transient failure, which is asked again) or is read ahead."""
         return query in self.asked or query in self.ahead or query in self.read
+
+    @property
+    def reads_in_background(self) -> bool:
+        """Whether :meth:`read_ahead` runs queries on a second engine (started, and the engine
+        has a sibling)."""
+        return bool(self.helper)
 
     def read_ahead(self, queries: Sequence[str]) -> bool:
         """Start ``queries`` (sent as written) in a background thread on a second engine over the

@@ -387,9 +387,9 @@ def run(kg: KGAccess, schema: Schema, common: Commonness, opts: GenerateOptions,
             out.rejected["no-grounding"] += 1
             continue
         sq = solutions_query(t, named)
-        if read_ahead and sq is not None and (kg.helper or not kg.has_answer(sq[0])):  # the grounding
-            # queries of the next templates drawn if this one accepts nothing: in the background
-            # (a second engine), or in one batch with this one's (both workers busy)
+        if read_ahead and sq is not None and (kg.reads_in_background or not kg.has_answer(sq[0])):
+            # the grounding queries of the next templates drawn if this one accepts nothing: in
+            # the background (a second engine), or in one batch with this one's (both workers busy)
             ahead = reader.upcoming(rng, out.attempts, accepted, len(out.queries), tried, allowed, opts, schema,
                                     named_cls, lambda u: _grounded(u, kept_per_template, varies, ungroundable,
                                                                    sigs, named, opts))
