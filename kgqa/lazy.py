@@ -13,8 +13,8 @@ two of its functions asks this module for it there instead of importing it at it
 Each function returns the module (Python caches it after the first call, so the second costs a
 dictionary look-up). A module whose every function needs the library (``kgqa.execute.embedded``
 and pyoxigraph, ``kgqa.analyze.stats`` and NumPy, ``kgqa.store.schema`` and SQLAlchemy,
-``kgqa.web`` and Starlette) imports it at its top like any other; this is for the few calls from modules that a light path imports. Modelled
-on ir_datasets' ``lazy_libs.py``.
+``kgqa.web`` and Starlette) imports it at its top like any other; this is for the few calls
+from modules that a light path imports. Modelled on ir_datasets' ``lazy_libs.py``.
 
 A kgqa module that a light path must not load, but that a module needs in some of its functions
 (the API's later stages, the dataset registry behind a name, the SPARQL endpoint client behind a
